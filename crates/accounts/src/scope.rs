@@ -1,0 +1,159 @@
+use std::collections::BTreeSet;
+
+use kernel::InvalidValue;
+
+/// One thing a key may be allowed to do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Permission {
+    ClientsRead,
+    ClientsWrite,
+    InvoicesRead,
+    InvoicesWrite,
+    TrackRead,
+    TrackWrite,
+    AgentRead,
+}
+
+impl Permission {
+    pub const ALL: [Self; 7] = [
+        Self::ClientsRead,
+        Self::ClientsWrite,
+        Self::InvoicesRead,
+        Self::InvoicesWrite,
+        Self::TrackRead,
+        Self::TrackWrite,
+        Self::AgentRead,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::ClientsRead => "clients:read",
+            Self::ClientsWrite => "clients:write",
+            Self::InvoicesRead => "invoices:read",
+            Self::InvoicesWrite => "invoices:write",
+            Self::TrackRead => "track:read",
+            Self::TrackWrite => "track:write",
+            Self::AgentRead => "agent:read",
+        }
+    }
+
+    pub fn parse(text: &str) -> Result<Self, InvalidValue> {
+        Self::ALL.into_iter().find(|p| p.as_str() == text).ok_or_else(|| {
+            let known: Vec<_> = Self::ALL.iter().map(|p| p.as_str()).collect();
+            InvalidValue::new(format!("must be one of {}", known.join(", ")))
+        })
+    }
+
+    pub fn is_read(self) -> bool {
+        matches!(self, Self::ClientsRead | Self::InvoicesRead | Self::TrackRead | Self::AgentRead)
+    }
+
+    /// The write permission that implies this read permission, if any.
+    fn implied_by(self) -> Option<Self> {
+        match self {
+            Self::ClientsRead => Some(Self::ClientsWrite),
+            Self::InvoicesRead => Some(Self::InvoicesWrite),
+            Self::TrackRead => Some(Self::TrackWrite),
+            _ => None,
+        }
+    }
+}
+
+/// The set of permissions chosen when a key is created.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Scope {
+    /// Every read.
+    ReadOnly,
+    /// Every read and every write.
+    Write,
+    /// Only the listed permissions; a write permission implies its read.
+    Restricted(BTreeSet<Permission>),
+}
+
+impl Scope {
+    pub fn allows(&self, needed: Permission) -> bool {
+        match self {
+            Self::ReadOnly => needed.is_read(),
+            Self::Write => true,
+            Self::Restricted(granted) => {
+                granted.contains(&needed) || needed.implied_by().is_some_and(|w| granted.contains(&w))
+            }
+        }
+    }
+
+    /// The kind of scope as written in the CLI and storage.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Self::ReadOnly => "read-only",
+            Self::Write => "write",
+            Self::Restricted(_) => "restricted",
+        }
+    }
+
+    /// The listed permissions of a restricted scope (empty for the others).
+    pub fn permissions(&self) -> impl Iterator<Item = Permission> + '_ {
+        let listed = match self {
+            Self::Restricted(granted) => Some(granted.iter().copied()),
+            _ => None,
+        };
+        listed.into_iter().flatten()
+    }
+
+    /// Builds a scope from its kind and, for `restricted`, its permissions.
+    pub fn from_parts<S: AsRef<str>>(kind: &str, permissions: &[S]) -> Result<Self, InvalidValue> {
+        let listed =
+            permissions.iter().map(|p| Permission::parse(p.as_ref())).collect::<Result<BTreeSet<_>, _>>()?;
+        match kind {
+            "read-only" | "write" if !listed.is_empty() => {
+                Err(InvalidValue::new("permissions can only be listed for a restricted scope"))
+            }
+            "read-only" => Ok(Self::ReadOnly),
+            "write" => Ok(Self::Write),
+            "restricted" if listed.is_empty() => {
+                Err(InvalidValue::new("a restricted scope needs at least one permission"))
+            }
+            "restricted" => Ok(Self::Restricted(listed)),
+            _ => Err(InvalidValue::new("must be one of read-only, write, restricted")),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Permission, Scope};
+
+    #[test]
+    fn read_only_allows_every_read_and_no_write() {
+        for p in Permission::ALL {
+            assert_eq!(Scope::ReadOnly.allows(p), p.is_read(), "{p:?}");
+        }
+    }
+
+    #[test]
+    fn write_allows_everything() {
+        assert!(Permission::ALL.into_iter().all(|p| Scope::Write.allows(p)));
+    }
+
+    #[test]
+    fn restricted_allows_listed_permissions_and_reads_implied_by_writes() {
+        let scope = Scope::from_parts("restricted", &["clients:write", "track:read"]).unwrap();
+        let allowed: Vec<_> = Permission::ALL.into_iter().filter(|p| scope.allows(*p)).collect();
+        assert_eq!(allowed, [Permission::ClientsRead, Permission::ClientsWrite, Permission::TrackRead]);
+    }
+
+    #[test]
+    fn scope_parts_are_validated() {
+        assert!(Scope::from_parts::<&str>("restricted", &[]).is_err());
+        assert!(Scope::from_parts("write", &["clients:read"]).is_err());
+        assert!(Scope::from_parts::<&str>("admin", &[]).is_err());
+        assert!(Scope::from_parts("restricted", &["clients:delete"]).is_err());
+        assert_eq!(Scope::from_parts::<&str>("read-only", &[]), Ok(Scope::ReadOnly));
+    }
+
+    #[test]
+    fn permission_names_round_trip() {
+        for p in Permission::ALL {
+            assert_eq!(Permission::parse(p.as_str()), Ok(p));
+        }
+    }
+}

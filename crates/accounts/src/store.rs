@@ -1,0 +1,75 @@
+use async_trait::async_trait;
+use chrono::{DateTime, Utc};
+use kernel::StoreError;
+
+use crate::{ApiKey, ApiKeyId, Credential, KeyHash, Team, TeamId, User};
+
+#[derive(Debug, thiserror::Error)]
+pub enum CreateUserError {
+    #[error("team not found")]
+    TeamNotFound,
+    #[error("a user with this email already exists in the team")]
+    EmailTaken,
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum CreateApiKeyError {
+    #[error("user not found in the team")]
+    UserNotInTeam,
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum RevokeApiKeyError {
+    #[error("API key not found")]
+    NotFound,
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// Storage of teams, users and API keys.
+///
+/// Every method scoped to a team filters by it. The two deliberate exceptions are
+/// [`AccountStore::find_credential`] (a request does not know its team before its key is
+/// found) and [`AccountStore::revoke_api_key`] (an operator revokes by key id alone).
+#[async_trait]
+pub trait AccountStore: Send + Sync {
+    async fn create_team(&self, team: &Team) -> Result<(), StoreError>;
+
+    async fn get_team(&self, id: TeamId) -> Result<Option<Team>, StoreError>;
+
+    /// MUST return `TeamNotFound` when the team does not exist and `EmailTaken` when the
+    /// team already has a user with the same email, compared case-insensitively.
+    async fn create_user(&self, user: &User) -> Result<(), CreateUserError>;
+
+    /// Stores a key under its hash. MUST return `UserNotInTeam` when `key.user_id` is not
+    /// a user of `key.team_id`.
+    async fn create_api_key(&self, key: &ApiKey, hash: &KeyHash) -> Result<(), CreateApiKeyError>;
+
+    /// The key stored under `hash` with its user's role, whatever its expiry or
+    /// revocation (the caller decides), or `None`.
+    async fn find_credential(&self, hash: &KeyHash) -> Result<Option<Credential>, StoreError>;
+
+    /// The team's keys, oldest first.
+    async fn list_api_keys(&self, team: TeamId) -> Result<Vec<ApiKey>, StoreError>;
+
+    /// Marks a key revoked at `at`; revoking a revoked key keeps the first time. MUST
+    /// return `NotFound` for an unknown id.
+    async fn revoke_api_key(&self, id: ApiKeyId, at: DateTime<Utc>) -> Result<(), RevokeApiKeyError>;
+
+    /// Records that the key was used at `at` (never moves the time backwards).
+    async fn record_key_use(&self, team: TeamId, id: ApiKeyId, at: DateTime<Utc>) -> Result<(), StoreError>;
+
+    /// Stores the first team, its owner and a key, all or nothing, but only while no
+    /// team exists. Returns whether it stored them.
+    async fn bootstrap(
+        &self,
+        team: &Team,
+        owner: &User,
+        key: &ApiKey,
+        hash: &KeyHash,
+    ) -> Result<bool, StoreError>;
+}

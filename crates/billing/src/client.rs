@@ -1,0 +1,148 @@
+//! Clients: who invoices are billed to.
+
+use accounts::TeamId;
+use async_trait::async_trait;
+use chrono::{DateTime, Utc};
+use kernel::{Email, StoreError, Text, define_id};
+
+define_id!(
+    /// Identifies a client of a team.
+    ClientId
+);
+
+/// A name or first address line: 1 to 255 characters.
+pub type RequiredText = Text<1, 255>;
+/// A postal code: 1 to 32 characters.
+pub type PostalCode = Text<1, 32>;
+/// An optional detail (phone, VAT number, further address lines): empty when not given.
+pub type OptionalText = Text<0, 255>;
+
+/// Everything a client is made of besides its identity; valid by construction.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ClientDetails {
+    pub name: RequiredText,
+    pub email: Email,
+    pub phone: OptionalText,
+    pub vat_number: OptionalText,
+    pub line1: RequiredText,
+    pub line2: OptionalText,
+    pub line3: OptionalText,
+    pub postal_code: PostalCode,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Client {
+    pub id: ClientId,
+    pub team_id: TeamId,
+    pub details: ClientDetails,
+    pub created_at: DateTime<Utc>,
+    pub updated_at: DateTime<Utc>,
+}
+
+impl Client {
+    pub fn new(team_id: TeamId, details: ClientDetails, now: DateTime<Utc>) -> Self {
+        use kernel::Id;
+        Self { id: ClientId::generate(), team_id, details, created_at: now, updated_at: now }
+    }
+
+    /// The client after a full replacement of its details.
+    #[must_use]
+    pub fn replaced(self, details: ClientDetails, now: DateTime<Utc>) -> Self {
+        Self { details, updated_at: now, ..self }
+    }
+}
+
+/// Puts clients in listing order: by name, case-insensitively (full Unicode lowercase,
+/// so every store orders alike), then by id.
+pub fn sort_for_listing(clients: &mut [Client]) {
+    clients.sort_by_cached_key(|c| (c.details.name.as_str().to_lowercase(), c.id));
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ReplaceClientError {
+    #[error("client not found")]
+    NotFound,
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum DeleteClientError {
+    #[error("client not found")]
+    NotFound,
+    /// Invoices keep their client: a client that has any cannot be deleted.
+    #[error("client has invoices")]
+    HasInvoices,
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// Storage of clients. Every method is scoped to a team; a client of another team is
+/// indistinguishable from a missing one.
+#[async_trait]
+pub trait ClientRepository: Send + Sync {
+    /// The team's clients in [`sort_for_listing`] order.
+    async fn list(&self, team: TeamId) -> Result<Vec<Client>, StoreError>;
+
+    /// The client, or `None` when it does not exist or belongs to another team.
+    async fn get(&self, team: TeamId, id: ClientId) -> Result<Option<Client>, StoreError>;
+
+    async fn create(&self, client: &Client) -> Result<(), StoreError>;
+
+    /// Replaces every detail and `updated_at`. MUST return `NotFound` when the client does
+    /// not exist in `team`.
+    async fn replace(
+        &self,
+        team: TeamId,
+        id: ClientId,
+        details: &ClientDetails,
+        now: DateTime<Utc>,
+    ) -> Result<Client, ReplaceClientError>;
+
+    /// Deletes for good. MUST return `NotFound` when the client does not exist in `team`,
+    /// and `HasInvoices` (deleting nothing) when any invoice refers to it.
+    async fn delete(&self, team: TeamId, id: ClientId) -> Result<(), DeleteClientError>;
+}
+
+#[cfg(test)]
+mod tests {
+    use accounts::TeamId;
+    use chrono::Utc;
+    use kernel::{Email, Id};
+
+    use super::*;
+
+    fn client(name: &str) -> Client {
+        let details = ClientDetails {
+            name: RequiredText::parse(name).unwrap(),
+            email: Email::parse("a@example.com").unwrap(),
+            phone: OptionalText::parse("").unwrap(),
+            vat_number: OptionalText::parse("").unwrap(),
+            line1: RequiredText::parse("1 Main St").unwrap(),
+            line2: OptionalText::parse("").unwrap(),
+            line3: OptionalText::parse("").unwrap(),
+            postal_code: PostalCode::parse("1000").unwrap(),
+        };
+        Client::new(TeamId::generate(), details, Utc::now())
+    }
+
+    #[test]
+    fn listing_order_is_case_insensitive_name_then_id() {
+        let mut clients =
+            vec![client("beta"), client("Alpha"), client("Élan"), client("alpha"), client("ärger")];
+        sort_for_listing(&mut clients);
+        let names: Vec<_> = clients.iter().map(|c| c.details.name.as_str()).collect();
+        // Same lowercase name: the older id (created first) comes first.
+        assert_eq!(names, ["Alpha", "alpha", "beta", "ärger", "Élan"]);
+    }
+
+    #[test]
+    fn replacing_keeps_identity_and_creation_time() {
+        let original = client("Old");
+        let later = original.created_at + chrono::TimeDelta::seconds(5);
+        let replaced = original.clone().replaced(client("New").details, later);
+        assert_eq!((replaced.id, replaced.created_at), (original.id, original.created_at));
+        assert_eq!(replaced.updated_at, later);
+        assert_eq!(replaced.details.name.as_str(), "New");
+    }
+}

@@ -1,0 +1,182 @@
+//! In-memory implementation of every storage port.
+//!
+//! It exists for fast domain tests and as the reference the contract suites hold the SQL
+//! adapters to; it keeps nothing across restarts. One mutex guards all state, so every
+//! operation is atomic, like a transaction.
+
+use std::sync::{Mutex, MutexGuard, PoisonError};
+
+use accounts::{
+    AccountStore, ApiKey, ApiKeyId, CreateApiKeyError, CreateUserError, Credential, KeyHash,
+    RevokeApiKeyError, Team, TeamId, User,
+};
+use async_trait::async_trait;
+use billing::{Client, ClientDetails, ClientId, ClientRepository, DeleteClientError, ReplaceClientError};
+use chrono::{DateTime, Utc};
+use kernel::{StoreError, StoreHealth, StoreStatus};
+
+#[derive(Debug, Default)]
+struct State {
+    teams: Vec<Team>,
+    users: Vec<User>,
+    keys: Vec<(ApiKey, KeyHash)>,
+    clients: Vec<Client>,
+}
+
+/// All ports over one in-process state.
+#[derive(Debug, Default)]
+pub struct MemoryStore {
+    state: Mutex<State>,
+}
+
+impl MemoryStore {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    fn state(&self) -> MutexGuard<'_, State> {
+        // A panic while holding the lock cannot leave a half-applied change: every
+        // operation validates before it mutates.
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+#[async_trait]
+impl AccountStore for MemoryStore {
+    async fn create_team(&self, team: &Team) -> Result<(), StoreError> {
+        self.state().teams.push(team.clone());
+        Ok(())
+    }
+
+    async fn get_team(&self, id: TeamId) -> Result<Option<Team>, StoreError> {
+        Ok(self.state().teams.iter().find(|t| t.id == id).cloned())
+    }
+
+    async fn create_user(&self, user: &User) -> Result<(), CreateUserError> {
+        let mut state = self.state();
+        if !state.teams.iter().any(|t| t.id == user.team_id) {
+            return Err(CreateUserError::TeamNotFound);
+        }
+        let email = user.email.normalized();
+        if state.users.iter().any(|u| u.team_id == user.team_id && u.email.normalized() == email) {
+            return Err(CreateUserError::EmailTaken);
+        }
+        state.users.push(user.clone());
+        Ok(())
+    }
+
+    async fn create_api_key(&self, key: &ApiKey, hash: &KeyHash) -> Result<(), CreateApiKeyError> {
+        let mut state = self.state();
+        if !state.users.iter().any(|u| u.id == key.user_id && u.team_id == key.team_id) {
+            return Err(CreateApiKeyError::UserNotInTeam);
+        }
+        state.keys.push((key.clone(), *hash));
+        Ok(())
+    }
+
+    async fn find_credential(&self, hash: &KeyHash) -> Result<Option<Credential>, StoreError> {
+        let state = self.state();
+        let Some((key, _)) = state.keys.iter().find(|(_, h)| h == hash) else {
+            return Ok(None);
+        };
+        let role = state.users.iter().find(|u| u.id == key.user_id).map(|u| u.role);
+        Ok(role.map(|role| Credential { key: key.clone(), role }))
+    }
+
+    async fn list_api_keys(&self, team: TeamId) -> Result<Vec<ApiKey>, StoreError> {
+        let mut keys: Vec<ApiKey> =
+            self.state().keys.iter().filter(|(k, _)| k.team_id == team).map(|(k, _)| k.clone()).collect();
+        keys.sort_by_key(|k| (k.created_at, k.id));
+        Ok(keys)
+    }
+
+    async fn revoke_api_key(&self, id: ApiKeyId, at: DateTime<Utc>) -> Result<(), RevokeApiKeyError> {
+        let mut state = self.state();
+        let (key, _) = state.keys.iter_mut().find(|(k, _)| k.id == id).ok_or(RevokeApiKeyError::NotFound)?;
+        key.revoked_at.get_or_insert(at);
+        Ok(())
+    }
+
+    async fn record_key_use(&self, team: TeamId, id: ApiKeyId, at: DateTime<Utc>) -> Result<(), StoreError> {
+        let mut state = self.state();
+        if let Some((key, _)) = state.keys.iter_mut().find(|(k, _)| k.id == id && k.team_id == team) {
+            key.last_used_at = key.last_used_at.max(Some(at));
+        }
+        Ok(())
+    }
+
+    async fn bootstrap(
+        &self,
+        team: &Team,
+        owner: &User,
+        key: &ApiKey,
+        hash: &KeyHash,
+    ) -> Result<bool, StoreError> {
+        let mut state = self.state();
+        if !state.teams.is_empty() {
+            return Ok(false);
+        }
+        state.teams.push(team.clone());
+        state.users.push(owner.clone());
+        state.keys.push((key.clone(), *hash));
+        Ok(true)
+    }
+}
+
+#[async_trait]
+impl ClientRepository for MemoryStore {
+    async fn list(&self, team: TeamId) -> Result<Vec<Client>, StoreError> {
+        let mut clients: Vec<Client> =
+            self.state().clients.iter().filter(|c| c.team_id == team).cloned().collect();
+        billing::sort_for_listing(&mut clients);
+        Ok(clients)
+    }
+
+    async fn get(&self, team: TeamId, id: ClientId) -> Result<Option<Client>, StoreError> {
+        Ok(self.state().clients.iter().find(|c| c.team_id == team && c.id == id).cloned())
+    }
+
+    async fn create(&self, client: &Client) -> Result<(), StoreError> {
+        self.state().clients.push(client.clone());
+        Ok(())
+    }
+
+    async fn replace(
+        &self,
+        team: TeamId,
+        id: ClientId,
+        details: &ClientDetails,
+        now: DateTime<Utc>,
+    ) -> Result<Client, ReplaceClientError> {
+        let mut state = self.state();
+        let client = state
+            .clients
+            .iter_mut()
+            .find(|c| c.team_id == team && c.id == id)
+            .ok_or(ReplaceClientError::NotFound)?;
+        *client = client.clone().replaced(details.clone(), now);
+        Ok(client.clone())
+    }
+
+    async fn delete(&self, team: TeamId, id: ClientId) -> Result<(), DeleteClientError> {
+        // No invoices live here yet, so `HasInvoices` cannot arise.
+        let mut state = self.state();
+        let before = state.clients.len();
+        state.clients.retain(|c| !(c.team_id == team && c.id == id));
+        if state.clients.len() == before {
+            return Err(DeleteClientError::NotFound);
+        }
+        Ok(())
+    }
+}
+
+#[async_trait]
+impl StoreHealth for MemoryStore {
+    async fn ping(&self) -> Result<(), StoreError> {
+        Ok(())
+    }
+
+    fn status(&self) -> StoreStatus {
+        StoreStatus { max_size: 1, size: 1, available: 1, waiting: 0 }
+    }
+}

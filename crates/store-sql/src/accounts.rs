@@ -1,0 +1,264 @@
+//! [`AccountStore`] over diesel.
+
+use accounts::{
+    AccountStore, ApiKey, ApiKeyId, CreateApiKeyError, CreateUserError, Credential, Currency, KeyHash,
+    RevokeApiKeyError, Role, Scope, Team, TeamId, TeamName, User,
+};
+use async_trait::async_trait;
+use chrono::{DateTime, Utc};
+use diesel::prelude::*;
+use diesel::result::DatabaseErrorKind;
+use diesel_async::{AsyncConnection, RunQueryDsl};
+use kernel::StoreError;
+
+use crate::types::DbUuid;
+use crate::{OrStoreError, SqlStore, db_run, violation};
+
+#[derive(Queryable)]
+struct TeamRow {
+    id: DbUuid,
+    name: String,
+    currency: String,
+    created_at: DateTime<Utc>,
+}
+
+#[derive(Queryable)]
+struct KeyRow {
+    team_id: DbUuid,
+    id: DbUuid,
+    user_id: DbUuid,
+    _key_hash: Vec<u8>,
+    prefix: String,
+    scope: String,
+    permissions: String,
+    created_at: DateTime<Utc>,
+    expires_at: Option<DateTime<Utc>>,
+    revoked_at: Option<DateTime<Utc>>,
+    last_used_at: Option<DateTime<Utc>>,
+}
+
+fn corrupt(what: &str, error: impl std::fmt::Display) -> StoreError {
+    StoreError::Unexpected(anyhow::anyhow!("stored {what} is invalid: {error}"))
+}
+
+impl TryFrom<TeamRow> for Team {
+    type Error = StoreError;
+    fn try_from(row: TeamRow) -> Result<Self, StoreError> {
+        Ok(Team {
+            id: row.id.into_id(),
+            name: TeamName::parse(row.name).map_err(|e| corrupt("team name", e))?,
+            currency: Currency::parse(&row.currency).map_err(|e| corrupt("currency", e))?,
+            created_at: row.created_at,
+        })
+    }
+}
+
+impl TryFrom<KeyRow> for ApiKey {
+    type Error = StoreError;
+    fn try_from(row: KeyRow) -> Result<Self, StoreError> {
+        let permissions: Vec<&str> = row.permissions.split_whitespace().collect();
+        Ok(ApiKey {
+            id: row.id.into_id(),
+            team_id: row.team_id.into_id(),
+            user_id: row.user_id.into_id(),
+            scope: Scope::from_parts(&row.scope, &permissions).map_err(|e| corrupt("scope", e))?,
+            prefix: row.prefix,
+            created_at: row.created_at,
+            expires_at: row.expires_at,
+            revoked_at: row.revoked_at,
+            last_used_at: row.last_used_at,
+        })
+    }
+}
+
+fn permissions_text(scope: &Scope) -> String {
+    scope.permissions().map(accounts::Permission::as_str).collect::<Vec<_>>().join(" ")
+}
+
+// Column/value tuples, expanded where a backend's schema is in scope.
+macro_rules! team_values {
+    ($team:expr) => {
+        (
+            teams::id.eq(DbUuid::of($team.id)),
+            teams::name.eq($team.name.as_str()),
+            teams::currency.eq($team.currency.as_str()),
+            teams::created_at.eq($team.created_at),
+        )
+    };
+}
+
+macro_rules! user_values {
+    ($user:expr) => {
+        (
+            users::team_id.eq(DbUuid::of($user.team_id)),
+            users::id.eq(DbUuid::of($user.id)),
+            users::email.eq($user.email.as_str()),
+            users::email_key.eq($user.email.normalized()),
+            users::name.eq($user.name.as_str()),
+            users::role.eq($user.role.as_str()),
+            users::created_at.eq($user.created_at),
+        )
+    };
+}
+
+macro_rules! key_values {
+    ($key:expr, $hash:expr) => {
+        (
+            api_keys::team_id.eq(DbUuid::of($key.team_id)),
+            api_keys::id.eq(DbUuid::of($key.id)),
+            api_keys::user_id.eq(DbUuid::of($key.user_id)),
+            api_keys::key_hash.eq(&$hash.0[..]),
+            api_keys::prefix.eq($key.prefix.as_str()),
+            api_keys::scope.eq($key.scope.kind()),
+            api_keys::permissions.eq(permissions_text(&$key.scope)),
+            api_keys::created_at.eq($key.created_at),
+            api_keys::expires_at.eq($key.expires_at),
+            api_keys::revoked_at.eq($key.revoked_at),
+            api_keys::last_used_at.eq($key.last_used_at),
+        )
+    };
+}
+
+#[async_trait]
+impl AccountStore for SqlStore {
+    #[tracing::instrument(skip_all, fields(team = %team.id))]
+    async fn create_team(&self, team: &Team) -> Result<(), StoreError> {
+        db_run!(self, |conn| {
+            diesel::insert_into(teams::table).values(team_values!(team)).execute(conn).await.or_store()?;
+            Ok(())
+        })
+    }
+
+    async fn get_team(&self, id: TeamId) -> Result<Option<Team>, StoreError> {
+        let row: Option<TeamRow> = db_run!(self, |conn| teams::table
+            .filter(teams::id.eq(DbUuid::of(id)))
+            .first(conn)
+            .await
+            .optional()
+            .or_store()?);
+        row.map(Team::try_from).transpose()
+    }
+
+    #[tracing::instrument(skip_all, fields(team = %user.team_id))]
+    async fn create_user(&self, user: &User) -> Result<(), CreateUserError> {
+        let result = db_run!(self, |conn| diesel::insert_into(users::table)
+            .values(user_values!(user))
+            .execute(conn)
+            .await);
+        match result {
+            Ok(_) => Ok(()),
+            Err(e) if violation(&e) == Some(DatabaseErrorKind::UniqueViolation) => {
+                Err(CreateUserError::EmailTaken)
+            }
+            Err(e) if violation(&e) == Some(DatabaseErrorKind::ForeignKeyViolation) => {
+                Err(CreateUserError::TeamNotFound)
+            }
+            Err(e) => Err(StoreError::Unexpected(e.into()).into()),
+        }
+    }
+
+    #[tracing::instrument(skip_all, fields(team = %key.team_id, key = %key.id))]
+    async fn create_api_key(&self, key: &ApiKey, hash: &KeyHash) -> Result<(), CreateApiKeyError> {
+        let result = db_run!(self, |conn| diesel::insert_into(api_keys::table)
+            .values(key_values!(key, hash))
+            .execute(conn)
+            .await);
+        match result {
+            Ok(_) => Ok(()),
+            Err(e) if violation(&e) == Some(DatabaseErrorKind::ForeignKeyViolation) => {
+                Err(CreateApiKeyError::UserNotInTeam)
+            }
+            Err(e) => Err(StoreError::Unexpected(e.into()).into()),
+        }
+    }
+
+    async fn find_credential(&self, hash: &KeyHash) -> Result<Option<Credential>, StoreError> {
+        let found: Option<(KeyRow, String)> = db_run!(self, |conn| api_keys::table
+            .inner_join(
+                users::table.on(users::team_id.eq(api_keys::team_id).and(users::id.eq(api_keys::user_id))),
+            )
+            .filter(api_keys::key_hash.eq(&hash.0[..]))
+            .select((api_keys::all_columns, users::role))
+            .first(conn)
+            .await
+            .optional()
+            .or_store()?);
+        let Some((row, role)) = found else { return Ok(None) };
+        let role = Role::parse(&role).map_err(|e| corrupt("role", e))?;
+        Ok(Some(Credential { key: row.try_into()?, role }))
+    }
+
+    async fn list_api_keys(&self, team: TeamId) -> Result<Vec<ApiKey>, StoreError> {
+        let rows: Vec<KeyRow> = db_run!(self, |conn| api_keys::table
+            .filter(api_keys::team_id.eq(DbUuid::of(team)))
+            .order((api_keys::created_at, api_keys::id))
+            .load(conn)
+            .await
+            .or_store()?);
+        rows.into_iter().map(ApiKey::try_from).collect()
+    }
+
+    #[tracing::instrument(skip(self))]
+    async fn revoke_api_key(&self, id: ApiKeyId, at: DateTime<Utc>) -> Result<(), RevokeApiKeyError> {
+        let found: i64 = db_run!(self, |conn| {
+            diesel::update(
+                api_keys::table
+                    .filter(api_keys::id.eq(DbUuid::of(id)))
+                    .filter(api_keys::revoked_at.is_null()),
+            )
+            .set(api_keys::revoked_at.eq(at))
+            .execute(conn)
+            .await
+            .or_store()?;
+            api_keys::table
+                .filter(api_keys::id.eq(DbUuid::of(id)))
+                .count()
+                .get_result(conn)
+                .await
+                .or_store()?
+        });
+        if found == 0 {
+            return Err(RevokeApiKeyError::NotFound);
+        }
+        Ok(())
+    }
+
+    async fn record_key_use(&self, team: TeamId, id: ApiKeyId, at: DateTime<Utc>) -> Result<(), StoreError> {
+        db_run!(self, |conn| {
+            diesel::update(
+                api_keys::table
+                    .filter(api_keys::team_id.eq(DbUuid::of(team)))
+                    .filter(api_keys::id.eq(DbUuid::of(id)))
+                    .filter(api_keys::last_used_at.is_null().or(api_keys::last_used_at.lt(at))),
+            )
+            .set(api_keys::last_used_at.eq(at))
+            .execute(conn)
+            .await
+            .or_store()?;
+            Ok(())
+        })
+    }
+
+    #[tracing::instrument(skip_all)]
+    async fn bootstrap(
+        &self,
+        team: &Team,
+        owner: &User,
+        key: &ApiKey,
+        hash: &KeyHash,
+    ) -> Result<bool, StoreError> {
+        db_run!(self, |conn| conn
+            .transaction(async |conn| {
+                let existing: i64 = teams::table.count().get_result(conn).await?;
+                if existing > 0 {
+                    return Ok(false);
+                }
+                diesel::insert_into(teams::table).values(team_values!(team)).execute(conn).await?;
+                diesel::insert_into(users::table).values(user_values!(owner)).execute(conn).await?;
+                diesel::insert_into(api_keys::table).values(key_values!(key, hash)).execute(conn).await?;
+                Ok::<_, diesel::result::Error>(true)
+            })
+            .await
+            .or_store())
+    }
+}

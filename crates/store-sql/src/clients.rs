@@ -1,0 +1,157 @@
+//! [`ClientRepository`] over diesel.
+
+use accounts::TeamId;
+use async_trait::async_trait;
+use billing::client::{OptionalText, PostalCode, RequiredText};
+use billing::{Client, ClientDetails, ClientId, ClientRepository, DeleteClientError, ReplaceClientError};
+use chrono::{DateTime, Utc};
+use diesel::prelude::*;
+use diesel::result::DatabaseErrorKind;
+use diesel_async::RunQueryDsl;
+use kernel::{Email, InvalidValue, StoreError};
+
+use crate::types::DbUuid;
+use crate::{OrStoreError, SqlStore, db_run, violation};
+
+#[derive(Queryable)]
+struct ClientRow {
+    team_id: DbUuid,
+    id: DbUuid,
+    name: String,
+    email: String,
+    phone: String,
+    vat_number: String,
+    line1: String,
+    line2: String,
+    line3: String,
+    postal_code: String,
+    created_at: DateTime<Utc>,
+    updated_at: DateTime<Utc>,
+}
+
+impl TryFrom<ClientRow> for Client {
+    type Error = StoreError;
+    fn try_from(row: ClientRow) -> Result<Self, StoreError> {
+        let details = (|| -> Result<ClientDetails, InvalidValue> {
+            Ok(ClientDetails {
+                name: RequiredText::parse(row.name)?,
+                email: Email::parse(row.email)?,
+                phone: OptionalText::parse(row.phone)?,
+                vat_number: OptionalText::parse(row.vat_number)?,
+                line1: RequiredText::parse(row.line1)?,
+                line2: OptionalText::parse(row.line2)?,
+                line3: OptionalText::parse(row.line3)?,
+                postal_code: PostalCode::parse(row.postal_code)?,
+            })
+        })()
+        .map_err(|e| StoreError::Unexpected(anyhow::anyhow!("stored client is invalid: {e}")))?;
+        Ok(Client {
+            id: row.id.into_id(),
+            team_id: row.team_id.into_id(),
+            details,
+            created_at: row.created_at,
+            updated_at: row.updated_at,
+        })
+    }
+}
+
+macro_rules! details_values {
+    ($details:expr) => {
+        (
+            clients::name.eq($details.name.as_str()),
+            clients::email.eq($details.email.as_str()),
+            clients::phone.eq($details.phone.as_str()),
+            clients::vat_number.eq($details.vat_number.as_str()),
+            clients::line1.eq($details.line1.as_str()),
+            clients::line2.eq($details.line2.as_str()),
+            clients::line3.eq($details.line3.as_str()),
+            clients::postal_code.eq($details.postal_code.as_str()),
+        )
+    };
+}
+
+#[async_trait]
+impl ClientRepository for SqlStore {
+    #[tracing::instrument(skip(self))]
+    async fn list(&self, team: TeamId) -> Result<Vec<Client>, StoreError> {
+        let rows: Vec<ClientRow> = db_run!(self, |conn| clients::table
+            .filter(clients::team_id.eq(DbUuid::of(team)))
+            .load(conn)
+            .await
+            .or_store()?);
+        let mut clients = rows.into_iter().map(Client::try_from).collect::<Result<Vec<_>, _>>()?;
+        billing::sort_for_listing(&mut clients);
+        Ok(clients)
+    }
+
+    #[tracing::instrument(skip(self))]
+    async fn get(&self, team: TeamId, id: ClientId) -> Result<Option<Client>, StoreError> {
+        let row: Option<ClientRow> = db_run!(self, |conn| clients::table
+            .filter(clients::team_id.eq(DbUuid::of(team)))
+            .filter(clients::id.eq(DbUuid::of(id)))
+            .first(conn)
+            .await
+            .optional()
+            .or_store()?);
+        row.map(Client::try_from).transpose()
+    }
+
+    #[tracing::instrument(skip_all, fields(team = %client.team_id, client = %client.id))]
+    async fn create(&self, client: &Client) -> Result<(), StoreError> {
+        db_run!(self, |conn| {
+            diesel::insert_into(clients::table)
+                .values((
+                    clients::team_id.eq(DbUuid::of(client.team_id)),
+                    clients::id.eq(DbUuid::of(client.id)),
+                    details_values!(client.details),
+                    clients::created_at.eq(client.created_at),
+                    clients::updated_at.eq(client.updated_at),
+                ))
+                .execute(conn)
+                .await
+                .or_store()?;
+            Ok(())
+        })
+    }
+
+    #[tracing::instrument(skip(self, details))]
+    async fn replace(
+        &self,
+        team: TeamId,
+        id: ClientId,
+        details: &ClientDetails,
+        now: DateTime<Utc>,
+    ) -> Result<Client, ReplaceClientError> {
+        let row: Option<ClientRow> = db_run!(self, |conn| diesel::update(
+            clients::table
+                .filter(clients::team_id.eq(DbUuid::of(team)))
+                .filter(clients::id.eq(DbUuid::of(id)))
+        )
+        .set((details_values!(details), clients::updated_at.eq(now)))
+        .get_result(conn)
+        .await
+        .optional()
+        .or_store()?);
+        Ok(row.ok_or(ReplaceClientError::NotFound)?.try_into()?)
+    }
+
+    #[tracing::instrument(skip(self))]
+    async fn delete(&self, team: TeamId, id: ClientId) -> Result<(), DeleteClientError> {
+        let result = db_run!(self, |conn| diesel::delete(
+            clients::table
+                .filter(clients::team_id.eq(DbUuid::of(team)))
+                .filter(clients::id.eq(DbUuid::of(id)))
+        )
+        .execute(conn)
+        .await);
+        match result {
+            Ok(0) => Err(DeleteClientError::NotFound),
+            Ok(_) => Ok(()),
+            // Invoices refer to their client with a restricting foreign key.
+            Err(e) if violation(&e) == Some(DatabaseErrorKind::ForeignKeyViolation) => {
+                Err(DeleteClientError::HasInvoices)
+            }
+            Err(e) => Err(StoreError::Unexpected(e.into()).into()),
+        }
+    }
+}

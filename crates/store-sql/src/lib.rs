@@ -1,0 +1,65 @@
+//! Diesel adapter of every storage port, on PostgreSQL and on SQLite.
+//!
+//! **One query body, two backends.** [`db_run!`] expands a query body once per backend,
+//! each time with that backend's `schema` module in scope ([`schema::pg`],
+//! [`schema::sqlite`]): the tables and columns share names, their SQL types differ
+//! (`uuid`/`TEXT`, `timestamptz`/`TEXT`), and [`types::DbUuid`] maps one Rust type onto
+//! both. Diesel type-checks each expansion against its own backend, so a query that does
+//! not fit one of them fails to compile.
+//!
+//! Diesel's errors never cross the ports: unique and foreign-key violations become the
+//! domain's errors, an exhausted pool becomes [`StoreError::Unavailable`].
+
+mod accounts;
+mod clients;
+mod pool;
+mod schema;
+mod types;
+
+pub use pool::{Backend, PoolSettings, SqlStore};
+
+use kernel::StoreError;
+
+/// Runs `$body` with `$conn` bound to a pooled connection of whichever backend the store
+/// uses, and that backend's tables in scope.
+macro_rules! db_run {
+    ($store:expr, |$conn:ident| $body:expr) => {{
+        match &$store.pools {
+            $crate::pool::Pools::Postgres(pool) => {
+                #[allow(unused_imports)]
+                use $crate::schema::pg::*;
+                let mut pooled = $crate::pool::checkout(pool).await?;
+                let $conn = &mut *pooled;
+                $body
+            }
+            $crate::pool::Pools::Sqlite(pool) => {
+                #[allow(unused_imports)]
+                use $crate::schema::sqlite::*;
+                let mut pooled = $crate::pool::checkout(pool).await?;
+                let $conn = &mut *pooled;
+                $body
+            }
+        }
+    }};
+}
+pub(crate) use db_run;
+
+/// Turns a diesel result into a port result.
+pub(crate) trait OrStoreError<T> {
+    fn or_store(self) -> Result<T, StoreError>;
+}
+
+impl<T> OrStoreError<T> for Result<T, diesel::result::Error> {
+    fn or_store(self) -> Result<T, StoreError> {
+        self.map_err(|error| StoreError::Unexpected(error.into()))
+    }
+}
+
+/// The constraint a failed write ran into, when that is why it failed.
+pub(crate) fn violation(error: &diesel::result::Error) -> Option<diesel::result::DatabaseErrorKind> {
+    use diesel::result::{DatabaseErrorKind as Kind, Error};
+    match error {
+        Error::DatabaseError(kind @ (Kind::UniqueViolation | Kind::ForeignKeyViolation), _) => Some(*kind),
+        _ => None,
+    }
+}

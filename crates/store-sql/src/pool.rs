@@ -1,0 +1,228 @@
+use std::time::Duration;
+
+use anyhow::Context;
+use deadpool::managed::{Manager, Object, Pool};
+use diesel::{Connection, SqliteConnection};
+use diesel_async::async_connection_wrapper::AsyncConnectionWrapper;
+use diesel_async::pooled_connection::{AsyncDieselConnectionManager, ManagerConfig};
+use diesel_async::sync_connection_wrapper::SyncConnectionWrapper;
+use diesel_async::{AsyncConnection, AsyncPgConnection, SimpleAsyncConnection};
+use diesel_migrations::{EmbeddedMigrations, MigrationHarness, embed_migrations};
+use kernel::{StoreError, StoreHealth, StoreStatus};
+
+const POSTGRES_MIGRATIONS: EmbeddedMigrations = embed_migrations!("../../migrations/postgres");
+const SQLITE_MIGRATIONS: EmbeddedMigrations = embed_migrations!("../../migrations/sqlite");
+
+type SqliteAsync = SyncConnectionWrapper<SqliteConnection>;
+
+pub(crate) enum Pools {
+    Postgres(Pool<AsyncDieselConnectionManager<AsyncPgConnection>>),
+    Sqlite(Pool<AsyncDieselConnectionManager<SqliteAsync>>),
+}
+
+/// Which database a URL selects.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Backend {
+    /// `postgres://…` or `postgresql://…`, passed to the driver as is.
+    Postgres(String),
+    /// `sqlite://PATH`, `sqlite:PATH` or `sqlite::memory:`; holds the file path.
+    Sqlite(String),
+}
+
+impl Backend {
+    pub fn from_url(url: &str) -> anyhow::Result<Self> {
+        if url.starts_with("postgres://") || url.starts_with("postgresql://") {
+            return Ok(Self::Postgres(url.to_owned()));
+        }
+        let path = url
+            .strip_prefix("sqlite://")
+            .or_else(|| url.strip_prefix("sqlite:"))
+            .with_context(|| format!("DATABASE_URL must start with postgres:// or sqlite://, got {url:?}"))?;
+        anyhow::ensure!(!path.is_empty(), "DATABASE_URL names no SQLite file");
+        Ok(Self::Sqlite(path.to_owned()))
+    }
+
+    fn is_sqlite_memory(&self) -> bool {
+        matches!(self, Self::Sqlite(path) if path == ":memory:")
+    }
+}
+
+/// Pool sizes and timeouts.
+#[derive(Debug, Clone, Copy)]
+pub struct PoolSettings {
+    /// Most connections open at once. SQLite allows one writer at a time, so its pool
+    /// is best kept small.
+    pub max_size: usize,
+    /// How long a request waits for a connection before the store reports itself
+    /// unavailable (HTTP 503). Also SQLite's busy timeout.
+    pub wait_timeout: Duration,
+    /// PostgreSQL `statement_timeout`.
+    pub statement_timeout: Duration,
+}
+
+impl Default for PoolSettings {
+    fn default() -> Self {
+        Self {
+            max_size: 16,
+            wait_timeout: Duration::from_secs(5),
+            statement_timeout: Duration::from_secs(30),
+        }
+    }
+}
+
+/// The diesel store: implements every storage port over one pool.
+pub struct SqlStore {
+    pub(crate) pools: Pools,
+    backend: Backend,
+    max_size: usize,
+}
+
+impl std::fmt::Debug for SqlStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let kind = match self.backend {
+            Backend::Postgres(_) => "postgres",
+            Backend::Sqlite(_) => "sqlite",
+        };
+        f.debug_struct("SqlStore").field("backend", &kind).field("max_size", &self.max_size).finish()
+    }
+}
+
+impl SqlStore {
+    /// Builds the pool. Connections open lazily; call [`SqlStore::migrate`] first to
+    /// bring the schema up to date (and to learn early that the database is reachable).
+    pub fn connect(backend: Backend, settings: PoolSettings) -> anyhow::Result<Self> {
+        // `:memory:` is one database per connection: a pool of one keeps it one database.
+        let max_size = if backend.is_sqlite_memory() { 1 } else { settings.max_size.max(1) };
+        let pools = match &backend {
+            Backend::Postgres(url) => {
+                let timeout_ms = settings.statement_timeout.as_millis();
+                let mut config = ManagerConfig::<AsyncPgConnection>::default();
+                config.custom_setup = Box::new(move |url| {
+                    let url = url.to_owned();
+                    Box::pin(async move {
+                        let mut conn = AsyncPgConnection::establish(&url).await?;
+                        conn.batch_execute(&format!("SET statement_timeout = {timeout_ms}"))
+                            .await
+                            .map_err(diesel::ConnectionError::CouldntSetupConfiguration)?;
+                        Ok(conn)
+                    })
+                });
+                let manager = AsyncDieselConnectionManager::new_with_config(url, config);
+                Pools::Postgres(build_pool(manager, max_size, settings.wait_timeout)?)
+            }
+            Backend::Sqlite(path) => {
+                let busy_ms = settings.wait_timeout.as_millis();
+                let mut config = ManagerConfig::<SqliteAsync>::default();
+                config.custom_setup = Box::new(move |path| {
+                    let path = path.to_owned();
+                    Box::pin(async move {
+                        let mut conn = SqliteAsync::establish(&path).await?;
+                        conn.batch_execute(&sqlite_pragmas(busy_ms))
+                            .await
+                            .map_err(diesel::ConnectionError::CouldntSetupConfiguration)?;
+                        Ok(conn)
+                    })
+                });
+                let manager = AsyncDieselConnectionManager::new_with_config(path, config);
+                Pools::Sqlite(build_pool(manager, max_size, settings.wait_timeout)?)
+            }
+        };
+        Ok(Self { pools, backend, max_size })
+    }
+
+    pub fn backend(&self) -> &Backend {
+        &self.backend
+    }
+
+    /// Runs the embedded migrations that have not run yet.
+    pub async fn migrate(&self) -> anyhow::Result<()> {
+        match &self.pools {
+            Pools::Postgres(_) => {
+                let Backend::Postgres(url) = self.backend.clone() else { unreachable!() };
+                // The migration harness is synchronous; the wrapper drives the async
+                // connection from a blocking thread.
+                tokio::task::spawn_blocking(move || -> anyhow::Result<()> {
+                    let mut conn = <AsyncConnectionWrapper<AsyncPgConnection> as Connection>::establish(&url)
+                        .context("connecting to PostgreSQL")?;
+                    conn.run_pending_migrations(POSTGRES_MIGRATIONS)
+                        .map_err(|e| anyhow::anyhow!(e))
+                        .context("running PostgreSQL migrations")?;
+                    Ok(())
+                })
+                .await?
+            }
+            Pools::Sqlite(pool) if self.backend.is_sqlite_memory() => {
+                // The pool's single connection is the database: migrate through it.
+                let mut pooled = checkout(pool).await?;
+                pooled
+                    .spawn_blocking(|conn| {
+                        conn.run_pending_migrations(SQLITE_MIGRATIONS)
+                            .map(|_| ())
+                            .map_err(|e| diesel::result::Error::QueryBuilderError(e))
+                    })
+                    .await
+                    .context("running SQLite migrations")
+            }
+            Pools::Sqlite(_) => {
+                let Backend::Sqlite(path) = self.backend.clone() else { unreachable!() };
+                tokio::task::spawn_blocking(move || -> anyhow::Result<()> {
+                    let mut conn = SqliteConnection::establish(&path)
+                        .with_context(|| format!("opening SQLite database {path}"))?;
+                    diesel::connection::SimpleConnection::batch_execute(&mut conn, &sqlite_pragmas(5000))?;
+                    conn.run_pending_migrations(SQLITE_MIGRATIONS)
+                        .map_err(|e| anyhow::anyhow!(e))
+                        .context("running SQLite migrations")?;
+                    Ok(())
+                })
+                .await?
+            }
+        }
+    }
+}
+
+fn sqlite_pragmas(busy_timeout_ms: u128) -> String {
+    format!(
+        "PRAGMA foreign_keys = ON; PRAGMA busy_timeout = {busy_timeout_ms}; \
+         PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL;"
+    )
+}
+
+fn build_pool<M: Manager>(manager: M, max_size: usize, wait_timeout: Duration) -> anyhow::Result<Pool<M>> {
+    Pool::builder(manager)
+        .max_size(max_size)
+        .wait_timeout(Some(wait_timeout))
+        .create_timeout(Some(wait_timeout))
+        .runtime(deadpool::Runtime::Tokio1)
+        .build()
+        .context("building the connection pool")
+}
+
+/// A pooled connection, or `Unavailable` when none can be had within the wait timeout.
+pub(crate) async fn checkout<M>(pool: &Pool<M>) -> Result<Object<M>, StoreError>
+where
+    M: Manager,
+    M::Error: std::error::Error + Send + Sync + 'static,
+{
+    pool.get().await.map_err(|error| StoreError::Unavailable(anyhow::Error::new(error)))
+}
+
+#[async_trait::async_trait]
+impl StoreHealth for SqlStore {
+    async fn ping(&self) -> Result<(), StoreError> {
+        use crate::OrStoreError;
+        crate::db_run!(self, |conn| conn.batch_execute("SELECT 1").await.or_store())
+    }
+
+    fn status(&self) -> StoreStatus {
+        let status = match &self.pools {
+            Pools::Postgres(pool) => pool.status(),
+            Pools::Sqlite(pool) => pool.status(),
+        };
+        StoreStatus {
+            max_size: status.max_size,
+            size: status.size,
+            available: status.available,
+            waiting: status.waiting,
+        }
+    }
+}

@@ -1,0 +1,72 @@
+//! One `table!` set per backend, with identical table and column names, so a query body
+//! written once compiles against either (see [`crate::db_run`]).
+
+/// Declares the tables once, with the SQL type of each column chosen per backend.
+macro_rules! tables {
+    ($uuid:ty, $ts:ty, $blob:ty) => {
+        diesel::table! {
+            teams (id) {
+                id -> $uuid,
+                name -> Text,
+                currency -> Text,
+                created_at -> $ts,
+            }
+        }
+
+        diesel::table! {
+            users (team_id, id) {
+                team_id -> $uuid,
+                id -> $uuid,
+                email -> Text,
+                email_key -> Text,
+                name -> Text,
+                role -> Text,
+                created_at -> $ts,
+            }
+        }
+
+        diesel::table! {
+            api_keys (team_id, id) {
+                team_id -> $uuid,
+                id -> $uuid,
+                user_id -> $uuid,
+                key_hash -> $blob,
+                prefix -> Text,
+                scope -> Text,
+                permissions -> Text,
+                created_at -> $ts,
+                expires_at -> Nullable<$ts>,
+                revoked_at -> Nullable<$ts>,
+                last_used_at -> Nullable<$ts>,
+            }
+        }
+
+        diesel::table! {
+            clients (team_id, id) {
+                team_id -> $uuid,
+                id -> $uuid,
+                name -> Text,
+                email -> Text,
+                phone -> Text,
+                vat_number -> Text,
+                line1 -> Text,
+                line2 -> Text,
+                line3 -> Text,
+                postal_code -> Text,
+                created_at -> $ts,
+                updated_at -> $ts,
+            }
+        }
+
+        diesel::allow_tables_to_appear_in_same_query!(teams, users, api_keys, clients);
+    };
+}
+
+pub(crate) mod pg {
+    // `table!` brings `diesel::sql_types::*` into scope for the column types.
+    tables!(Uuid, Timestamptz, Binary);
+}
+
+pub(crate) mod sqlite {
+    tables!(Text, TimestamptzSqlite, Binary);
+}
