@@ -1,1 +1,26 @@
-fn main() {}
+//! The `billable` binary.
+
+use clap::Parser;
+use tracing_subscriber::EnvFilter;
+
+use app::cli::{Cli, Command};
+use app::config::{LogConfig, LogFormat};
+
+fn init_tracing(config: &LogConfig) {
+    let filter = EnvFilter::try_new(&config.log).unwrap_or_else(|_| EnvFilter::new("info"));
+    let builder = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr);
+    match config.log_format {
+        LogFormat::Json => builder.json().flatten_event(true).with_current_span(true).init(),
+        LogFormat::Text => builder.init(),
+    }
+}
+
+#[tokio::main]
+async fn main() -> anyhow::Result<()> {
+    let cli = Cli::parse();
+    init_tracing(&cli.log);
+    match cli.command {
+        Command::Serve(config) => app::serve(&cli.database, &config).await,
+        command => app::cli::run_admin(&cli.database, command).await,
+    }
+}

@@ -1,0 +1,123 @@
+//! Configuration, read once from flags and environment variables into typed structs.
+
+use std::net::SocketAddr;
+use std::num::NonZeroU32;
+use std::time::Duration;
+
+use clap::{Args, ValueEnum};
+use http_api::{HttpSettings, Rate};
+use store_sql::PoolSettings;
+
+/// Where data lives and how connections are pooled.
+#[derive(Debug, Clone, Args)]
+pub struct DatabaseConfig {
+    /// postgres://user@host/db, sqlite://FILE (created if missing), or memory: (nothing kept).
+    #[arg(long, env = "DATABASE_URL", default_value = "sqlite://billable.db", global = true)]
+    pub database_url: String,
+    /// Most pooled connections [default: 16 on PostgreSQL, 4 on SQLite].
+    #[arg(long, env = "BILLABLE_DB_POOL_SIZE", global = true)]
+    pub db_pool_size: Option<usize>,
+    /// How long a request waits for a connection before answering 503.
+    #[arg(long, env = "BILLABLE_DB_WAIT_TIMEOUT", default_value = "5s", value_parser = humantime::parse_duration, global = true)]
+    pub db_wait_timeout: Duration,
+    /// PostgreSQL statement_timeout.
+    #[arg(long, env = "BILLABLE_DB_STATEMENT_TIMEOUT", default_value = "30s", value_parser = humantime::parse_duration, global = true)]
+    pub db_statement_timeout: Duration,
+}
+
+impl DatabaseConfig {
+    pub fn pool_settings(&self, is_sqlite: bool) -> PoolSettings {
+        PoolSettings {
+            max_size: self.db_pool_size.unwrap_or(if is_sqlite { 4 } else { 16 }),
+            wait_timeout: self.db_wait_timeout,
+            statement_timeout: self.db_statement_timeout,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum LogFormat {
+    Text,
+    Json,
+}
+
+/// Logging.
+#[derive(Debug, Clone, Args)]
+pub struct LogConfig {
+    /// Log line format.
+    #[arg(long, env = "BILLABLE_LOG_FORMAT", value_enum, default_value = "text", global = true)]
+    pub log_format: LogFormat,
+    /// Log filter, in tracing's EnvFilter syntax (e.g. info,store_sql=debug).
+    #[arg(long, env = "BILLABLE_LOG", default_value = "info", global = true)]
+    pub log: String,
+}
+
+/// The REST API server.
+#[derive(Debug, Clone, Args)]
+pub struct ServeConfig {
+    /// Address the REST API listens on.
+    #[arg(long, env = "BILLABLE_LISTEN", default_value = "127.0.0.1:3000")]
+    pub listen: SocketAddr,
+    /// Per API key: BURST/PERIOD, e.g. 100/10s (bursts of 100, refilling 10 a second).
+    #[arg(long, env = "BILLABLE_RATE_LIMIT", default_value = "100/10s", value_parser = parse_rate)]
+    pub rate_limit: Rate,
+    /// Per client IP, for unauthenticated requests and failed key checks: BURST/PERIOD.
+    #[arg(long, env = "BILLABLE_IP_RATE_LIMIT", default_value = "60/60s", value_parser = parse_rate)]
+    pub ip_rate_limit: Rate,
+    /// How long a key check is cached; a revoked key stops working within this time.
+    #[arg(long, env = "BILLABLE_KEY_CACHE_TTL", default_value = "5s", value_parser = humantime::parse_duration)]
+    pub key_cache_ttl: Duration,
+    /// Worker threads [default: one per core].
+    #[arg(long, env = "BILLABLE_WORKERS")]
+    pub workers: Option<usize>,
+    /// Trust Forwarded / X-Forwarded-For for the client IP (only behind your own proxy).
+    #[arg(long, env = "BILLABLE_TRUST_FORWARDED", default_value_t = false)]
+    pub trust_forwarded: bool,
+}
+
+impl ServeConfig {
+    pub fn http_settings(&self) -> HttpSettings {
+        HttpSettings {
+            key_rate: self.rate_limit,
+            ip_rate: self.ip_rate_limit,
+            key_cache_ttl: self.key_cache_ttl,
+            trust_forwarded: self.trust_forwarded,
+        }
+    }
+}
+
+/// Parses `BURST/PERIOD`, e.g. `100/10s`, `5/s`, `1000/1m`.
+pub fn parse_rate(text: &str) -> Result<Rate, String> {
+    let (burst, period) = text.split_once('/').ok_or("expected BURST/PERIOD, e.g. 100/10s")?;
+    let burst: NonZeroU32 =
+        burst.trim().parse().map_err(|_| format!("burst {burst:?} is not a positive whole number"))?;
+    let period = period.trim();
+    let period = if period.starts_with(|c: char| c.is_ascii_digit()) {
+        period.to_owned()
+    } else {
+        format!("1{period}")
+    };
+    let period = humantime::parse_duration(&period).map_err(|e| format!("period: {e}"))?;
+    if period.is_zero() {
+        return Err("period must be longer than zero".into());
+    }
+    Ok(Rate { burst, period })
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::parse_rate;
+
+    #[test]
+    fn rates_parse() {
+        let rate = parse_rate("100/10s").unwrap();
+        assert_eq!((rate.burst.get(), rate.period), (100, Duration::from_secs(10)));
+        assert_eq!(parse_rate("5/s").unwrap().period, Duration::from_secs(1));
+        assert_eq!(parse_rate("1000/1m").unwrap().period, Duration::from_secs(60));
+        for bad in ["", "100", "0/10s", "x/10s", "10/0s", "10/fortnight"] {
+            assert!(parse_rate(bad).is_err(), "{bad:?}");
+        }
+    }
+}

@@ -1,0 +1,210 @@
+//! API key authentication: the cached key check, the middleware that runs it (with rate
+//! limits) for every `/v1` request, and the extractor that enforces a permission.
+
+use std::future::{Ready, ready};
+use std::marker::PhantomData;
+use std::net::IpAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use accounts::{AccountStore, ApiKeySecret, Credential, KeyHash, Permission, Principal, Refusal};
+use actix_web::body::MessageBody;
+use actix_web::dev::{ServiceRequest, ServiceResponse};
+use actix_web::http::StatusCode;
+use actix_web::http::header::{self, HeaderName};
+use actix_web::middleware::Next;
+use actix_web::{FromRequest, HttpMessage, HttpRequest, web};
+use kernel::{Clock, StoreError};
+
+use crate::error::ApiError;
+use crate::ratelimit::{Allowance, Exceeded};
+use crate::state::ApiState;
+
+pub const API_KEY_HEADER: &str = "x-api-key";
+
+/// Checks presented keys against the store, caching what it finds for `ttl`.
+///
+/// At steady state a key costs no database round trip. A revocation or expiry made
+/// elsewhere (the CLI, another instance) takes effect within `ttl`; expiry recorded on a
+/// cached key is checked on every request. `last_used_at` is written on each cache miss,
+/// so it is accurate to `ttl`.
+pub struct Authenticator {
+    accounts: Arc<dyn AccountStore>,
+    clock: Arc<dyn Clock>,
+    cache: moka::sync::Cache<[u8; 32], Arc<Credential>>,
+}
+
+impl std::fmt::Debug for Authenticator {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Authenticator").field("cached", &self.cache.entry_count()).finish_non_exhaustive()
+    }
+}
+
+/// Why a request was not authenticated.
+#[derive(Debug)]
+pub enum AuthFailure {
+    Missing,
+    Refused(Refusal),
+    Store(StoreError),
+}
+
+impl Authenticator {
+    pub fn new(accounts: Arc<dyn AccountStore>, clock: Arc<dyn Clock>, ttl: Duration) -> Self {
+        let cache = moka::sync::Cache::builder().max_capacity(100_000).time_to_live(ttl).build();
+        Self { accounts, clock, cache }
+    }
+
+    pub async fn authenticate(&self, presented: Option<&str>) -> Result<Principal, AuthFailure> {
+        let presented = presented.ok_or(AuthFailure::Missing)?;
+        let secret = ApiKeySecret::parse(presented).ok_or(AuthFailure::Refused(Refusal::Unknown))?;
+        let KeyHash(hash) = secret.hash();
+        let credential = match self.cache.get(&hash) {
+            Some(credential) => credential,
+            None => {
+                let found =
+                    self.accounts.find_credential(&KeyHash(hash)).await.map_err(AuthFailure::Store)?;
+                let credential = Arc::new(found.ok_or(AuthFailure::Refused(Refusal::Unknown))?);
+                self.cache.insert(hash, credential.clone());
+                self.record_use(&credential);
+                credential
+            }
+        };
+        credential.authenticate(self.clock.now()).map_err(AuthFailure::Refused)
+    }
+
+    fn record_use(&self, credential: &Credential) {
+        let (accounts, now) = (self.accounts.clone(), self.clock.now());
+        let (team, key) = (credential.key.team_id, credential.key.id);
+        actix_web::rt::spawn(async move {
+            if let Err(error) = accounts.record_key_use(team, key, now).await {
+                tracing::warn!(error = format!("{error:#}"), %key, "could not record key use");
+            }
+        });
+    }
+}
+
+fn rate_headers(error: ApiError, allowance: &Allowance) -> ApiError {
+    error
+        .with_header(HeaderName::from_static("ratelimit-limit"), allowance.limit)
+        .with_header(HeaderName::from_static("ratelimit-remaining"), allowance.remaining)
+        .with_header(HeaderName::from_static("ratelimit-reset"), allowance.reset_secs)
+}
+
+pub(crate) fn too_many_requests(exceeded: Exceeded) -> ApiError {
+    let error = ApiError::new(StatusCode::TOO_MANY_REQUESTS, "rate limit exceeded")
+        .with_header(header::RETRY_AFTER, exceeded.retry_after_secs);
+    rate_headers(
+        error,
+        &Allowance { limit: exceeded.limit, remaining: 0, reset_secs: exceeded.retry_after_secs },
+    )
+}
+
+/// The address a request came from, for per-IP limits.
+pub(crate) fn client_ip(req: &HttpRequest, trust_forwarded: bool) -> Option<IpAddr> {
+    if trust_forwarded {
+        let info = req.connection_info();
+        if let Some(ip) = info.realip_remote_addr().and_then(|a| a.parse().ok()) {
+            return Some(ip);
+        }
+    }
+    req.peer_addr().map(|a| a.ip())
+}
+
+/// Middleware for keyed routes: 401 for a missing, unknown, expired or revoked key
+/// (with failures limited per client IP), 429 when the key's allowance is spent;
+/// otherwise stores the [`Principal`] for the handler and adds the `RateLimit-*`
+/// headers to the response.
+pub(crate) async fn require_api_key(
+    req: ServiceRequest,
+    next: Next<impl MessageBody + 'static>,
+) -> Result<ServiceResponse<impl MessageBody>, actix_web::Error> {
+    let Some(state) = req.app_data::<web::Data<ApiState>>().cloned() else {
+        return Err(ApiError::internal(anyhow::anyhow!("ApiState missing")).into());
+    };
+    let presented = req.headers().get(API_KEY_HEADER).map(|v| v.to_str().unwrap_or_default().to_owned());
+    let principal = match state.authenticator.authenticate(presented.as_deref()).await {
+        Ok(principal) => principal,
+        Err(AuthFailure::Store(error)) => {
+            return Ok(req.error_response(ApiError::from(error)).map_into_right_body());
+        }
+        Err(failure) => {
+            let ip = client_ip(req.request(), state.settings.trust_forwarded);
+            let error = match ip.map(|ip| state.limits.check_ip(ip)) {
+                Some(Err(exceeded)) => too_many_requests(exceeded),
+                _ => {
+                    let message = match failure {
+                        AuthFailure::Refused(refusal) => refusal.to_string(),
+                        _ => "missing X-API-Key header".to_owned(),
+                    };
+                    ApiError::new(StatusCode::UNAUTHORIZED, message)
+                }
+            };
+            tracing::info!(
+                status = error.status().as_u16(),
+                reason = error.message(),
+                ?ip,
+                "refused API key"
+            );
+            return Ok(req.error_response(error).map_into_right_body());
+        }
+    };
+    let allowance = match state.limits.check_key(principal.key_id) {
+        Ok(allowance) => allowance,
+        Err(exceeded) => return Ok(req.error_response(too_many_requests(exceeded)).map_into_right_body()),
+    };
+    req.extensions_mut().insert(principal);
+    let mut response = next.call(req).await?;
+    let headers = response.headers_mut();
+    for (name, value) in [
+        ("ratelimit-limit", allowance.limit.to_string()),
+        ("ratelimit-remaining", allowance.remaining.to_string()),
+        ("ratelimit-reset", allowance.reset_secs.to_string()),
+    ] {
+        if let Ok(value) = header::HeaderValue::from_str(&value) {
+            headers.insert(HeaderName::from_static(name), value);
+        }
+    }
+    Ok(response.map_into_left_body())
+}
+
+/// A permission a handler needs, as a type.
+pub trait Needs {
+    const PERMISSION: Permission;
+}
+
+macro_rules! needs {
+    ($($name:ident => $permission:ident),* $(,)?) => {$(
+        #[derive(Debug)]
+        pub struct $name;
+        impl Needs for $name {
+            const PERMISSION: Permission = Permission::$permission;
+        }
+    )*};
+}
+
+needs!(ClientsRead => ClientsRead, ClientsWrite => ClientsWrite);
+
+/// The authenticated caller, proven to hold permission `P` (403 otherwise). Put it first
+/// among a handler's extractors: it resolves at once, so a 403 beats a 400.
+#[derive(Debug)]
+pub struct Auth<P: Needs> {
+    pub principal: Principal,
+    needs: PhantomData<P>,
+}
+
+impl<P: Needs> FromRequest for Auth<P> {
+    type Error = ApiError;
+    type Future = Ready<Result<Self, ApiError>>;
+
+    fn from_request(req: &HttpRequest, _: &mut actix_web::dev::Payload) -> Self::Future {
+        let principal = req.extensions().get::<Principal>().cloned();
+        ready(match principal {
+            None => Err(ApiError::new(StatusCode::UNAUTHORIZED, "missing X-API-Key header")),
+            Some(principal) if !principal.may(P::PERMISSION) => Err(ApiError::new(
+                StatusCode::FORBIDDEN,
+                format!("this API key lacks the {} permission", P::PERMISSION.as_str()),
+            )),
+            Some(principal) => Ok(Self { principal, needs: PhantomData }),
+        })
+    }
+}

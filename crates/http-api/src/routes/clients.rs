@@ -1,0 +1,259 @@
+//! `/v1/invoices/clients`: the team's clients.
+
+use actix_web::http::header;
+use actix_web::{HttpResponse, delete, get, patch, post, web};
+use billing::client::{OptionalText, PostalCode, RequiredText};
+use billing::{Client, ClientDetails, ClientId, DeleteClientError, ReplaceClientError};
+use kernel::{Email, FieldError, Id};
+use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
+
+use crate::auth::{Auth, ClientsRead, ClientsWrite};
+use crate::body::Json;
+use crate::error::{ApiError, ErrorBody};
+use crate::routes::{Deleted, timestamp};
+use crate::state::ApiState;
+
+/// A client: who invoices are billed to.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct ClientBody {
+    /// UUID.
+    #[schema(format = Uuid)]
+    id: String,
+    name: String,
+    email: String,
+    /// Empty string when not supplied.
+    phone: String,
+    /// Empty string when not supplied.
+    vat_number: String,
+    line1: String,
+    /// Empty string when not supplied.
+    line2: String,
+    /// Empty string when not supplied.
+    line3: String,
+    postal_code: String,
+    #[schema(format = Uuid)]
+    team_id: String,
+    /// RFC 3339, UTC, milliseconds.
+    #[schema(format = DateTime, example = "2026-11-20T09:30:00.000Z")]
+    created_at: String,
+    #[schema(format = DateTime, example = "2026-11-20T09:30:00.000Z")]
+    updated_at: String,
+}
+
+impl From<Client> for ClientBody {
+    fn from(client: Client) -> Self {
+        let d = client.details;
+        Self {
+            id: client.id.to_string(),
+            name: d.name.into_string(),
+            email: d.email.into_string(),
+            phone: d.phone.into_string(),
+            vat_number: d.vat_number.into_string(),
+            line1: d.line1.into_string(),
+            line2: d.line2.into_string(),
+            line3: d.line3.into_string(),
+            postal_code: d.postal_code.into_string(),
+            team_id: client.team_id.to_string(),
+            created_at: timestamp(client.created_at),
+            updated_at: timestamp(client.updated_at),
+        }
+    }
+}
+
+/// The details of a client, for create and for full replacement.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub(crate) struct ClientInput {
+    #[schema(min_length = 1, max_length = 255)]
+    name: String,
+    #[schema(format = Email, max_length = 254)]
+    email: String,
+    #[serde(default)]
+    #[schema(max_length = 255, default = "")]
+    phone: String,
+    #[serde(default)]
+    #[schema(max_length = 255, default = "")]
+    vat_number: String,
+    #[schema(min_length = 1, max_length = 255)]
+    line1: String,
+    #[serde(default)]
+    #[schema(max_length = 255, default = "")]
+    line2: String,
+    #[serde(default)]
+    #[schema(max_length = 255, default = "")]
+    line3: String,
+    #[schema(min_length = 1, max_length = 32)]
+    postal_code: String,
+}
+
+impl ClientInput {
+    fn parse(self) -> Result<ClientDetails, FieldError> {
+        Ok(ClientDetails {
+            name: RequiredText::parse(self.name).map_err(|e| e.at("name"))?,
+            email: Email::parse(self.email).map_err(|e| e.at("email"))?,
+            phone: OptionalText::parse(self.phone).map_err(|e| e.at("phone"))?,
+            vat_number: OptionalText::parse(self.vat_number).map_err(|e| e.at("vatNumber"))?,
+            line1: RequiredText::parse(self.line1).map_err(|e| e.at("line1"))?,
+            line2: OptionalText::parse(self.line2).map_err(|e| e.at("line2"))?,
+            line3: OptionalText::parse(self.line3).map_err(|e| e.at("line3"))?,
+            postal_code: PostalCode::parse(self.postal_code).map_err(|e| e.at("postalCode"))?,
+        })
+    }
+}
+
+fn client_id(path: &str) -> Result<ClientId, ApiError> {
+    ClientId::parse(path).ok_or_else(client_not_found)
+}
+
+fn client_not_found() -> ApiError {
+    ApiError::new(actix_web::http::StatusCode::NOT_FOUND, "client not found")
+}
+
+/// List the team's clients, by name (case-insensitive), then id.
+#[utoipa::path(
+    tag = "Clients",
+    security(("api_key" = [])),
+    responses(
+        (status = 200, description = "The team's clients", body = [ClientBody]),
+        (status = 401, description = "Missing, invalid, expired or revoked key", body = ErrorBody),
+        (status = 403, description = "The key lacks `clients:read`", body = ErrorBody),
+        (status = 429, description = "Rate limit exceeded", body = ErrorBody, headers(("Retry-After" = u64, description = "Seconds to wait"))),
+        (status = 500, description = "Internal error", body = ErrorBody),
+        (status = 503, description = "Storage unavailable", body = ErrorBody),
+    )
+)]
+#[get("")]
+pub(crate) async fn list_clients(
+    auth: Auth<ClientsRead>,
+    state: web::Data<ApiState>,
+) -> Result<web::Json<Vec<ClientBody>>, ApiError> {
+    let clients = state.stores.clients.list(auth.principal.team_id).await?;
+    Ok(web::Json(clients.into_iter().map(ClientBody::from).collect()))
+}
+
+/// Create a client.
+#[utoipa::path(
+    tag = "Clients",
+    security(("api_key" = [])),
+    request_body = ClientInput,
+    responses(
+        (status = 201, description = "Created", body = ClientBody, headers(("Location" = String, description = "URL of the new client"))),
+        (status = 400, description = "Invalid body; the message names the field", body = ErrorBody),
+        (status = 401, description = "Missing, invalid, expired or revoked key", body = ErrorBody),
+        (status = 403, description = "The key lacks `clients:write`", body = ErrorBody),
+        (status = 413, description = "Body over 1 MiB", body = ErrorBody),
+        (status = 415, description = "Body is not application/json", body = ErrorBody),
+        (status = 429, description = "Rate limit exceeded", body = ErrorBody, headers(("Retry-After" = u64, description = "Seconds to wait"))),
+        (status = 500, description = "Internal error", body = ErrorBody),
+        (status = 503, description = "Storage unavailable", body = ErrorBody),
+    )
+)]
+#[post("")]
+pub(crate) async fn create_client(
+    auth: Auth<ClientsWrite>,
+    Json(input): Json<ClientInput>,
+    state: web::Data<ApiState>,
+) -> Result<HttpResponse, ApiError> {
+    let client = Client::new(auth.principal.team_id, input.parse()?, state.clock.now());
+    state.stores.clients.create(&client).await?;
+    Ok(HttpResponse::Created()
+        .insert_header((header::LOCATION, format!("/v1/invoices/clients/{}", client.id)))
+        .json(ClientBody::from(client)))
+}
+
+/// Get one client.
+#[utoipa::path(
+    tag = "Clients",
+    security(("api_key" = [])),
+    params(("id" = String, Path, description = "Client id")),
+    responses(
+        (status = 200, description = "The client", body = ClientBody),
+        (status = 401, description = "Missing, invalid, expired or revoked key", body = ErrorBody),
+        (status = 403, description = "The key lacks `clients:read`", body = ErrorBody),
+        (status = 404, description = "No such client in the key's team", body = ErrorBody),
+        (status = 429, description = "Rate limit exceeded", body = ErrorBody, headers(("Retry-After" = u64, description = "Seconds to wait"))),
+        (status = 500, description = "Internal error", body = ErrorBody),
+        (status = 503, description = "Storage unavailable", body = ErrorBody),
+    )
+)]
+#[get("/{id}")]
+pub(crate) async fn get_client(
+    auth: Auth<ClientsRead>,
+    path: web::Path<String>,
+    state: web::Data<ApiState>,
+) -> Result<web::Json<ClientBody>, ApiError> {
+    let id = client_id(&path)?;
+    let client = state.stores.clients.get(auth.principal.team_id, id).await?.ok_or_else(client_not_found)?;
+    Ok(web::Json(client.into()))
+}
+
+/// Replace a client. A full replacement: omitted optional fields become empty.
+#[utoipa::path(
+    tag = "Clients",
+    security(("api_key" = [])),
+    params(("id" = String, Path, description = "Client id")),
+    request_body = ClientInput,
+    responses(
+        (status = 200, description = "The replaced client", body = ClientBody),
+        (status = 400, description = "Invalid body; the message names the field", body = ErrorBody),
+        (status = 401, description = "Missing, invalid, expired or revoked key", body = ErrorBody),
+        (status = 403, description = "The key lacks `clients:write`", body = ErrorBody),
+        (status = 404, description = "No such client in the key's team", body = ErrorBody),
+        (status = 413, description = "Body over 1 MiB", body = ErrorBody),
+        (status = 415, description = "Body is not application/json", body = ErrorBody),
+        (status = 429, description = "Rate limit exceeded", body = ErrorBody, headers(("Retry-After" = u64, description = "Seconds to wait"))),
+        (status = 500, description = "Internal error", body = ErrorBody),
+        (status = 503, description = "Storage unavailable", body = ErrorBody),
+    )
+)]
+#[patch("/{id}")]
+pub(crate) async fn replace_client(
+    auth: Auth<ClientsWrite>,
+    Json(input): Json<ClientInput>,
+    path: web::Path<String>,
+    state: web::Data<ApiState>,
+) -> Result<web::Json<ClientBody>, ApiError> {
+    let details = input.parse()?;
+    let id = client_id(&path)?;
+    let client =
+        state.stores.clients.replace(auth.principal.team_id, id, &details, state.clock.now()).await.map_err(
+            |error| match error {
+                ReplaceClientError::NotFound => client_not_found(),
+                ReplaceClientError::Store(error) => error.into(),
+            },
+        )?;
+    Ok(web::Json(client.into()))
+}
+
+/// Delete a client for good. Refused with 409 while invoices refer to it.
+#[utoipa::path(
+    tag = "Clients",
+    security(("api_key" = [])),
+    params(("id" = String, Path, description = "Client id")),
+    responses(
+        (status = 200, description = "Deleted", body = Deleted),
+        (status = 401, description = "Missing, invalid, expired or revoked key", body = ErrorBody),
+        (status = 403, description = "The key lacks `clients:write`", body = ErrorBody),
+        (status = 404, description = "No such client in the key's team", body = ErrorBody),
+        (status = 409, description = "The client has invoices", body = ErrorBody),
+        (status = 429, description = "Rate limit exceeded", body = ErrorBody, headers(("Retry-After" = u64, description = "Seconds to wait"))),
+        (status = 500, description = "Internal error", body = ErrorBody),
+        (status = 503, description = "Storage unavailable", body = ErrorBody),
+    )
+)]
+#[delete("/{id}")]
+pub(crate) async fn delete_client(
+    auth: Auth<ClientsWrite>,
+    path: web::Path<String>,
+    state: web::Data<ApiState>,
+) -> Result<web::Json<Deleted>, ApiError> {
+    let id = client_id(&path)?;
+    state.stores.clients.delete(auth.principal.team_id, id).await.map_err(|error| match error {
+        DeleteClientError::NotFound => client_not_found(),
+        DeleteClientError::HasInvoices => ApiError::conflict("client has invoices and cannot be deleted"),
+        DeleteClientError::Store(error) => error.into(),
+    })?;
+    Ok(web::Json(Deleted { message: "client deleted".to_owned() }))
+}

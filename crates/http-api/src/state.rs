@@ -1,0 +1,70 @@
+//! What every handler can reach: the ports and the HTTP-side services.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use accounts::AccountStore;
+use billing::ClientRepository;
+use kernel::{Clock, StoreHealth};
+
+use crate::auth::Authenticator;
+use crate::metrics::Metrics;
+use crate::ratelimit::{Rate, RateLimits};
+
+/// HTTP-side settings.
+#[derive(Debug, Clone, Copy)]
+pub struct HttpSettings {
+    /// Per API key.
+    pub key_rate: Rate,
+    /// Per client IP, for unauthenticated traffic and failed key checks.
+    pub ip_rate: Rate,
+    /// How long a key check is cached (the bound on how late a revocation bites).
+    pub key_cache_ttl: Duration,
+    /// Take the client IP from `Forwarded`/`X-Forwarded-For` (only behind a trusted proxy).
+    pub trust_forwarded: bool,
+}
+
+/// The storage ports the API serves from.
+#[derive(Clone)]
+pub struct Stores {
+    pub accounts: Arc<dyn AccountStore>,
+    pub clients: Arc<dyn ClientRepository>,
+    pub health: Arc<dyn StoreHealth>,
+}
+
+impl std::fmt::Debug for Stores {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Stores")
+    }
+}
+
+/// Shared by all workers.
+pub struct ApiState {
+    pub stores: Stores,
+    pub clock: Arc<dyn Clock>,
+    pub settings: HttpSettings,
+    pub authenticator: Authenticator,
+    pub limits: RateLimits,
+    pub metrics: Metrics,
+}
+
+impl std::fmt::Debug for ApiState {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ApiState").field("settings", &self.settings).finish_non_exhaustive()
+    }
+}
+
+impl ApiState {
+    pub fn new(stores: Stores, clock: Arc<dyn Clock>, settings: HttpSettings) -> Self {
+        let authenticator =
+            Authenticator::new(stores.accounts.clone(), clock.clone(), settings.key_cache_ttl);
+        Self {
+            limits: RateLimits::new(settings.key_rate, settings.ip_rate),
+            metrics: Metrics::new(),
+            authenticator,
+            stores,
+            clock,
+            settings,
+        }
+    }
+}
