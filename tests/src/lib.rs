@@ -1,1 +1,263 @@
-//! placeholder
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::missing_panics_doc,
+    reason = "test support: a failed setup should fail the test loudly"
+)]
+
+//! Test support for the workspace acceptance tests: a fresh database per test on every
+//! backend, fixtures for teams, users and keys, and the real server on a free port.
+
+use std::net::{Ipv4Addr, SocketAddr};
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::Duration;
+
+use accounts::{Currency, Role, Scope, TeamId, TeamName, UserId, UserName};
+use app::Store;
+use app::config::{DatabaseConfig, ServeConfig, parse_rate};
+use chrono::TimeDelta;
+use kernel::{Clock, Email, SystemClock};
+
+/// Which adapter a test runs on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Backend {
+    Memory,
+    Sqlite,
+    Postgres,
+}
+
+impl Backend {
+    /// The backend of the HTTP suite: `TEST_BACKEND` = memory, sqlite (default) or postgres.
+    pub fn from_env() -> Self {
+        match std::env::var("TEST_BACKEND").as_deref() {
+            Ok("memory") => Self::Memory,
+            Ok("postgres") => Self::Postgres,
+            _ => Self::Sqlite,
+        }
+    }
+}
+
+fn admin_url() -> String {
+    std::env::var("TEST_DATABASE_URL")
+        .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/postgres".to_owned())
+}
+
+static SEQUENCE: AtomicU32 = AtomicU32::new(0);
+static SWEPT: std::sync::Once = std::sync::Once::new();
+
+/// A database of its own for one test, removed when dropped: a PostgreSQL schema, a
+/// SQLite file, or nothing at all for the in-memory store.
+#[derive(Debug)]
+pub struct TestDb {
+    pub url: String,
+    cleanup: Cleanup,
+}
+
+#[derive(Debug)]
+enum Cleanup {
+    Nothing,
+    File(PathBuf),
+    Schema(String),
+}
+
+async fn admin_execute(sql: &str) -> anyhow::Result<()> {
+    let (client, connection) = tokio_postgres::connect(&admin_url(), tokio_postgres::NoTls).await?;
+    let driver = tokio::spawn(connection);
+    client.batch_execute(sql).await?;
+    drop(client);
+    let _ = driver.await;
+    Ok(())
+}
+
+/// Drops the schemas that crashed runs left behind (their process is gone).
+async fn sweep_leftover_schemas() -> anyhow::Result<()> {
+    let (client, connection) = tokio_postgres::connect(&admin_url(), tokio_postgres::NoTls).await?;
+    let driver = tokio::spawn(connection);
+    let rows = client
+        .query("SELECT nspname FROM pg_namespace WHERE nspname LIKE 'billable\\_test\\_%'", &[])
+        .await?;
+    for row in rows {
+        let name: String = row.get(0);
+        let pid = name.split('_').nth(2).and_then(|p| p.parse::<u32>().ok());
+        if pid.is_some_and(|pid| pid != std::process::id() && !PathBuf::from(format!("/proc/{pid}")).exists())
+        {
+            client.batch_execute(&format!("DROP SCHEMA IF EXISTS \"{name}\" CASCADE")).await?;
+        }
+    }
+    drop(client);
+    let _ = driver.await;
+    Ok(())
+}
+
+impl TestDb {
+    pub async fn new(backend: Backend) -> Self {
+        let n = SEQUENCE.fetch_add(1, Ordering::Relaxed);
+        let tag = format!("{}_{n}_{}", std::process::id(), &uuid::Uuid::new_v4().simple().to_string()[..8]);
+        match backend {
+            Backend::Memory => Self { url: "memory:".to_owned(), cleanup: Cleanup::Nothing },
+            Backend::Sqlite => {
+                let path = std::env::temp_dir().join(format!("billable_test_{tag}.db"));
+                Self { url: format!("sqlite://{}", path.display()), cleanup: Cleanup::File(path) }
+            }
+            Backend::Postgres => {
+                if !SWEPT.is_completed() {
+                    let _ = sweep_leftover_schemas().await;
+                    SWEPT.call_once(|| ());
+                }
+                let schema = format!("billable_test_{tag}");
+                admin_execute(&format!("CREATE SCHEMA \"{schema}\""))
+                    .await
+                    .unwrap_or_else(|e| panic!("PostgreSQL at {} is needed: {e:#}", admin_url()));
+                let base = admin_url();
+                let join = if base.contains('?') { '&' } else { '?' };
+                let url = format!("{base}{join}options=-c%20search_path%3D{schema}");
+                Self { url, cleanup: Cleanup::Schema(schema) }
+            }
+        }
+    }
+
+    pub fn config(&self) -> DatabaseConfig {
+        DatabaseConfig {
+            database_url: self.url.clone(),
+            db_pool_size: Some(4),
+            db_wait_timeout: Duration::from_secs(5),
+            db_statement_timeout: Duration::from_secs(30),
+        }
+    }
+
+    /// Opens (and migrates) the store.
+    pub async fn open(&self) -> Store {
+        Store::open(&self.config()).await.unwrap_or_else(|e| panic!("opening {}: {e:#}", self.url))
+    }
+}
+
+impl Drop for TestDb {
+    fn drop(&mut self) {
+        match &self.cleanup {
+            Cleanup::Nothing => {}
+            Cleanup::File(path) => {
+                for suffix in ["", "-wal", "-shm"] {
+                    let _ = std::fs::remove_file(format!("{}{suffix}", path.display()));
+                }
+            }
+            Cleanup::Schema(schema) => {
+                // Drop cannot await; a short-lived runtime on its own thread can.
+                let sql = format!("DROP SCHEMA IF EXISTS \"{schema}\" CASCADE");
+                let _ = std::thread::spawn(move || {
+                    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build();
+                    if let Ok(runtime) = runtime {
+                        let _ = runtime.block_on(admin_execute(&sql));
+                    }
+                })
+                .join();
+            }
+        }
+    }
+}
+
+/// Creates a team and returns its id.
+pub async fn create_team(store: &Store, name: &str) -> TeamId {
+    let team = accounts::new_team(
+        TeamName::parse(name).unwrap(),
+        Currency::parse("EUR").unwrap(),
+        SystemClock.now(),
+    );
+    store.accounts().create_team(&team).await.unwrap();
+    team.id
+}
+
+/// Creates a user with `role` in `team`.
+pub async fn create_user(store: &Store, team: TeamId, role: Role) -> UserId {
+    let email =
+        Email::parse(format!("{}-{}@example.com", role.as_str(), uuid::Uuid::new_v4().simple())).unwrap();
+    let user =
+        accounts::new_user(team, email, UserName::parse("Test User").unwrap(), role, SystemClock.now());
+    store.accounts().create_user(&user).await.unwrap();
+    user.id
+}
+
+/// Issues a key; `expires_in` may be negative to make an already expired key.
+pub async fn create_key(
+    store: &Store,
+    team: TeamId,
+    user: UserId,
+    scope: Scope,
+    expires_in: Option<TimeDelta>,
+) -> (accounts::ApiKeyId, String) {
+    let issued = accounts::issue_api_key(team, user, scope, expires_in, SystemClock.now());
+    let issued = issued.store(store.accounts().as_ref()).await.unwrap();
+    (issued.key.id, issued.secret.expose().to_owned())
+}
+
+/// Server settings for tests: generous limits unless a test tightens them.
+pub fn serve_config() -> ServeConfig {
+    ServeConfig {
+        listen: SocketAddr::from((Ipv4Addr::LOCALHOST, 0)),
+        rate_limit: parse_rate("10000/1s").unwrap(),
+        ip_rate_limit: parse_rate("10000/1s").unwrap(),
+        key_cache_ttl: Duration::from_secs(5),
+        workers: Some(1),
+        trust_forwarded: false,
+    }
+}
+
+/// The real server, on a free port, over a fresh database, with one team and a `write`
+/// key of its owner ready.
+#[derive(Debug)]
+pub struct TestApp {
+    pub address: String,
+    pub store: Store,
+    pub http: reqwest::Client,
+    pub team: TeamId,
+    pub owner: UserId,
+    pub key: String,
+    _db: TestDb,
+}
+
+pub async fn spawn_app() -> TestApp {
+    spawn_app_with(serve_config()).await
+}
+
+pub async fn spawn_app_with(config: ServeConfig) -> TestApp {
+    let db = TestDb::new(Backend::from_env()).await;
+    let store = db.open().await;
+    let clock: Arc<dyn Clock> = Arc::new(SystemClock);
+    let application = app::Application::build(&config, &store, clock).expect("server builds");
+    let address = format!("http://127.0.0.1:{}", application.port());
+    tokio::spawn(application.run_until_stopped());
+    let team = create_team(&store, "Acme").await;
+    let owner = create_user(&store, team, Role::Owner).await;
+    let (_, key) = create_key(&store, team, owner, Scope::Write, None).await;
+    let http = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .expect("client builds");
+    TestApp { address, store, http, team, owner, key, _db: db }
+}
+
+impl TestApp {
+    pub fn url(&self, path: &str) -> String {
+        format!("{}{path}", self.address)
+    }
+
+    /// A request with the given key.
+    pub fn request(&self, method: reqwest::Method, path: &str, key: &str) -> reqwest::RequestBuilder {
+        self.http.request(method, self.url(path)).header("X-API-Key", key)
+    }
+
+    /// Creates a client through the API and returns its JSON.
+    pub async fn create_client(&self, key: &str, name: &str) -> serde_json::Value {
+        let response = self
+            .request(reqwest::Method::POST, "/v1/invoices/clients", key)
+            .json(&serde_json::json!({
+                "name": name, "email": "billing@example.com", "line1": "1 Main Street", "postalCode": "1000"
+            }))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(response.status(), 201, "creating client {name}");
+        response.json().await.unwrap()
+    }
+}

@@ -1,0 +1,72 @@
+use acceptance::spawn_app;
+use reqwest::Method;
+use serde_json::Value;
+
+use super::error_of;
+
+#[tokio::test]
+async fn request_ids_are_echoed_or_made() {
+    let app = spawn_app().await;
+    let response =
+        app.http.get(app.url("/healthz")).header("x-request-id", "trace-123").send().await.unwrap();
+    assert_eq!(response.headers()["x-request-id"], "trace-123");
+    let response = app.http.get(app.url("/healthz")).send().await.unwrap();
+    let made = response.headers()["x-request-id"].to_str().unwrap();
+    assert_eq!(made.len(), 36, "a fresh UUID: {made}");
+    let response = app.request(Method::GET, "/v1/invoices/clients", "bk_wrong").send().await.unwrap();
+    assert!(response.headers().contains_key("x-request-id"), "errors carry it too");
+}
+
+#[tokio::test]
+async fn unknown_routes_and_methods_answer_json() {
+    let app = spawn_app().await;
+    let response = app.http.get(app.url("/nope")).send().await.unwrap();
+    assert_eq!(response.status(), 404);
+    assert_eq!(error_of(response).await, "no such route");
+    let response = app.request(Method::PUT, "/v1/invoices/clients", &app.key).send().await.unwrap();
+    assert_eq!(response.status(), 405);
+    assert_eq!(response.headers()["allow"], "GET, POST, HEAD");
+    assert_eq!(error_of(response).await, "method PUT not allowed here");
+    let response = app.http.post(app.url("/healthz")).send().await.unwrap();
+    assert_eq!(response.status(), 405);
+}
+
+#[tokio::test]
+async fn health_readiness_and_metrics() {
+    let app = spawn_app().await;
+    let live: Value = app.http.get(app.url("/healthz")).send().await.unwrap().json().await.unwrap();
+    assert_eq!(live["status"], "ok");
+    let ready: Value = app.http.get(app.url("/readyz")).send().await.unwrap().json().await.unwrap();
+    assert_eq!(ready["status"], "ready");
+    app.request(Method::GET, "/v1/invoices/clients", &app.key).send().await.unwrap();
+    let metrics = app.http.get(app.url("/metrics")).send().await.unwrap().text().await.unwrap();
+    assert!(
+        metrics.contains(r#"http_requests_total{method="GET",route="/v1/invoices/clients",status="200"} 1"#),
+        "{metrics}"
+    );
+    assert!(metrics.contains("http_request_duration_seconds_bucket"));
+    assert!(metrics.contains(r#"db_pool_connections{state="max"}"#));
+}
+
+#[tokio::test]
+async fn the_reference_is_served_from_the_binary() {
+    let app = spawn_app().await;
+    let response = app.http.get(app.url("/")).send().await.unwrap();
+    assert_eq!(response.status(), 302);
+    assert_eq!(response.headers()["location"], "/reference/");
+    let page = app.http.get(app.url("/reference/")).send().await.unwrap().text().await.unwrap();
+    assert!(page.contains("swagger-ui"), "{page}");
+    let script = app.http.get(app.url("/reference/swagger-ui-bundle.js")).send().await.unwrap();
+    assert_eq!(script.status(), 200);
+    assert!(script.bytes().await.unwrap().len() > 100_000, "the bundle itself, not a link to a CDN");
+    let config = app
+        .http
+        .get(app.url("/reference/swagger-initializer.js"))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(config.contains("/openapi.json"), "{config}");
+}
