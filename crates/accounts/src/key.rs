@@ -21,7 +21,7 @@ const RANDOM_CHARS: usize = 43;
 pub struct ApiKeySecret(String);
 
 impl ApiKeySecret {
-    /// A fresh secret from the operating system's CSPRNG (via the thread-local ChaCha).
+    /// A fresh secret from the thread-local generator, a CSPRNG seeded by the operating system.
     pub fn generate() -> Self {
         let random: String =
             rand::rng().sample_iter(&Alphanumeric).take(RANDOM_CHARS).map(char::from).collect();
@@ -192,7 +192,7 @@ mod tests {
     #[test]
     fn hash_is_sha256_of_the_text() {
         let secret = ApiKeySecret::parse("bk_0000000000000000000000000000000000000000000").unwrap();
-        let hex: String = secret.hash().0.iter().map(|b| format!("{b:02x}")).collect();
+        let hex: String = secret.hash().0.iter().fold(String::new(), |hex, b| hex + &format!("{b:02x}"));
         assert_eq!(hex, "0efaf1f6249a26c3ab96827115924100735e0bc757a4786a25af7ce4a902bf42");
     }
 

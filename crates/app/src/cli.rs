@@ -1,6 +1,9 @@
 //! The command line: `serve`, `migrate`, and team, user and key administration. Each
 //! administrative command prints only its result on stdout, so scripts can capture it.
 
+// The doc comments of the commands are the `--help` text, written for the terminal.
+#![allow(clippy::doc_markdown)]
+
 use std::io::Write;
 use std::sync::Arc;
 

@@ -1,5 +1,8 @@
 //! Configuration, read once from flags and environment variables into typed structs.
 
+// The doc comments of the fields are the `--help` text, written for the terminal.
+#![allow(clippy::doc_markdown)]
+
 use std::net::SocketAddr;
 use std::num::NonZeroU32;
 use std::time::Duration;
@@ -115,7 +118,7 @@ mod tests {
         let rate = parse_rate("100/10s").unwrap();
         assert_eq!((rate.burst.get(), rate.period), (100, Duration::from_secs(10)));
         assert_eq!(parse_rate("5/s").unwrap().period, Duration::from_secs(1));
-        assert_eq!(parse_rate("1000/1m").unwrap().period, Duration::from_secs(60));
+        assert_eq!(parse_rate("1000/1m").unwrap().period, Duration::from_mins(1));
         for bad in ["", "100", "0/10s", "x/10s", "10/0s", "10/fortnight"] {
             assert!(parse_rate(bad).is_err(), "{bad:?}");
         }

@@ -93,7 +93,7 @@ impl Application {
 /// Keeps the rate limiters' memory bounded by forgetting idle callers each minute.
 fn spawn_limiter_sweeps(state: web::Data<ApiState>) {
     tokio::spawn(async move {
-        let mut every_minute = tokio::time::interval(std::time::Duration::from_secs(60));
+        let mut every_minute = tokio::time::interval(std::time::Duration::from_mins(1));
         loop {
             every_minute.tick().await;
             state.limits.sweep();

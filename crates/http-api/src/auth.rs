@@ -58,16 +58,14 @@ impl Authenticator {
         let presented = presented.ok_or(AuthFailure::Missing)?;
         let secret = ApiKeySecret::parse(presented).ok_or(AuthFailure::Refused(Refusal::Unknown))?;
         let KeyHash(hash) = secret.hash();
-        let credential = match self.cache.get(&hash) {
-            Some(credential) => credential,
-            None => {
-                let found =
-                    self.accounts.find_credential(&KeyHash(hash)).await.map_err(AuthFailure::Store)?;
-                let credential = Arc::new(found.ok_or(AuthFailure::Refused(Refusal::Unknown))?);
-                self.cache.insert(hash, credential.clone());
-                self.record_use(&credential);
-                credential
-            }
+        let credential = if let Some(credential) = self.cache.get(&hash) {
+            credential
+        } else {
+            let found = self.accounts.find_credential(&KeyHash(hash)).await.map_err(AuthFailure::Store)?;
+            let credential = Arc::new(found.ok_or(AuthFailure::Refused(Refusal::Unknown))?);
+            self.cache.insert(hash, credential.clone());
+            self.record_use(&credential);
+            credential
         };
         credential.authenticate(self.clock.now()).map_err(AuthFailure::Refused)
     }
@@ -129,15 +127,14 @@ pub(crate) async fn require_api_key(
         }
         Err(failure) => {
             let ip = client_ip(req.request(), state.settings.trust_forwarded);
-            let error = match ip.map(|ip| state.limits.check_ip(ip)) {
-                Some(Err(exceeded)) => too_many_requests(exceeded),
-                _ => {
-                    let message = match failure {
-                        AuthFailure::Refused(refusal) => refusal.to_string(),
-                        _ => "missing X-API-Key header".to_owned(),
-                    };
-                    ApiError::new(StatusCode::UNAUTHORIZED, message)
-                }
+            let error = if let Some(Err(exceeded)) = ip.map(|ip| state.limits.check_ip(ip)) {
+                too_many_requests(exceeded)
+            } else {
+                let message = match failure {
+                    AuthFailure::Refused(refusal) => refusal.to_string(),
+                    _ => "missing X-API-Key header".to_owned(),
+                };
+                ApiError::new(StatusCode::UNAUTHORIZED, message)
             };
             tracing::info!(
                 status = error.status().as_u16(),

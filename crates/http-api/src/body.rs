@@ -62,7 +62,7 @@ pub fn parse<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
     Ok(value)
 }
 
-/// `field: message` for a serde_json error found at `path` (`.` when at the top).
+/// `field: message` for a `serde_json` error found at `path` (`.` when at the top).
 fn describe(path: &str, error: &serde_json::Error) -> String {
     use serde_json::error::Category;
     let text = error.to_string();
@@ -120,7 +120,7 @@ mod tests {
 
     #[test]
     fn names_the_field_of_each_failure() {
-        assert_eq!(error_of(r#"{}"#), "name: is required");
+        assert_eq!(error_of("{}"), "name: is required");
         assert_eq!(error_of(r#"{"name": 5}"#), "name: invalid type: integer `5`, expected a string");
         assert_eq!(error_of(r#"{"name": "a", "subtotal": 1}"#), "subtotal: not accepted");
         assert_eq!(

@@ -31,7 +31,7 @@ impl ApiError {
     }
 
     #[must_use]
-    pub fn with_header(mut self, name: HeaderName, value: impl ToString) -> Self {
+    pub fn with_header(mut self, name: HeaderName, value: impl std::fmt::Display) -> Self {
         if let Ok(value) = HeaderValue::from_str(&value.to_string()) {
             self.headers.push((name, value));
         }

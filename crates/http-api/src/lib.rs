@@ -1,8 +1,8 @@
 //! The actix-web adapter: the REST API, its conventions, and its OpenAPI description.
 //!
-//! A request passes, outermost first: [`conventions::request_id`] (id, span, log line),
-//! [`metrics::record`], [`conventions::json_errors`], then for `/v1` routes
-//! [`auth::require_api_key`] (401, 429) and the handler, whose [`auth::Auth`] extractor
+//! A request passes, outermost first: `conventions::request_id` (id, span, log line),
+//! `metrics::record`, `conventions::json_errors`, then for `/v1` routes
+//! `auth::require_api_key` (401, 429) and the handler, whose [`auth::Auth`] extractor
 //! checks the permission (403) before the [`body::Json`] body is parsed (400). Handlers
 //! parse input into domain types, call a port, and map its errors with [`ApiError`].
 

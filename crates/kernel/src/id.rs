@@ -59,9 +59,14 @@ macro_rules! define_id {
 
 #[cfg(test)]
 mod tests {
+    #![allow(unreachable_pub, reason = "the macro declares public ids")]
+
     use super::Id;
 
-    define_id!(SampleId);
+    define_id!(
+        /// An id for these tests.
+        SampleId
+    );
 
     #[test]
     fn generated_ids_round_trip_through_text() {

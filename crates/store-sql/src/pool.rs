@@ -83,7 +83,10 @@ impl std::fmt::Debug for SqlStore {
             Backend::Postgres(_) => "postgres",
             Backend::Sqlite(_) => "sqlite",
         };
-        f.debug_struct("SqlStore").field("backend", &kind).field("max_size", &self.max_size).finish()
+        f.debug_struct("SqlStore")
+            .field("backend", &kind)
+            .field("max_size", &self.max_size)
+            .finish_non_exhaustive()
     }
 }
 
@@ -158,7 +161,7 @@ impl SqlStore {
                     .spawn_blocking(|conn| {
                         conn.run_pending_migrations(SQLITE_MIGRATIONS)
                             .map(|_| ())
-                            .map_err(|e| diesel::result::Error::QueryBuilderError(e))
+                            .map_err(diesel::result::Error::QueryBuilderError)
                     })
                     .await
                     .context("running SQLite migrations")

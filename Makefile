@@ -1,0 +1,64 @@
+# The commands CI and people use. `make test` is exactly what CI runs.
+SHELL := /bin/bash
+.DEFAULT_GOAL := help
+CARGO ?= cargo
+DOMAIN_CRATES := kernel accounts billing tracking triggers
+export TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/postgres
+
+.PHONY: help run test lint fmt fmt-check clippy layering deny test-all schemathesis bench audit doc
+
+help:
+	@echo "make run     build and serve on the embedded SQLite default (http://127.0.0.1:3000)"
+	@echo "make test    everything CI checks: lint, tests on every adapter, cargo deny, schemathesis"
+	@echo "make lint    fmt check, clippy -D warnings, docs, layering check"
+	@echo "make fmt     format the code"
+	@echo "make bench   release build on PostgreSQL under load, with pgbench beside it"
+
+run:
+	$(CARGO) run --release -p app --bin billable -- serve
+
+test: lint test-all deny schemathesis
+
+lint: fmt-check clippy doc layering
+
+fmt:
+	$(CARGO) fmt --all
+
+fmt-check:
+	$(CARGO) fmt --all -- --check
+
+clippy:
+	$(CARGO) clippy --workspace --all-targets --locked -- -D warnings
+
+doc:
+	RUSTDOCFLAGS="-D warnings" $(CARGO) doc --workspace --no-deps --locked --quiet
+
+# Domain crates must not reach a framework: no actix-web, diesel or tokio in their trees.
+layering:
+	@for crate in $(DOMAIN_CRATES); do \
+	  for framework in actix-web diesel diesel-async tokio; do \
+	    if $(CARGO) tree --locked -e normal -p $$crate -i $$framework >/dev/null 2>&1; then \
+	      echo "layering: $$crate depends on $$framework"; exit 1; \
+	    fi; \
+	  done; \
+	done; echo "layering: domain crates are framework-free"
+
+# Unit tests and the contract suites (all three adapters), then the HTTP suite on each backend.
+test-all:
+	$(CARGO) test --workspace --locked
+	TEST_BACKEND=postgres $(CARGO) test --locked -p acceptance http::
+	TEST_BACKEND=memory $(CARGO) test --locked -p acceptance http::
+
+# Advisories need the RustSec database from the network; `make audit` checks them where
+# there is one. Licenses, bans and sources are checked offline.
+deny:
+	$(CARGO) deny --locked check licenses bans sources
+
+audit:
+	$(CARGO) deny --locked check advisories
+
+schemathesis:
+	./scripts/schemathesis.sh
+
+bench:
+	./scripts/bench.sh

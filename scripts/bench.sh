@@ -1,0 +1,272 @@
+#!/usr/bin/env bash
+# Benchmarks the billable REST API on PostgreSQL and prints a summary against the targets:
+#   - GET /v1/invoices/clients/{id} throughput >= 0.5 x pgbench running the same SELECT
+#   - GET p99 latency < 10 ms
+#   - idle resident memory < 40 MB
+# Called by `make bench`. Needs root only to install wrk / start PostgreSQL when missing.
+#
+# Tunables (environment): BENCH_SECONDS (10), BENCH_CONNECTIONS (32), BENCH_THREADS (2),
+# BENCH_WARMUP_SECONDS (2), BENCH_PORT (a free port), BENCH_POOL_SIZE (32).
+set -euo pipefail
+
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+PG_HOST=127.0.0.1
+PG_PORT=5432
+PG_USER=postgres
+DB_NAME=billable_bench
+DATABASE_URL="postgres://${PG_USER}@${PG_HOST}:${PG_PORT}/${DB_NAME}"
+
+DURATION=${BENCH_SECONDS:-10}          # whole seconds: pgbench -T takes no unit
+CONNECTIONS=${BENCH_CONNECTIONS:-32}
+THREADS=${BENCH_THREADS:-2}
+WARMUP=${BENCH_WARMUP_SECONDS:-2}
+POOL_SIZE=${BENCH_POOL_SIZE:-32}
+BIN="${CARGO_TARGET_DIR:-target}/release/billable"
+
+CLIENT_JSON='{"name":"Bench Client","email":"bench@example.com","line1":"1 Bench Road","postalCode":"1000"}'
+
+log() { printf 'bench: %s\n' "$*" >&2; }
+warn() { printf 'bench: WARNING: %s\n' "$*" >&2; }
+die() { printf 'bench: error: %s\n' "$*" >&2; exit 1; }
+
+# psql against the maintenance database (to create/drop the bench database) or the bench one.
+psql_admin() { psql -h "$PG_HOST" -p "$PG_PORT" -U "$PG_USER" -d postgres -X -q -At -v ON_ERROR_STOP=1 "$@"; }
+psql_bench() { psql -h "$PG_HOST" -p "$PG_PORT" -U "$PG_USER" -d "$DB_NAME" -X -q -At -v ON_ERROR_STOP=1 "$@"; }
+
+# ---------------------------------------------------------------------------------------------
+# Cleanup: stop the server first (it holds pool connections), then drop the database.
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/billable-bench.XXXXXX")
+SERVER_PID=
+DB_CREATED=0
+
+cleanup() {
+    local status=$?
+    set +e
+    if [[ -n $SERVER_PID ]] && kill -0 "$SERVER_PID" 2>/dev/null; then
+        kill -TERM "$SERVER_PID" 2>/dev/null
+        # Graceful shutdown waits for in-flight requests (up to 30 s); don't hang on it.
+        for _ in $(seq 1 50); do
+            kill -0 "$SERVER_PID" 2>/dev/null || break
+            sleep 0.1
+        done
+        kill -KILL "$SERVER_PID" 2>/dev/null
+        wait "$SERVER_PID" 2>/dev/null
+    fi
+    if (( status != 0 )) && [[ -s $WORK/server.log ]]; then
+        log "last lines of the server log:"
+        tail -n 20 "$WORK/server.log" >&2
+    fi
+    if (( DB_CREATED )); then
+        # FORCE (PostgreSQL 13+) ends stray sessions, e.g. a pgbench killed by Ctrl-C.
+        psql_admin -c "DROP DATABASE IF EXISTS ${DB_NAME} WITH (FORCE)" >/dev/null 2>&1 \
+            || psql_admin -c "DROP DATABASE IF EXISTS ${DB_NAME}" >/dev/null \
+            || warn "could not drop database ${DB_NAME}"
+    fi
+    rm -rf "$WORK"
+    exit "$status"
+}
+trap cleanup EXIT
+# Make Ctrl-C / kill go through the EXIT trap too.
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+# ---------------------------------------------------------------------------------------------
+# Tools.
+if ! command -v wrk >/dev/null 2>&1; then
+    log "installing wrk"
+    apt-get update -qq && apt-get install -y -qq wrk >/dev/null
+fi
+if ! command -v pgbench >/dev/null 2>&1 || ! command -v psql >/dev/null 2>&1 \
+    || ! command -v pg_isready >/dev/null 2>&1; then
+    log "installing postgresql-client"
+    apt-get update -qq && apt-get install -y -qq postgresql-client >/dev/null
+fi
+for tool in wrk pgbench psql pg_isready curl python3 awk cargo; do
+    command -v "$tool" >/dev/null 2>&1 || die "$tool is required but not installed"
+done
+
+# PostgreSQL: start the local cluster if nothing answers on 127.0.0.1:5432.
+if ! pg_isready -q -h "$PG_HOST" -p "$PG_PORT"; then
+    version=$(ls /etc/postgresql 2>/dev/null | sort -V | tail -n 1 || true)
+    [[ -n $version ]] || die "PostgreSQL is not running and no cluster is configured in /etc/postgresql"
+    log "starting PostgreSQL ${version}/main"
+    pg_ctlcluster --skip-systemctl-redirect "$version" main start
+    for _ in $(seq 1 30); do
+        pg_isready -q -h "$PG_HOST" -p "$PG_PORT" && break
+        sleep 0.5
+    done
+    pg_isready -q -h "$PG_HOST" -p "$PG_PORT" || die "PostgreSQL did not come up on ${PG_HOST}:${PG_PORT}"
+fi
+
+# ---------------------------------------------------------------------------------------------
+# Build. Release profile: debug builds say nothing about production speed.
+log "building release binary"
+cargo build --release -p app
+[[ -x $BIN ]] || die "expected binary at $BIN"
+
+# Fresh database: the server bootstraps (and prints a key) only on an empty one.
+log "recreating database ${DB_NAME}"
+psql_admin -c "DROP DATABASE IF EXISTS ${DB_NAME} WITH (FORCE)" >/dev/null
+DB_CREATED=1
+psql_admin -c "CREATE DATABASE ${DB_NAME}" >/dev/null
+
+# ---------------------------------------------------------------------------------------------
+# Server.
+PORT=${BENCH_PORT:-$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')}
+BASE="http://127.0.0.1:${PORT}"
+
+log "starting server on ${BASE}"
+# Rate limits raised far above what wrk can send: the figures must measure the service,
+# not the limiter's 429s. Logging at warn so per-request logs don't dominate.
+DATABASE_URL="$DATABASE_URL" \
+BILLABLE_LISTEN="127.0.0.1:${PORT}" \
+BILLABLE_RATE_LIMIT="100000000/1s" \
+BILLABLE_IP_RATE_LIMIT="100000000/1s" \
+BILLABLE_DB_POOL_SIZE="$POOL_SIZE" \
+BILLABLE_LOG=warn \
+    "$BIN" serve >"$WORK/server.log" 2>&1 &
+SERVER_PID=$!
+
+# Wait for /healthz (migrations run before the listener binds).
+ready=0
+for _ in $(seq 1 60); do
+    kill -0 "$SERVER_PID" 2>/dev/null || die "server exited during startup"
+    if curl -fsS -o /dev/null --max-time 1 "$BASE/healthz" 2>/dev/null; then
+        ready=1
+        break
+    fi
+    sleep 0.5
+done
+(( ready )) || die "server did not answer ${BASE}/healthz within 30 s"
+
+# The first-start banner carries the only copy of the bootstrap key.
+KEY=$(grep -o 'bk_[A-Za-z0-9]*' "$WORK/server.log" | head -n 1 || true)
+[[ -n $KEY ]] || die "no API key (bk_...) in the server's first-start output"
+
+# Idle memory: let startup allocations settle, before any load grows buffers and the pool.
+sleep 2
+rss_mb() { awk '/^VmRSS:/ { printf "%.1f", $2 / 1024 }' "/proc/$SERVER_PID/status"; }
+IDLE_RSS_MB=$(rss_mb)
+log "idle RSS: ${IDLE_RSS_MB} MB"
+
+# ---------------------------------------------------------------------------------------------
+# Fixture: one client to read back.
+status=$(curl -sS -o "$WORK/create.json" -w '%{http_code}' -X POST \
+    -H "X-API-Key: $KEY" -H 'Content-Type: application/json' \
+    -d "$CLIENT_JSON" "$BASE/v1/invoices/clients")
+[[ $status == 201 ]] || die "creating the client answered $status: $(cat "$WORK/create.json")"
+CLIENT_ID=$(python3 -c 'import json, sys; print(json.load(sys.stdin)["id"])' <"$WORK/create.json")
+[[ $CLIENT_ID =~ ^[0-9a-fA-F-]{36}$ ]] || die "unexpected client id: $CLIENT_ID"
+GET_URL="$BASE/v1/invoices/clients/$CLIENT_ID"
+
+# Fail fast on auth/routing mistakes rather than benchmarking 4xx responses.
+status=$(curl -sS -o /dev/null -w '%{http_code}' -H "X-API-Key: $KEY" "$GET_URL")
+[[ $status == 200 ]] || die "GET $GET_URL answered $status"
+
+# ---------------------------------------------------------------------------------------------
+# wrk helpers.
+
+# "850.12us" / "1.20ms" / "1.03s" / "1.50m" -> milliseconds.
+to_ms() {
+    awk '{
+        v = $1
+        if (v ~ /us$/)      { sub(/us$/, "", v); v = v / 1000 }
+        else if (v ~ /ms$/) { sub(/ms$/, "", v); v = v + 0 }
+        else if (v ~ /s$/)  { sub(/s$/, "", v);  v = v * 1000 }
+        else if (v ~ /m$/)  { sub(/m$/, "", v);  v = v * 60000 }
+        else if (v ~ /h$/)  { sub(/h$/, "", v);  v = v * 3600000 }
+        printf "%.2f\n", v
+    }'
+}
+
+# run_wrk NAME ARGS... : runs wrk, keeps its output in $WORK/NAME.txt and echoes it.
+run_wrk() {
+    local name=$1
+    shift
+    wrk -t"$THREADS" -c"$CONNECTIONS" -d"${DURATION}s" --latency "$@" >"$WORK/$name.txt"
+    cat "$WORK/$name.txt"
+    grep -q '^Requests/sec:' "$WORK/$name.txt" || die "wrk ($name) produced no Requests/sec line"
+    if grep -q 'Non-2xx or 3xx responses' "$WORK/$name.txt"; then
+        warn "$name: $(grep 'Non-2xx or 3xx responses' "$WORK/$name.txt" | sed 's/^ *//') (figures include errors)"
+    fi
+    if grep -q 'Socket errors' "$WORK/$name.txt"; then
+        warn "$name: $(grep 'Socket errors' "$WORK/$name.txt" | sed 's/^ *//')"
+    fi
+}
+wrk_rps() { awk '/^Requests\/sec:/ { printf "%.0f", $2 }' "$WORK/$1.txt"; }
+# Lines of the "Latency Distribution" block look like "     99%    4.21ms".
+wrk_pct_ms() { awk -v p="$2%" '$1 == p { print $2; exit }' "$WORK/$1.txt" | to_ms; }
+
+# ---------------------------------------------------------------------------------------------
+# GET benchmark. A short warm-up first fills the connection pool and the key cache, so
+# the measured run doesn't include connection setup.
+log "warm-up (${WARMUP}s)"
+wrk -t"$THREADS" -c"$CONNECTIONS" -d"${WARMUP}s" -H "X-API-Key: $KEY" "$GET_URL" >/dev/null
+
+echo
+echo "=== GET /v1/invoices/clients/{id} (wrk, ${CONNECTIONS} connections, ${DURATION}s) ==="
+run_wrk get -H "X-API-Key: $KEY" "$GET_URL"
+
+# ---------------------------------------------------------------------------------------------
+# pgbench on the SELECT the GET endpoint issues, at the same concurrency. Run right after
+# the GET benchmark, before the POST run grows the table and wakes autovacuum, so both read
+# the same data. pgbench's \set only does numbers, so the uuids come in through -D; in
+# prepared mode each :var becomes a bind parameter, like the service's own query.
+TEAM_ID=$(psql_bench -c "SELECT team_id FROM clients WHERE id = '${CLIENT_ID}'")
+[[ $TEAM_ID =~ ^[0-9a-fA-F-]{36}$ ]] || die "could not read the client's team_id (got: $TEAM_ID)"
+
+cat >"$WORK/select.sql" <<'SQL'
+SELECT team_id, id, name, email, phone, vat_number, line1, line2, line3, postal_code, created_at, updated_at FROM clients WHERE team_id = :team AND id = :id LIMIT 1;
+SQL
+
+echo
+echo "=== pgbench, same SELECT (${CONNECTIONS} connections, ${DURATION}s, prepared) ==="
+pgbench -h "$PG_HOST" -p "$PG_PORT" -U "$PG_USER" -n -c "$CONNECTIONS" -j "$THREADS" -T "$DURATION" \
+    -M prepared -D "team=$TEAM_ID" -D "id=$CLIENT_ID" -f "$WORK/select.sql" "$DB_NAME" \
+    >"$WORK/pgbench.txt" 2>&1 || { cat "$WORK/pgbench.txt"; die "pgbench failed"; }
+cat "$WORK/pgbench.txt"
+# PostgreSQL 14+ prints "(without initial connection time)", older "(excluding connections
+# establishing)" next to an "including" line; either way skip the "including" figure.
+PG_TPS=$(awk '/^tps = / && !/including/ { printf "%.0f", $3; exit }' "$WORK/pgbench.txt")
+PG_LAT=$(awk '/^latency average = / { print $4 }' "$WORK/pgbench.txt")
+[[ -n $PG_TPS ]] || die "could not read tps from pgbench output"
+
+# ---------------------------------------------------------------------------------------------
+# POST benchmark. wrk can only send bodies from Lua; the key is base62, safe in a Lua string.
+cat >"$WORK/post.lua" <<LUA
+wrk.method = "POST"
+wrk.body = '${CLIENT_JSON}'
+wrk.headers["Content-Type"] = "application/json"
+wrk.headers["X-API-Key"] = "${KEY}"
+LUA
+
+echo
+echo "=== POST /v1/invoices/clients (wrk, ${CONNECTIONS} connections, ${DURATION}s) ==="
+run_wrk post -s "$WORK/post.lua" "$BASE/v1/invoices/clients"
+
+LOADED_RSS_MB=$(rss_mb)
+
+# ---------------------------------------------------------------------------------------------
+# Summary.
+GET_RPS=$(wrk_rps get)
+GET_P50=$(wrk_pct_ms get 50)
+GET_P99=$(wrk_pct_ms get 99)
+POST_RPS=$(wrk_rps post)
+POST_P50=$(wrk_pct_ms post 50)
+POST_P99=$(wrk_pct_ms post 99)
+
+RATIO=$(awk -v a="$GET_RPS" -v b="$PG_TPS" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "n/a" }')
+ratio_met=$(awk -v r="$RATIO" 'BEGIN { print (r != "n/a" && r + 0 >= 0.5) ? "met" : "not met" }')
+p99_met=$(awk -v p="$GET_P99" 'BEGIN { print (p + 0 < 10) ? "met" : "not met" }')
+rss_met=$(awk -v m="$IDLE_RSS_MB" 'BEGIN { print (m + 0 < 40) ? "met" : "not met" }')
+
+echo
+echo "=== Summary ($(nproc) cores, ${CONNECTIONS} connections, ${DURATION}s per run) ==="
+printf '%-32s %s req/s, p50 %s ms, p99 %s ms\n' "GET /v1/invoices/clients/{id}:" "$GET_RPS" "$GET_P50" "$GET_P99"
+printf '%-32s %s req/s, p50 %s ms, p99 %s ms\n' "POST /v1/invoices/clients:" "$POST_RPS" "$POST_P50" "$POST_P99"
+printf '%-32s %s tps (latency average %s ms)\n' "pgbench same SELECT:" "$PG_TPS" "${PG_LAT:-?}"
+printf '%-32s %s (target >= 0.5: %s)\n' "ratio API GET / pgbench:" "$RATIO" "$ratio_met"
+printf '%-32s %s (p99 %s ms)\n' "GET p99 target < 10 ms:" "$p99_met" "$GET_P99"
+printf '%-32s %s MB (target < 40 MB: %s)\n' "idle RSS:" "$IDLE_RSS_MB" "$rss_met"
+printf '%-32s %s MB\n' "RSS after load:" "$LOADED_RSS_MB"
