@@ -84,7 +84,7 @@ impl Application {
         self.port
     }
 
-    /// Serves until SIGTERM or SIGINT, then finishes the requests in flight.
+    /// Serves until SIGTERM (draining requests in flight) or SIGINT (at once).
     pub async fn run_until_stopped(self) -> std::io::Result<()> {
         self.server.await
     }

@@ -91,10 +91,7 @@ impl RouteTable {
 /// The default service: 405 with `Allow` on a known path, 404 elsewhere.
 pub(crate) async fn no_route(req: HttpRequest, routes: web::Data<RouteTable>) -> HttpResponse {
     match routes.methods_at(req.path()) {
-        Some(mut methods) => {
-            if methods.contains(&Method::GET) {
-                methods.push(Method::HEAD);
-            }
+        Some(methods) => {
             let allow: Vec<&str> = methods.iter().map(Method::as_str).collect();
             ApiError::new(StatusCode::METHOD_NOT_ALLOWED, format!("method {} not allowed here", req.method()))
                 .with_header(header::ALLOW, allow.join(", "))

@@ -147,8 +147,9 @@ pub fn app(
         .wrap(from_fn(conventions::request_id))
 }
 
-/// Binds the API to `listener` and returns the running server. It stops gracefully on
-/// SIGTERM or SIGINT: new connections are refused, requests in flight finish.
+/// Binds the API to `listener` and returns the running server. On SIGTERM it stops
+/// gracefully: new connections are refused and requests in flight get 30 s to finish.
+/// SIGINT (Ctrl-C) stops at once.
 pub fn serve(listener: TcpListener, state: web::Data<ApiState>, workers: usize) -> std::io::Result<Server> {
     Ok(HttpServer::new(move || app(state.clone()))
         .workers(workers.max(1))

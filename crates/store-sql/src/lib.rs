@@ -1,9 +1,9 @@
 //! Diesel adapter of every storage port, on PostgreSQL and on SQLite.
 //!
-//! **One query body, two backends.** [`db_run!`] expands a query body once per backend,
-//! each time with that backend's `schema` module in scope ([`schema::pg`],
-//! [`schema::sqlite`]): the tables and columns share names, their SQL types differ
-//! (`uuid`/`TEXT`, `timestamptz`/`TEXT`), and [`types::DbUuid`] maps one Rust type onto
+//! **One query body, two backends.** `db_run!` expands a query body once per backend,
+//! each time with that backend's `schema` module in scope (`schema::pg`,
+//! `schema::sqlite`): the tables and columns share names, their SQL types differ
+//! (`uuid`/`TEXT`, `timestamptz`/`TEXT`), and `types::DbUuid` maps one Rust type onto
 //! both. Diesel type-checks each expansion against its own backend, so a query that does
 //! not fit one of them fails to compile.
 //!
