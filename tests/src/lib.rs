@@ -62,6 +62,13 @@ enum Cleanup {
     Schema(String),
 }
 
+/// An administrative PostgreSQL session, for tests that need to interfere from outside.
+pub async fn admin_session() -> tokio_postgres::Client {
+    let (client, connection) = tokio_postgres::connect(&admin_url(), tokio_postgres::NoTls).await.unwrap();
+    tokio::spawn(connection);
+    client
+}
+
 async fn admin_execute(sql: &str) -> anyhow::Result<()> {
     let (client, connection) = tokio_postgres::connect(&admin_url(), tokio_postgres::NoTls).await?;
     let driver = tokio::spawn(connection);
@@ -119,11 +126,23 @@ impl TestDb {
     }
 
     pub fn config(&self) -> DatabaseConfig {
+        self.config_with_pool(4, Duration::from_secs(5))
+    }
+
+    pub fn config_with_pool(&self, size: usize, wait: Duration) -> DatabaseConfig {
         DatabaseConfig {
             database_url: self.url.clone(),
-            db_pool_size: Some(4),
-            db_wait_timeout: Duration::from_secs(5),
+            db_pool_size: Some(size),
+            db_wait_timeout: wait,
             db_statement_timeout: Duration::from_secs(30),
+        }
+    }
+
+    /// The PostgreSQL schema holding this database's tables, if it is one.
+    pub fn schema(&self) -> Option<&str> {
+        match &self.cleanup {
+            Cleanup::Schema(schema) => Some(schema),
+            _ => None,
         }
     }
 
@@ -213,7 +232,7 @@ pub struct TestApp {
     pub team: TeamId,
     pub owner: UserId,
     pub key: String,
-    _db: TestDb,
+    pub db: TestDb,
 }
 
 pub async fn spawn_app() -> TestApp {
@@ -223,6 +242,11 @@ pub async fn spawn_app() -> TestApp {
 pub async fn spawn_app_with(config: ServeConfig) -> TestApp {
     let db = TestDb::new(Backend::from_env()).await;
     let store = db.open().await;
+    start(config, db, store).await
+}
+
+/// The server over a given, already opened database.
+pub async fn start(config: ServeConfig, db: TestDb, store: Store) -> TestApp {
     let clock: Arc<dyn Clock> = Arc::new(SystemClock);
     let application = app::Application::build(&config, &store, clock).expect("server builds");
     let address = format!("http://127.0.0.1:{}", application.port());
@@ -234,7 +258,7 @@ pub async fn spawn_app_with(config: ServeConfig) -> TestApp {
         .redirect(reqwest::redirect::Policy::none())
         .build()
         .expect("client builds");
-    TestApp { address, store, http, team, owner, key, _db: db }
+    TestApp { address, store, http, team, owner, key, db }
 }
 
 impl TestApp {

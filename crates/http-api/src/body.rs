@@ -53,6 +53,11 @@ impl<T: DeserializeOwned + 'static> FromRequest for Json<T> {
 
 /// Parses `bytes` as `T`, naming the offending field on failure.
 pub fn parse<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
+    // serde reads a struct from an array too (`["a"]`); a body is an object.
+    let first = bytes.iter().find(|b| !b.is_ascii_whitespace());
+    if first.is_some_and(|b| *b != b'{') && serde_json::from_slice::<serde::de::IgnoredAny>(bytes).is_ok() {
+        return Err(ApiError::new(StatusCode::BAD_REQUEST, "body: must be a JSON object"));
+    }
     let mut deserializer = serde_json::Deserializer::from_slice(bytes);
     let value = serde_path_to_error::deserialize(&mut deserializer).map_err(|error| {
         let path = error.path().to_string();
@@ -139,6 +144,8 @@ mod tests {
         assert!(error_of(r#"{"name": "#).starts_with("body: malformed JSON"));
         assert!(error_of("").starts_with("body: malformed JSON"));
         assert!(error_of(r#"{"name": "a"} trailing"#).starts_with("body: malformed JSON"));
-        assert!(error_of("[1]").starts_with("body: invalid type"));
+        assert_eq!(error_of("[1]"), "body: must be a JSON object");
+        assert_eq!(error_of(r#"["a"]"#), "body: must be a JSON object");
+        assert_eq!(error_of("null"), "body: must be a JSON object");
     }
 }

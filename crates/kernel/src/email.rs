@@ -45,7 +45,7 @@ mod tests {
 
     #[test]
     fn accepts_ordinary_addresses() {
-        for address in ["ada@example.com", "Zoë.Ł@example.co.uk", "a+tag@sub.example.org"] {
+        for address in ["ada@example.com", "first.last@example.co.uk", "a+tag@sub.example.org"] {
             assert_eq!(Email::parse(address).map(Email::into_string), Ok(address.to_owned()));
         }
     }

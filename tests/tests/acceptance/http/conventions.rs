@@ -70,3 +70,33 @@ async fn the_reference_is_served_from_the_binary() {
         .unwrap();
     assert!(config.contains("/openapi.json"), "{config}");
 }
+
+/// With every connection busy, a request waits `BILLABLE_DB_WAIT_TIMEOUT` and then gets a
+/// 503 with `Retry-After`, instead of hanging.
+#[tokio::test]
+async fn an_exhausted_pool_answers_503() {
+    let db = acceptance::TestDb::new(acceptance::Backend::Postgres).await;
+    let store =
+        app::Store::open(&db.config_with_pool(1, std::time::Duration::from_millis(300))).await.unwrap();
+    let app = acceptance::start(acceptance::serve_config(), db, store).await;
+    // An outside session locks the clients table, so the one pooled connection blocks on it.
+    let schema = app.db.schema().unwrap().to_owned();
+    let admin = acceptance::admin_session().await;
+    admin
+        .batch_execute(&format!("BEGIN; LOCK TABLE \"{schema}\".clients IN ACCESS EXCLUSIVE MODE"))
+        .await
+        .unwrap();
+    let blocked = tokio::spawn(app.request(Method::GET, "/v1/invoices/clients", &app.key).send());
+    tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    let started = std::time::Instant::now();
+    let response = app.request(Method::GET, "/v1/invoices/clients", &app.key).send().await.unwrap();
+    assert_eq!(response.status(), 503);
+    assert_eq!(response.headers()["retry-after"], "1");
+    assert_eq!(error_of(response).await, "service temporarily unavailable, retry later");
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(3),
+        "answered after the wait timeout, not a hang"
+    );
+    admin.batch_execute("ROLLBACK").await.unwrap();
+    assert_eq!(blocked.await.unwrap().unwrap().status(), 200, "the blocked request completes once released");
+}
