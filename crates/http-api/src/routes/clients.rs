@@ -62,29 +62,30 @@ impl From<Client> for ClientBody {
     }
 }
 
-/// The details of a client, for create and for full replacement.
+/// The details of a client, for create and for full replacement. No text may contain a
+/// NUL character.
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub(crate) struct ClientInput {
-    #[schema(min_length = 1, max_length = 255)]
+    #[schema(pattern = r"^[^\u0000]*$", min_length = 1, max_length = 255)]
     name: String,
     #[schema(format = Email, max_length = 254)]
     email: String,
     #[serde(default)]
-    #[schema(max_length = 255, default = "")]
+    #[schema(pattern = r"^[^\u0000]*$", max_length = 255, default = "")]
     phone: String,
     #[serde(default)]
-    #[schema(max_length = 255, default = "")]
+    #[schema(pattern = r"^[^\u0000]*$", max_length = 255, default = "")]
     vat_number: String,
-    #[schema(min_length = 1, max_length = 255)]
+    #[schema(pattern = r"^[^\u0000]*$", min_length = 1, max_length = 255)]
     line1: String,
     #[serde(default)]
-    #[schema(max_length = 255, default = "")]
+    #[schema(pattern = r"^[^\u0000]*$", max_length = 255, default = "")]
     line2: String,
     #[serde(default)]
-    #[schema(max_length = 255, default = "")]
+    #[schema(pattern = r"^[^\u0000]*$", max_length = 255, default = "")]
     line3: String,
-    #[schema(min_length = 1, max_length = 32)]
+    #[schema(pattern = r"^[^\u0000]*$", min_length = 1, max_length = 32)]
     postal_code: String,
 }
 
