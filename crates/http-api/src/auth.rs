@@ -58,16 +58,20 @@ impl Authenticator {
         let presented = presented.ok_or(AuthFailure::Missing)?;
         let secret = ApiKeySecret::parse(presented).ok_or(AuthFailure::Refused(Refusal::Unknown))?;
         let KeyHash(hash) = secret.hash();
-        let credential = if let Some(credential) = self.cache.get(&hash) {
-            credential
+        let (credential, cache_miss) = if let Some(credential) = self.cache.get(&hash) {
+            (credential, false)
         } else {
             let found = self.accounts.find_credential(&KeyHash(hash)).await.map_err(AuthFailure::Store)?;
             let credential = Arc::new(found.ok_or(AuthFailure::Refused(Refusal::Unknown))?);
             self.cache.insert(hash, credential.clone());
-            self.record_use(&credential);
-            credential
+            (credential, true)
         };
-        credential.authenticate(self.clock.now()).map_err(AuthFailure::Refused)
+        let principal = credential.authenticate(self.clock.now()).map_err(AuthFailure::Refused)?;
+        // Only a use that was let through counts as a use.
+        if cache_miss {
+            self.record_use(&credential);
+        }
+        Ok(principal)
     }
 
     fn record_use(&self, credential: &Credential) {

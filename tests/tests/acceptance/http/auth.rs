@@ -51,11 +51,17 @@ async fn expired_and_revoked_keys_are_refused() {
 async fn last_use_is_recorded() {
     let app = spawn_app().await;
     let (id, key) = create_key(&app.store, app.team, app.owner, Scope::ReadOnly, None).await;
+    let (expired_id, expired) =
+        create_key(&app.store, app.team, app.owner, Scope::ReadOnly, Some(TimeDelta::seconds(-1))).await;
+    assert_eq!(app.request(Method::GET, CLIENTS, &expired).send().await.unwrap().status(), 401);
     app.request(Method::GET, CLIENTS, &key).send().await.unwrap();
     // Recorded in the background; give it a moment.
     for _ in 0..50 {
         let keys = app.store.accounts().list_api_keys(app.team).await.unwrap();
         if keys.iter().any(|k| k.id == id && k.last_used_at.is_some()) {
+            // The refused key was checked first, so its write would have landed by now.
+            let refused = keys.iter().find(|k| k.id == expired_id).unwrap();
+            assert_eq!(refused.last_used_at, None, "a refused key is not a use");
             return;
         }
         tokio::time::sleep(Duration::from_millis(20)).await;
