@@ -3,6 +3,8 @@
 #   - GET /v1/invoices/clients/{id} throughput >= 0.5 x pgbench running the same SELECT
 #   - GET p99 latency < 10 ms
 #   - idle resident memory < 40 MB
+#   - GET /v1/track/time?frequency=month for a user with 2,000 entries that month: p99 < 20 ms
+#   (POST /v1/track/time is measured beside it)
 # Called by `make bench`. Needs root only to install wrk / start PostgreSQL when missing.
 #
 # Tunables (environment): BENCH_SECONDS (10), BENCH_CONNECTIONS (32), BENCH_THREADS (2),
@@ -245,6 +247,46 @@ echo
 echo "=== POST /v1/invoices/clients (wrk, ${CONNECTIONS} connections, ${DURATION}s) ==="
 run_wrk post -s "$WORK/post.lua" "$BASE/v1/invoices/clients"
 
+# ---------------------------------------------------------------------------------------------
+# Time tracking. Fixture: 2,000 entries of the key's user in October 2026, each with two of
+# three tags, written straight into the database (the API would take as long to seed as
+# the benchmark runs). The POST run logs into November, so the month measured stays at
+# 2,000 entries.
+USER_ID=$(psql_bench -c "SELECT user_id FROM api_keys WHERE team_id = '${TEAM_ID}' LIMIT 1")
+[[ $USER_ID =~ ^[0-9a-fA-F-]{36}$ ]] || die "could not read the key's user (got: $USER_ID)"
+psql_bench <<SQL
+INSERT INTO tags (team_id, id, title, created_at, updated_at)
+SELECT '${TEAM_ID}', gen_random_uuid(), 'tag ' || n, now(), now() FROM generate_series(1, 3) AS n;
+INSERT INTO time_entries (team_id, id, user_id, duration_seconds, task_name, description, date,
+                          ai_generated, created_at, updated_at)
+SELECT '${TEAM_ID}', gen_random_uuid(), '${USER_ID}', 900 + n, 'Task ' || n, 'Bench entry ' || n,
+       timestamptz '2026-10-01 00:00:00+00' + (n * interval '22 minutes'), false, now(), now()
+FROM generate_series(1, 2000) AS n;
+INSERT INTO time_entry_tags (team_id, entry_id, tag_id)
+SELECT e.team_id, e.id, t.id FROM time_entries e
+JOIN (SELECT id, row_number() OVER (ORDER BY id) AS k FROM tags WHERE team_id = '${TEAM_ID}') t ON t.k <= 2
+WHERE e.team_id = '${TEAM_ID}';
+ANALYZE tags; ANALYZE time_entries; ANALYZE time_entry_tags;
+SQL
+MONTH_URL="$BASE/v1/track/time?date=2026-10-15&frequency=month"
+count=$(curl -sS -H "X-API-Key: $KEY" "$MONTH_URL" | python3 -c 'import json, sys; print(len(json.load(sys.stdin)))')
+[[ $count == 2000 ]] || die "the month listing returned $count entries, expected 2000"
+
+echo
+echo "=== GET /v1/track/time?frequency=month, 2,000 entries (wrk, ${CONNECTIONS} connections, ${DURATION}s) ==="
+run_wrk month -H "X-API-Key: $KEY" "$MONTH_URL"
+
+cat >"$WORK/track.lua" <<LUA
+wrk.method = "POST"
+wrk.body = '{"durationSeconds": 1800, "taskName": "Bench task", "date": "2026-11-20T09:00:00Z"}'
+wrk.headers["Content-Type"] = "application/json"
+wrk.headers["X-API-Key"] = "${KEY}"
+LUA
+
+echo
+echo "=== POST /v1/track/time (wrk, ${CONNECTIONS} connections, ${DURATION}s) ==="
+run_wrk track_post -s "$WORK/track.lua" "$BASE/v1/track/time"
+
 LOADED_RSS_MB=$(rss_mb)
 
 # ---------------------------------------------------------------------------------------------
@@ -255,18 +297,28 @@ GET_P99=$(wrk_pct_ms get 99)
 POST_RPS=$(wrk_rps post)
 POST_P50=$(wrk_pct_ms post 50)
 POST_P99=$(wrk_pct_ms post 99)
+MONTH_RPS=$(wrk_rps month)
+MONTH_P50=$(wrk_pct_ms month 50)
+MONTH_P99=$(wrk_pct_ms month 99)
+TRACK_RPS=$(wrk_rps track_post)
+TRACK_P50=$(wrk_pct_ms track_post 50)
+TRACK_P99=$(wrk_pct_ms track_post 99)
 
 RATIO=$(awk -v a="$GET_RPS" -v b="$PG_TPS" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "n/a" }')
 ratio_met=$(awk -v r="$RATIO" 'BEGIN { print (r != "n/a" && r + 0 >= 0.5) ? "met" : "not met" }')
 p99_met=$(awk -v p="$GET_P99" 'BEGIN { print (p + 0 < 10) ? "met" : "not met" }')
+month_met=$(awk -v p="$MONTH_P99" 'BEGIN { print (p + 0 < 20) ? "met" : "not met" }')
 rss_met=$(awk -v m="$IDLE_RSS_MB" 'BEGIN { print (m + 0 < 40) ? "met" : "not met" }')
 
 echo
 echo "=== Summary ($(nproc) cores, ${CONNECTIONS} connections, ${DURATION}s per run) ==="
 printf '%-32s %s req/s, p50 %s ms, p99 %s ms\n' "GET /v1/invoices/clients/{id}:" "$GET_RPS" "$GET_P50" "$GET_P99"
 printf '%-32s %s req/s, p50 %s ms, p99 %s ms\n' "POST /v1/invoices/clients:" "$POST_RPS" "$POST_P50" "$POST_P99"
+printf '%-32s %s req/s, p50 %s ms, p99 %s ms\n' "GET /v1/track/time (month):" "$MONTH_RPS" "$MONTH_P50" "$MONTH_P99"
+printf '%-32s %s req/s, p50 %s ms, p99 %s ms\n' "POST /v1/track/time:" "$TRACK_RPS" "$TRACK_P50" "$TRACK_P99"
 printf '%-32s %s tps (latency average %s ms)\n' "pgbench same SELECT:" "$PG_TPS" "${PG_LAT:-?}"
 printf '%-32s %s (target >= 0.5: %s)\n' "ratio API GET / pgbench:" "$RATIO" "$ratio_met"
 printf '%-32s %s (p99 %s ms)\n' "GET p99 target < 10 ms:" "$p99_met" "$GET_P99"
+printf '%-32s %s (p99 %s ms)\n' "month listing p99 < 20 ms:" "$month_met" "$MONTH_P99"
 printf '%-32s %s MB (target < 40 MB: %s)\n' "idle RSS:" "$IDLE_RSS_MB" "$rss_met"
 printf '%-32s %s MB\n' "RSS after load:" "$LOADED_RSS_MB"

@@ -2,7 +2,7 @@ use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use kernel::StoreError;
 
-use crate::{ApiKey, ApiKeyId, Credential, KeyHash, Team, TeamId, User};
+use crate::{ApiKey, ApiKeyId, Credential, KeyHash, Team, TeamId, User, UserId};
 
 #[derive(Debug, thiserror::Error)]
 pub enum CreateUserError {
@@ -44,6 +44,9 @@ pub trait AccountStore: Send + Sync {
     /// MUST return `TeamNotFound` when the team does not exist and `EmailTaken` when the
     /// team already has a user with the same email, compared case-insensitively.
     async fn create_user(&self, user: &User) -> Result<(), CreateUserError>;
+
+    /// Whether `user` is a user of `team`.
+    async fn has_user(&self, team: TeamId, user: UserId) -> Result<bool, StoreError>;
 
     /// Stores a key under its hash. MUST return `UserNotInTeam` when `key.user_id` is not
     /// a user of `key.team_id`.

@@ -40,12 +40,18 @@ impl Store {
 
     pub fn stores(&self) -> Stores {
         match self {
-            Self::Sql(store) => {
-                Stores { accounts: store.clone(), clients: store.clone(), health: store.clone() }
-            }
-            Self::Memory(store) => {
-                Stores { accounts: store.clone(), clients: store.clone(), health: store.clone() }
-            }
+            Self::Sql(store) => Stores {
+                accounts: store.clone(),
+                clients: store.clone(),
+                track: store.clone(),
+                health: store.clone(),
+            },
+            Self::Memory(store) => Stores {
+                accounts: store.clone(),
+                clients: store.clone(),
+                track: store.clone(),
+                health: store.clone(),
+            },
         }
     }
 

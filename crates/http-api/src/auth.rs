@@ -183,7 +183,12 @@ macro_rules! needs {
     )*};
 }
 
-needs!(ClientsRead => ClientsRead, ClientsWrite => ClientsWrite);
+needs!(
+    ClientsRead => ClientsRead,
+    ClientsWrite => ClientsWrite,
+    TrackRead => TrackRead,
+    TrackWrite => TrackWrite,
+);
 
 /// The authenticated caller, proven to hold permission `P` (403 otherwise). Put it first
 /// among a handler's extractors: it resolves at once, so a 403 beats a 400.

@@ -6,6 +6,8 @@ use std::pin::Pin;
 
 use actix_web::http::{StatusCode, header};
 use actix_web::{FromRequest, HttpRequest, dev::Payload, error::PayloadError, web};
+use kernel::FieldError;
+use serde::Deserialize;
 use serde::de::DeserializeOwned;
 
 use crate::error::ApiError;
@@ -48,6 +50,42 @@ impl<T: DeserializeOwned + 'static> FromRequest for Json<T> {
             })?;
             parse(&bytes).map(Json)
         })
+    }
+}
+
+/// A field of a partial update: left out, set to `null`, or given a value.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum Patch<T> {
+    #[default]
+    Absent,
+    Null,
+    Value(T),
+}
+
+impl<'de, T: Deserialize<'de>> Deserialize<'de> for Patch<T> {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        // Only reached when the field is present; `#[serde(default)]` covers absence.
+        Ok(Option::<T>::deserialize(deserializer)?.map_or(Self::Null, Self::Value))
+    }
+}
+
+impl<T> Patch<T> {
+    /// For a nullable field: `None` to leave it, `Some(None)` to clear it.
+    pub fn nullable(self) -> Option<Option<T>> {
+        match self {
+            Self::Absent => None,
+            Self::Null => Some(None),
+            Self::Value(value) => Some(Some(value)),
+        }
+    }
+
+    /// For a field that cannot be cleared: `null` is refused, naming `field`.
+    pub fn required(self, field: &str) -> Result<Option<T>, FieldError> {
+        match self {
+            Self::Absent => Ok(None),
+            Self::Null => Err(FieldError::new(field, "must not be null")),
+            Self::Value(value) => Ok(Some(value)),
+        }
     }
 }
 
@@ -117,6 +155,25 @@ mod tests {
         name: String,
         #[serde(default)]
         line_items: Vec<Item>,
+    }
+
+    #[derive(Debug, Deserialize)]
+    #[serde(deny_unknown_fields)]
+    struct Update {
+        #[serde(default)]
+        note: super::Patch<String>,
+    }
+
+    #[test]
+    fn patch_fields_tell_absent_from_null() {
+        use super::Patch;
+        let note = |json: &str| parse::<Update>(json.as_bytes()).unwrap().note;
+        assert_eq!(note("{}"), Patch::Absent);
+        assert_eq!(note(r#"{"note": null}"#), Patch::Null);
+        assert_eq!(note(r#"{"note": "x"}"#), Patch::Value("x".to_owned()));
+        assert_eq!(Patch::<u8>::Null.required("note").unwrap_err().to_string(), "note: must not be null");
+        assert_eq!(Patch::Value(1).nullable(), Some(Some(1)));
+        assert_eq!(Patch::<u8>::Absent.nullable(), None);
     }
 
     fn error_of(json: &str) -> String {

@@ -50,6 +50,11 @@ pub const API_VERSION: &str = "2026.6.2";
     modifiers(&KeySecurity),
     tags(
         (name = "Clients", description = "Who invoices are billed to"),
+        (name = "Time entries", description = "Time spent on tasks. Members log and see their own; owners and \
+            admins log and see anyone's in the team"),
+        (name = "Tags", description = "Labels on time entries"),
+        (name = "Projects", description = "What time is logged against"),
+        (name = "Sections", description = "Parts of a project"),
         (name = "Operations", description = "Health and metrics"),
     )
 )]
@@ -83,6 +88,39 @@ where
                 .service(routes::clients::get_client)
                 .service(routes::clients::replace_client)
                 .service(routes::clients::delete_client),
+        )
+        .service(
+            scope("/v1/track/time")
+                .wrap(from_fn(auth::require_api_key))
+                .service(routes::track::time::list_time)
+                .service(routes::track::time::create_time)
+                .service(routes::track::time::get_time)
+                .service(routes::track::time::update_time)
+                .service(routes::track::time::delete_time),
+        )
+        .service(
+            scope("/v1/track/tags")
+                .wrap(from_fn(auth::require_api_key))
+                .service(routes::track::tags::list_tags)
+                .service(routes::track::tags::create_tag)
+                .service(routes::track::tags::rename_tag)
+                .service(routes::track::tags::delete_tag),
+        )
+        .service(
+            scope("/v1/track/projects")
+                .wrap(from_fn(auth::require_api_key))
+                .service(routes::track::projects::list_projects)
+                .service(routes::track::projects::create_project)
+                .service(routes::track::projects::update_project)
+                .service(routes::track::projects::delete_project),
+        )
+        .service(
+            scope("/v1/track/sections")
+                .wrap(from_fn(auth::require_api_key))
+                .service(routes::track::sections::list_sections)
+                .service(routes::track::sections::create_section)
+                .service(routes::track::sections::update_section)
+                .service(routes::track::sections::delete_section),
         )
         .service(routes::ops::healthz)
         .service(routes::ops::readyz)

@@ -6,6 +6,7 @@ use std::time::Duration;
 use accounts::AccountStore;
 use billing::ClientRepository;
 use kernel::{Clock, StoreHealth};
+use tracking::TrackStore;
 
 use crate::auth::Authenticator;
 use crate::metrics::Metrics;
@@ -29,6 +30,7 @@ pub struct HttpSettings {
 pub struct Stores {
     pub accounts: Arc<dyn AccountStore>,
     pub clients: Arc<dyn ClientRepository>,
+    pub track: Arc<dyn TrackStore>,
     pub health: Arc<dyn StoreHealth>,
 }
 

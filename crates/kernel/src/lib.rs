@@ -8,12 +8,14 @@ mod clock;
 mod email;
 mod error;
 mod id;
+mod instant;
 mod text;
 
 pub use clock::{Clock, FixedClock, SystemClock};
 pub use email::Email;
 pub use error::{FieldError, InvalidValue, StoreError, StoreHealth, StoreStatus};
 pub use id::Id;
+pub use instant::parse_instant;
 pub use text::Text;
 
 /// Re-exported so that `define_id!` expands in crates that do not name `uuid` themselves.

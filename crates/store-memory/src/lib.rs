@@ -8,12 +8,14 @@ use std::sync::{Mutex, MutexGuard, PoisonError};
 
 use accounts::{
     AccountStore, ApiKey, ApiKeyId, CreateApiKeyError, CreateUserError, Credential, KeyHash,
-    RevokeApiKeyError, Team, TeamId, User,
+    RevokeApiKeyError, Team, TeamId, User, UserId,
 };
 use async_trait::async_trait;
 use billing::{Client, ClientDetails, ClientId, ClientRepository, DeleteClientError, ReplaceClientError};
 use chrono::{DateTime, Utc};
 use kernel::{StoreError, StoreHealth, StoreStatus};
+
+mod time_tracking;
 
 #[derive(Debug, Default)]
 struct State {
@@ -21,6 +23,10 @@ struct State {
     users: Vec<User>,
     keys: Vec<(ApiKey, KeyHash)>,
     clients: Vec<Client>,
+    tags: Vec<tracking::Tag>,
+    projects: Vec<tracking::Project>,
+    sections: Vec<tracking::Section>,
+    entries: Vec<tracking::TimeEntry>,
 }
 
 /// All ports over one in-process state.
@@ -63,6 +69,10 @@ impl AccountStore for MemoryStore {
         }
         state.users.push(user.clone());
         Ok(())
+    }
+
+    async fn has_user(&self, team: TeamId, user: UserId) -> Result<bool, StoreError> {
+        Ok(self.state().users.iter().any(|u| u.team_id == team && u.id == user))
     }
 
     async fn create_api_key(&self, key: &ApiKey, hash: &KeyHash) -> Result<(), CreateApiKeyError> {

@@ -2,7 +2,7 @@
 
 use accounts::{
     AccountStore, ApiKey, ApiKeyId, CreateApiKeyError, CreateUserError, Credential, Currency, KeyHash,
-    RevokeApiKeyError, Role, Scope, Team, TeamId, TeamName, User,
+    RevokeApiKeyError, Role, Scope, Team, TeamId, TeamName, User, UserId,
 };
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
@@ -12,7 +12,7 @@ use diesel_async::{AsyncConnection, RunQueryDsl};
 use kernel::StoreError;
 
 use crate::types::DbUuid;
-use crate::{OrStoreError, SqlStore, db_run, violation};
+use crate::{OrStoreError, SqlStore, corrupt, db_run, violation};
 
 #[derive(Queryable)]
 struct TeamRow {
@@ -35,10 +35,6 @@ struct KeyRow {
     expires_at: Option<DateTime<Utc>>,
     revoked_at: Option<DateTime<Utc>>,
     last_used_at: Option<DateTime<Utc>>,
-}
-
-fn corrupt(what: &str, error: impl std::fmt::Display) -> StoreError {
-    StoreError::Unexpected(anyhow::anyhow!("stored {what} is invalid: {error}"))
 }
 
 impl TryFrom<TeamRow> for Team {
@@ -155,6 +151,16 @@ impl AccountStore for SqlStore {
             }
             Err(e) => Err(StoreError::Unexpected(e.into()).into()),
         }
+    }
+
+    #[tracing::instrument(skip(self))]
+    async fn has_user(&self, team: TeamId, user: UserId) -> Result<bool, StoreError> {
+        db_run!(self, |conn| diesel::select(diesel::dsl::exists(
+            users::table.filter(users::team_id.eq(DbUuid::of(team))).filter(users::id.eq(DbUuid::of(user)))
+        ))
+        .get_result(conn)
+        .await
+        .or_store())
     }
 
     #[tracing::instrument(skip_all, fields(team = %key.team_id, key = %key.id))]

@@ -14,6 +14,7 @@ mod accounts;
 mod clients;
 mod pool;
 mod schema;
+mod time_tracking;
 mod types;
 
 pub use pool::{Backend, PoolSettings, SqlStore};
@@ -62,4 +63,9 @@ pub(crate) fn violation(error: &diesel::result::Error) -> Option<diesel::result:
         Error::DatabaseError(kind @ (Kind::UniqueViolation | Kind::ForeignKeyViolation), _) => Some(*kind),
         _ => None,
     }
+}
+
+/// The error for a stored value that no longer passes its domain type's rules.
+pub(crate) fn corrupt(what: &str, error: impl std::fmt::Display) -> StoreError {
+    StoreError::Unexpected(anyhow::anyhow!("stored {what} is invalid: {error}"))
 }

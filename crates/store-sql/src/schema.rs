@@ -58,7 +58,75 @@ macro_rules! tables {
             }
         }
 
-        diesel::allow_tables_to_appear_in_same_query!(teams, users, api_keys, clients);
+        diesel::table! {
+            projects (team_id, id) {
+                team_id -> $uuid,
+                id -> $uuid,
+                title -> Text,
+                code -> Nullable<Text>,
+                status -> Text,
+                created_at -> $ts,
+                updated_at -> $ts,
+            }
+        }
+
+        diesel::table! {
+            sections (team_id, id) {
+                team_id -> $uuid,
+                id -> $uuid,
+                project_id -> $uuid,
+                title -> Text,
+                created_at -> $ts,
+                updated_at -> $ts,
+            }
+        }
+
+        diesel::table! {
+            tags (team_id, id) {
+                team_id -> $uuid,
+                id -> $uuid,
+                title -> Text,
+                created_at -> $ts,
+                updated_at -> $ts,
+            }
+        }
+
+        diesel::table! {
+            time_entries (team_id, id) {
+                team_id -> $uuid,
+                id -> $uuid,
+                user_id -> $uuid,
+                duration_seconds -> BigInt,
+                task_name -> Text,
+                description -> Nullable<Text>,
+                date -> $ts,
+                project_id -> Nullable<$uuid>,
+                section_id -> Nullable<$uuid>,
+                ai_generated -> Bool,
+                created_at -> $ts,
+                updated_at -> $ts,
+            }
+        }
+
+        diesel::table! {
+            time_entry_tags (team_id, entry_id, tag_id) {
+                team_id -> $uuid,
+                entry_id -> $uuid,
+                tag_id -> $uuid,
+            }
+        }
+
+        diesel::allow_tables_to_appear_in_same_query!(
+            teams,
+            users,
+            api_keys,
+            clients,
+            projects,
+            sections,
+            tags,
+            time_entries,
+            time_entry_tags,
+        );
     };
 }
 

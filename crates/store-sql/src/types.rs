@@ -10,7 +10,7 @@ use kernel::Id;
 use uuid::Uuid;
 
 /// A UUID: native `uuid` on PostgreSQL, lowercase hyphenated `TEXT` on SQLite.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, AsExpression, FromSqlRow)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, AsExpression, FromSqlRow)]
 #[diesel(sql_type = PgUuid)]
 #[diesel(sql_type = Text)]
 pub(crate) struct DbUuid(pub Uuid);

@@ -1,50 +1,54 @@
 //! Time tracking: time entries, tags, projects and sections.
 //!
-//! This crate holds the field bounds of the Track area; entities, the date-range rule and
-//! the repository ports follow with the time-tracking work. It knows nothing of HTTP or
-//! SQL.
+//! The rules live here: the bounds of every field, the period a listing covers (day, ISO
+//! week, calendar month, in UTC), who may log or see time for whom, how an entry's
+//! project, section and tags must fit together, and when a project or section may be
+//! deleted. Storage is four repository ports ([`TagRepository`], [`ProjectRepository`],
+//! [`SectionRepository`], [`TimeEntryRepository`]); the [`service`] functions combine them
+//! with the rules. This crate knows nothing of HTTP or SQL.
 
-use kernel::{InvalidValue, Text};
+pub mod access;
+pub mod entry;
+pub mod fields;
+pub mod period;
+pub mod project;
+pub mod section;
+pub mod service;
+pub mod tag;
 
-/// A tag, project or section title: 1 to 255 characters.
-pub type Title = Text<1, 255>;
-/// A time entry's task name: 1 to 255 characters.
-pub type TaskName = Text<1, 255>;
-/// A time entry's description: at most 1000 characters.
-pub type Description = Text<0, 1000>;
-/// A project's code: at most 50 characters.
-pub type ProjectCode = Text<0, 50>;
+pub use access::Actor;
+pub use entry::{EntryFilter, SaveEntryError, TagRef, TimeEntry, TimeEntryId, TimeEntryRepository};
+pub use fields::{Description, DurationSeconds, ProjectCode, TaskName, Title};
+pub use period::{Frequency, Period};
+pub use project::{Project, ProjectChanges, ProjectId, ProjectRepository, ProjectStatus, SaveProjectError};
+pub use section::{CreateSectionError, Section, SectionId, SectionRepository};
+pub use service::{EntryChanges, EntryDraft, TrackError};
+pub use tag::{Tag, TagId, TagRepository};
 
-/// A positive number of seconds, at most 2^53 − 1 so that it survives a JSON number.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct DurationSeconds(u64);
+use kernel::StoreError;
 
-impl DurationSeconds {
-    pub const MAX: u64 = 9_007_199_254_740_991;
-
-    pub fn parse(seconds: i128) -> Result<Self, InvalidValue> {
-        match u64::try_from(seconds) {
-            Ok(s) if (1..=Self::MAX).contains(&s) => Ok(Self(s)),
-            _ if seconds < 1 => Err(InvalidValue::new("must be greater than 0")),
-            _ => Err(InvalidValue::new(format!("must be at most {}", Self::MAX))),
-        }
-    }
-
-    pub fn get(self) -> u64 {
-        self.0
-    }
+/// Why a project, section, tag or time entry was not deleted.
+#[derive(Debug, thiserror::Error)]
+pub enum DeleteError {
+    #[error("not found")]
+    NotFound,
+    /// Time entries refer to it (projects and sections only); nothing was deleted.
+    #[error("has time entries")]
+    HasTimeEntries,
+    #[error(transparent)]
+    Store(#[from] StoreError),
 }
 
-#[cfg(test)]
-mod tests {
-    use super::DurationSeconds;
+/// Every tracking port at once, for adapters that implement them all.
+pub trait TrackStore: TagRepository + ProjectRepository + SectionRepository + TimeEntryRepository {}
 
-    #[test]
-    fn duration_bounds() {
-        assert!(DurationSeconds::parse(0).is_err());
-        assert!(DurationSeconds::parse(-5).is_err());
-        assert_eq!(DurationSeconds::parse(1).map(DurationSeconds::get), Ok(1));
-        assert!(DurationSeconds::parse(i128::from(DurationSeconds::MAX)).is_ok());
-        assert!(DurationSeconds::parse(i128::from(DurationSeconds::MAX) + 1).is_err());
-    }
+impl<T: TagRepository + ProjectRepository + SectionRepository + TimeEntryRepository> TrackStore for T {}
+
+/// Orders by title, case-insensitively (full Unicode lowercase, so every store orders
+/// alike), then by id: the listing order of tags, projects and sections.
+pub(crate) fn sort_by_title<T, I: Ord + Copy>(items: &mut [T], key: impl Fn(&T) -> (&Title, I)) {
+    items.sort_by_cached_key(|item| {
+        let (title, id) = key(item);
+        (title.as_str().to_lowercase(), id)
+    });
 }

@@ -1,11 +1,17 @@
-//! Handlers, one module per resource.
+//! Handlers, one module per resource, and what they share: the error responses every
+//! keyed endpoint documents, id parsing, timestamps.
 
 pub(crate) mod clients;
 pub(crate) mod ops;
+pub(crate) mod track;
 
+use actix_web::http::StatusCode;
 use chrono::{DateTime, SecondsFormat, Utc};
+use kernel::{FieldError, Id};
 use serde::Serialize;
-use utoipa::ToSchema;
+use utoipa::{IntoResponses, ToSchema};
+
+use crate::error::{ApiError, ErrorBody};
 
 /// Answer of a successful delete.
 #[derive(Debug, Serialize, ToSchema)]
@@ -13,7 +19,78 @@ pub(crate) struct Deleted {
     pub(crate) message: String,
 }
 
+impl Deleted {
+    pub(crate) fn new(what: &str) -> actix_web::web::Json<Self> {
+        actix_web::web::Json(Self { message: format!("{what} deleted") })
+    }
+}
+
 /// RFC 3339 in UTC with milliseconds: `2026-11-20T09:30:00.000Z`.
 pub(crate) fn timestamp(at: DateTime<Utc>) -> String {
     at.to_rfc3339_opts(SecondsFormat::Millis, true)
+}
+
+/// The id in a request path: a malformed one is reported like an unknown one.
+pub(crate) fn path_id<I: Id>(text: &str, what: &str) -> Result<I, ApiError> {
+    I::parse(text).ok_or_else(|| not_found(what))
+}
+
+/// 404 `"<what> not found"`.
+pub(crate) fn not_found(what: &str) -> ApiError {
+    ApiError::new(StatusCode::NOT_FOUND, format!("{what} not found"))
+}
+
+/// An id given in a body field: malformed or another team's, it names the field.
+pub(crate) fn body_id<I: Id>(text: &str, field: &str, what: &str) -> Result<I, FieldError> {
+    I::parse(text).ok_or_else(|| no_such(field, what))
+}
+
+/// The 400 for a body field naming something the team does not have.
+pub(crate) fn no_such(field: &str, what: &str) -> FieldError {
+    FieldError::new(field, format!("no such {what} in the team"))
+}
+
+/// The failures every keyed endpoint can answer with.
+#[derive(IntoResponses)]
+#[allow(dead_code)]
+pub(crate) enum KeyedErrors {
+    /// Missing, invalid, expired or revoked key.
+    #[response(status = 401)]
+    Unauthorized(ErrorBody),
+    /// The key lacks the permission the endpoint needs (its scope, or a role rule).
+    #[response(status = 403)]
+    Forbidden(ErrorBody),
+    /// Rate limit exceeded.
+    #[response(status = 429, headers(("Retry-After" = u64, description = "Seconds to wait")))]
+    TooManyRequests(ErrorBody),
+    /// Internal error.
+    #[response(status = 500)]
+    Internal(ErrorBody),
+    /// Storage unavailable; retry.
+    #[response(status = 503, headers(("Retry-After" = u64, description = "Seconds to wait")))]
+    Unavailable(ErrorBody),
+}
+
+/// The failures of an endpoint that reads a JSON body.
+#[derive(IntoResponses)]
+#[allow(dead_code)]
+pub(crate) enum BodyErrors {
+    /// Invalid input; the message starts with the offending field.
+    #[response(status = 400)]
+    Invalid(ErrorBody),
+    /// Body over 1 MiB.
+    #[response(status = 413)]
+    TooLarge(ErrorBody),
+    /// Body is not `application/json`.
+    #[response(status = 415)]
+    UnsupportedMediaType(ErrorBody),
+}
+
+/// The failure of an endpoint that addresses one resource by id.
+#[derive(IntoResponses)]
+#[allow(dead_code)]
+pub(crate) enum NotFound {
+    /// No such resource in the key's team (a malformed id included).
+    #[response(status = 404)]
+    NotFound(ErrorBody),
 }

@@ -5,6 +5,7 @@ mod auth;
 mod clients;
 mod conventions;
 mod openapi;
+mod track;
 
 use serde_json::Value;
 

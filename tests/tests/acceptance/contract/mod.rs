@@ -14,16 +14,24 @@ use kernel::{Clock, Email, Id, SystemClock};
 macro_rules! for_each_adapter {
     ($($test:ident),* $(,)?) => {
         mod memory {
-            $(#[tokio::test] async fn $test() { super::run(acceptance::Backend::Memory, super::$test).await })*
+            $(#[tokio::test] async fn $test() {
+                crate::contract::run(acceptance::Backend::Memory, super::$test).await
+            })*
         }
         mod sqlite {
-            $(#[tokio::test] async fn $test() { super::run(acceptance::Backend::Sqlite, super::$test).await })*
+            $(#[tokio::test] async fn $test() {
+                crate::contract::run(acceptance::Backend::Sqlite, super::$test).await
+            })*
         }
         mod postgres {
-            $(#[tokio::test] async fn $test() { super::run(acceptance::Backend::Postgres, super::$test).await })*
+            $(#[tokio::test] async fn $test() {
+                crate::contract::run(acceptance::Backend::Postgres, super::$test).await
+            })*
         }
     };
 }
+
+mod tracking;
 
 for_each_adapter!(
     teams_round_trip,
@@ -41,7 +49,7 @@ for_each_adapter!(
     delete_is_permanent_and_scoped,
 );
 
-async fn run<F, Fut>(backend: Backend, test: F)
+pub(crate) async fn run<F, Fut>(backend: Backend, test: F)
 where
     F: FnOnce(Store) -> Fut,
     Fut: std::future::Future<Output = ()>,

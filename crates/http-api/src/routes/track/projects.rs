@@ -1,0 +1,224 @@
+//! `/v1/track/projects`: what time is logged against.
+
+use actix_web::http::{StatusCode, header};
+use actix_web::{HttpResponse, delete, get, post, put, web};
+use kernel::FieldError;
+use serde::{Deserialize, Serialize};
+use tracking::{Project, ProjectChanges, ProjectCode, ProjectId, ProjectStatus, SaveProjectError, Title};
+use utoipa::ToSchema;
+
+use super::{delete_error, title};
+use crate::auth::{Auth, TrackRead, TrackWrite};
+use crate::body::{Json, Patch};
+use crate::error::ApiError;
+use crate::routes::{BodyErrors, Deleted, KeyedErrors, NotFound, not_found, path_id, timestamp};
+use crate::state::ApiState;
+
+/// A project.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct ProjectBody {
+    #[schema(format = Uuid)]
+    id: String,
+    title: String,
+    /// `null` when the project has no code; unique in the team otherwise.
+    #[schema(required = true)]
+    code: Option<String>,
+    /// `ACTIVE` when created. No time can be logged on an `ARCHIVED` project.
+    #[schema(value_type = String, pattern = "^(PENDING|ACTIVE|COMPLETED|ARCHIVED)$", example = "ACTIVE")]
+    status: &'static str,
+    #[schema(format = Uuid)]
+    team_id: String,
+    #[schema(format = DateTime, example = "2026-11-20T09:30:00.000Z")]
+    created_at: String,
+    #[schema(format = DateTime, example = "2026-11-20T09:30:00.000Z")]
+    updated_at: String,
+}
+
+impl From<Project> for ProjectBody {
+    fn from(project: Project) -> Self {
+        Self {
+            id: project.id.to_string(),
+            title: project.title.into_string(),
+            code: project.code.map(ProjectCode::into_string),
+            status: project.status.as_str(),
+            team_id: project.team_id.to_string(),
+            created_at: timestamp(project.created_at),
+            updated_at: timestamp(project.updated_at),
+        }
+    }
+}
+
+/// A new project.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct ProjectInput {
+    #[schema(pattern = r"^[^\u0000]*$", min_length = 1, max_length = 255)]
+    title: String,
+    /// Optional; empty or `null` means none. Unique in the team (409 otherwise).
+    #[serde(default)]
+    #[schema(pattern = r"^[^\u0000]*$", max_length = 50, nullable)]
+    code: Option<String>,
+}
+
+/// The fields a project update may change; each is optional.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct ProjectData {
+    #[serde(default)]
+    #[schema(value_type = String, pattern = r"^[^\u0000]*$", min_length = 1, max_length = 255)]
+    title: Patch<String>,
+    /// Empty or `null` removes the code.
+    #[serde(default)]
+    #[schema(value_type = Option<String>, pattern = r"^[^\u0000]*$", max_length = 50)]
+    code: Patch<String>,
+    #[serde(default)]
+    #[schema(value_type = String, pattern = "^(PENDING|ACTIVE|COMPLETED|ARCHIVED)$")]
+    status: Patch<String>,
+}
+
+/// A project update: `id` must be the id in the path.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct ProjectUpdate {
+    #[schema(min_length = 1)]
+    id: String,
+    data: ProjectData,
+}
+
+/// An optional code: empty means none.
+fn code(text: Option<String>, field: &str) -> Result<Option<ProjectCode>, FieldError> {
+    match text {
+        Some(text) if !text.is_empty() => ProjectCode::parse(text).map(Some).map_err(|e| e.at(field)),
+        _ => Ok(None),
+    }
+}
+
+impl ProjectData {
+    fn parse(self) -> Result<ProjectChanges, FieldError> {
+        Ok(ProjectChanges {
+            title: self
+                .title
+                .required("data.title")?
+                .map(|t| Title::parse(t).map_err(|e| e.at("data.title")))
+                .transpose()?,
+            code: self.code.nullable().map(|c| code(c, "data.code")).transpose()?,
+            status: self
+                .status
+                .required("data.status")?
+                .map(|s| ProjectStatus::parse(&s).map_err(|e| e.at("data.status")))
+                .transpose()?,
+        })
+    }
+}
+
+fn save_error(error: SaveProjectError) -> ApiError {
+    match error {
+        SaveProjectError::NotFound => not_found("project"),
+        SaveProjectError::CodeTaken => ApiError::conflict("code: another project of the team has this code"),
+        SaveProjectError::Store(error) => error.into(),
+    }
+}
+
+/// List the team's projects, by title (case-insensitive), then id.
+#[utoipa::path(
+    tag = "Projects",
+    security(("api_key" = [])),
+    responses((status = 200, description = "The team's projects", body = [ProjectBody]), KeyedErrors)
+)]
+#[get("")]
+pub(crate) async fn list_projects(
+    auth: Auth<TrackRead>,
+    state: web::Data<ApiState>,
+) -> Result<web::Json<Vec<ProjectBody>>, ApiError> {
+    let projects = state.stores.track.list_projects(auth.principal.team_id).await?;
+    Ok(web::Json(projects.into_iter().map(ProjectBody::from).collect()))
+}
+
+/// Create a project, `ACTIVE`.
+#[utoipa::path(
+    tag = "Projects",
+    security(("api_key" = [])),
+    request_body = ProjectInput,
+    responses(
+        (status = 201, description = "Created", body = ProjectBody, headers(("Location" = String, description = "URL of the new project"))),
+        (status = 409, description = "Another project of the team has this code", body = crate::ErrorBody),
+        BodyErrors,
+        KeyedErrors,
+    )
+)]
+#[post("")]
+pub(crate) async fn create_project(
+    auth: Auth<TrackWrite>,
+    Json(input): Json<ProjectInput>,
+    state: web::Data<ApiState>,
+) -> Result<HttpResponse, ApiError> {
+    let project = Project::new(
+        auth.principal.team_id,
+        title(input.title)?,
+        code(input.code, "code")?,
+        state.clock.now(),
+    );
+    state.stores.track.create_project(&project).await.map_err(save_error)?;
+    Ok(HttpResponse::Created()
+        .insert_header((header::LOCATION, format!("/v1/track/projects/{}", project.id)))
+        .json(ProjectBody::from(project)))
+}
+
+/// Update a project's title, code or status; fields left out of `data` stay as they are.
+#[utoipa::path(
+    tag = "Projects",
+    security(("api_key" = [])),
+    params(("id" = String, Path, description = "Project id")),
+    request_body = ProjectUpdate,
+    responses(
+        (status = 200, description = "The updated project", body = ProjectBody),
+        (status = 409, description = "Another project of the team has this code", body = crate::ErrorBody),
+        BodyErrors,
+        NotFound,
+        KeyedErrors,
+    )
+)]
+#[put("/{id}")]
+pub(crate) async fn update_project(
+    auth: Auth<TrackWrite>,
+    Json(input): Json<ProjectUpdate>,
+    path: web::Path<String>,
+    state: web::Data<ApiState>,
+) -> Result<web::Json<ProjectBody>, ApiError> {
+    if input.id != *path {
+        return Err(ApiError::new(StatusCode::BAD_REQUEST, "id: must equal the project id in the path"));
+    }
+    let changes = input.data.parse()?;
+    let id: ProjectId = path_id(&path, "project")?;
+    let project = state
+        .stores
+        .track
+        .update_project(auth.principal.team_id, id, &changes, state.clock.now())
+        .await
+        .map_err(save_error)?;
+    Ok(web::Json(project.into()))
+}
+
+/// Delete a project and its sections. Refused with 409 while time entries refer to it.
+#[utoipa::path(
+    tag = "Projects",
+    security(("api_key" = [])),
+    params(("id" = String, Path, description = "Project id")),
+    responses(
+        (status = 200, description = "Deleted", body = Deleted),
+        (status = 409, description = "The project has time entries", body = crate::ErrorBody),
+        NotFound,
+        KeyedErrors,
+    )
+)]
+#[delete("/{id}")]
+pub(crate) async fn delete_project(
+    auth: Auth<TrackWrite>,
+    path: web::Path<String>,
+    state: web::Data<ApiState>,
+) -> Result<web::Json<Deleted>, ApiError> {
+    let id: ProjectId = path_id(&path, "project")?;
+    state.stores.track.delete_project(auth.principal.team_id, id).await.map_err(delete_error("project"))?;
+    Ok(Deleted::new("project"))
+}

@@ -1,0 +1,181 @@
+//! `/v1/track/sections`: parts of a project.
+
+use actix_web::http::{StatusCode, header};
+use actix_web::{HttpResponse, delete, get, post, put, web};
+use serde::{Deserialize, Serialize};
+use tracking::{CreateSectionError, ProjectId, Section, SectionId};
+use utoipa::{IntoParams, ToSchema};
+
+use super::{delete_error, title};
+use crate::auth::{Auth, TrackRead, TrackWrite};
+use crate::body::{Json, Patch};
+use crate::error::ApiError;
+use crate::routes::{
+    BodyErrors, Deleted, KeyedErrors, NotFound, body_id, no_such, not_found, path_id, timestamp,
+};
+use crate::state::ApiState;
+
+/// A section of a project.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct SectionBody {
+    #[schema(format = Uuid)]
+    id: String,
+    title: String,
+    /// The project that contains the section.
+    #[schema(format = Uuid)]
+    project_id: String,
+    #[schema(format = Uuid)]
+    team_id: String,
+    #[schema(format = DateTime, example = "2026-11-20T09:30:00.000Z")]
+    created_at: String,
+    #[schema(format = DateTime, example = "2026-11-20T09:30:00.000Z")]
+    updated_at: String,
+}
+
+impl From<Section> for SectionBody {
+    fn from(section: Section) -> Self {
+        Self {
+            id: section.id.to_string(),
+            title: section.title.into_string(),
+            project_id: section.project_id.to_string(),
+            team_id: section.team_id.to_string(),
+            created_at: timestamp(section.created_at),
+            updated_at: timestamp(section.updated_at),
+        }
+    }
+}
+
+/// A new section.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub(crate) struct SectionInput {
+    #[schema(pattern = r"^[^\u0000]*$", min_length = 1, max_length = 255)]
+    title: String,
+    /// A project of the team.
+    #[schema(min_length = 1)]
+    project_id: String,
+}
+
+/// A section update; a left-out title stays as it is.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct SectionUpdate {
+    #[serde(default)]
+    #[schema(value_type = String, pattern = r"^[^\u0000]*$", min_length = 1, max_length = 255)]
+    title: Patch<String>,
+}
+
+#[derive(Debug, Deserialize, IntoParams)]
+#[serde(rename_all = "camelCase")]
+#[into_params(parameter_in = Query)]
+pub(crate) struct SectionQuery {
+    /// The project whose sections to list. Required.
+    #[param(required = true, min_length = 1, format = Uuid)]
+    project_id: Option<String>,
+}
+
+/// List the sections of one project, by title (case-insensitive), then id.
+#[utoipa::path(
+    tag = "Sections",
+    security(("api_key" = [])),
+    params(SectionQuery),
+    responses(
+        (status = 200, description = "The project's sections", body = [SectionBody]),
+        (status = 400, description = "`projectId` missing or not an id", body = crate::ErrorBody),
+        (status = 404, description = "No such project in the key's team", body = crate::ErrorBody),
+        KeyedErrors,
+    )
+)]
+#[get("")]
+pub(crate) async fn list_sections(
+    auth: Auth<TrackRead>,
+    query: web::Query<SectionQuery>,
+    state: web::Data<ApiState>,
+) -> Result<web::Json<Vec<SectionBody>>, ApiError> {
+    let text = query.project_id.as_deref().filter(|p| !p.is_empty());
+    let text = text.ok_or_else(|| ApiError::new(StatusCode::BAD_REQUEST, "projectId: is required"))?;
+    let project = <ProjectId as kernel::Id>::parse(text)
+        .ok_or_else(|| ApiError::new(StatusCode::BAD_REQUEST, "projectId: must be a UUID"))?;
+    let team = auth.principal.team_id;
+    state.stores.track.get_project(team, project).await?.ok_or_else(|| not_found("project"))?;
+    let sections = state.stores.track.list_sections(team, project).await?;
+    Ok(web::Json(sections.into_iter().map(SectionBody::from).collect()))
+}
+
+/// Create a section in a project of the team.
+#[utoipa::path(
+    tag = "Sections",
+    security(("api_key" = [])),
+    request_body = SectionInput,
+    responses(
+        (status = 201, description = "Created", body = SectionBody, headers(("Location" = String, description = "URL of the new section"))),
+        BodyErrors,
+        KeyedErrors,
+    )
+)]
+#[post("")]
+pub(crate) async fn create_section(
+    auth: Auth<TrackWrite>,
+    Json(input): Json<SectionInput>,
+    state: web::Data<ApiState>,
+) -> Result<HttpResponse, ApiError> {
+    let title = title(input.title)?;
+    let project: ProjectId = body_id(&input.project_id, "projectId", "project")?;
+    let section = Section::new(auth.principal.team_id, project, title, state.clock.now());
+    state.stores.track.create_section(&section).await.map_err(|error| match error {
+        CreateSectionError::ProjectNotFound => no_such("projectId", "project").into(),
+        CreateSectionError::Store(error) => ApiError::from(error),
+    })?;
+    Ok(HttpResponse::Created()
+        .insert_header((header::LOCATION, format!("/v1/track/sections/{}", section.id)))
+        .json(SectionBody::from(section)))
+}
+
+/// Rename a section. A section stays in its project.
+#[utoipa::path(
+    tag = "Sections",
+    security(("api_key" = [])),
+    params(("id" = String, Path, description = "Section id")),
+    request_body = SectionUpdate,
+    responses((status = 200, description = "The section", body = SectionBody), BodyErrors, NotFound, KeyedErrors)
+)]
+#[put("/{id}")]
+pub(crate) async fn update_section(
+    auth: Auth<TrackWrite>,
+    Json(input): Json<SectionUpdate>,
+    path: web::Path<String>,
+    state: web::Data<ApiState>,
+) -> Result<web::Json<SectionBody>, ApiError> {
+    let title = input.title.required("title")?.map(title).transpose()?;
+    let id: SectionId = path_id(&path, "section")?;
+    let (team, track) = (auth.principal.team_id, &state.stores.track);
+    let section = match title {
+        Some(title) => track.rename_section(team, id, &title, state.clock.now()).await?,
+        None => track.get_section(team, id).await?,
+    };
+    Ok(web::Json(section.ok_or_else(|| not_found("section"))?.into()))
+}
+
+/// Delete a section. Refused with 409 while time entries are filed under it.
+#[utoipa::path(
+    tag = "Sections",
+    security(("api_key" = [])),
+    params(("id" = String, Path, description = "Section id")),
+    responses(
+        (status = 200, description = "Deleted", body = Deleted),
+        (status = 409, description = "The section has time entries", body = crate::ErrorBody),
+        NotFound,
+        KeyedErrors,
+    )
+)]
+#[delete("/{id}")]
+pub(crate) async fn delete_section(
+    auth: Auth<TrackWrite>,
+    path: web::Path<String>,
+    state: web::Data<ApiState>,
+) -> Result<web::Json<Deleted>, ApiError> {
+    let id: SectionId = path_id(&path, "section")?;
+    state.stores.track.delete_section(auth.principal.team_id, id).await.map_err(delete_error("section"))?;
+    Ok(Deleted::new("section"))
+}

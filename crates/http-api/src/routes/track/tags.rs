@@ -1,0 +1,127 @@
+//! `/v1/track/tags`: labels for time entries.
+
+use actix_web::http::header;
+use actix_web::{HttpResponse, delete, get, patch, post, web};
+use serde::{Deserialize, Serialize};
+use tracking::{Tag, TagId};
+use utoipa::ToSchema;
+
+use super::{delete_error, title};
+use crate::auth::{Auth, TrackRead, TrackWrite};
+use crate::body::Json;
+use crate::error::ApiError;
+use crate::routes::{BodyErrors, Deleted, KeyedErrors, NotFound, not_found, path_id, timestamp};
+use crate::state::ApiState;
+
+/// A tag. Entries carrying it show its current title.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct TagBody {
+    #[schema(format = Uuid)]
+    id: String,
+    title: String,
+    #[schema(format = Uuid)]
+    team_id: String,
+    #[schema(format = DateTime, example = "2026-11-20T09:30:00.000Z")]
+    created_at: String,
+    #[schema(format = DateTime, example = "2026-11-20T09:30:00.000Z")]
+    updated_at: String,
+}
+
+impl From<Tag> for TagBody {
+    fn from(tag: Tag) -> Self {
+        Self {
+            id: tag.id.to_string(),
+            title: tag.title.into_string(),
+            team_id: tag.team_id.to_string(),
+            created_at: timestamp(tag.created_at),
+            updated_at: timestamp(tag.updated_at),
+        }
+    }
+}
+
+/// A tag's title, for create and rename.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct TagInput {
+    #[schema(pattern = r"^[^\u0000]*$", min_length = 1, max_length = 255)]
+    title: String,
+}
+
+/// List the team's tags, by title (case-insensitive), then id.
+#[utoipa::path(
+    tag = "Tags",
+    security(("api_key" = [])),
+    responses((status = 200, description = "The team's tags", body = [TagBody]), KeyedErrors)
+)]
+#[get("")]
+pub(crate) async fn list_tags(
+    auth: Auth<TrackRead>,
+    state: web::Data<ApiState>,
+) -> Result<web::Json<Vec<TagBody>>, ApiError> {
+    let tags = state.stores.track.list_tags(auth.principal.team_id).await?;
+    Ok(web::Json(tags.into_iter().map(TagBody::from).collect()))
+}
+
+/// Create a tag.
+#[utoipa::path(
+    tag = "Tags",
+    security(("api_key" = [])),
+    request_body = TagInput,
+    responses(
+        (status = 201, description = "Created", body = TagBody, headers(("Location" = String, description = "URL of the new tag"))),
+        BodyErrors,
+        KeyedErrors,
+    )
+)]
+#[post("")]
+pub(crate) async fn create_tag(
+    auth: Auth<TrackWrite>,
+    Json(input): Json<TagInput>,
+    state: web::Data<ApiState>,
+) -> Result<HttpResponse, ApiError> {
+    let tag = Tag::new(auth.principal.team_id, title(input.title)?, state.clock.now());
+    state.stores.track.create_tag(&tag).await?;
+    Ok(HttpResponse::Created()
+        .insert_header((header::LOCATION, format!("/v1/track/tags/{}", tag.id)))
+        .json(TagBody::from(tag)))
+}
+
+/// Rename a tag. Every entry carrying it shows the new title.
+#[utoipa::path(
+    tag = "Tags",
+    security(("api_key" = [])),
+    params(("id" = String, Path, description = "Tag id")),
+    request_body = TagInput,
+    responses((status = 200, description = "The renamed tag", body = TagBody), BodyErrors, NotFound, KeyedErrors)
+)]
+#[patch("/{id}")]
+pub(crate) async fn rename_tag(
+    auth: Auth<TrackWrite>,
+    Json(input): Json<TagInput>,
+    path: web::Path<String>,
+    state: web::Data<ApiState>,
+) -> Result<web::Json<TagBody>, ApiError> {
+    let title = title(input.title)?;
+    let id: TagId = path_id(&path, "tag")?;
+    let tag = state.stores.track.rename_tag(auth.principal.team_id, id, &title, state.clock.now()).await?;
+    Ok(web::Json(tag.ok_or_else(|| not_found("tag"))?.into()))
+}
+
+/// Delete a tag. It is taken off every entry that carried it.
+#[utoipa::path(
+    tag = "Tags",
+    security(("api_key" = [])),
+    params(("id" = String, Path, description = "Tag id")),
+    responses((status = 200, description = "Deleted", body = Deleted), NotFound, KeyedErrors)
+)]
+#[delete("/{id}")]
+pub(crate) async fn delete_tag(
+    auth: Auth<TrackWrite>,
+    path: web::Path<String>,
+    state: web::Data<ApiState>,
+) -> Result<web::Json<Deleted>, ApiError> {
+    let id: TagId = path_id(&path, "tag")?;
+    state.stores.track.delete_tag(auth.principal.team_id, id).await.map_err(delete_error("tag"))?;
+    Ok(Deleted::new("tag"))
+}

@@ -1,0 +1,426 @@
+//! `/v1/track/time`: time entries.
+
+use accounts::UserId;
+use actix_web::http::header;
+use actix_web::{HttpResponse, delete, get, patch, post, web};
+use kernel::{FieldError, Id, InvalidValue, parse_instant};
+use serde::{Deserialize, Serialize};
+use serde_json::Number;
+use tracking::service::{self, EntryChanges, EntryDraft};
+use tracking::{Actor, Description, DurationSeconds, Frequency, TagId, TaskName, TimeEntry, TimeEntryId};
+use utoipa::{IntoParams, ToSchema};
+
+use crate::auth::{Auth, TrackRead, TrackWrite};
+use crate::body::{Json, Patch};
+use crate::error::ApiError;
+use crate::routes::{BodyErrors, Deleted, KeyedErrors, NotFound, body_id, path_id, timestamp};
+use crate::state::ApiState;
+
+/// A tag on a time entry, with the tag's current title.
+#[derive(Debug, Serialize, ToSchema)]
+pub(crate) struct EntryTag {
+    #[schema(format = Uuid)]
+    id: String,
+    title: String,
+}
+
+/// A time entry.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct TimeEntryBody {
+    #[schema(format = Uuid)]
+    id: String,
+    #[schema(minimum = 1, maximum = 9_007_199_254_740_991_i64)]
+    duration_seconds: u64,
+    task_name: String,
+    #[schema(required = true)]
+    description: Option<String>,
+    /// When the work happened. RFC 3339, UTC, milliseconds.
+    #[schema(format = DateTime, example = "2026-11-20T09:30:00.000Z")]
+    date: String,
+    /// Whose time it is.
+    #[schema(format = Uuid)]
+    user_id: String,
+    #[schema(required = true, format = Uuid)]
+    project_id: Option<String>,
+    /// When set, `projectId` is the section's project.
+    #[schema(required = true, format = Uuid)]
+    section_id: Option<String>,
+    /// Ordered by title (case-insensitive), then id.
+    tags: Vec<EntryTag>,
+    ai_generated: bool,
+    #[schema(format = Uuid)]
+    team_id: String,
+    #[schema(format = DateTime, example = "2026-11-20T09:30:00.000Z")]
+    created_at: String,
+    #[schema(format = DateTime, example = "2026-11-20T09:30:00.000Z")]
+    updated_at: String,
+}
+
+impl From<TimeEntry> for TimeEntryBody {
+    fn from(entry: TimeEntry) -> Self {
+        Self {
+            id: entry.id.to_string(),
+            duration_seconds: entry.duration.get(),
+            task_name: entry.task_name.into_string(),
+            description: entry.description.map(Description::into_string),
+            date: timestamp(entry.date),
+            user_id: entry.user_id.to_string(),
+            project_id: entry.project_id.map(|id| id.to_string()),
+            section_id: entry.section_id.map(|id| id.to_string()),
+            tags: entry
+                .tags
+                .into_iter()
+                .map(|t| EntryTag { id: t.id.to_string(), title: t.title.into_string() })
+                .collect(),
+            ai_generated: entry.ai_generated,
+            team_id: entry.team_id.to_string(),
+            created_at: timestamp(entry.created_at),
+            updated_at: timestamp(entry.updated_at),
+        }
+    }
+}
+
+/// A tag given on input: the `id` decides; `title` is required but not used (entries show
+/// the tag's current title).
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct TagInput {
+    #[schema(format = Uuid)]
+    id: String,
+    #[allow(dead_code)]
+    title: String,
+}
+
+/// A new time entry.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub(crate) struct TimeEntryInput {
+    #[schema(value_type = i64, minimum = 1, maximum = 9_007_199_254_740_991_i64)]
+    duration_seconds: Number,
+    #[schema(pattern = r"^[^\u0000]*$", min_length = 1, max_length = 255)]
+    task_name: String,
+    #[serde(default)]
+    #[schema(pattern = r"^[^\u0000]*$", max_length = 1000, nullable)]
+    description: Option<String>,
+    /// RFC 3339 datetime with an offset, or a date `YYYY-MM-DD` (00:00 UTC).
+    #[schema(example = "2026-11-20T09:30:00Z")]
+    date: String,
+    /// Log the time for this user of the team: owners and admins only (403 otherwise).
+    /// Default: the key's user.
+    #[serde(default)]
+    #[schema(format = Uuid, nullable)]
+    user_id: Option<String>,
+    /// A project of the team that is not archived.
+    #[serde(default)]
+    #[schema(format = Uuid, nullable)]
+    project_id: Option<String>,
+    /// A section of the team; it implies its project (a different `projectId` is a 400).
+    #[serde(default)]
+    #[schema(format = Uuid, nullable)]
+    section_id: Option<String>,
+    /// Tags of the team; repeats count once.
+    #[serde(default)]
+    tags: Vec<TagInput>,
+    #[serde(default)]
+    ai_generated: bool,
+}
+
+/// A partial update of a time entry: only the fields given change.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub(crate) struct TimeEntryPatch {
+    #[serde(default)]
+    #[schema(value_type = i64, minimum = 1, maximum = 9_007_199_254_740_991_i64)]
+    duration_seconds: Patch<Number>,
+    #[serde(default)]
+    #[schema(value_type = String, pattern = r"^[^\u0000]*$", min_length = 1, max_length = 255)]
+    task_name: Patch<String>,
+    /// `null` clears it.
+    #[serde(default)]
+    #[schema(value_type = Option<String>, pattern = r"^[^\u0000]*$", max_length = 1000)]
+    description: Patch<String>,
+    #[serde(default)]
+    #[schema(value_type = String, example = "2026-11-20T09:30:00Z")]
+    date: Patch<String>,
+    /// Move the entry to this user of the team: owners and admins only (403 otherwise).
+    #[serde(default)]
+    #[schema(value_type = String, format = Uuid)]
+    user_id: Patch<String>,
+    /// `null` clears the project and the section. Another project leaves the section
+    /// behind unless `sectionId` names one of that project.
+    #[serde(default)]
+    #[schema(value_type = Option<String>, format = Uuid)]
+    project_id: Patch<String>,
+    /// Moves the entry to this section (and its project); `null` clears the section.
+    #[serde(default)]
+    #[schema(value_type = Option<String>, format = Uuid)]
+    section_id: Patch<String>,
+    /// Replaces the entry's tags.
+    #[serde(default)]
+    #[schema(value_type = Vec<TagInput>)]
+    tags: Patch<Vec<TagInput>>,
+}
+
+/// `durationSeconds`: a JSON integer in bounds.
+fn duration(number: &Number) -> Result<DurationSeconds, FieldError> {
+    let whole = number.as_i64().map(i128::from).or_else(|| number.as_u64().map(i128::from));
+    whole
+        .ok_or_else(|| InvalidValue::new("must be a whole number"))
+        .and_then(DurationSeconds::parse)
+        .map_err(|e| e.at("durationSeconds"))
+}
+
+fn task_name(text: String) -> Result<TaskName, FieldError> {
+    TaskName::parse(text).map_err(|e| e.at("taskName"))
+}
+
+fn description(text: String) -> Result<Description, FieldError> {
+    Description::parse(text).map_err(|e| e.at("description"))
+}
+
+fn date(text: &str) -> Result<chrono::DateTime<chrono::Utc>, FieldError> {
+    parse_instant(text).map_err(|e| e.at("date"))
+}
+
+fn user(text: &str) -> Result<UserId, FieldError> {
+    body_id(text, "userId", "user")
+}
+
+fn tags(tags: &[TagInput]) -> Result<Vec<TagId>, FieldError> {
+    tags.iter().enumerate().map(|(i, tag)| body_id(&tag.id, &format!("tags[{i}].id"), "tag")).collect()
+}
+
+impl TimeEntryInput {
+    fn parse(self) -> Result<EntryDraft, FieldError> {
+        Ok(EntryDraft {
+            duration: duration(&self.duration_seconds)?,
+            task_name: task_name(self.task_name)?,
+            description: self.description.map(description).transpose()?,
+            date: date(&self.date)?,
+            user_id: self.user_id.as_deref().map(user).transpose()?,
+            project_id: self.project_id.as_deref().map(|p| body_id(p, "projectId", "project")).transpose()?,
+            section_id: self.section_id.as_deref().map(|s| body_id(s, "sectionId", "section")).transpose()?,
+            tags: tags(&self.tags)?,
+            ai_generated: self.ai_generated,
+        })
+    }
+}
+
+impl TimeEntryPatch {
+    fn parse(self) -> Result<EntryChanges, FieldError> {
+        Ok(EntryChanges {
+            duration: self
+                .duration_seconds
+                .required("durationSeconds")?
+                .as_ref()
+                .map(duration)
+                .transpose()?,
+            task_name: self.task_name.required("taskName")?.map(task_name).transpose()?,
+            description: self.description.nullable().map(|d| d.map(description).transpose()).transpose()?,
+            date: self.date.required("date")?.as_deref().map(date).transpose()?,
+            user_id: self.user_id.required("userId")?.as_deref().map(user).transpose()?,
+            project_id: self
+                .project_id
+                .nullable()
+                .map(|p| p.as_deref().map(|p| body_id(p, "projectId", "project")).transpose())
+                .transpose()?,
+            section_id: self
+                .section_id
+                .nullable()
+                .map(|s| s.as_deref().map(|s| body_id(s, "sectionId", "section")).transpose())
+                .transpose()?,
+            tags: self.tags.required("tags")?.as_deref().map(tags).transpose()?,
+        })
+    }
+}
+
+#[derive(Debug, Deserialize, IntoParams)]
+#[serde(rename_all = "camelCase")]
+#[into_params(parameter_in = Query)]
+pub(crate) struct TimeQuery {
+    /// A date `YYYY-MM-DD` or an RFC 3339 datetime; its UTC day decides the period.
+    #[param(required = true, example = "2026-11-20")]
+    date: Option<String>,
+    /// `day` (default), `week` (ISO week, Monday to Sunday) or `month`, all in UTC.
+    #[param(pattern = "^(day|week|month)$")]
+    frequency: Option<String>,
+    /// Only this user's entries. Owners and admins see the whole team's entries by
+    /// default; members see only their own, and naming another user is a 403 for them.
+    #[param(format = Uuid)]
+    user_id: Option<String>,
+}
+
+/// List the time entries of the day, ISO week or calendar month around `date`, ordered
+/// by `date`, then creation.
+#[utoipa::path(
+    tag = "Time entries",
+    security(("api_key" = [])),
+    params(TimeQuery),
+    responses(
+        (status = 200, description = "The entries of the period", body = [TimeEntryBody]),
+        (status = 400, description = "`date`, `frequency` or `userId` missing or invalid", body = crate::ErrorBody),
+        KeyedErrors,
+    )
+)]
+#[get("")]
+pub(crate) async fn list_time(
+    auth: Auth<TrackRead>,
+    query: web::Query<TimeQuery>,
+    state: web::Data<ApiState>,
+) -> Result<web::Json<Vec<TimeEntryBody>>, ApiError> {
+    let query = query.into_inner();
+    let at = date(&query.date.ok_or_else(|| FieldError::new("date", "is required"))?)?;
+    let frequency =
+        query.frequency.map(|f| Frequency::parse(&f)).transpose().map_err(|e| e.at("frequency"))?;
+    let requested = query
+        .user_id
+        .map(|u| UserId::parse(&u).ok_or_else(|| FieldError::new("userId", "must be a UUID")))
+        .transpose()?;
+    let period = frequency.unwrap_or_default().period_around(at);
+    let principal = &auth.principal;
+    let entries = service::list_time(
+        &*state.stores.track,
+        &Actor::from(principal),
+        principal.team_id,
+        period,
+        requested,
+    )
+    .await?;
+    Ok(web::Json(entries.into_iter().map(TimeEntryBody::from).collect()))
+}
+
+/// Log time, for the key's user or (owners and admins) for `userId`.
+#[utoipa::path(
+    tag = "Time entries",
+    security(("api_key" = [])),
+    request_body = TimeEntryInput,
+    responses(
+        (status = 201, description = "Created", body = TimeEntryBody, headers(("Location" = String, description = "URL of the new entry"))),
+        (status = 409, description = "A referenced project, section, tag or user was deleted meanwhile", body = crate::ErrorBody),
+        BodyErrors,
+        KeyedErrors,
+    )
+)]
+#[post("")]
+pub(crate) async fn create_time(
+    auth: Auth<TrackWrite>,
+    Json(input): Json<TimeEntryInput>,
+    state: web::Data<ApiState>,
+) -> Result<HttpResponse, ApiError> {
+    let draft = input.parse()?;
+    let principal = &auth.principal;
+    let entry = service::log_time(
+        &*state.stores.track,
+        &*state.stores.accounts,
+        &Actor::from(principal),
+        principal.team_id,
+        draft,
+        state.clock.now(),
+    )
+    .await?;
+    Ok(HttpResponse::Created()
+        .insert_header((header::LOCATION, format!("/v1/track/time/{}", entry.id)))
+        .json(TimeEntryBody::from(entry)))
+}
+
+/// Get one time entry. Members can only get their own.
+#[utoipa::path(
+    tag = "Time entries",
+    security(("api_key" = [])),
+    params(("id" = String, Path, description = "Time entry id")),
+    responses((status = 200, description = "The entry", body = TimeEntryBody), NotFound, KeyedErrors)
+)]
+#[get("/{id}")]
+pub(crate) async fn get_time(
+    auth: Auth<TrackRead>,
+    path: web::Path<String>,
+    state: web::Data<ApiState>,
+) -> Result<web::Json<TimeEntryBody>, ApiError> {
+    let id: TimeEntryId = path_id(&path, "time entry")?;
+    let principal = &auth.principal;
+    let entry =
+        service::get_time(&*state.stores.track, &Actor::from(principal), principal.team_id, id).await?;
+    Ok(web::Json(entry.into()))
+}
+
+/// Change a time entry: only the fields given change.
+#[utoipa::path(
+    tag = "Time entries",
+    security(("api_key" = [])),
+    params(("id" = String, Path, description = "Time entry id")),
+    request_body = TimeEntryPatch,
+    responses(
+        (status = 200, description = "The changed entry", body = TimeEntryBody),
+        (status = 409, description = "A referenced project, section, tag or user was deleted meanwhile", body = crate::ErrorBody),
+        BodyErrors,
+        NotFound,
+        KeyedErrors,
+    )
+)]
+#[patch("/{id}")]
+pub(crate) async fn update_time(
+    auth: Auth<TrackWrite>,
+    Json(input): Json<TimeEntryPatch>,
+    path: web::Path<String>,
+    state: web::Data<ApiState>,
+) -> Result<web::Json<TimeEntryBody>, ApiError> {
+    let changes = input.parse()?;
+    let id: TimeEntryId = path_id(&path, "time entry")?;
+    let principal = &auth.principal;
+    let entry = service::change_time(
+        &*state.stores.track,
+        &*state.stores.accounts,
+        &Actor::from(principal),
+        principal.team_id,
+        id,
+        changes,
+        state.clock.now(),
+    )
+    .await?;
+    Ok(web::Json(entry.into()))
+}
+
+/// Delete a time entry. Members can only delete their own.
+#[utoipa::path(
+    tag = "Time entries",
+    security(("api_key" = [])),
+    params(("id" = String, Path, description = "Time entry id")),
+    responses((status = 200, description = "Deleted", body = Deleted), NotFound, KeyedErrors)
+)]
+#[delete("/{id}")]
+pub(crate) async fn delete_time(
+    auth: Auth<TrackWrite>,
+    path: web::Path<String>,
+    state: web::Data<ApiState>,
+) -> Result<web::Json<Deleted>, ApiError> {
+    let id: TimeEntryId = path_id(&path, "time entry")?;
+    let principal = &auth.principal;
+    service::delete_time(&*state.stores.track, &Actor::from(principal), principal.team_id, id).await?;
+    Ok(Deleted::new("time entry"))
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::Number;
+
+    use super::duration;
+
+    #[test]
+    fn durations_are_whole_numbers_in_bounds() {
+        let parsed = |json: &str| {
+            let number: Number = serde_json::from_str(json).unwrap();
+            duration(&number).map(tracking::DurationSeconds::get).map_err(|e| e.to_string())
+        };
+        assert_eq!(parsed("3600"), Ok(3600));
+        assert_eq!(parsed("9007199254740991"), Ok(9_007_199_254_740_991));
+        assert_eq!(
+            parsed("9007199254740992"),
+            Err("durationSeconds: must be at most 9007199254740991".into())
+        );
+        assert_eq!(parsed("0"), Err("durationSeconds: must be greater than 0".into()));
+        assert_eq!(parsed("-1"), Err("durationSeconds: must be greater than 0".into()));
+        assert_eq!(parsed("1.5"), Err("durationSeconds: must be a whole number".into()));
+        assert_eq!(parsed("1e3"), Err("durationSeconds: must be a whole number".into()));
+    }
+}

@@ -1,0 +1,47 @@
+use chrono::{DateTime, NaiveDate, SubsecRound, Utc};
+
+use crate::InvalidValue;
+
+/// Parses an instant as the API accepts it: an RFC 3339 datetime with an offset
+/// (`2026-11-20T09:30:00+02:00`), or a bare date `YYYY-MM-DD` meaning 00:00 UTC.
+///
+/// The result is in UTC and truncated to the millisecond, the precision the API shows and
+/// every store keeps, so a value reads back exactly as it was stored.
+pub fn parse_instant(text: &str) -> Result<DateTime<Utc>, InvalidValue> {
+    let parsed = if text.len() == 10 {
+        NaiveDate::parse_from_str(text, "%Y-%m-%d")
+            .ok()
+            .and_then(|d| d.and_hms_opt(0, 0, 0))
+            .map(|d| d.and_utc())
+    } else {
+        DateTime::parse_from_rfc3339(text).ok().map(|d| d.with_timezone(&Utc))
+    };
+    parsed
+        .map(|at| at.trunc_subsecs(3))
+        .ok_or_else(|| InvalidValue::new("must be an RFC 3339 datetime with an offset or a date YYYY-MM-DD"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_instant;
+
+    fn parsed(text: &str) -> String {
+        parse_instant(text).map_or_else(|e| e.0, |at| at.to_rfc3339())
+    }
+
+    #[test]
+    fn accepts_datetimes_with_offsets_and_bare_dates() {
+        assert_eq!(parsed("2026-11-20"), "2026-11-20T00:00:00+00:00");
+        assert_eq!(parsed("2026-11-20T09:30:00Z"), "2026-11-20T09:30:00+00:00");
+        assert_eq!(parsed("2026-11-20T01:30:00+02:00"), "2026-11-19T23:30:00+00:00");
+        assert_eq!(parsed("2026-11-20T09:30:00.123456789Z"), "2026-11-20T09:30:00.123+00:00");
+        assert_eq!(parsed("2024-02-29"), "2024-02-29T00:00:00+00:00");
+    }
+
+    #[test]
+    fn refuses_everything_else() {
+        for text in ["", "2026-11-20T09:30:00", "2026-13-01", "2026-02-30", "20261120", "now", "2026-11-2"] {
+            assert!(parse_instant(text).is_err(), "{text:?} was accepted");
+        }
+    }
+}

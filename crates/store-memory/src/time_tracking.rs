@@ -1,0 +1,269 @@
+//! The tracking ports in memory. Entries keep their tag ids; titles are looked up on
+//! every read, so a renamed tag shows its new title everywhere, as in the SQL adapter.
+
+use accounts::TeamId;
+use async_trait::async_trait;
+use chrono::{DateTime, Utc};
+use kernel::StoreError;
+use tracking::{
+    CreateSectionError, DeleteError, EntryFilter, Project, ProjectChanges, ProjectId, ProjectRepository,
+    SaveEntryError, SaveProjectError, Section, SectionId, SectionRepository, Tag, TagId, TagRef,
+    TagRepository, TimeEntry, TimeEntryId, TimeEntryRepository, Title,
+};
+
+use crate::{MemoryStore, State};
+
+impl State {
+    fn project(&self, team: TeamId, id: ProjectId) -> Option<&Project> {
+        self.projects.iter().find(|p| p.team_id == team && p.id == id)
+    }
+
+    fn section(&self, team: TeamId, id: SectionId) -> Option<&Section> {
+        self.sections.iter().find(|s| s.team_id == team && s.id == id)
+    }
+
+    fn tag(&self, team: TeamId, id: TagId) -> Option<&Tag> {
+        self.tags.iter().find(|t| t.team_id == team && t.id == id)
+    }
+
+    /// The entry as a read shows it: tags with their current titles, in order.
+    fn shown(&self, entry: &TimeEntry) -> TimeEntry {
+        let mut tags: Vec<TagRef> = entry
+            .tags
+            .iter()
+            .filter_map(|t| self.tag(entry.team_id, t.id))
+            .map(|t| TagRef { id: t.id, title: t.title.clone() })
+            .collect();
+        TimeEntry::order_tags(&mut tags);
+        TimeEntry { tags, ..entry.clone() }
+    }
+
+    /// What the SQL adapter's foreign keys check.
+    fn references_hold(&self, entry: &TimeEntry) -> bool {
+        let team = entry.team_id;
+        let user = self.users.iter().any(|u| u.team_id == team && u.id == entry.user_id);
+        let project = entry.project_id.is_none_or(|p| self.project(team, p).is_some());
+        let section = match (entry.section_id, entry.project_id) {
+            (None, _) => true,
+            (Some(s), project) => self.section(team, s).is_some_and(|s| Some(s.project_id) == project),
+        };
+        let tags = entry.tags.iter().all(|t| self.tag(team, t.id).is_some());
+        user && project && section && tags
+    }
+
+    fn code_taken(&self, project: &Project) -> bool {
+        project.code.as_ref().is_some_and(|code| {
+            self.projects
+                .iter()
+                .any(|p| p.team_id == project.team_id && p.id != project.id && p.code.as_ref() == Some(code))
+        })
+    }
+}
+
+#[async_trait]
+impl TagRepository for MemoryStore {
+    async fn list_tags(&self, team: TeamId) -> Result<Vec<Tag>, StoreError> {
+        let mut tags: Vec<Tag> = self.state().tags.iter().filter(|t| t.team_id == team).cloned().collect();
+        tracking::tag::sort_for_listing(&mut tags);
+        Ok(tags)
+    }
+
+    async fn find_tags(&self, team: TeamId, ids: &[TagId]) -> Result<Vec<Tag>, StoreError> {
+        Ok(self.state().tags.iter().filter(|t| t.team_id == team && ids.contains(&t.id)).cloned().collect())
+    }
+
+    async fn create_tag(&self, tag: &Tag) -> Result<(), StoreError> {
+        self.state().tags.push(tag.clone());
+        Ok(())
+    }
+
+    async fn rename_tag(
+        &self,
+        team: TeamId,
+        id: TagId,
+        title: &Title,
+        now: DateTime<Utc>,
+    ) -> Result<Option<Tag>, StoreError> {
+        let mut state = self.state();
+        let tag = state.tags.iter_mut().find(|t| t.team_id == team && t.id == id);
+        Ok(tag.map(|tag| {
+            tag.title = title.clone();
+            tag.updated_at = now;
+            tag.clone()
+        }))
+    }
+
+    async fn delete_tag(&self, team: TeamId, id: TagId) -> Result<(), DeleteError> {
+        let mut state = self.state();
+        if state.tag(team, id).is_none() {
+            return Err(DeleteError::NotFound);
+        }
+        state.tags.retain(|t| !(t.team_id == team && t.id == id));
+        for entry in state.entries.iter_mut().filter(|e| e.team_id == team) {
+            entry.tags.retain(|t| t.id != id);
+        }
+        Ok(())
+    }
+}
+
+#[async_trait]
+impl ProjectRepository for MemoryStore {
+    async fn list_projects(&self, team: TeamId) -> Result<Vec<Project>, StoreError> {
+        let mut projects: Vec<Project> =
+            self.state().projects.iter().filter(|p| p.team_id == team).cloned().collect();
+        tracking::project::sort_for_listing(&mut projects);
+        Ok(projects)
+    }
+
+    async fn get_project(&self, team: TeamId, id: ProjectId) -> Result<Option<Project>, StoreError> {
+        Ok(self.state().project(team, id).cloned())
+    }
+
+    async fn create_project(&self, project: &Project) -> Result<(), SaveProjectError> {
+        let mut state = self.state();
+        if state.code_taken(project) {
+            return Err(SaveProjectError::CodeTaken);
+        }
+        state.projects.push(project.clone());
+        Ok(())
+    }
+
+    async fn update_project(
+        &self,
+        team: TeamId,
+        id: ProjectId,
+        changes: &ProjectChanges,
+        now: DateTime<Utc>,
+    ) -> Result<Project, SaveProjectError> {
+        let mut state = self.state();
+        let updated =
+            state.project(team, id).ok_or(SaveProjectError::NotFound)?.clone().changed(changes, now);
+        if state.code_taken(&updated) {
+            return Err(SaveProjectError::CodeTaken);
+        }
+        if let Some(project) = state.projects.iter_mut().find(|p| p.team_id == team && p.id == id) {
+            *project = updated.clone();
+        }
+        Ok(updated)
+    }
+
+    async fn delete_project(&self, team: TeamId, id: ProjectId) -> Result<(), DeleteError> {
+        let mut state = self.state();
+        if state.project(team, id).is_none() {
+            return Err(DeleteError::NotFound);
+        }
+        if state.entries.iter().any(|e| e.team_id == team && e.project_id == Some(id)) {
+            return Err(DeleteError::HasTimeEntries);
+        }
+        state.projects.retain(|p| !(p.team_id == team && p.id == id));
+        state.sections.retain(|s| !(s.team_id == team && s.project_id == id));
+        Ok(())
+    }
+}
+
+#[async_trait]
+impl SectionRepository for MemoryStore {
+    async fn list_sections(&self, team: TeamId, project: ProjectId) -> Result<Vec<Section>, StoreError> {
+        let mut sections: Vec<Section> = self
+            .state()
+            .sections
+            .iter()
+            .filter(|s| s.team_id == team && s.project_id == project)
+            .cloned()
+            .collect();
+        tracking::section::sort_for_listing(&mut sections);
+        Ok(sections)
+    }
+
+    async fn get_section(&self, team: TeamId, id: SectionId) -> Result<Option<Section>, StoreError> {
+        Ok(self.state().section(team, id).cloned())
+    }
+
+    async fn create_section(&self, section: &Section) -> Result<(), CreateSectionError> {
+        let mut state = self.state();
+        if state.project(section.team_id, section.project_id).is_none() {
+            return Err(CreateSectionError::ProjectNotFound);
+        }
+        state.sections.push(section.clone());
+        Ok(())
+    }
+
+    async fn rename_section(
+        &self,
+        team: TeamId,
+        id: SectionId,
+        title: &Title,
+        now: DateTime<Utc>,
+    ) -> Result<Option<Section>, StoreError> {
+        let mut state = self.state();
+        let section = state.sections.iter_mut().find(|s| s.team_id == team && s.id == id);
+        Ok(section.map(|section| {
+            section.title = title.clone();
+            section.updated_at = now;
+            section.clone()
+        }))
+    }
+
+    async fn delete_section(&self, team: TeamId, id: SectionId) -> Result<(), DeleteError> {
+        let mut state = self.state();
+        if state.section(team, id).is_none() {
+            return Err(DeleteError::NotFound);
+        }
+        if state.entries.iter().any(|e| e.team_id == team && e.section_id == Some(id)) {
+            return Err(DeleteError::HasTimeEntries);
+        }
+        state.sections.retain(|s| !(s.team_id == team && s.id == id));
+        Ok(())
+    }
+}
+
+#[async_trait]
+impl TimeEntryRepository for MemoryStore {
+    async fn list_entries(&self, team: TeamId, filter: &EntryFilter) -> Result<Vec<TimeEntry>, StoreError> {
+        let state = self.state();
+        let mut entries: Vec<TimeEntry> = state
+            .entries
+            .iter()
+            .filter(|e| e.team_id == team && filter.matches(e))
+            .map(|e| state.shown(e))
+            .collect();
+        tracking::entry::sort_for_listing(&mut entries);
+        Ok(entries)
+    }
+
+    async fn get_entry(&self, team: TeamId, id: TimeEntryId) -> Result<Option<TimeEntry>, StoreError> {
+        let state = self.state();
+        Ok(state.entries.iter().find(|e| e.team_id == team && e.id == id).map(|e| state.shown(e)))
+    }
+
+    async fn create_entry(&self, entry: &TimeEntry) -> Result<(), SaveEntryError> {
+        let mut state = self.state();
+        if !state.references_hold(entry) {
+            return Err(SaveEntryError::MissingReference);
+        }
+        state.entries.push(entry.clone());
+        Ok(())
+    }
+
+    async fn replace_entry(&self, entry: &TimeEntry) -> Result<(), SaveEntryError> {
+        let mut state = self.state();
+        let Some(index) = state.entries.iter().position(|e| e.team_id == entry.team_id && e.id == entry.id)
+        else {
+            return Err(SaveEntryError::NotFound);
+        };
+        if !state.references_hold(entry) {
+            return Err(SaveEntryError::MissingReference);
+        }
+        // Like the SQL row, the creation time stays as stored.
+        let created_at = state.entries[index].created_at;
+        state.entries[index] = TimeEntry { created_at, ..entry.clone() };
+        Ok(())
+    }
+
+    async fn delete_entry(&self, team: TeamId, id: TimeEntryId) -> Result<(), DeleteError> {
+        let mut state = self.state();
+        let before = state.entries.len();
+        state.entries.retain(|e| !(e.team_id == team && e.id == id));
+        if state.entries.len() == before { Err(DeleteError::NotFound) } else { Ok(()) }
+    }
+}

@@ -1,0 +1,109 @@
+//! Time entries: time a user spent on a task, optionally filed under a project, a section
+//! and tags.
+
+use accounts::{TeamId, UserId};
+use async_trait::async_trait;
+use chrono::{DateTime, Utc};
+use kernel::{StoreError, define_id};
+
+use crate::{Description, DurationSeconds, Period, ProjectId, SectionId, TagId, TaskName, Title};
+
+define_id!(
+    /// Identifies a time entry.
+    TimeEntryId
+);
+
+/// A tag as an entry shows it: always with the tag's current title.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TagRef {
+    pub id: TagId,
+    pub title: Title,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TimeEntry {
+    pub id: TimeEntryId,
+    pub team_id: TeamId,
+    /// Whose time it is.
+    pub user_id: UserId,
+    pub duration: DurationSeconds,
+    pub task_name: TaskName,
+    pub description: Option<Description>,
+    /// When the work happened; listings select and order by it.
+    pub date: DateTime<Utc>,
+    pub project_id: Option<ProjectId>,
+    /// When set, `project_id` is the section's project.
+    pub section_id: Option<SectionId>,
+    /// Distinct tags, ordered by title (case-insensitively), then id.
+    pub tags: Vec<TagRef>,
+    pub ai_generated: bool,
+    pub created_at: DateTime<Utc>,
+    pub updated_at: DateTime<Utc>,
+}
+
+impl TimeEntry {
+    pub fn tag_ids(&self) -> Vec<TagId> {
+        self.tags.iter().map(|t| t.id).collect()
+    }
+
+    /// Puts `tags` in the order entries show them, without repeats.
+    pub fn order_tags(tags: &mut Vec<TagRef>) {
+        crate::sort_by_title(tags, |t| (&t.title, t.id));
+        tags.dedup_by_key(|t| t.id);
+    }
+}
+
+/// Puts entries in listing order: by `date`, then `created_at`, then id.
+pub fn sort_for_listing(entries: &mut [TimeEntry]) {
+    entries.sort_by_key(|e| (e.date, e.created_at, e.id));
+}
+
+/// Which entries a listing asks for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct EntryFilter {
+    /// Entries whose `date` lies in the period.
+    pub period: Period,
+    /// Only this user's entries; every user's when `None`.
+    pub user: Option<UserId>,
+}
+
+impl EntryFilter {
+    pub fn matches(&self, entry: &TimeEntry) -> bool {
+        self.period.contains(entry.date) && self.user.is_none_or(|user| entry.user_id == user)
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum SaveEntryError {
+    #[error("time entry not found")]
+    NotFound,
+    /// A user, project, section or tag the entry names is no longer the team's (deleted
+    /// while the entry was being saved); nothing was written.
+    #[error("a user, project, section or tag of the entry no longer exists")]
+    MissingReference,
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// Storage of time entries and their tags, scoped to a team like every port. Whether the
+/// caller may see an entry is decided by [`crate::Actor`], not here.
+#[async_trait]
+pub trait TimeEntryRepository: Send + Sync {
+    /// Entries matching `filter`, in [`sort_for_listing`] order, each with its tags.
+    async fn list_entries(&self, team: TeamId, filter: &EntryFilter) -> Result<Vec<TimeEntry>, StoreError>;
+
+    async fn get_entry(&self, team: TeamId, id: TimeEntryId) -> Result<Option<TimeEntry>, StoreError>;
+
+    /// Stores the entry and its tag links together. The tags' titles are not stored.
+    /// MUST return `MissingReference` when the user, project, section or a tag is not the
+    /// team's, or the section is not in the project.
+    async fn create_entry(&self, entry: &TimeEntry) -> Result<(), SaveEntryError>;
+
+    /// Replaces every field and the tag links of a stored entry together. MUST return
+    /// `NotFound` when the entry is not the team's, and `MissingReference` as
+    /// [`TimeEntryRepository::create_entry`] does.
+    async fn replace_entry(&self, entry: &TimeEntry) -> Result<(), SaveEntryError>;
+
+    /// MUST return `NotFound` when the entry is not the team's.
+    async fn delete_entry(&self, team: TeamId, id: TimeEntryId) -> Result<(), crate::DeleteError>;
+}

@@ -1,0 +1,174 @@
+//! Projects: what time is logged against, with an optional code and a status.
+
+use accounts::TeamId;
+use async_trait::async_trait;
+use chrono::{DateTime, Utc};
+use kernel::{Id, InvalidValue, StoreError, define_id};
+
+use crate::{DeleteError, ProjectCode, Title};
+
+define_id!(
+    /// Identifies a project of a team.
+    ProjectId
+);
+
+/// Where a project stands. Set directly by an update; any status may follow any other.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum ProjectStatus {
+    Pending,
+    /// The status of a new project.
+    #[default]
+    Active,
+    Completed,
+    /// No time may be logged on an archived project.
+    Archived,
+}
+
+impl ProjectStatus {
+    pub const ALL: [Self; 4] = [Self::Pending, Self::Active, Self::Completed, Self::Archived];
+
+    pub fn parse(text: &str) -> Result<Self, InvalidValue> {
+        Self::ALL
+            .into_iter()
+            .find(|status| status.as_str() == text)
+            .ok_or_else(|| InvalidValue::new("must be one of PENDING, ACTIVE, COMPLETED, ARCHIVED"))
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Pending => "PENDING",
+            Self::Active => "ACTIVE",
+            Self::Completed => "COMPLETED",
+            Self::Archived => "ARCHIVED",
+        }
+    }
+
+    pub fn accepts_time(self) -> bool {
+        self != Self::Archived
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Project {
+    pub id: ProjectId,
+    pub team_id: TeamId,
+    pub title: Title,
+    /// Unique in the team when present.
+    pub code: Option<ProjectCode>,
+    pub status: ProjectStatus,
+    pub created_at: DateTime<Utc>,
+    pub updated_at: DateTime<Utc>,
+}
+
+impl Project {
+    pub fn new(team_id: TeamId, title: Title, code: Option<ProjectCode>, now: DateTime<Utc>) -> Self {
+        Self {
+            id: ProjectId::generate(),
+            team_id,
+            title,
+            code,
+            status: ProjectStatus::default(),
+            created_at: now,
+            updated_at: now,
+        }
+    }
+
+    /// The project with `changes` applied.
+    #[must_use]
+    pub fn changed(self, changes: &ProjectChanges, now: DateTime<Utc>) -> Self {
+        Self {
+            title: changes.title.clone().unwrap_or(self.title),
+            code: changes.code.clone().unwrap_or(self.code),
+            status: changes.status.unwrap_or(self.status),
+            updated_at: now,
+            ..self
+        }
+    }
+}
+
+/// An update of a project: `None` leaves a field as it is; `code: Some(None)` removes the
+/// code.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ProjectChanges {
+    pub title: Option<Title>,
+    pub code: Option<Option<ProjectCode>>,
+    pub status: Option<ProjectStatus>,
+}
+
+/// Puts projects in listing order: by title, case-insensitively, then by id.
+pub fn sort_for_listing(projects: &mut [Project]) {
+    crate::sort_by_title(projects, |p| (&p.title, p.id));
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum SaveProjectError {
+    #[error("project not found")]
+    NotFound,
+    #[error("another project of the team has this code")]
+    CodeTaken,
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// Storage of projects, scoped to a team like every port.
+#[async_trait]
+pub trait ProjectRepository: Send + Sync {
+    /// The team's projects in [`sort_for_listing`] order.
+    async fn list_projects(&self, team: TeamId) -> Result<Vec<Project>, StoreError>;
+
+    async fn get_project(&self, team: TeamId, id: ProjectId) -> Result<Option<Project>, StoreError>;
+
+    /// MUST return `CodeTaken` when another project of the team has the same code.
+    async fn create_project(&self, project: &Project) -> Result<(), SaveProjectError>;
+
+    /// Applies `changes` in one step. MUST return `NotFound` when the project is not the
+    /// team's and `CodeTaken` as [`ProjectRepository::create_project`] does.
+    async fn update_project(
+        &self,
+        team: TeamId,
+        id: ProjectId,
+        changes: &ProjectChanges,
+        now: DateTime<Utc>,
+    ) -> Result<Project, SaveProjectError>;
+
+    /// Deletes the project with its sections. MUST return `HasTimeEntries`, deleting
+    /// nothing, while any time entry refers to the project.
+    async fn delete_project(&self, team: TeamId, id: ProjectId) -> Result<(), DeleteError>;
+}
+
+#[cfg(test)]
+mod tests {
+    use accounts::TeamId;
+    use chrono::{TimeDelta, Utc};
+    use kernel::Id;
+
+    use super::*;
+
+    #[test]
+    fn statuses_round_trip_and_only_archived_refuses_time() {
+        for status in ProjectStatus::ALL {
+            assert_eq!(ProjectStatus::parse(status.as_str()), Ok(status));
+            assert_eq!(status.accepts_time(), status != ProjectStatus::Archived);
+        }
+        assert!(ProjectStatus::parse("archived").is_err());
+        assert_eq!(ProjectStatus::default(), ProjectStatus::Active);
+    }
+
+    #[test]
+    fn changes_touch_only_what_they_name() {
+        let now = Utc::now();
+        let code = ProjectCode::parse("ACME").ok();
+        let project = Project::new(TeamId::generate(), Title::parse("Site").unwrap(), code.clone(), now);
+        let later = now + TimeDelta::seconds(1);
+        let archived = project
+            .clone()
+            .changed(&ProjectChanges { status: Some(ProjectStatus::Archived), ..Default::default() }, later);
+        assert_eq!((archived.title.as_str(), &archived.code), ("Site", &code));
+        assert_eq!(
+            (archived.status, archived.updated_at, archived.created_at),
+            (ProjectStatus::Archived, later, now)
+        );
+        let uncoded = project.changed(&ProjectChanges { code: Some(None), ..Default::default() }, later);
+        assert_eq!((uncoded.code, uncoded.status), (None, ProjectStatus::Active));
+    }
+}

@@ -1,0 +1,278 @@
+//! The time-entry use cases: the rules that need more than one entity (who the entry is
+//! for, how its project, section and tags fit together) applied over the ports.
+//!
+//! The checks read before they write; storage enforces the same references with foreign
+//! keys, so a reference deleted in between makes the write fail
+//! ([`SaveEntryError::MissingReference`]) rather than leave a dangling entry.
+
+use std::collections::HashSet;
+
+use accounts::{AccountStore, TeamId, UserId};
+use chrono::{DateTime, Utc};
+use kernel::{FieldError, Id, StoreError};
+
+use crate::{
+    Actor, DeleteError, Description, DurationSeconds, EntryFilter, ProjectId, SaveEntryError, SectionId,
+    TagId, TagRef, TaskName, TimeEntry, TimeEntryId, TrackStore,
+};
+
+/// Why a time-entry use case refused.
+#[derive(Debug, thiserror::Error)]
+pub enum TrackError {
+    /// Input that breaks a rule; names the field.
+    #[error(transparent)]
+    Invalid(#[from] FieldError),
+    /// The actor may not act for the user named.
+    #[error("{0}")]
+    Forbidden(String),
+    /// No such entry, or one the actor may not see.
+    #[error("time entry not found")]
+    NotFound,
+    /// The write lost a race with a delete; nothing was written.
+    #[error("{0}")]
+    Conflict(String),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+impl From<SaveEntryError> for TrackError {
+    fn from(error: SaveEntryError) -> Self {
+        match error {
+            SaveEntryError::NotFound => Self::NotFound,
+            SaveEntryError::MissingReference => Self::Conflict(
+                "a user, project, section or tag of the entry was deleted meanwhile; retry".to_owned(),
+            ),
+            SaveEntryError::Store(error) => Self::Store(error),
+        }
+    }
+}
+
+/// A new time entry as the caller gave it, each field valid on its own.
+#[derive(Debug, Clone)]
+pub struct EntryDraft {
+    pub duration: DurationSeconds,
+    pub task_name: TaskName,
+    pub description: Option<Description>,
+    pub date: DateTime<Utc>,
+    /// Whose time; the actor's when `None`.
+    pub user_id: Option<UserId>,
+    pub project_id: Option<ProjectId>,
+    pub section_id: Option<SectionId>,
+    pub tags: Vec<TagId>,
+    pub ai_generated: bool,
+}
+
+/// A partial update: `None` leaves a field as it is; `Some(None)` clears a nullable one.
+#[derive(Debug, Clone, Default)]
+pub struct EntryChanges {
+    pub duration: Option<DurationSeconds>,
+    pub task_name: Option<TaskName>,
+    pub description: Option<Option<Description>>,
+    pub date: Option<DateTime<Utc>>,
+    pub user_id: Option<UserId>,
+    pub project_id: Option<Option<ProjectId>>,
+    pub section_id: Option<Option<SectionId>>,
+    /// Replaces the whole set.
+    pub tags: Option<Vec<TagId>>,
+}
+
+/// The entries `actor` may see in `filter`'s period; `requested_user` narrows to one user.
+pub async fn list_time(
+    store: &dyn TrackStore,
+    actor: &Actor,
+    team: TeamId,
+    period: crate::Period,
+    requested_user: Option<UserId>,
+) -> Result<Vec<TimeEntry>, TrackError> {
+    let user = actor.listing_user(requested_user).map_err(|_| {
+        TrackError::Forbidden("userId: only owners and admins may list another user's time".to_owned())
+    })?;
+    Ok(store.list_entries(team, &EntryFilter { period, user }).await?)
+}
+
+/// One entry, if `actor` may see it.
+pub async fn get_time(
+    store: &dyn TrackStore,
+    actor: &Actor,
+    team: TeamId,
+    id: TimeEntryId,
+) -> Result<TimeEntry, TrackError> {
+    let entry = store.get_entry(team, id).await?.ok_or(TrackError::NotFound)?;
+    if actor.sees(&entry) { Ok(entry) } else { Err(TrackError::NotFound) }
+}
+
+/// Logs time: for the actor, or for `draft.user_id` when the actor may act for them.
+pub async fn log_time(
+    store: &dyn TrackStore,
+    users: &dyn AccountStore,
+    actor: &Actor,
+    team: TeamId,
+    draft: EntryDraft,
+    now: DateTime<Utc>,
+) -> Result<TimeEntry, TrackError> {
+    let user_id = draft.user_id.unwrap_or(actor.user_id);
+    check_user(users, actor, team, user_id).await?;
+    let (project_id, section_id) = place(store, team, draft.project_id, draft.section_id).await?;
+    let tags = resolve_tags(store, team, &draft.tags).await?;
+    let entry = TimeEntry {
+        id: TimeEntryId::generate(),
+        team_id: team,
+        user_id,
+        duration: draft.duration,
+        task_name: draft.task_name,
+        description: draft.description,
+        date: draft.date,
+        project_id,
+        section_id,
+        tags,
+        ai_generated: draft.ai_generated,
+        created_at: now,
+        updated_at: now,
+    };
+    store.create_entry(&entry).await?;
+    Ok(entry)
+}
+
+/// Changes the fields `changes` names of an entry the actor may see.
+///
+/// Moving an entry to another project leaves its section behind unless `changes` also
+/// names a section of that project; clearing the project clears the section. The time of
+/// an archived project is frozen: an entry that would end up on one is refused.
+pub async fn change_time(
+    store: &dyn TrackStore,
+    users: &dyn AccountStore,
+    actor: &Actor,
+    team: TeamId,
+    id: TimeEntryId,
+    changes: EntryChanges,
+    now: DateTime<Utc>,
+) -> Result<TimeEntry, TrackError> {
+    let entry = get_time(store, actor, team, id).await?;
+    let user_id = changes.user_id.unwrap_or(entry.user_id);
+    if user_id != entry.user_id {
+        check_user(users, actor, team, user_id).await?;
+    }
+    let (project_id, section_id) = match (changes.project_id, changes.section_id) {
+        (project, Some(section)) => (project.unwrap_or(entry.project_id), section),
+        (Some(None), None) => (None, None),
+        (Some(Some(project)), None) => {
+            let section = match entry.section_id {
+                Some(section) => store.get_section(team, section).await?.filter(|s| s.project_id == project),
+                None => None,
+            };
+            (Some(project), section.map(|s| s.id))
+        }
+        (None, None) => (entry.project_id, entry.section_id),
+    };
+    let (project_id, section_id) = place(store, team, project_id, section_id).await?;
+    let tags = match &changes.tags {
+        Some(ids) => resolve_tags(store, team, ids).await?,
+        None => entry.tags.clone(),
+    };
+    let updated = TimeEntry {
+        user_id,
+        duration: changes.duration.unwrap_or(entry.duration),
+        task_name: changes.task_name.unwrap_or(entry.task_name.clone()),
+        description: changes.description.unwrap_or(entry.description.clone()),
+        date: changes.date.unwrap_or(entry.date),
+        project_id,
+        section_id,
+        tags,
+        updated_at: now,
+        ..entry
+    };
+    store.replace_entry(&updated).await?;
+    Ok(updated)
+}
+
+/// Deletes an entry the actor may see.
+pub async fn delete_time(
+    store: &dyn TrackStore,
+    actor: &Actor,
+    team: TeamId,
+    id: TimeEntryId,
+) -> Result<(), TrackError> {
+    get_time(store, actor, team, id).await?;
+    store.delete_entry(team, id).await.map_err(|error| match error {
+        DeleteError::NotFound | DeleteError::HasTimeEntries => TrackError::NotFound,
+        DeleteError::Store(error) => TrackError::Store(error),
+    })
+}
+
+async fn check_user(
+    users: &dyn AccountStore,
+    actor: &Actor,
+    team: TeamId,
+    user: UserId,
+) -> Result<(), TrackError> {
+    if !actor.may_act_for(user) {
+        return Err(TrackError::Forbidden(
+            "userId: only owners and admins may log or move time for another user".to_owned(),
+        ));
+    }
+    if user != actor.user_id && !users.has_user(team, user).await? {
+        return Err(FieldError::new("userId", "no such user in the team").into());
+    }
+    Ok(())
+}
+
+/// Checks where an entry is filed: the section (if any) must be the team's and decides
+/// the project; a different `projectId` beside it is refused; the project must be the
+/// team's and accept time.
+async fn place(
+    store: &dyn TrackStore,
+    team: TeamId,
+    project: Option<ProjectId>,
+    section: Option<SectionId>,
+) -> Result<(Option<ProjectId>, Option<SectionId>), TrackError> {
+    let project = match section {
+        None => project,
+        Some(id) => {
+            let section = store
+                .get_section(team, id)
+                .await?
+                .ok_or_else(|| FieldError::new("sectionId", "no such section in the team"))?;
+            if project.is_some_and(|p| p != section.project_id) {
+                return Err(FieldError::new(
+                    "projectId",
+                    format!("must be the project of section {id} ({}), or left out", section.project_id),
+                )
+                .into());
+            }
+            Some(section.project_id)
+        }
+    };
+    if let Some(id) = project {
+        let project = store
+            .get_project(team, id)
+            .await?
+            .ok_or_else(|| FieldError::new("projectId", "no such project in the team"))?;
+        if !project.status.accepts_time() {
+            return Err(
+                FieldError::new("projectId", "the project is archived; no time can be logged on it").into()
+            );
+        }
+    }
+    Ok((project, section))
+}
+
+/// The tags named by `ids`, with their titles, in entry order; `tags[i].id` names the
+/// first id that is not a tag of the team.
+async fn resolve_tags(
+    store: &dyn TrackStore,
+    team: TeamId,
+    ids: &[TagId],
+) -> Result<Vec<TagRef>, TrackError> {
+    if ids.is_empty() {
+        return Ok(Vec::new());
+    }
+    let unique: Vec<TagId> = ids.iter().copied().collect::<HashSet<_>>().into_iter().collect();
+    let found = store.find_tags(team, &unique).await?;
+    let known: HashSet<TagId> = found.iter().map(|t| t.id).collect();
+    if let Some(index) = ids.iter().position(|id| !known.contains(id)) {
+        return Err(FieldError::new(format!("tags[{index}].id"), "no such tag in the team").into());
+    }
+    let mut tags: Vec<TagRef> = found.into_iter().map(|t| TagRef { id: t.id, title: t.title }).collect();
+    TimeEntry::order_tags(&mut tags);
+    Ok(tags)
+}

@@ -1,0 +1,355 @@
+//! The tracking ports' contract: tags, projects, sections and time entries, with the
+//! delete rules and the references every adapter must enforce.
+
+use acceptance::{create_team, create_user};
+use accounts::{Role, TeamId, UserId};
+use app::Store;
+use chrono::{DateTime, TimeDelta, Utc};
+use kernel::{Id, parse_instant};
+use tracking::{
+    CreateSectionError, DeleteError, DurationSeconds, EntryFilter, Frequency, Project, ProjectChanges,
+    ProjectCode, ProjectStatus, SaveEntryError, SaveProjectError, Section, Tag, TagRef, TaskName, TimeEntry,
+    TimeEntryId, Title, TrackStore,
+};
+
+for_each_adapter!(
+    tags_rename_and_delete_reach_every_entry,
+    projects_keep_codes_unique_per_team,
+    project_updates_change_only_what_they_name,
+    projects_and_sections_with_entries_cannot_be_deleted,
+    deleting_a_project_takes_its_sections,
+    sections_need_a_project_of_the_team,
+    entries_round_trip_with_their_tags,
+    entries_list_by_period_and_user_in_order,
+    replacing_an_entry_replaces_its_tags,
+    entries_refuse_references_outside_the_team,
+    tracking_is_invisible_to_other_teams,
+);
+
+fn title(text: &str) -> Title {
+    Title::parse(text).unwrap()
+}
+
+fn at(text: &str) -> DateTime<Utc> {
+    parse_instant(text).unwrap()
+}
+
+fn now() -> DateTime<Utc> {
+    at("2026-11-20T12:00:00Z")
+}
+
+struct Fixture {
+    store: Store,
+    track: std::sync::Arc<dyn TrackStore>,
+    team: TeamId,
+    user: UserId,
+}
+
+async fn fixture(store: Store) -> Fixture {
+    let team = create_team(&store, "Acme").await;
+    let user = create_user(&store, team, Role::Member).await;
+    let track = store.stores().track;
+    Fixture { store, track, team, user }
+}
+
+impl Fixture {
+    async fn tag(&self, name: &str) -> Tag {
+        let tag = Tag::new(self.team, title(name), now());
+        self.track.create_tag(&tag).await.unwrap();
+        tag
+    }
+
+    async fn project(&self, name: &str, code: Option<&str>) -> Project {
+        let code = code.map(|c| ProjectCode::parse(c).unwrap());
+        let project = Project::new(self.team, title(name), code, now());
+        self.track.create_project(&project).await.unwrap();
+        project
+    }
+
+    async fn section(&self, project: &Project, name: &str) -> Section {
+        let section = Section::new(self.team, project.id, title(name), now());
+        self.track.create_section(&section).await.unwrap();
+        section
+    }
+
+    fn entry(&self, date: &str, tags: &[&Tag]) -> TimeEntry {
+        TimeEntry {
+            id: TimeEntryId::generate(),
+            team_id: self.team,
+            user_id: self.user,
+            duration: DurationSeconds::parse(1800).unwrap(),
+            task_name: TaskName::parse("Write the report").unwrap(),
+            description: None,
+            date: at(date),
+            project_id: None,
+            section_id: None,
+            tags: tags.iter().map(|t| TagRef { id: t.id, title: t.title.clone() }).collect(),
+            ai_generated: false,
+            created_at: now(),
+            updated_at: now(),
+        }
+    }
+
+    async fn logged(&self, entry: TimeEntry) -> TimeEntry {
+        self.track.create_entry(&entry).await.unwrap();
+        entry
+    }
+
+    async fn stored(&self, id: TimeEntryId) -> TimeEntry {
+        self.track.get_entry(self.team, id).await.unwrap().unwrap()
+    }
+}
+
+fn month_of(date: &str) -> EntryFilter {
+    EntryFilter { period: Frequency::Month.period_around(at(date)), user: None }
+}
+
+fn titles(entry: &TimeEntry) -> Vec<&str> {
+    entry.tags.iter().map(|t| t.title.as_str()).collect()
+}
+
+async fn tags_rename_and_delete_reach_every_entry(store: Store) {
+    let f = fixture(store).await;
+    let (urgent, billable) = (f.tag("urgent").await, f.tag("Billable").await);
+    let first = f.logged(f.entry("2026-11-20", &[&urgent, &billable])).await;
+    let second = f.logged(f.entry("2026-11-21", &[&urgent])).await;
+    // Entries show tags by title, case-insensitively.
+    assert_eq!(titles(&f.stored(first.id).await), ["Billable", "urgent"]);
+
+    let renamed = f.track.rename_tag(f.team, urgent.id, &title("ASAP"), now()).await.unwrap().unwrap();
+    assert_eq!(renamed.title.as_str(), "ASAP");
+    let listed = f.track.list_entries(f.team, &month_of("2026-11-01")).await.unwrap();
+    assert_eq!(listed.iter().map(titles).collect::<Vec<_>>(), [vec!["ASAP", "Billable"], vec!["ASAP"]]);
+
+    f.track.delete_tag(f.team, urgent.id).await.unwrap();
+    assert_eq!(titles(&f.stored(first.id).await), ["Billable"]);
+    assert!(f.stored(second.id).await.tags.is_empty());
+    let remaining = f.track.list_tags(f.team).await.unwrap();
+    assert_eq!(remaining.iter().map(|t| t.id).collect::<Vec<_>>(), [billable.id]);
+    assert!(matches!(f.track.delete_tag(f.team, urgent.id).await, Err(DeleteError::NotFound)));
+    assert!(f.track.rename_tag(f.team, urgent.id, &title("x"), now()).await.unwrap().is_none());
+}
+
+async fn projects_keep_codes_unique_per_team(store: Store) {
+    let f = fixture(store).await;
+    let website = f.project("Website", Some("WEB")).await;
+    f.project("No code", None).await;
+    f.project("No code either", None).await;
+    let clash = Project::new(f.team, title("Other"), ProjectCode::parse("WEB").ok(), now());
+    assert!(matches!(f.track.create_project(&clash).await, Err(SaveProjectError::CodeTaken)));
+    let other = f.project("Other", Some("APP")).await;
+    let changes = ProjectChanges { code: Some(ProjectCode::parse("WEB").ok()), ..Default::default() };
+    let result = f.track.update_project(f.team, other.id, &changes, now()).await;
+    assert!(matches!(result, Err(SaveProjectError::CodeTaken)));
+    // Another team may use the same code.
+    let elsewhere = create_team(&f.store, "Elsewhere").await;
+    let theirs = Project::new(elsewhere, title("Website"), ProjectCode::parse("WEB").ok(), now());
+    f.track.create_project(&theirs).await.unwrap();
+    // Keeping its own code is no clash.
+    let same = ProjectChanges { code: Some(website.code.clone()), ..Default::default() };
+    f.track.update_project(f.team, website.id, &same, now()).await.unwrap();
+    let listed: Vec<_> = f.track.list_projects(f.team).await.unwrap().into_iter().map(|p| p.title).collect();
+    assert_eq!(listed, ["No code", "No code either", "Other", "Website"].map(title));
+}
+
+async fn project_updates_change_only_what_they_name(store: Store) {
+    let f = fixture(store).await;
+    let project = f.project("Website", Some("WEB")).await;
+    let later = now() + TimeDelta::minutes(5);
+    let archive = ProjectChanges { status: Some(ProjectStatus::Archived), ..Default::default() };
+    let archived = f.track.update_project(f.team, project.id, &archive, later).await.unwrap();
+    assert_eq!(archived, project.clone().changed(&archive, later));
+    assert_eq!(f.track.get_project(f.team, project.id).await.unwrap(), Some(archived.clone()));
+    let uncode = ProjectChanges { title: Some(title("Site")), code: Some(None), status: None };
+    let changed = f.track.update_project(f.team, project.id, &uncode, later).await.unwrap();
+    assert_eq!(
+        (changed.title.as_str(), changed.code, changed.status),
+        ("Site", None, ProjectStatus::Archived)
+    );
+    let missing = f.track.update_project(f.team, tracking::ProjectId::generate(), &uncode, later).await;
+    assert!(matches!(missing, Err(SaveProjectError::NotFound)));
+}
+
+async fn projects_and_sections_with_entries_cannot_be_deleted(store: Store) {
+    let f = fixture(store).await;
+    let project = f.project("Website", None).await;
+    let section = f.section(&project, "Design").await;
+    let entry = f
+        .logged(TimeEntry {
+            project_id: Some(project.id),
+            section_id: Some(section.id),
+            ..f.entry("2026-11-20", &[])
+        })
+        .await;
+    assert!(matches!(f.track.delete_section(f.team, section.id).await, Err(DeleteError::HasTimeEntries)));
+    assert!(matches!(f.track.delete_project(f.team, project.id).await, Err(DeleteError::HasTimeEntries)));
+    // Nothing went: the section, the project and the entry are all still there.
+    assert!(f.track.get_section(f.team, section.id).await.unwrap().is_some());
+    assert!(f.track.get_project(f.team, project.id).await.unwrap().is_some());
+    f.track.delete_entry(f.team, entry.id).await.unwrap();
+    f.track.delete_section(f.team, section.id).await.unwrap();
+    f.track.delete_project(f.team, project.id).await.unwrap();
+    assert!(matches!(f.track.delete_project(f.team, project.id).await, Err(DeleteError::NotFound)));
+    assert!(matches!(f.track.delete_entry(f.team, entry.id).await, Err(DeleteError::NotFound)));
+}
+
+async fn deleting_a_project_takes_its_sections(store: Store) {
+    let f = fixture(store).await;
+    let project = f.project("Website", None).await;
+    let section = f.section(&project, "Design").await;
+    f.track.delete_project(f.team, project.id).await.unwrap();
+    assert_eq!(f.track.get_section(f.team, section.id).await.unwrap(), None);
+    assert!(f.track.list_sections(f.team, project.id).await.unwrap().is_empty());
+}
+
+async fn sections_need_a_project_of_the_team(store: Store) {
+    let f = fixture(store).await;
+    let project = f.project("Website", None).await;
+    let other = f.project("App", None).await;
+    let (design, build) = (f.section(&project, "design").await, f.section(&project, "Build").await);
+    f.section(&other, "Elsewhere").await;
+    let listed = f.track.list_sections(f.team, project.id).await.unwrap();
+    assert_eq!(listed, [build.clone(), design.clone()]);
+    let orphan = Section::new(f.team, tracking::ProjectId::generate(), title("Orphan"), now());
+    assert!(matches!(f.track.create_section(&orphan).await, Err(CreateSectionError::ProjectNotFound)));
+    let later = now() + TimeDelta::seconds(1);
+    let renamed = f.track.rename_section(f.team, design.id, &title("Design"), later).await.unwrap().unwrap();
+    assert_eq!(
+        (renamed.title.as_str(), renamed.project_id, renamed.updated_at),
+        ("Design", project.id, later)
+    );
+    assert_eq!(f.track.get_section(f.team, design.id).await.unwrap(), Some(renamed));
+}
+
+async fn entries_round_trip_with_their_tags(store: Store) {
+    let f = fixture(store).await;
+    let project = f.project("Website", None).await;
+    let section = f.section(&project, "Design").await;
+    let tag = f.tag("urgent").await;
+    let entry = TimeEntry {
+        description: Some(tracking::Description::parse("Ёлка — ΑΒΓ ".repeat(50)).unwrap()),
+        date: at("2026-11-20T09:30:00.123Z"),
+        project_id: Some(project.id),
+        section_id: Some(section.id),
+        duration: DurationSeconds::parse(i128::from(DurationSeconds::MAX)).unwrap(),
+        ai_generated: true,
+        ..f.entry("2026-11-20", &[&tag])
+    };
+    f.logged(entry.clone()).await;
+    assert_eq!(f.stored(entry.id).await, entry);
+    assert_eq!(
+        f.track.list_entries(f.team, &month_of("2026-11-20")).await.unwrap(),
+        std::slice::from_ref(&entry)
+    );
+    let bare = f.logged(f.entry("2026-11-21", &[])).await;
+    assert_eq!(f.stored(bare.id).await, bare);
+}
+
+async fn entries_list_by_period_and_user_in_order(store: Store) {
+    let f = fixture(store).await;
+    let colleague = create_user(&f.store, f.team, Role::Member).await;
+    let later = now() + TimeDelta::seconds(1);
+    // Logged out of order; the second of two at the same time was created later.
+    let sunday = f.logged(f.entry("2026-11-22T23:59:59.999Z", &[])).await;
+    let monday_late = f.logged(TimeEntry { created_at: later, ..f.entry("2026-11-16", &[]) }).await;
+    let monday = f.logged(f.entry("2026-11-16", &[])).await;
+    let theirs =
+        f.logged(TimeEntry { user_id: colleague, ..f.entry("2026-11-18T08:00:00+02:00", &[]) }).await;
+    // Just outside the week on either side.
+    f.logged(f.entry("2026-11-15T23:59:59.999Z", &[])).await;
+    f.logged(f.entry("2026-11-23", &[])).await;
+
+    let week = Frequency::Week.period_around(at("2026-11-20"));
+    let ids = |entries: Vec<TimeEntry>| entries.into_iter().map(|e| e.id).collect::<Vec<_>>();
+    let all = f.track.list_entries(f.team, &EntryFilter { period: week, user: None }).await.unwrap();
+    assert_eq!(ids(all), [monday.id, monday_late.id, theirs.id, sunday.id]);
+    let mine = f.track.list_entries(f.team, &EntryFilter { period: week, user: Some(f.user) }).await.unwrap();
+    assert_eq!(ids(mine), [monday.id, monday_late.id, sunday.id]);
+    let day = Frequency::Day.period_around(at("2026-11-18"));
+    let that_day = f.track.list_entries(f.team, &EntryFilter { period: day, user: None }).await.unwrap();
+    assert_eq!(ids(that_day), [theirs.id]);
+    let month = f.track.list_entries(f.team, &month_of("2026-11-30")).await.unwrap();
+    assert_eq!(month.len(), 6);
+}
+
+async fn replacing_an_entry_replaces_its_tags(store: Store) {
+    let f = fixture(store).await;
+    let (a, b, c) = (f.tag("a").await, f.tag("b").await, f.tag("c").await);
+    let entry = f.logged(f.entry("2026-11-20", &[&a, &b])).await;
+    let colleague = create_user(&f.store, f.team, Role::Member).await;
+    let changed = TimeEntry {
+        user_id: colleague,
+        task_name: TaskName::parse("Review").unwrap(),
+        tags: vec![TagRef { id: c.id, title: c.title.clone() }],
+        updated_at: now() + TimeDelta::minutes(1),
+        ..entry.clone()
+    };
+    f.track.replace_entry(&changed).await.unwrap();
+    assert_eq!(f.stored(entry.id).await, changed);
+    let untagged = TimeEntry { tags: Vec::new(), ..changed };
+    f.track.replace_entry(&untagged).await.unwrap();
+    assert_eq!(f.stored(entry.id).await, untagged);
+    let missing = TimeEntry { id: TimeEntryId::generate(), ..untagged };
+    assert!(matches!(f.track.replace_entry(&missing).await, Err(SaveEntryError::NotFound)));
+}
+
+async fn entries_refuse_references_outside_the_team(store: Store) {
+    let f = fixture(store).await;
+    let other = fixture(f.store.clone()).await;
+    let project = f.project("Website", None).await;
+    let elsewhere = f.project("App", None).await;
+    let section = f.section(&project, "Design").await;
+    let (their_tag, their_project) = (other.tag("theirs").await, other.project("Theirs", None).await);
+    let base = f.entry("2026-11-20", &[]);
+    let refused = [
+        TimeEntry { user_id: other.user, ..base.clone() },
+        TimeEntry { project_id: Some(their_project.id), ..base.clone() },
+        TimeEntry { tags: vec![TagRef { id: their_tag.id, title: their_tag.title.clone() }], ..base.clone() },
+        // A section must sit in the entry's project.
+        TimeEntry { project_id: Some(elsewhere.id), section_id: Some(section.id), ..base.clone() },
+    ];
+    for entry in refused {
+        assert!(
+            matches!(f.track.create_entry(&entry).await, Err(SaveEntryError::MissingReference)),
+            "{entry:?}"
+        );
+    }
+    let stored = f.logged(base.clone()).await;
+    let moved = TimeEntry { project_id: Some(their_project.id), ..stored.clone() };
+    assert!(matches!(f.track.replace_entry(&moved).await, Err(SaveEntryError::MissingReference)));
+    // Nothing was written by the refusals.
+    assert_eq!(f.track.list_entries(f.team, &month_of("2026-11-20")).await.unwrap(), [stored]);
+}
+
+async fn tracking_is_invisible_to_other_teams(store: Store) {
+    let f = fixture(store).await;
+    let project = f.project("Website", Some("WEB")).await;
+    let section = f.section(&project, "Design").await;
+    let tag = f.tag("urgent").await;
+    let entry = f.logged(f.entry("2026-11-20", &[&tag])).await;
+    let stranger = create_team(&f.store, "Strangers").await;
+    let t = &f.track;
+    assert!(t.list_tags(stranger).await.unwrap().is_empty());
+    assert!(t.find_tags(stranger, &[tag.id]).await.unwrap().is_empty());
+    assert!(t.list_projects(stranger).await.unwrap().is_empty());
+    assert!(t.get_project(stranger, project.id).await.unwrap().is_none());
+    assert!(t.list_sections(stranger, project.id).await.unwrap().is_empty());
+    assert!(t.get_section(stranger, section.id).await.unwrap().is_none());
+    assert!(t.get_entry(stranger, entry.id).await.unwrap().is_none());
+    assert!(t.list_entries(stranger, &month_of("2026-11-20")).await.unwrap().is_empty());
+    assert!(t.rename_tag(stranger, tag.id, &title("x"), now()).await.unwrap().is_none());
+    assert!(t.rename_section(stranger, section.id, &title("x"), now()).await.unwrap().is_none());
+    let changes = ProjectChanges { title: Some(title("x")), ..Default::default() };
+    assert!(matches!(
+        t.update_project(stranger, project.id, &changes, now()).await,
+        Err(SaveProjectError::NotFound)
+    ));
+    assert!(matches!(t.delete_tag(stranger, tag.id).await, Err(DeleteError::NotFound)));
+    assert!(matches!(t.delete_section(stranger, section.id).await, Err(DeleteError::NotFound)));
+    assert!(matches!(t.delete_project(stranger, project.id).await, Err(DeleteError::NotFound)));
+    assert!(matches!(t.delete_entry(stranger, entry.id).await, Err(DeleteError::NotFound)));
+    let hijack = TimeEntry { team_id: stranger, ..entry.clone() };
+    assert!(matches!(t.replace_entry(&hijack).await, Err(SaveEntryError::NotFound)));
+    // All still there for their own team.
+    assert_eq!(f.stored(entry.id).await, entry);
+}

@@ -1,0 +1,687 @@
+//! `/v1/track`: every endpoint's statuses, the tracking rules, the role matrix, and
+//! cross-team invisibility, through the real server.
+
+use std::collections::BTreeSet;
+
+use acceptance::{TestApp, create_key, create_team, create_user, spawn_app};
+use accounts::{Permission, Role, Scope, UserId};
+use reqwest::{Method, StatusCode};
+use serde_json::{Value, json};
+
+use super::error_of;
+
+const TIME: &str = "/v1/track/time";
+const TAGS: &str = "/v1/track/tags";
+const PROJECTS: &str = "/v1/track/projects";
+const SECTIONS: &str = "/v1/track/sections";
+
+/// Sends `body` (when given) and returns the status and JSON answer.
+async fn call(
+    app: &TestApp,
+    key: &str,
+    method: Method,
+    path: &str,
+    body: Option<Value>,
+) -> (StatusCode, Value) {
+    let mut request = app.request(method, path, key);
+    if let Some(body) = body {
+        request = request.json(&body);
+    }
+    let response = request.send().await.unwrap();
+    let status = response.status();
+    (status, response.json().await.unwrap())
+}
+
+/// Expects `status` and returns the answer.
+async fn expect(
+    app: &TestApp,
+    key: &str,
+    method: Method,
+    path: &str,
+    body: Option<Value>,
+    status: u16,
+) -> Value {
+    let (got, answer) = call(app, key, method.clone(), path, body).await;
+    assert_eq!(got.as_u16(), status, "{method} {path}: {answer}");
+    answer
+}
+
+/// Expects a 400 and returns its message.
+async fn refused(app: &TestApp, key: &str, method: Method, path: &str, body: Value) -> String {
+    let answer = expect(app, key, method, path, Some(body), 400).await;
+    answer["error"].as_str().unwrap().to_owned()
+}
+
+async fn tag(app: &TestApp, title: &str) -> Value {
+    expect(app, &app.key, Method::POST, TAGS, Some(json!({"title": title})), 201).await
+}
+
+async fn project(app: &TestApp, title: &str, code: Option<&str>) -> Value {
+    expect(app, &app.key, Method::POST, PROJECTS, Some(json!({"title": title, "code": code})), 201).await
+}
+
+async fn section(app: &TestApp, project: &Value, title: &str) -> Value {
+    let body = json!({"title": title, "projectId": project["id"]});
+    expect(app, &app.key, Method::POST, SECTIONS, Some(body), 201).await
+}
+
+async fn log(app: &TestApp, key: &str, body: Value) -> Value {
+    expect(app, key, Method::POST, TIME, Some(body), 201).await
+}
+
+/// A tag as entries take it: `{id, title}`.
+fn tag_ref(tag: &Value) -> Value {
+    json!({"id": tag["id"], "title": tag["title"]})
+}
+
+fn entry(date: &str) -> Value {
+    json!({"durationSeconds": 3600, "taskName": "Write the report", "date": date})
+}
+
+fn with(mut base: Value, extra: &Value) -> Value {
+    for (field, value) in extra.as_object().unwrap() {
+        base[field] = value.clone();
+    }
+    base
+}
+
+fn ids(list: &Value) -> Vec<&str> {
+    list.as_array().unwrap().iter().map(|e| e["id"].as_str().unwrap()).collect()
+}
+
+fn at(id: &Value, base: &str) -> String {
+    format!("{base}/{}", id.as_str().unwrap())
+}
+
+/// A key of a new user with `role` in the app's team.
+async fn key_of(app: &TestApp, role: Role) -> (UserId, String) {
+    let user = create_user(&app.store, app.team, role).await;
+    let (_, key) = create_key(&app.store, app.team, user, Scope::Write, None).await;
+    (user, key)
+}
+
+#[tokio::test]
+async fn a_week_of_time_end_to_end() {
+    let app = spawn_app().await;
+    let website = project(&app, "Website", Some("WEB")).await;
+    assert_eq!(
+        (&website["status"], &website["code"], &website["teamId"]),
+        (&json!("ACTIVE"), &json!("WEB"), &json!(app.team.to_string()))
+    );
+    let design = section(&app, &website, "Design").await;
+    let build = section(&app, &website, "Build").await;
+    let urgent = tag(&app, "urgent").await;
+
+    let body = with(
+        entry("2026-11-16T09:00:00+01:00"),
+        &json!({"description": "Ёлка — ΑΒΓ", "sectionId": design["id"], "tags": [tag_ref(&urgent), tag_ref(&urgent)], "aiGenerated": true}),
+    );
+    let response = app.request(Method::POST, TIME, &app.key).json(&body).send().await.unwrap();
+    assert_eq!(response.status(), 201);
+    let location = response.headers()["location"].to_str().unwrap().to_owned();
+    let monday: Value = response.json().await.unwrap();
+    assert_eq!(location, at(&monday["id"], TIME));
+    let expected = json!({
+        "id": monday["id"], "durationSeconds": 3600, "taskName": "Write the report", "description": "Ёлка — ΑΒΓ",
+        "date": "2026-11-16T08:00:00.000Z", "userId": app.owner.to_string(),
+        "projectId": website["id"], "sectionId": design["id"],
+        "tags": [{"id": urgent["id"], "title": "urgent"}], "aiGenerated": true, "teamId": app.team.to_string(),
+        "createdAt": monday["createdAt"], "updatedAt": monday["createdAt"],
+    });
+    assert_eq!(monday, expected);
+    assert_eq!(expect(&app, &app.key, Method::GET, &location, None, 200).await, expected);
+    let friday = log(&app, &app.key, entry("2026-11-20")).await;
+    assert_eq!(
+        (&friday["description"], &friday["projectId"], &friday["tags"], &friday["aiGenerated"]),
+        (&Value::Null, &Value::Null, &json!([]), &json!(false))
+    );
+    let next_monday = log(&app, &app.key, entry("2026-11-23")).await;
+
+    let week =
+        expect(&app, &app.key, Method::GET, &format!("{TIME}?date=2026-11-19&frequency=week"), None, 200)
+            .await;
+    assert_eq!(ids(&week), [monday["id"].as_str().unwrap(), friday["id"].as_str().unwrap()]);
+    let day = expect(&app, &app.key, Method::GET, &format!("{TIME}?date=2026-11-20"), None, 200).await;
+    assert_eq!(ids(&day), [friday["id"].as_str().unwrap()]);
+    let month = expect(
+        &app,
+        &app.key,
+        Method::GET,
+        &format!("{TIME}?date=2026-11-30T23:00:00Z&frequency=month"),
+        None,
+        200,
+    )
+    .await;
+    assert_eq!(month.as_array().unwrap().len(), 3);
+    assert_eq!(month[2]["id"], next_monday["id"]);
+
+    // Move to another section; rename the tag; both show on the entry.
+    let moved =
+        expect(&app, &app.key, Method::PATCH, &location, Some(json!({"sectionId": build["id"]})), 200).await;
+    assert_eq!(
+        (&moved["sectionId"], &moved["projectId"], &moved["description"]),
+        (&build["id"], &website["id"], &expected["description"])
+    );
+    assert_ne!(moved["updatedAt"], moved["createdAt"].clone());
+    expect(&app, &app.key, Method::PATCH, &at(&urgent["id"], TAGS), Some(json!({"title": "ASAP"})), 200)
+        .await;
+    let shown = expect(&app, &app.key, Method::GET, &location, None, 200).await;
+    assert_eq!(shown["tags"], json!([{"id": urgent["id"], "title": "ASAP"}]));
+
+    // Projects and sections with time cannot go; deleting the tag takes it off the entry.
+    let answer = expect(&app, &app.key, Method::DELETE, &at(&website["id"], PROJECTS), None, 409).await;
+    assert_eq!(answer["error"], "the project has time entries and cannot be deleted");
+    expect(&app, &app.key, Method::DELETE, &at(&build["id"], SECTIONS), None, 409).await;
+    let answer = expect(&app, &app.key, Method::DELETE, &at(&urgent["id"], TAGS), None, 200).await;
+    assert_eq!(answer, json!({"message": "tag deleted"}));
+    assert_eq!(expect(&app, &app.key, Method::GET, &location, None, 200).await["tags"], json!([]));
+    expect(&app, &app.key, Method::DELETE, &at(&design["id"], SECTIONS), None, 200).await;
+
+    // Archived: no more time on it, and its entries are frozen.
+    let update = json!({"id": website["id"], "data": {"status": "ARCHIVED"}});
+    let archived =
+        expect(&app, &app.key, Method::PUT, &at(&website["id"], PROJECTS), Some(update), 200).await;
+    assert_eq!(
+        (&archived["status"], &archived["title"], &archived["code"]),
+        (&json!("ARCHIVED"), &json!("Website"), &json!("WEB"))
+    );
+    let message = refused(
+        &app,
+        &app.key,
+        Method::POST,
+        TIME,
+        with(entry("2026-11-20"), &json!({"projectId": website["id"]})),
+    )
+    .await;
+    assert_eq!(message, "projectId: the project is archived; no time can be logged on it");
+    refused(&app, &app.key, Method::PATCH, &location, json!({"durationSeconds": 60})).await;
+    // Moving the entry off the archived project is allowed; then the project can go.
+    let off = expect(&app, &app.key, Method::PATCH, &location, Some(json!({"projectId": null})), 200).await;
+    assert_eq!((&off["projectId"], &off["sectionId"]), (&Value::Null, &Value::Null));
+    expect(&app, &app.key, Method::DELETE, &at(&website["id"], PROJECTS), None, 200).await;
+    let answer = expect(&app, &app.key, Method::DELETE, &location, None, 200).await;
+    assert_eq!(answer, json!({"message": "time entry deleted"}));
+    expect(&app, &app.key, Method::GET, &location, None, 404).await;
+}
+
+#[tokio::test]
+async fn tags_answer_every_status() {
+    let app = spawn_app().await;
+    let (b, a) = (tag(&app, "beta").await, tag(&app, "Alpha").await);
+    assert_eq!(expect(&app, &app.key, Method::GET, TAGS, None, 200).await, json!([a, b]));
+    let renamed =
+        expect(&app, &app.key, Method::PATCH, &at(&a["id"], TAGS), Some(json!({"title": "Gamma"})), 200)
+            .await;
+    assert_eq!((&renamed["title"], &renamed["createdAt"]), (&json!("Gamma"), &a["createdAt"]));
+    for missing in ["/v1/track/tags/00000000-0000-7000-8000-000000000000", "/v1/track/tags/nope"] {
+        let answer = expect(&app, &app.key, Method::PATCH, missing, Some(json!({"title": "x"})), 404).await;
+        assert_eq!(answer["error"], "tag not found");
+        expect(&app, &app.key, Method::DELETE, missing, None, 404).await;
+    }
+    assert_eq!(
+        refused(&app, &app.key, Method::POST, TAGS, json!({"title": ""})).await,
+        "title: must not be empty"
+    );
+    assert_eq!(refused(&app, &app.key, Method::POST, TAGS, json!({})).await, "title: is required");
+    assert_eq!(
+        refused(&app, &app.key, Method::POST, TAGS, json!({"title": "x".repeat(256)})).await,
+        "title: must be at most 255 characters"
+    );
+}
+
+#[tokio::test]
+async fn projects_answer_every_status() {
+    let app = spawn_app().await;
+    // Codes are optional, unique when given.
+    let site = project(&app, "Site", Some("WEB")).await;
+    let bare = project(&app, "App", Some("")).await;
+    assert_eq!(bare["code"], Value::Null);
+    let answer =
+        expect(&app, &app.key, Method::POST, PROJECTS, Some(json!({"title": "Other", "code": "WEB"})), 409)
+            .await;
+    assert_eq!(answer["error"], "code: another project of the team has this code");
+    assert_eq!(
+        refused(&app, &app.key, Method::POST, PROJECTS, json!({"title": "x", "code": "c".repeat(51)})).await,
+        "code: must be at most 50 characters"
+    );
+    assert_eq!(
+        refused(&app, &app.key, Method::POST, PROJECTS, json!({"title": "x", "status": "ACTIVE"})).await,
+        "status: not accepted"
+    );
+    assert_eq!(
+        ids(&expect(&app, &app.key, Method::GET, PROJECTS, None, 200).await),
+        [bare["id"].as_str().unwrap(), site["id"].as_str().unwrap()]
+    );
+    let path = at(&site["id"], PROJECTS);
+    let message =
+        refused(&app, &app.key, Method::PUT, &path, json!({"id": bare["id"], "data": {"title": "x"}})).await;
+    assert_eq!(message, "id: must equal the project id in the path");
+    assert_eq!(
+        refused(&app, &app.key, Method::PUT, &path, json!({"id": site["id"], "data": {"status": "DONE"}}))
+            .await,
+        "data.status: must be one of PENDING, ACTIVE, COMPLETED, ARCHIVED"
+    );
+    assert_eq!(
+        refused(&app, &app.key, Method::PUT, &path, json!({"id": site["id"]})).await,
+        "data: is required"
+    );
+    assert_eq!(
+        refused(&app, &app.key, Method::PUT, &path, json!({"id": site["id"], "data": {"title": null}})).await,
+        "data.title: must not be null"
+    );
+    let update = json!({"id": site["id"], "data": {"title": "Website", "code": null, "status": "PENDING"}});
+    let updated = expect(&app, &app.key, Method::PUT, &path, Some(update), 200).await;
+    assert_eq!(
+        (&updated["title"], &updated["code"], &updated["status"]),
+        (&json!("Website"), &Value::Null, &json!("PENDING"))
+    );
+    let unknown = "/v1/track/projects/00000000-0000-7000-8000-000000000000";
+    expect(
+        &app,
+        &app.key,
+        Method::PUT,
+        unknown,
+        Some(json!({"id": "00000000-0000-7000-8000-000000000000", "data": {}})),
+        404,
+    )
+    .await;
+    expect(&app, &app.key, Method::DELETE, unknown, None, 404).await;
+}
+
+#[tokio::test]
+async fn sections_answer_every_status() {
+    let app = spawn_app().await;
+    let (site, bare) = (project(&app, "Site", None).await, project(&app, "App", None).await);
+    // Listed per project.
+    let design = section(&app, &site, "Design").await;
+    assert_eq!((&design["projectId"], &design["teamId"]), (&site["id"], &json!(app.team.to_string())));
+    section(&app, &bare, "Elsewhere").await;
+    let listed = expect(
+        &app,
+        &app.key,
+        Method::GET,
+        &format!("{SECTIONS}?projectId={}", site["id"].as_str().unwrap()),
+        None,
+        200,
+    )
+    .await;
+    assert_eq!(listed, json!([design]));
+    assert_eq!(
+        expect(&app, &app.key, Method::GET, SECTIONS, None, 400).await["error"],
+        "projectId: is required"
+    );
+    assert_eq!(
+        expect(&app, &app.key, Method::GET, &format!("{SECTIONS}?projectId="), None, 400).await["error"],
+        "projectId: is required"
+    );
+    assert_eq!(
+        expect(&app, &app.key, Method::GET, &format!("{SECTIONS}?projectId=x"), None, 400).await["error"],
+        "projectId: must be a UUID"
+    );
+    expect(
+        &app,
+        &app.key,
+        Method::GET,
+        &format!("{SECTIONS}?projectId=00000000-0000-7000-8000-000000000000"),
+        None,
+        404,
+    )
+    .await;
+    let message = refused(
+        &app,
+        &app.key,
+        Method::POST,
+        SECTIONS,
+        json!({"title": "x", "projectId": "00000000-0000-7000-8000-000000000000"}),
+    )
+    .await;
+    assert_eq!(message, "projectId: no such project in the team");
+    let path = at(&design["id"], SECTIONS);
+    let renamed = expect(&app, &app.key, Method::PUT, &path, Some(json!({"title": "UX"})), 200).await;
+    assert_eq!((&renamed["title"], &renamed["projectId"]), (&json!("UX"), &site["id"]));
+    assert_eq!(expect(&app, &app.key, Method::PUT, &path, Some(json!({})), 200).await["title"], "UX");
+    let answer = expect(&app, &app.key, Method::DELETE, &at(&site["id"], PROJECTS), None, 200).await;
+    assert_eq!(answer, json!({"message": "project deleted"}));
+    // The project's sections went with it.
+    expect(&app, &app.key, Method::PUT, &path, Some(json!({"title": "x"})), 404).await;
+    expect(&app, &app.key, Method::DELETE, &path, None, 404).await;
+}
+
+#[tokio::test]
+async fn time_entry_fields_are_validated_by_name() {
+    let app = spawn_app().await;
+    let site = project(&app, "Site", None).await;
+    let app_project = project(&app, "App", None).await;
+    let design = section(&app, &site, "Design").await;
+    let known = tag(&app, "known").await;
+    let cases = [
+        (json!({"durationSeconds": 0}), "durationSeconds: must be greater than 0"),
+        (
+            json!({"durationSeconds": 9_007_199_254_740_992_u64}),
+            "durationSeconds: must be at most 9007199254740991",
+        ),
+        (json!({"durationSeconds": 1.5}), "durationSeconds: must be a whole number"),
+        (json!({"taskName": ""}), "taskName: must not be empty"),
+        (json!({"taskName": "t".repeat(256)}), "taskName: must be at most 255 characters"),
+        (json!({"description": "é".repeat(1001)}), "description: must be at most 1000 characters"),
+        (
+            json!({"date": "2026-11-20T09:00:00"}),
+            "date: must be an RFC 3339 datetime with an offset or a date YYYY-MM-DD",
+        ),
+        (
+            json!({"projectId": "00000000-0000-7000-8000-000000000000"}),
+            "projectId: no such project in the team",
+        ),
+        (json!({"sectionId": "nope"}), "sectionId: no such section in the team"),
+        (
+            json!({"tags": [tag_ref(&known), {"id": "00000000-0000-7000-8000-000000000000", "title": "x"}]}),
+            "tags[1].id: no such tag in the team",
+        ),
+        (json!({"tags": [{"id": known["id"]}]}), "tags[0].title: is required"),
+        (json!({"userId": "00000000-0000-7000-8000-000000000000"}), "userId: no such user in the team"),
+        (json!({"subtotal": 1}), "subtotal: not accepted"),
+    ];
+    for (extra, message) in cases {
+        assert_eq!(
+            refused(&app, &app.key, Method::POST, TIME, with(entry("2026-11-20"), &extra)).await,
+            message,
+            "{extra}"
+        );
+    }
+    let mismatch = json!({"projectId": app_project["id"], "sectionId": design["id"]});
+    let message = refused(&app, &app.key, Method::POST, TIME, with(entry("2026-11-20"), &mismatch)).await;
+    assert!(message.starts_with("projectId: must be the project of section"), "{message}");
+    assert_eq!(
+        refused(&app, &app.key, Method::POST, TIME, json!({"taskName": "x", "date": "2026-11-20"})).await,
+        "durationSeconds: is required"
+    );
+    // The bounds themselves are accepted; nothing refused above was stored.
+    let edge = json!({"durationSeconds": 9_007_199_254_740_991_u64, "description": "é".repeat(1000), "taskName": "t".repeat(255)});
+    let stored = log(&app, &app.key, with(entry("2026-11-20"), &edge)).await;
+    let listed = expect(&app, &app.key, Method::GET, &format!("{TIME}?date=2026-11-20"), None, 200).await;
+    assert_eq!(listed, json!([stored]));
+}
+
+#[tokio::test]
+async fn patching_an_entry_changes_only_what_is_given() {
+    let app = spawn_app().await;
+    let site = project(&app, "Site", None).await;
+    let app_project = project(&app, "App", None).await;
+    let design = section(&app, &site, "Design").await;
+    let known = tag(&app, "known").await;
+    let stored = log(&app, &app.key, with(entry("2026-11-20"), &json!({"description": "notes"}))).await;
+    let path = at(&stored["id"], TIME);
+    assert_eq!(
+        refused(&app, &app.key, Method::PATCH, &path, json!({"taskName": null})).await,
+        "taskName: must not be null"
+    );
+    assert_eq!(
+        refused(&app, &app.key, Method::PATCH, &path, json!({"createdAt": "2026-11-20"})).await,
+        "createdAt: not accepted"
+    );
+    let cleared = expect(
+        &app,
+        &app.key,
+        Method::PATCH,
+        &path,
+        Some(json!({"description": null, "tags": [tag_ref(&known)]})),
+        200,
+    )
+    .await;
+    assert_eq!(
+        (&cleared["description"], &cleared["durationSeconds"]),
+        (&Value::Null, &stored["durationSeconds"])
+    );
+    // A project of its own plus a section of another project is refused; the section alone decides.
+    let message = refused(
+        &app,
+        &app.key,
+        Method::PATCH,
+        &path,
+        json!({"projectId": app_project["id"], "sectionId": design["id"]}),
+    )
+    .await;
+    assert!(message.starts_with("projectId:"), "{message}");
+    let filed =
+        expect(&app, &app.key, Method::PATCH, &path, Some(json!({"sectionId": design["id"]})), 200).await;
+    assert_eq!(filed["projectId"], site["id"]);
+    // Another project leaves the section behind.
+    let moved =
+        expect(&app, &app.key, Method::PATCH, &path, Some(json!({"projectId": app_project["id"]})), 200)
+            .await;
+    assert_eq!(
+        (&moved["projectId"], &moved["sectionId"], &moved["tags"]),
+        (&app_project["id"], &Value::Null, &json!([{"id": known["id"], "title": "known"}]))
+    );
+}
+
+#[tokio::test]
+async fn bad_listing_parameters_and_unknown_entries_are_refused() {
+    let app = spawn_app().await;
+    for query in
+        ["", "?date=", "?date=tomorrow", "?date=2026-11-20&frequency=year", "?date=2026-11-20&userId=x"]
+    {
+        let answer = expect(&app, &app.key, Method::GET, &format!("{TIME}{query}"), None, 400).await;
+        let message = answer["error"].as_str().unwrap();
+        let field = message.split(':').next().unwrap();
+        assert!(["date", "frequency", "userId"].contains(&field), "{query}: {message}");
+    }
+    for missing in ["/v1/track/time/00000000-0000-7000-8000-000000000000", "/v1/track/time/nope"] {
+        expect(&app, &app.key, Method::GET, missing, None, 404).await;
+        expect(&app, &app.key, Method::PATCH, missing, Some(json!({"taskName": "x"})), 404).await;
+        let answer = expect(&app, &app.key, Method::DELETE, missing, None, 404).await;
+        assert_eq!(answer["error"], "time entry not found");
+    }
+}
+
+#[tokio::test]
+async fn roles_decide_whose_time_a_key_touches() {
+    let app = spawn_app().await;
+    let (admin, admin_key) = key_of(&app, Role::Admin).await;
+    let (member, member_key) = key_of(&app, Role::Member).await;
+    let (colleague, colleague_key) = key_of(&app, Role::Member).await;
+    let day = format!("{TIME}?date=2026-11-20");
+
+    // Owners and admins log for anyone; members only for themselves.
+    let for_member =
+        log(&app, &app.key, with(entry("2026-11-20"), &json!({"userId": member.to_string()}))).await;
+    assert_eq!(for_member["userId"], member.to_string());
+    let for_colleague =
+        log(&app, &admin_key, with(entry("2026-11-20"), &json!({"userId": colleague.to_string()}))).await;
+    let own = log(&app, &member_key, with(entry("2026-11-20"), &json!({"userId": member.to_string()}))).await;
+    let answer = expect(
+        &app,
+        &member_key,
+        Method::POST,
+        TIME,
+        Some(with(entry("2026-11-20"), &json!({"userId": colleague.to_string()}))),
+        403,
+    )
+    .await;
+    assert_eq!(answer["error"], "userId: only owners and admins may log or move time for another user");
+    // Even a user of another team: the role check comes first.
+    let stranger_team = create_team(&app.store, "Strangers").await;
+    let stranger = create_user(&app.store, stranger_team, Role::Owner).await;
+    expect(
+        &app,
+        &member_key,
+        Method::POST,
+        TIME,
+        Some(with(entry("2026-11-20"), &json!({"userId": stranger.to_string()}))),
+        403,
+    )
+    .await;
+    assert_eq!(
+        refused(
+            &app,
+            &admin_key,
+            Method::POST,
+            TIME,
+            with(entry("2026-11-20"), &json!({"userId": stranger.to_string()}))
+        )
+        .await,
+        "userId: no such user in the team"
+    );
+
+    // Members see their own; owners and admins the team's, or one user's.
+    let set = |list: &Value| ids(list).into_iter().map(str::to_owned).collect::<BTreeSet<_>>();
+    let all = [&for_member, &for_colleague, &own]
+        .map(|e| e["id"].as_str().unwrap().to_owned())
+        .into_iter()
+        .collect();
+    for key in [&app.key, &admin_key] {
+        assert_eq!(set(&expect(&app, key, Method::GET, &day, None, 200).await), all);
+        let theirs = expect(&app, key, Method::GET, &format!("{day}&userId={colleague}"), None, 200).await;
+        assert_eq!(ids(&theirs), [for_colleague["id"].as_str().unwrap()]);
+    }
+    let mine = expect(&app, &member_key, Method::GET, &day, None, 200).await;
+    assert_eq!(
+        set(&mine),
+        [&for_member, &own].map(|e| e["id"].as_str().unwrap().to_owned()).into_iter().collect()
+    );
+    assert_eq!(
+        set(&expect(&app, &member_key, Method::GET, &format!("{day}&userId={member}"), None, 200).await),
+        set(&mine)
+    );
+    expect(&app, &member_key, Method::GET, &format!("{day}&userId={colleague}"), None, 403).await;
+    assert_eq!(
+        ids(&expect(&app, &colleague_key, Method::GET, &day, None, 200).await),
+        [for_colleague["id"].as_str().unwrap()]
+    );
+
+    // Another member's entry does not exist for a member; owners and admins reach it.
+    let path = at(&for_colleague["id"], TIME);
+    expect(&app, &member_key, Method::GET, &path, None, 404).await;
+    expect(&app, &member_key, Method::PATCH, &path, Some(json!({"taskName": "mine now"})), 404).await;
+    expect(&app, &member_key, Method::DELETE, &path, None, 404).await;
+    expect(&app, &app.key, Method::GET, &path, None, 200).await;
+    let moved =
+        expect(&app, &admin_key, Method::PATCH, &path, Some(json!({"userId": admin.to_string()})), 200).await;
+    assert_eq!(moved["userId"], admin.to_string());
+    expect(&app, &colleague_key, Method::GET, &path, None, 404).await;
+
+    // A member may change their own entry but not hand it to someone else.
+    let own_path = at(&own["id"], TIME);
+    expect(
+        &app,
+        &member_key,
+        Method::PATCH,
+        &own_path,
+        Some(json!({"userId": member.to_string(), "taskName": "Review"})),
+        200,
+    )
+    .await;
+    expect(&app, &member_key, Method::PATCH, &own_path, Some(json!({"userId": colleague.to_string()})), 403)
+        .await;
+    assert_eq!(
+        expect(&app, &member_key, Method::GET, &own_path, None, 200).await["userId"],
+        member.to_string()
+    );
+    expect(&app, &member_key, Method::DELETE, &own_path, None, 200).await;
+    expect(&app, &admin_key, Method::DELETE, &path, None, 200).await;
+}
+
+#[tokio::test]
+async fn another_teams_tracking_is_invisible() {
+    let app = spawn_app().await;
+    let site = project(&app, "Site", None).await;
+    let design = section(&app, &site, "Design").await;
+    let urgent = tag(&app, "urgent").await;
+    let logged = log(
+        &app,
+        &app.key,
+        with(entry("2026-11-20"), &json!({"sectionId": design["id"], "tags": [tag_ref(&urgent)]})),
+    )
+    .await;
+
+    let team = create_team(&app.store, "Strangers").await;
+    let owner = create_user(&app.store, team, Role::Owner).await;
+    let (_, key) = create_key(&app.store, team, owner, Scope::Write, None).await;
+    for list in [TIME.to_owned() + "?date=2026-11-20&frequency=month", TAGS.to_owned(), PROJECTS.to_owned()] {
+        assert_eq!(expect(&app, &key, Method::GET, &list, None, 200).await, json!([]), "{list}");
+    }
+    let project_id = site["id"].as_str().unwrap();
+    expect(&app, &key, Method::GET, &format!("{SECTIONS}?projectId={project_id}"), None, 404).await;
+    // In a path: 404, like a missing id.
+    expect(&app, &key, Method::GET, &at(&logged["id"], TIME), None, 404).await;
+    expect(&app, &key, Method::PATCH, &at(&logged["id"], TIME), Some(json!({"taskName": "x"})), 404).await;
+    expect(&app, &key, Method::DELETE, &at(&logged["id"], TIME), None, 404).await;
+    expect(&app, &key, Method::PATCH, &at(&urgent["id"], TAGS), Some(json!({"title": "x"})), 404).await;
+    expect(&app, &key, Method::DELETE, &at(&urgent["id"], TAGS), None, 404).await;
+    expect(
+        &app,
+        &key,
+        Method::PUT,
+        &at(&site["id"], PROJECTS),
+        Some(json!({"id": site["id"], "data": {"title": "x"}})),
+        404,
+    )
+    .await;
+    expect(&app, &key, Method::DELETE, &at(&site["id"], PROJECTS), None, 404).await;
+    expect(&app, &key, Method::PUT, &at(&design["id"], SECTIONS), Some(json!({"title": "x"})), 404).await;
+    expect(&app, &key, Method::DELETE, &at(&design["id"], SECTIONS), None, 404).await;
+    // In a body: 400 naming the field.
+    let cases = [
+        (json!({"projectId": site["id"]}), "projectId: no such project in the team"),
+        (json!({"sectionId": design["id"]}), "sectionId: no such section in the team"),
+        (json!({"tags": [tag_ref(&urgent)]}), "tags[0].id: no such tag in the team"),
+        (json!({"userId": app.owner.to_string()}), "userId: no such user in the team"),
+    ];
+    for (extra, message) in cases {
+        assert_eq!(refused(&app, &key, Method::POST, TIME, with(entry("2026-11-20"), &extra)).await, message);
+    }
+    assert_eq!(
+        refused(&app, &key, Method::POST, SECTIONS, json!({"title": "x", "projectId": site["id"]})).await,
+        "projectId: no such project in the team"
+    );
+    // Everything is still there, unchanged, for its own team.
+    assert_eq!(expect(&app, &app.key, Method::GET, &at(&logged["id"], TIME), None, 200).await, logged);
+}
+
+#[tokio::test]
+async fn track_endpoints_need_track_permissions() {
+    let app = spawn_app().await;
+    let logged = log(&app, &app.key, entry("2026-11-20")).await;
+    let entry_path = at(&logged["id"], TIME);
+    let read_only = create_key(&app.store, app.team, app.owner, Scope::ReadOnly, None).await.1;
+    let clients_only = create_key(
+        &app.store,
+        app.team,
+        app.owner,
+        Scope::Restricted([Permission::ClientsWrite].into()),
+        None,
+    )
+    .await
+    .1;
+    let track_read =
+        create_key(&app.store, app.team, app.owner, Scope::Restricted([Permission::TrackRead].into()), None)
+            .await
+            .1;
+    let track_write =
+        create_key(&app.store, app.team, app.owner, Scope::Restricted([Permission::TrackWrite].into()), None)
+            .await
+            .1;
+    let reads =
+        [TIME.to_owned() + "?date=2026-11-20", entry_path.clone(), TAGS.to_owned(), PROJECTS.to_owned()];
+    for path in &reads {
+        for key in [&read_only, &track_read, &track_write] {
+            expect(&app, key, Method::GET, path, None, 200).await;
+        }
+        let response = app.request(Method::GET, path, &clients_only).send().await.unwrap();
+        assert_eq!(response.status(), 403, "{path}");
+        assert_eq!(error_of(response).await, "this API key lacks the track:read permission");
+    }
+    let writes =
+        [(Method::POST, TAGS.to_owned()), (Method::PATCH, entry_path.clone()), (Method::DELETE, entry_path)];
+    for (method, path) in writes {
+        for key in [&read_only, &clients_only, &track_read] {
+            // The scope is checked before the body is read: 403 even for an empty body.
+            let response = app.request(method.clone(), &path, key).json(&json!({})).send().await.unwrap();
+            assert_eq!(response.status(), 403, "{method} {path}");
+            assert_eq!(error_of(response).await, "this API key lacks the track:write permission");
+        }
+    }
+    expect(&app, &track_write, Method::POST, TAGS, Some(json!({"title": "ok"})), 201).await;
+    let response = app.http.get(app.url(TAGS)).send().await.unwrap();
+    assert_eq!(response.status(), 401);
+}
