@@ -22,7 +22,7 @@ use actix_web::dev::{Server, ServiceFactory, ServiceRequest, ServiceResponse};
 use actix_web::http::{Method, header};
 use actix_web::middleware::from_fn;
 use actix_web::{App, HttpResponse, HttpServer, web};
-use utoipa::openapi::security::{ApiKey, ApiKeyValue, SecurityScheme};
+use utoipa::openapi::security::{ApiKey, ApiKeyValue, SecurityRequirement, SecurityScheme};
 use utoipa::openapi::{OpenApi as OpenApiDoc, PathItem};
 use utoipa::{Modify, OpenApi};
 use utoipa_actix_web::{AppExt, UtoipaApp, scope};
@@ -72,6 +72,18 @@ impl Modify for KeySecurity {
                 "A key made by `billable keys create` (or printed at first start).",
             ))),
         );
+        // Every `/v1` operation needs the key: stated once here rather than on each handler.
+        let keyed = SecurityRequirement::new("api_key", Vec::<String>::new());
+        for (path, item) in &mut openapi.paths.paths {
+            if !path.starts_with("/v1/") {
+                continue;
+            }
+            let operations =
+                [&mut item.get, &mut item.post, &mut item.put, &mut item.patch, &mut item.delete];
+            for operation in operations.into_iter().flatten() {
+                operation.security = Some(vec![keyed.clone()]);
+            }
+        }
     }
 }
 

@@ -1,17 +1,17 @@
 //! `/v1/invoices/clients`: the team's clients.
 
-use actix_web::http::header;
 use actix_web::{HttpResponse, delete, get, patch, post, web};
 use billing::client::{OptionalText, PostalCode, RequiredText};
 use billing::{Client, ClientDetails, ClientId, DeleteClientError, ReplaceClientError};
 use kernel::{Email, FieldError, Id};
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
+use uuid::Uuid;
 
 use crate::auth::{Auth, ClientsRead, ClientsWrite};
 use crate::body::Json;
 use crate::error::{ApiError, ErrorBody};
-use crate::routes::{Deleted, timestamp};
+use crate::routes::{BodyErrors, Deleted, KeyedErrors, NotFound, Timestamp, created, not_found, path_id};
 use crate::state::ApiState;
 
 /// A client: who invoices are billed to.
@@ -19,8 +19,7 @@ use crate::state::ApiState;
 #[serde(rename_all = "camelCase")]
 pub(crate) struct ClientBody {
     /// UUID.
-    #[schema(format = Uuid)]
-    id: String,
+    id: Uuid,
     name: String,
     email: String,
     /// Empty string when not supplied.
@@ -33,20 +32,16 @@ pub(crate) struct ClientBody {
     /// Empty string when not supplied.
     line3: String,
     postal_code: String,
-    #[schema(format = Uuid)]
-    team_id: String,
-    /// RFC 3339, UTC, milliseconds.
-    #[schema(format = DateTime, example = "2026-11-20T09:30:00.000Z")]
-    created_at: String,
-    #[schema(format = DateTime, example = "2026-11-20T09:30:00.000Z")]
-    updated_at: String,
+    team_id: Uuid,
+    created_at: Timestamp,
+    updated_at: Timestamp,
 }
 
 impl From<Client> for ClientBody {
     fn from(client: Client) -> Self {
         let d = client.details;
         Self {
-            id: client.id.to_string(),
+            id: client.id.as_uuid(),
             name: d.name.into_string(),
             email: d.email.into_string(),
             phone: d.phone.into_string(),
@@ -55,9 +50,9 @@ impl From<Client> for ClientBody {
             line2: d.line2.into_string(),
             line3: d.line3.into_string(),
             postal_code: d.postal_code.into_string(),
-            team_id: client.team_id.to_string(),
-            created_at: timestamp(client.created_at),
-            updated_at: timestamp(client.updated_at),
+            team_id: client.team_id.as_uuid(),
+            created_at: Timestamp(client.created_at),
+            updated_at: Timestamp(client.updated_at),
         }
     }
 }
@@ -105,24 +100,19 @@ impl ClientInput {
 }
 
 fn client_id(path: &str) -> Result<ClientId, ApiError> {
-    ClientId::parse(path).ok_or_else(client_not_found)
+    path_id(path, "client")
 }
 
 fn client_not_found() -> ApiError {
-    ApiError::new(actix_web::http::StatusCode::NOT_FOUND, "client not found")
+    not_found("client")
 }
 
 /// List the team's clients, by name (case-insensitive), then id.
 #[utoipa::path(
     tag = "Clients",
-    security(("api_key" = [])),
     responses(
         (status = 200, description = "The team's clients", body = [ClientBody]),
-        (status = 401, description = "Missing, invalid, expired or revoked key", body = ErrorBody),
-        (status = 403, description = "The key lacks `clients:read`", body = ErrorBody),
-        (status = 429, description = "Rate limit exceeded", body = ErrorBody, headers(("Retry-After" = u64, description = "Seconds to wait"))),
-        (status = 500, description = "Internal error", body = ErrorBody),
-        (status = 503, description = "Storage unavailable", body = ErrorBody),
+        KeyedErrors,
     )
 )]
 #[get("")]
@@ -137,18 +127,11 @@ pub(crate) async fn list_clients(
 /// Create a client.
 #[utoipa::path(
     tag = "Clients",
-    security(("api_key" = [])),
     request_body = ClientInput,
     responses(
         (status = 201, description = "Created", body = ClientBody, headers(("Location" = String, description = "URL of the new client"))),
-        (status = 400, description = "Invalid body; the message names the field", body = ErrorBody),
-        (status = 401, description = "Missing, invalid, expired or revoked key", body = ErrorBody),
-        (status = 403, description = "The key lacks `clients:write`", body = ErrorBody),
-        (status = 413, description = "Body over 1 MiB", body = ErrorBody),
-        (status = 415, description = "Body is not application/json", body = ErrorBody),
-        (status = 429, description = "Rate limit exceeded", body = ErrorBody, headers(("Retry-After" = u64, description = "Seconds to wait"))),
-        (status = 500, description = "Internal error", body = ErrorBody),
-        (status = 503, description = "Storage unavailable", body = ErrorBody),
+        BodyErrors,
+        KeyedErrors,
     )
 )]
 #[post("")]
@@ -159,24 +142,17 @@ pub(crate) async fn create_client(
 ) -> Result<HttpResponse, ApiError> {
     let client = Client::new(auth.principal.team_id, input.parse()?, state.clock.now());
     state.stores.clients.create(&client).await?;
-    Ok(HttpResponse::Created()
-        .insert_header((header::LOCATION, format!("/v1/invoices/clients/{}", client.id)))
-        .json(ClientBody::from(client)))
+    Ok(created(format!("/v1/invoices/clients/{}", client.id), ClientBody::from(client)))
 }
 
 /// Get one client.
 #[utoipa::path(
     tag = "Clients",
-    security(("api_key" = [])),
     params(("id" = String, Path, description = "Client id")),
     responses(
         (status = 200, description = "The client", body = ClientBody),
-        (status = 401, description = "Missing, invalid, expired or revoked key", body = ErrorBody),
-        (status = 403, description = "The key lacks `clients:read`", body = ErrorBody),
-        (status = 404, description = "No such client in the key's team", body = ErrorBody),
-        (status = 429, description = "Rate limit exceeded", body = ErrorBody, headers(("Retry-After" = u64, description = "Seconds to wait"))),
-        (status = 500, description = "Internal error", body = ErrorBody),
-        (status = 503, description = "Storage unavailable", body = ErrorBody),
+        NotFound,
+        KeyedErrors,
     )
 )]
 #[get("/{id}")]
@@ -193,20 +169,13 @@ pub(crate) async fn get_client(
 /// Replace a client. A full replacement: omitted optional fields become empty.
 #[utoipa::path(
     tag = "Clients",
-    security(("api_key" = [])),
     params(("id" = String, Path, description = "Client id")),
     request_body = ClientInput,
     responses(
         (status = 200, description = "The replaced client", body = ClientBody),
-        (status = 400, description = "Invalid body; the message names the field", body = ErrorBody),
-        (status = 401, description = "Missing, invalid, expired or revoked key", body = ErrorBody),
-        (status = 403, description = "The key lacks `clients:write`", body = ErrorBody),
-        (status = 404, description = "No such client in the key's team", body = ErrorBody),
-        (status = 413, description = "Body over 1 MiB", body = ErrorBody),
-        (status = 415, description = "Body is not application/json", body = ErrorBody),
-        (status = 429, description = "Rate limit exceeded", body = ErrorBody, headers(("Retry-After" = u64, description = "Seconds to wait"))),
-        (status = 500, description = "Internal error", body = ErrorBody),
-        (status = 503, description = "Storage unavailable", body = ErrorBody),
+        BodyErrors,
+        NotFound,
+        KeyedErrors,
     )
 )]
 #[patch("/{id}")]
@@ -231,17 +200,12 @@ pub(crate) async fn replace_client(
 /// Delete a client for good. Refused with 409 while invoices refer to it.
 #[utoipa::path(
     tag = "Clients",
-    security(("api_key" = [])),
     params(("id" = String, Path, description = "Client id")),
     responses(
         (status = 200, description = "Deleted", body = Deleted),
-        (status = 401, description = "Missing, invalid, expired or revoked key", body = ErrorBody),
-        (status = 403, description = "The key lacks `clients:write`", body = ErrorBody),
-        (status = 404, description = "No such client in the key's team", body = ErrorBody),
         (status = 409, description = "The client has invoices", body = ErrorBody),
-        (status = 429, description = "Rate limit exceeded", body = ErrorBody, headers(("Retry-After" = u64, description = "Seconds to wait"))),
-        (status = 500, description = "Internal error", body = ErrorBody),
-        (status = 503, description = "Storage unavailable", body = ErrorBody),
+        NotFound,
+        KeyedErrors,
     )
 )]
 #[delete("/{id}")]
@@ -256,5 +220,5 @@ pub(crate) async fn delete_client(
         DeleteClientError::HasInvoices => ApiError::conflict("client has invoices and cannot be deleted"),
         DeleteClientError::Store(error) => error.into(),
     })?;
-    Ok(web::Json(Deleted { message: "client deleted".to_owned() }))
+    Ok(Deleted::new("client"))
 }

@@ -5,10 +5,13 @@ pub(crate) mod clients;
 pub(crate) mod ops;
 pub(crate) mod track;
 
-use actix_web::http::StatusCode;
+use actix_web::HttpResponse;
+use actix_web::http::{StatusCode, header};
 use chrono::{DateTime, SecondsFormat, Utc};
 use kernel::{FieldError, Id};
 use serde::Serialize;
+use utoipa::openapi::RefOr;
+use utoipa::openapi::schema::{KnownFormat, ObjectBuilder, Schema, SchemaFormat, Type};
 use utoipa::{IntoResponses, ToSchema};
 
 use crate::error::{ApiError, ErrorBody};
@@ -25,9 +28,33 @@ impl Deleted {
     }
 }
 
-/// RFC 3339 in UTC with milliseconds: `2026-11-20T09:30:00.000Z`.
-pub(crate) fn timestamp(at: DateTime<Utc>) -> String {
-    at.to_rfc3339_opts(SecondsFormat::Millis, true)
+/// A timestamp as responses show it: RFC 3339 in UTC with milliseconds,
+/// `2026-11-20T09:30:00.000Z`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Timestamp(pub(crate) DateTime<Utc>);
+
+impl Serialize for Timestamp {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(&self.0.to_rfc3339_opts(SecondsFormat::Millis, true))
+    }
+}
+
+impl utoipa::PartialSchema for Timestamp {
+    fn schema() -> RefOr<Schema> {
+        ObjectBuilder::new()
+            .schema_type(Type::String)
+            .format(Some(SchemaFormat::KnownFormat(KnownFormat::DateTime)))
+            .description(Some("RFC 3339, UTC, milliseconds."))
+            .examples(["2026-11-20T09:30:00.000Z"])
+            .into()
+    }
+}
+
+impl ToSchema for Timestamp {}
+
+/// 201 with the new resource and its `Location`.
+pub(crate) fn created(location: String, body: impl Serialize) -> HttpResponse {
+    HttpResponse::Created().insert_header((header::LOCATION, location)).json(body)
 }
 
 /// The id in a request path: a malformed one is reported like an unknown one.

@@ -1,25 +1,26 @@
 //! `/v1/track/projects`: what time is logged against.
 
-use actix_web::http::{StatusCode, header};
+use actix_web::http::StatusCode;
 use actix_web::{HttpResponse, delete, get, post, put, web};
 use kernel::FieldError;
+use kernel::Id;
 use serde::{Deserialize, Serialize};
 use tracking::{Project, ProjectChanges, ProjectCode, ProjectId, ProjectStatus, SaveProjectError, Title};
 use utoipa::ToSchema;
+use uuid::Uuid;
 
 use super::{delete_error, title};
 use crate::auth::{Auth, TrackRead, TrackWrite};
 use crate::body::{Json, Patch};
 use crate::error::ApiError;
-use crate::routes::{BodyErrors, Deleted, KeyedErrors, NotFound, not_found, path_id, timestamp};
+use crate::routes::{BodyErrors, Deleted, KeyedErrors, NotFound, Timestamp, created, not_found, path_id};
 use crate::state::ApiState;
 
 /// A project.
 #[derive(Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub(crate) struct ProjectBody {
-    #[schema(format = Uuid)]
-    id: String,
+    id: Uuid,
     title: String,
     /// `null` when the project has no code; unique in the team otherwise.
     #[schema(required = true)]
@@ -27,24 +28,21 @@ pub(crate) struct ProjectBody {
     /// `ACTIVE` when created. No time can be logged on an `ARCHIVED` project.
     #[schema(value_type = String, pattern = "^(PENDING|ACTIVE|COMPLETED|ARCHIVED)$", example = "ACTIVE")]
     status: &'static str,
-    #[schema(format = Uuid)]
-    team_id: String,
-    #[schema(format = DateTime, example = "2026-11-20T09:30:00.000Z")]
-    created_at: String,
-    #[schema(format = DateTime, example = "2026-11-20T09:30:00.000Z")]
-    updated_at: String,
+    team_id: Uuid,
+    created_at: Timestamp,
+    updated_at: Timestamp,
 }
 
 impl From<Project> for ProjectBody {
     fn from(project: Project) -> Self {
         Self {
-            id: project.id.to_string(),
+            id: project.id.as_uuid(),
             title: project.title.into_string(),
             code: project.code.map(ProjectCode::into_string),
             status: project.status.as_str(),
-            team_id: project.team_id.to_string(),
-            created_at: timestamp(project.created_at),
-            updated_at: timestamp(project.updated_at),
+            team_id: project.team_id.as_uuid(),
+            created_at: Timestamp(project.created_at),
+            updated_at: Timestamp(project.updated_at),
         }
     }
 }
@@ -123,7 +121,6 @@ fn save_error(error: SaveProjectError) -> ApiError {
 /// List the team's projects, by title (case-insensitive), then id.
 #[utoipa::path(
     tag = "Projects",
-    security(("api_key" = [])),
     responses((status = 200, description = "The team's projects", body = [ProjectBody]), KeyedErrors)
 )]
 #[get("")]
@@ -138,7 +135,6 @@ pub(crate) async fn list_projects(
 /// Create a project, `ACTIVE`.
 #[utoipa::path(
     tag = "Projects",
-    security(("api_key" = [])),
     request_body = ProjectInput,
     responses(
         (status = 201, description = "Created", body = ProjectBody, headers(("Location" = String, description = "URL of the new project"))),
@@ -160,15 +156,12 @@ pub(crate) async fn create_project(
         state.clock.now(),
     );
     state.stores.track.create_project(&project).await.map_err(save_error)?;
-    Ok(HttpResponse::Created()
-        .insert_header((header::LOCATION, format!("/v1/track/projects/{}", project.id)))
-        .json(ProjectBody::from(project)))
+    Ok(created(format!("/v1/track/projects/{}", project.id), ProjectBody::from(project)))
 }
 
 /// Update a project's title, code or status; fields left out of `data` stay as they are.
 #[utoipa::path(
     tag = "Projects",
-    security(("api_key" = [])),
     params(("id" = String, Path, description = "Project id")),
     request_body = ProjectUpdate,
     responses(
@@ -203,7 +196,6 @@ pub(crate) async fn update_project(
 /// Delete a project and its sections. Refused with 409 while time entries refer to it.
 #[utoipa::path(
     tag = "Projects",
-    security(("api_key" = [])),
     params(("id" = String, Path, description = "Project id")),
     responses(
         (status = 200, description = "Deleted", body = Deleted),

@@ -1,17 +1,19 @@
 //! `/v1/track/sections`: parts of a project.
 
-use actix_web::http::{StatusCode, header};
+use actix_web::http::StatusCode;
 use actix_web::{HttpResponse, delete, get, post, put, web};
+use kernel::Id;
 use serde::{Deserialize, Serialize};
 use tracking::{CreateSectionError, ProjectId, Section, SectionId};
 use utoipa::{IntoParams, ToSchema};
+use uuid::Uuid;
 
 use super::{delete_error, title};
 use crate::auth::{Auth, TrackRead, TrackWrite};
 use crate::body::{Json, Patch};
 use crate::error::ApiError;
 use crate::routes::{
-    BodyErrors, Deleted, KeyedErrors, NotFound, body_id, no_such, not_found, path_id, timestamp,
+    BodyErrors, Deleted, KeyedErrors, NotFound, Timestamp, body_id, created, no_such, not_found, path_id,
 };
 use crate::state::ApiState;
 
@@ -19,29 +21,24 @@ use crate::state::ApiState;
 #[derive(Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub(crate) struct SectionBody {
-    #[schema(format = Uuid)]
-    id: String,
+    id: Uuid,
     title: String,
     /// The project that contains the section.
-    #[schema(format = Uuid)]
-    project_id: String,
-    #[schema(format = Uuid)]
-    team_id: String,
-    #[schema(format = DateTime, example = "2026-11-20T09:30:00.000Z")]
-    created_at: String,
-    #[schema(format = DateTime, example = "2026-11-20T09:30:00.000Z")]
-    updated_at: String,
+    project_id: Uuid,
+    team_id: Uuid,
+    created_at: Timestamp,
+    updated_at: Timestamp,
 }
 
 impl From<Section> for SectionBody {
     fn from(section: Section) -> Self {
         Self {
-            id: section.id.to_string(),
+            id: section.id.as_uuid(),
             title: section.title.into_string(),
-            project_id: section.project_id.to_string(),
-            team_id: section.team_id.to_string(),
-            created_at: timestamp(section.created_at),
-            updated_at: timestamp(section.updated_at),
+            project_id: section.project_id.as_uuid(),
+            team_id: section.team_id.as_uuid(),
+            created_at: Timestamp(section.created_at),
+            updated_at: Timestamp(section.updated_at),
         }
     }
 }
@@ -78,7 +75,6 @@ pub(crate) struct SectionQuery {
 /// List the sections of one project, by title (case-insensitive), then id.
 #[utoipa::path(
     tag = "Sections",
-    security(("api_key" = [])),
     params(SectionQuery),
     responses(
         (status = 200, description = "The project's sections", body = [SectionBody]),
@@ -106,7 +102,6 @@ pub(crate) async fn list_sections(
 /// Create a section in a project of the team.
 #[utoipa::path(
     tag = "Sections",
-    security(("api_key" = [])),
     request_body = SectionInput,
     responses(
         (status = 201, description = "Created", body = SectionBody, headers(("Location" = String, description = "URL of the new section"))),
@@ -127,15 +122,12 @@ pub(crate) async fn create_section(
         CreateSectionError::ProjectNotFound => no_such("projectId", "project").into(),
         CreateSectionError::Store(error) => ApiError::from(error),
     })?;
-    Ok(HttpResponse::Created()
-        .insert_header((header::LOCATION, format!("/v1/track/sections/{}", section.id)))
-        .json(SectionBody::from(section)))
+    Ok(created(format!("/v1/track/sections/{}", section.id), SectionBody::from(section)))
 }
 
 /// Rename a section. A section stays in its project.
 #[utoipa::path(
     tag = "Sections",
-    security(("api_key" = [])),
     params(("id" = String, Path, description = "Section id")),
     request_body = SectionUpdate,
     responses((status = 200, description = "The section", body = SectionBody), BodyErrors, NotFound, KeyedErrors)
@@ -160,7 +152,6 @@ pub(crate) async fn update_section(
 /// Delete a section. Refused with 409 while time entries are filed under it.
 #[utoipa::path(
     tag = "Sections",
-    security(("api_key" = [])),
     params(("id" = String, Path, description = "Section id")),
     responses(
         (status = 200, description = "Deleted", body = Deleted),

@@ -1,41 +1,38 @@
 //! `/v1/track/tags`: labels for time entries.
 
-use actix_web::http::header;
 use actix_web::{HttpResponse, delete, get, patch, post, web};
+use kernel::Id;
 use serde::{Deserialize, Serialize};
 use tracking::{Tag, TagId};
 use utoipa::ToSchema;
+use uuid::Uuid;
 
 use super::{delete_error, title};
 use crate::auth::{Auth, TrackRead, TrackWrite};
 use crate::body::Json;
 use crate::error::ApiError;
-use crate::routes::{BodyErrors, Deleted, KeyedErrors, NotFound, not_found, path_id, timestamp};
+use crate::routes::{BodyErrors, Deleted, KeyedErrors, NotFound, Timestamp, created, not_found, path_id};
 use crate::state::ApiState;
 
 /// A tag. Entries carrying it show its current title.
 #[derive(Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub(crate) struct TagBody {
-    #[schema(format = Uuid)]
-    id: String,
+    id: Uuid,
     title: String,
-    #[schema(format = Uuid)]
-    team_id: String,
-    #[schema(format = DateTime, example = "2026-11-20T09:30:00.000Z")]
-    created_at: String,
-    #[schema(format = DateTime, example = "2026-11-20T09:30:00.000Z")]
-    updated_at: String,
+    team_id: Uuid,
+    created_at: Timestamp,
+    updated_at: Timestamp,
 }
 
 impl From<Tag> for TagBody {
     fn from(tag: Tag) -> Self {
         Self {
-            id: tag.id.to_string(),
+            id: tag.id.as_uuid(),
             title: tag.title.into_string(),
-            team_id: tag.team_id.to_string(),
-            created_at: timestamp(tag.created_at),
-            updated_at: timestamp(tag.updated_at),
+            team_id: tag.team_id.as_uuid(),
+            created_at: Timestamp(tag.created_at),
+            updated_at: Timestamp(tag.updated_at),
         }
     }
 }
@@ -51,7 +48,6 @@ pub(crate) struct TagInput {
 /// List the team's tags, by title (case-insensitive), then id.
 #[utoipa::path(
     tag = "Tags",
-    security(("api_key" = [])),
     responses((status = 200, description = "The team's tags", body = [TagBody]), KeyedErrors)
 )]
 #[get("")]
@@ -66,7 +62,6 @@ pub(crate) async fn list_tags(
 /// Create a tag.
 #[utoipa::path(
     tag = "Tags",
-    security(("api_key" = [])),
     request_body = TagInput,
     responses(
         (status = 201, description = "Created", body = TagBody, headers(("Location" = String, description = "URL of the new tag"))),
@@ -82,15 +77,12 @@ pub(crate) async fn create_tag(
 ) -> Result<HttpResponse, ApiError> {
     let tag = Tag::new(auth.principal.team_id, title(input.title)?, state.clock.now());
     state.stores.track.create_tag(&tag).await?;
-    Ok(HttpResponse::Created()
-        .insert_header((header::LOCATION, format!("/v1/track/tags/{}", tag.id)))
-        .json(TagBody::from(tag)))
+    Ok(created(format!("/v1/track/tags/{}", tag.id), TagBody::from(tag)))
 }
 
 /// Rename a tag. Every entry carrying it shows the new title.
 #[utoipa::path(
     tag = "Tags",
-    security(("api_key" = [])),
     params(("id" = String, Path, description = "Tag id")),
     request_body = TagInput,
     responses((status = 200, description = "The renamed tag", body = TagBody), BodyErrors, NotFound, KeyedErrors)
@@ -111,7 +103,6 @@ pub(crate) async fn rename_tag(
 /// Delete a tag. It is taken off every entry that carried it.
 #[utoipa::path(
     tag = "Tags",
-    security(("api_key" = [])),
     params(("id" = String, Path, description = "Tag id")),
     responses((status = 200, description = "Deleted", body = Deleted), NotFound, KeyedErrors)
 )]

@@ -1,7 +1,6 @@
 //! `/v1/track/time`: time entries.
 
 use accounts::UserId;
-use actix_web::http::header;
 use actix_web::{HttpResponse, delete, get, patch, post, web};
 use kernel::{FieldError, Id, InvalidValue, parse_instant};
 use serde::{Deserialize, Serialize};
@@ -9,18 +8,18 @@ use serde_json::Number;
 use tracking::service::{self, EntryChanges, EntryDraft};
 use tracking::{Actor, Description, DurationSeconds, Frequency, TagId, TaskName, TimeEntry, TimeEntryId};
 use utoipa::{IntoParams, ToSchema};
+use uuid::Uuid;
 
 use crate::auth::{Auth, TrackRead, TrackWrite};
 use crate::body::{Json, Patch};
 use crate::error::ApiError;
-use crate::routes::{BodyErrors, Deleted, KeyedErrors, NotFound, body_id, path_id, timestamp};
+use crate::routes::{BodyErrors, Deleted, KeyedErrors, NotFound, Timestamp, body_id, created, path_id};
 use crate::state::ApiState;
 
 /// A tag on a time entry, with the tag's current title.
 #[derive(Debug, Serialize, ToSchema)]
 pub(crate) struct EntryTag {
-    #[schema(format = Uuid)]
-    id: String,
+    id: Uuid,
     title: String,
 }
 
@@ -28,55 +27,48 @@ pub(crate) struct EntryTag {
 #[derive(Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub(crate) struct TimeEntryBody {
-    #[schema(format = Uuid)]
-    id: String,
+    id: Uuid,
     #[schema(minimum = 1, maximum = 9_007_199_254_740_991_i64)]
     duration_seconds: u64,
     task_name: String,
     #[schema(required = true)]
     description: Option<String>,
-    /// When the work happened. RFC 3339, UTC, milliseconds.
-    #[schema(format = DateTime, example = "2026-11-20T09:30:00.000Z")]
-    date: String,
+    date: Timestamp,
     /// Whose time it is.
-    #[schema(format = Uuid)]
-    user_id: String,
-    #[schema(required = true, format = Uuid)]
-    project_id: Option<String>,
+    user_id: Uuid,
+    #[schema(required = true)]
+    project_id: Option<Uuid>,
     /// When set, `projectId` is the section's project.
-    #[schema(required = true, format = Uuid)]
-    section_id: Option<String>,
+    #[schema(required = true)]
+    section_id: Option<Uuid>,
     /// Ordered by title (case-insensitive), then id.
     tags: Vec<EntryTag>,
     ai_generated: bool,
-    #[schema(format = Uuid)]
-    team_id: String,
-    #[schema(format = DateTime, example = "2026-11-20T09:30:00.000Z")]
-    created_at: String,
-    #[schema(format = DateTime, example = "2026-11-20T09:30:00.000Z")]
-    updated_at: String,
+    team_id: Uuid,
+    created_at: Timestamp,
+    updated_at: Timestamp,
 }
 
 impl From<TimeEntry> for TimeEntryBody {
     fn from(entry: TimeEntry) -> Self {
         Self {
-            id: entry.id.to_string(),
+            id: entry.id.as_uuid(),
             duration_seconds: entry.duration.get(),
             task_name: entry.task_name.into_string(),
             description: entry.description.map(Description::into_string),
-            date: timestamp(entry.date),
-            user_id: entry.user_id.to_string(),
-            project_id: entry.project_id.map(|id| id.to_string()),
-            section_id: entry.section_id.map(|id| id.to_string()),
+            date: Timestamp(entry.date),
+            user_id: entry.user_id.as_uuid(),
+            project_id: entry.project_id.map(|id| id.as_uuid()),
+            section_id: entry.section_id.map(|id| id.as_uuid()),
             tags: entry
                 .tags
                 .into_iter()
-                .map(|t| EntryTag { id: t.id.to_string(), title: t.title.into_string() })
+                .map(|t| EntryTag { id: t.id.as_uuid(), title: t.title.into_string() })
                 .collect(),
             ai_generated: entry.ai_generated,
-            team_id: entry.team_id.to_string(),
-            created_at: timestamp(entry.created_at),
-            updated_at: timestamp(entry.updated_at),
+            team_id: entry.team_id.as_uuid(),
+            created_at: Timestamp(entry.created_at),
+            updated_at: Timestamp(entry.updated_at),
         }
     }
 }
@@ -255,7 +247,6 @@ pub(crate) struct TimeQuery {
 /// by `date`, then creation.
 #[utoipa::path(
     tag = "Time entries",
-    security(("api_key" = [])),
     params(TimeQuery),
     responses(
         (status = 200, description = "The entries of the period", body = [TimeEntryBody]),
@@ -293,7 +284,6 @@ pub(crate) async fn list_time(
 /// Log time, for the key's user or (owners and admins) for `userId`.
 #[utoipa::path(
     tag = "Time entries",
-    security(("api_key" = [])),
     request_body = TimeEntryInput,
     responses(
         (status = 201, description = "Created", body = TimeEntryBody, headers(("Location" = String, description = "URL of the new entry"))),
@@ -319,15 +309,12 @@ pub(crate) async fn create_time(
         state.clock.now(),
     )
     .await?;
-    Ok(HttpResponse::Created()
-        .insert_header((header::LOCATION, format!("/v1/track/time/{}", entry.id)))
-        .json(TimeEntryBody::from(entry)))
+    Ok(created(format!("/v1/track/time/{}", entry.id), TimeEntryBody::from(entry)))
 }
 
 /// Get one time entry. Members can only get their own.
 #[utoipa::path(
     tag = "Time entries",
-    security(("api_key" = [])),
     params(("id" = String, Path, description = "Time entry id")),
     responses((status = 200, description = "The entry", body = TimeEntryBody), NotFound, KeyedErrors)
 )]
@@ -347,7 +334,6 @@ pub(crate) async fn get_time(
 /// Change a time entry: only the fields given change.
 #[utoipa::path(
     tag = "Time entries",
-    security(("api_key" = [])),
     params(("id" = String, Path, description = "Time entry id")),
     request_body = TimeEntryPatch,
     responses(
@@ -384,7 +370,6 @@ pub(crate) async fn update_time(
 /// Delete a time entry. Members can only delete their own.
 #[utoipa::path(
     tag = "Time entries",
-    security(("api_key" = [])),
     params(("id" = String, Path, description = "Time entry id")),
     responses((status = 200, description = "Deleted", body = Deleted), NotFound, KeyedErrors)
 )]
