@@ -276,6 +276,13 @@ echo
 echo "=== GET /v1/track/time?frequency=month, 2,000 entries (wrk, ${CONNECTIONS} connections, ${DURATION}s) ==="
 run_wrk month -H "X-API-Key: $KEY" "$MONTH_URL"
 
+# The same listing one request at a time: what a single caller waits, without the queue
+# that 32 concurrent ~1 MB answers build on 2 cores.
+echo
+echo "=== GET /v1/track/time?frequency=month, 2,000 entries (wrk, 1 connection, ${DURATION}s) ==="
+wrk -t1 -c1 -d"${DURATION}s" --latency -H "X-API-Key: $KEY" "$MONTH_URL" >"$WORK/month_single.txt"
+cat "$WORK/month_single.txt"
+
 cat >"$WORK/track.lua" <<LUA
 wrk.method = "POST"
 wrk.body = '{"durationSeconds": 1800, "taskName": "Bench task", "date": "2026-11-20T09:00:00Z"}'
@@ -300,6 +307,9 @@ POST_P99=$(wrk_pct_ms post 99)
 MONTH_RPS=$(wrk_rps month)
 MONTH_P50=$(wrk_pct_ms month 50)
 MONTH_P99=$(wrk_pct_ms month 99)
+SINGLE_RPS=$(wrk_rps month_single)
+SINGLE_P50=$(wrk_pct_ms month_single 50)
+SINGLE_P99=$(wrk_pct_ms month_single 99)
 TRACK_RPS=$(wrk_rps track_post)
 TRACK_P50=$(wrk_pct_ms track_post 50)
 TRACK_P99=$(wrk_pct_ms track_post 99)
@@ -315,6 +325,7 @@ echo "=== Summary ($(nproc) cores, ${CONNECTIONS} connections, ${DURATION}s per 
 printf '%-32s %s req/s, p50 %s ms, p99 %s ms\n' "GET /v1/invoices/clients/{id}:" "$GET_RPS" "$GET_P50" "$GET_P99"
 printf '%-32s %s req/s, p50 %s ms, p99 %s ms\n' "POST /v1/invoices/clients:" "$POST_RPS" "$POST_P50" "$POST_P99"
 printf '%-32s %s req/s, p50 %s ms, p99 %s ms\n' "GET /v1/track/time (month):" "$MONTH_RPS" "$MONTH_P50" "$MONTH_P99"
+printf '%-32s %s req/s, p50 %s ms, p99 %s ms\n' "  the same, 1 connection:" "$SINGLE_RPS" "$SINGLE_P50" "$SINGLE_P99"
 printf '%-32s %s req/s, p50 %s ms, p99 %s ms\n' "POST /v1/track/time:" "$TRACK_RPS" "$TRACK_P50" "$TRACK_P99"
 printf '%-32s %s tps (latency average %s ms)\n' "pgbench same SELECT:" "$PG_TPS" "${PG_LAT:-?}"
 printf '%-32s %s (target >= 0.5: %s)\n' "ratio API GET / pgbench:" "$RATIO" "$ratio_met"

@@ -26,6 +26,10 @@ done
 key=$(grep -o 'bk_[A-Za-z0-9]*' "$workdir/server.log" | head -n1)
 [ -n "$key" ] || { echo "no API key in the server log"; cat "$workdir/server.log"; exit 1; }
 
+# Every check runs except positive_data_acceptance: a body can match the schema and still
+# break a rule that no JSON Schema can state (a projectId that is not a project of the
+# team, a PUT body id that differs from the path id, a date that is not a calendar date).
+# Those answers are 400s by design, documented in docs/api.md.
 status=0
 schemathesis run "http://127.0.0.1:$port/openapi.json" \
   --header "X-API-Key: $key" \
@@ -33,6 +37,7 @@ schemathesis run "http://127.0.0.1:$port/openapi.json" \
   --workers 2 \
   --generation-deterministic \
   --suppress-health-check all \
+  --exclude-checks positive_data_acceptance \
   || status=$?
 if [ "$status" -ne 0 ]; then
   echo "schemathesis failed; server log tail:"; tail -n 30 "$workdir/server.log"

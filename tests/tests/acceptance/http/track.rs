@@ -685,3 +685,33 @@ async fn track_endpoints_need_track_permissions() {
     let response = app.http.get(app.url(TAGS)).send().await.unwrap();
     assert_eq!(response.status(), 401);
 }
+
+#[tokio::test]
+async fn track_routes_follow_the_http_conventions() {
+    let app = spawn_app().await;
+    let response = app.request(Method::POST, TIME, &app.key).body("{}").send().await.unwrap();
+    assert_eq!(response.status(), 415);
+    assert_eq!(error_of(response).await, "content-type: must be application/json");
+    let huge = json!({"taskName": "x".repeat(2 * 1024 * 1024)});
+    let response = app.request(Method::POST, TIME, &app.key).json(&huge).send().await.unwrap();
+    assert_eq!(response.status(), 413);
+    let response = app
+        .request(Method::POST, TAGS, &app.key)
+        .header("content-type", "application/json")
+        .body(r#"{"title": "#)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 400);
+    assert!(error_of(response).await.starts_with("body: malformed JSON"));
+    let response = app.request(Method::PUT, TIME, &app.key).send().await.unwrap();
+    assert_eq!(response.status(), 405);
+    assert_eq!(response.headers()["allow"], "GET, POST");
+    let response = app.request(Method::GET, "/v1/track/nothing", &app.key).send().await.unwrap();
+    assert_eq!(response.status(), 404);
+    // Every keyed answer carries the rate-limit headers and a request id.
+    let response = app.request(Method::GET, TAGS, &app.key).send().await.unwrap();
+    for header in ["ratelimit-limit", "ratelimit-remaining", "ratelimit-reset", "x-request-id"] {
+        assert!(response.headers().contains_key(header), "{header}");
+    }
+}
