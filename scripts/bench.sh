@@ -196,6 +196,16 @@ run_wrk() {
         warn "$name: $(grep 'Socket errors' "$WORK/$name.txt" | sed 's/^ *//')"
     fi
 }
+# post_script NAME BODY : a wrk Lua script POSTing BODY with the key, at $WORK/NAME.lua.
+# wrk can only send bodies from Lua; the key is base62, safe in a Lua string.
+post_script() {
+    cat >"$WORK/$1.lua" <<LUA
+wrk.method = "POST"
+wrk.body = '$2'
+wrk.headers["Content-Type"] = "application/json"
+wrk.headers["X-API-Key"] = "${KEY}"
+LUA
+}
 wrk_rps() { awk '/^Requests\/sec:/ { printf "%.0f", $2 }' "$WORK/$1.txt"; }
 # Lines of the "Latency Distribution" block look like "     99%    4.21ms".
 wrk_pct_ms() { awk -v p="$2%" '$1 == p { print $2; exit }' "$WORK/$1.txt" | to_ms; }
@@ -235,13 +245,8 @@ PG_LAT=$(awk '/^latency average = / { print $4 }' "$WORK/pgbench.txt")
 [[ -n $PG_TPS ]] || die "could not read tps from pgbench output"
 
 # ---------------------------------------------------------------------------------------------
-# POST benchmark. wrk can only send bodies from Lua; the key is base62, safe in a Lua string.
-cat >"$WORK/post.lua" <<LUA
-wrk.method = "POST"
-wrk.body = '${CLIENT_JSON}'
-wrk.headers["Content-Type"] = "application/json"
-wrk.headers["X-API-Key"] = "${KEY}"
-LUA
+# POST benchmark.
+post_script post "$CLIENT_JSON"
 
 echo
 echo "=== POST /v1/invoices/clients (wrk, ${CONNECTIONS} connections, ${DURATION}s) ==="
@@ -280,15 +285,9 @@ run_wrk month -H "X-API-Key: $KEY" "$MONTH_URL"
 # that 32 concurrent ~1 MB answers build on 2 cores.
 echo
 echo "=== GET /v1/track/time?frequency=month, 2,000 entries (wrk, 1 connection, ${DURATION}s) ==="
-wrk -t1 -c1 -d"${DURATION}s" --latency -H "X-API-Key: $KEY" "$MONTH_URL" >"$WORK/month_single.txt"
-cat "$WORK/month_single.txt"
+THREADS=1 CONNECTIONS=1 run_wrk month_single -H "X-API-Key: $KEY" "$MONTH_URL"
 
-cat >"$WORK/track.lua" <<LUA
-wrk.method = "POST"
-wrk.body = '{"durationSeconds": 1800, "taskName": "Bench task", "date": "2026-11-20T09:00:00Z"}'
-wrk.headers["Content-Type"] = "application/json"
-wrk.headers["X-API-Key"] = "${KEY}"
-LUA
+post_script track '{"durationSeconds": 1800, "taskName": "Bench task", "date": "2026-11-20T09:00:00Z"}'
 
 echo
 echo "=== POST /v1/track/time (wrk, ${CONNECTIONS} connections, ${DURATION}s) ==="
@@ -299,20 +298,12 @@ LOADED_RSS_MB=$(rss_mb)
 # ---------------------------------------------------------------------------------------------
 # Summary.
 GET_RPS=$(wrk_rps get)
-GET_P50=$(wrk_pct_ms get 50)
 GET_P99=$(wrk_pct_ms get 99)
-POST_RPS=$(wrk_rps post)
-POST_P50=$(wrk_pct_ms post 50)
-POST_P99=$(wrk_pct_ms post 99)
-MONTH_RPS=$(wrk_rps month)
-MONTH_P50=$(wrk_pct_ms month 50)
 MONTH_P99=$(wrk_pct_ms month 99)
-SINGLE_RPS=$(wrk_rps month_single)
-SINGLE_P50=$(wrk_pct_ms month_single 50)
-SINGLE_P99=$(wrk_pct_ms month_single 99)
-TRACK_RPS=$(wrk_rps track_post)
-TRACK_P50=$(wrk_pct_ms track_post 50)
-TRACK_P99=$(wrk_pct_ms track_post 99)
+# figures LABEL NAME : one summary line of a wrk run.
+figures() {
+    printf '%-32s %s req/s, p50 %s ms, p99 %s ms\n' "$1" "$(wrk_rps "$2")" "$(wrk_pct_ms "$2" 50)" "$(wrk_pct_ms "$2" 99)"
+}
 
 RATIO=$(awk -v a="$GET_RPS" -v b="$PG_TPS" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "n/a" }')
 ratio_met=$(awk -v r="$RATIO" 'BEGIN { print (r != "n/a" && r + 0 >= 0.5) ? "met" : "not met" }')
@@ -322,11 +313,11 @@ rss_met=$(awk -v m="$IDLE_RSS_MB" 'BEGIN { print (m + 0 < 40) ? "met" : "not met
 
 echo
 echo "=== Summary ($(nproc) cores, ${CONNECTIONS} connections, ${DURATION}s per run) ==="
-printf '%-32s %s req/s, p50 %s ms, p99 %s ms\n' "GET /v1/invoices/clients/{id}:" "$GET_RPS" "$GET_P50" "$GET_P99"
-printf '%-32s %s req/s, p50 %s ms, p99 %s ms\n' "POST /v1/invoices/clients:" "$POST_RPS" "$POST_P50" "$POST_P99"
-printf '%-32s %s req/s, p50 %s ms, p99 %s ms\n' "GET /v1/track/time (month):" "$MONTH_RPS" "$MONTH_P50" "$MONTH_P99"
-printf '%-32s %s req/s, p50 %s ms, p99 %s ms\n' "  the same, 1 connection:" "$SINGLE_RPS" "$SINGLE_P50" "$SINGLE_P99"
-printf '%-32s %s req/s, p50 %s ms, p99 %s ms\n' "POST /v1/track/time:" "$TRACK_RPS" "$TRACK_P50" "$TRACK_P99"
+figures "GET /v1/invoices/clients/{id}:" get
+figures "POST /v1/invoices/clients:" post
+figures "GET /v1/track/time (month):" month
+figures "  the same, 1 connection:" month_single
+figures "POST /v1/track/time:" track_post
 printf '%-32s %s tps (latency average %s ms)\n' "pgbench same SELECT:" "$PG_TPS" "${PG_LAT:-?}"
 printf '%-32s %s (target >= 0.5: %s)\n' "ratio API GET / pgbench:" "$RATIO" "$ratio_met"
 printf '%-32s %s (p99 %s ms)\n' "GET p99 target < 10 ms:" "$p99_met" "$GET_P99"

@@ -153,7 +153,13 @@ pub async fn change_time(
         check_user(users, actor, team, user_id).await?;
     }
     let (project_id, section_id) = match (changes.project_id, changes.section_id) {
-        (project, Some(section)) => (project.unwrap_or(entry.project_id), section),
+        // A new section decides the project; a `projectId` beside it must agree.
+        (None, Some(Some(section))) => (None, Some(section)),
+        (Some(Some(project)), Some(Some(section))) => (Some(project), Some(section)),
+        (Some(None), Some(Some(_))) => {
+            return Err(FieldError::new("projectId", "must not be null beside a sectionId").into());
+        }
+        (project, Some(None)) => (project.unwrap_or(entry.project_id), None),
         (Some(None), None) => (None, None),
         (Some(Some(project)), None) => {
             let section = match entry.section_id {

@@ -445,6 +445,22 @@ async fn patching_an_entry_changes_only_what_is_given() {
     let filed =
         expect(&app, &app.key, Method::PATCH, &path, Some(json!({"sectionId": design["id"]})), 200).await;
     assert_eq!(filed["projectId"], site["id"]);
+    // A section of another project moves the entry to that project too.
+    let elsewhere = section(&app, &app_project, "Elsewhere").await;
+    let moved =
+        expect(&app, &app.key, Method::PATCH, &path, Some(json!({"sectionId": elsewhere["id"]})), 200).await;
+    assert_eq!((&moved["projectId"], &moved["sectionId"]), (&app_project["id"], &elsewhere["id"]));
+    let message =
+        refused(&app, &app.key, Method::PATCH, &path, json!({"projectId": null, "sectionId": design["id"]}))
+            .await;
+    assert_eq!(message, "projectId: must not be null beside a sectionId");
+    let filed =
+        expect(&app, &app.key, Method::PATCH, &path, Some(json!({"sectionId": design["id"]})), 200).await;
+    assert_eq!((&filed["projectId"], &filed["sectionId"]), (&site["id"], &design["id"]));
+    // Clearing the section keeps the project.
+    let unfiled = expect(&app, &app.key, Method::PATCH, &path, Some(json!({"sectionId": null})), 200).await;
+    assert_eq!((&unfiled["projectId"], &unfiled["sectionId"]), (&site["id"], &Value::Null));
+    expect(&app, &app.key, Method::PATCH, &path, Some(json!({"sectionId": design["id"]})), 200).await;
     // Another project leaves the section behind.
     let moved =
         expect(&app, &app.key, Method::PATCH, &path, Some(json!({"projectId": app_project["id"]})), 200)
@@ -682,8 +698,13 @@ async fn track_endpoints_need_track_permissions() {
         }
     }
     expect(&app, &track_write, Method::POST, TAGS, Some(json!({"title": "ok"})), 201).await;
-    let response = app.http.get(app.url(TAGS)).send().await.unwrap();
-    assert_eq!(response.status(), 401);
+    for path in
+        [TIME.to_owned() + "?date=2026-11-20", TAGS.to_owned(), PROJECTS.to_owned(), SECTIONS.to_owned()]
+    {
+        let response = app.http.get(app.url(&path)).send().await.unwrap();
+        assert_eq!(response.status(), 401, "{path}");
+        assert_eq!(error_of(response).await, "missing X-API-Key header");
+    }
 }
 
 #[tokio::test]
