@@ -13,23 +13,30 @@ define_id!(
 pub type TeamName = Text<1, 255>;
 pub type UserName = Text<0, 255>;
 
-/// An ISO 4217 alphabetic currency code, e.g. `EUR`.
+/// An ISO 4217 currency that has a minor unit (so not gold, test or "no currency" codes),
+/// e.g. `EUR`. The table is the `iso_currency` crate's, kept in step with the standard.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct Currency([u8; 3]);
+pub struct Currency(iso_currency::Currency);
 
 impl Currency {
-    pub const USD: Self = Self(*b"USD");
+    pub const USD: Self = Self(iso_currency::Currency::USD);
 
     pub fn parse(code: &str) -> Result<Self, InvalidValue> {
-        match code.as_bytes() {
-            &[a, b, c] if [a, b, c].iter().all(u8::is_ascii_uppercase) => Ok(Self([a, b, c])),
-            _ => Err(InvalidValue::new("must be a three-letter ISO 4217 code such as EUR")),
-        }
+        iso_currency::Currency::from_code(code)
+            .filter(|currency| currency.exponent().is_some())
+            .map(Self)
+            .ok_or_else(|| InvalidValue::new("must be an ISO 4217 currency code such as EUR"))
     }
 
-    pub fn as_str(&self) -> &str {
-        // The constructor admits ASCII uppercase letters only.
-        std::str::from_utf8(&self.0).unwrap_or("XXX")
+    pub fn as_str(&self) -> &'static str {
+        self.0.code()
+    }
+
+    /// Digits after the decimal point of the currency's minor unit: 2 for EUR, 0 for JPY,
+    /// 3 for KWD.
+    pub fn minor_unit(self) -> u32 {
+        // `parse` admits only currencies that have an exponent.
+        self.0.exponent().map_or(2, u32::from)
     }
 }
 
@@ -94,9 +101,12 @@ mod tests {
     use super::{Currency, Role};
 
     #[test]
-    fn currency_codes_are_three_uppercase_letters() {
+    fn currencies_come_from_the_iso_table_with_their_minor_unit() {
         assert_eq!(Currency::parse("EUR").map(|c| c.to_string()), Ok("EUR".to_owned()));
-        for bad in ["", "eur", "EURO", "E1R", "ÉUR"] {
+        let minor = |code| Currency::parse(code).map(Currency::minor_unit);
+        assert_eq!((minor("USD"), minor("JPY"), minor("KWD")), (Ok(2), Ok(0), Ok(3)));
+        // Unknown codes, and codes without a minor unit (gold, "no currency").
+        for bad in ["", "eur", "EURO", "E1R", "ÉUR", "ABC", "XAU", "XXX"] {
             assert!(Currency::parse(bad).is_err(), "{bad:?}");
         }
     }

@@ -1,10 +1,22 @@
-//! Billing: clients (the "billed to" of invoices) and, later, invoices with their money
-//! rules. Pure types and rules plus the repository ports that adapters implement; this
-//! crate knows nothing of HTTP or SQL.
+//! Billing: clients, invoices with exact money, sender addresses, and the port that
+//! renders invoices as PDF. Pure types and rules plus the repository ports that adapters
+//! implement; this crate knows nothing of HTTP, SQL or PDF libraries.
 
 pub mod client;
+pub mod document;
+pub mod invoice;
+pub mod money;
+pub mod sender;
+pub mod service;
+pub mod store;
 
 pub use client::{
     Client, ClientDetails, ClientId, ClientRepository, DeleteClientError, ReplaceClientError,
     sort_for_listing,
 };
+pub use document::{InvoiceDocument, InvoiceRenderer, RenderError};
+pub use invoice::{
+    Invoice, InvoiceId, InvoiceStatus, LineInput, LineItem, LineItemId, Serial, TaxRule, Totals,
+};
+pub use sender::{SenderAddress, SenderAddressId, SenderDetails, SenderRepository};
+pub use store::{BillingStore, InvoiceRepository};

@@ -34,6 +34,13 @@ impl<const MIN: usize, const MAX: usize> Text<MIN, MAX> {
     }
 }
 
+impl<const MAX: usize> Text<0, MAX> {
+    /// The empty text, where empty is allowed.
+    pub fn empty() -> Self {
+        Self(String::new())
+    }
+}
+
 impl<const MIN: usize, const MAX: usize> AsRef<str> for Text<MIN, MAX> {
     fn as_ref(&self) -> &str {
         &self.0

@@ -1,0 +1,137 @@
+//! What an invoice PDF shows, and the port that renders it.
+//!
+//! [`InvoiceDocument`] is the invoice already put into words: dates as dates, money
+//! formatted for its currency, addresses as lines. Renderers only lay it out, so the
+//! built-in renderer and a renderer service (which receives it as JSON) print the same.
+
+use async_trait::async_trait;
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+
+use crate::money::{format_money, format_price};
+use crate::{Client, Invoice, InvoiceStatus, SenderAddress};
+
+/// A sender or recipient as printed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Party {
+    pub name: String,
+    /// Address lines and postal code, empty ones left out.
+    pub address: Vec<String>,
+    pub email: Option<String>,
+    pub vat_number: Option<String>,
+}
+
+/// One row of the line-item table.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DocumentLine {
+    pub description: String,
+    pub quantity: String,
+    pub unit_price: String,
+    pub amount: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct InvoiceDocument {
+    pub serial: String,
+    /// The status reported when the document was made (`OVERDUE` included).
+    pub status: String,
+    /// Whether to print the PAID mark.
+    pub paid: bool,
+    /// `YYYY-MM-DD`, UTC.
+    pub issue_date: String,
+    pub due_date: Option<String>,
+    pub description: Option<String>,
+    pub sender: Party,
+    pub client: Party,
+    pub lines: Vec<DocumentLine>,
+    pub subtotal: String,
+    /// `Tax (19%)`, or `Tax` for a flat amount.
+    pub tax_label: String,
+    pub tax: String,
+    pub total: String,
+}
+
+fn non_empty(parts: impl IntoIterator<Item = String>) -> Vec<String> {
+    parts.into_iter().filter(|part| !part.trim().is_empty()).collect()
+}
+
+fn optional(text: &str) -> Option<String> {
+    (!text.trim().is_empty()).then(|| text.to_owned())
+}
+
+fn day(at: DateTime<Utc>) -> String {
+    at.format("%Y-%m-%d").to_string()
+}
+
+impl InvoiceDocument {
+    pub fn new(invoice: &Invoice, client: &Client, sender: &SenderAddress, now: DateTime<Utc>) -> Self {
+        let currency = invoice.currency;
+        let status = invoice.status_at(now);
+        let c = &client.details;
+        let s = &sender.details;
+        let percentage = invoice.tax_rule.percentage();
+        Self {
+            serial: invoice.serial.to_string(),
+            status: status.as_str().to_owned(),
+            paid: status == InvoiceStatus::Paid,
+            issue_date: day(invoice.issue_date),
+            due_date: invoice.due_date.map(day),
+            description: invoice.description.as_ref().and_then(|d| optional(d.as_str())),
+            sender: Party {
+                name: s.name.to_string(),
+                address: non_empty([
+                    s.line1.to_string(),
+                    s.line2.to_string(),
+                    s.line3.to_string(),
+                    s.postal_code.to_string(),
+                ]),
+                email: s.email.as_ref().map(|e| e.as_str().to_owned()),
+                vat_number: optional(s.vat_number.as_str()),
+            },
+            client: Party {
+                name: c.name.to_string(),
+                address: non_empty([
+                    c.line1.to_string(),
+                    c.line2.to_string(),
+                    c.line3.to_string(),
+                    c.postal_code.to_string(),
+                ]),
+                email: Some(c.email.as_str().to_owned()),
+                vat_number: optional(c.vat_number.as_str()),
+            },
+            lines: invoice
+                .line_items
+                .iter()
+                .map(|item| DocumentLine {
+                    description: item.description.to_string(),
+                    quantity: item.quantity.normalize().to_string(),
+                    unit_price: format_price(item.unit_price, currency),
+                    amount: format_money(item.amount, currency),
+                })
+                .collect(),
+            subtotal: format_money(invoice.totals.subtotal, currency),
+            tax_label: if percentage.is_zero() {
+                "Tax".to_owned()
+            } else {
+                format!("Tax ({}%)", percentage.normalize())
+            },
+            tax: format_money(invoice.totals.tax, currency),
+            total: format_money(invoice.totals.total, currency),
+        }
+    }
+}
+
+/// Why a PDF could not be made. The HTTP adapter answers 500 "failed to generate PDF"
+/// whatever the cause, and logs the cause.
+#[derive(Debug, thiserror::Error)]
+#[error("failed to generate PDF: {0:#}")]
+pub struct RenderError(pub anyhow::Error);
+
+/// Turns an invoice document into PDF bytes.
+#[async_trait]
+pub trait InvoiceRenderer: Send + Sync + std::fmt::Debug {
+    async fn render(&self, document: &InvoiceDocument) -> Result<Vec<u8>, RenderError>;
+}

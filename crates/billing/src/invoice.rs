@@ -1,0 +1,467 @@
+//! Invoices and their line items: the totals rules, status, serials.
+
+use accounts::TeamId;
+use chrono::{DateTime, Utc};
+use kernel::{FieldError, InvalidValue, Text, define_id};
+use rust_decimal::Decimal;
+
+use crate::money::{Currency, MAX_LINE_ITEMS, round_to_minor};
+use crate::{ClientId, SenderAddressId};
+
+define_id!(
+    /// Identifies an invoice. Unguessable: it is all the public PDF link carries.
+    InvoiceId
+);
+define_id!(
+    /// Identifies a line item of an invoice.
+    LineItemId
+);
+
+/// An invoice's or a line item's description: at most 1000 characters.
+pub type Description = Text<0, 1000>;
+
+/// The team's running number of an invoice, from 1, shown as `INV-0001`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Serial(u32);
+
+impl Serial {
+    pub const FIRST: Self = Self(1);
+
+    pub fn new(number: u32) -> Option<Self> {
+        (number > 0).then_some(Self(number))
+    }
+
+    pub fn number(self) -> u32 {
+        self.0
+    }
+
+    /// The serial after this one.
+    #[must_use]
+    pub fn next(self) -> Self {
+        Self(self.0.saturating_add(1))
+    }
+}
+
+impl std::fmt::Display for Serial {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "INV-{:04}", self.0)
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum InvoiceStatus {
+    Pending,
+    Paid,
+    PaidPartial,
+    Expired,
+    Overdue,
+}
+
+impl InvoiceStatus {
+    pub const ALL: [Self; 5] = [Self::Pending, Self::Paid, Self::PaidPartial, Self::Expired, Self::Overdue];
+
+    pub fn parse(text: &str) -> Result<Self, InvalidValue> {
+        Self::ALL
+            .into_iter()
+            .find(|status| status.as_str() == text)
+            .ok_or_else(|| InvalidValue::new("must be one of PENDING, PAID, PAID_PARTIAL, EXPIRED, OVERDUE"))
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Pending => "PENDING",
+            Self::Paid => "PAID",
+            Self::PaidPartial => "PAID_PARTIAL",
+            Self::Expired => "EXPIRED",
+            Self::Overdue => "OVERDUE",
+        }
+    }
+}
+
+/// A line item as a caller gives it, each number within its bounds
+/// ([`crate::money::money_input`], [`crate::money::quantity_input`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LineInput {
+    pub description: Description,
+    pub unit_price: Decimal,
+    pub quantity: Decimal,
+    pub amount: Decimal,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LineItem {
+    pub id: LineItemId,
+    pub description: Description,
+    /// As given: a unit price may be finer than the minor unit.
+    pub unit_price: Decimal,
+    pub quantity: Decimal,
+    /// `unit_price × quantity`, rounded to the minor unit.
+    pub amount: Decimal,
+    /// 0-based position in the invoice.
+    pub position: u32,
+    pub created_at: DateTime<Utc>,
+    pub updated_at: DateTime<Utc>,
+}
+
+/// Checks every item's amount and numbers the items in order. The stored amount is
+/// `unitPrice × quantity` rounded to the minor unit; a given amount must round to it.
+pub fn price_lines(
+    inputs: Vec<LineInput>,
+    currency: Currency,
+    now: DateTime<Utc>,
+) -> Result<Vec<LineItem>, FieldError> {
+    use kernel::Id;
+    if inputs.is_empty() {
+        return Err(FieldError::new("lineItems", "must have at least 1 item"));
+    }
+    if inputs.len() > MAX_LINE_ITEMS {
+        return Err(FieldError::new("lineItems", format!("must have at most {MAX_LINE_ITEMS} items")));
+    }
+    inputs
+        .into_iter()
+        .zip(0_u32..)
+        .map(|(input, position)| {
+            // Both factors are bounded (10¹⁵ × 10⁹), far inside the decimal's range.
+            let product = input.unit_price.checked_mul(input.quantity).ok_or_else(|| {
+                FieldError::new(
+                    format!("lineItems[{position}].quantity"),
+                    "unitPrice × quantity is too large",
+                )
+            })?;
+            let expected = round_to_minor(product, currency);
+            if round_to_minor(input.amount, currency) != expected {
+                return Err(FieldError::new(
+                    format!("lineItems[{position}].amount"),
+                    format!("must equal unitPrice × quantity = {expected}"),
+                ));
+            }
+            Ok(LineItem {
+                id: LineItemId::generate(),
+                description: input.description,
+                unit_price: input.unit_price,
+                quantity: input.quantity,
+                amount: expected,
+                position,
+                created_at: now,
+                updated_at: now,
+            })
+        })
+        .collect()
+}
+
+/// How an invoice's tax comes about.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TaxRule {
+    /// `subtotal × percentage / 100`, rounded; the percentage is greater than 0.
+    Percentage(Decimal),
+    /// A flat amount, rounded (the rule when `taxPercentage` is 0).
+    Flat(Decimal),
+}
+
+impl TaxRule {
+    /// The rule stored as a percentage and a tax amount.
+    pub fn from_stored(percentage: Decimal, tax: Decimal) -> Self {
+        if percentage > Decimal::ZERO { Self::Percentage(percentage) } else { Self::Flat(tax) }
+    }
+
+    /// The rule after a change of `taxPercentage` and/or `tax`; either may be absent
+    /// (`None`), which keeps the current rule (`None` on create: a flat 0).
+    pub fn changed(current: Option<Self>, percentage: Option<Decimal>, tax: Option<Decimal>) -> Self {
+        match (percentage, current) {
+            (Some(p), _) if p > Decimal::ZERO => Self::Percentage(p),
+            (None, Some(Self::Percentage(p))) => Self::Percentage(p),
+            (None, Some(Self::Flat(flat))) => Self::Flat(tax.unwrap_or(flat)),
+            _ => Self::Flat(tax.unwrap_or(Decimal::ZERO)),
+        }
+    }
+
+    pub fn percentage(self) -> Decimal {
+        match self {
+            Self::Percentage(p) => p,
+            Self::Flat(_) => Decimal::ZERO,
+        }
+    }
+}
+
+/// An invoice's computed sums, each rounded to the minor unit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Totals {
+    /// Σ amount.
+    pub subtotal: Decimal,
+    pub tax: Decimal,
+    /// subtotal + tax.
+    pub total: Decimal,
+}
+
+impl Totals {
+    /// The totals of `items` under `rule`. `given_tax` is the tax a caller sent beside a
+    /// percentage: it must agree with the computed one.
+    pub fn compute(
+        items: &[LineItem],
+        rule: TaxRule,
+        given_tax: Option<Decimal>,
+        currency: Currency,
+    ) -> Result<Self, FieldError> {
+        let subtotal = round_to_minor(items.iter().map(|item| item.amount).sum(), currency);
+        let tax = match rule {
+            TaxRule::Percentage(percentage) => {
+                // Divide first: the subtotal may reach 10²⁷ and the percentage 100, so the
+                // product taken the other way round could leave the decimal's range.
+                let computed = round_to_minor(subtotal * (percentage / Decimal::ONE_HUNDRED), currency);
+                if let Some(given) = given_tax
+                    && round_to_minor(given, currency) != computed
+                {
+                    return Err(FieldError::new(
+                        "tax",
+                        format!("must equal subtotal × taxPercentage / 100 = {computed}, or be left out"),
+                    ));
+                }
+                computed
+            }
+            TaxRule::Flat(flat) => round_to_minor(flat, currency),
+        };
+        Ok(Self { subtotal, tax, total: round_to_minor(subtotal + tax, currency) })
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Invoice {
+    pub id: InvoiceId,
+    pub team_id: TeamId,
+    pub serial: Serial,
+    pub description: Option<Description>,
+    pub issue_date: DateTime<Utc>,
+    pub due_date: Option<DateTime<Utc>>,
+    /// As set; see [`Invoice::status_at`] for the status reported.
+    pub status: InvoiceStatus,
+    /// The team's currency when the invoice was made.
+    pub currency: Currency,
+    pub tax_rule: TaxRule,
+    pub totals: Totals,
+    pub client_id: ClientId,
+    pub sender_id: SenderAddressId,
+    /// In position order.
+    pub line_items: Vec<LineItem>,
+    pub created_at: DateTime<Utc>,
+    pub updated_at: DateTime<Utc>,
+}
+
+impl Invoice {
+    /// The status reported at `now`: a PENDING invoice whose due date has passed is
+    /// OVERDUE.
+    pub fn status_at(&self, now: DateTime<Utc>) -> InvoiceStatus {
+        match (self.status, self.due_date) {
+            (InvoiceStatus::Pending, Some(due)) if due < now => InvoiceStatus::Overdue,
+            (status, _) => status,
+        }
+    }
+}
+
+/// A due date may not come before the issue date.
+pub fn check_dates(issue: DateTime<Utc>, due: Option<DateTime<Utc>>) -> Result<(), FieldError> {
+    match due {
+        Some(due) if due < issue => Err(FieldError::new("dueDate", "must not be before issueDate")),
+        _ => Ok(()),
+    }
+}
+
+/// Puts invoices in listing order: newest `issueDate` first, then `serial` descending.
+pub fn sort_for_listing(invoices: &mut [Invoice]) {
+    invoices.sort_by(|a, b| b.issue_date.cmp(&a.issue_date).then(b.serial.cmp(&a.serial)));
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+
+    use super::*;
+    use crate::money::{MAX_MONEY, MAX_QUANTITY, parse_decimal};
+
+    fn dec(text: &str) -> Decimal {
+        parse_decimal(text).unwrap()
+    }
+
+    fn currency(code: &str) -> Currency {
+        Currency::parse(code).unwrap()
+    }
+
+    fn line(unit_price: &str, quantity: &str, amount: &str) -> LineInput {
+        LineInput {
+            description: Description::parse("Work").unwrap(),
+            unit_price: dec(unit_price),
+            quantity: dec(quantity),
+            amount: dec(amount),
+        }
+    }
+
+    fn totals(lines: Vec<LineInput>, rule: TaxRule, code: &str) -> Result<Totals, FieldError> {
+        let items = price_lines(lines, currency(code), Utc::now())?;
+        Totals::compute(&items, rule, None, currency(code))
+    }
+
+    #[test]
+    fn serials_read_inv_and_four_digits() {
+        assert_eq!(Serial::FIRST.to_string(), "INV-0001");
+        assert_eq!(Serial::new(42).unwrap().next().to_string(), "INV-0043");
+        assert_eq!(Serial::new(12345).unwrap().to_string(), "INV-12345");
+        assert_eq!(Serial::new(0), None);
+    }
+
+    #[test]
+    fn representative_totals() {
+        let at = |p: &str| TaxRule::Percentage(dec(p));
+        let cases = [
+            (
+                vec![line("100", "2", "200"), line("49.99", "1", "49.99")],
+                TaxRule::Flat(Decimal::ZERO),
+                "EUR",
+                ("249.99", "0.00", "249.99"),
+            ),
+            (vec![line("19.99", "3", "59.97")], at("7.5"), "USD", ("59.97", "4.50", "64.47")),
+            (
+                vec![line("100", "1", "100"), line("0.5", "3", "1.5")],
+                at("19"),
+                "EUR",
+                ("101.50", "19.29", "120.79"),
+            ),
+            (vec![line("1234", "3", "3702")], at("10"), "JPY", ("3702", "370", "4072")),
+            (vec![line("80", "1", "80")], TaxRule::Flat(dec("12.345")), "EUR", ("80.00", "12.35", "92.35")),
+            (
+                vec![line("0.1", "3", "0.30000000000000004")],
+                TaxRule::Flat(Decimal::ZERO),
+                "USD",
+                ("0.30", "0.00", "0.30"),
+            ),
+            (vec![line("1.2345", "2", "2.469")], at("5"), "KWD", ("2.469", "0.123", "2.592")),
+        ];
+        for (lines, rule, code, (subtotal, tax, total)) in cases {
+            let t = totals(lines, rule, code).unwrap();
+            assert_eq!(
+                (t.subtotal.to_string(), t.tax.to_string(), t.total.to_string()),
+                (subtotal.to_owned(), tax.to_owned(), total.to_owned()),
+                "{rule:?} {code}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_wrong_amount_names_the_item_and_the_expected_value() {
+        let error =
+            price_lines(vec![line("1", "1", "1"), line("0.1", "3", "0.31")], currency("USD"), Utc::now())
+                .unwrap_err();
+        assert_eq!(error.to_string(), "lineItems[1].amount: must equal unitPrice × quantity = 0.30");
+        let none = price_lines(Vec::new(), currency("USD"), Utc::now()).unwrap_err();
+        assert_eq!(none.to_string(), "lineItems: must have at least 1 item");
+    }
+
+    #[test]
+    fn a_given_tax_beside_a_percentage_must_agree() {
+        let items = price_lines(vec![line("100", "1", "100")], currency("EUR"), Utc::now()).unwrap();
+        let rule = TaxRule::Percentage(dec("19"));
+        assert!(Totals::compute(&items, rule, Some(dec("19")), currency("EUR")).is_ok());
+        assert!(Totals::compute(&items, rule, Some(dec("19.004")), currency("EUR")).is_ok());
+        let error = Totals::compute(&items, rule, Some(dec("20")), currency("EUR")).unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "tax: must equal subtotal × taxPercentage / 100 = 19.00, or be left out"
+        );
+    }
+
+    #[test]
+    fn tax_rule_changes() {
+        let p = |t: &str| Some(dec(t));
+        let (pct, flat) = (TaxRule::Percentage(dec("19")), TaxRule::Flat(dec("5")));
+        assert_eq!(TaxRule::changed(None, None, None), TaxRule::Flat(Decimal::ZERO));
+        assert_eq!(TaxRule::changed(None, None, p("3")), TaxRule::Flat(dec("3")));
+        assert_eq!(TaxRule::changed(None, p("7"), None), TaxRule::Percentage(dec("7")));
+        assert_eq!(TaxRule::changed(Some(pct), None, p("19")), pct);
+        assert_eq!(TaxRule::changed(Some(pct), p("0"), None), TaxRule::Flat(Decimal::ZERO));
+        assert_eq!(TaxRule::changed(Some(flat), None, None), flat);
+        assert_eq!(TaxRule::changed(Some(flat), None, p("8")), TaxRule::Flat(dec("8")));
+        assert_eq!(TaxRule::changed(Some(flat), p("10"), None), TaxRule::Percentage(dec("10")));
+        assert_eq!(TaxRule::from_stored(Decimal::ZERO, dec("5")), flat);
+        assert_eq!(TaxRule::from_stored(dec("19"), dec("1")), pct);
+    }
+
+    #[test]
+    fn pending_past_its_due_date_reads_overdue() {
+        let now = Utc::now();
+        let items = price_lines(vec![line("1", "1", "1")], currency("EUR"), now).unwrap();
+        let mut invoice = Invoice {
+            id: kernel::Id::generate(),
+            team_id: kernel::Id::generate(),
+            serial: Serial::FIRST,
+            description: None,
+            issue_date: now,
+            due_date: Some(now + chrono::TimeDelta::days(1)),
+            status: InvoiceStatus::Pending,
+            currency: currency("EUR"),
+            tax_rule: TaxRule::Flat(Decimal::ZERO),
+            totals: Totals::compute(&items, TaxRule::Flat(Decimal::ZERO), None, currency("EUR")).unwrap(),
+            client_id: kernel::Id::generate(),
+            sender_id: kernel::Id::generate(),
+            line_items: items,
+            created_at: now,
+            updated_at: now,
+        };
+        assert_eq!(invoice.status_at(now), InvoiceStatus::Pending);
+        assert_eq!(invoice.status_at(now + chrono::TimeDelta::days(2)), InvoiceStatus::Overdue);
+        invoice.status = InvoiceStatus::Paid;
+        assert_eq!(invoice.status_at(now + chrono::TimeDelta::days(2)), InvoiceStatus::Paid);
+        invoice.due_date = None;
+        invoice.status = InvoiceStatus::Pending;
+        assert_eq!(invoice.status_at(now + chrono::TimeDelta::days(400)), InvoiceStatus::Pending);
+    }
+
+    #[test]
+    fn statuses_round_trip() {
+        for status in InvoiceStatus::ALL {
+            assert_eq!(InvoiceStatus::parse(status.as_str()), Ok(status));
+        }
+        assert!(InvoiceStatus::parse("paid").is_err());
+    }
+
+    /// Any decimal in `0..=max` with up to `scale` decimals.
+    fn decimal_up_to(max: Decimal, scale: u32) -> impl Strategy<Value = Decimal> {
+        let units = u64::try_from(max.mantissa()).unwrap_or(u64::MAX);
+        (0..=units, 0..=scale)
+            .prop_map(move |(mantissa, s)| (Decimal::from(mantissa) / Decimal::from(10_u64.pow(s))).min(max))
+    }
+
+    fn arbitrary_line() -> impl Strategy<Value = (Decimal, Decimal)> {
+        (
+            decimal_up_to(MAX_MONEY, 6),
+            decimal_up_to(MAX_QUANTITY, 4).prop_filter("q > 0", |q| *q > Decimal::ZERO),
+        )
+    }
+
+    proptest! {
+        #[test]
+        fn totals_add_up_at_the_minor_unit(
+            lines in prop::collection::vec(arbitrary_line(), 1..40),
+            percentage in decimal_up_to(Decimal::ONE_HUNDRED, 3),
+            code in prop::sample::select(vec!["EUR", "JPY", "KWD", "USD"]),
+        ) {
+            let currency = currency(code);
+            let inputs = lines.iter().map(|(price, quantity)| LineInput {
+                description: Description::parse("x").unwrap(),
+                unit_price: *price,
+                quantity: *quantity,
+                amount: *price * *quantity,
+            }).collect();
+            let items = price_lines(inputs, currency, Utc::now()).unwrap();
+            let rule = TaxRule::changed(None, Some(percentage), None);
+            let totals = Totals::compute(&items, rule, None, currency).unwrap();
+            let minor = currency.minor_unit();
+            prop_assert_eq!(totals.total, totals.subtotal + totals.tax);
+            prop_assert_eq!(totals.subtotal, items.iter().map(|i| i.amount).sum::<Decimal>());
+            for value in [totals.subtotal, totals.tax, totals.total] {
+                prop_assert_eq!(value.scale(), minor);
+                prop_assert!(value >= Decimal::ZERO);
+            }
+            for item in &items {
+                prop_assert_eq!(item.amount, round_to_minor(item.unit_price * item.quantity, currency));
+            }
+        }
+    }
+}

@@ -1,0 +1,226 @@
+//! The invoice use cases: the rules that need more than one entity (the team's currency
+//! and default sender, the client, the totals) applied over the ports.
+
+use accounts::{AccountStore, TeamId};
+use chrono::{DateTime, Utc};
+use kernel::{FieldError, Id, StoreError};
+use rust_decimal::Decimal;
+
+use crate::invoice::{Description, check_dates, price_lines};
+use crate::store::{
+    BillTo, BillingStore, CreateInvoiceError, DeleteInvoiceError, NewInvoice, SaveInvoiceError,
+};
+use crate::{
+    ClientId, Invoice, InvoiceDocument, InvoiceId, InvoiceStatus, LineInput, SenderAddress, SenderAddressId,
+    SenderDetails, TaxRule, Totals,
+};
+
+/// Why an invoice use case refused.
+#[derive(Debug, thiserror::Error)]
+pub enum BillingError {
+    /// Input that breaks a rule; names the field.
+    #[error(transparent)]
+    Invalid(#[from] FieldError),
+    #[error("invoice not found")]
+    NotFound,
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+fn unknown_client() -> FieldError {
+    FieldError::new("clientId", "no such client in the team")
+}
+
+fn unknown_sender() -> FieldError {
+    FieldError::new("sendersAddressId", "no such sender address in the team")
+}
+
+impl From<SaveInvoiceError> for BillingError {
+    fn from(error: SaveInvoiceError) -> Self {
+        match error {
+            SaveInvoiceError::NotFound => Self::NotFound,
+            SaveInvoiceError::UnknownClient => unknown_client().into(),
+            SaveInvoiceError::UnknownSender => unknown_sender().into(),
+            SaveInvoiceError::Store(error) => Self::Store(error),
+        }
+    }
+}
+
+/// A new invoice as the caller gave it, each field valid on its own.
+#[derive(Debug, Clone)]
+pub struct InvoiceDraft {
+    pub bill_to: BillTo,
+    /// Now when `None`.
+    pub issue_date: Option<DateTime<Utc>>,
+    pub due_date: Option<DateTime<Utc>>,
+    pub description: Option<Description>,
+    /// PENDING when `None`.
+    pub status: Option<InvoiceStatus>,
+    /// The team's default sender address when `None`.
+    pub sender_id: Option<SenderAddressId>,
+    pub tax_percentage: Option<Decimal>,
+    pub tax: Option<Decimal>,
+    pub line_items: Vec<LineInput>,
+}
+
+/// A partial update: `None` leaves a field; `Some(None)` clears a nullable one.
+#[derive(Debug, Clone, Default)]
+pub struct InvoiceChanges {
+    pub client_id: Option<ClientId>,
+    pub issue_date: Option<DateTime<Utc>>,
+    pub due_date: Option<Option<DateTime<Utc>>>,
+    pub description: Option<Option<Description>>,
+    pub status: Option<InvoiceStatus>,
+    pub sender_id: Option<SenderAddressId>,
+    pub tax_percentage: Option<Decimal>,
+    pub tax: Option<Decimal>,
+    /// Replaces all items.
+    pub line_items: Option<Vec<LineInput>>,
+}
+
+/// The team's default sender address, made from the team's name if the team has none yet
+/// (teams made before invoices existed).
+pub async fn default_sender(
+    store: &dyn BillingStore,
+    accounts: &dyn AccountStore,
+    team: TeamId,
+    now: DateTime<Utc>,
+) -> Result<SenderAddress, StoreError> {
+    if let Some(sender) = store.default_sender(team).await? {
+        return Ok(sender);
+    }
+    let name = accounts
+        .get_team(team)
+        .await?
+        .ok_or_else(|| StoreError::Unexpected(anyhow::anyhow!("team {team} does not exist")))?
+        .name;
+    let sender = SenderAddress {
+        id: SenderAddressId::generate(),
+        team_id: team,
+        details: SenderDetails::named(name),
+        created_at: now,
+        updated_at: now,
+    };
+    store.ensure_default_sender(&sender).await
+}
+
+/// Creates an invoice in the team's currency with the next serial.
+pub async fn create_invoice(
+    store: &dyn BillingStore,
+    accounts: &dyn AccountStore,
+    team: TeamId,
+    draft: InvoiceDraft,
+    now: DateTime<Utc>,
+) -> Result<Invoice, BillingError> {
+    let currency = accounts
+        .get_team(team)
+        .await?
+        .ok_or_else(|| StoreError::Unexpected(anyhow::anyhow!("team {team} does not exist")))?
+        .currency;
+    let issue_date = draft.issue_date.unwrap_or(now);
+    check_dates(issue_date, draft.due_date)?;
+    let line_items = price_lines(draft.line_items, currency, now)?;
+    let tax_rule = TaxRule::changed(None, draft.tax_percentage, draft.tax);
+    let totals = Totals::compute(&line_items, tax_rule, draft.tax, currency)?;
+    let sender_id = match draft.sender_id {
+        Some(id) => id,
+        None => default_sender(store, accounts, team, now).await?.id,
+    };
+    let new = NewInvoice {
+        id: InvoiceId::generate(),
+        team_id: team,
+        bill_to: draft.bill_to,
+        sender_id,
+        description: draft.description,
+        issue_date,
+        due_date: draft.due_date,
+        status: draft.status.unwrap_or(InvoiceStatus::Pending),
+        currency,
+        tax_rule,
+        totals,
+        line_items,
+        created_at: now,
+    };
+    store.create_invoice(new).await.map_err(|error| match error {
+        CreateInvoiceError::UnknownClient => unknown_client().into(),
+        CreateInvoiceError::UnknownSender => unknown_sender().into(),
+        CreateInvoiceError::IncompleteClient(error) => error.into(),
+        CreateInvoiceError::Store(error) => error.into(),
+    })
+}
+
+/// Applies `changes`; the totals are recomputed from the result.
+pub async fn update_invoice(
+    store: &dyn BillingStore,
+    team: TeamId,
+    id: InvoiceId,
+    changes: InvoiceChanges,
+    now: DateTime<Utc>,
+) -> Result<Invoice, BillingError> {
+    let current = store.get_invoice(team, id).await?.ok_or(BillingError::NotFound)?;
+    let lines_changed = changes.line_items.is_some();
+    let line_items = match changes.line_items {
+        Some(inputs) => price_lines(inputs, current.currency, now)?,
+        None => current.line_items.clone(),
+    };
+    let tax_rule = TaxRule::changed(Some(current.tax_rule), changes.tax_percentage, changes.tax);
+    let totals = Totals::compute(&line_items, tax_rule, changes.tax, current.currency)?;
+    let issue_date = changes.issue_date.unwrap_or(current.issue_date);
+    let due_date = changes.due_date.unwrap_or(current.due_date);
+    check_dates(issue_date, due_date)?;
+    let updated = Invoice {
+        issue_date,
+        due_date,
+        client_id: changes.client_id.unwrap_or(current.client_id),
+        sender_id: changes.sender_id.unwrap_or(current.sender_id),
+        description: changes.description.unwrap_or_else(|| current.description.clone()),
+        status: changes.status.unwrap_or(current.status),
+        tax_rule,
+        totals,
+        line_items,
+        updated_at: now,
+        ..current
+    };
+    store.replace_invoice(&updated, lines_changed).await?;
+    Ok(updated)
+}
+
+/// Marks the invoice PAID.
+pub async fn mark_paid(
+    store: &dyn BillingStore,
+    team: TeamId,
+    id: InvoiceId,
+    now: DateTime<Utc>,
+) -> Result<Invoice, BillingError> {
+    let changes = InvoiceChanges { status: Some(InvoiceStatus::Paid), ..InvoiceChanges::default() };
+    update_invoice(store, team, id, changes, now).await
+}
+
+pub async fn delete_invoice(
+    store: &dyn BillingStore,
+    team: TeamId,
+    id: InvoiceId,
+) -> Result<(), BillingError> {
+    store.delete_invoice(team, id).await.map_err(|error| match error {
+        DeleteInvoiceError::NotFound => BillingError::NotFound,
+        DeleteInvoiceError::Store(error) => error.into(),
+    })
+}
+
+/// The printable document of the invoice with this id, whatever its team; `None` when
+/// there is no such invoice.
+pub async fn invoice_document(
+    store: &dyn BillingStore,
+    id: InvoiceId,
+    now: DateTime<Utc>,
+) -> Result<Option<InvoiceDocument>, StoreError> {
+    let Some(invoice) = store.find_invoice(id).await? else {
+        return Ok(None);
+    };
+    let team = invoice.team_id;
+    let missing =
+        |what: &str| StoreError::Unexpected(anyhow::anyhow!("invoice {id} refers to a missing {what}"));
+    let client = store.get(team, invoice.client_id).await?.ok_or_else(|| missing("client"))?;
+    let sender = store.get_sender(team, invoice.sender_id).await?.ok_or_else(|| missing("sender address"))?;
+    Ok(Some(InvoiceDocument::new(&invoice, &client, &sender, now)))
+}

@@ -1,0 +1,131 @@
+//! The invoice storage port, and the store the billing use cases need as a whole.
+
+use accounts::TeamId;
+use async_trait::async_trait;
+use chrono::{DateTime, Utc};
+use kernel::{Email, FieldError, StoreError};
+
+use crate::invoice::Description;
+use crate::{
+    Client, ClientId, ClientRepository, Invoice, InvoiceId, InvoiceStatus, LineItem, SenderAddressId,
+    SenderRepository, Serial, TaxRule, Totals, money::Currency,
+};
+
+/// Who a new invoice is billed to.
+#[derive(Debug, Clone)]
+pub enum BillTo {
+    /// A client of the team.
+    Existing(ClientId),
+    /// The team's oldest client with this email (compared case-insensitively), or else
+    /// `new_client`, created in the invoice's transaction. `new_client` is the reason it
+    /// cannot be made when the inline details lack what a client needs.
+    Inline { email: Email, new_client: Result<Box<Client>, FieldError> },
+}
+
+/// An invoice ready to store but for its serial and, for an inline client, its client.
+#[derive(Debug, Clone)]
+pub struct NewInvoice {
+    pub id: InvoiceId,
+    pub team_id: TeamId,
+    pub bill_to: BillTo,
+    pub sender_id: SenderAddressId,
+    pub description: Option<Description>,
+    pub issue_date: DateTime<Utc>,
+    pub due_date: Option<DateTime<Utc>>,
+    pub status: InvoiceStatus,
+    pub currency: Currency,
+    pub tax_rule: TaxRule,
+    pub totals: Totals,
+    pub line_items: Vec<LineItem>,
+    pub created_at: DateTime<Utc>,
+}
+
+impl NewInvoice {
+    /// The invoice once storage has given it `serial` and settled its client.
+    pub fn into_invoice(self, serial: Serial, client_id: ClientId) -> Invoice {
+        Invoice {
+            id: self.id,
+            team_id: self.team_id,
+            serial,
+            description: self.description,
+            issue_date: self.issue_date,
+            due_date: self.due_date,
+            status: self.status,
+            currency: self.currency,
+            tax_rule: self.tax_rule,
+            totals: self.totals,
+            client_id,
+            sender_id: self.sender_id,
+            line_items: self.line_items,
+            created_at: self.created_at,
+            updated_at: self.created_at,
+        }
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum CreateInvoiceError {
+    #[error("no such client in the team")]
+    UnknownClient,
+    #[error("no such sender address in the team")]
+    UnknownSender,
+    /// No client matched the inline email and the inline details cannot make one.
+    #[error(transparent)]
+    IncompleteClient(FieldError),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum SaveInvoiceError {
+    #[error("invoice not found")]
+    NotFound,
+    #[error("no such client in the team")]
+    UnknownClient,
+    #[error("no such sender address in the team")]
+    UnknownSender,
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum DeleteInvoiceError {
+    #[error("invoice not found")]
+    NotFound,
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// Storage of invoices with their line items. Scoped to a team, but for
+/// [`InvoiceRepository::find_invoice`]: the public PDF link carries only the id.
+#[async_trait]
+pub trait InvoiceRepository: Send + Sync {
+    /// The team's invoices in [`crate::invoice::sort_for_listing`] order, items in
+    /// position order.
+    async fn list_invoices(&self, team: TeamId) -> Result<Vec<Invoice>, StoreError>;
+
+    async fn get_invoice(&self, team: TeamId, id: InvoiceId) -> Result<Option<Invoice>, StoreError>;
+
+    /// The invoice with this id, whatever its team.
+    async fn find_invoice(&self, id: InvoiceId) -> Result<Option<Invoice>, StoreError>;
+
+    /// Stores a new invoice, all or nothing, in one transaction: the team's next serial
+    /// (the last one given plus one, never reused, gapless under concurrency because a
+    /// failed create gives its serial back), the inline client when one is to be made,
+    /// the invoice and its items. MUST check that the client and the sender address are
+    /// the team's.
+    async fn create_invoice(&self, invoice: NewInvoice) -> Result<Invoice, CreateInvoiceError>;
+
+    /// Writes every field of `invoice` but its identity, serial, currency and creation
+    /// time; with `lines_changed`, replaces all its items. All or nothing. MUST check
+    /// that the client and the sender address are the team's.
+    async fn replace_invoice(&self, invoice: &Invoice, lines_changed: bool) -> Result<(), SaveInvoiceError>;
+
+    /// Deletes the invoice and its items for good.
+    async fn delete_invoice(&self, team: TeamId, id: InvoiceId) -> Result<(), DeleteInvoiceError>;
+}
+
+/// Everything the billing use cases store.
+pub trait BillingStore: ClientRepository + InvoiceRepository + SenderRepository {}
+
+impl<T: ClientRepository + InvoiceRepository + SenderRepository> BillingStore for T {}
