@@ -15,6 +15,7 @@ use billing::{Client, ClientDetails, ClientId, ClientRepository, DeleteClientErr
 use chrono::{DateTime, Utc};
 use kernel::{StoreError, StoreHealth, StoreStatus};
 
+mod invoices;
 mod time_tracking;
 
 #[derive(Debug, Default)]
@@ -27,6 +28,10 @@ struct State {
     projects: Vec<tracking::Project>,
     sections: Vec<tracking::Section>,
     entries: Vec<tracking::TimeEntry>,
+    senders: Vec<billing::SenderAddress>,
+    /// The last serial given, per team.
+    serials: std::collections::HashMap<TeamId, billing::Serial>,
+    invoices: Vec<billing::Invoice>,
 }
 
 /// All ports over one in-process state.
@@ -169,8 +174,10 @@ impl ClientRepository for MemoryStore {
     }
 
     async fn delete(&self, team: TeamId, id: ClientId) -> Result<(), DeleteClientError> {
-        // No invoices live here yet, so `HasInvoices` cannot arise.
         let mut state = self.state();
+        if state.invoices.iter().any(|i| i.team_id == team && i.client_id == id) {
+            return Err(DeleteClientError::HasInvoices);
+        }
         let before = state.clients.len();
         state.clients.retain(|c| !(c.team_id == team && c.id == id));
         if state.clients.len() == before {

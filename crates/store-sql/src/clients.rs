@@ -19,6 +19,8 @@ struct ClientRow {
     id: DbUuid,
     name: String,
     email: String,
+    #[allow(dead_code)] // the lowercase email, for matching
+    email_key: String,
     phone: String,
     vat_number: String,
     line1: String,
@@ -60,6 +62,7 @@ macro_rules! details_values {
         (
             clients::name.eq($details.name.as_str()),
             clients::email.eq($details.email.as_str()),
+            clients::email_key.eq($details.email.normalized()),
             clients::phone.eq($details.phone.as_str()),
             clients::vat_number.eq($details.vat_number.as_str()),
             clients::line1.eq($details.line1.as_str()),
@@ -69,6 +72,24 @@ macro_rules! details_values {
         )
     };
 }
+
+/// Inserts `$client`; evaluates to the diesel result. Also used by the invoice
+/// transaction that makes an inline client.
+macro_rules! insert_client {
+    ($conn:ident, $client:expr) => {
+        diesel::insert_into(clients::table)
+            .values((
+                clients::team_id.eq(DbUuid::of($client.team_id)),
+                clients::id.eq(DbUuid::of($client.id)),
+                details_values!($client.details),
+                clients::created_at.eq($client.created_at),
+                clients::updated_at.eq($client.updated_at),
+            ))
+            .execute($conn)
+            .await
+    };
+}
+pub(crate) use {details_values, insert_client};
 
 #[async_trait]
 impl ClientRepository for SqlStore {
@@ -99,17 +120,7 @@ impl ClientRepository for SqlStore {
     #[tracing::instrument(skip_all, fields(team = %client.team_id, client = %client.id))]
     async fn create(&self, client: &Client) -> Result<(), StoreError> {
         db_run!(self, |conn| {
-            diesel::insert_into(clients::table)
-                .values((
-                    clients::team_id.eq(DbUuid::of(client.team_id)),
-                    clients::id.eq(DbUuid::of(client.id)),
-                    details_values!(client.details),
-                    clients::created_at.eq(client.created_at),
-                    clients::updated_at.eq(client.updated_at),
-                ))
-                .execute(conn)
-                .await
-                .or_store()?;
+            insert_client!(conn, client).or_store()?;
             Ok(())
         })
     }

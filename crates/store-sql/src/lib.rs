@@ -12,6 +12,7 @@
 
 mod accounts;
 mod clients;
+mod invoices;
 mod pool;
 mod schema;
 mod time_tracking;

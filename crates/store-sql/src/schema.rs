@@ -3,7 +3,7 @@
 
 /// Declares the tables once, with the SQL type of each column chosen per backend.
 macro_rules! tables {
-    ($uuid:ty, $ts:ty, $blob:ty) => {
+    ($uuid:ty, $ts:ty, $blob:ty, $num:ty) => {
         diesel::table! {
             teams (id) {
                 id -> $uuid,
@@ -47,6 +47,7 @@ macro_rules! tables {
                 id -> $uuid,
                 name -> Text,
                 email -> Text,
+                email_key -> Text,
                 phone -> Text,
                 vat_number -> Text,
                 line1 -> Text,
@@ -116,6 +117,66 @@ macro_rules! tables {
             }
         }
 
+        diesel::table! {
+            sender_addresses (team_id, id) {
+                team_id -> $uuid,
+                id -> $uuid,
+                is_default -> Bool,
+                name -> Text,
+                line1 -> Text,
+                line2 -> Text,
+                line3 -> Text,
+                postal_code -> Text,
+                email -> Nullable<Text>,
+                vat_number -> Text,
+                created_at -> $ts,
+                updated_at -> $ts,
+            }
+        }
+
+        diesel::table! {
+            invoice_serials (team_id) {
+                team_id -> $uuid,
+                last_serial -> Integer,
+            }
+        }
+
+        diesel::table! {
+            invoices (team_id, id) {
+                team_id -> $uuid,
+                id -> $uuid,
+                serial -> Integer,
+                description -> Nullable<Text>,
+                issue_date -> $ts,
+                due_date -> Nullable<$ts>,
+                status -> Text,
+                currency -> Text,
+                tax_percentage -> $num,
+                tax -> $num,
+                subtotal -> $num,
+                total -> $num,
+                client_id -> $uuid,
+                sender_id -> $uuid,
+                created_at -> $ts,
+                updated_at -> $ts,
+            }
+        }
+
+        diesel::table! {
+            line_items (team_id, id) {
+                team_id -> $uuid,
+                invoice_id -> $uuid,
+                id -> $uuid,
+                position -> Integer,
+                description -> Text,
+                unit_price -> $num,
+                quantity -> $num,
+                amount -> $num,
+                created_at -> $ts,
+                updated_at -> $ts,
+            }
+        }
+
         diesel::allow_tables_to_appear_in_same_query!(
             teams,
             users,
@@ -126,15 +187,19 @@ macro_rules! tables {
             tags,
             time_entries,
             time_entry_tags,
+            sender_addresses,
+            invoice_serials,
+            invoices,
+            line_items,
         );
     };
 }
 
 pub(crate) mod pg {
     // `table!` brings `diesel::sql_types::*` into scope for the column types.
-    tables!(Uuid, Timestamptz, Binary);
+    tables!(Uuid, Timestamptz, Binary, Numeric);
 }
 
 pub(crate) mod sqlite {
-    tables!(Text, TimestamptzSqlite, Binary);
+    tables!(Text, TimestamptzSqlite, Binary, Text);
 }

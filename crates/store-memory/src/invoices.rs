@@ -1,0 +1,148 @@
+//! The invoice and sender-address ports in memory.
+
+use accounts::TeamId;
+use async_trait::async_trait;
+use billing::store::{BillTo, CreateInvoiceError, DeleteInvoiceError, NewInvoice, SaveInvoiceError};
+use billing::{
+    Invoice, InvoiceId, InvoiceRepository, SenderAddress, SenderAddressId, SenderDetails, SenderRepository,
+    Serial,
+};
+use chrono::{DateTime, Utc};
+use kernel::StoreError;
+
+use crate::{MemoryStore, State};
+
+impl State {
+    fn has_client(&self, team: TeamId, id: billing::ClientId) -> bool {
+        self.clients.iter().any(|c| c.team_id == team && c.id == id)
+    }
+
+    fn has_sender(&self, team: TeamId, id: SenderAddressId) -> bool {
+        self.senders.iter().any(|s| s.team_id == team && s.id == id)
+    }
+}
+
+#[async_trait]
+impl InvoiceRepository for MemoryStore {
+    async fn list_invoices(&self, team: TeamId) -> Result<Vec<Invoice>, StoreError> {
+        let mut invoices: Vec<Invoice> =
+            self.state().invoices.iter().filter(|i| i.team_id == team).cloned().collect();
+        billing::invoice::sort_for_listing(&mut invoices);
+        Ok(invoices)
+    }
+
+    async fn get_invoice(&self, team: TeamId, id: InvoiceId) -> Result<Option<Invoice>, StoreError> {
+        Ok(self.state().invoices.iter().find(|i| i.team_id == team && i.id == id).cloned())
+    }
+
+    async fn find_invoice(&self, id: InvoiceId) -> Result<Option<Invoice>, StoreError> {
+        Ok(self.state().invoices.iter().find(|i| i.id == id).cloned())
+    }
+
+    async fn create_invoice(&self, new: NewInvoice) -> Result<Invoice, CreateInvoiceError> {
+        let mut state = self.state();
+        let team = new.team_id;
+        // Check everything before the first change: the lock makes this one transaction.
+        let (client_id, new_client) = match &new.bill_to {
+            BillTo::Existing(id) if state.has_client(team, *id) => (*id, None),
+            BillTo::Existing(_) => return Err(CreateInvoiceError::UnknownClient),
+            BillTo::Inline { email, new_client } => {
+                let key = email.normalized();
+                let matched = state
+                    .clients
+                    .iter()
+                    .filter(|c| c.team_id == team && c.details.email.normalized() == key)
+                    .min_by_key(|c| (c.created_at, c.id));
+                match (matched, new_client) {
+                    (Some(client), _) => (client.id, None),
+                    (None, Ok(client)) => (client.id, Some(client.as_ref().clone())),
+                    (None, Err(missing)) => {
+                        return Err(CreateInvoiceError::IncompleteClient(missing.clone()));
+                    }
+                }
+            }
+        };
+        if !state.has_sender(team, new.sender_id) {
+            return Err(CreateInvoiceError::UnknownSender);
+        }
+        let serial = state.serials.get(&team).map_or(Serial::FIRST, |last| last.next());
+        state.serials.insert(team, serial);
+        state.clients.extend(new_client);
+        let invoice = new.into_invoice(serial, client_id);
+        state.invoices.push(invoice.clone());
+        Ok(invoice)
+    }
+
+    async fn replace_invoice(&self, invoice: &Invoice, _lines_changed: bool) -> Result<(), SaveInvoiceError> {
+        let mut state = self.state();
+        let team = invoice.team_id;
+        let Some(index) = state.invoices.iter().position(|i| i.team_id == team && i.id == invoice.id) else {
+            return Err(SaveInvoiceError::NotFound);
+        };
+        if !state.has_client(team, invoice.client_id) {
+            return Err(SaveInvoiceError::UnknownClient);
+        }
+        if !state.has_sender(team, invoice.sender_id) {
+            return Err(SaveInvoiceError::UnknownSender);
+        }
+        let stored = &mut state.invoices[index];
+        // Identity, serial, currency and creation time stay as stored.
+        *stored = Invoice {
+            id: stored.id,
+            team_id: stored.team_id,
+            serial: stored.serial,
+            currency: stored.currency,
+            created_at: stored.created_at,
+            ..invoice.clone()
+        };
+        Ok(())
+    }
+
+    async fn delete_invoice(&self, team: TeamId, id: InvoiceId) -> Result<(), DeleteInvoiceError> {
+        let mut state = self.state();
+        let before = state.invoices.len();
+        state.invoices.retain(|i| !(i.team_id == team && i.id == id));
+        if state.invoices.len() == before { Err(DeleteInvoiceError::NotFound) } else { Ok(()) }
+    }
+}
+
+#[async_trait]
+impl SenderRepository for MemoryStore {
+    async fn get_sender(
+        &self,
+        team: TeamId,
+        id: SenderAddressId,
+    ) -> Result<Option<SenderAddress>, StoreError> {
+        Ok(self.state().senders.iter().find(|s| s.team_id == team && s.id == id).cloned())
+    }
+
+    async fn default_sender(&self, team: TeamId) -> Result<Option<SenderAddress>, StoreError> {
+        // The first sender address of a team is its default; no other is made yet.
+        Ok(self.state().senders.iter().find(|s| s.team_id == team).cloned())
+    }
+
+    async fn ensure_default_sender(&self, sender: &SenderAddress) -> Result<SenderAddress, StoreError> {
+        let mut state = self.state();
+        if let Some(existing) = state.senders.iter().find(|s| s.team_id == sender.team_id) {
+            return Ok(existing.clone());
+        }
+        state.senders.push(sender.clone());
+        Ok(sender.clone())
+    }
+
+    async fn update_sender(
+        &self,
+        team: TeamId,
+        id: SenderAddressId,
+        details: &SenderDetails,
+        now: DateTime<Utc>,
+    ) -> Result<Option<SenderAddress>, StoreError> {
+        let mut state = self.state();
+        let Some(sender) = state.senders.iter_mut().find(|s| s.team_id == team && s.id == id) else {
+            return Ok(None);
+        };
+        sender.details = details.clone();
+        sender.updated_at = now;
+        Ok(Some(sender.clone()))
+    }
+}

@@ -1,0 +1,510 @@
+//! The invoice and sender-address ports over diesel.
+//!
+//! Every write transaction starts with a write (the serial counter, or touching the
+//! invoice row) so that SQLite takes its write lock before reading anything: concurrent
+//! writers then wait on the busy timeout instead of failing to upgrade a read snapshot.
+//! On PostgreSQL the counter row's lock orders concurrent creates of one team, which is
+//! what keeps serials gapless.
+
+use std::collections::HashMap;
+
+use accounts::{Currency, TeamId};
+use async_trait::async_trait;
+use billing::client::{OptionalText, RequiredText};
+use billing::invoice::Description;
+use billing::sender::SenderPostalCode;
+use billing::store::{BillTo, CreateInvoiceError, DeleteInvoiceError, NewInvoice, SaveInvoiceError};
+use billing::{
+    ClientId, Invoice, InvoiceId, InvoiceRepository, InvoiceStatus, LineItem, SenderAddress, SenderAddressId,
+    SenderDetails, SenderRepository, Serial, TaxRule, Totals,
+};
+use chrono::{DateTime, Utc};
+use diesel::prelude::*;
+use diesel_async::{AsyncConnection, RunQueryDsl};
+use kernel::{Email, InvalidValue, StoreError};
+
+use crate::clients::{details_values, insert_client};
+use crate::types::{DbDecimal, DbUuid};
+use crate::{OrStoreError, SqlStore, corrupt, db_run};
+
+#[derive(Queryable)]
+struct InvoiceRow {
+    team_id: DbUuid,
+    id: DbUuid,
+    serial: i32,
+    description: Option<String>,
+    issue_date: DateTime<Utc>,
+    due_date: Option<DateTime<Utc>>,
+    status: String,
+    currency: String,
+    tax_percentage: DbDecimal,
+    tax: DbDecimal,
+    subtotal: DbDecimal,
+    total: DbDecimal,
+    client_id: DbUuid,
+    sender_id: DbUuid,
+    created_at: DateTime<Utc>,
+    updated_at: DateTime<Utc>,
+}
+
+#[derive(Queryable)]
+struct LineRow {
+    #[allow(dead_code)] // selected with the whole row; the invoice carries the team
+    team_id: DbUuid,
+    invoice_id: DbUuid,
+    id: DbUuid,
+    position: i32,
+    description: String,
+    unit_price: DbDecimal,
+    quantity: DbDecimal,
+    amount: DbDecimal,
+    created_at: DateTime<Utc>,
+    updated_at: DateTime<Utc>,
+}
+
+impl TryFrom<LineRow> for LineItem {
+    type Error = StoreError;
+    fn try_from(row: LineRow) -> Result<Self, StoreError> {
+        Ok(LineItem {
+            id: row.id.into_id(),
+            description: Description::parse(row.description)
+                .map_err(|e| corrupt("line item description", e))?,
+            unit_price: row.unit_price.0,
+            quantity: row.quantity.0,
+            amount: row.amount.0,
+            position: u32::try_from(row.position).map_err(|e| corrupt("line item position", e))?,
+            created_at: row.created_at,
+            updated_at: row.updated_at,
+        })
+    }
+}
+
+fn invoice_from(row: InvoiceRow, line_items: Vec<LineItem>) -> Result<Invoice, StoreError> {
+    let serial =
+        u32::try_from(row.serial).ok().and_then(Serial::new).ok_or_else(|| corrupt("serial", row.serial))?;
+    Ok(Invoice {
+        id: row.id.into_id(),
+        team_id: row.team_id.into_id(),
+        serial,
+        description: row
+            .description
+            .map(Description::parse)
+            .transpose()
+            .map_err(|e| corrupt("description", e))?,
+        issue_date: row.issue_date,
+        due_date: row.due_date,
+        status: InvoiceStatus::parse(&row.status).map_err(|e| corrupt("status", e))?,
+        currency: Currency::parse(&row.currency).map_err(|e| corrupt("currency", e))?,
+        tax_rule: TaxRule::from_stored(row.tax_percentage.0, row.tax.0),
+        totals: Totals { subtotal: row.subtotal.0, tax: row.tax.0, total: row.total.0 },
+        client_id: row.client_id.into_id(),
+        sender_id: row.sender_id.into_id(),
+        line_items,
+        created_at: row.created_at,
+        updated_at: row.updated_at,
+    })
+}
+
+/// Invoices from their rows and all their items' rows (items in position order).
+fn assemble(rows: Vec<InvoiceRow>, lines: Vec<LineRow>) -> Result<Vec<Invoice>, StoreError> {
+    let mut items: HashMap<DbUuid, Vec<LineItem>> = HashMap::new();
+    for line in lines {
+        items.entry(line.invoice_id).or_default().push(line.try_into()?);
+    }
+    rows.into_iter()
+        .map(|row| {
+            let line_items = items.remove(&row.id).unwrap_or_default();
+            invoice_from(row, line_items)
+        })
+        .collect()
+}
+
+/// The columns an update writes.
+macro_rules! invoice_values {
+    ($invoice:expr) => {
+        (
+            invoices::description.eq($invoice.description.as_ref().map(|d| d.as_str())),
+            invoices::issue_date.eq($invoice.issue_date),
+            invoices::due_date.eq($invoice.due_date),
+            invoices::status.eq($invoice.status.as_str()),
+            invoices::tax_percentage.eq(DbDecimal($invoice.tax_rule.percentage())),
+            invoices::tax.eq(DbDecimal($invoice.totals.tax)),
+            invoices::subtotal.eq(DbDecimal($invoice.totals.subtotal)),
+            invoices::total.eq(DbDecimal($invoice.totals.total)),
+            invoices::client_id.eq(DbUuid::of($invoice.client_id)),
+            invoices::sender_id.eq(DbUuid::of($invoice.sender_id)),
+            invoices::updated_at.eq($invoice.updated_at),
+        )
+    };
+}
+
+/// Inserts every item of `$invoice`, one statement each (SQLite's async wrapper cannot
+/// batch them).
+macro_rules! insert_lines {
+    ($conn:ident, $invoice:expr) => {
+        for item in &$invoice.line_items {
+            diesel::insert_into(line_items::table)
+                .values((
+                    line_items::team_id.eq(DbUuid::of($invoice.team_id)),
+                    line_items::invoice_id.eq(DbUuid::of($invoice.id)),
+                    line_items::id.eq(DbUuid::of(item.id)),
+                    line_items::position.eq(i32::try_from(item.position).unwrap_or(i32::MAX)),
+                    line_items::description.eq(item.description.as_str()),
+                    line_items::unit_price.eq(DbDecimal(item.unit_price)),
+                    line_items::quantity.eq(DbDecimal(item.quantity)),
+                    line_items::amount.eq(DbDecimal(item.amount)),
+                    line_items::created_at.eq(item.created_at),
+                    line_items::updated_at.eq(item.updated_at),
+                ))
+                .execute($conn)
+                .await?;
+        }
+    };
+}
+
+/// Whether the team has the client / the sender address; evaluates to a diesel result.
+macro_rules! exists {
+    ($conn:ident, $table:ident, $team:expr, $id:expr) => {
+        diesel::select(diesel::dsl::exists(
+            $table::table
+                .filter($table::team_id.eq(DbUuid::of($team)))
+                .filter($table::id.eq(DbUuid::of($id))),
+        ))
+        .get_result::<bool>($conn)
+        .await
+    };
+}
+
+/// A failure inside a write transaction: the database's, or a refusal that rolls it back.
+enum TxError<E> {
+    Db(diesel::result::Error),
+    Refused(E),
+}
+
+impl<E> From<diesel::result::Error> for TxError<E> {
+    fn from(error: diesel::result::Error) -> Self {
+        Self::Db(error)
+    }
+}
+
+impl<E: From<StoreError>> TxError<E> {
+    fn into_port(self) -> E {
+        match self {
+            Self::Db(error) => StoreError::Unexpected(error.into()).into(),
+            Self::Refused(error) => error,
+        }
+    }
+}
+
+#[async_trait]
+impl InvoiceRepository for SqlStore {
+    #[tracing::instrument(skip(self))]
+    async fn list_invoices(&self, team: TeamId) -> Result<Vec<Invoice>, StoreError> {
+        let (rows, lines): (Vec<InvoiceRow>, Vec<LineRow>) = db_run!(self, |conn| {
+            let rows = invoices::table
+                .filter(invoices::team_id.eq(DbUuid::of(team)))
+                .order((invoices::issue_date.desc(), invoices::serial.desc()))
+                .load(conn)
+                .await
+                .or_store()?;
+            let lines = line_items::table
+                .filter(line_items::team_id.eq(DbUuid::of(team)))
+                .order((line_items::invoice_id, line_items::position))
+                .load(conn)
+                .await
+                .or_store()?;
+            (rows, lines)
+        });
+        assemble(rows, lines)
+    }
+
+    #[tracing::instrument(skip(self))]
+    async fn get_invoice(&self, team: TeamId, id: InvoiceId) -> Result<Option<Invoice>, StoreError> {
+        let (row, lines): (Option<InvoiceRow>, Vec<LineRow>) = db_run!(self, |conn| {
+            let row = invoices::table
+                .filter(invoices::team_id.eq(DbUuid::of(team)))
+                .filter(invoices::id.eq(DbUuid::of(id)))
+                .first(conn)
+                .await
+                .optional()
+                .or_store()?;
+            let lines = line_items::table
+                .filter(line_items::team_id.eq(DbUuid::of(team)))
+                .filter(line_items::invoice_id.eq(DbUuid::of(id)))
+                .order(line_items::position)
+                .load(conn)
+                .await
+                .or_store()?;
+            (row, lines)
+        });
+        Ok(assemble(row.into_iter().collect(), lines)?.pop())
+    }
+
+    #[tracing::instrument(skip(self))]
+    async fn find_invoice(&self, id: InvoiceId) -> Result<Option<Invoice>, StoreError> {
+        let team: Option<DbUuid> = db_run!(self, |conn| invoices::table
+            .filter(invoices::id.eq(DbUuid::of(id)))
+            .select(invoices::team_id)
+            .first(conn)
+            .await
+            .optional()
+            .or_store()?);
+        match team {
+            Some(team) => self.get_invoice(team.into_id(), id).await,
+            None => Ok(None),
+        }
+    }
+
+    #[tracing::instrument(skip_all, fields(team = %new.team_id, invoice = %new.id))]
+    async fn create_invoice(&self, new: NewInvoice) -> Result<Invoice, CreateInvoiceError> {
+        let team = new.team_id;
+        db_run!(self, |conn| conn
+            .transaction(async |conn| {
+                let serial: i32 = diesel::insert_into(invoice_serials::table)
+                    .values((
+                        invoice_serials::team_id.eq(DbUuid::of(team)),
+                        invoice_serials::last_serial.eq(1),
+                    ))
+                    .on_conflict(invoice_serials::team_id)
+                    .do_update()
+                    .set(invoice_serials::last_serial.eq(invoice_serials::last_serial + 1))
+                    .returning(invoice_serials::last_serial)
+                    .get_result(conn)
+                    .await?;
+                let client_id: ClientId = match &new.bill_to {
+                    BillTo::Existing(id) => {
+                        if !exists!(conn, clients, team, *id)? {
+                            return Err(TxError::Refused(CreateInvoiceError::UnknownClient));
+                        }
+                        *id
+                    }
+                    BillTo::Inline { email, new_client } => {
+                        let matched: Option<DbUuid> = clients::table
+                            .filter(clients::team_id.eq(DbUuid::of(team)))
+                            .filter(clients::email_key.eq(email.normalized()))
+                            .order((clients::created_at, clients::id))
+                            .select(clients::id)
+                            .first(conn)
+                            .await
+                            .optional()?;
+                        match (matched, new_client) {
+                            (Some(id), _) => id.into_id(),
+                            (None, Ok(client)) => {
+                                insert_client!(conn, client)?;
+                                client.id
+                            }
+                            (None, Err(missing)) => {
+                                return Err(TxError::Refused(CreateInvoiceError::IncompleteClient(
+                                    missing.clone(),
+                                )));
+                            }
+                        }
+                    }
+                };
+                if !exists!(conn, sender_addresses, team, new.sender_id)? {
+                    return Err(TxError::Refused(CreateInvoiceError::UnknownSender));
+                }
+                let number = u32::try_from(serial).ok().and_then(Serial::new);
+                let Some(number) = number else {
+                    return Err(TxError::Refused(corrupt("serial", serial).into()));
+                };
+                let invoice = new.clone().into_invoice(number, client_id);
+                diesel::insert_into(invoices::table)
+                    .values((
+                        invoices::team_id.eq(DbUuid::of(team)),
+                        invoices::id.eq(DbUuid::of(invoice.id)),
+                        invoices::serial.eq(serial),
+                        invoices::currency.eq(invoice.currency.as_str()),
+                        invoices::created_at.eq(invoice.created_at),
+                        invoice_values!(invoice),
+                    ))
+                    .execute(conn)
+                    .await?;
+                insert_lines!(conn, invoice);
+                Ok::<_, TxError<CreateInvoiceError>>(invoice)
+            })
+            .await
+            .map_err(TxError::into_port))
+    }
+
+    #[tracing::instrument(skip_all, fields(team = %invoice.team_id, invoice = %invoice.id))]
+    async fn replace_invoice(&self, invoice: &Invoice, lines_changed: bool) -> Result<(), SaveInvoiceError> {
+        let team = invoice.team_id;
+        db_run!(self, |conn| conn
+            .transaction(async |conn| {
+                let mine = invoices::table
+                    .filter(invoices::team_id.eq(DbUuid::of(team)))
+                    .filter(invoices::id.eq(DbUuid::of(invoice.id)));
+                // A write first: it takes SQLite's write lock and finds the invoice.
+                if diesel::update(mine).set(invoices::updated_at.eq(invoice.updated_at)).execute(conn).await?
+                    == 0
+                {
+                    return Err(TxError::Refused(SaveInvoiceError::NotFound));
+                }
+                if !exists!(conn, clients, team, invoice.client_id)? {
+                    return Err(TxError::Refused(SaveInvoiceError::UnknownClient));
+                }
+                if !exists!(conn, sender_addresses, team, invoice.sender_id)? {
+                    return Err(TxError::Refused(SaveInvoiceError::UnknownSender));
+                }
+                diesel::update(mine).set(invoice_values!(invoice)).execute(conn).await?;
+                if lines_changed {
+                    diesel::delete(
+                        line_items::table
+                            .filter(line_items::team_id.eq(DbUuid::of(team)))
+                            .filter(line_items::invoice_id.eq(DbUuid::of(invoice.id))),
+                    )
+                    .execute(conn)
+                    .await?;
+                    insert_lines!(conn, invoice);
+                }
+                Ok::<_, TxError<SaveInvoiceError>>(())
+            })
+            .await
+            .map_err(TxError::into_port))
+    }
+
+    #[tracing::instrument(skip(self))]
+    async fn delete_invoice(&self, team: TeamId, id: InvoiceId) -> Result<(), DeleteInvoiceError> {
+        // Its items go with it (ON DELETE CASCADE).
+        let deleted = db_run!(self, |conn| diesel::delete(
+            invoices::table
+                .filter(invoices::team_id.eq(DbUuid::of(team)))
+                .filter(invoices::id.eq(DbUuid::of(id)))
+        )
+        .execute(conn)
+        .await
+        .or_store()?);
+        if deleted == 0 { Err(DeleteInvoiceError::NotFound) } else { Ok(()) }
+    }
+}
+
+#[derive(Queryable)]
+struct SenderRow {
+    team_id: DbUuid,
+    id: DbUuid,
+    #[allow(dead_code)] // how the default is found; not part of the address
+    is_default: bool,
+    name: String,
+    line1: String,
+    line2: String,
+    line3: String,
+    postal_code: String,
+    email: Option<String>,
+    vat_number: String,
+    created_at: DateTime<Utc>,
+    updated_at: DateTime<Utc>,
+}
+
+impl TryFrom<SenderRow> for SenderAddress {
+    type Error = StoreError;
+    fn try_from(row: SenderRow) -> Result<Self, StoreError> {
+        let details = (|| -> Result<SenderDetails, InvalidValue> {
+            Ok(SenderDetails {
+                name: RequiredText::parse(row.name)?,
+                line1: OptionalText::parse(row.line1)?,
+                line2: OptionalText::parse(row.line2)?,
+                line3: OptionalText::parse(row.line3)?,
+                postal_code: SenderPostalCode::parse(row.postal_code)?,
+                email: row.email.map(Email::parse).transpose()?,
+                vat_number: OptionalText::parse(row.vat_number)?,
+            })
+        })()
+        .map_err(|e| corrupt("sender address", e))?;
+        Ok(SenderAddress {
+            id: row.id.into_id(),
+            team_id: row.team_id.into_id(),
+            details,
+            created_at: row.created_at,
+            updated_at: row.updated_at,
+        })
+    }
+}
+
+macro_rules! sender_values {
+    ($details:expr) => {
+        (
+            sender_addresses::name.eq($details.name.as_str()),
+            sender_addresses::line1.eq($details.line1.as_str()),
+            sender_addresses::line2.eq($details.line2.as_str()),
+            sender_addresses::line3.eq($details.line3.as_str()),
+            sender_addresses::postal_code.eq($details.postal_code.as_str()),
+            sender_addresses::email.eq($details.email.as_ref().map(Email::as_str)),
+            sender_addresses::vat_number.eq($details.vat_number.as_str()),
+        )
+    };
+}
+
+#[async_trait]
+impl SenderRepository for SqlStore {
+    #[tracing::instrument(skip(self))]
+    async fn get_sender(
+        &self,
+        team: TeamId,
+        id: SenderAddressId,
+    ) -> Result<Option<SenderAddress>, StoreError> {
+        let row: Option<SenderRow> = db_run!(self, |conn| sender_addresses::table
+            .filter(sender_addresses::team_id.eq(DbUuid::of(team)))
+            .filter(sender_addresses::id.eq(DbUuid::of(id)))
+            .first(conn)
+            .await
+            .optional()
+            .or_store()?);
+        row.map(SenderAddress::try_from).transpose()
+    }
+
+    #[tracing::instrument(skip(self))]
+    async fn default_sender(&self, team: TeamId) -> Result<Option<SenderAddress>, StoreError> {
+        let row: Option<SenderRow> = db_run!(self, |conn| sender_addresses::table
+            .filter(sender_addresses::team_id.eq(DbUuid::of(team)))
+            .filter(sender_addresses::is_default.eq(true))
+            .first(conn)
+            .await
+            .optional()
+            .or_store()?);
+        row.map(SenderAddress::try_from).transpose()
+    }
+
+    #[tracing::instrument(skip_all, fields(team = %sender.team_id))]
+    async fn ensure_default_sender(&self, sender: &SenderAddress) -> Result<SenderAddress, StoreError> {
+        // The partial unique index on (team_id) WHERE is_default turns a second default
+        // into a conflict, which is ignored.
+        db_run!(self, |conn| diesel::insert_into(sender_addresses::table)
+            .values((
+                sender_addresses::team_id.eq(DbUuid::of(sender.team_id)),
+                sender_addresses::id.eq(DbUuid::of(sender.id)),
+                sender_addresses::is_default.eq(true),
+                sender_values!(sender.details),
+                sender_addresses::created_at.eq(sender.created_at),
+                sender_addresses::updated_at.eq(sender.updated_at),
+            ))
+            .on_conflict_do_nothing()
+            .execute(conn)
+            .await
+            .or_store()?);
+        self.default_sender(sender.team_id)
+            .await?
+            .ok_or_else(|| StoreError::Unexpected(anyhow::anyhow!("default sender vanished after insert")))
+    }
+
+    #[tracing::instrument(skip(self, details))]
+    async fn update_sender(
+        &self,
+        team: TeamId,
+        id: SenderAddressId,
+        details: &SenderDetails,
+        now: DateTime<Utc>,
+    ) -> Result<Option<SenderAddress>, StoreError> {
+        let row: Option<SenderRow> = db_run!(self, |conn| diesel::update(
+            sender_addresses::table
+                .filter(sender_addresses::team_id.eq(DbUuid::of(team)))
+                .filter(sender_addresses::id.eq(DbUuid::of(id)))
+        )
+        .set((sender_values!(details), sender_addresses::updated_at.eq(now)))
+        .get_result(conn)
+        .await
+        .optional()
+        .or_store()?);
+        row.map(SenderAddress::try_from).transpose()
+    }
+}
