@@ -1,0 +1,121 @@
+//! Draws laid-out pages with krilla.
+
+use billing::InvoiceDocument;
+use krilla::color::rgb;
+use krilla::geom::{PathBuilder, Point, Rect, Transform};
+use krilla::metadata::Metadata;
+use krilla::num::NormalizedF32;
+use krilla::page::PageSettings;
+use krilla::paint::{Fill, Stroke};
+use krilla::surface::Surface;
+use krilla::{Document, SerializeSettings};
+
+use super::font::{Fonts, Weight};
+use super::layout::{
+    Op, PAGE_HEIGHT, PAGE_WIDTH, PAID_GREEN, Rgb, STAMP_ANGLE, STAMP_HEIGHT, STAMP_SIZE, STAMP_TEXT,
+    STAMP_WIDTH,
+};
+
+/// The PDF of `pages`, with `document`'s serial and sender in its metadata.
+pub(super) fn draw(document: &InvoiceDocument, pages: &[Vec<Op>], fonts: &Fonts) -> anyhow::Result<Vec<u8>> {
+    let mut pdf = Document::new_with(SerializeSettings::default());
+    pdf.set_metadata(
+        Metadata::new()
+            .title(format!("Invoice {}", document.serial))
+            .authors(vec![document.sender.name.clone()])
+            .creator("billable".to_owned()),
+    );
+    let size = PageSettings::from_wh(PAGE_WIDTH, PAGE_HEIGHT)
+        .ok_or_else(|| anyhow::anyhow!("A4 is a valid page size"))?;
+    for ops in pages {
+        let mut page = pdf.start_page_with(size.clone());
+        let mut surface = page.surface();
+        for op in ops {
+            draw_op(&mut surface, op, fonts);
+        }
+        surface.finish();
+        page.finish();
+    }
+    pdf.finish().map_err(|error| anyhow::anyhow!("krilla could not write the PDF: {error:?}"))
+}
+
+fn color((r, g, b): Rgb) -> rgb::Color {
+    rgb::Color::new(r, g, b)
+}
+
+fn draw_op(surface: &mut Surface<'_>, op: &Op, fonts: &Fonts) {
+    match op {
+        Op::Text { x, y, text, weight, size, color: ink } => {
+            surface.set_stroke(None);
+            surface.set_fill(Some(Fill { paint: color(*ink).into(), ..Fill::default() }));
+            text_at(surface, fonts, *x, *y, text, *weight, *size);
+        }
+        Op::Rule { y, from, to, width, color: ink } => {
+            let mut path = PathBuilder::new();
+            path.move_to(*from, *y);
+            path.line_to(*to, *y);
+            if let Some(path) = path.finish() {
+                surface.set_fill(None);
+                surface.set_stroke(Some(Stroke {
+                    paint: color(*ink).into(),
+                    width: *width,
+                    ..Stroke::default()
+                }));
+                surface.draw_path(&path);
+            }
+        }
+        Op::Rect { x, y, width, height, color: ink } => {
+            let mut path = PathBuilder::new();
+            if let Some(rect) = Rect::from_xywh(*x, *y, *width, *height) {
+                path.push_rect(rect);
+            }
+            if let Some(path) = path.finish() {
+                surface.set_stroke(None);
+                surface.set_fill(Some(Fill { paint: color(*ink).into(), ..Fill::default() }));
+                surface.draw_path(&path);
+            }
+        }
+        Op::Stamp { x, y } => stamp(surface, fonts, *x, *y),
+    }
+}
+
+fn text_at(surface: &mut Surface<'_>, fonts: &Fonts, x: f32, y: f32, text: &str, weight: Weight, size: f32) {
+    let face = fonts.face(weight);
+    surface.draw_glyphs(Point::from_xy(x, y), &face.glyphs(text), face.font.clone(), text, size, false);
+}
+
+/// A green frame with PAID in it, turned about its centre (`x`, `y`), slightly see-through.
+fn stamp(surface: &mut Surface<'_>, fonts: &Fonts, x: f32, y: f32) {
+    let opacity = NormalizedF32::new(0.85).unwrap_or(NormalizedF32::ONE);
+    surface.push_transform(&Transform::from_rotate_at(STAMP_ANGLE, x, y));
+    let mut frame = PathBuilder::new();
+    if let Some(rect) =
+        Rect::from_xywh(x - STAMP_WIDTH / 2.0, y - STAMP_HEIGHT / 2.0, STAMP_WIDTH, STAMP_HEIGHT)
+    {
+        frame.push_rect(rect);
+    }
+    if let Some(frame) = frame.finish() {
+        surface.set_fill(None);
+        surface.set_stroke(Some(Stroke {
+            paint: color(PAID_GREEN).into(),
+            width: 3.0,
+            opacity,
+            ..Stroke::default()
+        }));
+        surface.draw_path(&frame);
+    }
+    surface.set_stroke(None);
+    surface.set_fill(Some(Fill { paint: color(PAID_GREEN).into(), opacity, ..Fill::default() }));
+    let width = fonts.bold.width(STAMP_TEXT, STAMP_SIZE);
+    // DejaVu's capitals are 0.73 em high: centre them on the frame.
+    text_at(
+        surface,
+        fonts,
+        x - width / 2.0,
+        y + STAMP_SIZE * 0.73 / 2.0,
+        STAMP_TEXT,
+        Weight::Bold,
+        STAMP_SIZE,
+    );
+    surface.pop();
+}

@@ -1,0 +1,612 @@
+//! Where everything goes: an [`InvoiceDocument`] becomes pages of positioned drawing
+//! operations, before anything is drawn.
+//!
+//! Coordinates are PDF points (1/72 in) from the page's top-left corner, `y` growing
+//! downwards (krilla's convention). Text is placed by its baseline and its measured width,
+//! so alignment is decided here and drawing only follows.
+//!
+//! The line-item table is split in two steps: [`plan`] decides which rows (or, for a row
+//! taller than a page, which lines of it) go on which page, keeping the last row with the
+//! totals; then [`lay_out`] emits each page, and finally the footers, which need the page
+//! count.
+
+use billing::InvoiceDocument;
+use billing::document::{DocumentLine, Party};
+
+use super::font::{Fonts, Weight, one_line};
+
+pub(super) const PAGE_WIDTH: f32 = 595.28;
+pub(super) const PAGE_HEIGHT: f32 = 841.89;
+const MARGIN: f32 = 50.0;
+const RIGHT: f32 = PAGE_WIDTH - MARGIN;
+/// No table row or totals line goes below this; under it are the footer and some air.
+const CONTENT_BOTTOM: f32 = PAGE_HEIGHT - 70.0;
+const FOOTER_BASELINE: f32 = PAGE_HEIGHT - 40.0;
+
+const BODY: f32 = 9.5;
+const SMALL: f32 = 8.0;
+const LINE: f32 = 13.0;
+
+/// The parties' columns: "From" at the margin, "Bill to" from the middle.
+const BILL_TO_LEFT: f32 = PAGE_WIDTH / 2.0 + 10.0;
+const PARTY_WIDTH: f32 = RIGHT - BILL_TO_LEFT;
+
+/// The table: a shaded header, then rows separated by hairlines.
+const TABLE_HEADER_HEIGHT: f32 = 24.0;
+const TABLE_HEADER_SIZE: f32 = 8.5;
+const CELL_PADDING: f32 = 8.0;
+const COLUMN_GAP: f32 = 16.0;
+/// First baseline of a row below its top, and the room under its last baseline.
+const ROW_BASELINE: f32 = 16.0;
+const ROW_BELOW: f32 = 7.5;
+const MIN_DESCRIPTION_WIDTH: f32 = 140.0;
+/// Where the table starts on the pages after the first.
+const CONTINUED_TABLE_TOP: f32 = 96.0;
+
+/// Subtotal, tax, a rule and the total, below the table.
+const TOTALS_HEIGHT: f32 = 72.0;
+const TOTAL_SIZE: f32 = 12.0;
+
+pub(super) type Rgb = (u8, u8, u8);
+pub(super) const INK: Rgb = (33, 37, 41);
+pub(super) const MUTED: Rgb = (108, 117, 125);
+const HAIRLINE: Rgb = (222, 226, 230);
+const HEADER_FILL: Rgb = (241, 243, 245);
+pub(super) const PAID_GREEN: Rgb = (25, 135, 84);
+
+/// The PAID stamp: a frame around the word, turned a little, as if stamped by hand.
+pub(super) const STAMP_WIDTH: f32 = 118.0;
+pub(super) const STAMP_HEIGHT: f32 = 42.0;
+pub(super) const STAMP_ANGLE: f32 = -12.0;
+pub(super) const STAMP_SIZE: f32 = 28.0;
+pub(super) const STAMP_TEXT: &str = "PAID";
+
+/// One drawing operation, already positioned.
+#[derive(Debug, Clone, PartialEq)]
+pub(super) enum Op {
+    /// One line of text with its left end at `x` and its baseline at `y`.
+    Text { x: f32, y: f32, text: String, weight: Weight, size: f32, color: Rgb },
+    /// A horizontal line.
+    Rule { y: f32, from: f32, to: f32, width: f32, color: Rgb },
+    /// A filled rectangle.
+    Rect { x: f32, y: f32, width: f32, height: f32, color: Rgb },
+    /// The PAID stamp, centred on (`x`, `y`).
+    Stamp { x: f32, y: f32 },
+}
+
+/// The pages of `document`, each a list of operations in drawing order.
+pub(super) fn lay_out(document: &InvoiceDocument, fonts: &Fonts) -> Vec<Vec<Op>> {
+    let columns = Columns::measure(document, fonts);
+    let rows: Vec<Vec<String>> = document
+        .lines
+        .iter()
+        .map(|line| fonts.regular.wrap(&line.description, BODY, columns.description_width))
+        .collect();
+    let mut pen = Pen::new(fonts);
+    let table_top = pen.first_page_header(document);
+    let plan = plan(&rows, table_top);
+
+    let last = plan.len() - 1;
+    let mut pages = Vec::with_capacity(plan.len());
+    for (index, fragments) in plan.iter().enumerate() {
+        if index > 0 {
+            pen.continued_header(document);
+        }
+        let mut y = if index == 0 { table_top } else { CONTINUED_TABLE_TOP };
+        if index == 0 || !fragments.is_empty() {
+            y = pen.table_header(&columns, y);
+        }
+        for fragment in fragments {
+            y = pen.row(&columns, &document.lines[fragment.row], &rows[fragment.row], fragment, y);
+        }
+        if index == last {
+            pen.totals(document, &columns, y);
+        }
+        if index == 0 && document.paid {
+            pen.stamp(document);
+        }
+        pages.push(std::mem::take(&mut pen.ops));
+    }
+
+    let count = pages.len();
+    for (index, ops) in pages.iter_mut().enumerate() {
+        pen.footer(document, index + 1, count);
+        ops.append(&mut pen.ops);
+    }
+    pages
+}
+
+/// Some lines of one row: all of them, except for a row taller than a page.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Fragment {
+    row: usize,
+    lines: std::ops::Range<usize>,
+}
+
+fn lines_height(lines: usize) -> f32 {
+    ROW_BASELINE + ROW_BELOW + LINE * (count(lines) - 1.0)
+}
+
+fn count(n: usize) -> f32 {
+    u16::try_from(n).map_or(f32::from(u16::MAX), f32::from)
+}
+
+/// Which lines of which rows go on each page. Every page but a totals-only one starts with
+/// the table header; the totals follow the last row, which moves to a new page with them
+/// when they do not fit under it.
+fn plan(rows: &[Vec<String>], first_table_top: f32) -> Vec<Vec<Fragment>> {
+    let top_of_rows =
+        |page: usize| if page == 0 { first_table_top } else { CONTINUED_TABLE_TOP } + TABLE_HEADER_HEIGHT;
+    let fresh_room = CONTENT_BOTTOM - top_of_rows(1);
+    let mut pages: Vec<Vec<Fragment>> = vec![Vec::new()];
+    let mut y = top_of_rows(0);
+    for (row, lines) in rows.iter().enumerate() {
+        let mut start = 0;
+        while start < lines.len() {
+            let page = pages.len() - 1;
+            let remaining = lines.len() - start;
+            if y + lines_height(remaining) <= CONTENT_BOTTOM {
+                pages[page].push(Fragment { row, lines: start..lines.len() });
+                y += lines_height(remaining);
+                break;
+            }
+            let on_fresh_page = lines_height(remaining) <= fresh_room;
+            if on_fresh_page && !pages[page].is_empty() {
+                pages.push(Vec::new());
+                y = top_of_rows(page + 1);
+                continue;
+            }
+            // Taller than a page: as many lines as fit here, the rest on the next pages.
+            let mut fit = 0;
+            while fit < remaining && y + lines_height(fit + 1) <= CONTENT_BOTTOM {
+                fit += 1;
+            }
+            if fit == 0 && !pages[page].is_empty() {
+                pages.push(Vec::new());
+                y = top_of_rows(page + 1);
+                continue;
+            }
+            let fit = fit.max(1);
+            pages[page].push(Fragment { row, lines: start..start + fit });
+            start += fit;
+            pages.push(Vec::new());
+            y = top_of_rows(page + 1);
+        }
+    }
+    // A row split to its last line can leave an empty page behind it.
+    if pages.len() > 1 && pages.last().is_some_and(Vec::is_empty) {
+        pages.pop();
+        let page = pages.len() - 1;
+        y = top_of_rows(page) + pages[page].iter().map(|f| lines_height(f.lines.len())).sum::<f32>();
+    }
+    if y + TOTALS_HEIGHT > CONTENT_BOTTOM {
+        let page = pages.len() - 1;
+        let last_fits_with_totals = pages[page].last().is_some_and(|f| {
+            top_of_rows(page + 1) + lines_height(f.lines.len()) + TOTALS_HEIGHT <= CONTENT_BOTTOM
+        });
+        if pages[page].len() > 1 && last_fits_with_totals {
+            let moved = pages[page].pop().into_iter().collect();
+            pages.push(moved);
+        } else {
+            pages.push(Vec::new());
+        }
+    }
+    pages
+}
+
+/// The table's columns: the number columns as wide as their widest cell, the description
+/// taking the rest.
+struct Columns {
+    description_left: f32,
+    description_width: f32,
+    quantity_right: f32,
+    price_right: f32,
+    amount_right: f32,
+}
+
+impl Columns {
+    fn measure(document: &InvoiceDocument, fonts: &Fonts) -> Self {
+        let widest = |header: &str, cell: fn(&DocumentLine) -> &str| {
+            document
+                .lines
+                .iter()
+                .map(|line| fonts.regular.width(cell(line), BODY))
+                .fold(fonts.bold.width(header, TABLE_HEADER_SIZE), f32::max)
+        };
+        let amount = widest("Amount", |l| &l.amount).max(70.0);
+        let price = widest("Unit price", |l| &l.unit_price).max(70.0);
+        let quantity = widest("Quantity", |l| &l.quantity);
+        let amount_right = RIGHT - CELL_PADDING;
+        let price_right = amount_right - amount - COLUMN_GAP;
+        let quantity_right = price_right - price - COLUMN_GAP;
+        let description_left = MARGIN + CELL_PADDING;
+        let description_width =
+            (quantity_right - quantity - COLUMN_GAP - description_left).max(MIN_DESCRIPTION_WIDTH);
+        Self { description_left, description_width, quantity_right, price_right, amount_right }
+    }
+}
+
+/// Collects one page's operations.
+struct Pen<'f> {
+    fonts: &'f Fonts,
+    ops: Vec<Op>,
+}
+
+impl<'f> Pen<'f> {
+    fn new(fonts: &'f Fonts) -> Self {
+        Self { fonts, ops: Vec::new() }
+    }
+
+    fn text(&mut self, x: f32, y: f32, text: &str, weight: Weight, size: f32, color: Rgb) {
+        let text = one_line(text);
+        if !text.trim().is_empty() {
+            self.ops.push(Op::Text { x, y, text, weight, size, color });
+        }
+    }
+
+    /// Text ending at `right`; returns where it starts.
+    fn right(&mut self, right: f32, y: f32, text: &str, weight: Weight, size: f32, color: Rgb) -> f32 {
+        let x = right - self.fonts.face(weight).width(&one_line(text), size);
+        self.text(x, y, text, weight, size, color);
+        x
+    }
+
+    fn rule(&mut self, y: f32, from: f32, to: f32, width: f32, color: Rgb) {
+        self.ops.push(Op::Rule { y, from, to, width, color });
+    }
+
+    /// Title, serial, dates and status, both parties and the description. Returns where
+    /// the table starts.
+    fn first_page_header(&mut self, document: &InvoiceDocument) -> f32 {
+        self.text(MARGIN, 82.0, "Invoice", Weight::Bold, 26.0, INK);
+        let serial = self.fonts.bold.truncate(&one_line(&document.serial), 14.0, 220.0);
+        self.right(RIGHT, 72.0, &serial, Weight::Bold, 14.0, INK);
+
+        let mut facts = vec![("Issue date", document.issue_date.as_str())];
+        if let Some(due) = &document.due_date {
+            facts.push(("Due date", due.as_str()));
+        }
+        facts.push(("Status", document.status.as_str()));
+        let values = facts.iter().map(|(_, value)| self.fonts.regular.width(value, BODY)).fold(0.0, f32::max);
+        let mut y = 92.0;
+        for (label, value) in facts {
+            self.right(RIGHT - values - 14.0, y, label, Weight::Regular, BODY, MUTED);
+            self.right(RIGHT, y, value, Weight::Regular, BODY, INK);
+            y += LINE;
+        }
+        let rule = y.max(128.0) + 12.0;
+        self.rule(rule, MARGIN, RIGHT, 0.8, HAIRLINE);
+
+        let top = rule + 22.0;
+        let from = self.party(MARGIN, top, "FROM", &document.sender);
+        let bill_to = self.party(BILL_TO_LEFT, top, "BILL TO", &document.client);
+        let mut y = from.max(bill_to) + 14.0;
+
+        if let Some(description) = &document.description {
+            y += 4.0;
+            for line in self.fonts.regular.wrap(description, BODY + 0.5, RIGHT - MARGIN) {
+                y += LINE + 0.5;
+                self.text(MARGIN, y, &line, Weight::Regular, BODY + 0.5, INK);
+            }
+            y += 18.0;
+        }
+        y
+    }
+
+    /// A party's block under its label, wrapped to its column; returns the last baseline.
+    fn party(&mut self, x: f32, top: f32, label: &str, party: &Party) -> f32 {
+        self.text(x, top, label, Weight::Bold, SMALL, MUTED);
+        let width = if x < BILL_TO_LEFT { BILL_TO_LEFT - MARGIN - 24.0 } else { PARTY_WIDTH };
+        let mut y = top + 2.0;
+        for line in self.fonts.bold.wrap(&party.name, 10.5, width) {
+            y += LINE + 1.5;
+            self.text(x, y, &line, Weight::Bold, 10.5, INK);
+        }
+        y += 1.0;
+        let details = party
+            .address
+            .iter()
+            .cloned()
+            .chain(party.email.clone())
+            .chain(party.vat_number.as_ref().map(|vat| format!("VAT: {vat}")));
+        for detail in details {
+            for line in self.fonts.regular.wrap(&detail, BODY, width) {
+                y += LINE;
+                self.text(x, y, &line, Weight::Regular, BODY, INK);
+            }
+        }
+        y
+    }
+
+    fn continued_header(&mut self, document: &InvoiceDocument) {
+        let title = format!("Invoice {} (continued)", one_line(&document.serial));
+        let title = self.fonts.bold.truncate(&title, 12.0, (RIGHT - MARGIN) / 2.0);
+        self.text(MARGIN, 62.0, &title, Weight::Bold, 12.0, INK);
+        let client = self.fonts.regular.truncate(
+            &one_line(&document.client.name),
+            BODY,
+            (RIGHT - MARGIN) / 2.0 - 20.0,
+        );
+        self.right(RIGHT, 62.0, &client, Weight::Regular, BODY, MUTED);
+        self.rule(76.0, MARGIN, RIGHT, 0.8, HAIRLINE);
+    }
+
+    fn table_header(&mut self, columns: &Columns, top: f32) -> f32 {
+        self.ops.push(Op::Rect {
+            x: MARGIN,
+            y: top,
+            width: RIGHT - MARGIN,
+            height: TABLE_HEADER_HEIGHT,
+            color: HEADER_FILL,
+        });
+        let y = top + 15.5;
+        let size = TABLE_HEADER_SIZE;
+        self.text(columns.description_left, y, "Description", Weight::Bold, size, INK);
+        self.right(columns.quantity_right, y, "Quantity", Weight::Bold, size, INK);
+        self.right(columns.price_right, y, "Unit price", Weight::Bold, size, INK);
+        self.right(columns.amount_right, y, "Amount", Weight::Bold, size, INK);
+        top + TABLE_HEADER_HEIGHT
+    }
+
+    /// Some lines of a row (the numbers with its first line); returns its bottom.
+    fn row(
+        &mut self,
+        columns: &Columns,
+        line: &DocumentLine,
+        wrapped: &[String],
+        fragment: &Fragment,
+        top: f32,
+    ) -> f32 {
+        let y = top + ROW_BASELINE;
+        for (i, text) in wrapped[fragment.lines.clone()].iter().enumerate() {
+            self.text(columns.description_left, y + LINE * count(i), text, Weight::Regular, BODY, INK);
+        }
+        if fragment.lines.start == 0 {
+            self.right(columns.quantity_right, y, &line.quantity, Weight::Regular, BODY, INK);
+            self.right(columns.price_right, y, &line.unit_price, Weight::Regular, BODY, INK);
+            self.right(columns.amount_right, y, &line.amount, Weight::Regular, BODY, INK);
+        }
+        let bottom = top + lines_height(fragment.lines.len());
+        self.rule(bottom, MARGIN, RIGHT, 0.5, HAIRLINE);
+        bottom
+    }
+
+    /// Subtotal, tax and total, right-aligned under the amounts.
+    fn totals(&mut self, document: &InvoiceDocument, columns: &Columns, top: f32) {
+        let (regular, bold) = (&self.fonts.regular, &self.fonts.bold);
+        let values = [regular.width(&document.subtotal, BODY), regular.width(&document.tax, BODY)]
+            .into_iter()
+            .fold(bold.width(&document.total, TOTAL_SIZE), f32::max);
+        let labels = [regular.width("Subtotal", BODY), regular.width(&document.tax_label, BODY)]
+            .into_iter()
+            .fold(bold.width("Total", TOTAL_SIZE), f32::max);
+        let label_right = columns.amount_right - values - 24.0;
+        let mut y = top + 22.0;
+        for (label, value) in [("Subtotal", &document.subtotal), (document.tax_label.as_str(), &document.tax)]
+        {
+            self.right(label_right, y, label, Weight::Regular, BODY, MUTED);
+            self.right(columns.amount_right, y, value, Weight::Regular, BODY, INK);
+            y += LINE + 2.0;
+        }
+        self.rule(y - 5.0, label_right - labels - 12.0, RIGHT, 1.0, INK);
+        y += 14.0;
+        self.right(label_right, y, "Total", Weight::Bold, TOTAL_SIZE, INK);
+        self.right(columns.amount_right, y, &document.total, Weight::Bold, TOTAL_SIZE, INK);
+    }
+
+    /// The PAID stamp, in the free space between the title and the serial.
+    fn stamp(&mut self, document: &InvoiceDocument) {
+        let title_end = MARGIN + self.fonts.bold.width("Invoice", 26.0);
+        let serial = self.fonts.bold.truncate(&one_line(&document.serial), 14.0, 220.0);
+        let serial_start = RIGHT - self.fonts.bold.width(&serial, 14.0);
+        // The labels of the dates start about 150 pt from the right edge.
+        let free_end = serial_start.min(RIGHT - 160.0);
+        let x = f32::midpoint(title_end, free_end).max(title_end + STAMP_WIDTH / 2.0 + 20.0);
+        self.ops.push(Op::Stamp { x, y: 94.0 });
+    }
+
+    fn footer(&mut self, document: &InvoiceDocument, page: usize, pages: usize) {
+        self.rule(FOOTER_BASELINE - 14.0, MARGIN, RIGHT, 0.5, HAIRLINE);
+        let number = format!("Page {page} of {pages}");
+        let start = self.right(RIGHT, FOOTER_BASELINE, &number, Weight::Regular, SMALL, MUTED);
+        let left = format!("{} · {}", one_line(&document.serial), one_line(&document.sender.name));
+        let left = self.fonts.regular.truncate(&left, SMALL, start - MARGIN - 24.0);
+        self.text(MARGIN, FOOTER_BASELINE, &left, Weight::Regular, SMALL, MUTED);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::float_cmp)]
+
+    use super::*;
+    use crate::sample::sample_document;
+
+    fn fonts() -> &'static Fonts {
+        Fonts::get().unwrap()
+    }
+
+    /// A text's box: its width, and from the ascender to the descender of its size.
+    fn text_box(op: &Op) -> Option<(f32, f32, f32, f32, &str)> {
+        match op {
+            Op::Text { x, y, text, weight, size, .. } => {
+                let width = fonts().face(*weight).width(text, *size);
+                Some((*x, y - size * 0.93, x + width, y + size * 0.24, text))
+            }
+            _ => None,
+        }
+    }
+
+    fn texts(page: &[Op]) -> Vec<&str> {
+        page.iter().filter_map(text_box).map(|b| b.4).collect()
+    }
+
+    /// Everything inside the margins, nothing on top of anything else, the table above
+    /// the footer.
+    fn assert_clean(pages: &[Vec<Op>]) {
+        for (number, page) in pages.iter().enumerate() {
+            let boxes: Vec<_> = page.iter().filter_map(text_box).collect();
+            for &(left, top, right, bottom, text) in &boxes {
+                assert!(
+                    left >= MARGIN - 0.01 && right <= RIGHT + 0.01,
+                    "page {number}: {text:?} leaves the margins"
+                );
+                assert!(
+                    top >= 40.0 && bottom <= PAGE_HEIGHT - 30.0,
+                    "page {number}: {text:?} leaves the page"
+                );
+                if !text.starts_with("Page ") && !text.contains(" · ") {
+                    assert!(bottom <= CONTENT_BOTTOM + 0.01, "page {number}: {text:?} runs into the footer");
+                }
+            }
+            for (i, a) in boxes.iter().enumerate() {
+                for b in &boxes[i + 1..] {
+                    let apart = a.2 <= b.0 || b.2 <= a.0 || a.3 <= b.1 || b.3 <= a.1;
+                    assert!(apart, "page {number}: {:?} overlaps {:?}", a.4, b.4);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_short_invoice_is_one_clean_page() {
+        for paid in [false, true] {
+            let pages = lay_out(&sample_document(8, paid), fonts());
+            assert_eq!(pages.len(), 1);
+            assert_clean(&pages);
+            assert_eq!(pages[0].iter().any(|op| matches!(op, Op::Stamp { .. })), paid);
+            assert!(texts(&pages[0]).contains(&"Page 1 of 1"));
+        }
+    }
+
+    #[test]
+    fn the_stamp_clears_the_title_and_the_dates() {
+        let pages = lay_out(&sample_document(1, true), fonts());
+        let Some(&Op::Stamp { x, .. }) = pages[0].iter().find(|op| matches!(op, Op::Stamp { .. })) else {
+            panic!("no stamp")
+        };
+        let title_end = MARGIN + fonts().bold.width("Invoice", 26.0);
+        // The turned frame's half-width, with room to spare.
+        let half = STAMP_WIDTH / 2.0 + 8.0;
+        assert!(x - half > title_end, "stamp over the title");
+        assert!(x + half < RIGHT - 150.0, "stamp over the dates");
+    }
+
+    #[test]
+    fn numbers_end_on_their_column_edge() {
+        let document = sample_document(8, false);
+        let columns = Columns::measure(&document, fonts());
+        let pages = lay_out(&document, fonts());
+        let ends = |wanted: &str| -> Vec<f32> {
+            pages[0]
+                .iter()
+                .filter_map(|op| match op {
+                    Op::Text { x, text, size, weight, .. } if text == wanted => {
+                        Some(x + fonts().face(*weight).width(text, *size))
+                    }
+                    _ => None,
+                })
+                .collect()
+        };
+        for line in &document.lines {
+            for (text, right) in [
+                (&line.quantity, columns.quantity_right),
+                (&line.unit_price, columns.price_right),
+                (&line.amount, columns.amount_right),
+            ] {
+                let ends = ends(text);
+                assert!(
+                    ends.iter().any(|end| (end - right).abs() < 1e-3),
+                    "{text:?} ends at {ends:?}, not {right}"
+                );
+            }
+        }
+        for total in [&document.subtotal, &document.tax, &document.total] {
+            assert!(ends(total).iter().any(|end| (end - columns.amount_right).abs() < 1e-3), "{total:?}");
+        }
+    }
+
+    #[test]
+    fn long_invoices_repeat_the_header_and_number_every_page() {
+        let document = sample_document(120, false);
+        let pages = lay_out(&document, fonts());
+        assert!(pages.len() > 2);
+        assert_clean(&pages);
+        for (index, page) in pages.iter().enumerate() {
+            let texts = texts(page);
+            assert!(texts.contains(&"Description"), "page {index} has no table header");
+            assert!(texts.contains(&format!("Page {} of {}", index + 1, pages.len()).as_str()));
+        }
+        let totals_page = pages.iter().position(|page| texts(page).contains(&"Subtotal")).unwrap();
+        assert_eq!(totals_page, pages.len() - 1);
+    }
+
+    #[test]
+    fn the_totals_never_sit_alone_on_a_page() {
+        // Grow the invoice a row at a time so that the totals fall at every place of the
+        // page break at least once.
+        for items in 20..60 {
+            let pages = lay_out(&sample_document(items, false), fonts());
+            let last = pages.last().unwrap();
+            assert!(texts(last).contains(&"Description"), "{items} items: totals alone on a page");
+            assert_clean(&pages);
+        }
+    }
+
+    #[test]
+    fn a_row_taller_than_a_page_continues_on_the_next() {
+        let mut document = sample_document(3, false);
+        document.lines[1].description = "Very long description of the work done. ".repeat(400);
+        let pages = lay_out(&document, fonts());
+        assert!(pages.len() >= 3, "{} pages", pages.len());
+        assert_clean(&pages);
+        // The amount is printed once, with the row's first line.
+        let amount = &document.lines[1].amount;
+        let printed = pages.iter().flat_map(|page| texts(page)).filter(|t| t == amount).count();
+        assert!(printed >= 1);
+        let words = pages
+            .iter()
+            .flat_map(|page| texts(page))
+            .map(|t| t.matches("description").count())
+            .sum::<usize>();
+        assert_eq!(words, 400);
+    }
+
+    #[test]
+    fn long_names_and_addresses_wrap_inside_their_column() {
+        let mut document = sample_document(2, true);
+        document.sender.name =
+            "Billable Studio für Gestaltung und Softwareentwicklung GmbH & Co. KG".to_owned();
+        document.client.address =
+            vec!["Apartment 12, Building C, Very Long Street Name of the Old Town 1234".to_owned()];
+        document.description = Some("A description that goes on. ".repeat(30));
+        let pages = lay_out(&document, fonts());
+        assert_clean(&pages);
+        for page in &pages {
+            for op in page {
+                if let Some((left, _, right, _, text)) = text_box(op)
+                    && left < BILL_TO_LEFT
+                    && right > BILL_TO_LEFT
+                {
+                    // Only full-width content may cross into the "Bill to" column.
+                    let full_width = matches!(op, Op::Text { y, .. } if *y < 150.0 || *y > CONTENT_BOTTOM);
+                    let party = text.contains("Billable") || text.contains("Studio");
+                    assert!(full_width || !party, "{text:?} crosses into the Bill to column");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn an_invoice_without_lines_still_shows_its_table_and_totals() {
+        let mut document = sample_document(0, false);
+        document.description = None;
+        document.due_date = None;
+        let pages = lay_out(&document, fonts());
+        assert_eq!(pages.len(), 1);
+        assert_clean(&pages);
+        let texts = texts(&pages[0]);
+        assert!(texts.contains(&"Description") && texts.contains(&"Total"));
+        assert!(!texts.contains(&"Due date"));
+    }
+}

@@ -1,0 +1,19 @@
+//! Invoice PDFs, behind billing's [`billing::InvoiceRenderer`] port:
+//!
+//! - [`BuiltinRenderer`]: in process, the default (krilla, the embedded `DejaVu Sans` font);
+//! - [`ProxyRenderer`]: forwards to a renderer service over HTTP;
+//! - [`service`]: that service ([`serve`]), drawing with the built-in renderer, so the two
+//!   can be deployed apart.
+//!
+//! See `docs/pdf.md`.
+
+mod builtin;
+mod proxy;
+mod sample;
+pub mod service;
+
+pub use builtin::{BuiltinRenderer, page_count, render_pdf};
+pub use proxy::{DEFAULT_TIMEOUT, ProxyRenderer};
+#[doc(hidden)]
+pub use sample::sample_document;
+pub use service::serve;

@@ -1,0 +1,111 @@
+//! A realistic sample invoice, for the examples, the tests and the benchmark.
+
+use billing::InvoiceDocument;
+use billing::document::{DocumentLine, Party};
+
+/// The work billed, cycled through: description, quantity in tenths, unit price in cents.
+const WORK: [(&str, u64, u64); 8] = [
+    ("Discovery workshop and requirements", 10, 180_000),
+    ("Interface design, three rounds of revisions with the client's team", 245, 9_500),
+    ("Backend development: invoicing, PDF rendering and the time tracking API", 620, 9_500),
+    ("Локализация интерфейса на русский язык", 80, 7_500),
+    ("Μετάφραση και έλεγχος κειμένων (ελληνικά)", 60, 7_500),
+    ("Hosting, November 2026", 10, 4_900),
+    ("Support hours", 35, 9_500),
+    (
+        "Data migration from the previous system, including verification of every record and a written report",
+        10,
+        240_000,
+    ),
+];
+
+/// A realistic invoice of `items` lines: `Billable Studio GmbH` in Berlin bills "Zoë
+/// Łukasiewicz — Ёлка ΑΒΓ" in Athens, in EUR with 19 % tax. The totals add up.
+pub fn sample_document(items: usize, paid: bool) -> InvoiceDocument {
+    let mut subtotal = 0;
+    let lines = (0..items)
+        .map(|i| {
+            let (description, tenths, unit) = WORK[i % WORK.len()];
+            let amount = tenths * unit / 10;
+            subtotal += amount;
+            DocumentLine {
+                description: description.to_owned(),
+                quantity: quantity(tenths),
+                unit_price: euros(unit),
+                amount: euros(amount),
+            }
+        })
+        .collect();
+    // 19 %, rounded half up to the cent.
+    let tax = (subtotal * 19 + 50) / 100;
+    InvoiceDocument {
+        serial: "INV-2026-0042".to_owned(),
+        status: if paid { "PAID" } else { "SENT" }.to_owned(),
+        paid,
+        issue_date: "2026-11-20".to_owned(),
+        due_date: Some("2026-12-04".to_owned()),
+        description: Some(
+            "Work of November 2026 on the customer portal, as agreed in the statement of work of 2026-10-01."
+                .to_owned(),
+        ),
+        sender: Party {
+            name: "Billable Studio GmbH".to_owned(),
+            address: vec!["Friedrichstraße 123".to_owned(), "10117 Berlin".to_owned(), "Germany".to_owned()],
+            email: Some("billing@billable.example".to_owned()),
+            vat_number: Some("DE312456789".to_owned()),
+        },
+        client: Party {
+            name: "Zoë Łukasiewicz — Ёлка ΑΒΓ".to_owned(),
+            address: vec!["Οδός Ερμού 15".to_owned(), "105 63 Αθήνα".to_owned(), "Greece".to_owned()],
+            email: Some("zoe@yolka.example".to_owned()),
+            vat_number: Some("EL094259216".to_owned()),
+        },
+        lines,
+        subtotal: euros(subtotal),
+        tax_label: "Tax (19%)".to_owned(),
+        tax: euros(tax),
+        total: euros(subtotal + tax),
+    }
+}
+
+fn quantity(tenths: u64) -> String {
+    if tenths.is_multiple_of(10) {
+        (tenths / 10).to_string()
+    } else {
+        format!("{}.{}", tenths / 10, tenths % 10)
+    }
+}
+
+/// `1,234.50 EUR`, as billing formats money.
+fn euros(cents: u64) -> String {
+    let whole = (cents / 100).to_string();
+    let mut grouped = String::new();
+    for (i, digit) in whole.chars().enumerate() {
+        if i > 0 && (whole.len() - i).is_multiple_of(3) {
+            grouped.push(',');
+        }
+        grouped.push(digit);
+    }
+    format!("{grouped}.{:02} EUR", cents % 100)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn money_reads_as_billing_writes_it() {
+        assert_eq!(euros(0), "0.00 EUR");
+        assert_eq!(euros(123_456_789), "1,234,567.89 EUR");
+        assert_eq!(quantity(245), "24.5");
+        assert_eq!(quantity(10), "1");
+    }
+
+    #[test]
+    fn the_totals_add_up() {
+        let document = sample_document(8, true);
+        assert_eq!(document.subtotal, "13,849.00 EUR");
+        assert_eq!(document.tax, "2,631.31 EUR");
+        assert_eq!(document.total, "16,480.31 EUR");
+    }
+}
