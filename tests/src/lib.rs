@@ -219,6 +219,8 @@ pub fn serve_config() -> ServeConfig {
         key_cache_ttl: Duration::from_secs(5),
         workers: Some(1),
         trust_forwarded: false,
+        pdf_renderer_url: None,
+        pdf_renderer_timeout: Duration::from_secs(10),
     }
 }
 

@@ -12,6 +12,8 @@ use accounts::{
     TeamId, TeamName, UserId, UserName,
 };
 use anyhow::{Context, bail};
+use billing::client::{OptionalText, RequiredText};
+use billing::sender::SenderPostalCode;
 use chrono::{SecondsFormat, TimeDelta};
 use clap::{Parser, Subcommand};
 use kernel::{Clock, Email, Id, SystemClock};
@@ -48,6 +50,12 @@ pub enum Command {
     /// Manage API keys.
     #[command(subcommand)]
     Keys(KeysCommand),
+    /// Run only the invoice PDF renderer, as a service for `BILLABLE_PDF_RENDERER_URL`
+    /// (POST /render takes an invoice document as JSON and answers the PDF).
+    Renderer {
+        #[arg(long, env = "BILLABLE_RENDERER_LISTEN", default_value = "127.0.0.1:3001")]
+        listen: std::net::SocketAddr,
+    },
 }
 
 #[derive(Debug, Subcommand)]
@@ -60,6 +68,32 @@ pub enum TeamsCommand {
         #[arg(long, default_value = "USD")]
         currency: String,
     },
+    /// Set the team's default sender address, which invoices show as "from"; only the
+    /// options given change. Prints the sender address id (`sendersAddressId`).
+    Sender(SenderArgs),
+}
+
+/// The fields of `teams sender`.
+#[derive(Debug, clap::Args)]
+pub struct SenderArgs {
+    #[arg(long)]
+    team: String,
+    /// Company or person name [default at creation: the team's name].
+    #[arg(long)]
+    name: Option<String>,
+    #[arg(long)]
+    line1: Option<String>,
+    #[arg(long)]
+    line2: Option<String>,
+    #[arg(long)]
+    line3: Option<String>,
+    #[arg(long)]
+    postal_code: Option<String>,
+    /// Empty to remove.
+    #[arg(long)]
+    email: Option<String>,
+    #[arg(long)]
+    vat_number: Option<String>,
 }
 
 #[derive(Debug, Subcommand)]
@@ -114,20 +148,75 @@ fn print(line: &str) -> anyhow::Result<()> {
     writeln!(std::io::stdout().lock(), "{line}").context("writing to stdout")
 }
 
+/// Sets the fields given on the team's default sender address (made first if the team
+/// has none yet); returns its id.
+async fn set_default_sender(
+    store: &Store,
+    accounts: &dyn AccountStore,
+    args: SenderArgs,
+    now: chrono::DateTime<chrono::Utc>,
+) -> anyhow::Result<billing::SenderAddressId> {
+    let SenderArgs { team, name, line1, line2, line3, postal_code, email, vat_number } = args;
+    let team: TeamId = parse_id("--team", &team)?;
+    if accounts.get_team(team).await?.is_none() {
+        bail!("--team: no such team");
+    }
+    let billing = store.billing();
+    let sender = billing::service::default_sender(billing.as_ref(), accounts, team, now).await?;
+    let mut details = sender.details;
+    let text =
+        |value: String, flag: &str| OptionalText::parse(value).map_err(|e| anyhow::anyhow!("{flag}: {e}"));
+    if let Some(name) = name {
+        details.name = RequiredText::parse(name).map_err(|e| anyhow::anyhow!("--name: {e}"))?;
+    }
+    for (value, field, flag) in [
+        (line1, &mut details.line1, "--line1"),
+        (line2, &mut details.line2, "--line2"),
+        (line3, &mut details.line3, "--line3"),
+        (vat_number, &mut details.vat_number, "--vat-number"),
+    ] {
+        if let Some(value) = value {
+            *field = text(value, flag)?;
+        }
+    }
+    if let Some(code) = postal_code {
+        details.postal_code =
+            SenderPostalCode::parse(code).map_err(|e| anyhow::anyhow!("--postal-code: {e}"))?;
+    }
+    if let Some(email) = email {
+        details.email = if email.is_empty() {
+            None
+        } else {
+            Some(Email::parse(email).map_err(|e| anyhow::anyhow!("--email: {e}"))?)
+        };
+    }
+    let updated = billing
+        .update_sender(team, sender.id, &details, now)
+        .await?
+        .context("the default sender address vanished meanwhile")?;
+    Ok(updated.id)
+}
+
 /// Runs an administrative command against the configured store.
 pub async fn run_admin(database: &DatabaseConfig, command: Command) -> anyhow::Result<()> {
     let store = Store::open(database).await?;
     let accounts: Arc<dyn AccountStore> = store.accounts();
     let now = SystemClock.now();
     match command {
-        Command::Serve(_) => bail!("serve is not an administrative command"),
+        Command::Serve(_) | Command::Renderer { .. } => bail!("not an administrative command"),
         Command::Migrate => eprintln!("migrations are up to date"),
         Command::Teams(TeamsCommand::Create { name, currency }) => {
             let name = TeamName::parse(name).map_err(|e| anyhow::anyhow!("--name: {e}"))?;
             let currency = Currency::parse(&currency).map_err(|e| anyhow::anyhow!("--currency: {e}"))?;
             let team = accounts::new_team(name, currency, now);
             accounts.create_team(&team).await?;
+            billing::service::default_sender(store.billing().as_ref(), accounts.as_ref(), team.id, now)
+                .await?;
             print(&team.id.to_string())?;
+        }
+        Command::Teams(TeamsCommand::Sender(args)) => {
+            let sender = set_default_sender(&store, accounts.as_ref(), args, now).await?;
+            print(&sender.to_string())?;
         }
         Command::Users(UsersCommand::Create { team, email, name, role }) => {
             let team: TeamId = parse_id("--team", &team)?;

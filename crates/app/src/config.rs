@@ -5,8 +5,10 @@
 
 use std::net::SocketAddr;
 use std::num::NonZeroU32;
+use std::sync::Arc;
 use std::time::Duration;
 
+use billing::InvoiceRenderer;
 use clap::{Args, ValueEnum};
 use http_api::{HttpSettings, Rate};
 use store_sql::PoolSettings;
@@ -76,9 +78,24 @@ pub struct ServeConfig {
     /// Trust Forwarded / X-Forwarded-For for the client IP (only behind your own proxy).
     #[arg(long, env = "BILLABLE_TRUST_FORWARDED", default_value_t = false)]
     pub trust_forwarded: bool,
+    /// Base URL of a renderer service (`billable renderer`) to make invoice PDFs; the
+    /// built-in renderer, in process, when unset.
+    #[arg(long, env = "BILLABLE_PDF_RENDERER_URL")]
+    pub pdf_renderer_url: Option<String>,
+    /// How long to wait for the renderer service before answering 500.
+    #[arg(long, env = "BILLABLE_PDF_RENDERER_TIMEOUT", default_value = "10s", value_parser = humantime::parse_duration)]
+    pub pdf_renderer_timeout: Duration,
 }
 
 impl ServeConfig {
+    /// The invoice renderer this configuration names.
+    pub fn renderer(&self) -> anyhow::Result<Arc<dyn InvoiceRenderer>> {
+        Ok(match &self.pdf_renderer_url {
+            Some(url) => Arc::new(renderer::ProxyRenderer::new(url, self.pdf_renderer_timeout)?),
+            None => Arc::new(renderer::BuiltinRenderer),
+        })
+    }
+
     pub fn http_settings(&self) -> HttpSettings {
         HttpSettings {
             key_rate: self.rate_limit,

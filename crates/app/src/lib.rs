@@ -42,13 +42,13 @@ impl Store {
         match self {
             Self::Sql(store) => Stores {
                 accounts: store.clone(),
-                clients: store.clone(),
+                billing: store.clone(),
                 track: store.clone(),
                 health: store.clone(),
             },
             Self::Memory(store) => Stores {
                 accounts: store.clone(),
-                clients: store.clone(),
+                billing: store.clone(),
                 track: store.clone(),
                 health: store.clone(),
             },
@@ -57,6 +57,10 @@ impl Store {
 
     pub fn accounts(&self) -> Arc<dyn AccountStore> {
         self.stores().accounts
+    }
+
+    pub fn billing(&self) -> Arc<dyn billing::BillingStore> {
+        self.stores().billing
     }
 }
 
@@ -78,7 +82,8 @@ impl Application {
         let listener =
             TcpListener::bind(config.listen).with_context(|| format!("binding {}", config.listen))?;
         let port = listener.local_addr()?.port();
-        let state = web::Data::new(ApiState::new(store.stores(), clock, config.http_settings()));
+        let renderer = config.renderer()?;
+        let state = web::Data::new(ApiState::new(store.stores(), renderer, clock, config.http_settings()));
         spawn_limiter_sweeps(state.clone());
         let workers =
             config.workers.unwrap_or_else(|| std::thread::available_parallelism().map_or(2, usize::from));

@@ -21,6 +21,7 @@ async fn main() -> anyhow::Result<()> {
     init_tracing(&cli.log);
     match cli.command {
         Command::Serve(config) => app::serve(&cli.database, &config).await,
+        Command::Renderer { listen } => renderer::serve(listen).await,
         command => app::cli::run_admin(&cli.database, command).await,
     }
 }

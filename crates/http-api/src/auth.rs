@@ -186,6 +186,8 @@ macro_rules! needs {
 needs!(
     ClientsRead => ClientsRead,
     ClientsWrite => ClientsWrite,
+    InvoicesRead => InvoicesRead,
+    InvoicesWrite => InvoicesWrite,
     TrackRead => TrackRead,
     TrackWrite => TrackWrite,
 );

@@ -82,9 +82,17 @@ impl RouteTable {
                     .zip(&segments)
                     .all(|(t, s)| (t.starts_with('{') && !s.is_empty()) || t == s)
         };
-        let methods: Vec<Method> =
-            self.0.iter().filter(|(t, _)| matches(t)).flat_map(|(_, m)| m.iter().cloned()).collect();
-        (!methods.is_empty()).then_some(methods)
+        // Literal segments beat placeholders: `/v1/invoices/clients` is not `/v1/invoices/{id}`.
+        let placeholders = |template: &[String]| template.iter().filter(|t| t.starts_with('{')).count();
+        let best = self.0.iter().filter(|(t, _)| matches(t)).min_by_key(|(t, _)| placeholders(t))?;
+        let fewest = placeholders(&best.0);
+        let methods: Vec<Method> = self
+            .0
+            .iter()
+            .filter(|(t, _)| matches(t) && placeholders(t) == fewest)
+            .flat_map(|(_, m)| m.iter().cloned())
+            .collect();
+        Some(methods)
     }
 }
 

@@ -50,6 +50,7 @@ pub const API_VERSION: &str = "2026.6.2";
     modifiers(&KeySecurity),
     tags(
         (name = "Clients", description = "Who invoices are billed to"),
+        (name = "Invoices", description = "Invoices with line items and exact money; PDFs by public link"),
         (name = "Time entries", description = "Time spent on tasks. Members log and see their own; owners and \
             admins log and see anyone's in the team"),
         (name = "Tags", description = "Labels on time entries"),
@@ -75,7 +76,8 @@ impl Modify for KeySecurity {
         // Every `/v1` operation needs the key: stated once here rather than on each handler.
         let keyed = SecurityRequirement::new("api_key", Vec::<String>::new());
         for (path, item) in &mut openapi.paths.paths {
-            if !path.starts_with("/v1/") {
+            // The PDF link is public: its unguessable id is the credential.
+            if !path.starts_with("/v1/") || path == "/v1/invoices/pdf" {
                 continue;
             }
             let operations =
@@ -100,6 +102,19 @@ where
                 .service(routes::clients::get_client)
                 .service(routes::clients::replace_client)
                 .service(routes::clients::delete_client),
+        )
+        // A scope of its own, before the keyed `/v1/invoices` one, so that `/{id}` there
+        // never sees `pdf` (another method on it is a 405 here).
+        .service(scope("/v1/invoices/pdf").service(routes::invoices::invoice_pdf))
+        .service(
+            scope("/v1/invoices")
+                .wrap(from_fn(auth::require_api_key))
+                .service(routes::invoices::list_invoices)
+                .service(routes::invoices::create_invoice)
+                .service(routes::invoices::get_invoice)
+                .service(routes::invoices::update_invoice)
+                .service(routes::invoices::mark_invoice)
+                .service(routes::invoices::delete_invoice),
         )
         .service(
             scope("/v1/track/time")

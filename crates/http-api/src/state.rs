@@ -4,7 +4,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use accounts::AccountStore;
-use billing::ClientRepository;
+use billing::{BillingStore, InvoiceRenderer};
 use kernel::{Clock, StoreHealth};
 use tracking::TrackStore;
 
@@ -29,7 +29,8 @@ pub struct HttpSettings {
 #[derive(Clone)]
 pub struct Stores {
     pub accounts: Arc<dyn AccountStore>,
-    pub clients: Arc<dyn ClientRepository>,
+    /// Clients, invoices and sender addresses.
+    pub billing: Arc<dyn BillingStore>,
     pub track: Arc<dyn TrackStore>,
     pub health: Arc<dyn StoreHealth>,
 }
@@ -43,6 +44,8 @@ impl std::fmt::Debug for Stores {
 /// Shared by all workers.
 pub struct ApiState {
     pub stores: Stores,
+    /// Makes invoice PDFs: in process, or through a renderer service.
+    pub renderer: Arc<dyn InvoiceRenderer>,
     pub clock: Arc<dyn Clock>,
     pub settings: HttpSettings,
     pub authenticator: Authenticator,
@@ -57,7 +60,12 @@ impl std::fmt::Debug for ApiState {
 }
 
 impl ApiState {
-    pub fn new(stores: Stores, clock: Arc<dyn Clock>, settings: HttpSettings) -> Self {
+    pub fn new(
+        stores: Stores,
+        renderer: Arc<dyn InvoiceRenderer>,
+        clock: Arc<dyn Clock>,
+        settings: HttpSettings,
+    ) -> Self {
         let authenticator =
             Authenticator::new(stores.accounts.clone(), clock.clone(), settings.key_cache_ttl);
         Self {
@@ -65,6 +73,7 @@ impl ApiState {
             metrics: Metrics::new(),
             authenticator,
             stores,
+            renderer,
             clock,
             settings,
         }

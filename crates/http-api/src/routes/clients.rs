@@ -120,7 +120,7 @@ pub(crate) async fn list_clients(
     auth: Auth<ClientsRead>,
     state: web::Data<ApiState>,
 ) -> Result<web::Json<Vec<ClientBody>>, ApiError> {
-    let clients = state.stores.clients.list(auth.principal.team_id).await?;
+    let clients = state.stores.billing.list(auth.principal.team_id).await?;
     Ok(web::Json(clients.into_iter().map(ClientBody::from).collect()))
 }
 
@@ -141,7 +141,7 @@ pub(crate) async fn create_client(
     state: web::Data<ApiState>,
 ) -> Result<HttpResponse, ApiError> {
     let client = Client::new(auth.principal.team_id, input.parse()?, state.clock.now());
-    state.stores.clients.create(&client).await?;
+    state.stores.billing.create(&client).await?;
     Ok(created(format!("/v1/invoices/clients/{}", client.id), ClientBody::from(client)))
 }
 
@@ -162,7 +162,7 @@ pub(crate) async fn get_client(
     state: web::Data<ApiState>,
 ) -> Result<web::Json<ClientBody>, ApiError> {
     let id = client_id(&path)?;
-    let client = state.stores.clients.get(auth.principal.team_id, id).await?.ok_or_else(client_not_found)?;
+    let client = state.stores.billing.get(auth.principal.team_id, id).await?.ok_or_else(client_not_found)?;
     Ok(web::Json(client.into()))
 }
 
@@ -188,7 +188,7 @@ pub(crate) async fn replace_client(
     let details = input.parse()?;
     let id = client_id(&path)?;
     let client =
-        state.stores.clients.replace(auth.principal.team_id, id, &details, state.clock.now()).await.map_err(
+        state.stores.billing.replace(auth.principal.team_id, id, &details, state.clock.now()).await.map_err(
             |error| match error {
                 ReplaceClientError::NotFound => client_not_found(),
                 ReplaceClientError::Store(error) => error.into(),
@@ -215,7 +215,7 @@ pub(crate) async fn delete_client(
     state: web::Data<ApiState>,
 ) -> Result<web::Json<Deleted>, ApiError> {
     let id = client_id(&path)?;
-    state.stores.clients.delete(auth.principal.team_id, id).await.map_err(|error| match error {
+    state.stores.billing.delete(auth.principal.team_id, id).await.map_err(|error| match error {
         DeleteClientError::NotFound => client_not_found(),
         DeleteClientError::HasInvoices => ApiError::conflict("client has invoices and cannot be deleted"),
         DeleteClientError::Store(error) => error.into(),

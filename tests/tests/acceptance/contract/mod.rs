@@ -31,6 +31,7 @@ macro_rules! for_each_adapter {
     };
 }
 
+mod invoices;
 mod tracking;
 
 for_each_adapter!(
@@ -74,7 +75,7 @@ fn details(name: &str) -> ClientDetails {
 
 async fn stored_client(store: &Store, team: TeamId, name: &str) -> Client {
     let client = Client::new(team, details(name), SystemClock.now());
-    store.stores().clients.create(&client).await.unwrap();
+    store.stores().billing.create(&client).await.unwrap();
     client
 }
 
@@ -188,14 +189,14 @@ async fn bootstrap_happens_once(store: Store) {
 async fn clients_round_trip(store: Store) {
     let team = create_team(&store, "A").await;
     let client = stored_client(&store, team, "Zoë Łukasiewicz — Ёлка ΑΒΓ").await;
-    let found = store.stores().clients.get(team, client.id).await.unwrap();
+    let found = store.stores().billing.get(team, client.id).await.unwrap();
     assert_eq!(found, Some(client));
 }
 
 async fn clients_are_invisible_to_other_teams(store: Store) {
     let (team, other) = (create_team(&store, "A").await, create_team(&store, "B").await);
     let client = stored_client(&store, team, "Mine").await;
-    let clients = store.stores().clients;
+    let clients = store.stores().billing;
     assert_eq!(clients.get(other, client.id).await.unwrap(), None);
     assert!(clients.list(other).await.unwrap().is_empty());
     let replaced = clients.replace(other, client.id, &details("Theirs"), SystemClock.now()).await;
@@ -210,7 +211,7 @@ async fn clients_list_in_name_order(store: Store) {
     for name in ["beta", "Alpha", "Élan", "alpha", "ärger"] {
         stored_client(&store, team, name).await;
     }
-    let listed = store.stores().clients.list(team).await.unwrap();
+    let listed = store.stores().billing.list(team).await.unwrap();
     let names: Vec<_> = listed.iter().map(|c| c.details.name.as_str()).collect();
     assert_eq!(names, ["Alpha", "alpha", "beta", "ärger", "Élan"]);
 }
@@ -219,18 +220,18 @@ async fn replace_changes_details_and_keeps_creation(store: Store) {
     let team = create_team(&store, "A").await;
     let client = stored_client(&store, team, "Old").await;
     let later = client.created_at + TimeDelta::seconds(90);
-    let replaced = store.stores().clients.replace(team, client.id, &details("New"), later).await.unwrap();
+    let replaced = store.stores().billing.replace(team, client.id, &details("New"), later).await.unwrap();
     assert_eq!(replaced, client.clone().replaced(details("New"), later));
-    assert_eq!(store.stores().clients.get(team, client.id).await.unwrap(), Some(replaced));
+    assert_eq!(store.stores().billing.get(team, client.id).await.unwrap(), Some(replaced));
     let missing =
-        store.stores().clients.replace(team, billing::ClientId::generate(), &details("X"), later).await;
+        store.stores().billing.replace(team, billing::ClientId::generate(), &details("X"), later).await;
     assert!(matches!(missing, Err(ReplaceClientError::NotFound)), "{missing:?}");
 }
 
 async fn delete_is_permanent_and_scoped(store: Store) {
     let team = create_team(&store, "A").await;
     let (gone, kept) = (stored_client(&store, team, "Gone").await, stored_client(&store, team, "Kept").await);
-    let clients = store.stores().clients;
+    let clients = store.stores().billing;
     clients.delete(team, gone.id).await.unwrap();
     assert_eq!(clients.get(team, gone.id).await.unwrap(), None);
     assert!(matches!(clients.delete(team, gone.id).await, Err(DeleteClientError::NotFound)));

@@ -4,6 +4,7 @@
 mod auth;
 mod clients;
 mod conventions;
+mod invoices;
 mod openapi;
 mod track;
 

@@ -1,0 +1,619 @@
+//! `/v1/invoices`: invoices with their line items, and the public PDF link.
+
+use actix_web::http::{StatusCode, header};
+use actix_web::{HttpRequest, HttpResponse, delete, get, patch, post, web};
+use billing::client::{OptionalText, PostalCode, RequiredText};
+use billing::invoice::Description;
+use billing::money::{
+    Decimal, money_input, parse_decimal, quantity_input, round_to_minor, tax_percentage_input,
+};
+use billing::service::{self, BillingError, InvoiceChanges, InvoiceDraft};
+use billing::store::BillTo;
+use billing::{Client, ClientDetails, Invoice, InvoiceId, InvoiceStatus, LineInput, LineItem};
+use kernel::{Email, FieldError, Id, parse_instant};
+use serde::{Deserialize, Serialize};
+use serde_json::Number;
+use utoipa::{IntoParams, ToSchema};
+use uuid::Uuid;
+
+use crate::auth::{Auth, InvoicesRead, InvoicesWrite, client_ip, too_many_requests};
+use crate::body::{Json, Patch};
+use crate::error::{ApiError, ErrorBody};
+use crate::routes::{
+    BodyErrors, Deleted, KeyedErrors, NotFound, Timestamp, body_id, created, not_found, path_id,
+};
+use crate::state::ApiState;
+
+/// An exact decimal, written as a JSON number with every digit it has (`10.50`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Exact(Decimal);
+
+impl Serialize for Exact {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        // serde_json keeps a number's text exactly (`arbitrary_precision`).
+        let number: Number = self.0.to_string().parse().map_err(serde::ser::Error::custom)?;
+        number.serialize(serializer)
+    }
+}
+
+impl utoipa::PartialSchema for Exact {
+    fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+        utoipa::openapi::ObjectBuilder::new().schema_type(utoipa::openapi::schema::Type::Number).into()
+    }
+}
+
+impl ToSchema for Exact {}
+
+/// A line item of an invoice.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct LineItemBody {
+    id: Uuid,
+    description: String,
+    /// As given (may be finer than the currency's minor unit).
+    unit_price: Exact,
+    quantity: Exact,
+    /// `unitPrice × quantity`, rounded to the currency's minor unit half away from zero.
+    amount: Exact,
+    /// 0-based index in the request's `lineItems` array.
+    position: u32,
+    invoice_id: Uuid,
+    created_at: Timestamp,
+    updated_at: Timestamp,
+}
+
+/// An invoice with its line items. Money is exact: JSON numbers with the currency's
+/// minor-unit decimals (2 for EUR and USD, 0 for JPY, 3 for KWD).
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct InvoiceBody {
+    id: Uuid,
+    /// Per team, gapless: `INV-0001`, `INV-0002`, …
+    #[schema(example = "INV-0001")]
+    serial: String,
+    #[schema(required = true)]
+    description: Option<String>,
+    issue_date: Timestamp,
+    #[schema(required = true)]
+    due_date: Option<Timestamp>,
+    /// A PENDING invoice whose `dueDate` has passed reads OVERDUE.
+    #[schema(pattern = "^(PENDING|PAID|PAID_PARTIAL|EXPIRED|OVERDUE)$")]
+    status: &'static str,
+    /// The team's ISO 4217 currency when the invoice was made.
+    #[schema(example = "EUR")]
+    currency: &'static str,
+    /// Σ `lineItems[].amount`.
+    subtotal: Exact,
+    /// When greater than 0, `tax` = `subtotal × taxPercentage / 100`, rounded.
+    tax_percentage: Exact,
+    /// Computed from `taxPercentage` when that is greater than 0; else the flat tax given.
+    tax: Exact,
+    /// `subtotal + tax`.
+    total: Exact,
+    client_id: Uuid,
+    senders_address_id: Uuid,
+    team_id: Uuid,
+    line_items: Vec<LineItemBody>,
+    created_at: Timestamp,
+    updated_at: Timestamp,
+}
+
+impl InvoiceBody {
+    fn new(invoice: Invoice, now: chrono::DateTime<chrono::Utc>) -> Self {
+        let status = invoice.status_at(now).as_str();
+        let invoice_id = invoice.id.as_uuid();
+        let line = |item: LineItem| LineItemBody {
+            id: item.id.as_uuid(),
+            description: item.description.into_string(),
+            unit_price: Exact(item.unit_price.normalize()),
+            quantity: Exact(item.quantity.normalize()),
+            amount: Exact(round_to_minor(item.amount, invoice.currency)),
+            position: item.position,
+            invoice_id,
+            created_at: Timestamp(item.created_at),
+            updated_at: Timestamp(item.updated_at),
+        };
+        Self {
+            id: invoice_id,
+            serial: invoice.serial.to_string(),
+            description: invoice.description.map(Description::into_string),
+            issue_date: Timestamp(invoice.issue_date),
+            due_date: invoice.due_date.map(Timestamp),
+            status,
+            currency: invoice.currency.as_str(),
+            // Rounded again on the way out: a store may read `0.00` back as `0`.
+            subtotal: Exact(round_to_minor(invoice.totals.subtotal, invoice.currency)),
+            tax_percentage: Exact(invoice.tax_rule.percentage().normalize()),
+            tax: Exact(round_to_minor(invoice.totals.tax, invoice.currency)),
+            total: Exact(round_to_minor(invoice.totals.total, invoice.currency)),
+            client_id: invoice.client_id.as_uuid(),
+            senders_address_id: invoice.sender_id.as_uuid(),
+            team_id: invoice.team_id.as_uuid(),
+            line_items: invoice.line_items.into_iter().map(line).collect(),
+            created_at: Timestamp(invoice.created_at),
+            updated_at: Timestamp(invoice.updated_at),
+        }
+    }
+}
+
+/// A line item on input. `amount` may be left out; given, it must equal
+/// `unitPrice × quantity` once both are rounded to the minor unit.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub(crate) struct LineItemInput {
+    #[schema(pattern = r"^[^\u0000]*$", max_length = 1000)]
+    description: String,
+    #[schema(value_type = f64, minimum = 0, maximum = 1_000_000_000_000_000_i64)]
+    unit_price: Number,
+    /// Greater than 0.
+    #[schema(value_type = f64, exclusive_minimum = 0, maximum = 1_000_000_000)]
+    quantity: Number,
+    #[serde(default)]
+    #[schema(value_type = f64, minimum = 0, maximum = 1_000_000_000_000_000_i64)]
+    amount: Option<Number>,
+}
+
+/// The address of an inline client.
+#[derive(Debug, Default, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub(crate) struct AddressInput {
+    #[serde(default)]
+    line1: String,
+    #[serde(default)]
+    line2: String,
+    #[serde(default)]
+    line3: String,
+    #[serde(default)]
+    postal_code: String,
+}
+
+/// A client given inline: the team's oldest client with this email (case-insensitive)
+/// is used; when there is none, one is made, which needs `address.line1` and
+/// `address.postalCode`.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub(crate) struct InlineClientInput {
+    #[schema(format = Email, max_length = 254)]
+    email: String,
+    #[schema(pattern = r"^[^\u0000]*$", min_length = 1, max_length = 255)]
+    name: String,
+    #[serde(default)]
+    address: Option<AddressInput>,
+}
+
+/// A new invoice. Exactly one of `clientId` and `client`. `subtotal` and `total` are
+/// computed, not accepted.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub(crate) struct InvoiceInput {
+    /// At least 1, at most 1000 items; `position` follows this order.
+    line_items: Vec<LineItemInput>,
+    #[serde(default)]
+    #[schema(format = Uuid)]
+    client_id: Option<String>,
+    #[serde(default)]
+    client: Option<InlineClientInput>,
+    /// RFC 3339 datetime with an offset, or `YYYY-MM-DD`. Default: now.
+    #[serde(default)]
+    issue_date: Option<String>,
+    /// Not before `issueDate`. Default: none.
+    #[serde(default)]
+    #[schema(nullable)]
+    due_date: Option<String>,
+    #[serde(default)]
+    #[schema(pattern = r"^[^\u0000]*$", max_length = 1000, nullable)]
+    description: Option<String>,
+    /// Default PENDING.
+    #[serde(default)]
+    #[schema(pattern = "^(PENDING|PAID|PAID_PARTIAL|EXPIRED|OVERDUE)$")]
+    status: Option<String>,
+    /// One of the team's sender addresses. Default: the team's default sender.
+    #[serde(default)]
+    #[schema(format = Uuid)]
+    senders_address_id: Option<String>,
+    /// 0 to 100, default 0. When greater than 0 the tax is computed from it.
+    #[serde(default)]
+    #[schema(value_type = f64, minimum = 0, maximum = 100)]
+    tax_percentage: Option<Number>,
+    /// With a `taxPercentage` above 0 it may be left out, and must equal the computed tax
+    /// if given; with `taxPercentage` 0 it is a flat tax (default 0).
+    #[serde(default)]
+    #[schema(value_type = f64, minimum = 0, maximum = 1_000_000_000_000_000_i64)]
+    tax: Option<Number>,
+}
+
+/// A partial update: only the fields given change. `lineItems` replaces every item;
+/// the totals are recomputed. `subtotal` and `total` are not accepted.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub(crate) struct InvoicePatch {
+    #[serde(default)]
+    #[schema(value_type = String, format = Uuid)]
+    client_id: Patch<String>,
+    #[serde(default)]
+    #[schema(value_type = String)]
+    issue_date: Patch<String>,
+    /// `null` clears it.
+    #[serde(default)]
+    #[schema(value_type = Option<String>)]
+    due_date: Patch<String>,
+    /// `null` clears it.
+    #[serde(default)]
+    #[schema(value_type = Option<String>, max_length = 1000)]
+    description: Patch<String>,
+    #[serde(default)]
+    #[schema(value_type = String, pattern = "^(PENDING|PAID|PAID_PARTIAL|EXPIRED|OVERDUE)$")]
+    status: Patch<String>,
+    #[serde(default)]
+    #[schema(value_type = String, format = Uuid)]
+    senders_address_id: Patch<String>,
+    #[serde(default)]
+    #[schema(value_type = f64, minimum = 0, maximum = 100)]
+    tax_percentage: Patch<Number>,
+    #[serde(default)]
+    #[schema(value_type = f64, minimum = 0, maximum = 1_000_000_000_000_000_i64)]
+    tax: Patch<Number>,
+    #[serde(default)]
+    #[schema(value_type = Vec<LineItemInput>)]
+    line_items: Patch<Vec<LineItemInput>>,
+}
+
+/// A number field as an exact decimal within `bounds`.
+fn number(
+    value: &Number,
+    field: &str,
+    bounds: fn(Decimal) -> Result<Decimal, kernel::InvalidValue>,
+) -> Result<Decimal, FieldError> {
+    parse_decimal(&value.to_string()).and_then(bounds).map_err(|e| e.at(field))
+}
+
+fn lines(inputs: Vec<LineItemInput>) -> Result<Vec<LineInput>, FieldError> {
+    inputs
+        .into_iter()
+        .enumerate()
+        .map(|(i, input)| {
+            let at = |name: &str| format!("lineItems[{i}].{name}");
+            let unit_price = number(&input.unit_price, &at("unitPrice"), money_input)?;
+            let quantity = number(&input.quantity, &at("quantity"), quantity_input)?;
+            let amount = match &input.amount {
+                Some(amount) => number(amount, &at("amount"), money_input)?,
+                // Left out: what it must be.
+                None => unit_price * quantity,
+            };
+            Ok(LineInput {
+                description: Description::parse(input.description).map_err(|e| e.at(at("description")))?,
+                unit_price,
+                quantity,
+                amount,
+            })
+        })
+        .collect()
+}
+
+fn instant(text: &str, field: &str) -> Result<chrono::DateTime<chrono::Utc>, FieldError> {
+    parse_instant(text).map_err(|e| e.at(field))
+}
+
+fn status(text: &str) -> Result<InvoiceStatus, FieldError> {
+    InvoiceStatus::parse(text).map_err(|e| e.at("status"))
+}
+
+fn description(text: String) -> Result<Description, FieldError> {
+    Description::parse(text).map_err(|e| e.at("description"))
+}
+
+fn sender(text: &str) -> Result<billing::SenderAddressId, FieldError> {
+    body_id(text, "sendersAddressId", "sender address")
+}
+
+fn client(text: &str) -> Result<billing::ClientId, FieldError> {
+    body_id(text, "clientId", "client")
+}
+
+impl InlineClientInput {
+    fn bill_to(
+        self,
+        team: accounts::TeamId,
+        now: chrono::DateTime<chrono::Utc>,
+    ) -> Result<BillTo, FieldError> {
+        let email = Email::parse(self.email).map_err(|e| e.at("client.email"))?;
+        let name = RequiredText::parse(self.name).map_err(|e| e.at("client.name"))?;
+        let address = self.address.unwrap_or_default();
+        // Checked only when no client matches; the store decides that.
+        let new_client = (|| {
+            let needed = |e: kernel::InvalidValue, field: &str| {
+                FieldError::new(field, format!("{e} (needed to create a new client)"))
+            };
+            let details = ClientDetails {
+                name,
+                email: email.clone(),
+                phone: OptionalText::empty(),
+                vat_number: OptionalText::empty(),
+                line1: RequiredText::parse(address.line1).map_err(|e| needed(e, "client.address.line1"))?,
+                line2: OptionalText::parse(address.line2).map_err(|e| e.at("client.address.line2"))?,
+                line3: OptionalText::parse(address.line3).map_err(|e| e.at("client.address.line3"))?,
+                postal_code: PostalCode::parse(address.postal_code)
+                    .map_err(|e| needed(e, "client.address.postalCode"))?,
+            };
+            Ok(Box::new(Client::new(team, details, now)))
+        })();
+        Ok(BillTo::Inline { email, new_client })
+    }
+}
+
+impl InvoiceInput {
+    fn parse(
+        self,
+        team: accounts::TeamId,
+        now: chrono::DateTime<chrono::Utc>,
+    ) -> Result<InvoiceDraft, FieldError> {
+        let bill_to = match (self.client_id, self.client) {
+            (Some(_), Some(_)) => {
+                return Err(FieldError::new("client", "give either clientId or client, not both"));
+            }
+            (Some(id), None) => BillTo::Existing(client(&id)?),
+            (None, Some(inline)) => inline.bill_to(team, now)?,
+            (None, None) => return Err(FieldError::new("clientId", "is required when client is not given")),
+        };
+        Ok(InvoiceDraft {
+            bill_to,
+            issue_date: self.issue_date.as_deref().map(|d| instant(d, "issueDate")).transpose()?,
+            due_date: self.due_date.as_deref().map(|d| instant(d, "dueDate")).transpose()?,
+            description: self.description.map(description).transpose()?,
+            status: self.status.as_deref().map(status).transpose()?,
+            sender_id: self.senders_address_id.as_deref().map(sender).transpose()?,
+            tax_percentage: self
+                .tax_percentage
+                .map(|n| number(&n, "taxPercentage", tax_percentage_input))
+                .transpose()?,
+            tax: self.tax.map(|n| number(&n, "tax", money_input)).transpose()?,
+            line_items: lines(self.line_items)?,
+        })
+    }
+}
+
+impl InvoicePatch {
+    fn parse(self) -> Result<InvoiceChanges, FieldError> {
+        Ok(InvoiceChanges {
+            client_id: self.client_id.required("clientId")?.as_deref().map(client).transpose()?,
+            issue_date: self
+                .issue_date
+                .required("issueDate")?
+                .map(|d| instant(&d, "issueDate"))
+                .transpose()?,
+            due_date: self
+                .due_date
+                .nullable()
+                .map(|d| d.map(|d| instant(&d, "dueDate")).transpose())
+                .transpose()?,
+            description: self.description.nullable().map(|d| d.map(description).transpose()).transpose()?,
+            status: self.status.required("status")?.as_deref().map(status).transpose()?,
+            sender_id: self
+                .senders_address_id
+                .required("sendersAddressId")?
+                .as_deref()
+                .map(sender)
+                .transpose()?,
+            tax_percentage: self
+                .tax_percentage
+                .required("taxPercentage")?
+                .map(|n| number(&n, "taxPercentage", tax_percentage_input))
+                .transpose()?,
+            tax: self.tax.required("tax")?.map(|n| number(&n, "tax", money_input)).transpose()?,
+            line_items: self.line_items.required("lineItems")?.map(lines).transpose()?,
+        })
+    }
+}
+
+impl From<BillingError> for ApiError {
+    fn from(error: BillingError) -> Self {
+        match error {
+            BillingError::Invalid(error) => error.into(),
+            BillingError::NotFound => invoice_not_found(),
+            BillingError::Store(error) => error.into(),
+        }
+    }
+}
+
+fn invoice_id(path: &str) -> Result<InvoiceId, ApiError> {
+    path_id(path, "invoice")
+}
+
+fn invoice_not_found() -> ApiError {
+    not_found("invoice")
+}
+
+/// List the team's invoices: newest `issueDate` first, then `serial` descending.
+#[utoipa::path(
+    tag = "Invoices",
+    responses(
+        (status = 200, description = "The team's invoices", body = [InvoiceBody]),
+        KeyedErrors,
+    )
+)]
+#[get("")]
+pub(crate) async fn list_invoices(
+    auth: Auth<InvoicesRead>,
+    state: web::Data<ApiState>,
+) -> Result<web::Json<Vec<InvoiceBody>>, ApiError> {
+    let invoices = state.stores.billing.list_invoices(auth.principal.team_id).await?;
+    let now = state.clock.now();
+    Ok(web::Json(invoices.into_iter().map(|i| InvoiceBody::new(i, now)).collect()))
+}
+
+/// Create an invoice in the team's currency, with the team's next serial. Every write
+/// (inline client, serial, invoice, items) commits together or not at all.
+#[utoipa::path(
+    tag = "Invoices",
+    request_body = InvoiceInput,
+    responses(
+        (status = 201, description = "Created", body = InvoiceBody, headers(("Location" = String, description = "URL of the new invoice"))),
+        BodyErrors,
+        KeyedErrors,
+    )
+)]
+#[post("")]
+pub(crate) async fn create_invoice(
+    auth: Auth<InvoicesWrite>,
+    Json(input): Json<InvoiceInput>,
+    state: web::Data<ApiState>,
+) -> Result<HttpResponse, ApiError> {
+    let team = auth.principal.team_id;
+    let now = state.clock.now();
+    let draft = input.parse(team, now)?;
+    let stores = &state.stores;
+    let invoice = service::create_invoice(&*stores.billing, &*stores.accounts, team, draft, now).await?;
+    Ok(created(format!("/v1/invoices/{}", invoice.id), InvoiceBody::new(invoice, now)))
+}
+
+/// Get one invoice.
+#[utoipa::path(
+    tag = "Invoices",
+    params(("id" = String, Path, description = "Invoice id")),
+    responses(
+        (status = 200, description = "The invoice", body = InvoiceBody),
+        NotFound,
+        KeyedErrors,
+    )
+)]
+#[get("/{id}")]
+pub(crate) async fn get_invoice(
+    auth: Auth<InvoicesRead>,
+    path: web::Path<String>,
+    state: web::Data<ApiState>,
+) -> Result<web::Json<InvoiceBody>, ApiError> {
+    let id = invoice_id(&path)?;
+    let invoice =
+        state.stores.billing.get_invoice(auth.principal.team_id, id).await?.ok_or_else(invoice_not_found)?;
+    Ok(web::Json(InvoiceBody::new(invoice, state.clock.now())))
+}
+
+/// Change an invoice: only the fields given change; `lineItems` replaces all items and
+/// the totals are recomputed.
+#[utoipa::path(
+    tag = "Invoices",
+    params(("id" = String, Path, description = "Invoice id")),
+    request_body = InvoicePatch,
+    responses(
+        (status = 200, description = "The changed invoice", body = InvoiceBody),
+        BodyErrors,
+        NotFound,
+        KeyedErrors,
+    )
+)]
+#[patch("/{id}")]
+pub(crate) async fn update_invoice(
+    auth: Auth<InvoicesWrite>,
+    Json(input): Json<InvoicePatch>,
+    path: web::Path<String>,
+    state: web::Data<ApiState>,
+) -> Result<web::Json<InvoiceBody>, ApiError> {
+    let changes = input.parse()?;
+    let id = invoice_id(&path)?;
+    let now = state.clock.now();
+    let invoice =
+        service::update_invoice(&*state.stores.billing, auth.principal.team_id, id, changes, now).await?;
+    Ok(web::Json(InvoiceBody::new(invoice, now)))
+}
+
+/// Mark an invoice PAID. No body.
+#[utoipa::path(
+    tag = "Invoices",
+    params(("id" = String, Path, description = "Invoice id")),
+    responses(
+        (status = 200, description = "The invoice, now PAID", body = InvoiceBody),
+        NotFound,
+        KeyedErrors,
+    )
+)]
+#[patch("/{id}/mark")]
+pub(crate) async fn mark_invoice(
+    auth: Auth<InvoicesWrite>,
+    path: web::Path<String>,
+    state: web::Data<ApiState>,
+) -> Result<web::Json<InvoiceBody>, ApiError> {
+    let id = invoice_id(&path)?;
+    let now = state.clock.now();
+    let invoice = service::mark_paid(&*state.stores.billing, auth.principal.team_id, id, now).await?;
+    Ok(web::Json(InvoiceBody::new(invoice, now)))
+}
+
+/// Delete an invoice and its items for good. Its serial is not given again.
+#[utoipa::path(
+    tag = "Invoices",
+    params(("id" = String, Path, description = "Invoice id")),
+    responses(
+        (status = 200, description = "Deleted", body = Deleted),
+        NotFound,
+        KeyedErrors,
+    )
+)]
+#[delete("/{id}")]
+pub(crate) async fn delete_invoice(
+    auth: Auth<InvoicesWrite>,
+    path: web::Path<String>,
+    state: web::Data<ApiState>,
+) -> Result<web::Json<Deleted>, ApiError> {
+    let id = invoice_id(&path)?;
+    service::delete_invoice(&*state.stores.billing, auth.principal.team_id, id).await?;
+    Ok(Deleted::new("invoice"))
+}
+
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub(crate) struct PdfQuery {
+    /// The invoice id.
+    #[param(required = true, format = Uuid)]
+    id: Option<String>,
+    /// `true` serves the PDF as a download (`attachment`); default `false` (`inline`).
+    #[param(value_type = bool, default = false)]
+    download: Option<String>,
+}
+
+/// The invoice as a PDF. Public: no key, limited per client IP. The unguessable id is
+/// the only credential, so an unknown or malformed id is a 404 like any other.
+#[utoipa::path(
+    tag = "Invoices",
+    params(PdfQuery),
+    responses(
+        (status = 200, description = "The PDF", content_type = "application/pdf", body = Vec<u8>,
+            headers(("Content-Disposition" = String, description = "`inline; filename=\"INV-0001.pdf\"`, or `attachment` with `download=true`"))),
+        (status = 400, description = "`id` missing or `download` not a boolean", body = ErrorBody),
+        (status = 404, description = "No such invoice", body = ErrorBody),
+        (status = 429, description = "Too many requests from this IP", body = ErrorBody),
+        (status = 500, description = "`failed to generate PDF`", body = ErrorBody),
+    )
+)]
+#[get("")]
+pub(crate) async fn invoice_pdf(
+    req: HttpRequest,
+    query: web::Query<PdfQuery>,
+    state: web::Data<ApiState>,
+) -> Result<HttpResponse, ApiError> {
+    if let Some(ip) = client_ip(&req, state.settings.trust_forwarded) {
+        state.limits.check_ip(ip).map_err(too_many_requests)?;
+    }
+    let query = query.into_inner();
+    let id = query.id.ok_or_else(|| FieldError::new("id", "is required"))?;
+    let download = match query.download.as_deref() {
+        None | Some("false") => false,
+        Some("true") => true,
+        Some(_) => return Err(FieldError::new("download", "must be true or false").into()),
+    };
+    let id: InvoiceId = path_id(&id, "invoice")?;
+    let document = service::invoice_document(&*state.stores.billing, id, state.clock.now())
+        .await?
+        .ok_or_else(invoice_not_found)?;
+    let pdf = state.renderer.render(&document).await.map_err(|error| {
+        tracing::error!(error = format!("{error:#}"), invoice = %id, "PDF rendering failed");
+        ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "failed to generate PDF")
+    })?;
+    let disposition = if download { "attachment" } else { "inline" };
+    Ok(HttpResponse::Ok()
+        .content_type("application/pdf")
+        .insert_header((
+            header::CONTENT_DISPOSITION,
+            format!("{disposition}; filename=\"{}.pdf\"", document.serial),
+        ))
+        .body(pdf))
+}

@@ -1,0 +1,338 @@
+//! The invoice and sender-address ports' contract: serials, inline clients, the
+//! references every adapter must check, and all-or-nothing writes.
+
+use std::sync::Arc;
+
+use acceptance::create_team;
+use accounts::{AccountStore, Currency, TeamId};
+use app::Store;
+use billing::client::{OptionalText, PostalCode, RequiredText};
+use billing::invoice::{Description, price_lines};
+use billing::money::parse_decimal;
+use billing::store::{BillTo, CreateInvoiceError, DeleteInvoiceError, NewInvoice, SaveInvoiceError};
+use billing::{
+    BillingStore, Client, ClientDetails, ClientId, DeleteClientError, Invoice, InvoiceId, InvoiceStatus,
+    LineInput, SenderAddress, SenderAddressId, SenderDetails, TaxRule, Totals,
+};
+use chrono::{DateTime, TimeDelta, Utc};
+use kernel::{Email, FieldError, Id, parse_instant};
+
+for_each_adapter!(
+    invoices_round_trip_with_items_in_order,
+    serials_are_gapless_under_concurrency,
+    a_refused_create_writes_nothing_and_gives_its_serial_back,
+    inline_clients_match_by_email_oldest_first_or_are_made,
+    replacing_changes_fields_and_items,
+    invoices_list_newest_issue_date_first_then_serial,
+    invoices_are_invisible_to_other_teams,
+    clients_with_invoices_cannot_be_deleted,
+    deleting_an_invoice_takes_its_items,
+    a_team_has_one_default_sender,
+);
+
+fn at(text: &str) -> DateTime<Utc> {
+    parse_instant(text).unwrap()
+}
+
+fn eur() -> Currency {
+    Currency::parse("EUR").unwrap()
+}
+
+fn client_details(name: &str, email: &str) -> ClientDetails {
+    ClientDetails {
+        name: RequiredText::parse(name).unwrap(),
+        email: Email::parse(email).unwrap(),
+        phone: OptionalText::empty(),
+        vat_number: OptionalText::parse("EL123456789").unwrap(),
+        line1: RequiredText::parse("Οδός Ερμού 1").unwrap(),
+        line2: OptionalText::empty(),
+        line3: OptionalText::empty(),
+        postal_code: PostalCode::parse("105 63").unwrap(),
+    }
+}
+
+struct Fixture {
+    store: Store,
+    billing: Arc<dyn BillingStore>,
+    team: TeamId,
+    sender: SenderAddressId,
+    client: ClientId,
+}
+
+async fn fixture(store: Store) -> Fixture {
+    let team = create_team(&store, "Acme").await;
+    fixture_for(store, team).await
+}
+
+async fn fixture_for(store: Store, team: TeamId) -> Fixture {
+    let billing = store.billing();
+    let sender = default_sender(&billing, team).await.id;
+    let client =
+        Client::new(team, client_details("Zoë Łukasiewicz — Ёлка ΑΒΓ", "zoe@example.com"), at("2026-01-01"));
+    billing.create(&client).await.unwrap();
+    Fixture { store, billing, team, sender, client: client.id }
+}
+
+async fn default_sender(billing: &Arc<dyn BillingStore>, team: TeamId) -> SenderAddress {
+    let sender = SenderAddress {
+        id: SenderAddressId::generate(),
+        team_id: team,
+        details: SenderDetails::named(RequiredText::parse("Acme GmbH").unwrap()),
+        created_at: at("2026-01-01"),
+        updated_at: at("2026-01-01"),
+    };
+    billing.ensure_default_sender(&sender).await.unwrap()
+}
+
+fn lines(items: &[(&str, &str, &str)]) -> Vec<LineInput> {
+    items
+        .iter()
+        .map(|(description, price, quantity)| {
+            let (unit_price, quantity) = (parse_decimal(price).unwrap(), parse_decimal(quantity).unwrap());
+            LineInput {
+                description: Description::parse(*description).unwrap(),
+                unit_price,
+                quantity,
+                amount: unit_price * quantity,
+            }
+        })
+        .collect()
+}
+
+impl Fixture {
+    fn draft(&self, bill_to: BillTo, issued: &str, items: &[(&str, &str, &str)]) -> NewInvoice {
+        let now = at("2026-11-20T10:00:00Z");
+        let line_items = price_lines(lines(items), eur(), now).unwrap();
+        let tax_rule = TaxRule::Percentage(parse_decimal("19").unwrap());
+        NewInvoice {
+            id: InvoiceId::generate(),
+            team_id: self.team,
+            bill_to,
+            sender_id: self.sender,
+            description: Some(Description::parse("November").unwrap()),
+            issue_date: at(issued),
+            due_date: Some(at(issued) + TimeDelta::days(30)),
+            status: InvoiceStatus::Pending,
+            currency: eur(),
+            tax_rule,
+            totals: Totals::compute(&line_items, tax_rule, None, eur()).unwrap(),
+            line_items,
+            created_at: now,
+        }
+    }
+
+    async fn invoice(&self, issued: &str) -> Invoice {
+        let draft = self.draft(
+            BillTo::Existing(self.client),
+            issued,
+            &[("Design", "100", "2"), ("Ёлка", "0.1", "3")],
+        );
+        self.billing.create_invoice(draft).await.unwrap()
+    }
+
+    async fn serials(&self) -> Vec<u32> {
+        let mut serials: Vec<u32> =
+            self.billing.list_invoices(self.team).await.unwrap().iter().map(|i| i.serial.number()).collect();
+        serials.sort_unstable();
+        serials
+    }
+}
+
+async fn invoices_round_trip_with_items_in_order(store: Store) {
+    let f = fixture(store).await;
+    let invoice = f.invoice("2026-11-20").await;
+    assert_eq!(invoice.serial.to_string(), "INV-0001");
+    assert_eq!(invoice.line_items.iter().map(|i| i.position).collect::<Vec<_>>(), [0, 1]);
+    assert_eq!(invoice.totals.subtotal.to_string(), "200.30");
+    assert_eq!(invoice.totals.tax.to_string(), "38.06");
+    let stored = f.billing.get_invoice(f.team, invoice.id).await.unwrap().unwrap();
+    // Numbers compare by value: storage may keep other trailing zeros.
+    assert_eq!(stored, invoice);
+    assert_eq!(stored.line_items[1].unit_price.to_string(), "0.1");
+    assert_eq!(f.billing.find_invoice(invoice.id).await.unwrap(), Some(invoice.clone()));
+    assert_eq!(f.billing.list_invoices(f.team).await.unwrap(), [invoice]);
+}
+
+async fn serials_are_gapless_under_concurrency(store: Store) {
+    let f = Arc::new(fixture(store).await);
+    let tasks: Vec<_> = (0..16)
+        .map(|task| {
+            let f = f.clone();
+            tokio::spawn(async move {
+                // 200 invoices over 16 tasks: 13 or 12 each.
+                for _ in 0..(200 / 16 + usize::from(task < 200 % 16)) {
+                    let draft = f.draft(BillTo::Existing(f.client), "2026-11-20", &[("Work", "10", "1")]);
+                    f.billing.create_invoice(draft).await.unwrap();
+                }
+            })
+        })
+        .collect();
+    for task in tasks {
+        task.await.unwrap();
+    }
+    assert_eq!(f.serials().await, (1..=200).collect::<Vec<u32>>());
+}
+
+async fn a_refused_create_writes_nothing_and_gives_its_serial_back(store: Store) {
+    let f = fixture(store).await;
+    f.invoice("2026-11-20").await;
+    let unknown_client = f.draft(BillTo::Existing(ClientId::generate()), "2026-11-20", &[("A", "1", "1")]);
+    let refused = f.billing.create_invoice(unknown_client).await;
+    assert!(matches!(refused, Err(CreateInvoiceError::UnknownClient)), "{refused:?}");
+    let mut unknown_sender = f.draft(BillTo::Existing(f.client), "2026-11-20", &[("A", "1", "1")]);
+    unknown_sender.sender_id = SenderAddressId::generate();
+    let refused = f.billing.create_invoice(unknown_sender).await;
+    assert!(matches!(refused, Err(CreateInvoiceError::UnknownSender)), "{refused:?}");
+    // An inline client made in a refused create is rolled back with it.
+    let mut inline = f.draft(inline_bill_to(f.team, "new@example.com"), "2026-11-20", &[("A", "1", "1")]);
+    inline.sender_id = SenderAddressId::generate();
+    assert!(f.billing.create_invoice(inline).await.is_err());
+    assert_eq!(f.billing.list(f.team).await.unwrap().len(), 1);
+    assert_eq!(f.invoice("2026-11-21").await.serial.to_string(), "INV-0002");
+    assert_eq!(f.serials().await, [1, 2]);
+}
+
+fn inline_bill_to(team: TeamId, email: &str) -> BillTo {
+    let client = Client::new(team, client_details("Inline", email), at("2026-11-20"));
+    BillTo::Inline { email: Email::parse(email).unwrap(), new_client: Ok(Box::new(client)) }
+}
+
+async fn inline_clients_match_by_email_oldest_first_or_are_made(store: Store) {
+    let f = fixture(store).await;
+    // A newer client with the same email (another case): the older one is matched.
+    let newer = Client::new(f.team, client_details("Newer", "ZOE@example.com"), at("2026-06-01"));
+    f.billing.create(&newer).await.unwrap();
+    let matched = f.draft(inline_bill_to(f.team, "Zoe@Example.COM"), "2026-11-20", &[("A", "1", "1")]);
+    assert_eq!(f.billing.create_invoice(matched).await.unwrap().client_id, f.client);
+
+    let made = f.draft(inline_bill_to(f.team, "fresh@example.com"), "2026-11-20", &[("A", "1", "1")]);
+    let invoice = f.billing.create_invoice(made).await.unwrap();
+    let client = f.billing.get(f.team, invoice.client_id).await.unwrap().unwrap();
+    assert_eq!(client.details.email.as_str(), "fresh@example.com");
+
+    let incomplete = BillTo::Inline {
+        email: Email::parse("nobody@example.com").unwrap(),
+        new_client: Err(FieldError::new("client.address.line1", "must not be empty")),
+    };
+    let refused = f.billing.create_invoice(f.draft(incomplete, "2026-11-20", &[("A", "1", "1")])).await;
+    assert!(
+        matches!(&refused, Err(CreateInvoiceError::IncompleteClient(e)) if e.field == "client.address.line1")
+    );
+    assert_eq!(f.billing.list(f.team).await.unwrap().len(), 3);
+}
+
+async fn replacing_changes_fields_and_items(store: Store) {
+    let f = fixture(store).await;
+    let invoice = f.invoice("2026-11-20").await;
+    let other = Client::new(f.team, client_details("Other", "other@example.com"), at("2026-02-01"));
+    f.billing.create(&other).await.unwrap();
+    let line_items = price_lines(lines(&[("Only", "5", "1")]), eur(), at("2026-11-22")).unwrap();
+    let changed = Invoice {
+        client_id: other.id,
+        status: InvoiceStatus::Paid,
+        description: None,
+        due_date: None,
+        tax_rule: TaxRule::Flat(parse_decimal("1").unwrap()),
+        totals: Totals::compute(&line_items, TaxRule::Flat(parse_decimal("1").unwrap()), None, eur())
+            .unwrap(),
+        line_items,
+        updated_at: at("2026-11-22"),
+        ..invoice.clone()
+    };
+    f.billing.replace_invoice(&changed, true).await.unwrap();
+    assert_eq!(f.billing.get_invoice(f.team, invoice.id).await.unwrap(), Some(changed.clone()));
+
+    // Without `lines_changed` the stored items stay.
+    let status_only = Invoice { status: InvoiceStatus::Expired, ..changed.clone() };
+    f.billing.replace_invoice(&status_only, false).await.unwrap();
+    assert_eq!(f.billing.get_invoice(f.team, invoice.id).await.unwrap(), Some(status_only.clone()));
+
+    let unknown_client = Invoice { client_id: ClientId::generate(), ..status_only.clone() };
+    let refused = f.billing.replace_invoice(&unknown_client, false).await;
+    assert!(matches!(refused, Err(SaveInvoiceError::UnknownClient)), "{refused:?}");
+    let unknown_sender = Invoice { sender_id: SenderAddressId::generate(), ..status_only.clone() };
+    let refused = f.billing.replace_invoice(&unknown_sender, true).await;
+    assert!(matches!(refused, Err(SaveInvoiceError::UnknownSender)), "{refused:?}");
+    let missing = Invoice { id: InvoiceId::generate(), ..status_only.clone() };
+    assert!(matches!(f.billing.replace_invoice(&missing, true).await, Err(SaveInvoiceError::NotFound)));
+    assert_eq!(f.billing.get_invoice(f.team, invoice.id).await.unwrap(), Some(status_only));
+}
+
+async fn invoices_list_newest_issue_date_first_then_serial(store: Store) {
+    let f = fixture(store).await;
+    for issued in ["2026-10-01", "2026-11-01", "2026-10-01", "2026-09-15"] {
+        f.invoice(issued).await;
+    }
+    let listed: Vec<String> =
+        f.billing.list_invoices(f.team).await.unwrap().iter().map(|i| i.serial.to_string()).collect();
+    assert_eq!(listed, ["INV-0002", "INV-0003", "INV-0001", "INV-0004"]);
+}
+
+async fn invoices_are_invisible_to_other_teams(store: Store) {
+    let f = fixture(store.clone()).await;
+    let invoice = f.invoice("2026-11-20").await;
+    let other = fixture_for(store, create_team(&f.store, "Other").await).await;
+    assert_eq!(f.billing.get_invoice(other.team, invoice.id).await.unwrap(), None);
+    assert!(f.billing.list_invoices(other.team).await.unwrap().is_empty());
+    assert!(matches!(
+        f.billing.delete_invoice(other.team, invoice.id).await,
+        Err(DeleteInvoiceError::NotFound)
+    ));
+    let moved =
+        Invoice { team_id: other.team, client_id: other.client, sender_id: other.sender, ..invoice.clone() };
+    assert!(matches!(f.billing.replace_invoice(&moved, true).await, Err(SaveInvoiceError::NotFound)));
+    // Another team's client or sender cannot be referred to.
+    let foreign = f.draft(BillTo::Existing(other.client), "2026-11-20", &[("A", "1", "1")]);
+    assert!(matches!(f.billing.create_invoice(foreign).await, Err(CreateInvoiceError::UnknownClient)));
+    // Each team counts its own serials.
+    assert_eq!(other.invoice("2026-11-20").await.serial.to_string(), "INV-0001");
+    assert_eq!(f.billing.get_invoice(f.team, invoice.id).await.unwrap(), Some(invoice));
+}
+
+async fn clients_with_invoices_cannot_be_deleted(store: Store) {
+    let f = fixture(store).await;
+    let invoice = f.invoice("2026-11-20").await;
+    let refused = f.billing.delete(f.team, f.client).await;
+    assert!(matches!(refused, Err(DeleteClientError::HasInvoices)), "{refused:?}");
+    assert!(f.billing.get(f.team, f.client).await.unwrap().is_some());
+    f.billing.delete_invoice(f.team, invoice.id).await.unwrap();
+    f.billing.delete(f.team, f.client).await.unwrap();
+}
+
+async fn deleting_an_invoice_takes_its_items(store: Store) {
+    let f = fixture(store).await;
+    let (gone, kept) = (f.invoice("2026-11-20").await, f.invoice("2026-11-21").await);
+    f.billing.delete_invoice(f.team, gone.id).await.unwrap();
+    assert_eq!(f.billing.get_invoice(f.team, gone.id).await.unwrap(), None);
+    assert_eq!(f.billing.find_invoice(gone.id).await.unwrap(), None);
+    assert!(matches!(f.billing.delete_invoice(f.team, gone.id).await, Err(DeleteInvoiceError::NotFound)));
+    assert_eq!(f.billing.list_invoices(f.team).await.unwrap(), [kept]);
+    // A deleted invoice's serial is not given again.
+    assert_eq!(f.invoice("2026-11-22").await.serial.to_string(), "INV-0003");
+}
+
+async fn a_team_has_one_default_sender(store: Store) {
+    let accounts: Arc<dyn AccountStore> = store.accounts();
+    let team = create_team(&store, "Ακμή").await;
+    let billing = store.billing();
+    assert_eq!(billing.default_sender(team).await.unwrap(), None);
+    // Made from the team's name on first use, once, even when asked concurrently.
+    let now = at("2026-11-20");
+    let (a, b) = tokio::join!(
+        billing::service::default_sender(billing.as_ref(), accounts.as_ref(), team, now),
+        billing::service::default_sender(billing.as_ref(), accounts.as_ref(), team, now),
+    );
+    let (a, b) = (a.unwrap(), b.unwrap());
+    assert_eq!(a, b);
+    assert_eq!(a.details.name.as_str(), "Ακμή");
+    let mut details = a.details.clone();
+    details.line1 = OptionalText::parse("Friedrichstraße 1").unwrap();
+    details.email = Some(Email::parse("billing@acme.example").unwrap());
+    let updated = billing.update_sender(team, a.id, &details, now).await.unwrap().unwrap();
+    assert_eq!(updated.details, details);
+    assert_eq!(billing.default_sender(team).await.unwrap(), Some(updated.clone()));
+    assert_eq!(billing.get_sender(team, a.id).await.unwrap(), Some(updated));
+    let other = create_team(&store, "Other").await;
+    assert_eq!(billing.get_sender(other, a.id).await.unwrap(), None);
+    assert_eq!(billing.update_sender(other, a.id, &details, now).await.unwrap(), None);
+}
