@@ -12,7 +12,7 @@ help:
 	@echo "make test    everything CI checks: lint, tests on every adapter, cargo deny, schemathesis"
 	@echo "make lint    fmt check, clippy -D warnings, docs, layering check"
 	@echo "make fmt     format the code"
-	@echo "make bench   release build on PostgreSQL under load, with pgbench beside it"
+	@echo "make bench   release build on PostgreSQL under load, with pgbench beside it; PDF render times"
 
 run:
 	$(CARGO) run --release -p app --bin billable -- serve
@@ -62,3 +62,4 @@ schemathesis:
 
 bench:
 	./scripts/bench.sh
+	./scripts/bench-pdf.sh

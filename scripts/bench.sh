@@ -5,6 +5,8 @@
 #   - idle resident memory < 40 MB
 #   - GET /v1/track/time?frequency=month for a user with 2,000 entries that month: p99 < 20 ms
 #   (POST /v1/track/time is measured beside it)
+#   - POST /v1/invoices with 5 line items, and GET /v1/invoices/{id}: throughput and p99
+#   (the PDF renderer is measured by scripts/bench-pdf.sh, which `make bench` runs after)
 # Called by `make bench`. Needs root only to install wrk / start PostgreSQL when missing.
 #
 # Tunables (environment): BENCH_SECONDS (10), BENCH_CONNECTIONS (32), BENCH_THREADS (2),
@@ -293,6 +295,27 @@ echo
 echo "=== POST /v1/track/time (wrk, ${CONNECTIONS} connections, ${DURATION}s) ==="
 run_wrk track_post -s "$WORK/track.lua" "$BASE/v1/track/time"
 
+# ---------------------------------------------------------------------------------------------
+# Invoices: one client, 5 line items per invoice, 19 % tax.
+INVOICE_CLIENT=$(curl -sS -H "X-API-Key: $KEY" -H 'Content-Type: application/json' \
+    -d "$CLIENT_JSON" "$BASE/v1/invoices/clients" | python3 -c 'import json, sys; print(json.load(sys.stdin)["id"])')
+INVOICE_JSON=$(python3 -c 'import json, sys; print(json.dumps({"clientId": sys.argv[1], "taxPercentage": 19,
+  "lineItems": [{"description": f"Item {i}", "unitPrice": round(19.99 + i, 2), "quantity": i} for i in range(1, 6)]}))' "$INVOICE_CLIENT")
+INVOICE_ID=$(curl -sS -H "X-API-Key: $KEY" -H 'Content-Type: application/json' -d "$INVOICE_JSON" \
+    "$BASE/v1/invoices" | python3 -c 'import json, sys; print(json.load(sys.stdin)["id"])')
+[[ $INVOICE_ID =~ ^[0-9a-fA-F-]{36}$ ]] || die "could not create the benchmark invoice"
+
+echo
+echo "=== GET /v1/invoices/{id}, 5 items (wrk, ${CONNECTIONS} connections, ${DURATION}s) ==="
+run_wrk invoice_get -H "X-API-Key: $KEY" "$BASE/v1/invoices/$INVOICE_ID"
+
+post_script invoice "$INVOICE_JSON"
+echo
+echo "=== POST /v1/invoices, 5 items (wrk, ${CONNECTIONS} connections, ${DURATION}s) ==="
+run_wrk invoice_post -s "$WORK/invoice.lua" "$BASE/v1/invoices"
+serials=$(psql_bench -c "SELECT count(*) = max(serial) AND count(DISTINCT serial) = count(*) FROM invoices WHERE team_id = '${TEAM_ID}'")
+[[ $serials == t ]] || die "invoice serials have a gap or a repeat after the POST run"
+
 LOADED_RSS_MB=$(rss_mb)
 
 # ---------------------------------------------------------------------------------------------
@@ -318,6 +341,9 @@ figures "POST /v1/invoices/clients:" post
 figures "GET /v1/track/time (month):" month
 figures "  the same, 1 connection:" month_single
 figures "POST /v1/track/time:" track_post
+figures "GET /v1/invoices/{id}:" invoice_get
+figures "POST /v1/invoices (5 items):" invoice_post
+printf '%-32s %s invoices, serials gapless\n' "invoices after the POST run:" "$(psql_bench -c "SELECT count(*) FROM invoices WHERE team_id = '${TEAM_ID}'")"
 printf '%-32s %s tps (latency average %s ms)\n' "pgbench same SELECT:" "$PG_TPS" "${PG_LAT:-?}"
 printf '%-32s %s (target >= 0.5: %s)\n' "ratio API GET / pgbench:" "$RATIO" "$ratio_met"
 printf '%-32s %s (p99 %s ms)\n' "GET p99 target < 10 ms:" "$p99_met" "$GET_P99"
