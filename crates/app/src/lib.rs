@@ -117,6 +117,17 @@ pub async fn serve(database: &DatabaseConfig, config: &ServeConfig) -> anyhow::R
     let store = Store::open(database).await?;
     let clock: Arc<dyn Clock> = Arc::new(SystemClock);
     if let Some(secret) = accounts::bootstrap(store.accounts().as_ref(), clock.now()).await? {
+        // The first team gets its default sender address now, like any team made by the CLI.
+        if let Some(credential) = store.accounts().find_credential(&secret.hash()).await? {
+            let team = credential.key.team_id;
+            billing::service::default_sender(
+                store.billing().as_ref(),
+                store.accounts().as_ref(),
+                team,
+                clock.now(),
+            )
+            .await?;
+        }
         eprintln!(
             "\n==================================================================\n\
              First start: created team \"Default\", its owner, and an API key\n\
