@@ -13,7 +13,7 @@ mod sample;
 pub mod service;
 
 pub use builtin::{BuiltinRenderer, page_count, render_pdf};
-pub use proxy::{DEFAULT_TIMEOUT, ProxyRenderer};
+pub use proxy::ProxyRenderer;
 #[doc(hidden)]
 pub use sample::sample_document;
 pub use service::serve;

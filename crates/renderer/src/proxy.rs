@@ -16,9 +16,6 @@ pub struct ProxyRenderer {
     http: reqwest::Client,
 }
 
-/// The timeout when the configuration names none.
-pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
-
 impl ProxyRenderer {
     /// A renderer for the service at `base_url` (`http://renderer:8081`, a path prefix
     /// allowed). `timeout` bounds each whole request, from connecting to the last byte.

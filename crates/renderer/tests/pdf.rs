@@ -289,7 +289,7 @@ async fn the_service_refuses_what_is_not_a_document() {
 #[actix_web::test]
 async fn the_proxy_renders_through_the_service() {
     let base = start_service();
-    let proxy = ProxyRenderer::new(&base, renderer::DEFAULT_TIMEOUT).unwrap();
+    let proxy = ProxyRenderer::new(&base, Duration::from_secs(10)).unwrap();
     let document = sample_document(8, true);
     let pdf = proxy.render(&document).await.unwrap();
     assert_valid(&pdf);
