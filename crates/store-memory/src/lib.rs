@@ -15,6 +15,7 @@ use billing::{Client, ClientDetails, ClientId, ClientRepository, DeleteClientErr
 use chrono::{DateTime, Utc};
 use kernel::{StoreError, StoreHealth, StoreStatus};
 
+mod agent;
 mod invoices;
 mod time_tracking;
 
@@ -32,6 +33,9 @@ struct State {
     /// The last serial given, per team.
     serials: std::collections::HashMap<TeamId, billing::Serial>,
     invoices: Vec<billing::Invoice>,
+    /// Conversation memory, in the order it was said.
+    messages: Vec<(TeamId, triggers::ConversationKey, triggers::Message)>,
+    runs: Vec<triggers::RunRecord>,
 }
 
 /// All ports over one in-process state.

@@ -11,6 +11,7 @@
 //! domain's errors, an exhausted pool becomes [`StoreError::Unavailable`].
 
 mod accounts;
+mod agent;
 mod clients;
 mod invoices;
 mod pool;

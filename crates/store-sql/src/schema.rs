@@ -177,6 +177,34 @@ macro_rules! tables {
             }
         }
 
+        diesel::table! {
+            agent_messages (team_id, conversation_key, position) {
+                team_id -> $uuid,
+                conversation_key -> Text,
+                position -> BigInt,
+                role -> Text,
+                content -> Text,
+                created_at -> $ts,
+            }
+        }
+
+        diesel::table! {
+            agent_runs (team_id, id) {
+                team_id -> $uuid,
+                id -> $uuid,
+                trigger -> Text,
+                conversation_key -> Nullable<Text>,
+                input_excerpt -> Text,
+                status -> Text,
+                steps -> Integer,
+                input_tokens -> BigInt,
+                output_tokens -> BigInt,
+                started_at -> $ts,
+                finished_at -> $ts,
+                error -> Nullable<Text>,
+            }
+        }
+
         diesel::allow_tables_to_appear_in_same_query!(
             teams,
             users,
@@ -191,6 +219,8 @@ macro_rules! tables {
             invoice_serials,
             invoices,
             line_items,
+            agent_messages,
+            agent_runs,
         );
     };
 }

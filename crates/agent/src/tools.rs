@@ -1,0 +1,65 @@
+//! Tools the model may call during a run. The registry is empty unless the embedding
+//! program registers tools; a call to an unknown tool, or a tool's failure, goes back to
+//! the model as text so it can recover.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use async_trait::async_trait;
+
+use crate::model::ToolCall;
+
+/// How a tool is described to the model.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolSpec {
+    pub name: String,
+    pub description: String,
+    /// JSON Schema of the arguments object.
+    pub parameters: serde_json::Value,
+}
+
+#[async_trait]
+pub trait Tool: Send + Sync {
+    fn spec(&self) -> ToolSpec;
+    /// Runs the tool; the `Err` text is shown to the model as the tool's answer.
+    async fn call(&self, arguments: serde_json::Value) -> Result<String, String>;
+}
+
+#[derive(Default, Clone)]
+pub struct ToolRegistry {
+    tools: BTreeMap<String, Arc<dyn Tool>>,
+    specs: Vec<ToolSpec>,
+}
+
+impl std::fmt::Debug for ToolRegistry {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list().entries(self.tools.keys()).finish()
+    }
+}
+
+impl ToolRegistry {
+    /// Adds a tool; a later one of the same name replaces it.
+    pub fn register(&mut self, tool: Arc<dyn Tool>) {
+        let spec = tool.spec();
+        self.specs.retain(|existing| existing.name != spec.name);
+        self.tools.insert(spec.name.clone(), tool);
+        self.specs.push(spec);
+    }
+
+    pub fn specs(&self) -> &[ToolSpec] {
+        &self.specs
+    }
+
+    /// Runs the call and gives the text to send back to the model.
+    pub async fn call(&self, call: &ToolCall) -> String {
+        let Some(tool) = self.tools.get(&call.name) else {
+            return format!("error: there is no tool named {:?}", call.name);
+        };
+        let arguments = if call.arguments.trim().is_empty() { "{}" } else { &call.arguments };
+        let arguments = match serde_json::from_str(arguments) {
+            Ok(arguments) => arguments,
+            Err(error) => return format!("error: the arguments are not JSON: {error}"),
+        };
+        tool.call(arguments).await.unwrap_or_else(|error| format!("error: {error}"))
+    }
+}

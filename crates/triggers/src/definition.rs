@@ -1,0 +1,522 @@
+//! The agent definition (`agent.yaml`): what the agent is, which model it calls, what it
+//! remembers, its limits, and the triggers that wake it. Parsed once at startup into
+//! typed settings with every default filled in; a bad file stops startup with a message
+//! naming the file, the field and what is wrong.
+
+use std::collections::HashMap;
+use std::fmt;
+use std::time::Duration;
+
+use serde::Deserialize;
+use serde::de::{self, Deserializer, Visitor};
+
+/// A refused definition: `FILE: FIELD: MESSAGE`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{file}: {field}: {message}")]
+pub struct DefinitionError {
+    pub file: String,
+    /// The field as a path, e.g. `triggers[0].port`; `(document)` for the file as a whole.
+    pub field: String,
+    pub message: String,
+}
+
+/// A valid agent definition, defaults applied.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AgentDefinition {
+    pub name: String,
+    /// The team whose data the agent's runs belong to, by id or name; `None` means the
+    /// only team there is.
+    pub team: Option<String>,
+    /// The system prompt.
+    pub instructions: String,
+    pub model: ModelSettings,
+    pub memory: MemorySettings,
+    pub limits: Limits,
+    pub triggers: Vec<TriggerSettings>,
+}
+
+/// Which model provider runs the agent.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ModelSettings {
+    /// Any OpenAI-compatible Chat Completions endpoint.
+    OpenAi(OpenAiSettings),
+    /// No model: replies with the input as the runtime rendered it.
+    Echo,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OpenAiSettings {
+    /// Up to and including the version segment, e.g. `https://api.openai.com/v1`.
+    pub base_url: String,
+    pub model: String,
+    /// The environment variable holding the API key; `None` for servers without keys.
+    pub api_key_env: Option<String>,
+    /// Per HTTP request to the model.
+    pub request_timeout: Duration,
+    /// Further attempts after a 429, a 5xx or a connection failure.
+    pub max_retries: u32,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MemoryScope {
+    /// Runs sharing a conversation id share their messages.
+    Thread,
+    /// Every run is one-shot.
+    None,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MemorySettings {
+    pub scope: MemoryScope,
+    /// How many earlier messages of the conversation are given to the model.
+    pub max_messages: u32,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    /// Requests that may wait per conversation while one runs.
+    pub queue_depth: u32,
+    /// Model calls per run.
+    pub max_steps: u32,
+    /// Runs in progress at once, across conversations.
+    pub max_concurrent_runs: u32,
+    /// How long one run may take, from its first model call to its reply.
+    pub run_timeout: Duration,
+}
+
+/// One entry of `triggers`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TriggerSettings {
+    Webhook(WebhookTrigger),
+    Github(GithubTrigger),
+}
+
+/// The bearer-token webhook: POST an input, get the reply.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WebhookTrigger {
+    pub path: String,
+    pub port: u16,
+    /// The environment variable holding the bearer token (two, comma-separated, during a
+    /// rotation).
+    pub token_env: String,
+}
+
+/// The signed repository-event webhook.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GithubTrigger {
+    pub path: String,
+    pub port: u16,
+    pub secret_env: String,
+    pub events: Vec<String>,
+    pub repos: Vec<String>,
+}
+
+impl TriggerSettings {
+    pub fn port(&self) -> u16 {
+        match self {
+            Self::Webhook(t) => t.port,
+            Self::Github(t) => t.port,
+        }
+    }
+
+    pub fn path(&self) -> &str {
+        match self {
+            Self::Webhook(t) => &t.path,
+            Self::Github(t) => &t.path,
+        }
+    }
+
+    /// The environment variable whose value authenticates callers.
+    pub fn secret_env(&self) -> &str {
+        match self {
+            Self::Webhook(t) => &t.token_env,
+            Self::Github(t) => &t.secret_env,
+        }
+    }
+}
+
+pub const DEFAULT_PORT: u16 = 8080;
+pub const DEFAULT_QUEUE_DEPTH: u32 = 8;
+pub const DEFAULT_MAX_STEPS: u32 = 8;
+pub const DEFAULT_MAX_CONCURRENT_RUNS: u32 = 16;
+pub const DEFAULT_RUN_TIMEOUT: Duration = Duration::from_mins(2);
+pub const DEFAULT_MAX_MESSAGES: u32 = 50;
+pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_mins(1);
+pub const DEFAULT_MAX_RETRIES: u32 = 3;
+pub const DEFAULT_GITHUB_SECRET_ENV: &str = "GITHUB_WEBHOOK_SECRET";
+
+// ---- The file as written: every field optional where a default exists. ----
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawDefinition {
+    name: String,
+    team: Option<String>,
+    #[serde(default)]
+    instructions: String,
+    model: RawModel,
+    #[serde(default)]
+    memory: RawMemory,
+    #[serde(default)]
+    limits: RawLimits,
+    triggers: Vec<RawTrigger>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawModel {
+    provider: RawProvider,
+    base_url: Option<String>,
+    model: Option<String>,
+    api_key_env: Option<String>,
+    #[serde(default, deserialize_with = "duration")]
+    request_timeout: Option<Duration>,
+    max_retries: Option<u32>,
+}
+
+#[derive(Deserialize, Clone, Copy)]
+#[serde(rename_all = "lowercase")]
+enum RawProvider {
+    Openai,
+    Echo,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct RawMemory {
+    scope: Option<RawScope>,
+    max_messages: Option<u32>,
+}
+
+#[derive(Deserialize, Clone, Copy)]
+#[serde(rename_all = "lowercase")]
+enum RawScope {
+    Thread,
+    None,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct RawLimits {
+    queue_depth: Option<u32>,
+    max_steps: Option<u32>,
+    max_concurrent_runs: Option<u32>,
+    #[serde(default, deserialize_with = "duration")]
+    run_timeout: Option<Duration>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawTrigger {
+    #[serde(rename = "type")]
+    kind: RawTriggerKind,
+    path: Option<String>,
+    port: Option<u16>,
+    token_env: Option<String>,
+    secret_env: Option<String>,
+    events: Option<Vec<String>>,
+    repos: Option<Vec<String>>,
+}
+
+#[derive(Deserialize, Clone, Copy)]
+#[serde(rename_all = "lowercase")]
+enum RawTriggerKind {
+    Webhook,
+    Github,
+}
+
+/// A duration written `90s`, `2m`, `1h 30m`, or a bare number of seconds.
+fn duration<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<Duration>, D::Error> {
+    struct DurationVisitor;
+    impl Visitor<'_> for DurationVisitor {
+        type Value = Duration;
+        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str("a duration such as 30s, 2m or 1h, or a number of seconds")
+        }
+        fn visit_u64<E: de::Error>(self, seconds: u64) -> Result<Duration, E> {
+            Ok(Duration::from_secs(seconds))
+        }
+        fn visit_i64<E: de::Error>(self, seconds: i64) -> Result<Duration, E> {
+            u64::try_from(seconds).map(Duration::from_secs).map_err(|_| E::custom("must not be negative"))
+        }
+        fn visit_str<E: de::Error>(self, text: &str) -> Result<Duration, E> {
+            humantime::parse_duration(text).map_err(|e| E::custom(format!("{text:?}: {e}")))
+        }
+    }
+    deserializer.deserialize_any(DurationVisitor).map(Some)
+}
+
+// ---- Validation. ----
+
+impl AgentDefinition {
+    /// Parses the YAML text of the file named `file` (the name only appears in errors).
+    pub fn parse(file: &str, yaml: &str) -> Result<Self, DefinitionError> {
+        let error = |field: &str, message: String| DefinitionError {
+            file: file.to_owned(),
+            field: if field.is_empty() { "(document)".to_owned() } else { field.to_owned() },
+            message,
+        };
+        let deserializer = serde_yaml_ng::Deserializer::from_str(yaml);
+        let raw: RawDefinition = serde_path_to_error::deserialize(deserializer).map_err(|e| {
+            let field = e.path().to_string();
+            let field = if field == "." { String::new() } else { field };
+            error(&field, e.into_inner().to_string())
+        })?;
+        raw.validate().map_err(|(field, message)| error(&field, message))
+    }
+
+    /// The environment variables the definition needs at startup, each with the field
+    /// that names it.
+    pub fn required_variables(&self) -> Vec<(String, String)> {
+        let mut variables: Vec<(String, String)> = self
+            .triggers
+            .iter()
+            .enumerate()
+            .map(|(i, trigger)| {
+                let field = match trigger {
+                    TriggerSettings::Webhook(_) => "token_env",
+                    TriggerSettings::Github(_) => "secret_env",
+                };
+                (format!("triggers[{i}].{field}"), trigger.secret_env().to_owned())
+            })
+            .collect();
+        if let ModelSettings::OpenAi(OpenAiSettings { api_key_env: Some(variable), .. }) = &self.model {
+            variables.push(("model.api_key_env".to_owned(), variable.clone()));
+        }
+        variables
+    }
+}
+
+type Invalid = (String, String);
+
+fn invalid(field: impl Into<String>, message: impl Into<String>) -> Invalid {
+    (field.into(), message.into())
+}
+
+fn bounded(field: &str, value: Option<u32>, default: u32, min: u32, max: u32) -> Result<u32, Invalid> {
+    let value = value.unwrap_or(default);
+    if (min..=max).contains(&value) {
+        Ok(value)
+    } else {
+        Err(invalid(field, format!("must be between {min} and {max}, got {value}")))
+    }
+}
+
+fn env_name(field: &str, name: &str) -> Result<String, Invalid> {
+    let valid = !name.is_empty()
+        && !name.starts_with(|c: char| c.is_ascii_digit())
+        && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+    if valid {
+        Ok(name.to_owned())
+    } else {
+        Err(invalid(field, format!("{name:?} is not an environment variable name (letters, digits, _)")))
+    }
+}
+
+fn route_path(field: &str, path: Option<String>, default: &str) -> Result<String, Invalid> {
+    let path = path.unwrap_or_else(|| default.to_owned());
+    let valid = path.starts_with('/')
+        && path.len() <= 200
+        && !path.contains("//")
+        && path.chars().all(|c| c.is_ascii_alphanumeric() || "/-_.~".contains(c));
+    if valid {
+        Ok(path)
+    } else {
+        Err(invalid(field, format!("{path:?} must start with / and hold only letters, digits and / - _ . ~")))
+    }
+}
+
+fn required_text(field: &str, value: Option<String>) -> Result<String, Invalid> {
+    match value {
+        Some(text) if !text.trim().is_empty() => Ok(text.trim().to_owned()),
+        Some(_) => Err(invalid(field, "must not be empty")),
+        None => Err(invalid(field, "is required")),
+    }
+}
+
+impl RawDefinition {
+    fn validate(self) -> Result<AgentDefinition, Invalid> {
+        let name = required_text("name", Some(self.name))?;
+        if name.chars().count() > 100 {
+            return Err(invalid("name", "must be at most 100 characters"));
+        }
+        let team = match self.team {
+            Some(team) => Some(required_text("team", Some(team))?),
+            None => None,
+        };
+        if self.triggers.is_empty() {
+            return Err(invalid("triggers", "must name at least one trigger"));
+        }
+        let triggers = self
+            .triggers
+            .into_iter()
+            .enumerate()
+            .map(|(i, trigger)| trigger.validate(&format!("triggers[{i}]")))
+            .collect::<Result<Vec<_>, _>>()?;
+        let mut routes = HashMap::new();
+        for (i, trigger) in triggers.iter().enumerate() {
+            if let Some(first) = routes.insert((trigger.port(), trigger.path().to_owned()), i) {
+                return Err(invalid(
+                    format!("triggers[{i}].path"),
+                    format!(
+                        "port {} and path {} are already taken by triggers[{first}]",
+                        trigger.port(),
+                        trigger.path()
+                    ),
+                ));
+            }
+        }
+        Ok(AgentDefinition {
+            name,
+            team,
+            instructions: self.instructions,
+            model: self.model.validate()?,
+            memory: MemorySettings {
+                scope: match self.memory.scope {
+                    Some(RawScope::Thread) => MemoryScope::Thread,
+                    Some(RawScope::None) | None => MemoryScope::None,
+                },
+                max_messages: bounded(
+                    "memory.max_messages",
+                    self.memory.max_messages,
+                    DEFAULT_MAX_MESSAGES,
+                    1,
+                    10_000,
+                )?,
+            },
+            limits: self.limits.validate()?,
+            triggers,
+        })
+    }
+}
+
+impl RawModel {
+    fn validate(self) -> Result<ModelSettings, Invalid> {
+        match self.provider {
+            RawProvider::Echo => {
+                let stray = [
+                    ("base_url", self.base_url.is_some()),
+                    ("model", self.model.is_some()),
+                    ("api_key_env", self.api_key_env.is_some()),
+                    ("request_timeout", self.request_timeout.is_some()),
+                    ("max_retries", self.max_retries.is_some()),
+                ];
+                if let Some((field, _)) = stray.iter().find(|(_, given)| *given) {
+                    return Err(invalid(format!("model.{field}"), "is not used by provider echo"));
+                }
+                Ok(ModelSettings::Echo)
+            }
+            RawProvider::Openai => {
+                let base_url = required_text("model.base_url", self.base_url)?;
+                let scheme_ok = base_url.starts_with("http://") || base_url.starts_with("https://");
+                if !scheme_ok || base_url.contains(char::is_whitespace) {
+                    return Err(invalid(
+                        "model.base_url",
+                        format!("{base_url:?} must be an http:// or https:// URL"),
+                    ));
+                }
+                let request_timeout = self.request_timeout.unwrap_or(DEFAULT_REQUEST_TIMEOUT);
+                if request_timeout.is_zero() {
+                    return Err(invalid("model.request_timeout", "must be longer than zero"));
+                }
+                Ok(ModelSettings::OpenAi(OpenAiSettings {
+                    base_url: base_url.trim_end_matches('/').to_owned(),
+                    model: required_text("model.model", self.model)?,
+                    api_key_env: self
+                        .api_key_env
+                        .map(|name| env_name("model.api_key_env", &name))
+                        .transpose()?,
+                    request_timeout,
+                    max_retries: bounded("model.max_retries", self.max_retries, DEFAULT_MAX_RETRIES, 0, 10)?,
+                }))
+            }
+        }
+    }
+}
+
+impl RawLimits {
+    fn validate(self) -> Result<Limits, Invalid> {
+        let run_timeout = self.run_timeout.unwrap_or(DEFAULT_RUN_TIMEOUT);
+        if run_timeout.is_zero() || run_timeout > Duration::from_hours(24) {
+            return Err(invalid("limits.run_timeout", "must be longer than zero and at most 24h"));
+        }
+        Ok(Limits {
+            queue_depth: bounded("limits.queue_depth", self.queue_depth, DEFAULT_QUEUE_DEPTH, 0, 10_000)?,
+            max_steps: bounded("limits.max_steps", self.max_steps, DEFAULT_MAX_STEPS, 1, 100)?,
+            max_concurrent_runs: bounded(
+                "limits.max_concurrent_runs",
+                self.max_concurrent_runs,
+                DEFAULT_MAX_CONCURRENT_RUNS,
+                1,
+                10_000,
+            )?,
+            run_timeout,
+        })
+    }
+}
+
+impl RawTrigger {
+    fn validate(self, at: &str) -> Result<TriggerSettings, Invalid> {
+        let field = |name: &str| format!("{at}.{name}");
+        let port = self.port.unwrap_or(DEFAULT_PORT);
+        match self.kind {
+            RawTriggerKind::Webhook => {
+                for (name, given) in [
+                    ("secret_env", self.secret_env.is_some()),
+                    ("events", self.events.is_some()),
+                    ("repos", self.repos.is_some()),
+                ] {
+                    if given {
+                        return Err(invalid(field(name), "is not a setting of a webhook trigger"));
+                    }
+                }
+                let token_env = required_text(&field("token_env"), self.token_env)?;
+                Ok(TriggerSettings::Webhook(WebhookTrigger {
+                    path: route_path(&field("path"), self.path, "/")?,
+                    port,
+                    token_env: env_name(&field("token_env"), &token_env)?,
+                }))
+            }
+            RawTriggerKind::Github => {
+                if self.token_env.is_some() {
+                    return Err(invalid(
+                        field("token_env"),
+                        "is not a setting of a github trigger (use secret_env)",
+                    ));
+                }
+                let events = self.events.ok_or_else(|| invalid(field("events"), "is required"))?;
+                if events.is_empty() {
+                    return Err(invalid(field("events"), "must name at least one event, or *"));
+                }
+                for (i, event) in events.iter().enumerate() {
+                    let valid = !event.is_empty()
+                        && event.chars().all(|c| c.is_ascii_alphanumeric() || "_.*".contains(c));
+                    if !valid {
+                        return Err(invalid(
+                            format!("{at}.events[{i}]"),
+                            format!("{event:?} is not an event name"),
+                        ));
+                    }
+                }
+                let repos = self.repos.unwrap_or_default();
+                for (i, repo) in repos.iter().enumerate() {
+                    let (owner, name) = repo.split_once('/').unwrap_or(("", ""));
+                    if owner.is_empty() || name.is_empty() || name.contains('/') || owner.contains('*') {
+                        return Err(invalid(
+                            format!("{at}.repos[{i}]"),
+                            format!("{repo:?} is not owner/name (a trailing * is allowed)"),
+                        ));
+                    }
+                }
+                let secret_env = self.secret_env.unwrap_or_else(|| DEFAULT_GITHUB_SECRET_ENV.to_owned());
+                Ok(TriggerSettings::Github(GithubTrigger {
+                    path: route_path(&field("path"), self.path, "/github")?,
+                    port,
+                    secret_env: env_name(&field("secret_env"), &secret_env)?,
+                    events,
+                    repos,
+                }))
+            }
+        }
+    }
+}

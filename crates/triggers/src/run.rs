@@ -1,0 +1,264 @@
+//! A run of the agent: the request that starts it, how it ended, and the record kept of it.
+
+use std::fmt;
+
+use accounts::TeamId;
+use chrono::{DateTime, Utc};
+use kernel::{FieldError, define_id};
+
+define_id!(
+    /// One run of the agent.
+    RunId
+);
+
+/// Longest `input`, in characters.
+pub const MAX_INPUT_CHARS: usize = 100_000;
+/// Longest `conversation_id`, in characters.
+pub const MAX_CONVERSATION_ID_CHARS: usize = 200;
+/// How much of the input a run record keeps.
+pub const INPUT_EXCERPT_CHARS: usize = 200;
+
+/// Which trigger started a run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum TriggerKind {
+    Webhook,
+    Github,
+}
+
+impl TriggerKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Webhook => "webhook",
+            Self::Github => "github",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<Self> {
+        match text {
+            "webhook" => Some(Self::Webhook),
+            "github" => Some(Self::Github),
+            _ => None,
+        }
+    }
+}
+
+impl fmt::Display for TriggerKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// The key of a conversation: runs that share it share memory and run one at a time.
+/// Non-empty, at most 200 characters, no control characters.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct ConversationKey(String);
+
+impl ConversationKey {
+    pub fn parse(text: &str) -> Result<Self, String> {
+        if text.is_empty() {
+            return Err("must not be empty".into());
+        }
+        if text.chars().count() > MAX_CONVERSATION_ID_CHARS {
+            return Err(format!("must be at most {MAX_CONVERSATION_ID_CHARS} characters"));
+        }
+        if text.chars().any(char::is_control) {
+            return Err("must not contain control characters".into());
+        }
+        Ok(Self(text.to_owned()))
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Display for ConversationKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// What a trigger asks the agent to do: the input as the runtime renders it for the
+/// model, and the conversation it continues, if any.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RunRequest {
+    pub input: String,
+    pub conversation: Option<ConversationKey>,
+}
+
+impl RunRequest {
+    /// Checks the fields of a run request as a caller sent them.
+    pub fn parse(input: String, conversation_id: Option<&str>) -> Result<Self, FieldError> {
+        if input.trim().is_empty() {
+            return Err(FieldError::new("input", "must not be empty"));
+        }
+        if input.chars().count() > MAX_INPUT_CHARS {
+            return Err(FieldError::new("input", format!("must be at most {MAX_INPUT_CHARS} characters")));
+        }
+        let conversation = conversation_id
+            .map(ConversationKey::parse)
+            .transpose()
+            .map_err(|message| FieldError::new("conversation_id", message))?;
+        Ok(Self { input, conversation })
+    }
+}
+
+/// How a run ended, as the trigger reports it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RunOutcome {
+    Replied {
+        run: RunId,
+        reply: String,
+        steps: u32,
+    },
+    /// The conversation's queue was full; nothing ran.
+    Rejected {
+        retry_after_secs: u64,
+    },
+    /// The model failed or the agent could not finish within its limits.
+    Failed {
+        run: RunId,
+        error: String,
+    },
+    /// `limits.run_timeout` passed.
+    TimedOut {
+        run: RunId,
+    },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RunStatus {
+    Ok,
+    Rejected,
+    Failed,
+    Timeout,
+}
+
+impl RunStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Ok => "ok",
+            Self::Rejected => "rejected",
+            Self::Failed => "failed",
+            Self::Timeout => "timeout",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<Self> {
+        [Self::Ok, Self::Rejected, Self::Failed, Self::Timeout].into_iter().find(|s| s.as_str() == text)
+    }
+}
+
+/// Token counts as the model reported them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Usage {
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+}
+
+impl std::ops::AddAssign for Usage {
+    fn add_assign(&mut self, other: Self) {
+        self.input_tokens = self.input_tokens.saturating_add(other.input_tokens);
+        self.output_tokens = self.output_tokens.saturating_add(other.output_tokens);
+    }
+}
+
+/// The run history's record of one run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RunRecord {
+    pub id: RunId,
+    pub team_id: TeamId,
+    pub trigger: TriggerKind,
+    pub conversation: Option<ConversationKey>,
+    /// The first [`INPUT_EXCERPT_CHARS`] characters of the input.
+    pub input_excerpt: String,
+    pub status: RunStatus,
+    /// Model calls made.
+    pub steps: u32,
+    pub usage: Usage,
+    pub started_at: DateTime<Utc>,
+    pub finished_at: DateTime<Utc>,
+    pub error: Option<String>,
+}
+
+/// The start of `input`, cut on a character boundary.
+pub fn excerpt(input: &str) -> String {
+    match input.char_indices().nth(INPUT_EXCERPT_CHARS) {
+        Some((end, _)) => format!("{}…", &input[..end]),
+        None => input.to_owned(),
+    }
+}
+
+/// Which runs to list, newest first.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RunFilter {
+    pub conversation: Option<ConversationKey>,
+    pub limit: u32,
+}
+
+/// Who wrote a remembered message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Role {
+    User,
+    Assistant,
+}
+
+impl Role {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::User => "user",
+            Self::Assistant => "assistant",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<Self> {
+        match text {
+            "user" => Some(Self::User),
+            "assistant" => Some(Self::Assistant),
+            _ => None,
+        }
+    }
+}
+
+/// A message of a conversation's memory.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Message {
+    pub role: Role,
+    pub content: String,
+}
+
+impl Message {
+    pub fn user(content: impl Into<String>) -> Self {
+        Self { role: Role::User, content: content.into() }
+    }
+
+    pub fn assistant(content: impl Into<String>) -> Self {
+        Self { role: Role::Assistant, content: content.into() }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{ConversationKey, RunRequest, excerpt};
+
+    #[test]
+    fn run_requests_name_the_refused_field() {
+        assert_eq!(RunRequest::parse("  ".into(), None).unwrap_err().to_string(), "input: must not be empty");
+        let long = "x".repeat(super::MAX_INPUT_CHARS + 1);
+        assert!(RunRequest::parse(long, None).unwrap_err().to_string().starts_with("input: must be at most"));
+        let error = RunRequest::parse("hi".into(), Some("")).unwrap_err();
+        assert_eq!(error.to_string(), "conversation_id: must not be empty");
+        assert!(RunRequest::parse("hi".into(), Some("a\nb")).is_err());
+        let request = RunRequest::parse("hi".into(), Some("ticket-42")).unwrap();
+        assert_eq!(request.conversation, Some(ConversationKey::parse("ticket-42").unwrap()));
+    }
+
+    #[test]
+    fn excerpts_cut_on_character_boundaries() {
+        assert_eq!(excerpt("short"), "short");
+        let long = "é".repeat(300);
+        let cut = excerpt(&long);
+        assert_eq!(cut.chars().count(), super::INPUT_EXCERPT_CHARS + 1);
+        assert!(cut.ends_with('…'));
+    }
+}

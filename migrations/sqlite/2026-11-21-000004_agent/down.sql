@@ -1,0 +1,2 @@
+DROP TABLE agent_runs;
+DROP TABLE agent_messages;
