@@ -221,6 +221,9 @@ pub fn serve_config() -> ServeConfig {
         trust_forwarded: false,
         pdf_renderer_url: None,
         pdf_renderer_timeout: Duration::from_secs(10),
+        agent: None,
+        trigger_host: std::net::IpAddr::from(Ipv4Addr::LOCALHOST),
+        trigger_auth_failures: parse_rate("20/60s").unwrap(),
     }
 }
 

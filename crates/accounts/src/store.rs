@@ -41,6 +41,9 @@ pub trait AccountStore: Send + Sync {
 
     async fn get_team(&self, id: TeamId) -> Result<Option<Team>, StoreError>;
 
+    /// Every team, oldest first (operators' tools pick a team by name with it).
+    async fn list_teams(&self) -> Result<Vec<Team>, StoreError>;
+
     /// MUST return `TeamNotFound` when the team does not exist and `EmailTaken` when the
     /// team already has a user with the same email, compared case-insensitively.
     async fn create_user(&self, user: &User) -> Result<(), CreateUserError>;

@@ -17,8 +17,10 @@ use billing::sender::SenderPostalCode;
 use chrono::{SecondsFormat, TimeDelta};
 use clap::{Parser, Subcommand};
 use kernel::{Clock, Email, Id, SystemClock};
+use triggers::{ConversationKey, RunFilter, RunId};
 
 use crate::Store;
+use crate::agent_setup::pick_team;
 use crate::config::{DatabaseConfig, LogConfig, ServeConfig};
 
 /// billable: invoices, clients and time tracking for teams, as a REST API.
@@ -37,7 +39,8 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// Run the REST API (migrates first; on an empty database, creates a team and prints a key once).
+    /// Run the REST API, and with --agent the agent's triggers (migrates first; on an empty
+    /// database, creates a team and prints a key once).
     Serve(ServeConfig),
     /// Run pending database migrations and exit.
     Migrate,
@@ -50,6 +53,9 @@ pub enum Command {
     /// Manage API keys.
     #[command(subcommand)]
     Keys(KeysCommand),
+    /// Read the agent's run history.
+    #[command(subcommand)]
+    Runs(RunsCommand),
     /// Run only the invoice PDF renderer, as a service for `BILLABLE_PDF_RENDERER_URL`
     /// (POST /render takes an invoice document as JSON and answers the PDF).
     Renderer {
@@ -138,6 +144,29 @@ pub enum KeysCommand {
     },
     /// Revoke a key by id; it stops working within the key cache TTL of running servers.
     Revoke { key_id: String },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum RunsCommand {
+    /// List runs, newest first (tab-separated: id, started, trigger, status, steps, input
+    /// tokens, output tokens, milliseconds, conversation, error).
+    List {
+        /// Team id or name [default: the only team].
+        #[arg(long)]
+        team: Option<String>,
+        /// Only this conversation's runs.
+        #[arg(long)]
+        conversation: Option<String>,
+        #[arg(long, default_value_t = 50, value_parser = clap::value_parser!(u32).range(1..=10_000))]
+        limit: u32,
+    },
+    /// Show one run, field by field.
+    Show {
+        run_id: String,
+        /// Team id or name [default: the only team].
+        #[arg(long)]
+        team: Option<String>,
+    },
 }
 
 fn parse_id<I: Id>(what: &str, text: &str) -> anyhow::Result<I> {
@@ -274,6 +303,7 @@ pub async fn run_admin(database: &DatabaseConfig, command: Command) -> anyhow::R
                 ))?;
             }
         }
+        Command::Runs(command) => runs(&store, accounts.as_ref(), command).await?,
         Command::Keys(KeysCommand::Revoke { key_id }) => {
             let id: ApiKeyId = parse_id("KEY_ID", &key_id)?;
             accounts.revoke_api_key(id, now).await.map_err(|e| match e {
@@ -281,6 +311,61 @@ pub async fn run_admin(database: &DatabaseConfig, command: Command) -> anyhow::R
                 RevokeApiKeyError::Store(e) => e.into(),
             })?;
             print(&id.to_string())?;
+        }
+    }
+    Ok(())
+}
+
+async fn runs(store: &Store, accounts: &dyn AccountStore, command: RunsCommand) -> anyhow::Result<()> {
+    let (RunsCommand::List { team, .. } | RunsCommand::Show { team, .. }) = &command;
+    let team = pick_team(accounts, team.as_deref())
+        .await?
+        .map_err(|problem| anyhow::anyhow!("--team: {problem}"))?;
+    let history = store.agent();
+    let time = |t: chrono::DateTime<chrono::Utc>| t.to_rfc3339_opts(SecondsFormat::Millis, true);
+    match command {
+        RunsCommand::List { conversation, limit, .. } => {
+            let conversation = conversation
+                .map(|c| ConversationKey::parse(&c).map_err(|e| anyhow::anyhow!("--conversation: {e}")))
+                .transpose()?;
+            for run in history.list_runs(team, &RunFilter { conversation, limit }).await? {
+                print(&format!(
+                    "{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}",
+                    run.id,
+                    time(run.started_at),
+                    run.trigger,
+                    run.status.as_str(),
+                    run.steps,
+                    run.usage.input_tokens,
+                    run.usage.output_tokens,
+                    (run.finished_at - run.started_at).num_milliseconds(),
+                    run.conversation.as_ref().map_or("-", ConversationKey::as_str),
+                    run.error.as_deref().unwrap_or("-"),
+                ))?;
+            }
+        }
+        RunsCommand::Show { run_id, .. } => {
+            let id: RunId = parse_id("RUN_ID", &run_id)?;
+            let run = history
+                .find_run(team, id)
+                .await?
+                .with_context(|| format!("no run with id {id} in team {team}"))?;
+            let fields = [
+                ("id", run.id.to_string()),
+                ("trigger", run.trigger.to_string()),
+                ("conversation", run.conversation.map_or_else(|| "-".to_owned(), |c| c.to_string())),
+                ("status", run.status.as_str().to_owned()),
+                ("steps", run.steps.to_string()),
+                ("input_tokens", run.usage.input_tokens.to_string()),
+                ("output_tokens", run.usage.output_tokens.to_string()),
+                ("started_at", time(run.started_at)),
+                ("finished_at", time(run.finished_at)),
+                ("error", run.error.unwrap_or_else(|| "-".to_owned())),
+                ("input", run.input_excerpt),
+            ];
+            for (name, value) in fields {
+                print(&format!("{name}: {value}"))?;
+            }
         }
     }
     Ok(())

@@ -3,13 +3,15 @@
 // The doc comments of the fields are the `--help` text, written for the terminal.
 #![allow(clippy::doc_markdown)]
 
-use std::net::SocketAddr;
+use std::net::{IpAddr, SocketAddr};
 use std::num::NonZeroU32;
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
 use billing::InvoiceRenderer;
 use clap::{Args, ValueEnum};
+use http_api::triggers::TriggerSettings;
 use http_api::{HttpSettings, Rate};
 use store_sql::PoolSettings;
 
@@ -85,6 +87,15 @@ pub struct ServeConfig {
     /// How long to wait for the renderer service before answering 500.
     #[arg(long, env = "BILLABLE_PDF_RENDERER_TIMEOUT", default_value = "10s", value_parser = humantime::parse_duration)]
     pub pdf_renderer_timeout: Duration,
+    /// Agent definition (YAML) whose triggers to serve beside the REST API; see docs/agent.md.
+    #[arg(long, env = "BILLABLE_AGENT")]
+    pub agent: Option<PathBuf>,
+    /// Address the agent's trigger listeners bind, each on its trigger's port.
+    #[arg(long, env = "BILLABLE_TRIGGER_HOST", default_value = "127.0.0.1")]
+    pub trigger_host: IpAddr,
+    /// Failed trigger authentications allowed per client IP, as BURST/PERIOD, before 429.
+    #[arg(long, env = "BILLABLE_TRIGGER_AUTH_FAILURES", default_value = "20/60s", value_parser = parse_rate)]
+    pub trigger_auth_failures: Rate,
 }
 
 impl ServeConfig {
@@ -94,6 +105,10 @@ impl ServeConfig {
             Some(url) => Arc::new(renderer::ProxyRenderer::new(url, self.pdf_renderer_timeout)?),
             None => Arc::new(renderer::BuiltinRenderer),
         })
+    }
+
+    pub fn trigger_settings(&self) -> TriggerSettings {
+        TriggerSettings { failed_auth: self.trigger_auth_failures, trust_forwarded: self.trust_forwarded }
     }
 
     pub fn http_settings(&self) -> HttpSettings {

@@ -1,6 +1,7 @@
 //! Wiring of the `billable` binary: opens the store the configuration names, runs
 //! migrations and the first-run bootstrap, and serves the API. No rules live here.
 
+pub mod agent_setup;
 pub mod cli;
 pub mod config;
 
@@ -11,11 +12,13 @@ use accounts::AccountStore;
 use actix_web::dev::Server;
 use actix_web::web;
 use anyhow::Context;
+use http_api::triggers::TriggerState;
 use http_api::{ApiState, Stores};
 use kernel::{Clock, SystemClock};
 use store_memory::MemoryStore;
 use store_sql::{Backend, SqlStore};
 
+use crate::agent_setup::AgentSetup;
 use crate::config::{DatabaseConfig, ServeConfig};
 
 /// The store behind every port.
@@ -44,12 +47,14 @@ impl Store {
                 accounts: store.clone(),
                 billing: store.clone(),
                 track: store.clone(),
+                runs: store.clone(),
                 health: store.clone(),
             },
             Self::Memory(store) => Stores {
                 accounts: store.clone(),
                 billing: store.clone(),
                 track: store.clone(),
+                runs: store.clone(),
                 health: store.clone(),
             },
         }
@@ -62,17 +67,29 @@ impl Store {
     pub fn billing(&self) -> Arc<dyn billing::BillingStore> {
         self.stores().billing
     }
+
+    pub fn agent(&self) -> Arc<dyn triggers::AgentStore> {
+        match self {
+            Self::Sql(store) => store.clone(),
+            Self::Memory(store) => store.clone(),
+        }
+    }
 }
 
-/// The API server, bound and ready to run.
+/// The API server and the agent's trigger listeners, bound and ready to run.
 pub struct Application {
     port: u16,
-    server: Server,
+    /// Each trigger port as configured, and the port bound for it.
+    trigger_ports: Vec<(u16, u16)>,
+    servers: Vec<Server>,
 }
 
 impl std::fmt::Debug for Application {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Application").field("port", &self.port).finish_non_exhaustive()
+        f.debug_struct("Application")
+            .field("port", &self.port)
+            .field("trigger_ports", &self.trigger_ports)
+            .finish_non_exhaustive()
     }
 }
 
@@ -84,36 +101,81 @@ impl Application {
         let port = listener.local_addr()?.port();
         let renderer = config.renderer()?;
         let state = web::Data::new(ApiState::new(store.stores(), renderer, clock, config.http_settings()));
-        spawn_limiter_sweeps(state.clone());
-        let workers =
-            config.workers.unwrap_or_else(|| std::thread::available_parallelism().map_or(2, usize::from));
-        let server = http_api::serve(listener, state, workers)?;
-        Ok(Self { port, server })
+        spawn_sweeps(state.clone(), |state| state.limits.sweep());
+        let server = http_api::serve(listener, state, workers(config))?;
+        Ok(Self { port, trigger_ports: Vec::new(), servers: vec![server] })
+    }
+
+    /// Adds the listeners of the agent's triggers: one per port, on `config.trigger_host`.
+    pub fn with_triggers(
+        mut self,
+        config: &ServeConfig,
+        setup: &AgentSetup,
+        agent: Arc<dyn triggers::Agent>,
+    ) -> anyhow::Result<Self> {
+        let state = web::Data::new(TriggerState::new(agent, config.trigger_settings()));
+        spawn_sweeps(state.clone(), TriggerState::sweep);
+        for (port, routes) in setup.listeners() {
+            let address = std::net::SocketAddr::from((config.trigger_host, port));
+            let listener =
+                TcpListener::bind(address).with_context(|| format!("binding the trigger port {address}"))?;
+            let bound = listener.local_addr()?.port();
+            let paths: Vec<&str> = routes.iter().map(|r| r.path.as_str()).collect();
+            tracing::info!(address = %address, port = bound, ?paths, "serving agent triggers");
+            self.servers.push(http_api::triggers::serve_triggers(
+                listener,
+                state.clone(),
+                routes,
+                workers(config),
+            )?);
+            self.trigger_ports.push((port, bound));
+        }
+        Ok(self)
     }
 
     pub fn port(&self) -> u16 {
         self.port
     }
 
+    /// The port bound for the triggers configured on `configured` (which may be 0).
+    pub fn trigger_port(&self, configured: u16) -> Option<u16> {
+        self.trigger_ports.iter().find(|(c, _)| *c == configured).map(|(_, bound)| *bound)
+    }
+
     /// Serves until SIGTERM (draining requests in flight) or SIGINT (at once).
-    pub async fn run_until_stopped(self) -> std::io::Result<()> {
-        self.server.await
+    pub async fn run_until_stopped(self) -> anyhow::Result<()> {
+        let running: Vec<_> = self.servers.into_iter().map(tokio::spawn).collect();
+        for server in running {
+            server.await.context("a server task failed")??;
+        }
+        Ok(())
     }
 }
 
+fn workers(config: &ServeConfig) -> usize {
+    config.workers.unwrap_or_else(|| std::thread::available_parallelism().map_or(2, usize::from))
+}
+
 /// Keeps the rate limiters' memory bounded by forgetting idle callers each minute.
-fn spawn_limiter_sweeps(state: web::Data<ApiState>) {
+fn spawn_sweeps<T: Send + Sync + 'static>(state: web::Data<T>, sweep: fn(&T)) {
     tokio::spawn(async move {
         let mut every_minute = tokio::time::interval(std::time::Duration::from_mins(1));
         loop {
             every_minute.tick().await;
-            state.limits.sweep();
+            sweep(&state);
         }
     });
 }
 
 /// `billable serve`: open, migrate, bootstrap on first run, serve.
 pub async fn serve(database: &DatabaseConfig, config: &ServeConfig) -> anyhow::Result<()> {
+    // The definition and its secrets first: a missing token stops startup before any
+    // port is bound or the database is touched.
+    let agent_setup = config
+        .agent
+        .as_deref()
+        .map(|path| AgentSetup::load(path, |name| std::env::var(name).ok()))
+        .transpose()?;
     let store = Store::open(database).await?;
     let clock: Arc<dyn Clock> = Arc::new(SystemClock);
     if let Some(secret) = accounts::bootstrap(store.accounts().as_ref(), clock.now()).await? {
@@ -137,7 +199,13 @@ pub async fn serve(database: &DatabaseConfig, config: &ServeConfig) -> anyhow::R
             secret.expose()
         );
     }
-    let application = Application::build(config, &store, clock)?;
+    let mut application = Application::build(config, &store, clock.clone())?;
+    if let Some(setup) = &agent_setup {
+        let team = setup.team(store.accounts().as_ref()).await?;
+        let runtime = setup.runtime(team, store.agent(), clock, agent::ToolRegistry::default())?;
+        tracing::info!(agent = %setup.definition.name, %team, "agent runtime ready");
+        application = application.with_triggers(config, setup, Arc::new(runtime))?;
+    }
     tracing::info!(address = %config.listen, port = application.port(), "serving the REST API");
     application.run_until_stopped().await?;
     tracing::info!("stopped");

@@ -190,6 +190,7 @@ needs!(
     InvoicesWrite => InvoicesWrite,
     TrackRead => TrackRead,
     TrackWrite => TrackWrite,
+    AgentRead => AgentRead,
 );
 
 /// The authenticated caller, proven to hold permission `P` (403 otherwise). Put it first

@@ -14,6 +14,7 @@ pub mod metrics;
 pub mod ratelimit;
 mod routes;
 pub mod state;
+pub mod triggers;
 
 use std::net::TcpListener;
 
@@ -56,6 +57,8 @@ pub const API_VERSION: &str = "2026.6.2";
         (name = "Tags", description = "Labels on time entries"),
         (name = "Projects", description = "What time is logged against"),
         (name = "Sections", description = "Parts of a project"),
+        (name = "Agent runs", description = "The agent runtime's run history: every call of its triggers, \
+            with status, steps and tokens. Needs `agent:read`"),
         (name = "Operations", description = "Health and metrics"),
     )
 )]
@@ -148,6 +151,12 @@ where
                 .service(routes::track::sections::create_section)
                 .service(routes::track::sections::update_section)
                 .service(routes::track::sections::delete_section),
+        )
+        .service(
+            scope("/v1/agent/runs")
+                .wrap(from_fn(auth::require_api_key))
+                .service(routes::agent::list_runs)
+                .service(routes::agent::get_run),
         )
         .service(routes::ops::healthz)
         .service(routes::ops::readyz)

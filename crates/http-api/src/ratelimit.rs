@@ -128,6 +128,53 @@ impl RateLimits {
     }
 }
 
+/// Throttles failed authentication per client IP: after `rate.burst` failures within the
+/// rate's period, the address gets 429 for every request (before its credentials are
+/// looked at) until its allowance refills, so guessing costs time even when it succeeds.
+pub struct FailureThrottle {
+    failures: Limiter<IpAddr>,
+    /// Blocked addresses and until when.
+    blocked: moka::sync::Cache<IpAddr, std::time::Instant>,
+}
+
+impl std::fmt::Debug for FailureThrottle {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("FailureThrottle").field("rate", &self.failures.rate).finish_non_exhaustive()
+    }
+}
+
+impl FailureThrottle {
+    pub fn new(rate: Rate) -> Self {
+        let blocked = moka::sync::Cache::builder().max_capacity(100_000).time_to_live(rate.period).build();
+        Self { failures: Limiter::new(rate), blocked }
+    }
+
+    /// Refuses an address that is blocked.
+    pub fn check(&self, ip: IpAddr) -> Result<(), Exceeded> {
+        let Some(until) = self.blocked.get(&ip) else { return Ok(()) };
+        let left = until.saturating_duration_since(std::time::Instant::now());
+        if left.is_zero() {
+            self.blocked.invalidate(&ip);
+            return Ok(());
+        }
+        Err(Exceeded { limit: self.failures.rate.burst.get(), retry_after_secs: ceil_secs(left).max(1) })
+    }
+
+    /// Counts a failure; `Err` when it was one too many, and the address is now blocked.
+    pub fn fail(&self, ip: IpAddr) -> Result<(), Exceeded> {
+        self.failures.check(&ip).map(drop).inspect_err(|exceeded| {
+            let until = std::time::Instant::now() + Duration::from_secs(exceeded.retry_after_secs);
+            self.blocked.insert(ip, until);
+        })
+    }
+
+    /// Forgets addresses whose allowance is full again.
+    pub fn sweep(&self) {
+        self.failures.sweep();
+        self.blocked.run_pending_tasks();
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use std::num::NonZeroU32;
@@ -136,7 +183,7 @@ mod tests {
     use accounts::ApiKeyId;
     use kernel::Id;
 
-    use super::{Rate, RateLimits};
+    use super::{FailureThrottle, Rate, RateLimits};
 
     #[test]
     fn burst_then_refusal_with_retry_after() {
@@ -150,5 +197,20 @@ mod tests {
         assert!((1..=10).contains(&refused.retry_after_secs), "{refused:?}");
         // Another key has its own allowance.
         assert_eq!(limits.check_key(ApiKeyId::generate()).unwrap().remaining, 2);
+    }
+
+    #[test]
+    fn failures_past_the_limit_block_the_address() {
+        let rate = Rate { burst: NonZeroU32::new(2).unwrap(), period: Duration::from_mins(1) };
+        let throttle = FailureThrottle::new(rate);
+        let (ip, other) = ("192.0.2.1".parse().unwrap(), "192.0.2.2".parse().unwrap());
+        assert!(throttle.check(ip).is_ok());
+        assert!(throttle.fail(ip).is_ok());
+        assert!(throttle.fail(ip).is_ok());
+        assert!(throttle.check(ip).is_ok(), "two failures are allowed");
+        let blocked = throttle.fail(ip).unwrap_err();
+        assert!((1..=30).contains(&blocked.retry_after_secs), "{blocked:?}");
+        assert!(throttle.check(ip).is_err(), "blocked before credentials are looked at");
+        assert!(throttle.check(other).is_ok());
     }
 }

@@ -7,6 +7,7 @@ use accounts::AccountStore;
 use billing::{BillingStore, InvoiceRenderer};
 use kernel::{Clock, StoreHealth};
 use tracking::TrackStore;
+use triggers::RunHistory;
 
 use crate::auth::Authenticator;
 use crate::metrics::Metrics;
@@ -32,6 +33,8 @@ pub struct Stores {
     /// Clients, invoices and sender addresses.
     pub billing: Arc<dyn BillingStore>,
     pub track: Arc<dyn TrackStore>,
+    /// The agent's run history.
+    pub runs: Arc<dyn RunHistory>,
     pub health: Arc<dyn StoreHealth>,
 }
 

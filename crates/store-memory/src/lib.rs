@@ -67,6 +67,10 @@ impl AccountStore for MemoryStore {
         Ok(self.state().teams.iter().find(|t| t.id == id).cloned())
     }
 
+    async fn list_teams(&self) -> Result<Vec<Team>, StoreError> {
+        Ok(self.state().teams.clone())
+    }
+
     async fn create_user(&self, user: &User) -> Result<(), CreateUserError> {
         let mut state = self.state();
         if !state.teams.iter().any(|t| t.id == user.team_id) {

@@ -135,6 +135,16 @@ impl AccountStore for SqlStore {
         row.map(Team::try_from).transpose()
     }
 
+    #[tracing::instrument(skip(self))]
+    async fn list_teams(&self) -> Result<Vec<Team>, StoreError> {
+        let rows: Vec<TeamRow> = db_run!(self, |conn| teams::table
+            .order((teams::created_at, teams::id))
+            .load(conn)
+            .await
+            .or_store()?);
+        rows.into_iter().map(Team::try_from).collect()
+    }
+
     #[tracing::instrument(skip_all, fields(team = %user.team_id))]
     async fn create_user(&self, user: &User) -> Result<(), CreateUserError> {
         let result = db_run!(self, |conn| diesel::insert_into(users::table)

@@ -1,6 +1,7 @@
 //! Handlers, one module per resource, and what they share: the error responses every
 //! keyed endpoint documents, id parsing, timestamps.
 
+pub(crate) mod agent;
 pub(crate) mod clients;
 pub(crate) mod invoices;
 pub(crate) mod ops;

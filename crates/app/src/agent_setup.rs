@@ -1,0 +1,124 @@
+//! Wiring of the agent runtime: the definition file and the secrets it names, the team its
+//! runs belong to, the runtime, and the trigger listeners.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::Arc;
+
+use accounts::{AccountStore, TeamId};
+use agent::{AgentRuntime, ToolRegistry};
+use anyhow::{Context, anyhow, bail};
+use http_api::triggers::WebhookRoute;
+use kernel::{Clock, Id};
+use triggers::{AgentDefinition, AgentStore, ModelSettings, OpenAiSettings, Secrets, TriggerSettings};
+
+/// A loaded agent definition with every secret it names resolved.
+#[derive(Debug)]
+pub struct AgentSetup {
+    file: String,
+    pub definition: AgentDefinition,
+    /// The credentials of each trigger, in the order of `triggers`.
+    secrets: Vec<Secrets>,
+    api_key: Option<String>,
+}
+
+impl AgentSetup {
+    /// Reads and checks the definition at `path`, and resolves its secrets through `env`
+    /// (the process environment in production). Fails naming the file and the field.
+    pub fn load(path: &Path, env: impl Fn(&str) -> Option<String>) -> anyhow::Result<Self> {
+        let file = path.display().to_string();
+        let text = std::fs::read_to_string(path)
+            .with_context(|| format!("cannot read the agent definition {file}"))?;
+        let definition = AgentDefinition::parse(&file, &text)?;
+        Self::resolve(file, definition, env)
+    }
+
+    /// Resolves the secrets of an already parsed definition.
+    pub fn resolve(
+        file: String,
+        definition: AgentDefinition,
+        env: impl Fn(&str) -> Option<String>,
+    ) -> anyhow::Result<Self> {
+        if let Some(i) = definition.triggers.iter().position(|t| matches!(t, TriggerSettings::Github(_))) {
+            bail!(
+                "{file}: triggers[{i}].type: the github trigger is not available in this version of billable"
+            );
+        }
+        let missing = |field: &str, variable: &str| {
+            anyhow!("{file}: {field}: the environment variable {variable} is not set (or holds no value)")
+        };
+        let mut secrets = Vec::new();
+        let variables = definition.required_variables();
+        for (field, variable) in &variables {
+            if field.starts_with("triggers") {
+                let value = env(variable).and_then(|value| Secrets::parse(&value));
+                secrets.push(value.ok_or_else(|| missing(field, variable))?);
+            }
+        }
+        let api_key = match &definition.model {
+            ModelSettings::OpenAi(OpenAiSettings { api_key_env: Some(variable), .. }) => {
+                let key = env(variable).filter(|key| !key.trim().is_empty());
+                Some(key.ok_or_else(|| missing("model.api_key_env", variable))?.trim().to_owned())
+            }
+            _ => None,
+        };
+        Ok(Self { file, definition, secrets, api_key })
+    }
+
+    /// The team the definition names (by id or name), or the only one there is.
+    pub async fn team(&self, accounts: &dyn AccountStore) -> anyhow::Result<TeamId> {
+        pick_team(accounts, self.definition.team.as_deref())
+            .await?
+            .map_err(|problem| anyhow!("{}: team: {problem}", self.file))
+    }
+
+    /// The runtime of the agent, over `store`.
+    pub fn runtime(
+        &self,
+        team: TeamId,
+        store: Arc<dyn AgentStore>,
+        clock: Arc<dyn Clock>,
+        tools: ToolRegistry,
+    ) -> anyhow::Result<AgentRuntime> {
+        let model = agent::model_for(&self.definition.model, self.api_key.clone())
+            .map_err(|e| anyhow!("{}: model: {e}", self.file))?;
+        Ok(AgentRuntime::new(&self.definition, team, model, tools, store, clock))
+    }
+
+    /// The webhook routes of each port, ports in ascending order.
+    pub fn listeners(&self) -> BTreeMap<u16, Vec<WebhookRoute>> {
+        let mut ports: BTreeMap<u16, Vec<WebhookRoute>> = BTreeMap::new();
+        for (trigger, tokens) in self.definition.triggers.iter().zip(&self.secrets) {
+            if let TriggerSettings::Webhook(webhook) = trigger {
+                let route = WebhookRoute { path: webhook.path.clone(), tokens: tokens.clone() };
+                ports.entry(webhook.port).or_default().push(route);
+            }
+        }
+        ports
+    }
+}
+
+/// The team `wanted` names by id or name, or, when it is `None`, the only team there is;
+/// the inner `Err` says why there is no single answer.
+pub async fn pick_team(
+    accounts: &dyn AccountStore,
+    wanted: Option<&str>,
+) -> anyhow::Result<Result<TeamId, String>> {
+    let teams = accounts.list_teams().await?;
+    Ok(match wanted {
+        Some(wanted) => {
+            let by_id = TeamId::parse(wanted);
+            let mut matching = teams.iter().filter(|t| Some(t.id) == by_id || t.name.as_str() == wanted);
+            match (matching.next(), matching.next()) {
+                (Some(team), None) => Ok(team.id),
+                (Some(_), Some(_)) => Err(format!("several teams are named {wanted:?}; give the team id")),
+                (None, _) => Err(format!("no team has the id or name {wanted:?}")),
+            }
+        }
+        None => match teams.as_slice() {
+            [team] => Ok(team.id),
+            [] => Err("there is no team yet".to_owned()),
+            _ => Err(format!("there are {} teams; name one (by id or name)", teams.len())),
+        },
+    })
+}
