@@ -290,3 +290,94 @@ impl TestApp {
         response.json().await.unwrap()
     }
 }
+
+pub mod fake_model;
+
+/// The real server with an agent: the REST API and the agent's trigger listeners (which
+/// the definition should put on port 0, a free port), over `db`.
+#[derive(Debug)]
+pub struct AgentApp {
+    pub rest: String,
+    /// Base URL of the listener of the triggers on port 0.
+    pub trigger: String,
+    pub http: reqwest::Client,
+    pub store: Store,
+    pub team: TeamId,
+    /// A `write` key of an owner of the team (it may read the run history).
+    pub key: String,
+    pub db: TestDb,
+    handles: Vec<actix_web::dev::ServerHandle>,
+}
+
+impl AgentApp {
+    /// Starts the agent defined by `yaml`, its secrets looked up in `env`; the database
+    /// gets a team (unless it has one), an owner and a key.
+    pub async fn start(yaml: &str, env: &[(&str, &str)], db: TestDb) -> anyhow::Result<Self> {
+        Self::start_with(serve_config(), yaml, env, db).await
+    }
+
+    pub async fn start_with(
+        config: ServeConfig,
+        yaml: &str,
+        env: &[(&str, &str)],
+        db: TestDb,
+    ) -> anyhow::Result<Self> {
+        let definition = triggers::AgentDefinition::parse("agent.yaml", yaml)?;
+        let lookup = |name: &str| env.iter().find(|(n, _)| *n == name).map(|(_, v)| (*v).to_owned());
+        let setup = app::agent_setup::AgentSetup::resolve("agent.yaml".into(), definition, lookup)?;
+        let store = db.open().await;
+        let team = match store.accounts().list_teams().await?.first() {
+            Some(team) => team.id,
+            None => create_team(&store, "Acme").await,
+        };
+        let owner = create_user(&store, team, Role::Owner).await;
+        let (_, key) = create_key(&store, team, owner, Scope::Write, None).await;
+        let clock: Arc<dyn Clock> = Arc::new(SystemClock);
+        let runtime = setup.runtime(
+            setup.team(store.accounts().as_ref()).await?,
+            store.agent(),
+            clock.clone(),
+            agent::ToolRegistry::default(),
+        )?;
+        let application = app::Application::build(&config, &store, clock)?.with_triggers(
+            &config,
+            &setup,
+            Arc::new(runtime),
+        )?;
+        let rest = format!("http://127.0.0.1:{}", application.port());
+        let trigger = format!("http://127.0.0.1:{}", application.trigger_port(0).unwrap_or_default());
+        let handles = application.handles();
+        tokio::spawn(application.run_until_stopped());
+        let http = reqwest::Client::new();
+        Ok(Self { rest, trigger, http, store, team, key, db, handles })
+    }
+
+    /// POSTs `body` to the trigger at `path` with the bearer `token`, if any.
+    pub fn call(&self, path: &str, token: Option<&str>, body: &serde_json::Value) -> reqwest::RequestBuilder {
+        let request = self.http.post(format!("{}{path}", self.trigger)).json(body);
+        match token {
+            Some(token) => request.bearer_auth(token),
+            None => request,
+        }
+    }
+
+    /// `GET` on the REST API with the owner's key.
+    pub async fn get_json(&self, path: &str) -> (u16, serde_json::Value) {
+        let response = self
+            .http
+            .get(format!("{}{path}", self.rest))
+            .header("X-API-Key", &self.key)
+            .send()
+            .await
+            .unwrap();
+        (response.status().as_u16(), response.json().await.unwrap_or_default())
+    }
+
+    /// Stops the servers, as a restart would, and gives the database back.
+    pub async fn stop(self) -> TestDb {
+        for handle in &self.handles {
+            handle.stop(true).await;
+        }
+        self.db
+    }
+}

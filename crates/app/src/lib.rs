@@ -137,6 +137,11 @@ impl Application {
         self.port
     }
 
+    /// Handles to stop the servers (as a restart would) from outside.
+    pub fn handles(&self) -> Vec<actix_web::dev::ServerHandle> {
+        self.servers.iter().map(Server::handle).collect()
+    }
+
     /// The port bound for the triggers configured on `configured` (which may be 0).
     pub fn trigger_port(&self, configured: u16) -> Option<u16> {
         self.trigger_ports.iter().find(|(c, _)| *c == configured).map(|(_, bound)| *bound)

@@ -16,12 +16,20 @@ fn init_tracing(config: &LogConfig) {
 }
 
 #[tokio::main]
-async fn main() -> anyhow::Result<()> {
+async fn main() -> std::process::ExitCode {
     let cli = Cli::parse();
     init_tracing(&cli.log);
-    match cli.command {
+    let result = match cli.command {
         Command::Serve(config) => app::serve(&cli.database, &config).await,
         Command::Renderer { listen } => renderer::serve(listen).await,
         command => app::cli::run_admin(&cli.database, command).await,
+    };
+    match result {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(error) => {
+            // The chain on one line, without a backtrace: these are the operator's errors.
+            eprintln!("error: {error:#}");
+            std::process::ExitCode::FAILURE
+        }
     }
 }

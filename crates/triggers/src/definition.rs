@@ -259,8 +259,15 @@ impl AgentDefinition {
         let deserializer = serde_yaml_ng::Deserializer::from_str(yaml);
         let raw: RawDefinition = serde_path_to_error::deserialize(deserializer).map_err(|e| {
             let field = e.path().to_string();
-            let field = if field == "." { String::new() } else { field };
-            error(&field, e.into_inner().to_string())
+            // `?` is where the YAML itself is malformed, `.` the document as a whole.
+            let field = if field == "." || field == "?" { String::new() } else { field };
+            // The YAML parser names the field itself, where it knows it; once is enough.
+            let message = e.into_inner().to_string();
+            let message = match message.split_once(": ") {
+                Some((named, rest)) if !named.is_empty() && field.starts_with(named) => rest.to_owned(),
+                _ => message,
+            };
+            error(&field, message)
         })?;
         raw.validate().map_err(|(field, message)| error(&field, message))
     }

@@ -1,0 +1,193 @@
+//! The agent definition parser: every field, every default, every error.
+
+#![allow(clippy::unwrap_used, reason = "tests")]
+
+use std::time::Duration;
+
+use triggers::{
+    AgentDefinition, GithubTrigger, Limits, MemoryScope, MemorySettings, ModelSettings, OpenAiSettings,
+    TriggerSettings, WebhookTrigger,
+};
+
+const MINIMAL: &str = "
+name: helper
+model:
+  provider: echo
+triggers:
+  - type: webhook
+    token_env: WEBHOOK_TOKEN
+";
+
+fn parse(yaml: &str) -> AgentDefinition {
+    AgentDefinition::parse("agent.yaml", yaml).unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// The error message for `yaml`.
+fn refused(yaml: &str) -> String {
+    AgentDefinition::parse("agent.yaml", yaml).unwrap_err().to_string()
+}
+
+#[test]
+fn a_minimal_definition_gets_every_default() {
+    let definition = parse(MINIMAL);
+    assert_eq!(definition.name, "helper");
+    assert_eq!(definition.team, None);
+    assert_eq!(definition.instructions, "");
+    assert_eq!(definition.model, ModelSettings::Echo);
+    assert_eq!(definition.memory, MemorySettings { scope: MemoryScope::None, max_messages: 50 });
+    assert_eq!(
+        definition.limits,
+        Limits { queue_depth: 8, max_steps: 8, max_concurrent_runs: 16, run_timeout: Duration::from_mins(2) }
+    );
+    assert_eq!(
+        definition.triggers,
+        [TriggerSettings::Webhook(WebhookTrigger { path: "/".into(), port: 8080, token_env: "WEBHOOK_TOKEN".into() })]
+    );
+    assert_eq!(definition.required_variables(), [("triggers[0].token_env".to_owned(), "WEBHOOK_TOKEN".to_owned())]);
+}
+
+#[test]
+fn every_field_is_read() {
+    let definition = parse(
+        "
+name: support
+team: Acme
+instructions: |
+  Be brief.
+model:
+  provider: openai
+  base_url: http://127.0.0.1:11434/v1/
+  model: llama3.2
+  api_key_env: OLLAMA_KEY
+  request_timeout: 30s
+  max_retries: 5
+memory:
+  scope: thread
+  max_messages: 20
+limits:
+  queue_depth: 2
+  max_steps: 4
+  max_concurrent_runs: 3
+  run_timeout: 90
+triggers:
+  - type: webhook
+    path: /hooks/support
+    port: 9000
+    token_env: SUPPORT_TOKEN
+  - type: github
+    port: 9000
+    events: [pull_request, issue_comment.created]
+    repos: [acme/api, acme/web-*]
+",
+    );
+    assert_eq!(definition.team.as_deref(), Some("Acme"));
+    assert_eq!(definition.instructions, "Be brief.\n");
+    assert_eq!(
+        definition.model,
+        ModelSettings::OpenAi(OpenAiSettings {
+            base_url: "http://127.0.0.1:11434/v1".into(),
+            model: "llama3.2".into(),
+            api_key_env: Some("OLLAMA_KEY".into()),
+            request_timeout: Duration::from_secs(30),
+            max_retries: 5,
+        })
+    );
+    assert_eq!(definition.memory, MemorySettings { scope: MemoryScope::Thread, max_messages: 20 });
+    assert_eq!(
+        definition.limits,
+        Limits { queue_depth: 2, max_steps: 4, max_concurrent_runs: 3, run_timeout: Duration::from_secs(90) }
+    );
+    assert_eq!(
+        definition.triggers[1],
+        TriggerSettings::Github(GithubTrigger {
+            path: "/github".into(),
+            port: 9000,
+            secret_env: "GITHUB_WEBHOOK_SECRET".into(),
+            events: vec!["pull_request".into(), "issue_comment.created".into()],
+            repos: vec!["acme/api".into(), "acme/web-*".into()],
+        })
+    );
+    let variables: Vec<String> = definition.required_variables().into_iter().map(|(field, _)| field).collect();
+    assert_eq!(variables, ["triggers[0].token_env", "triggers[1].secret_env", "model.api_key_env"]);
+}
+
+#[test]
+fn openai_defaults() {
+    let definition = parse(&MINIMAL.replace(
+        "provider: echo",
+        "provider: openai\n  base_url: https://api.openai.com/v1\n  model: gpt-4o-mini",
+    ));
+    let ModelSettings::OpenAi(settings) = definition.model else { panic!("openai expected") };
+    assert_eq!(settings.api_key_env, None);
+    assert_eq!(settings.request_timeout, Duration::from_mins(1));
+    assert_eq!(settings.max_retries, 3);
+}
+
+#[test]
+fn errors_name_the_file_the_field_and_the_problem() {
+    let cases: &[(&str, &str, &str)] = &[
+        ("name: helper\n", "name: ''\n", "agent.yaml: name: must not be empty"),
+        ("name: helper\n", "name: x\nnmae: y\n", "agent.yaml: nmae"),
+        ("triggers:\n  - type: webhook\n    token_env: WEBHOOK_TOKEN\n", "triggers: []\n", "agent.yaml: triggers: must name at least one trigger"),
+        ("token_env: WEBHOOK_TOKEN", "token_env: 1WEBHOOK", "agent.yaml: triggers[0].token_env:"),
+        ("    token_env: WEBHOOK_TOKEN", "    path: /x", "agent.yaml: triggers[0].token_env: is required"),
+        ("type: webhook", "type: smtp", "agent.yaml: triggers[0].type: unknown variant `smtp`"),
+        ("token_env: WEBHOOK_TOKEN", "token_env: T\n    port: 70000", "agent.yaml: triggers[0].port:"),
+        ("token_env: WEBHOOK_TOKEN", "token_env: T\n    path: no-slash", "agent.yaml: triggers[0].path:"),
+        ("token_env: WEBHOOK_TOKEN", "token_env: T\n    events: [push]", "agent.yaml: triggers[0].events: is not a setting"),
+        ("provider: echo", "provider: claude", "agent.yaml: model.provider: unknown variant `claude`"),
+        ("provider: echo", "provider: echo\n  model: x", "agent.yaml: model.model: is not used by provider echo"),
+        ("provider: echo", "provider: openai\n  model: m", "agent.yaml: model.base_url: is required"),
+        ("provider: echo", "provider: openai\n  base_url: ftp://x\n  model: m", "agent.yaml: model.base_url:"),
+        ("provider: echo", "provider: openai\n  base_url: http://x/v1", "agent.yaml: model.model: is required"),
+        ("provider: echo", "provider: openai\n  base_url: http://x\n  model: m\n  max_retries: 11", "model.max_retries: must be between 0 and 10"),
+        ("provider: echo", "provider: echo\nmemory:\n  scope: forever", "agent.yaml: memory.scope: unknown variant"),
+        ("provider: echo", "provider: echo\nmemory:\n  max_messages: 0", "memory.max_messages: must be between 1 and 10000"),
+        ("provider: echo", "provider: echo\nlimits:\n  max_steps: 0", "agent.yaml: limits.max_steps: must be between 1 and 100"),
+        ("provider: echo", "provider: echo\nlimits:\n  queue_depth: -1", "agent.yaml: limits.queue_depth:"),
+        ("provider: echo", "provider: echo\nlimits:\n  max_concurrent_runs: 0", "limits.max_concurrent_runs: must be between"),
+        ("provider: echo", "provider: echo\nlimits:\n  run_timeout: soon", "agent.yaml: limits.run_timeout:"),
+        ("provider: echo", "provider: echo\nlimits:\n  run_timeout: 0s", "limits.run_timeout: must be longer than zero"),
+        ("provider: echo", "provider: echo\nlimits:\n  burst: 3", "agent.yaml: limits.burst: unknown field"),
+    ];
+    for (from, to, expected) in cases {
+        assert!(MINIMAL.contains(from), "{from:?} is not in the minimal definition");
+        let message = refused(&MINIMAL.replace(from, to));
+        assert!(message.starts_with(expected) || message.contains(expected), "{to:?}: got {message:?}, expected {expected:?}");
+    }
+}
+
+#[test]
+fn missing_required_sections_are_named() {
+    assert!(refused("name: x\ntriggers: []\n").contains("model"), "{}", refused("name: x\ntriggers: []\n"));
+    assert!(refused("model:\n  provider: echo\ntriggers: []\n").contains("name"));
+    assert!(refused("name: x\nmodel:\n  provider: echo\n").contains("triggers"));
+    assert!(refused("").starts_with("agent.yaml: "));
+    assert!(refused("name: [unclosed").starts_with("agent.yaml: "));
+    assert!(refused("name: a\n  bad: indentation\n: x").starts_with("agent.yaml: "));
+}
+
+#[test]
+fn github_triggers_have_their_own_rules() {
+    let github = |extra: &str| MINIMAL.replace("type: webhook\n    token_env: WEBHOOK_TOKEN", &format!("type: github\n{extra}"));
+    assert!(refused(&github("    repos: [a/b]")).contains("triggers[0].events: is required"));
+    assert!(refused(&github("    events: []")).contains("triggers[0].events: must name at least one event"));
+    assert!(refused(&github("    events: ['pull request']")).contains("triggers[0].events[0]"));
+    assert!(refused(&github("    events: ['*']\n    repos: [justaname]")).contains("triggers[0].repos[0]"));
+    assert!(refused(&github("    events: ['*']\n    token_env: X")).contains("use secret_env"));
+    let definition = parse(&github("    events: ['*']\n    secret_env: HOOK_SECRET"));
+    assert_eq!(definition.triggers[0].secret_env(), "HOOK_SECRET");
+    assert_eq!(definition.triggers[0].path(), "/github");
+}
+
+#[test]
+fn two_triggers_on_one_port_and_path_are_refused() {
+    let yaml = format!("{MINIMAL}  - type: webhook\n    token_env: OTHER\n");
+    assert_eq!(
+        refused(&yaml),
+        "agent.yaml: triggers[1].path: port 8080 and path / are already taken by triggers[0]"
+    );
+    // Another path on the same port shares the listener.
+    let definition = parse(&format!("{MINIMAL}  - type: webhook\n    path: /other\n    token_env: OTHER\n"));
+    assert_eq!(definition.triggers.len(), 2);
+}
