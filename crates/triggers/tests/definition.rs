@@ -41,9 +41,16 @@ fn a_minimal_definition_gets_every_default() {
     );
     assert_eq!(
         definition.triggers,
-        [TriggerSettings::Webhook(WebhookTrigger { path: "/".into(), port: 8080, token_env: "WEBHOOK_TOKEN".into() })]
+        [TriggerSettings::Webhook(WebhookTrigger {
+            path: "/".into(),
+            port: 8080,
+            token_env: "WEBHOOK_TOKEN".into()
+        })]
     );
-    assert_eq!(definition.required_variables(), [("triggers[0].token_env".to_owned(), "WEBHOOK_TOKEN".to_owned())]);
+    assert_eq!(
+        definition.required_variables(),
+        [("triggers[0].token_env".to_owned(), "WEBHOOK_TOKEN".to_owned())]
+    );
 }
 
 #[test]
@@ -107,7 +114,8 @@ triggers:
             repos: vec!["acme/api".into(), "acme/web-*".into()],
         })
     );
-    let variables: Vec<String> = definition.required_variables().into_iter().map(|(field, _)| field).collect();
+    let variables: Vec<String> =
+        definition.required_variables().into_iter().map(|(field, _)| field).collect();
     assert_eq!(variables, ["triggers[0].token_env", "triggers[1].secret_env", "model.api_key_env"]);
 }
 
@@ -128,32 +136,79 @@ fn errors_name_the_file_the_field_and_the_problem() {
     let cases: &[(&str, &str, &str)] = &[
         ("name: helper\n", "name: ''\n", "agent.yaml: name: must not be empty"),
         ("name: helper\n", "name: x\nnmae: y\n", "agent.yaml: nmae"),
-        ("triggers:\n  - type: webhook\n    token_env: WEBHOOK_TOKEN\n", "triggers: []\n", "agent.yaml: triggers: must name at least one trigger"),
+        (
+            "triggers:\n  - type: webhook\n    token_env: WEBHOOK_TOKEN\n",
+            "triggers: []\n",
+            "agent.yaml: triggers: must name at least one trigger",
+        ),
         ("token_env: WEBHOOK_TOKEN", "token_env: 1WEBHOOK", "agent.yaml: triggers[0].token_env:"),
         ("    token_env: WEBHOOK_TOKEN", "    path: /x", "agent.yaml: triggers[0].token_env: is required"),
         ("type: webhook", "type: smtp", "agent.yaml: triggers[0].type: unknown variant `smtp`"),
         ("token_env: WEBHOOK_TOKEN", "token_env: T\n    port: 70000", "agent.yaml: triggers[0].port:"),
         ("token_env: WEBHOOK_TOKEN", "token_env: T\n    path: no-slash", "agent.yaml: triggers[0].path:"),
-        ("token_env: WEBHOOK_TOKEN", "token_env: T\n    events: [push]", "agent.yaml: triggers[0].events: is not a setting"),
+        (
+            "token_env: WEBHOOK_TOKEN",
+            "token_env: T\n    events: [push]",
+            "agent.yaml: triggers[0].events: is not a setting",
+        ),
         ("provider: echo", "provider: claude", "agent.yaml: model.provider: unknown variant `claude`"),
-        ("provider: echo", "provider: echo\n  model: x", "agent.yaml: model.model: is not used by provider echo"),
+        (
+            "provider: echo",
+            "provider: echo\n  model: x",
+            "agent.yaml: model.model: is not used by provider echo",
+        ),
         ("provider: echo", "provider: openai\n  model: m", "agent.yaml: model.base_url: is required"),
-        ("provider: echo", "provider: openai\n  base_url: ftp://x\n  model: m", "agent.yaml: model.base_url:"),
-        ("provider: echo", "provider: openai\n  base_url: http://x/v1", "agent.yaml: model.model: is required"),
-        ("provider: echo", "provider: openai\n  base_url: http://x\n  model: m\n  max_retries: 11", "model.max_retries: must be between 0 and 10"),
-        ("provider: echo", "provider: echo\nmemory:\n  scope: forever", "agent.yaml: memory.scope: unknown variant"),
-        ("provider: echo", "provider: echo\nmemory:\n  max_messages: 0", "memory.max_messages: must be between 1 and 10000"),
-        ("provider: echo", "provider: echo\nlimits:\n  max_steps: 0", "agent.yaml: limits.max_steps: must be between 1 and 100"),
+        (
+            "provider: echo",
+            "provider: openai\n  base_url: ftp://x\n  model: m",
+            "agent.yaml: model.base_url:",
+        ),
+        (
+            "provider: echo",
+            "provider: openai\n  base_url: http://x/v1",
+            "agent.yaml: model.model: is required",
+        ),
+        (
+            "provider: echo",
+            "provider: openai\n  base_url: http://x\n  model: m\n  max_retries: 11",
+            "model.max_retries: must be between 0 and 10",
+        ),
+        (
+            "provider: echo",
+            "provider: echo\nmemory:\n  scope: forever",
+            "agent.yaml: memory.scope: unknown variant",
+        ),
+        (
+            "provider: echo",
+            "provider: echo\nmemory:\n  max_messages: 0",
+            "memory.max_messages: must be between 1 and 10000",
+        ),
+        (
+            "provider: echo",
+            "provider: echo\nlimits:\n  max_steps: 0",
+            "agent.yaml: limits.max_steps: must be between 1 and 100",
+        ),
         ("provider: echo", "provider: echo\nlimits:\n  queue_depth: -1", "agent.yaml: limits.queue_depth:"),
-        ("provider: echo", "provider: echo\nlimits:\n  max_concurrent_runs: 0", "limits.max_concurrent_runs: must be between"),
+        (
+            "provider: echo",
+            "provider: echo\nlimits:\n  max_concurrent_runs: 0",
+            "limits.max_concurrent_runs: must be between",
+        ),
         ("provider: echo", "provider: echo\nlimits:\n  run_timeout: soon", "agent.yaml: limits.run_timeout:"),
-        ("provider: echo", "provider: echo\nlimits:\n  run_timeout: 0s", "limits.run_timeout: must be longer than zero"),
+        (
+            "provider: echo",
+            "provider: echo\nlimits:\n  run_timeout: 0s",
+            "limits.run_timeout: must be longer than zero",
+        ),
         ("provider: echo", "provider: echo\nlimits:\n  burst: 3", "agent.yaml: limits.burst: unknown field"),
     ];
     for (from, to, expected) in cases {
         assert!(MINIMAL.contains(from), "{from:?} is not in the minimal definition");
         let message = refused(&MINIMAL.replace(from, to));
-        assert!(message.starts_with(expected) || message.contains(expected), "{to:?}: got {message:?}, expected {expected:?}");
+        assert!(
+            message.starts_with(expected) || message.contains(expected),
+            "{to:?}: got {message:?}, expected {expected:?}"
+        );
     }
 }
 
@@ -169,7 +224,9 @@ fn missing_required_sections_are_named() {
 
 #[test]
 fn github_triggers_have_their_own_rules() {
-    let github = |extra: &str| MINIMAL.replace("type: webhook\n    token_env: WEBHOOK_TOKEN", &format!("type: github\n{extra}"));
+    let github = |extra: &str| {
+        MINIMAL.replace("type: webhook\n    token_env: WEBHOOK_TOKEN", &format!("type: github\n{extra}"))
+    };
     assert!(refused(&github("    repos: [a/b]")).contains("triggers[0].events: is required"));
     assert!(refused(&github("    events: []")).contains("triggers[0].events: must name at least one event"));
     assert!(refused(&github("    events: ['pull request']")).contains("triggers[0].events[0]"));

@@ -31,6 +31,7 @@ macro_rules! for_each_adapter {
     };
 }
 
+mod agent;
 mod invoices;
 mod tracking;
 
