@@ -209,9 +209,10 @@ impl Inner {
                     self.limits.max_steps
                 ));
             }
+            // Counted before the call: a call the timeout cuts short was made all the same.
+            progress.steps += 1;
             let reply =
                 self.model.complete(ModelRequest { messages: &messages, tools: self.tools.specs() }).await;
-            progress.steps += 1;
             let reply = reply.map_err(|e| format!("model call failed: {e}"))?;
             progress.usage += reply.usage;
             if reply.tool_calls.is_empty() {

@@ -6,5 +6,6 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, reason = "tests")]
 
+mod agent;
 mod contract;
 mod http;
