@@ -12,10 +12,12 @@ help:
 	@echo "make test    everything CI checks: lint, tests on every adapter, cargo deny, schemathesis"
 	@echo "make lint    fmt check, clippy -D warnings, docs, layering check"
 	@echo "make fmt     format the code"
-	@echo "make bench   release build on PostgreSQL under load, with pgbench beside it; PDF render times"
+	@echo "make bench   release build on PostgreSQL under load, with pgbench beside it; PDF render times;"
+	@echo "             the agent's webhook trigger beside a bare actix-web handler"
 
+# `make run ARGS="--agent examples/agent.yaml"` passes options on to `serve`.
 run:
-	$(CARGO) run --release -p app --bin billable -- serve
+	$(CARGO) run --release -p app --bin billable -- serve $(ARGS)
 
 test: lint test-all deny schemathesis
 
@@ -63,3 +65,4 @@ schemathesis:
 bench:
 	./scripts/bench.sh
 	./scripts/bench-pdf.sh
+	./scripts/bench-agent.sh

@@ -77,31 +77,10 @@ trap 'exit 143' TERM
 
 # ---------------------------------------------------------------------------------------------
 # Tools.
-if ! command -v wrk >/dev/null 2>&1; then
-    log "installing wrk"
-    apt-get update -qq && apt-get install -y -qq wrk >/dev/null
-fi
-if ! command -v pgbench >/dev/null 2>&1 || ! command -v psql >/dev/null 2>&1 \
-    || ! command -v pg_isready >/dev/null 2>&1; then
-    log "installing postgresql-client"
-    apt-get update -qq && apt-get install -y -qq postgresql-client >/dev/null
-fi
-for tool in wrk pgbench psql pg_isready curl python3 awk cargo; do
-    command -v "$tool" >/dev/null 2>&1 || die "$tool is required but not installed"
-done
-
-# PostgreSQL: start the local cluster if nothing answers on 127.0.0.1:5432.
-if ! pg_isready -q -h "$PG_HOST" -p "$PG_PORT"; then
-    version=$(ls /etc/postgresql 2>/dev/null | sort -V | tail -n 1 || true)
-    [[ -n $version ]] || die "PostgreSQL is not running and no cluster is configured in /etc/postgresql"
-    log "starting PostgreSQL ${version}/main"
-    pg_ctlcluster --skip-systemctl-redirect "$version" main start
-    for _ in $(seq 1 30); do
-        pg_isready -q -h "$PG_HOST" -p "$PG_PORT" && break
-        sleep 0.5
-    done
-    pg_isready -q -h "$PG_HOST" -p "$PG_PORT" || die "PostgreSQL did not come up on ${PG_HOST}:${PG_PORT}"
-fi
+# shellcheck source=scripts/bench-lib.sh
+source scripts/bench-lib.sh
+install_missing_tools wrk pgbench psql pg_isready curl python3 awk cargo
+start_postgres
 
 # ---------------------------------------------------------------------------------------------
 # Build. Release profile: debug builds say nothing about production speed.
@@ -170,19 +149,6 @@ status=$(curl -sS -o /dev/null -w '%{http_code}' -H "X-API-Key: $KEY" "$GET_URL"
 
 # ---------------------------------------------------------------------------------------------
 # wrk helpers.
-
-# "850.12us" / "1.20ms" / "1.03s" / "1.50m" -> milliseconds.
-to_ms() {
-    awk '{
-        v = $1
-        if (v ~ /us$/)      { sub(/us$/, "", v); v = v / 1000 }
-        else if (v ~ /ms$/) { sub(/ms$/, "", v); v = v + 0 }
-        else if (v ~ /s$/)  { sub(/s$/, "", v);  v = v * 1000 }
-        else if (v ~ /m$/)  { sub(/m$/, "", v);  v = v * 60000 }
-        else if (v ~ /h$/)  { sub(/h$/, "", v);  v = v * 3600000 }
-        printf "%.2f\n", v
-    }'
-}
 
 # run_wrk NAME ARGS... : runs wrk, keeps its output in $WORK/NAME.txt and echoes it.
 run_wrk() {

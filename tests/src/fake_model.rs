@@ -117,7 +117,7 @@ pub fn last_user_message(request: &Value) -> String {
         .to_owned()
 }
 
-fn completion(message: Value, usage: (u64, u64)) -> HttpResponse {
+fn completion(message: &Value, usage: (u64, u64)) -> HttpResponse {
     HttpResponse::Ok().json(json!({
         "id": "chatcmpl-test",
         "object": "chat.completion",
@@ -139,10 +139,10 @@ async fn complete(model: web::Data<FakeModel>, body: web::Json<Value>) -> HttpRe
     let response = match answer {
         None => HttpResponse::InternalServerError().body("no scripted answer"),
         Some(Answer::Reply { text, usage }) => {
-            completion(json!({"role": "assistant", "content": text}), usage)
+            completion(&json!({"role": "assistant", "content": text}), usage)
         }
         Some(Answer::ToolCall { name, arguments, usage }) => completion(
-            json!({
+            &json!({
                 "role": "assistant",
                 "content": null,
                 "tool_calls": [{"id": "call_1", "type": "function", "function": {"name": name, "arguments": arguments}}],
@@ -158,7 +158,7 @@ async fn complete(model: web::Data<FakeModel>, body: web::Json<Value>) -> HttpRe
         }
         Some(Answer::Slow { delay, text }) => {
             tokio::time::sleep(delay).await;
-            completion(json!({"role": "assistant", "content": text}), (0, 0))
+            completion(&json!({"role": "assistant", "content": text}), (0, 0))
         }
         Some(Answer::Reflect) => {
             let lines: Vec<String> = body["messages"]
@@ -169,7 +169,7 @@ async fn complete(model: web::Data<FakeModel>, body: web::Json<Value>) -> HttpRe
                     format!("{}: {}", m["role"].as_str().unwrap_or("?"), m["content"].as_str().unwrap_or(""))
                 })
                 .collect();
-            completion(json!({"role": "assistant", "content": lines.join("\n")}), (7, 3))
+            completion(&json!({"role": "assistant", "content": lines.join("\n")}), (7, 3))
         }
     };
     model.in_flight.fetch_sub(1, Ordering::SeqCst);

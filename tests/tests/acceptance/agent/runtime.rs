@@ -294,3 +294,21 @@ async fn idle_conversations_are_forgotten() {
     assert_eq!(setup.runtime.active_conversations(), 0);
     assert_eq!(setup.runs().await.len(), 100, "the listing's limit");
 }
+
+#[tokio::test]
+async fn runs_across_conversations_are_bounded_by_max_concurrent_runs() {
+    let fake = FakeModel::start(vec![], Some(Answer::reply("done")));
+    fake.set_delay(Duration::from_millis(300));
+    let setup = Arc::new(setup(&fake, "limits:\n  max_concurrent_runs: 2"));
+    let runs: Vec<_> = (0..5)
+        .map(|i| {
+            let setup = setup.clone();
+            tokio::spawn(async move { setup.run("hi", Some(&format!("conversation-{i}"))).await })
+        })
+        .collect();
+    for run in runs {
+        replied(run.await.unwrap());
+    }
+    assert_eq!(fake.most_in_flight(), 2, "five conversations, two runs at a time");
+    assert_eq!(fake.requests().len(), 5);
+}

@@ -296,3 +296,29 @@ async fn the_run_history_needs_agent_read() {
         app.http.get(format!("{}/v1/agent/runs", app.rest)).header("X-API-Key", &key).send().await.unwrap();
     assert_eq!(response.status(), StatusCode::OK);
 }
+
+#[tokio::test]
+async fn triggers_on_one_port_share_a_listener_each_with_its_own_token() {
+    let yaml = "name: two\nmodel:\n  provider: echo\ntriggers:\n  - type: webhook\n    port: 0\n    path: /alpha\n    token_env: ALPHA\n  - type: webhook\n    port: 0\n    path: /beta\n    token_env: BETA\n";
+    let env = &[("ALPHA", "alpha-token"), ("BETA", "beta-token")];
+    let app = AgentApp::start(yaml, env, TestDb::new(Backend::Memory).await).await.unwrap();
+    let body = json!({"input": "hi"});
+    for (path, good, other) in
+        [("/alpha", "alpha-token", "beta-token"), ("/beta", "beta-token", "alpha-token")]
+    {
+        assert_eq!(
+            app.call(path, Some(good), &body).send().await.unwrap().status(),
+            StatusCode::OK,
+            "{path}"
+        );
+        assert_eq!(
+            app.call(path, Some(other), &body).send().await.unwrap().status(),
+            StatusCode::UNAUTHORIZED,
+            "{path} takes only its own token"
+        );
+    }
+    assert_eq!(
+        app.call("/", Some("alpha-token"), &body).send().await.unwrap().status(),
+        StatusCode::NOT_FOUND
+    );
+}

@@ -1,0 +1,332 @@
+#!/usr/bin/env bash
+# Benchmarks the agent's webhook trigger on PostgreSQL, with the `echo` provider so that the
+# figures are the trigger's and the runtime's own (token check, body, conversation queue,
+# run-history row), not a model's:
+#   - POST at BENCH_CONNECTIONS connections, each request on its own conversation;
+#   - the same, all on one conversation (runs serialised by its queue; 429 once
+#     limits.queue_depth requests wait);
+#   - the same load against a bare actix-web handler returning a constant
+#     (crates/http-api/examples/bare_handler.rs), one worker per core like the trigger.
+# Target: on distinct conversations, at least half the bare handler's throughput.
+# Called by `make bench`. Needs root only to install wrk / start PostgreSQL when missing.
+#
+# Tunables (environment): BENCH_SECONDS (10), BENCH_CONNECTIONS (64), BENCH_THREADS (2),
+# BENCH_WARMUP_SECONDS (2), BENCH_POOL_SIZE (32), BENCH_QUEUE_DEPTH (64).
+set -euo pipefail
+
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+PG_HOST=127.0.0.1
+PG_PORT=5432
+PG_USER=postgres
+DB_NAME=billable_bench_agent
+DATABASE_URL="postgres://${PG_USER}@${PG_HOST}:${PG_PORT}/${DB_NAME}"
+
+DURATION=${BENCH_SECONDS:-10}
+CONNECTIONS=${BENCH_CONNECTIONS:-64}
+THREADS=${BENCH_THREADS:-2}
+WARMUP=${BENCH_WARMUP_SECONDS:-2}
+POOL_SIZE=${BENCH_POOL_SIZE:-32}
+QUEUE_DEPTH=${BENCH_QUEUE_DEPTH:-64}
+TARGET_DIR=${CARGO_TARGET_DIR:-target}
+BIN="$TARGET_DIR/release/billable"
+BARE_BIN="$TARGET_DIR/release/examples/bare_handler"
+
+log() { printf 'bench-agent: %s\n' "$*" >&2; }
+warn() { printf 'bench-agent: WARNING: %s\n' "$*" >&2; }
+die() { printf 'bench-agent: error: %s\n' "$*" >&2; exit 1; }
+
+# No NOTICE for "DROP DATABASE IF EXISTS" of a database that isn't there.
+export PGOPTIONS="-c client_min_messages=warning"
+psql_admin() { psql -h "$PG_HOST" -p "$PG_PORT" -U "$PG_USER" -d postgres -X -q -At -v ON_ERROR_STOP=1 "$@"; }
+psql_bench() { psql -h "$PG_HOST" -p "$PG_PORT" -U "$PG_USER" -d "$DB_NAME" -X -q -At -v ON_ERROR_STOP=1 "$@"; }
+
+# ---------------------------------------------------------------------------------------------
+# Cleanup: stop the servers first (the billable one holds pool connections), then drop the
+# database.
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/billable-bench-agent.XXXXXX")
+SERVER_PID=
+BARE_PID=
+DB_CREATED=0
+
+# stop PID : SIGTERM, wait up to 5 s (graceful shutdown drains in-flight requests), SIGKILL.
+stop() {
+    local pid=$1
+    [[ -n $pid ]] && kill -0 "$pid" 2>/dev/null || return 0
+    kill -TERM "$pid" 2>/dev/null || true
+    for _ in $(seq 1 50); do
+        kill -0 "$pid" 2>/dev/null || break
+        sleep 0.1
+    done
+    kill -KILL "$pid" 2>/dev/null || true
+    wait "$pid" 2>/dev/null || true
+}
+
+cleanup() {
+    local status=$?
+    set +e
+    stop "$SERVER_PID"
+    stop "$BARE_PID"
+    if (( status != 0 )); then
+        for server_log in "$WORK/server.log" "$WORK/bare.log"; do
+            if [[ -s $server_log ]]; then
+                log "last lines of $(basename "$server_log"):"
+                tail -n 20 "$server_log" >&2
+            fi
+        done
+    fi
+    if (( DB_CREATED )); then
+        psql_admin -c "DROP DATABASE IF EXISTS ${DB_NAME} WITH (FORCE)" >/dev/null 2>&1 \
+            || psql_admin -c "DROP DATABASE IF EXISTS ${DB_NAME}" >/dev/null \
+            || warn "could not drop database ${DB_NAME}"
+    fi
+    rm -rf "$WORK"
+    exit "$status"
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+# ---------------------------------------------------------------------------------------------
+# Tools.
+# shellcheck source=scripts/bench-lib.sh
+source scripts/bench-lib.sh
+install_missing_tools wrk psql pg_isready curl python3 awk cargo
+start_postgres
+
+# ---------------------------------------------------------------------------------------------
+# Build, release profile. One command for both: features unify as in `-p app` alone, so
+# the server shares every artifact with scripts/bench.sh's build and only the example is new.
+log "building release binaries"
+cargo build --release -p app -p http-api --bin billable --example bare_handler
+[[ -x $BIN ]] || die "expected binary at $BIN"
+[[ -x $BARE_BIN ]] || die "expected binary at $BARE_BIN"
+
+log "recreating database ${DB_NAME}"
+psql_admin -c "DROP DATABASE IF EXISTS ${DB_NAME} WITH (FORCE)" >/dev/null
+DB_CREATED=1
+psql_admin -c "CREATE DATABASE ${DB_NAME}" >/dev/null
+
+# ---------------------------------------------------------------------------------------------
+# Ports (REST API, trigger, bare handler): bound together so they differ, then released.
+read -r API_PORT TRIGGER_PORT BARE_PORT < <(python3 -c '
+import socket
+sockets = [socket.socket() for _ in range(3)]
+for s in sockets:
+    s.bind(("127.0.0.1", 0))
+print(" ".join(str(s.getsockname()[1]) for s in sockets))')
+API_BASE="http://127.0.0.1:${API_PORT}"
+TRIGGER_URL="http://127.0.0.1:${TRIGGER_PORT}/"
+BARE_URL="http://127.0.0.1:${BARE_PORT}/"
+
+# Hex: safe in YAML, in a header and in a Lua string.
+TOKEN=$(python3 -c 'import secrets; print(secrets.token_hex(32))')
+
+cat >"$WORK/agent.yaml" <<YAML
+name: bench
+model:
+  provider: echo
+memory:
+  scope: none
+limits:
+  queue_depth: ${QUEUE_DEPTH}
+  max_concurrent_runs: ${CONNECTIONS}
+triggers:
+  - type: webhook
+    path: /
+    port: ${TRIGGER_PORT}
+    token_env: BENCH_WEBHOOK_TOKEN
+YAML
+
+# ---------------------------------------------------------------------------------------------
+# The billable server with the agent's trigger. Logging at warn so per-request logs don't
+# dominate.
+log "starting billable on ${API_BASE}, trigger on ${TRIGGER_URL}"
+BENCH_WEBHOOK_TOKEN="$TOKEN" \
+DATABASE_URL="$DATABASE_URL" \
+BILLABLE_LISTEN="127.0.0.1:${API_PORT}" \
+BILLABLE_TRIGGER_HOST=127.0.0.1 \
+BILLABLE_DB_POOL_SIZE="$POOL_SIZE" \
+BILLABLE_LOG=warn \
+    "$BIN" serve --agent "$WORK/agent.yaml" >"$WORK/server.log" 2>&1 &
+SERVER_PID=$!
+
+# wait_for URL PID NAME [CURL ARGS...] : until URL answers 2xx (at most 30 s).
+wait_for() {
+    local url=$1 pid=$2 name=$3
+    shift 3
+    for _ in $(seq 1 60); do
+        kill -0 "$pid" 2>/dev/null || die "$name exited during startup"
+        if curl -fsS -o /dev/null --max-time 1 "$@" "$url" 2>/dev/null; then
+            return 0
+        fi
+        sleep 0.5
+    done
+    die "$name did not answer $url within 30 s"
+}
+# Migrations run before the listeners bind; the trigger listener binds after the API's.
+wait_for "$API_BASE/healthz" "$SERVER_PID" billable
+
+# Fail fast on a token, routing or definition mistake rather than benchmarking 4xx.
+trigger_call() {
+    curl -sS -o "$WORK/probe.json" -w '%{http_code}' --max-time 5 -X POST \
+        -H "Authorization: Bearer $TOKEN" -H 'content-type: application/json' \
+        -d '{"input": "hello", "conversation_id": "probe"}' "$1"
+}
+for _ in $(seq 1 20); do
+    status=$(trigger_call "$TRIGGER_URL" 2>/dev/null || true)
+    [[ $status == 000 || -z $status ]] || break
+    sleep 0.5
+done
+[[ $status == 200 ]] || die "the trigger answered ${status:-nothing}: $(cat "$WORK/probe.json" 2>/dev/null)"
+grep -q '"status":"ok"' "$WORK/probe.json" || die "unexpected trigger reply: $(cat "$WORK/probe.json")"
+
+# ---------------------------------------------------------------------------------------------
+# wrk helpers.
+
+# post_script NAME CONVERSATION : a wrk Lua script at $WORK/NAME.lua POSTing a run request
+# with the token. CONVERSATION "" gives every request a conversation of its own (thread
+# number and a per-thread counter); any other value is the one conversation of all requests.
+# Counts the answers by status; `done` prints "status 200: N" lines, and "status other: N".
+# Every run, the bare handler's included, uses such a script: the client does the same work.
+post_script() {
+    cat >"$WORK/$1.lua" <<LUA
+local conversation = "$2"
+local threads = {}
+
+function setup(thread)
+    table.insert(threads, thread)
+    thread:set("thread_id", #threads)
+end
+
+wrk.method = "POST"
+wrk.headers["Authorization"] = "Bearer ${TOKEN}"
+wrk.headers["Content-Type"] = "application/json"
+
+local sent = 0
+ok, rejected, other = 0, 0, 0
+
+function request()
+    sent = sent + 1
+    local id = conversation
+    if id == "" then
+        id = string.format("bench-%d-%d", thread_id, sent)
+    end
+    return wrk.format(nil, nil, nil,
+        string.format('{"input": "hello %d", "conversation_id": "%s"}', sent, id))
+end
+
+function response(status, headers, body)
+    if status == 200 then
+        ok = ok + 1
+    elseif status == 429 then
+        rejected = rejected + 1
+    else
+        other = other + 1
+    end
+end
+
+function done(summary, latency, requests)
+    local totals = { ok = 0, rejected = 0, other = 0 }
+    for _, thread in ipairs(threads) do
+        for name, _ in pairs(totals) do
+            totals[name] = totals[name] + thread:get(name)
+        end
+    end
+    io.write(string.format("status 200: %d\nstatus 429: %d\nstatus other: %d\n",
+        totals.ok, totals.rejected, totals.other))
+end
+LUA
+}
+
+# run_wrk NAME URL [WRK ARGS...] : runs wrk with $WORK/NAME.lua, keeps its output in
+# $WORK/NAME.txt and echoes it.
+run_wrk() {
+    local name=$1 url=$2
+    shift 2
+    wrk -t"$THREADS" -c"$CONNECTIONS" -d"${DURATION}s" --latency -s "$WORK/$name.lua" "$@" "$url" \
+        >"$WORK/$name.txt"
+    cat "$WORK/$name.txt"
+    grep -q '^Requests/sec:' "$WORK/$name.txt" || die "wrk ($name) produced no Requests/sec line"
+    if grep -q 'Socket errors' "$WORK/$name.txt"; then
+        warn "$name: $(grep 'Socket errors' "$WORK/$name.txt" | sed 's/^ *//')"
+    fi
+    if (( $(wrk_status "$name" other) > 0 )); then
+        warn "$name: $(wrk_status "$name" other) answers neither 200 nor 429 (figures include them)"
+    fi
+}
+wrk_rps() { awk '/^Requests\/sec:/ { printf "%.0f", $2 }' "$WORK/$1.txt"; }
+# Lines of the "Latency Distribution" block look like "     99%    4.21ms".
+wrk_pct_ms() { awk -v p="$2%" '$1 == p { print $2; exit }' "$WORK/$1.txt" | to_ms; }
+# wrk_status NAME 200|429|other : the count the script's `done` printed.
+wrk_status() { awk -v s="$2" '$1 == "status" && $2 == s ":" { n = $3 } END { print n + 0 }' "$WORK/$1.txt"; }
+
+post_script distinct ""
+post_script one "bench-one"
+
+# ---------------------------------------------------------------------------------------------
+# The trigger. A short warm-up first fills the connection pool.
+log "warm-up (${WARMUP}s)"
+wrk -t"$THREADS" -c"$CONNECTIONS" -d"${WARMUP}s" -s "$WORK/distinct.lua" "$TRIGGER_URL" >/dev/null
+RUNS_BEFORE=$(psql_bench -c "SELECT count(*) FROM agent_runs")
+
+echo
+echo "=== webhook trigger, distinct conversations (wrk, ${CONNECTIONS} connections, ${DURATION}s) ==="
+run_wrk distinct "$TRIGGER_URL"
+
+echo
+echo "=== webhook trigger, one conversation (wrk, ${CONNECTIONS} connections, ${DURATION}s) ==="
+run_wrk one "$TRIGGER_URL"
+
+# Let runs still in flight (the one conversation's queue) finish and be recorded.
+sleep 1
+stop "$SERVER_PID"
+SERVER_PID=
+RUNS_RECORDED=$(( $(psql_bench -c "SELECT count(*) FROM agent_runs") - RUNS_BEFORE ))
+RUNS_ANSWERED=0
+for name in distinct one; do
+    for s in 200 429 other; do
+        RUNS_ANSWERED=$(( RUNS_ANSWERED + $(wrk_status "$name" "$s") ))
+    done
+done
+
+# ---------------------------------------------------------------------------------------------
+# The bare handler, same client script, the billable server stopped.
+log "starting the bare handler on ${BARE_URL}"
+"$BARE_BIN" "127.0.0.1:${BARE_PORT}" >"$WORK/bare.log" 2>&1 &
+BARE_PID=$!
+wait_for "$BARE_URL" "$BARE_PID" bare_handler -X POST -d '{}'
+cp "$WORK/distinct.lua" "$WORK/bare.lua"
+wrk -t"$THREADS" -c"$CONNECTIONS" -d"${WARMUP}s" -s "$WORK/bare.lua" "$BARE_URL" >/dev/null
+
+echo
+echo "=== bare actix-web handler (wrk, ${CONNECTIONS} connections, ${DURATION}s) ==="
+run_wrk bare "$BARE_URL"
+stop "$BARE_PID"
+BARE_PID=
+
+# ---------------------------------------------------------------------------------------------
+# Summary.
+line() {
+    printf '  %-24s %8s req/s   p99 %8s ms' "$1" "$(wrk_rps "$2")" "$(wrk_pct_ms "$2" 99)"
+}
+RATIO=$(awk -v a="$(wrk_rps distinct)" -v b="$(wrk_rps bare)" \
+    'BEGIN { if (b > 0) printf "%.2f", a / b; else print "n/a" }')
+ratio_met=$(awk -v r="$RATIO" 'BEGIN { print (r != "n/a" && r + 0 >= 0.5) ? "met" : "NOT met" }')
+
+echo
+echo "agent webhook trigger (echo provider, ${CONNECTIONS} connections, ${DURATION} s, PostgreSQL, $(nproc) cores):"
+for name in distinct one; do
+    label="distinct conversations"
+    [[ $name == one ]] && label="one conversation"
+    line "$label" "$name"
+    printf '   (200: %s, 429: %s' "$(wrk_status "$name" 200)" "$(wrk_status "$name" 429)"
+    (( $(wrk_status "$name" other) == 0 )) || printf ', other: %s' "$(wrk_status "$name" other)"
+    printf ')\n'
+done
+line "bare actix-web handler" bare
+printf '\n'
+printf '  trigger / bare (distinct) ratio %s   target >= 0.5: %s\n' "$RATIO" "$ratio_met"
+# Requests in flight when wrk stops go unanswered to wrk but still run and are recorded.
+printf '  run-history rows %s, answers counted by wrk %s (queue_depth %s, DB pool %s)\n' \
+    "$RUNS_RECORDED" "$RUNS_ANSWERED" "$QUEUE_DEPTH" "$POOL_SIZE"
