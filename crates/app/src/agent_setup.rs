@@ -47,14 +47,16 @@ impl AgentSetup {
         let missing = |field: &str, variable: &str| {
             anyhow!("{file}: {field}: the environment variable {variable} is not set (or holds no value)")
         };
-        let mut secrets = Vec::new();
-        let variables = definition.required_variables();
-        for (field, variable) in &variables {
-            if field.starts_with("triggers") {
+        let secrets = definition
+            .triggers
+            .iter()
+            .enumerate()
+            .map(|(i, trigger)| {
+                let variable = trigger.secret_env();
                 let value = env(variable).and_then(|value| Secrets::parse(&value));
-                secrets.push(value.ok_or_else(|| missing(field, variable))?);
-            }
-        }
+                value.ok_or_else(|| missing(&format!("triggers[{i}].{}", trigger.secret_field()), variable))
+            })
+            .collect::<anyhow::Result<Vec<_>>>()?;
         let api_key = match &definition.model {
             ModelSettings::OpenAi(OpenAiSettings { api_key_env: Some(variable), .. }) => {
                 let key = env(variable).filter(|key| !key.trim().is_empty());

@@ -2,8 +2,9 @@
 //!
 //! They run beside the REST API on the ports of their trigger entries; triggers sharing a
 //! port share one listener and are told apart by path. A request passes, in order: the
-//! per-IP throttle of failed authentication (429), the bearer token (401), the content
-//! type (415), the body (400), then the agent, whose queue may refuse it (429).
+//! body size (413, as the body is read), the per-IP throttle of failed authentication
+//! (429), the bearer token (401), the content type (415), the body (400), then the agent,
+//! whose queue may refuse it (429).
 
 use std::net::TcpListener;
 use std::sync::Arc;
@@ -169,10 +170,12 @@ async fn webhook(
     if let Some(ip) = ip {
         state.throttle.check(ip).map_err(too_many_requests)?;
     }
-    let authenticated = bearer_token(&req).is_some_and(|token| tokens.matches_token(token.as_bytes()));
-    if !authenticated {
-        let reason =
-            if bearer_token(&req).is_some() { "invalid bearer token" } else { "missing bearer token" };
+    let refusal = match bearer_token(&req) {
+        None => Some("missing bearer token"),
+        Some(token) if !tokens.matches_token(token.as_bytes()) => Some("invalid bearer token"),
+        Some(_) => None,
+    };
+    if let Some(reason) = refusal {
         tracing::warn!(?ip, reason, "refused webhook call");
         if let Some(Err(exceeded)) = ip.map(|ip| state.throttle.fail(ip)) {
             return Err(too_many_requests(exceeded));

@@ -126,6 +126,14 @@ impl TriggerSettings {
         }
     }
 
+    /// The field that names [`Self::secret_env`]: `token_env` or `secret_env`.
+    pub fn secret_field(&self) -> &'static str {
+        match self {
+            Self::Webhook(_) => "token_env",
+            Self::Github(_) => "secret_env",
+        }
+    }
+
     /// The environment variable whose value authenticates callers.
     pub fn secret_env(&self) -> &str {
         match self {
@@ -270,27 +278,6 @@ impl AgentDefinition {
             error(&field, message)
         })?;
         raw.validate().map_err(|(field, message)| error(&field, message))
-    }
-
-    /// The environment variables the definition needs at startup, each with the field
-    /// that names it.
-    pub fn required_variables(&self) -> Vec<(String, String)> {
-        let mut variables: Vec<(String, String)> = self
-            .triggers
-            .iter()
-            .enumerate()
-            .map(|(i, trigger)| {
-                let field = match trigger {
-                    TriggerSettings::Webhook(_) => "token_env",
-                    TriggerSettings::Github(_) => "secret_env",
-                };
-                (format!("triggers[{i}].{field}"), trigger.secret_env().to_owned())
-            })
-            .collect();
-        if let ModelSettings::OpenAi(OpenAiSettings { api_key_env: Some(variable), .. }) = &self.model {
-            variables.push(("model.api_key_env".to_owned(), variable.clone()));
-        }
-        variables
     }
 }
 

@@ -48,8 +48,8 @@ fn a_minimal_definition_gets_every_default() {
         })]
     );
     assert_eq!(
-        definition.required_variables(),
-        [("triggers[0].token_env".to_owned(), "WEBHOOK_TOKEN".to_owned())]
+        (definition.triggers[0].secret_field(), definition.triggers[0].secret_env()),
+        ("token_env", "WEBHOOK_TOKEN")
     );
 }
 
@@ -114,9 +114,8 @@ triggers:
             repos: vec!["acme/api".into(), "acme/web-*".into()],
         })
     );
-    let variables: Vec<String> =
-        definition.required_variables().into_iter().map(|(field, _)| field).collect();
-    assert_eq!(variables, ["triggers[0].token_env", "triggers[1].secret_env", "model.api_key_env"]);
+    let secrets: Vec<_> = definition.triggers.iter().map(|t| (t.secret_field(), t.secret_env())).collect();
+    assert_eq!(secrets, [("token_env", "SUPPORT_TOKEN"), ("secret_env", "GITHUB_WEBHOOK_SECRET")]);
 }
 
 #[test]

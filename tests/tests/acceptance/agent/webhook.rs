@@ -322,3 +322,39 @@ async fn triggers_on_one_port_share_a_listener_each_with_its_own_token() {
         StatusCode::NOT_FOUND
     );
 }
+
+#[tokio::test]
+async fn the_agent_runs_for_the_team_it_names_or_the_only_one() {
+    use app::agent_setup::pick_team;
+    let db = TestDb::new(Backend::from_env()).await;
+    let store = db.open().await;
+    let accounts = store.accounts();
+    assert_eq!(pick_team(accounts.as_ref(), None).await.unwrap(), Err("there is no team yet".to_owned()));
+    let acme = acceptance::create_team(&store, "Acme").await;
+    assert_eq!(pick_team(accounts.as_ref(), None).await.unwrap(), Ok(acme));
+    let other = acceptance::create_team(&store, "Other").await;
+    let ambiguous = pick_team(accounts.as_ref(), None).await.unwrap().unwrap_err();
+    assert!(ambiguous.contains("there are 2 teams"), "{ambiguous}");
+    assert_eq!(pick_team(accounts.as_ref(), Some("Other")).await.unwrap(), Ok(other));
+    assert_eq!(pick_team(accounts.as_ref(), Some(&acme.to_string())).await.unwrap(), Ok(acme));
+    let unknown = pick_team(accounts.as_ref(), Some("Nobody")).await.unwrap().unwrap_err();
+    assert!(unknown.contains("no team has the id or name \"Nobody\""), "{unknown}");
+    acceptance::create_team(&store, "Other").await;
+    let twice = pick_team(accounts.as_ref(), Some("Other")).await.unwrap().unwrap_err();
+    assert!(twice.contains("several teams are named"), "{twice}");
+
+    // Through the definition: `team:` picks one of several.
+    let yaml = echo_agent("team: Acme");
+    let app = AgentApp::start(&yaml, ENV, db).await.unwrap();
+    assert_eq!(
+        app.call("/", Some(TOKEN), &json!({"input": "hi"})).send().await.unwrap().status(),
+        StatusCode::OK
+    );
+    let runs = app
+        .store
+        .agent()
+        .list_runs(acme, &triggers::RunFilter { conversation: None, limit: 10 })
+        .await
+        .unwrap();
+    assert_eq!(runs.len(), 1, "the run belongs to Acme");
+}
