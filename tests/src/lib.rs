@@ -313,11 +313,12 @@ impl AgentApp {
     /// Starts the agent defined by `yaml`, its secrets looked up in `env`; the database
     /// gets a team (unless it has one), an owner and a key.
     pub async fn start(yaml: &str, env: &[(&str, &str)], db: TestDb) -> anyhow::Result<Self> {
-        Self::start_with(serve_config(), yaml, env, db).await
+        Self::start_with(serve_config(), triggers::RetryPolicy::default(), yaml, env, db).await
     }
 
     pub async fn start_with(
         config: ServeConfig,
+        retry: triggers::RetryPolicy,
         yaml: &str,
         env: &[(&str, &str)],
         db: TestDb,
@@ -333,17 +334,14 @@ impl AgentApp {
         let owner = create_user(&store, team, Role::Owner).await;
         let (_, key) = create_key(&store, team, owner, Scope::Write, None).await;
         let clock: Arc<dyn Clock> = Arc::new(SystemClock);
-        let runtime = setup.runtime(
+        let agent = setup.assemble(
             setup.team(store.accounts().as_ref()).await?,
-            store.agent(),
-            clock.clone(),
+            &store.agent(),
+            &clock,
             agent::ToolRegistry::default(),
+            retry,
         )?;
-        let application = app::Application::build(&config, &store, clock)?.with_triggers(
-            &config,
-            &setup,
-            Arc::new(runtime),
-        )?;
+        let application = app::Application::build(&config, &store, clock)?.with_agent(&config, &agent)?;
         let rest = format!("http://127.0.0.1:{}", application.port());
         let trigger = format!("http://127.0.0.1:{}", application.trigger_port(0).unwrap_or_default());
         let handles = application.handles();

@@ -1,14 +1,17 @@
 //! The agent runtime: instructions + memory + input → model → tool calls → model … until
 //! the model replies or `limits.max_steps` model calls were made. Implements the
 //! [`triggers::Agent`] port the triggers call, with one run at a time per conversation,
-//! a global bound on concurrent runs, a run timeout, and a record of every run.
+//! a global bound on concurrent runs, a run timeout, and a record of every run; and the
+//! worker that runs the repository trigger's durable queue of deliveries.
 
+pub mod deliveries;
 pub mod echo;
 pub mod model;
 pub mod openai;
 pub mod runtime;
 pub mod tools;
 
+pub use deliveries::{DeliveryWorker, WorkerSettings};
 pub use echo::EchoModel;
 pub use model::{ChatMessage, Model, ModelError, ModelReply, ModelRequest, ToolCall};
 pub use openai::OpenAiModel;

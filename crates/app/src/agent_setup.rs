@@ -6,11 +6,13 @@ use std::path::Path;
 use std::sync::Arc;
 
 use accounts::{AccountStore, TeamId};
-use agent::{AgentRuntime, ToolRegistry};
-use anyhow::{Context, anyhow, bail};
-use http_api::triggers::WebhookRoute;
+use agent::{AgentRuntime, DeliveryWorker, ToolRegistry, WorkerSettings};
+use anyhow::{Context, anyhow};
+use http_api::triggers::{GithubRoute, TriggerRoute, WebhookRoute};
 use kernel::{Clock, Id};
-use triggers::{AgentDefinition, AgentStore, ModelSettings, OpenAiSettings, Secrets, TriggerSettings};
+use triggers::{
+    AgentDefinition, AgentStore, Intake, ModelSettings, OpenAiSettings, RetryPolicy, Secrets, TriggerSettings,
+};
 
 /// A loaded agent definition with every secret it names resolved.
 #[derive(Debug)]
@@ -39,11 +41,6 @@ impl AgentSetup {
         definition: AgentDefinition,
         env: impl Fn(&str) -> Option<String>,
     ) -> anyhow::Result<Self> {
-        if let Some(i) = definition.triggers.iter().position(|t| matches!(t, TriggerSettings::Github(_))) {
-            bail!(
-                "{file}: triggers[{i}].type: the github trigger is not available in this version of billable"
-            );
-        }
         let missing = |field: &str, variable: &str| {
             anyhow!("{file}: {field}: the environment variable {variable} is not set (or holds no value)")
         };
@@ -74,30 +71,67 @@ impl AgentSetup {
             .map_err(|problem| anyhow!("{}: team: {problem}", self.file))
     }
 
-    /// The runtime of the agent, over `store`.
-    pub fn runtime(
+    /// The agent ready to serve over `store`: its runtime, the worker of the repository
+    /// triggers' queue (when there is one), and the routes of each trigger port.
+    pub fn assemble(
         &self,
         team: TeamId,
-        store: Arc<dyn AgentStore>,
-        clock: Arc<dyn Clock>,
+        store: &Arc<dyn AgentStore>,
+        clock: &Arc<dyn Clock>,
         tools: ToolRegistry,
-    ) -> anyhow::Result<AgentRuntime> {
+        retry: RetryPolicy,
+    ) -> anyhow::Result<AgentService> {
         let model = agent::model_for(&self.definition.model, self.api_key.clone())
             .map_err(|e| anyhow!("{}: model: {e}", self.file))?;
-        Ok(AgentRuntime::new(&self.definition, team, model, tools, store, clock))
-    }
-
-    /// The webhook routes of each port, ports in ascending order.
-    pub fn listeners(&self) -> BTreeMap<u16, Vec<WebhookRoute>> {
-        let mut ports: BTreeMap<u16, Vec<WebhookRoute>> = BTreeMap::new();
-        for (trigger, tokens) in self.definition.triggers.iter().zip(&self.secrets) {
-            if let TriggerSettings::Webhook(webhook) = trigger {
-                let route = WebhookRoute { path: webhook.path.clone(), tokens: tokens.clone() };
-                ports.entry(webhook.port).or_default().push(route);
-            }
+        let runtime =
+            Arc::new(AgentRuntime::new(&self.definition, team, model, tools, store.clone(), clock.clone()));
+        let github: Vec<_> = self
+            .definition
+            .triggers
+            .iter()
+            .filter_map(|t| if let TriggerSettings::Github(github) = t { Some(github) } else { None })
+            .collect();
+        let worker = github.iter().map(|t| t.dedupe_window).max().map(|dedupe_window| {
+            let settings = WorkerSettings {
+                max_running: self.definition.limits.max_concurrent_runs as usize,
+                retry,
+                dedupe_window,
+            };
+            DeliveryWorker::new(team, store.clone(), runtime.clone(), clock.clone(), settings)
+        });
+        let mut listeners: BTreeMap<u16, Vec<TriggerRoute>> = BTreeMap::new();
+        for (trigger, secrets) in self.definition.triggers.iter().zip(&self.secrets) {
+            let route = match trigger {
+                TriggerSettings::Webhook(webhook) => TriggerRoute::Webhook(WebhookRoute {
+                    path: webhook.path.clone(),
+                    tokens: secrets.clone(),
+                }),
+                TriggerSettings::Github(github) => {
+                    let worker = worker.clone();
+                    let on_accept = Box::new(move || worker.iter().for_each(DeliveryWorker::wake));
+                    let intake = Intake::new(team, github, store.clone(), clock.clone(), on_accept);
+                    TriggerRoute::Github(GithubRoute {
+                        path: github.path.clone(),
+                        secrets: secrets.clone(),
+                        body_limit: github.body_limit,
+                        intake: Arc::new(intake),
+                    })
+                }
+            };
+            listeners.entry(trigger.port()).or_default().push(route);
         }
-        ports
+        Ok(AgentService { runtime, worker, listeners })
     }
+}
+
+/// The agent's parts, ready to serve.
+#[derive(Debug)]
+pub struct AgentService {
+    pub runtime: Arc<AgentRuntime>,
+    /// Runs the repository triggers' deliveries; `None` without such a trigger.
+    pub worker: Option<DeliveryWorker>,
+    /// The trigger routes of each port, ports in ascending order.
+    pub listeners: BTreeMap<u16, Vec<TriggerRoute>>,
 }
 
 /// The team `wanted` names by id or name, or, when it is `None`, the only team there is;

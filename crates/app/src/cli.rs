@@ -17,7 +17,7 @@ use billing::sender::SenderPostalCode;
 use chrono::{SecondsFormat, TimeDelta};
 use clap::{Parser, Subcommand};
 use kernel::{Clock, Email, Id, SystemClock};
-use triggers::{ConversationKey, RunFilter, RunId};
+use triggers::{ConversationKey, DeliveryFilter, RunFilter, RunId, Verdict};
 
 use crate::Store;
 use crate::agent_setup::pick_team;
@@ -56,6 +56,9 @@ pub enum Command {
     /// Read the agent's run history.
     #[command(subcommand)]
     Runs(RunsCommand),
+    /// Read the repository trigger's delivery log.
+    #[command(subcommand)]
+    Deliveries(DeliveriesCommand),
     /// Run only the invoice PDF renderer, as a service for `BILLABLE_PDF_RENDERER_URL`
     /// (POST /render takes an invoice document as JSON and answers the PDF).
     Renderer {
@@ -166,6 +169,23 @@ pub enum RunsCommand {
         /// Team id or name [default: the only team].
         #[arg(long)]
         team: Option<String>,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum DeliveriesCommand {
+    /// List the deliveries the repository trigger verified, newest first (tab-separated:
+    /// received, delivery id, event, action, repository, verdict, state, attempts,
+    /// conversation, run id, note or error).
+    List {
+        /// Team id or name [default: the only team].
+        #[arg(long)]
+        team: Option<String>,
+        /// Only deliveries with this verdict: accepted, ignored or duplicate.
+        #[arg(long)]
+        verdict: Option<String>,
+        #[arg(long, default_value_t = 50, value_parser = clap::value_parser!(u32).range(1..=10_000))]
+        limit: u32,
     },
 }
 
@@ -304,6 +324,7 @@ pub async fn run_admin(database: &DatabaseConfig, command: Command) -> anyhow::R
             }
         }
         Command::Runs(command) => runs(&store, accounts.as_ref(), command).await?,
+        Command::Deliveries(command) => deliveries(&store, accounts.as_ref(), command).await?,
         Command::Keys(KeysCommand::Revoke { key_id }) => {
             let id: ApiKeyId = parse_id("KEY_ID", &key_id)?;
             accounts.revoke_api_key(id, now).await.map_err(|e| match e {
@@ -367,6 +388,39 @@ async fn runs(store: &Store, accounts: &dyn AccountStore, command: RunsCommand) 
                 print(&format!("{name}: {value}"))?;
             }
         }
+    }
+    Ok(())
+}
+
+async fn deliveries(
+    store: &Store,
+    accounts: &dyn AccountStore,
+    command: DeliveriesCommand,
+) -> anyhow::Result<()> {
+    let DeliveriesCommand::List { team, verdict, limit } = command;
+    let team = pick_team(accounts, team.as_deref())
+        .await?
+        .map_err(|problem| anyhow::anyhow!("--team: {problem}"))?;
+    let verdict = verdict
+        .map(|v| Verdict::parse(&v).context("--verdict: must be accepted, ignored or duplicate"))
+        .transpose()?;
+    for entry in store.agent().list_deliveries(team, &DeliveryFilter { verdict, limit }).await? {
+        let progress = entry.progress.as_ref();
+        let explanation = progress.and_then(|p| p.error.as_deref()).or(entry.note.as_deref());
+        print(&format!(
+            "{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}",
+            entry.received_at.to_rfc3339_opts(SecondsFormat::Millis, true),
+            entry.delivery,
+            entry.event,
+            entry.action.as_deref().unwrap_or("-"),
+            entry.repository.as_deref().unwrap_or("-"),
+            entry.verdict.as_str(),
+            progress.map_or("-", |p| p.state.as_str()),
+            progress.map_or(0, |p| p.attempts),
+            entry.conversation.as_ref().map_or("-", ConversationKey::as_str),
+            progress.and_then(|p| p.run).map_or_else(|| "-".to_owned(), |run| run.to_string()),
+            explanation.unwrap_or("-"),
+        ))?;
     }
     Ok(())
 }

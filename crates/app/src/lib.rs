@@ -12,13 +12,13 @@ use accounts::AccountStore;
 use actix_web::dev::Server;
 use actix_web::web;
 use anyhow::Context;
-use http_api::triggers::TriggerState;
+use http_api::triggers::{TriggerRoute, TriggerState};
 use http_api::{ApiState, Stores};
 use kernel::{Clock, SystemClock};
 use store_memory::MemoryStore;
 use store_sql::{Backend, SqlStore};
 
-use crate::agent_setup::AgentSetup;
+use crate::agent_setup::{AgentService, AgentSetup};
 use crate::config::{DatabaseConfig, ServeConfig};
 
 /// The store behind every port.
@@ -47,14 +47,14 @@ impl Store {
                 accounts: store.clone(),
                 billing: store.clone(),
                 track: store.clone(),
-                runs: store.clone(),
+                agent: store.clone(),
                 health: store.clone(),
             },
             Self::Memory(store) => Stores {
                 accounts: store.clone(),
                 billing: store.clone(),
                 track: store.clone(),
-                runs: store.clone(),
+                agent: store.clone(),
                 health: store.clone(),
             },
         }
@@ -106,26 +106,25 @@ impl Application {
         Ok(Self { port, trigger_ports: Vec::new(), servers: vec![server] })
     }
 
-    /// Adds the listeners of the agent's triggers: one per port, on `config.trigger_host`.
-    pub fn with_triggers(
-        mut self,
-        config: &ServeConfig,
-        setup: &AgentSetup,
-        agent: Arc<dyn triggers::Agent>,
-    ) -> anyhow::Result<Self> {
-        let state = web::Data::new(TriggerState::new(agent, config.trigger_settings()));
+    /// Adds the listeners of the agent's triggers (one per port, on
+    /// `config.trigger_host`) and starts the worker of its delivery queue.
+    pub fn with_agent(mut self, config: &ServeConfig, agent: &AgentService) -> anyhow::Result<Self> {
+        let state = web::Data::new(TriggerState::new(agent.runtime.clone(), config.trigger_settings()));
         spawn_sweeps(state.clone(), TriggerState::sweep);
-        for (port, routes) in setup.listeners() {
+        if let Some(worker) = &agent.worker {
+            worker.spawn();
+        }
+        for (&port, routes) in &agent.listeners {
             let address = std::net::SocketAddr::from((config.trigger_host, port));
             let listener =
                 TcpListener::bind(address).with_context(|| format!("binding the trigger port {address}"))?;
             let bound = listener.local_addr()?.port();
-            let paths: Vec<&str> = routes.iter().map(|r| r.path.as_str()).collect();
+            let paths: Vec<&str> = routes.iter().map(TriggerRoute::path).collect();
             tracing::info!(address = %address, port = bound, ?paths, "serving agent triggers");
             self.servers.push(http_api::triggers::serve_triggers(
                 listener,
                 state.clone(),
-                routes,
+                routes.clone(),
                 workers(config),
             )?);
             self.trigger_ports.push((port, bound));
@@ -207,9 +206,15 @@ pub async fn serve(database: &DatabaseConfig, config: &ServeConfig) -> anyhow::R
     let mut application = Application::build(config, &store, clock.clone())?;
     if let Some(setup) = &agent_setup {
         let team = setup.team(store.accounts().as_ref()).await?;
-        let runtime = setup.runtime(team, store.agent(), clock, agent::ToolRegistry::default())?;
+        let agent = setup.assemble(
+            team,
+            &store.agent(),
+            &clock,
+            agent::ToolRegistry::default(),
+            triggers::RetryPolicy::default(),
+        )?;
         tracing::info!(agent = %setup.definition.name, %team, "agent runtime ready");
-        application = application.with_triggers(config, setup, Arc::new(runtime))?;
+        application = application.with_agent(config, &agent)?;
     }
     tracing::info!(address = %config.listen, port = application.port(), "serving the REST API");
     application.run_until_stopped().await?;

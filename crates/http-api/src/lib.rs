@@ -58,7 +58,8 @@ pub const API_VERSION: &str = "2026.6.2";
         (name = "Projects", description = "What time is logged against"),
         (name = "Sections", description = "Parts of a project"),
         (name = "Agent runs", description = "The agent runtime's run history: every call of its triggers, \
-            with status, steps and tokens. Needs `agent:read`"),
+            with status, steps and tokens; and the repository trigger's delivery log: every verified \
+            delivery with its verdict and what became of it. Needs `agent:read`"),
         (name = "Operations", description = "Health and metrics"),
     )
 )]
@@ -157,6 +158,11 @@ where
                 .wrap(from_fn(auth::require_api_key))
                 .service(routes::agent::list_runs)
                 .service(routes::agent::get_run),
+        )
+        .service(
+            scope("/v1/agent/deliveries")
+                .wrap(from_fn(auth::require_api_key))
+                .service(routes::agent::list_deliveries),
         )
         .service(routes::ops::healthz)
         .service(routes::ops::readyz)

@@ -7,7 +7,7 @@ use accounts::AccountStore;
 use billing::{BillingStore, InvoiceRenderer};
 use kernel::{Clock, StoreHealth};
 use tracking::TrackStore;
-use triggers::RunHistory;
+use triggers::AgentStore;
 
 use crate::auth::Authenticator;
 use crate::metrics::Metrics;
@@ -33,8 +33,8 @@ pub struct Stores {
     /// Clients, invoices and sender addresses.
     pub billing: Arc<dyn BillingStore>,
     pub track: Arc<dyn TrackStore>,
-    /// The agent's run history.
-    pub runs: Arc<dyn RunHistory>,
+    /// The agent's run history and delivery log.
+    pub agent: Arc<dyn AgentStore>,
     pub health: Arc<dyn StoreHealth>,
 }
 

@@ -1,10 +1,13 @@
-//! The agent's trigger listeners: the bearer-token webhook (POST an input, get the reply).
+//! The agent's trigger listeners: the bearer-token webhook (POST an input, get the reply)
+//! and the signed repository (GitHub) webhook (acknowledged at once, run afterwards).
 //!
 //! They run beside the REST API on the ports of their trigger entries; triggers sharing a
-//! port share one listener and are told apart by path. A request passes, in order: the
-//! body size (413, as the body is read), the per-IP throttle of failed authentication
+//! port share one listener and are told apart by path. A webhook call passes, in order:
+//! the body size (413, as the body is read), the per-IP throttle of failed authentication
 //! (429), the bearer token (401), the content type (415), the body (400), then the agent,
-//! whose queue may refuse it (429).
+//! whose queue may refuse it (429). A repository delivery passes the body size, the
+//! throttle, the signature over the raw body (401, before anything is parsed), the content
+//! type, then the trigger's intake (400 for headers or a body GitHub would not send).
 
 use std::net::TcpListener;
 use std::sync::Arc;
@@ -16,7 +19,8 @@ use actix_web::http::header::{self, HeaderName};
 use actix_web::middleware::from_fn;
 use actix_web::{App, HttpRequest, HttpResponse, HttpServer, ResponseError, web};
 use serde::{Deserialize, Serialize};
-use triggers::{Agent, RunOutcome, RunRequest, Secrets, TriggerKind};
+use triggers::github::intake::{DELIVERY_HEADER, EVENT_HEADER};
+use triggers::{Agent, Intake, IntakeError, Receipt, RunOutcome, RunRequest, Secrets, TriggerKind};
 
 use crate::auth::{client_ip, too_many_requests};
 use crate::conventions;
@@ -34,6 +38,34 @@ pub struct WebhookRoute {
     pub path: String,
     pub tokens: Secrets,
 }
+
+/// One repository trigger: where it listens, the secrets its deliveries are signed with,
+/// its body limit and what takes a verified delivery.
+#[derive(Debug, Clone)]
+pub struct GithubRoute {
+    pub path: String,
+    pub secrets: Secrets,
+    pub body_limit: usize,
+    pub intake: Arc<Intake>,
+}
+
+/// A trigger served on a port.
+#[derive(Debug, Clone)]
+pub enum TriggerRoute {
+    Webhook(WebhookRoute),
+    Github(GithubRoute),
+}
+
+impl TriggerRoute {
+    pub fn path(&self) -> &str {
+        match self {
+            Self::Webhook(route) => &route.path,
+            Self::Github(route) => &route.path,
+        }
+    }
+}
+
+pub const SIGNATURE_HEADER: &str = "X-Hub-Signature-256";
 
 /// Settings shared by every trigger listener.
 #[derive(Debug, Clone, Copy)]
@@ -72,10 +104,10 @@ impl TriggerState {
     }
 }
 
-/// The listener app for the webhook triggers on one port.
+/// The listener app for the triggers on one port.
 pub fn trigger_app(
     state: web::Data<TriggerState>,
-    routes: Vec<WebhookRoute>,
+    routes: Vec<TriggerRoute>,
 ) -> App<
     impl ServiceFactory<
         ServiceRequest,
@@ -87,12 +119,16 @@ pub fn trigger_app(
 > {
     let mut app = App::new().app_data(state).app_data(web::PayloadConfig::new(WEBHOOK_BODY_LIMIT));
     for route in routes {
-        app = app.service(
-            web::resource(route.path)
+        let resource = match route {
+            TriggerRoute::Webhook(route) => web::resource(route.path)
                 .app_data(web::Data::new(route.tokens))
-                .route(web::post().to(webhook))
-                .default_service(web::to(method_not_allowed)),
-        );
+                .route(web::post().to(webhook)),
+            TriggerRoute::Github(route) => web::resource(route.path.clone())
+                .app_data(web::PayloadConfig::new(route.body_limit))
+                .app_data(web::Data::new(route))
+                .route(web::post().to(github)),
+        };
+        app = app.service(resource.default_service(web::to(method_not_allowed)));
     }
     app.default_service(web::to(no_such_trigger))
         .wrap(from_fn(conventions::json_errors))
@@ -103,7 +139,7 @@ pub fn trigger_app(
 pub fn serve_triggers(
     listener: TcpListener,
     state: web::Data<TriggerState>,
-    routes: Vec<WebhookRoute>,
+    routes: Vec<TriggerRoute>,
     workers: usize,
 ) -> std::io::Result<Server> {
     Ok(HttpServer::new(move || trigger_app(state.clone(), routes.clone()))
@@ -152,12 +188,93 @@ fn unauthorized(message: &str) -> ApiError {
         .with_header(header::WWW_AUTHENTICATE, "Bearer realm=\"agent\"")
 }
 
-fn is_json(req: &HttpRequest) -> bool {
-    req.headers()
+fn require_json(req: &HttpRequest) -> Result<(), ApiError> {
+    let json = req
+        .headers()
         .get(header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.split(';').next())
-        .is_some_and(|v| v.trim().eq_ignore_ascii_case("application/json"))
+        .is_some_and(|v| v.trim().eq_ignore_ascii_case("application/json"));
+    if json {
+        Ok(())
+    } else {
+        Err(ApiError::new(StatusCode::UNSUPPORTED_MEDIA_TYPE, "content-type must be application/json"))
+    }
+}
+
+impl TriggerState {
+    /// The per-IP throttle around a credential check: 429 for an address past its
+    /// failures, before the check; a `refusal` is logged, counted and answered by
+    /// `refuse` (or 429 once it is one too many).
+    fn authenticate(
+        &self,
+        req: &HttpRequest,
+        refusal: Option<&str>,
+        refuse: fn(&str) -> ApiError,
+    ) -> Result<(), ApiError> {
+        let ip = client_ip(req, self.trust_forwarded);
+        if let Some(ip) = ip {
+            self.throttle.check(ip).map_err(too_many_requests)?;
+        }
+        let Some(reason) = refusal else {
+            return Ok(());
+        };
+        tracing::warn!(?ip, path = req.path(), reason, "refused trigger call");
+        if let Some(Err(exceeded)) = ip.map(|ip| self.throttle.fail(ip)) {
+            return Err(too_many_requests(exceeded));
+        }
+        Err(refuse(reason))
+    }
+}
+
+/// A delivery's acknowledgement.
+#[derive(Debug, Serialize)]
+struct Acknowledgement<'a> {
+    status: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    delivery: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    note: Option<&'a str>,
+}
+
+fn acknowledge(
+    status: StatusCode,
+    verdict: &'static str,
+    delivery: Option<&str>,
+    note: Option<&str>,
+) -> HttpResponse {
+    HttpResponse::build(status).json(Acknowledgement { status: verdict, delivery, note })
+}
+
+async fn github(
+    req: HttpRequest,
+    body: web::Bytes,
+    state: web::Data<TriggerState>,
+    route: web::Data<GithubRoute>,
+) -> Result<HttpResponse, ApiError> {
+    let header = |name: &str| req.headers().get(name).and_then(|v| v.to_str().ok());
+    let refusal = match header(SIGNATURE_HEADER) {
+        None => Some("missing X-Hub-Signature-256 signature"),
+        Some(signature) if !route.secrets.verifies_signature(&body, signature) => {
+            Some("invalid X-Hub-Signature-256 signature")
+        }
+        Some(_) => None,
+    };
+    state.authenticate(&req, refusal, |reason| ApiError::new(StatusCode::UNAUTHORIZED, reason))?;
+    require_json(&req)?;
+    let receipt = route.intake.receive(header(EVENT_HEADER), header(DELIVERY_HEADER), &body).await;
+    Ok(match receipt {
+        Ok(Receipt::Pong) => acknowledge(StatusCode::OK, "pong", None, None),
+        Ok(Receipt::Ignored { note }) => acknowledge(StatusCode::OK, "ignored", None, Some(&note)),
+        Ok(Receipt::Accepted { delivery }) => {
+            acknowledge(StatusCode::ACCEPTED, "accepted", Some(delivery.as_str()), None)
+        }
+        Ok(Receipt::Duplicate { delivery }) => {
+            acknowledge(StatusCode::ACCEPTED, "duplicate", Some(delivery.as_str()), None)
+        }
+        Err(IntakeError::Invalid(error)) => return Err(error.into()),
+        Err(IntakeError::Store(error)) => return Err(error.into()),
+    })
 }
 
 async fn webhook(
@@ -166,28 +283,13 @@ async fn webhook(
     state: web::Data<TriggerState>,
     tokens: web::Data<Secrets>,
 ) -> Result<HttpResponse, ApiError> {
-    let ip = client_ip(&req, state.trust_forwarded);
-    if let Some(ip) = ip {
-        state.throttle.check(ip).map_err(too_many_requests)?;
-    }
     let refusal = match bearer_token(&req) {
         None => Some("missing bearer token"),
         Some(token) if !tokens.matches_token(token.as_bytes()) => Some("invalid bearer token"),
         Some(_) => None,
     };
-    if let Some(reason) = refusal {
-        tracing::warn!(?ip, reason, "refused webhook call");
-        if let Some(Err(exceeded)) = ip.map(|ip| state.throttle.fail(ip)) {
-            return Err(too_many_requests(exceeded));
-        }
-        return Err(unauthorized(reason));
-    }
-    if !is_json(&req) {
-        return Err(ApiError::new(
-            StatusCode::UNSUPPORTED_MEDIA_TYPE,
-            "content-type must be application/json",
-        ));
-    }
+    state.authenticate(&req, refusal, unauthorized)?;
+    require_json(&req)?;
     let body: WebhookBody = crate::body::parse(&body)?;
     let request = RunRequest::parse(body.input, body.conversation_id.as_deref())?;
     Ok(match state.agent.run(TriggerKind::Webhook, request).await {

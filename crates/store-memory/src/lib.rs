@@ -16,6 +16,7 @@ use chrono::{DateTime, Utc};
 use kernel::{StoreError, StoreHealth, StoreStatus};
 
 mod agent;
+mod deliveries;
 mod invoices;
 mod time_tracking;
 
@@ -36,6 +37,10 @@ struct State {
     /// Conversation memory, in the order it was said.
     messages: Vec<(TeamId, triggers::ConversationKey, triggers::Message)>,
     runs: Vec<triggers::RunRecord>,
+    /// The delivery log, with each accepted delivery's input.
+    deliveries: Vec<deliveries::StoredDelivery>,
+    /// Accepted deliveries' (team, delivery id, body hash, accepted at).
+    dedupe: Vec<deliveries::DedupeRecord>,
 }
 
 /// All ports over one in-process state.

@@ -13,6 +13,7 @@
 mod accounts;
 mod agent;
 mod clients;
+mod deliveries;
 mod invoices;
 mod pool;
 mod schema;

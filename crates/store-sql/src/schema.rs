@@ -205,6 +205,38 @@ macro_rules! tables {
             }
         }
 
+        diesel::table! {
+            agent_deliveries (team_id, id) {
+                team_id -> $uuid,
+                id -> $uuid,
+                delivery_id -> Text,
+                event -> Text,
+                action -> Nullable<Text>,
+                repository -> Nullable<Text>,
+                conversation_key -> Nullable<Text>,
+                verdict -> Text,
+                note -> Nullable<Text>,
+                body_sha256 -> Text,
+                received_at -> $ts,
+                input -> Nullable<Text>,
+                state -> Nullable<Text>,
+                attempts -> Integer,
+                next_attempt_at -> Nullable<$ts>,
+                run_id -> Nullable<$uuid>,
+                error -> Nullable<Text>,
+                finished_at -> Nullable<$ts>,
+            }
+        }
+
+        diesel::table! {
+            agent_delivery_dedupe (team_id, delivery_id) {
+                team_id -> $uuid,
+                delivery_id -> Text,
+                body_sha256 -> Text,
+                accepted_at -> $ts,
+            }
+        }
+
         diesel::allow_tables_to_appear_in_same_query!(
             teams,
             users,
@@ -221,6 +253,8 @@ macro_rules! tables {
             line_items,
             agent_messages,
             agent_runs,
+            agent_deliveries,
+            agent_delivery_dedupe,
         );
     };
 }

@@ -10,6 +10,8 @@ use std::time::Duration;
 use serde::Deserialize;
 use serde::de::{self, Deserializer, Visitor};
 
+use crate::github::filter::{EventFilter, RepoPatterns};
+
 /// A refused definition: `FILE: FIELD: MESSAGE`.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{file}: {field}: {message}")]
@@ -106,9 +108,17 @@ pub struct WebhookTrigger {
 pub struct GithubTrigger {
     pub path: String,
     pub port: u16,
+    /// The environment variable holding the signing secret (two, comma-separated,
+    /// during a rotation).
     pub secret_env: String,
-    pub events: Vec<String>,
-    pub repos: Vec<String>,
+    pub events: EventFilter,
+    pub repos: RepoPatterns,
+    /// Largest delivery body, in bytes.
+    pub body_limit: usize,
+    /// Bound on the rendered event text the agent receives, in bytes.
+    pub text_limit: usize,
+    /// How long an accepted delivery's id and body hash are remembered to refuse repeats.
+    pub dedupe_window: Duration,
 }
 
 impl TriggerSettings {
@@ -152,6 +162,11 @@ pub const DEFAULT_MAX_MESSAGES: u32 = 50;
 pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_mins(1);
 pub const DEFAULT_MAX_RETRIES: u32 = 3;
 pub const DEFAULT_GITHUB_SECRET_ENV: &str = "GITHUB_WEBHOOK_SECRET";
+/// GitHub caps deliveries at 25 MB.
+pub const DEFAULT_GITHUB_BODY_LIMIT: usize = 25 * 1024 * 1024;
+pub const DEFAULT_GITHUB_TEXT_LIMIT: usize = crate::github::render::DEFAULT_TEXT_LIMIT;
+/// GitHub lets a delivery be redelivered for 3 days; a week covers that with room.
+pub const DEFAULT_DEDUPE_WINDOW: Duration = Duration::from_hours(7 * 24);
 
 // ---- The file as written: every field optional where a default exists. ----
 
@@ -224,6 +239,10 @@ struct RawTrigger {
     secret_env: Option<String>,
     events: Option<Vec<String>>,
     repos: Option<Vec<String>>,
+    body_limit: Option<usize>,
+    text_limit: Option<usize>,
+    #[serde(default, deserialize_with = "duration")]
+    dedupe_window: Option<Duration>,
 }
 
 #[derive(Deserialize, Clone, Copy)]
@@ -459,6 +478,9 @@ impl RawTrigger {
                     ("secret_env", self.secret_env.is_some()),
                     ("events", self.events.is_some()),
                     ("repos", self.repos.is_some()),
+                    ("body_limit", self.body_limit.is_some()),
+                    ("text_limit", self.text_limit.is_some()),
+                    ("dedupe_window", self.dedupe_window.is_some()),
                 ] {
                     if given {
                         return Err(invalid(field(name), "is not a setting of a webhook trigger"));
@@ -479,28 +501,30 @@ impl RawTrigger {
                     ));
                 }
                 let events = self.events.ok_or_else(|| invalid(field("events"), "is required"))?;
-                if events.is_empty() {
-                    return Err(invalid(field("events"), "must name at least one event, or *"));
-                }
-                for (i, event) in events.iter().enumerate() {
-                    let valid = !event.is_empty()
-                        && event.chars().all(|c| c.is_ascii_alphanumeric() || "_.*".contains(c));
-                    if !valid {
-                        return Err(invalid(
-                            format!("{at}.events[{i}]"),
-                            format!("{event:?} is not an event name"),
-                        ));
+                let events = EventFilter::parse(&events).map_err(|(i, message)| {
+                    let at = if events.is_empty() { field("events") } else { format!("{at}.events[{i}]") };
+                    invalid(at, message)
+                })?;
+                let repos = RepoPatterns::parse(&self.repos.unwrap_or_default())
+                    .map_err(|(i, message)| invalid(format!("{at}.repos[{i}]"), message))?;
+                let size = |name: &str, value: Option<usize>, default: usize, min: usize, max: usize| {
+                    let value = value.unwrap_or(default);
+                    if (min..=max).contains(&value) {
+                        Ok(value)
+                    } else {
+                        Err(invalid(
+                            field(name),
+                            format!("must be between {min} and {max} bytes, got {value}"),
+                        ))
                     }
-                }
-                let repos = self.repos.unwrap_or_default();
-                for (i, repo) in repos.iter().enumerate() {
-                    let (owner, name) = repo.split_once('/').unwrap_or(("", ""));
-                    if owner.is_empty() || name.is_empty() || name.contains('/') || owner.contains('*') {
-                        return Err(invalid(
-                            format!("{at}.repos[{i}]"),
-                            format!("{repo:?} is not owner/name (a trailing * is allowed)"),
-                        ));
-                    }
+                };
+                let body_limit =
+                    size("body_limit", self.body_limit, DEFAULT_GITHUB_BODY_LIMIT, 1024, 100 << 20)?;
+                let text_limit =
+                    size("text_limit", self.text_limit, DEFAULT_GITHUB_TEXT_LIMIT, 1024, 1 << 20)?;
+                let dedupe_window = self.dedupe_window.unwrap_or(DEFAULT_DEDUPE_WINDOW);
+                if dedupe_window < Duration::from_hours(1) || dedupe_window > Duration::from_hours(90 * 24) {
+                    return Err(invalid(field("dedupe_window"), "must be between 1h and 90 days"));
                 }
                 let secret_env = self.secret_env.unwrap_or_else(|| DEFAULT_GITHUB_SECRET_ENV.to_owned());
                 Ok(TriggerSettings::Github(GithubTrigger {
@@ -509,6 +533,9 @@ impl RawTrigger {
                     secret_env: env_name(&field("secret_env"), &secret_env)?,
                     events,
                     repos,
+                    body_limit,
+                    text_limit,
+                    dedupe_window,
                 }))
             }
         }

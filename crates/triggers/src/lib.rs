@@ -6,6 +6,7 @@
 //! calls, the run loop) lives in the `agent` crate; the triggers' HTTP side in `http-api`.
 
 pub mod definition;
+pub mod github;
 pub mod ports;
 pub mod queue;
 pub mod run;
@@ -15,6 +16,13 @@ pub use definition::{
     AgentDefinition, DefinitionError, GithubTrigger, Limits, MemoryScope, MemorySettings, ModelSettings,
     OpenAiSettings, TriggerSettings, WebhookTrigger,
 };
+pub use github::delivery::{
+    Acceptance, AttemptResult, ClaimedDelivery, DeliveryEntry, DeliveryEntryId, DeliveryFilter, DeliveryId,
+    DeliveryProgress, DeliveryQueue, DeliveryState, NewDelivery, PendingDelivery, RetryPolicy, Verdict,
+};
+pub use github::filter::{EventFilter, RepoPatterns};
+pub use github::intake::{Intake, IntakeError, Receipt};
+pub use github::render::EventFacts;
 pub use ports::{Agent, AgentStore, ConversationMemory, RunHistory};
 pub use queue::{Admission, ConversationQueues};
 pub use run::{

@@ -6,6 +6,7 @@ use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use kernel::StoreError;
 
+use crate::github::delivery::DeliveryQueue;
 use crate::run::{
     ConversationKey, Message, RunFilter, RunId, RunOutcome, RunRecord, RunRequest, TriggerKind,
 };
@@ -50,6 +51,6 @@ pub trait RunHistory: Send + Sync {
 }
 
 /// Everything the runtime stores, as one adapter provides it.
-pub trait AgentStore: ConversationMemory + RunHistory {}
+pub trait AgentStore: ConversationMemory + RunHistory + DeliveryQueue {}
 
-impl<T: ConversationMemory + RunHistory> AgentStore for T {}
+impl<T: ConversationMemory + RunHistory + DeliveryQueue> AgentStore for T {}

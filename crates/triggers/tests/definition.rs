@@ -5,8 +5,8 @@
 use std::time::Duration;
 
 use triggers::{
-    AgentDefinition, GithubTrigger, Limits, MemoryScope, MemorySettings, ModelSettings, OpenAiSettings,
-    TriggerSettings, WebhookTrigger,
+    AgentDefinition, EventFilter, GithubTrigger, Limits, MemoryScope, MemorySettings, ModelSettings,
+    OpenAiSettings, RepoPatterns, TriggerSettings, WebhookTrigger,
 };
 
 const MINIMAL: &str = "
@@ -110,8 +110,11 @@ triggers:
             path: "/github".into(),
             port: 9000,
             secret_env: "GITHUB_WEBHOOK_SECRET".into(),
-            events: vec!["pull_request".into(), "issue_comment.created".into()],
-            repos: vec!["acme/api".into(), "acme/web-*".into()],
+            events: EventFilter::parse(&["pull_request".into(), "issue_comment.created".into()]).unwrap(),
+            repos: RepoPatterns::parse(&["acme/api".into(), "acme/web-*".into()]).unwrap(),
+            body_limit: 25 * 1024 * 1024,
+            text_limit: 16 * 1024,
+            dedupe_window: Duration::from_hours(7 * 24),
         })
     );
     let secrets: Vec<_> = definition.triggers.iter().map(|t| (t.secret_field(), t.secret_env())).collect();
@@ -234,6 +237,22 @@ fn github_triggers_have_their_own_rules() {
     let definition = parse(&github("    events: ['*']\n    secret_env: HOOK_SECRET"));
     assert_eq!(definition.triggers[0].secret_env(), "HOOK_SECRET");
     assert_eq!(definition.triggers[0].path(), "/github");
+    assert!(
+        refused(&github("    events: ['*']\n    body_limit: 10"))
+            .contains("triggers[0].body_limit: must be between")
+    );
+    assert!(
+        refused(&github("    events: ['*']\n    dedupe_window: 1m")).contains("triggers[0].dedupe_window")
+    );
+    let TriggerSettings::Github(tuned) =
+        &parse(&github("    events: ['*']\n    text_limit: 4096\n    dedupe_window: 3d")).triggers[0]
+    else {
+        panic!("a github trigger");
+    };
+    assert_eq!((tuned.text_limit, tuned.dedupe_window), (4096, Duration::from_hours(72)));
+    let webhook =
+        MINIMAL.replace("token_env: WEBHOOK_TOKEN", "token_env: WEBHOOK_TOKEN\n    body_limit: 5000");
+    assert!(refused(&webhook).contains("triggers[0].body_limit: is not a setting of a webhook trigger"));
 }
 
 #[test]

@@ -1,9 +1,10 @@
-//! `/v1/agent/runs`: the agent's run history, for keys with `agent:read`.
+//! `/v1/agent/runs` and `/v1/agent/deliveries`: the agent's run history and the
+//! repository trigger's delivery log, for keys with `agent:read`.
 
 use actix_web::{get, web};
 use kernel::{FieldError, Id};
 use serde::{Deserialize, Serialize};
-use triggers::{ConversationKey, RunFilter, RunId, RunRecord};
+use triggers::{ConversationKey, DeliveryEntry, DeliveryFilter, RunFilter, RunId, RunRecord, Verdict};
 use utoipa::{IntoParams, ToSchema};
 use uuid::Uuid;
 
@@ -80,15 +81,19 @@ impl RunsQuery {
             .map(|id| ConversationKey::parse(&id))
             .transpose()
             .map_err(|message| FieldError::new("conversationId", message))?;
-        let limit = match self.limit {
-            None => DEFAULT_LIMIT,
-            Some(text) => {
-                text.parse().ok().filter(|limit| (1..=MAX_LIMIT).contains(limit)).ok_or_else(|| {
-                    FieldError::new("limit", format!("must be a whole number from 1 to {MAX_LIMIT}"))
-                })?
-            }
-        };
-        Ok(RunFilter { conversation, limit })
+        Ok(RunFilter { conversation, limit: limit(self.limit)? })
+    }
+}
+
+/// The `limit` query parameter: 1 to 500, 50 when not given.
+fn limit(text: Option<String>) -> Result<u32, FieldError> {
+    match text {
+        None => Ok(DEFAULT_LIMIT),
+        Some(text) => {
+            text.parse().ok().filter(|limit| (1..=MAX_LIMIT).contains(limit)).ok_or_else(|| {
+                FieldError::new("limit", format!("must be a whole number from 1 to {MAX_LIMIT}"))
+            })
+        }
     }
 }
 
@@ -109,7 +114,7 @@ pub(crate) async fn list_runs(
     state: web::Data<ApiState>,
 ) -> Result<web::Json<Vec<RunBody>>, ApiError> {
     let filter = query.into_inner().filter()?;
-    let runs = state.stores.runs.list_runs(auth.principal.team_id, &filter).await?;
+    let runs = state.stores.agent.list_runs(auth.principal.team_id, &filter).await?;
     Ok(web::Json(runs.into_iter().map(RunBody::from).collect()))
 }
 
@@ -131,6 +136,107 @@ pub(crate) async fn get_run(
 ) -> Result<web::Json<RunBody>, ApiError> {
     let id: RunId = path_id(&id, "run")?;
     let run =
-        state.stores.runs.find_run(auth.principal.team_id, id).await?.ok_or_else(|| not_found("run"))?;
+        state.stores.agent.find_run(auth.principal.team_id, id).await?.ok_or_else(|| not_found("run"))?;
     Ok(web::Json(run.into()))
+}
+
+/// A delivery the repository trigger verified, and what became of it.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct DeliveryBody {
+    /// The log entry's id.
+    id: Uuid,
+    /// GitHub's delivery id (`X-GitHub-Delivery`).
+    delivery: String,
+    /// `X-GitHub-Event`.
+    event: String,
+    action: Option<String>,
+    /// `owner/name`.
+    repository: Option<String>,
+    /// `github:<owner>/<repo>#<number>`; `null` for an event that runs one-shot.
+    conversation_id: Option<String>,
+    /// `accepted`, `ignored` (a ping, or filtered out) or `duplicate`.
+    verdict: &'static str,
+    /// Why it was ignored, or what it duplicates.
+    note: Option<String>,
+    /// Hex SHA-256 of the body as received.
+    body_sha256: String,
+    received_at: Timestamp,
+    /// For accepted deliveries: `queued`, `running`, `done` or `failed`.
+    state: Option<&'static str>,
+    /// Runs started for it.
+    attempts: u32,
+    /// The last run (see `/v1/agent/runs/{id}`).
+    run_id: Option<Uuid>,
+    /// Why the last attempt failed.
+    error: Option<String>,
+    finished_at: Option<Timestamp>,
+}
+
+impl From<DeliveryEntry> for DeliveryBody {
+    fn from(entry: DeliveryEntry) -> Self {
+        let progress = entry.progress;
+        Self {
+            id: entry.id.as_uuid(),
+            delivery: entry.delivery.as_str().to_owned(),
+            event: entry.event,
+            action: entry.action,
+            repository: entry.repository,
+            conversation_id: entry.conversation.map(|key| key.as_str().to_owned()),
+            verdict: entry.verdict.as_str(),
+            note: entry.note,
+            body_sha256: entry.body_sha256,
+            received_at: Timestamp(entry.received_at),
+            state: progress.as_ref().map(|p| p.state.as_str()),
+            attempts: progress.as_ref().map_or(0, |p| p.attempts),
+            run_id: progress.as_ref().and_then(|p| p.run).map(|run| run.as_uuid()),
+            error: progress.as_ref().and_then(|p| p.error.clone()),
+            finished_at: progress.and_then(|p| p.finished_at).map(Timestamp),
+        }
+    }
+}
+
+#[derive(Debug, Deserialize, IntoParams)]
+#[serde(rename_all = "camelCase")]
+#[into_params(parameter_in = Query)]
+pub(crate) struct DeliveriesQuery {
+    /// Only deliveries with this verdict: `accepted`, `ignored` or `duplicate`.
+    verdict: Option<String>,
+    /// How many deliveries, newest first: 1 to 500.
+    #[param(minimum = 1, maximum = 500, default = 50)]
+    limit: Option<String>,
+}
+
+impl DeliveriesQuery {
+    fn filter(self) -> Result<DeliveryFilter, FieldError> {
+        let verdict = self
+            .verdict
+            .map(|text| {
+                Verdict::parse(&text)
+                    .ok_or_else(|| FieldError::new("verdict", "must be accepted, ignored or duplicate"))
+            })
+            .transpose()?;
+        Ok(DeliveryFilter { verdict, limit: limit(self.limit)? })
+    }
+}
+
+/// List the deliveries the repository trigger verified, newest first.
+#[utoipa::path(
+    tag = "Agent runs",
+    params(DeliveriesQuery),
+    responses(
+        (status = 200, description = "The deliveries, newest first", body = [DeliveryBody]),
+        (status = 400, description = "`verdict` or `limit` invalid", body = crate::ErrorBody),
+        KeyedErrors,
+    )
+)]
+#[get("")]
+pub(crate) async fn list_deliveries(
+    auth: Auth<AgentRead>,
+    query: web::Query<DeliveriesQuery>,
+    state: web::Data<ApiState>,
+) -> Result<web::Json<Vec<DeliveryBody>>, ApiError> {
+    let filter = query.into_inner().filter()?;
+    let deliveries = state.stores.agent.list_deliveries(auth.principal.team_id, &filter).await?;
+    Ok(web::Json(deliveries.into_iter().map(DeliveryBody::from).collect()))
 }

@@ -90,8 +90,15 @@ async fn the_bearer_token_is_required_and_either_rotation_token_works() {
 async fn failed_authentication_is_throttled_per_address() {
     let mut config = serve_config();
     config.trigger_auth_failures = parse_rate("3/60s").unwrap();
-    let app =
-        AgentApp::start_with(config, &echo_agent(""), ENV, TestDb::new(Backend::Memory).await).await.unwrap();
+    let app = AgentApp::start_with(
+        config,
+        triggers::RetryPolicy::default(),
+        &echo_agent(""),
+        ENV,
+        TestDb::new(Backend::Memory).await,
+    )
+    .await
+    .unwrap();
     let body = json!({"input": "hi"});
     for _ in 0..3 {
         assert_eq!(

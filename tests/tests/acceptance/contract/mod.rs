@@ -32,6 +32,7 @@ macro_rules! for_each_adapter {
 }
 
 mod agent;
+mod deliveries;
 mod invoices;
 mod tracking;
 

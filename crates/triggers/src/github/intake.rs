@@ -1,0 +1,208 @@
+//! What the repository trigger makes of a delivery whose signature has been verified:
+//! a ping is answered, a delivery outside `events` or `repos` is ignored, and anything
+//! else is rendered for the agent and stored in the durable queue before it is
+//! acknowledged. Every verdict is logged.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use accounts::TeamId;
+use chrono::{DateTime, Utc};
+use kernel::{Clock, FieldError, Id, StoreError};
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+
+use super::delivery::{
+    Acceptance, DeliveryEntry, DeliveryEntryId, DeliveryId, DeliveryQueue, NewDelivery, Verdict,
+};
+use super::filter::{EventFilter, RepoPatterns};
+use super::render::{EventFacts, model_input};
+use crate::definition::GithubTrigger;
+
+pub const EVENT_HEADER: &str = "X-GitHub-Event";
+pub const DELIVERY_HEADER: &str = "X-GitHub-Delivery";
+
+/// What the trigger answers for a verified delivery.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Receipt {
+    /// The handshake GitHub sends when the webhook is created.
+    Pong,
+    Ignored {
+        note: String,
+    },
+    /// Stored; the agent runs it afterwards.
+    Accepted {
+        delivery: DeliveryId,
+    },
+    /// Accepted before: not run again.
+    Duplicate {
+        delivery: DeliveryId,
+    },
+}
+
+/// Why a verified delivery could not be taken.
+#[derive(Debug, thiserror::Error)]
+pub enum IntakeError {
+    /// A header or the body is not what GitHub sends.
+    #[error(transparent)]
+    Invalid(#[from] FieldError),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// One repository trigger's intake, over the delivery queue.
+pub struct Intake {
+    team: TeamId,
+    events: EventFilter,
+    repos: RepoPatterns,
+    text_limit: usize,
+    dedupe_window: Duration,
+    queue: Arc<dyn DeliveryQueue>,
+    clock: Arc<dyn Clock>,
+    /// Told of every accepted delivery, so the worker starts it without polling.
+    on_accept: Box<dyn Fn() + Send + Sync>,
+}
+
+impl std::fmt::Debug for Intake {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Intake")
+            .field("team", &self.team)
+            .field("events", &self.events)
+            .field("repos", &self.repos)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Intake {
+    pub fn new(
+        team: TeamId,
+        trigger: &GithubTrigger,
+        queue: Arc<dyn DeliveryQueue>,
+        clock: Arc<dyn Clock>,
+        on_accept: Box<dyn Fn() + Send + Sync>,
+    ) -> Self {
+        Self {
+            team,
+            events: trigger.events.clone(),
+            repos: trigger.repos.clone(),
+            text_limit: trigger.text_limit,
+            dedupe_window: trigger.dedupe_window,
+            queue,
+            clock,
+            on_accept,
+        }
+    }
+
+    /// Takes a delivery whose signature was verified: the `X-GitHub-Event` and
+    /// `X-GitHub-Delivery` headers (as sent, if sent) and the raw body.
+    pub async fn receive(
+        &self,
+        event: Option<&str>,
+        delivery: Option<&str>,
+        body: &[u8],
+    ) -> Result<Receipt, IntakeError> {
+        let event = event_name(event)?;
+        let delivery =
+            delivery.ok_or_else(|| FieldError::new(DELIVERY_HEADER, "is required")).and_then(|id| {
+                DeliveryId::parse(id).map_err(|message| FieldError::new(DELIVERY_HEADER, message))
+            })?;
+        let payload: Value = serde_json::from_slice(body)
+            .map_err(|e| FieldError::new("body", format!("is not a JSON payload: {e}")))?;
+        let now = self.clock.now();
+        let facts = EventFacts::of(&event, &payload);
+        let entry = |verdict, note: Option<String>| DeliveryEntry {
+            id: DeliveryEntryId::generate(),
+            team_id: self.team,
+            delivery: delivery.clone(),
+            event: event.clone(),
+            action: facts.action.as_deref().map(|a| bounded(a, 100)),
+            repository: facts.repository.as_deref().map(|r| bounded(r, 300)),
+            conversation: facts.conversation_key(),
+            verdict,
+            note,
+            body_sha256: sha256_hex(body),
+            received_at: now,
+            progress: None,
+        };
+        if let Some(note) = self.ignored_because(&facts) {
+            let receipt =
+                if event == "ping" { Receipt::Pong } else { Receipt::Ignored { note: note.clone() } };
+            // The answer does not depend on the log: a failed write is only worth a warning.
+            if let Err(error) = self.queue.log_delivery(&entry(Verdict::Ignored, Some(note))).await {
+                tracing::warn!(%delivery, error = ?error, "cannot log an ignored delivery");
+            }
+            return Ok(receipt);
+        }
+        let accepted = NewDelivery {
+            entry: entry(Verdict::Accepted, None),
+            input: model_input(&facts, &payload, self.text_limit),
+        };
+        Ok(match self.queue.accept(&accepted, self.dedupe_since(now)).await? {
+            Acceptance::Accepted => {
+                (self.on_accept)();
+                Receipt::Accepted { delivery }
+            }
+            Acceptance::Duplicate => Receipt::Duplicate { delivery },
+        })
+    }
+
+    /// Why the delivery does not wake the agent, if it does not.
+    fn ignored_because(&self, facts: &EventFacts) -> Option<String> {
+        if facts.event == "ping" {
+            return Some("ping: the webhook is set up; nothing to run".into());
+        }
+        let action = facts.action.as_deref();
+        if !self.events.matches(&facts.event, action) {
+            let name =
+                action.map_or_else(|| facts.event.clone(), |action| format!("{}.{action}", facts.event));
+            return Some(format!("event {name} is not in the trigger's events"));
+        }
+        if !self.repos.matches(facts.repository.as_deref()) {
+            return Some(match &facts.repository {
+                Some(repository) => format!("repository {repository} matches none of the trigger's repos"),
+                None => "the event names no repository and the trigger lists repos".into(),
+            });
+        }
+        None
+    }
+
+    /// The oldest a dedupe record may be to still refuse a repeat.
+    fn dedupe_since(&self, now: DateTime<Utc>) -> DateTime<Utc> {
+        super::delivery::before(now, self.dedupe_window)
+    }
+}
+
+fn event_name(header: Option<&str>) -> Result<String, FieldError> {
+    let name = header.ok_or_else(|| FieldError::new(EVENT_HEADER, "is required"))?;
+    let valid =
+        (1..=100).contains(&name.len()) && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+    if valid {
+        Ok(name.to_ascii_lowercase())
+    } else {
+        Err(FieldError::new(EVENT_HEADER, format!("{name:?} is not an event name")))
+    }
+}
+
+/// `text` cut to `max` characters, as the log's columns hold them.
+fn bounded(text: &str, max: usize) -> String {
+    text.chars().filter(|c| *c != '\0').take(max).collect()
+}
+
+/// Lowercase hex SHA-256 of `body`.
+pub fn sha256_hex(body: &[u8]) -> String {
+    use std::fmt::Write;
+    Sha256::digest(body).iter().fold(String::with_capacity(64), |mut hex, byte| {
+        let _ = write!(hex, "{byte:02x}");
+        hex
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::sha256_hex;
+
+    #[test]
+    fn body_hashes_are_lowercase_hex_sha256() {
+        assert_eq!(sha256_hex(b"abc"), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+    }
+}

@@ -1,0 +1,2 @@
+DROP TABLE agent_delivery_dedupe;
+DROP TABLE agent_deliveries;
