@@ -48,7 +48,7 @@ layering:
 # Unit tests and the contract suites (all three adapters), then the HTTP suite on each backend.
 test-all:
 	$(CARGO) test --workspace --locked
-	TEST_BACKEND=postgres $(CARGO) test --locked -p acceptance http::
+	TEST_BACKEND=postgres $(CARGO) test --locked -p acceptance -- http:: agent::
 	TEST_BACKEND=memory $(CARGO) test --locked -p acceptance http::
 
 # Advisories need the RustSec database from the network; `make audit` checks them where
@@ -66,3 +66,4 @@ bench:
 	./scripts/bench.sh
 	./scripts/bench-pdf.sh
 	./scripts/bench-agent.sh
+	./scripts/bench-github.sh

@@ -37,6 +37,14 @@ impl Backend {
             _ => Self::Sqlite,
         }
     }
+
+    /// A database that outlives the process: the suite's, or SQLite when that is memory.
+    pub fn durable_from_env() -> Self {
+        match Self::from_env() {
+            Self::Memory => Self::Sqlite,
+            durable => durable,
+        }
+    }
 }
 
 fn admin_url() -> String {
@@ -307,6 +315,7 @@ pub struct AgentApp {
     pub key: String,
     pub db: TestDb,
     handles: Vec<actix_web::dev::ServerHandle>,
+    worker: Option<tokio::task::AbortHandle>,
 }
 
 impl AgentApp {
@@ -344,10 +353,10 @@ impl AgentApp {
         let application = app::Application::build(&config, &store, clock)?.with_agent(&config, &agent)?;
         let rest = format!("http://127.0.0.1:{}", application.port());
         let trigger = format!("http://127.0.0.1:{}", application.trigger_port(0).unwrap_or_default());
-        let handles = application.handles();
+        let (handles, worker) = (application.handles(), application.worker());
         tokio::spawn(application.run_until_stopped());
         let http = reqwest::Client::new();
-        Ok(Self { rest, trigger, http, store, team, key, db, handles })
+        Ok(Self { rest, trigger, http, store, team, key, db, handles, worker })
     }
 
     /// POSTs `body` to the trigger at `path` with the bearer `token`, if any.
@@ -371,8 +380,12 @@ impl AgentApp {
         (response.status().as_u16(), response.json().await.unwrap_or_default())
     }
 
-    /// Stops the servers, as a restart would, and gives the database back.
+    /// Stops the servers and the delivery worker, as a restart would, and gives the
+    /// database back.
     pub async fn stop(self) -> TestDb {
+        if let Some(worker) = &self.worker {
+            worker.abort();
+        }
         for handle in &self.handles {
             handle.stop(true).await;
         }

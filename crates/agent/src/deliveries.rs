@@ -10,6 +10,7 @@ use accounts::TeamId;
 use chrono::{DateTime, Utc};
 use kernel::{Clock, StoreError};
 use tokio::sync::Notify;
+use tokio::task::JoinSet;
 use triggers::github::delivery::{before, ready_to_run};
 use triggers::{
     Agent, AttemptResult, ClaimedDelivery, DeliveryQueue, DeliveryState, RetryPolicy, RunOutcome, RunRequest,
@@ -74,7 +75,8 @@ impl DeliveryWorker {
         self.inner.wake.notify_one();
     }
 
-    /// Resumes what a stopped process left, then runs the queue until the process stops.
+    /// Resumes what a stopped process left, then runs the queue until the process stops
+    /// or the task is aborted (which aborts the runs it started, as a crash would).
     pub fn spawn(&self) -> tokio::task::JoinHandle<()> {
         let worker = self.clone();
         tokio::spawn(async move { worker.run().await })
@@ -87,12 +89,13 @@ impl DeliveryWorker {
             Err(error) => tracing::error!(error = ?error, "cannot resume interrupted deliveries"),
         }
         let mut next_prune = tokio::time::Instant::now();
+        let mut attempts = JoinSet::new();
         loop {
             if tokio::time::Instant::now() >= next_prune {
                 self.prune().await;
                 next_prune += PRUNE_EVERY;
             }
-            let wait = match self.start_ready().await {
+            let wait = match self.start_ready(&mut attempts).await {
                 Ok(Some(due)) => (due - self.inner.clock.now()).to_std().unwrap_or_default().min(IDLE_POLL),
                 Ok(None) => IDLE_POLL,
                 Err(error) => {
@@ -100,23 +103,23 @@ impl DeliveryWorker {
                     Duration::from_secs(1)
                 }
             };
-            let _ = tokio::time::timeout(wait, self.inner.wake.notified()).await;
+            // A finished attempt may let its conversation's next delivery go.
+            tokio::select! {
+                _ = tokio::time::timeout(wait, self.inner.wake.notified()) => {}
+                Some(_) = attempts.join_next() => {}
+            }
         }
     }
 
     /// Starts every delivery that may run now; returns when the next queued one comes due.
-    async fn start_ready(&self) -> Result<Option<DateTime<Utc>>, StoreError> {
+    async fn start_ready(&self, attempts: &mut JoinSet<()>) -> Result<Option<DateTime<Utc>>, StoreError> {
         let inner = &self.inner;
         let pending = inner.queue.pending_deliveries(inner.team).await?;
         let now = inner.clock.now();
         for id in ready_to_run(&pending, now, inner.settings.max_running) {
             if let Some(claimed) = inner.queue.claim_delivery(inner.team, id).await? {
                 let worker = self.clone();
-                tokio::spawn(async move {
-                    worker.attempt(claimed).await;
-                    // Its conversation's next delivery may go now.
-                    worker.wake();
-                });
+                attempts.spawn(async move { worker.attempt(claimed).await });
             }
         }
         Ok(pending

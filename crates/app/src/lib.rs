@@ -82,6 +82,8 @@ pub struct Application {
     /// Each trigger port as configured, and the port bound for it.
     trigger_ports: Vec<(u16, u16)>,
     servers: Vec<Server>,
+    /// The delivery queue's worker, when the agent has a repository trigger.
+    worker: Option<tokio::task::AbortHandle>,
 }
 
 impl std::fmt::Debug for Application {
@@ -103,7 +105,7 @@ impl Application {
         let state = web::Data::new(ApiState::new(store.stores(), renderer, clock, config.http_settings()));
         spawn_sweeps(state.clone(), |state| state.limits.sweep());
         let server = http_api::serve(listener, state, workers(config))?;
-        Ok(Self { port, trigger_ports: Vec::new(), servers: vec![server] })
+        Ok(Self { port, trigger_ports: Vec::new(), servers: vec![server], worker: None })
     }
 
     /// Adds the listeners of the agent's triggers (one per port, on
@@ -111,9 +113,7 @@ impl Application {
     pub fn with_agent(mut self, config: &ServeConfig, agent: &AgentService) -> anyhow::Result<Self> {
         let state = web::Data::new(TriggerState::new(agent.runtime.clone(), config.trigger_settings()));
         spawn_sweeps(state.clone(), TriggerState::sweep);
-        if let Some(worker) = &agent.worker {
-            worker.spawn();
-        }
+        self.worker = agent.worker.as_ref().map(|worker| worker.spawn().abort_handle());
         for (&port, routes) in &agent.listeners {
             let address = std::net::SocketAddr::from((config.trigger_host, port));
             let listener =
@@ -139,6 +139,11 @@ impl Application {
     /// Handles to stop the servers (as a restart would) from outside.
     pub fn handles(&self) -> Vec<actix_web::dev::ServerHandle> {
         self.servers.iter().map(Server::handle).collect()
+    }
+
+    /// Stops the delivery queue's worker and the runs it started, as a crash would.
+    pub fn worker(&self) -> Option<tokio::task::AbortHandle> {
+        self.worker.clone()
     }
 
     /// The port bound for the triggers configured on `configured` (which may be 0).

@@ -69,3 +69,18 @@ fn with_the_token_it_starts() {
     assert!(running, "{stderr}");
     assert!(stderr.contains("serving agent triggers"), "{stderr}");
 }
+
+#[test]
+fn a_missing_github_secret_stops_startup_naming_it() {
+    let github = "name: t\nmodel:\n  provider: echo\ntriggers:\n  - type: github\n    port: 0\n    events: ['*']\n    secret_env: STARTUP_TEST_TOKEN\n";
+    let (ok, stderr) = serve(github, None);
+    assert!(!ok);
+    assert!(
+        stderr.contains(
+            "agent.yaml: triggers[0].secret_env: the environment variable STARTUP_TEST_TOKEN is not set"
+        ),
+        "{stderr}"
+    );
+    let (running, stderr) = serve(github, Some("a-secret"));
+    assert!(running, "{stderr}");
+}

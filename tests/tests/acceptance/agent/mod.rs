@@ -1,5 +1,6 @@
 //! The agent runtime against a fake OpenAI-compatible server (real HTTP), and the webhook
-//! trigger through real sockets.
+//! and repository triggers through real sockets.
 
+mod github;
 mod runtime;
 mod webhook;

@@ -162,12 +162,7 @@ async fn bodies_that_are_not_a_run_request_are_400_naming_the_field() {
 async fn thread_memory_survives_a_restart() {
     let model = FakeModel::start(vec![], Some(Answer::Reflect));
     let yaml = model_agent(&model, "memory:\n  scope: thread");
-    // A database that outlives the process: the suite's, or SQLite when that is memory.
-    let backend = match Backend::from_env() {
-        Backend::Memory => Backend::Sqlite,
-        durable => durable,
-    };
-    let app = AgentApp::start(&yaml, ENV, TestDb::new(backend).await).await.unwrap();
+    let app = AgentApp::start(&yaml, ENV, TestDb::new(Backend::durable_from_env()).await).await.unwrap();
     let first = app.call("/", Some(TOKEN), &json!({"input": "My name is Ada.", "conversation_id": "ada"}));
     assert_eq!(first.send().await.unwrap().status(), StatusCode::OK);
     let db = app.stop().await;
@@ -333,7 +328,8 @@ async fn triggers_on_one_port_share_a_listener_each_with_its_own_token() {
 #[tokio::test]
 async fn the_agent_runs_for_the_team_it_names_or_the_only_one() {
     use app::agent_setup::pick_team;
-    let db = TestDb::new(Backend::from_env()).await;
+    // Opened twice (here and by the app), so it must keep what the first opening wrote.
+    let db = TestDb::new(Backend::durable_from_env()).await;
     let store = db.open().await;
     let accounts = store.accounts();
     assert_eq!(pick_team(accounts.as_ref(), None).await.unwrap(), Err("there is no team yet".to_owned()));

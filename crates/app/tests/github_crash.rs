@@ -1,0 +1,178 @@
+//! Crash recovery of the repository trigger with the real binary: deliveries are
+//! acknowledged, the process is killed with SIGKILL before their runs finish, and after a
+//! restart every accepted delivery runs exactly once.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, reason = "tests")]
+
+mod support;
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use hmac::{Hmac, KeyInit, Mac};
+use sha2::Sha256;
+use support::{Scratch, billable, post, serve};
+
+const SECRET: &str = "crash-test-secret";
+
+/// A Chat Completions server that waits `delay_ms` before each answer and keeps every
+/// request body it received.
+#[derive(Clone, Default)]
+struct SlowModel {
+    delay_ms: Arc<AtomicU64>,
+    requests: Arc<Mutex<Vec<String>>>,
+}
+
+impl SlowModel {
+    fn start(&self) -> String {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let url = format!("http://{}/v1", listener.local_addr().unwrap());
+        let model = self.clone();
+        std::thread::spawn(move || {
+            for stream in listener.incoming().map_while(Result::ok) {
+                let model = model.clone();
+                std::thread::spawn(move || model.answer(stream));
+            }
+        });
+        url
+    }
+
+    fn answer(&self, stream: TcpStream) {
+        let mut reader = BufReader::new(stream);
+        let mut length = 0;
+        loop {
+            let mut line = String::new();
+            if reader.read_line(&mut line).unwrap_or(0) == 0 {
+                return;
+            }
+            if line == "\r\n" {
+                break;
+            }
+            if let Some((name, value)) = line.split_once(':')
+                && name.eq_ignore_ascii_case("content-length")
+            {
+                length = value.trim().parse().unwrap();
+            }
+        }
+        let mut body = vec![0; length];
+        if reader.read_exact(&mut body).is_err() {
+            return;
+        }
+        self.requests.lock().unwrap().push(String::from_utf8_lossy(&body).into_owned());
+        std::thread::sleep(Duration::from_millis(self.delay_ms.load(Ordering::SeqCst)));
+        let reply = r#"{"id":"c","object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":"handled"},"finish_reason":"stop"}],"usage":{"prompt_tokens":3,"completion_tokens":1}}"#;
+        let mut stream = reader.into_inner();
+        // The process that asked may be gone (killed): nothing to do about it then.
+        let _ = write!(
+            stream,
+            "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{reply}",
+            reply.len()
+        );
+    }
+}
+
+fn sign(body: &[u8]) -> String {
+    let mut mac = Hmac::<Sha256>::new_from_slice(SECRET.as_bytes()).unwrap();
+    mac.update(body);
+    mac.finalize().into_bytes().iter().fold("sha256=".to_owned(), |mut signature, byte| {
+        std::fmt::Write::write_fmt(&mut signature, format_args!("{byte:02x}")).unwrap();
+        signature
+    })
+}
+
+/// A comment on issue `number` of octo-org/hello-world saying `text`.
+fn comment(number: u64, text: &str) -> Vec<u8> {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/fixtures/github/issue_comment.created.json");
+    let mut payload: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    payload["issue"]["number"] = number.into();
+    payload["comment"]["body"] = text.into();
+    serde_json::to_vec(&payload).unwrap()
+}
+
+/// The delivery log as `billable deliveries list` prints it: (delivery id, verdict, state).
+fn delivery_log(database_url: &str) -> Vec<(String, String, String)> {
+    let output = billable(database_url).args(["deliveries", "list", "--limit", "100"]).output().unwrap();
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    String::from_utf8(output.stdout)
+        .unwrap()
+        .lines()
+        .map(|line| {
+            let fields: Vec<&str> = line.split('\t').collect();
+            (fields[1].to_owned(), fields[5].to_owned(), fields[6].to_owned())
+        })
+        .collect()
+}
+
+#[test]
+fn deliveries_acknowledged_before_a_kill_run_exactly_once_after_the_restart() {
+    let model = SlowModel::default();
+    model.delay_ms.store(60_000, Ordering::SeqCst);
+    let base_url = model.start();
+    let scratch = Scratch::new("github-crash");
+    let definition = scratch.0.join("agent.yaml");
+    std::fs::write(
+        &definition,
+        format!(
+            "name: crash\nmodel:\n  provider: openai\n  base_url: {base_url}\n  model: slow\n  max_retries: 0\n\
+             triggers:\n  - type: github\n    port: 0\n    events: [issue_comment]\n"
+        ),
+    )
+    .unwrap();
+    let database_url = scratch.sqlite_url();
+    let env = [("GITHUB_WEBHOOK_SECRET", SECRET)];
+
+    let (mut server, port) = serve(&database_url, &definition, &env);
+    // Two comments on each of three issues: three conversations, each in order.
+    let deliveries: Vec<(String, Vec<u8>)> =
+        (0..6).map(|i| (format!("crash-{i}"), comment(1 + i % 3, &format!("crash marker {i}")))).collect();
+    for (id, body) in &deliveries {
+        let signature = sign(body);
+        let headers = [
+            ("Content-Type", "application/json"),
+            ("X-GitHub-Event", "issue_comment"),
+            ("X-GitHub-Delivery", id.as_str()),
+            ("X-Hub-Signature-256", signature.as_str()),
+        ];
+        let answer = post(port, "/github", &headers, body);
+        assert!(answer.starts_with("HTTP/1.1 202"), "{answer}");
+    }
+    // Runs are under way (one per conversation) when the process dies.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while model.requests.lock().unwrap().len() < 3 && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert_eq!(model.requests.lock().unwrap().len(), 3, "one run per conversation at a time");
+    server.kill().unwrap(); // SIGKILL
+    server.wait().unwrap();
+    let before_restart = model.requests.lock().unwrap().len();
+
+    model.delay_ms.store(0, Ordering::SeqCst);
+    let (mut server, _) = serve(&database_url, &definition, &env);
+    let deadline = Instant::now() + Duration::from_mins(1);
+    let mut log = delivery_log(&database_url);
+    while log.iter().any(|(_, _, state)| state != "done") && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(200));
+        log = delivery_log(&database_url);
+    }
+    server.kill().unwrap();
+    server.wait().unwrap();
+
+    assert_eq!(log.len(), 6, "{log:?}");
+    assert!(log.iter().all(|(_, verdict, state)| verdict == "accepted" && state == "done"), "{log:?}");
+    let after_restart = model.requests.lock().unwrap()[before_restart..].to_vec();
+    for i in 0..6 {
+        let marker = format!("crash marker {i}");
+        let runs = after_restart.iter().filter(|body| body.contains(&marker)).count();
+        assert_eq!(runs, 1, "delivery {i} ran once after the restart");
+    }
+    assert_eq!(after_restart.len(), 6);
+    let runs = billable(&database_url).args(["runs", "list"]).output().unwrap();
+    let runs = String::from_utf8(runs.stdout).unwrap();
+    let ok_github_runs = runs.lines().filter(|line| line.contains("\tgithub\tok\t")).count();
+    // Interrupted runs were never recorded as finished: each delivery has one ok run.
+    assert_eq!(ok_github_runs, 6, "{runs}");
+}

@@ -1,0 +1,85 @@
+//! Running the real `billable` binary from tests.
+
+#![allow(dead_code, unreachable_pub, reason = "each test file uses its own part")]
+
+use std::fmt::Write as _;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::time::Duration;
+
+/// The binary on `database_url`, logging JSON (no colours in the way of parsing).
+pub fn billable(database_url: &str) -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_billable"));
+    command
+        .env("DATABASE_URL", database_url)
+        .env_remove("BILLABLE_AGENT")
+        .env("BILLABLE_LOG", "info")
+        .env("BILLABLE_LOG_FORMAT", "json");
+    command
+}
+
+/// Starts `billable serve --agent definition` with `env`; returns the process and the
+/// port of its triggers' listener (the definition puts them on port 0), read from the
+/// startup log.
+pub fn serve(database_url: &str, definition: &Path, env: &[(&str, &str)]) -> (Child, u16) {
+    let mut command = billable(database_url);
+    command.args(["serve", "--listen", "127.0.0.1:0", "--agent"]).arg(definition).stderr(Stdio::piped());
+    for (name, value) in env {
+        command.env(name, value);
+    }
+    let mut server = command.spawn().unwrap();
+    let stderr = server.stderr.take().unwrap();
+    let (found, port) = mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            if line.contains("serving agent triggers")
+                && let Some(digits) = line.split("\"port\":").nth(1)
+            {
+                let digits: String = digits.chars().take_while(char::is_ascii_digit).collect();
+                let _ = found.send(digits.parse::<u16>().unwrap());
+            }
+        }
+    });
+    let port = port.recv_timeout(Duration::from_secs(30)).expect("the server starts");
+    (server, port)
+}
+
+/// POSTs `body` to `path` on `port` with `headers` and returns the raw HTTP answer.
+pub fn post(port: u16, path: &str, headers: &[(&str, &str)], body: &[u8]) -> String {
+    let mut stream = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    let mut request = format!("POST {path} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n");
+    for (name, value) in headers {
+        write!(request, "{name}: {value}\r\n").unwrap();
+    }
+    write!(request, "Content-Length: {}\r\n\r\n", body.len()).unwrap();
+    stream.write_all(request.as_bytes()).unwrap();
+    stream.write_all(body).unwrap();
+    let mut answer = String::new();
+    stream.read_to_string(&mut answer).unwrap();
+    answer
+}
+
+/// A scratch directory, removed on drop.
+pub struct Scratch(pub std::path::PathBuf);
+
+impl Scratch {
+    pub fn new(name: &str) -> Self {
+        let dir = std::env::temp_dir().join(format!("billable-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        Self(dir)
+    }
+
+    pub fn sqlite_url(&self) -> String {
+        format!("sqlite://{}", self.0.join("billable.db").display())
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}

@@ -1,0 +1,472 @@
+//! The repository (GitHub) trigger through real sockets: signatures, the ping, filters,
+//! acknowledgement before the run, dedupe, order per conversation, retries, the delivery
+//! log, and resuming after a restart.
+
+use std::fmt::Write;
+use std::time::Duration;
+
+use acceptance::fake_model::{Answer, FakeModel, last_user_message};
+use acceptance::{AgentApp, Backend, TestDb, serve_config};
+use app::config::parse_rate;
+use hmac::{Hmac, KeyInit, Mac};
+use reqwest::StatusCode;
+use serde_json::{Value, json};
+use sha2::Sha256;
+
+const SECRET: &str = "It's a Secret to Everybody";
+const ENV: &[(&str, &str)] = &[("GITHUB_WEBHOOK_SECRET", SECRET)];
+
+fn fixture(name: &str) -> Value {
+    let path = format!("{}/fixtures/github/{name}.json", env!("CARGO_MANIFEST_DIR"));
+    serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap()
+}
+
+fn sign(secret: &str, body: &[u8]) -> String {
+    let mut mac = Hmac::<Sha256>::new_from_slice(secret.as_bytes()).unwrap();
+    mac.update(body);
+    let digest = mac.finalize().into_bytes();
+    digest.iter().fold("sha256=".to_owned(), |mut signature, byte| {
+        write!(signature, "{byte:02x}").unwrap();
+        signature
+    })
+}
+
+/// An agent with a github trigger on port 0; `trigger` adds settings to the entry.
+fn agent(model: Option<&FakeModel>, extra: &str, trigger: &str) -> String {
+    let model = match model {
+        Some(model) => {
+            format!("  provider: openai\n  base_url: {}\n  model: fake-1\n  max_retries: 0", model.base_url)
+        }
+        None => "  provider: echo".to_owned(),
+    };
+    format!(
+        "name: reviewer\nmodel:\n{model}\nmemory:\n  scope: thread\n{extra}\ntriggers:\n  - type: github\n    port: 0\n{}\n",
+        if trigger.is_empty() { "    events: ['*']" } else { trigger }
+    )
+}
+
+async fn start(yaml: &str) -> AgentApp {
+    AgentApp::start(yaml, ENV, TestDb::new(Backend::from_env()).await).await.unwrap()
+}
+
+fn fast_retries(max_attempts: u32) -> triggers::RetryPolicy {
+    triggers::RetryPolicy {
+        max_attempts,
+        first_backoff: Duration::from_millis(50),
+        max_backoff: Duration::from_millis(200),
+    }
+}
+
+/// A delivery as GitHub sends it.
+struct Delivery {
+    event: &'static str,
+    id: String,
+    body: Vec<u8>,
+}
+
+impl Delivery {
+    fn new(event: &'static str, id: &str, payload: &Value) -> Self {
+        Self { event, id: id.to_owned(), body: serde_json::to_vec(payload).unwrap() }
+    }
+
+    async fn send_signed(&self, app: &AgentApp, signature: Option<&str>) -> reqwest::Response {
+        let mut request = app
+            .http
+            .post(format!("{}/github", app.trigger))
+            .header("content-type", "application/json")
+            .header("x-github-event", self.event)
+            .header("x-github-delivery", &self.id)
+            .body(self.body.clone());
+        if let Some(signature) = signature {
+            request = request.header("x-hub-signature-256", signature);
+        }
+        request.send().await.unwrap()
+    }
+
+    async fn send(&self, app: &AgentApp) -> reqwest::Response {
+        self.send_signed(app, Some(&sign(SECRET, &self.body))).await
+    }
+}
+
+async fn answer(response: reqwest::Response) -> (StatusCode, Value) {
+    (response.status(), response.json().await.unwrap_or_default())
+}
+
+async fn deliveries(app: &AgentApp) -> Vec<Value> {
+    let (status, log) = app.get_json("/v1/agent/deliveries?limit=500").await;
+    assert_eq!(status, 200);
+    log.as_array().unwrap().clone()
+}
+
+/// Waits until every accepted delivery is `done` or `failed`; returns the log.
+async fn settled(app: &AgentApp) -> Vec<Value> {
+    for _ in 0..200 {
+        let log = deliveries(app).await;
+        let open = log.iter().any(|d| matches!(d["state"].as_str(), Some("queued" | "running")));
+        if !open {
+            return log;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("deliveries still pending: {:#?}", deliveries(app).await);
+}
+
+/// A comment on pull request 42 saying `text`.
+fn comment(text: &str) -> Value {
+    let mut payload = fixture("issue_comment.created");
+    payload["comment"]["body"] = json!(text);
+    payload
+}
+
+#[tokio::test]
+async fn the_ping_is_answered_without_a_model_call() {
+    let model = FakeModel::start(vec![], Some(Answer::reply("never")));
+    let app = start(&agent(Some(&model), "", "")).await;
+    let ping = Delivery::new("ping", "ping-1", &fixture("ping"));
+    assert_eq!(answer(ping.send(&app).await).await, (StatusCode::OK, json!({"status": "pong"})));
+    let log = deliveries(&app).await;
+    assert_eq!((log[0]["event"].as_str(), log[0]["verdict"].as_str()), (Some("ping"), Some("ignored")));
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert!(model.requests().is_empty());
+}
+
+#[tokio::test]
+async fn a_pull_request_is_acknowledged_then_run_on_its_rendering() {
+    let model = FakeModel::start(
+        vec![],
+        Some(Answer::Slow { delay: Duration::from_millis(500), text: "LGTM".into() }),
+    );
+    let app = start(&agent(Some(&model), "", "    events: [pull_request]")).await;
+    let opened = Delivery::new("pull_request", "guid-pr-opened", &fixture("pull_request.opened"));
+    let started = std::time::Instant::now();
+    let (status, body) = answer(opened.send(&app).await).await;
+    assert_eq!(
+        (status, body),
+        (StatusCode::ACCEPTED, json!({"status": "accepted", "delivery": "guid-pr-opened"}))
+    );
+    assert!(started.elapsed() < Duration::from_millis(500), "the answer does not wait for the agent");
+
+    let log = settled(&app).await;
+    let entry = &log[0];
+    assert_eq!(entry["delivery"], "guid-pr-opened");
+    assert_eq!(
+        (entry["event"].as_str(), entry["action"].as_str(), entry["repository"].as_str()),
+        (Some("pull_request"), Some("opened"), Some("octo-org/hello-world"))
+    );
+    assert_eq!(entry["conversationId"], "github:octo-org/hello-world#42");
+    assert_eq!(
+        (entry["verdict"].as_str(), entry["state"].as_str(), entry["attempts"].as_u64()),
+        (Some("accepted"), Some("done"), Some(1))
+    );
+
+    let input = last_user_message(&model.requests()[0]);
+    assert!(
+        input.contains("<<<UNTRUSTED GITHUB EVENT>>>") && input.contains("<<<END UNTRUSTED GITHUB EVENT>>>"),
+        "{input}"
+    );
+    assert!(input.contains("#42"), "{input}");
+    let (_, run) = app.get_json(&format!("/v1/agent/runs/{}", entry["runId"].as_str().unwrap())).await;
+    assert_eq!((run["trigger"].as_str(), run["status"].as_str()), (Some("github"), Some("ok")));
+    assert_eq!(run["conversationId"], "github:octo-org/hello-world#42");
+}
+
+#[tokio::test]
+async fn bad_signatures_are_401_and_leave_no_trace() {
+    let app = start(&agent(None, "", "")).await;
+    let delivery = Delivery::new("issues", "guid-issue", &fixture("issues.opened"));
+    let good = sign(SECRET, &delivery.body);
+    let mut changed = delivery.body.clone();
+    changed[10] ^= 1;
+    let refused = [
+        None,
+        Some(String::new()),
+        Some("sha256=".to_owned()),
+        Some(sign("another secret", &delivery.body)),
+        Some(sign(SECRET, &changed)),
+        Some(good.replace("sha256=", "sha1=")),
+        Some(good[..good.len() - 2].to_owned()),
+        Some(format!("{good}00")),
+        Some(good.replace("sha256=", "SHA256=")),
+    ];
+    for signature in &refused {
+        let (status, body) = answer(delivery.send_signed(&app, signature.as_deref()).await).await;
+        assert_eq!(status, StatusCode::UNAUTHORIZED, "{signature:?}");
+        assert!(body["error"].as_str().unwrap().contains("X-Hub-Signature-256"), "{body}");
+    }
+    // A body that is not even JSON is refused for its signature, before it is parsed.
+    let garbage = Delivery { event: "issues", id: "guid-x".into(), body: b"not json".to_vec() };
+    assert_eq!(garbage.send_signed(&app, Some(&good)).await.status(), StatusCode::UNAUTHORIZED);
+    assert!(deliveries(&app).await.is_empty(), "refused deliveries are not logged");
+    // The hex digits may come in upper case.
+    let upper = format!("sha256={}", good["sha256=".len()..].to_ascii_uppercase());
+    assert_eq!(delivery.send_signed(&app, Some(&upper)).await.status(), StatusCode::ACCEPTED);
+}
+
+#[tokio::test]
+async fn either_secret_verifies_during_a_rotation() {
+    let env = &[("GITHUB_WEBHOOK_SECRET", "old-secret, new-secret")];
+    let app = AgentApp::start(&agent(None, "", ""), env, TestDb::new(Backend::Memory).await).await.unwrap();
+    for (i, secret) in ["old-secret", "new-secret"].into_iter().enumerate() {
+        let delivery = Delivery::new("issues", &format!("guid-{i}"), &comment(secret));
+        let signature = sign(secret, &delivery.body);
+        assert_eq!(
+            delivery.send_signed(&app, Some(&signature)).await.status(),
+            StatusCode::ACCEPTED,
+            "{secret}"
+        );
+    }
+    let third = Delivery::new("issues", "guid-3", &comment("third"));
+    let both = sign("old-secret, new-secret", &third.body);
+    assert_eq!(third.send_signed(&app, Some(&both)).await.status(), StatusCode::UNAUTHORIZED);
+}
+
+#[tokio::test]
+async fn failed_signatures_are_throttled_per_address() {
+    let mut config = serve_config();
+    config.trigger_auth_failures = parse_rate("2/60s").unwrap();
+    let yaml = agent(None, "", "");
+    let app = AgentApp::start_with(
+        config,
+        triggers::RetryPolicy::default(),
+        &yaml,
+        ENV,
+        TestDb::new(Backend::Memory).await,
+    )
+    .await
+    .unwrap();
+    let delivery = Delivery::new("issues", "guid-1", &fixture("issues.opened"));
+    for _ in 0..2 {
+        assert_eq!(delivery.send_signed(&app, Some("sha256=00")).await.status(), StatusCode::UNAUTHORIZED);
+    }
+    assert_eq!(delivery.send_signed(&app, Some("sha256=00")).await.status(), StatusCode::TOO_MANY_REQUESTS);
+    assert_eq!(
+        delivery.send(&app).await.status(),
+        StatusCode::TOO_MANY_REQUESTS,
+        "even when signed, while blocked"
+    );
+}
+
+#[tokio::test]
+async fn filtered_deliveries_are_ignored_with_a_note() {
+    let model = FakeModel::start(vec![], Some(Answer::reply("ok")));
+    let trigger = "    events: [pull_request, issue_comment.created]\n    repos: ['octo-org/*']";
+    let app = start(&agent(Some(&model), "", trigger)).await;
+    let push = Delivery::new("push", "guid-push", &fixture("push"));
+    let (status, body) = answer(push.send(&app).await).await;
+    assert_eq!((status, body["status"].as_str()), (StatusCode::OK, Some("ignored")));
+    assert_eq!(body["note"], "event push is not in the trigger's events");
+
+    let mut edited = comment("edited");
+    edited["action"] = json!("edited");
+    let (_, body) = answer(Delivery::new("issue_comment", "guid-edit", &edited).send(&app).await).await;
+    assert_eq!(body["note"], "event issue_comment.edited is not in the trigger's events");
+
+    let mut elsewhere = fixture("pull_request.opened");
+    elsewhere["repository"]["full_name"] = json!("someone/else");
+    let (status, body) =
+        answer(Delivery::new("pull_request", "guid-else", &elsewhere).send(&app).await).await;
+    assert_eq!(
+        (status, body["note"].as_str()),
+        (StatusCode::OK, Some("repository someone/else matches none of the trigger's repos"))
+    );
+
+    let mut upper = fixture("pull_request.opened");
+    upper["repository"]["full_name"] = json!("Octo-Org/Hello-World");
+    assert_eq!(
+        Delivery::new("pull_request", "guid-upper", &upper).send(&app).await.status(),
+        StatusCode::ACCEPTED
+    );
+
+    let log = settled(&app).await;
+    let verdicts: Vec<(&str, &str)> =
+        log.iter().map(|d| (d["delivery"].as_str().unwrap(), d["verdict"].as_str().unwrap())).collect();
+    assert_eq!(
+        verdicts,
+        [
+            ("guid-upper", "accepted"),
+            ("guid-else", "ignored"),
+            ("guid-edit", "ignored"),
+            ("guid-push", "ignored")
+        ]
+    );
+    assert_eq!(model.requests().len(), 1, "only the matching delivery cost a model call");
+    let (_, ignored) = app.get_json("/v1/agent/deliveries?verdict=ignored").await;
+    assert_eq!(ignored.as_array().unwrap().len(), 3);
+    assert_eq!(app.get_json("/v1/agent/deliveries?verdict=maybe").await.0, 400);
+}
+
+#[tokio::test]
+async fn a_redelivery_or_a_replayed_body_runs_nothing() {
+    let model = FakeModel::start(vec![], Some(Answer::reply("ok")));
+    let app = start(&agent(Some(&model), "", "")).await;
+    let original = Delivery::new("issue_comment", "guid-1", &comment("please review"));
+    assert_eq!(answer(original.send(&app).await).await.0, StatusCode::ACCEPTED);
+    let redelivered = original.send(&app).await;
+    assert_eq!(
+        answer(redelivered).await,
+        (StatusCode::ACCEPTED, json!({"status": "duplicate", "delivery": "guid-1"}))
+    );
+    let replayed =
+        Delivery { id: "guid-2".into(), ..Delivery::new("issue_comment", "x", &comment("please review")) };
+    assert_eq!(answer(replayed.send(&app).await).await.1["status"], "duplicate");
+    let log = settled(&app).await;
+    let verdicts: Vec<&str> = log.iter().map(|d| d["verdict"].as_str().unwrap()).collect();
+    assert_eq!(verdicts, ["duplicate", "duplicate", "accepted"]);
+    assert_eq!(log[0]["note"], "the same body was already accepted as delivery guid-1");
+    assert_eq!(model.requests().len(), 1);
+}
+
+#[tokio::test]
+async fn deliveries_of_one_conversation_run_in_order_and_conversations_in_parallel() {
+    let model = FakeModel::start(
+        vec![],
+        Some(Answer::Slow { delay: Duration::from_millis(150), text: "noted".into() }),
+    );
+    let app = start(&agent(Some(&model), "", "")).await;
+    // Five comments on #42 and three on #7, sent at once, acknowledged in some order.
+    let mut sends = tokio::task::JoinSet::new();
+    let app = std::sync::Arc::new(app);
+    for (number, count) in [(42, 5), (7, 3)] {
+        for i in 0..count {
+            let mut payload = comment(&format!("comment {i} on {number}"));
+            payload["issue"]["number"] = json!(number);
+            let delivery = Delivery::new("issue_comment", &format!("guid-{number}-{i}"), &payload);
+            let app = app.clone();
+            sends.spawn(async move { answer(delivery.send(&app).await).await.0 });
+            // Arrival order is the order to keep; let each one land before the next.
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+    assert!(sends.join_all().await.iter().all(|s| *s == StatusCode::ACCEPTED));
+    let log = settled(&app).await;
+    assert!(log.iter().all(|d| d["state"] == "done"), "{log:#?}");
+    let inputs: Vec<String> = model.requests().iter().map(last_user_message).collect();
+    for (number, count) in [(42, 5), (7, 3)] {
+        let order: Vec<usize> = inputs
+            .iter()
+            .filter_map(|input| (0..count).find(|i| input.contains(&format!("comment {i} on {number}"))))
+            .collect();
+        assert_eq!(order, (0..count).collect::<Vec<_>>(), "conversation #{number} kept its order");
+    }
+    assert!(model.most_in_flight() >= 2, "two conversations ran side by side");
+    let conversations: Vec<&str> = log.iter().filter_map(|d| d["conversationId"].as_str()).collect();
+    assert_eq!(conversations.iter().filter(|c| **c == "github:octo-org/hello-world#42").count(), 5);
+}
+
+#[tokio::test]
+async fn a_failed_run_is_retried_then_marked_failed() {
+    let failing = Answer::Status { status: 500, retry_after: None };
+    let model = FakeModel::start(vec![failing.clone(), Answer::reply("second time lucky")], Some(failing));
+    let yaml = agent(Some(&model), "", "");
+    let app = AgentApp::start_with(
+        serve_config(),
+        fast_retries(3),
+        &yaml,
+        ENV,
+        TestDb::new(Backend::from_env()).await,
+    )
+    .await
+    .unwrap();
+    let lucky = Delivery::new("issue_comment", "guid-lucky", &comment("lucky"));
+    assert_eq!(lucky.send(&app).await.status(), StatusCode::ACCEPTED);
+    let log = settled(&app).await;
+    assert_eq!((log[0]["state"].as_str(), log[0]["attempts"].as_u64()), (Some("done"), Some(2)));
+
+    let doomed = Delivery::new("issue_comment", "guid-doomed", &comment("doomed"));
+    assert_eq!(doomed.send(&app).await.status(), StatusCode::ACCEPTED);
+    let log = settled(&app).await;
+    let entry = &log[0];
+    assert_eq!((entry["state"].as_str(), entry["attempts"].as_u64()), (Some("failed"), Some(3)));
+    assert!(entry["error"].as_str().unwrap().contains("model call failed"), "{entry}");
+    let (_, runs) = app.get_json("/v1/agent/runs").await;
+    let statuses: Vec<&str> =
+        runs.as_array().unwrap().iter().map(|r| r["status"].as_str().unwrap()).collect();
+    assert_eq!(
+        statuses,
+        ["failed", "failed", "failed", "ok", "failed"],
+        "every attempt is in the run history"
+    );
+}
+
+#[tokio::test]
+async fn malformed_deliveries_are_400_or_415_naming_what_is_wrong() {
+    let app = start(&agent(None, "", "")).await;
+    let payload = fixture("issues.opened");
+    let body = serde_json::to_vec(&payload).unwrap();
+    let post = |event: Option<&str>, id: Option<&str>, content_type: &str, body: Vec<u8>| {
+        let signature = sign(SECRET, &body);
+        let mut request = app
+            .http
+            .post(format!("{}/github", app.trigger))
+            .header("content-type", content_type)
+            .header("x-hub-signature-256", signature)
+            .body(body);
+        if let Some(event) = event {
+            request = request.header("x-github-event", event);
+        }
+        if let Some(id) = id {
+            request = request.header("x-github-delivery", id);
+        }
+        request.send()
+    };
+    let cases = [
+        (post(None, Some("g"), "application/json", body.clone()).await.unwrap(), 400, "X-GitHub-Event"),
+        (
+            post(Some("issues"), None, "application/json", body.clone()).await.unwrap(),
+            400,
+            "X-GitHub-Delivery",
+        ),
+        (
+            post(Some("iss ues"), Some("g"), "application/json", body.clone()).await.unwrap(),
+            400,
+            "X-GitHub-Event",
+        ),
+        (post(Some("issues"), Some("g"), "application/json", b"{oops".to_vec()).await.unwrap(), 400, "body"),
+        (
+            post(Some("issues"), Some("g"), "application/x-www-form-urlencoded", body.clone()).await.unwrap(),
+            415,
+            "application/json",
+        ),
+    ];
+    for (response, status, named) in cases {
+        let (got, body) = answer(response).await;
+        assert_eq!(got.as_u16(), status, "{body}");
+        assert!(body["error"].as_str().unwrap().contains(named), "{body} should name {named}");
+    }
+    assert!(deliveries(&app).await.is_empty());
+}
+
+#[tokio::test]
+async fn bodies_over_the_limit_are_413() {
+    let app = start(&agent(None, "", "    events: ['*']\n    body_limit: 4096")).await;
+    let mut payload = comment(&"x".repeat(5000));
+    payload["padding"] = json!("y");
+    let response = Delivery::new("issue_comment", "guid-big", &payload).send(&app).await;
+    assert_eq!(response.status(), StatusCode::PAYLOAD_TOO_LARGE);
+    assert!(deliveries(&app).await.is_empty());
+}
+
+#[tokio::test]
+async fn a_restart_resumes_what_was_accepted_but_not_run() {
+    let model =
+        FakeModel::start(vec![], Some(Answer::Slow { delay: Duration::from_secs(30), text: "slow".into() }));
+    let yaml = agent(Some(&model), "", "");
+    let app = AgentApp::start(&yaml, ENV, TestDb::new(Backend::durable_from_env()).await).await.unwrap();
+    for i in 0..3 {
+        let delivery =
+            Delivery::new("issue_comment", &format!("guid-{i}"), &comment(&format!("restart {i}")));
+        assert_eq!(delivery.send(&app).await.status(), StatusCode::ACCEPTED);
+    }
+    model.wait_for_requests(1).await;
+    let db = app.stop().await;
+    // A new process on the same database, with a model that answers at once.
+    let fresh = FakeModel::start(vec![], Some(Answer::reply("done")));
+    let app = AgentApp::start(&agent(Some(&fresh), "", ""), ENV, db).await.unwrap();
+    let log = settled(&app).await;
+    assert!(log.iter().all(|d| d["state"] == "done"), "{log:#?}");
+    let inputs: Vec<String> = fresh.requests().iter().map(last_user_message).collect();
+    for i in 0..3 {
+        let runs = inputs.iter().filter(|input| input.contains(&format!("restart {i}"))).count();
+        assert_eq!(runs, 1, "delivery {i} ran once after the restart");
+    }
+}
