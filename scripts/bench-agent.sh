@@ -22,6 +22,10 @@ PG_USER=postgres
 DB_NAME=billable_bench_agent
 DATABASE_URL="postgres://${PG_USER}@${PG_HOST}:${PG_PORT}/${DB_NAME}"
 
+BENCH_NAME=bench-agent
+# shellcheck source=scripts/bench-lib.sh
+source scripts/bench-lib.sh
+
 DURATION=${BENCH_SECONDS:-10}
 CONNECTIONS=${BENCH_CONNECTIONS:-64}
 THREADS=${BENCH_THREADS:-2}
@@ -32,14 +36,7 @@ TARGET_DIR=${CARGO_TARGET_DIR:-target}
 BIN="$TARGET_DIR/release/billable"
 BARE_BIN="$TARGET_DIR/release/examples/bare_handler"
 
-log() { printf 'bench-agent: %s\n' "$*" >&2; }
-warn() { printf 'bench-agent: WARNING: %s\n' "$*" >&2; }
-die() { printf 'bench-agent: error: %s\n' "$*" >&2; exit 1; }
 
-# No NOTICE for "DROP DATABASE IF EXISTS" of a database that isn't there.
-export PGOPTIONS="-c client_min_messages=warning"
-psql_admin() { psql -h "$PG_HOST" -p "$PG_PORT" -U "$PG_USER" -d postgres -X -q -At -v ON_ERROR_STOP=1 "$@"; }
-psql_bench() { psql -h "$PG_HOST" -p "$PG_PORT" -U "$PG_USER" -d "$DB_NAME" -X -q -At -v ON_ERROR_STOP=1 "$@"; }
 
 # ---------------------------------------------------------------------------------------------
 # Cleanup: stop the servers first (the billable one holds pool connections), then drop the
@@ -49,18 +46,6 @@ SERVER_PID=
 BARE_PID=
 DB_CREATED=0
 
-# stop PID : SIGTERM, wait up to 5 s (graceful shutdown drains in-flight requests), SIGKILL.
-stop() {
-    local pid=$1
-    [[ -n $pid ]] && kill -0 "$pid" 2>/dev/null || return 0
-    kill -TERM "$pid" 2>/dev/null || true
-    for _ in $(seq 1 50); do
-        kill -0 "$pid" 2>/dev/null || break
-        sleep 0.1
-    done
-    kill -KILL "$pid" 2>/dev/null || true
-    wait "$pid" 2>/dev/null || true
-}
 
 cleanup() {
     local status=$?
@@ -89,8 +74,6 @@ trap 'exit 143' TERM
 
 # ---------------------------------------------------------------------------------------------
 # Tools.
-# shellcheck source=scripts/bench-lib.sh
-source scripts/bench-lib.sh
 install_missing_tools wrk psql pg_isready curl python3 awk cargo
 start_postgres
 

@@ -1,4 +1,29 @@
-# Shared by the benchmark scripts; sourced, not run. Expects PG_HOST, PG_PORT, log and die.
+# Shared by the benchmark scripts; sourced, not run. Expects BENCH_NAME, PG_HOST, PG_PORT,
+# PG_USER and DB_NAME.
+
+# Messages prefixed with the script's BENCH_NAME (set it before sourcing this file).
+log() { printf '%s: %s\n' "$BENCH_NAME" "$*" >&2; }
+warn() { printf '%s: WARNING: %s\n' "$BENCH_NAME" "$*" >&2; }
+die() { printf '%s: error: %s\n' "$BENCH_NAME" "$*" >&2; exit 1; }
+
+# psql as the admin (database postgres) and on the benchmark's DB_NAME. No NOTICE for
+# "DROP DATABASE IF EXISTS" of a database that isn't there.
+export PGOPTIONS="-c client_min_messages=warning"
+psql_admin() { psql -h "$PG_HOST" -p "$PG_PORT" -U "$PG_USER" -d postgres -X -q -At -v ON_ERROR_STOP=1 "$@"; }
+psql_bench() { psql -h "$PG_HOST" -p "$PG_PORT" -U "$PG_USER" -d "$DB_NAME" -X -q -At -v ON_ERROR_STOP=1 "$@"; }
+
+# stop PID : SIGTERM, wait up to 5 s (graceful shutdown drains in-flight requests), SIGKILL.
+stop() {
+    local pid=$1
+    [[ -n $pid ]] && kill -0 "$pid" 2>/dev/null || return 0
+    kill -TERM "$pid" 2>/dev/null || true
+    for _ in $(seq 1 50); do
+        kill -0 "$pid" 2>/dev/null || break
+        sleep 0.1
+    done
+    kill -KILL "$pid" 2>/dev/null || true
+    wait "$pid" 2>/dev/null || true
+}
 
 # install_missing_tools TOOL...: installs wrk and the PostgreSQL client tools from Debian when
 # missing (root needed only then), then checks that every TOOL is there.

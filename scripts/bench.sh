@@ -21,6 +21,10 @@ PG_USER=postgres
 DB_NAME=billable_bench
 DATABASE_URL="postgres://${PG_USER}@${PG_HOST}:${PG_PORT}/${DB_NAME}"
 
+BENCH_NAME=bench
+# shellcheck source=scripts/bench-lib.sh
+source scripts/bench-lib.sh
+
 DURATION=${BENCH_SECONDS:-10}          # whole seconds: pgbench -T takes no unit
 CONNECTIONS=${BENCH_CONNECTIONS:-32}
 THREADS=${BENCH_THREADS:-2}
@@ -30,13 +34,7 @@ BIN="${CARGO_TARGET_DIR:-target}/release/billable"
 
 CLIENT_JSON='{"name":"Bench Client","email":"bench@example.com","line1":"1 Bench Road","postalCode":"1000"}'
 
-log() { printf 'bench: %s\n' "$*" >&2; }
-warn() { printf 'bench: WARNING: %s\n' "$*" >&2; }
-die() { printf 'bench: error: %s\n' "$*" >&2; exit 1; }
 
-# psql against the maintenance database (to create/drop the bench database) or the bench one.
-psql_admin() { psql -h "$PG_HOST" -p "$PG_PORT" -U "$PG_USER" -d postgres -X -q -At -v ON_ERROR_STOP=1 "$@"; }
-psql_bench() { psql -h "$PG_HOST" -p "$PG_PORT" -U "$PG_USER" -d "$DB_NAME" -X -q -At -v ON_ERROR_STOP=1 "$@"; }
 
 # ---------------------------------------------------------------------------------------------
 # Cleanup: stop the server first (it holds pool connections), then drop the database.
@@ -77,8 +75,6 @@ trap 'exit 143' TERM
 
 # ---------------------------------------------------------------------------------------------
 # Tools.
-# shellcheck source=scripts/bench-lib.sh
-source scripts/bench-lib.sh
 install_missing_tools wrk pgbench psql pg_isready curl python3 awk cargo
 start_postgres
 

@@ -20,6 +20,10 @@ use triggers::{
 /// How often the queue is looked at when nothing wakes the worker (another process may
 /// share the database; a retry may come due).
 const IDLE_POLL: Duration = Duration::from_secs(5);
+/// The oldest pending deliveries planned with at a time: enough to keep every run slot
+/// busy, few enough that a large backlog costs each look at the queue little. Newer
+/// deliveries wait for the oldest to clear, which keeps arrival order anyway.
+const PLANNING_WINDOW: u32 = 256;
 /// How often old dedupe records and log entries are pruned.
 const PRUNE_EVERY: Duration = Duration::from_hours(1);
 /// Finished log entries are kept at least this long.
@@ -114,7 +118,7 @@ impl DeliveryWorker {
     /// Starts every delivery that may run now; returns when the next queued one comes due.
     async fn start_ready(&self, attempts: &mut JoinSet<()>) -> Result<Option<DateTime<Utc>>, StoreError> {
         let inner = &self.inner;
-        let pending = inner.queue.pending_deliveries(inner.team).await?;
+        let pending = inner.queue.pending_deliveries(inner.team, PLANNING_WINDOW).await?;
         let now = inner.clock.now();
         for id in ready_to_run(&pending, now, inner.settings.max_running) {
             if let Some(claimed) = inner.queue.claim_delivery(inner.team, id).await? {

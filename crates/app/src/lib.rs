@@ -157,6 +157,11 @@ impl Application {
         for server in running {
             server.await.context("a server task failed")??;
         }
+        // Runs of deliveries still under way are cut short, as a crash would; the next
+        // start queues them again.
+        if let Some(worker) = self.worker {
+            worker.abort();
+        }
         Ok(())
     }
 }

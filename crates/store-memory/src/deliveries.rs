@@ -109,7 +109,7 @@ impl DeliveryQueue for MemoryStore {
         Ok(())
     }
 
-    async fn pending_deliveries(&self, team: TeamId) -> Result<Vec<PendingDelivery>, StoreError> {
+    async fn pending_deliveries(&self, team: TeamId, limit: u32) -> Result<Vec<PendingDelivery>, StoreError> {
         let state = self.state();
         let mut pending: Vec<PendingDelivery> = state
             .deliveries
@@ -125,6 +125,7 @@ impl DeliveryQueue for MemoryStore {
             })
             .collect();
         pending.sort_by_key(|d| d.id);
+        pending.truncate(limit as usize);
         Ok(pending)
     }
 

@@ -2,14 +2,13 @@
 //!
 //! An accepted delivery is one log row that also holds the run's input and progress, plus
 //! a dedupe record, written in one transaction. The dedupe table's unique keys (delivery
-//! id, body hash) settle a race between two copies of a delivery: the loser retries and
-//! finds itself a duplicate.
+//! id, body hash) settle a race between two copies of a delivery: the second to insert
+//! inserts nothing, and finds itself a duplicate.
 
 use accounts::TeamId;
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use diesel::prelude::*;
-use diesel::result::DatabaseErrorKind;
 use diesel_async::{AsyncConnection, RunQueryDsl};
 use kernel::StoreError;
 use triggers::{
@@ -19,7 +18,7 @@ use triggers::{
 };
 
 use crate::types::DbUuid;
-use crate::{OrStoreError, SqlStore, corrupt, db_run, violation};
+use crate::{OrStoreError, SqlStore, corrupt, db_run};
 
 #[derive(Queryable)]
 struct EntryRow {
@@ -113,6 +112,22 @@ macro_rules! same_delivery {
     };
 }
 
+/// Inserts the dedupe record of `$entry` unless its id or body hash is taken; the count of
+/// rows inserted.
+macro_rules! insert_dedupe {
+    ($conn:expr, $entry:expr) => {
+        diesel::insert_into(agent_delivery_dedupe::table)
+            .values((
+                agent_delivery_dedupe::team_id.eq(DbUuid::of($entry.team_id)),
+                agent_delivery_dedupe::delivery_id.eq($entry.delivery.as_str()),
+                agent_delivery_dedupe::body_sha256.eq(&$entry.body_sha256),
+                agent_delivery_dedupe::accepted_at.eq($entry.received_at),
+            ))
+            .on_conflict_do_nothing()
+            .execute($conn)
+    };
+}
+
 /// Log rows of a team's pending deliveries.
 macro_rules! pending_of {
     ($team:expr) => {
@@ -122,32 +137,40 @@ macro_rules! pending_of {
     };
 }
 
-impl SqlStore {
-    /// One try at [`DeliveryQueue::accept`]; the inner error is the database's, so a lost
-    /// race (a unique violation) can be told apart and retried.
-    async fn try_accept(
+#[async_trait]
+impl DeliveryQueue for SqlStore {
+    #[tracing::instrument(skip_all, fields(delivery = %delivery.entry.delivery))]
+    async fn accept(
         &self,
         delivery: &NewDelivery,
         dedupe_since: DateTime<Utc>,
-    ) -> Result<Result<Acceptance, diesel::result::Error>, StoreError> {
+    ) -> Result<Acceptance, StoreError> {
         let entry = &delivery.entry;
-        Ok(db_run!(self, |conn| conn
+        db_run!(self, |conn| conn
             .transaction(async |conn| {
-                // Expired records first (a write, so SQLite takes its write lock at once).
-                diesel::delete(
-                    agent_delivery_dedupe::table
+                // The dedupe record first (a write, so SQLite takes its write lock at
+                // once). A copy racing this one waits on the unique keys, then inserts
+                // nothing and finds this one below.
+                let mut recorded = insert_dedupe!(conn, entry).await?;
+                if recorded == 0 {
+                    // Taken: by a record old enough to forget, or by the same delivery.
+                    let expired = diesel::delete(
+                        agent_delivery_dedupe::table
+                            .filter(same_delivery!(entry))
+                            .filter(agent_delivery_dedupe::accepted_at.lt(dedupe_since)),
+                    )
+                    .execute(conn)
+                    .await?;
+                    if expired > 0 {
+                        recorded = insert_dedupe!(conn, entry).await?;
+                    }
+                }
+                if recorded == 0 {
+                    let earlier: String = agent_delivery_dedupe::table
                         .filter(same_delivery!(entry))
-                        .filter(agent_delivery_dedupe::accepted_at.lt(dedupe_since)),
-                )
-                .execute(conn)
-                .await?;
-                let earlier: Option<String> = agent_delivery_dedupe::table
-                    .filter(same_delivery!(entry))
-                    .select(agent_delivery_dedupe::delivery_id)
-                    .first(conn)
-                    .await
-                    .optional()?;
-                if let Some(earlier) = earlier {
+                        .select(agent_delivery_dedupe::delivery_id)
+                        .first(conn)
+                        .await?;
                     let note = if earlier == entry.delivery.as_str() {
                         "this delivery id was already accepted".to_owned()
                     } else {
@@ -159,15 +182,6 @@ impl SqlStore {
                         .await?;
                     return Ok(Acceptance::Duplicate);
                 }
-                diesel::insert_into(agent_delivery_dedupe::table)
-                    .values((
-                        agent_delivery_dedupe::team_id.eq(DbUuid::of(entry.team_id)),
-                        agent_delivery_dedupe::delivery_id.eq(entry.delivery.as_str()),
-                        agent_delivery_dedupe::body_sha256.eq(&entry.body_sha256),
-                        agent_delivery_dedupe::accepted_at.eq(entry.received_at),
-                    ))
-                    .execute(conn)
-                    .await?;
                 diesel::insert_into(agent_deliveries::table)
                     .values((
                         entry_values!(entry, Verdict::Accepted, entry.note.as_deref()),
@@ -177,27 +191,10 @@ impl SqlStore {
                     ))
                     .execute(conn)
                     .await?;
-                Ok(Acceptance::Accepted)
+                Ok::<_, diesel::result::Error>(Acceptance::Accepted)
             })
-            .await))
-    }
-}
-
-#[async_trait]
-impl DeliveryQueue for SqlStore {
-    #[tracing::instrument(skip_all, fields(delivery = %delivery.entry.delivery))]
-    async fn accept(
-        &self,
-        delivery: &NewDelivery,
-        dedupe_since: DateTime<Utc>,
-    ) -> Result<Acceptance, StoreError> {
-        match self.try_accept(delivery, dedupe_since).await? {
-            // Another copy was stored meanwhile; this one now finds it.
-            Err(e) if violation(&e) == Some(DatabaseErrorKind::UniqueViolation) => {
-                self.try_accept(delivery, dedupe_since).await?.or_store()
-            }
-            result => result.or_store(),
-        }
+            .await
+            .or_store())
     }
 
     #[tracing::instrument(skip_all, fields(delivery = %entry.delivery))]
@@ -211,10 +208,11 @@ impl DeliveryQueue for SqlStore {
     }
 
     #[tracing::instrument(skip(self))]
-    async fn pending_deliveries(&self, team: TeamId) -> Result<Vec<PendingDelivery>, StoreError> {
+    async fn pending_deliveries(&self, team: TeamId, limit: u32) -> Result<Vec<PendingDelivery>, StoreError> {
         type Row = (DbUuid, Option<String>, Option<String>, Option<DateTime<Utc>>);
         let rows: Vec<Row> = db_run!(self, |conn| pending_of!(team)
             .order(agent_deliveries::id)
+            .limit(i64::from(limit))
             .select((
                 agent_deliveries::id,
                 agent_deliveries::conversation_key,

@@ -201,8 +201,8 @@ pub trait DeliveryQueue: Send + Sync {
     /// Logs a delivery that is not queued (ignored).
     async fn log_delivery(&self, entry: &DeliveryEntry) -> Result<(), StoreError>;
 
-    /// The team's queued and running deliveries, in arrival order.
-    async fn pending_deliveries(&self, team: TeamId) -> Result<Vec<PendingDelivery>, StoreError>;
+    /// The team's oldest `limit` queued and running deliveries, in arrival order.
+    async fn pending_deliveries(&self, team: TeamId, limit: u32) -> Result<Vec<PendingDelivery>, StoreError>;
 
     /// Marks a queued delivery running and counts the attempt; `None` if it is no longer
     /// queued.

@@ -74,7 +74,7 @@ async fn accepted_deliveries_are_queued_logged_and_claimed_once(store: Store) {
         DeliveryEntry { progress: None, ..delivery.entry.clone() },
         "every field round-trips"
     );
-    let pending = store.agent().pending_deliveries(team).await.unwrap();
+    let pending = store.agent().pending_deliveries(team, 100).await.unwrap();
     assert_eq!(pending.len(), 1);
     assert_eq!(
         (pending[0].id, pending[0].state, pending[0].next_attempt_at),
@@ -87,7 +87,7 @@ async fn accepted_deliveries_are_queued_logged_and_claimed_once(store: Store) {
     assert!(store.agent().claim_delivery(team, delivery.entry.id).await.unwrap().is_none(), "claimed once");
     let other = create_team(&store, "Other").await;
     assert!(store.agent().claim_delivery(other, delivery.entry.id).await.unwrap().is_none());
-    assert_eq!(store.agent().pending_deliveries(team).await.unwrap()[0].state, DeliveryState::Running);
+    assert_eq!(store.agent().pending_deliveries(team, 100).await.unwrap()[0].state, DeliveryState::Running);
 }
 
 async fn a_repeated_id_or_body_is_a_duplicate_within_the_window(store: Store) {
@@ -109,7 +109,11 @@ async fn a_repeated_id_or_body_is_a_duplicate_within_the_window(store: Store) {
             .filter(|e| e.verdict == Verdict::Duplicate)
             .all(|e| e.progress.is_none() && e.note.is_some())
     );
-    assert_eq!(store.agent().pending_deliveries(team).await.unwrap().len(), 1, "duplicates queue nothing");
+    assert_eq!(
+        store.agent().pending_deliveries(team, 100).await.unwrap().len(),
+        1,
+        "duplicates queue nothing"
+    );
     // Past the window the same delivery is accepted again.
     let later = at + TimeDelta::days(8);
     assert_eq!(accept(&store, &new(team, "guid-1", "body one", None, later)).await, Acceptance::Accepted);
@@ -125,7 +129,7 @@ async fn two_copies_at_once_make_one_accepted_delivery(store: Store) {
     }
     let results = copies.join_all().await;
     assert_eq!(results.iter().filter(|r| **r == Acceptance::Accepted).count(), 1, "{results:?}");
-    assert_eq!(store.agent().pending_deliveries(team).await.unwrap().len(), 1);
+    assert_eq!(store.agent().pending_deliveries(team, 100).await.unwrap().len(), 1);
     assert_eq!(log(&store, team).await.len(), 8, "every copy is logged");
 }
 
@@ -168,8 +172,9 @@ async fn attempts_finish_retry_or_fail(store: Store) {
         (DeliveryState::Failed, Some("gave up"), 1)
     );
 
-    let pending = queue.pending_deliveries(team).await.unwrap();
+    let pending = queue.pending_deliveries(team, 100).await.unwrap();
     assert_eq!(pending.len(), 1, "done and failed deliveries are no longer pending");
+    assert!(queue.pending_deliveries(team, 0).await.unwrap().is_empty(), "bounded by the limit");
     assert_eq!((pending[0].id, pending[0].next_attempt_at), (ids[1], retry_at));
     assert_eq!(queue.claim_delivery(team, ids[1]).await.unwrap().unwrap().attempts, 2);
 }
@@ -180,10 +185,12 @@ async fn interrupted_runs_are_queued_again(store: Store) {
     let (first, second) = (new(team, "a", "a", None, now()), new(team, "b", "b", None, now()));
     accept(&store, &first).await;
     accept(&store, &second).await;
+    let oldest = queue.pending_deliveries(team, 1).await.unwrap();
+    assert_eq!(oldest.iter().map(|d| d.id).collect::<Vec<_>>(), [first.entry.id], "the oldest first");
     queue.claim_delivery(team, first.entry.id).await.unwrap().unwrap();
     assert_eq!(queue.requeue_interrupted(team).await.unwrap(), 1);
     let states: Vec<DeliveryState> =
-        queue.pending_deliveries(team).await.unwrap().iter().map(|d| d.state).collect();
+        queue.pending_deliveries(team, 100).await.unwrap().iter().map(|d| d.state).collect();
     assert_eq!(states, [DeliveryState::Queued, DeliveryState::Queued]);
     let resumed = queue.claim_delivery(team, first.entry.id).await.unwrap().unwrap();
     assert_eq!(resumed.attempts, 2, "the interrupted attempt counts");
