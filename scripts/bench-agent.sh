@@ -16,15 +16,12 @@ set -euo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
-PG_HOST=127.0.0.1
-PG_PORT=5432
-PG_USER=postgres
 DB_NAME=billable_bench_agent
-DATABASE_URL="postgres://${PG_USER}@${PG_HOST}:${PG_PORT}/${DB_NAME}"
 
 BENCH_NAME=bench-agent
 # shellcheck source=scripts/bench-lib.sh
 source scripts/bench-lib.sh
+DATABASE_URL="postgres://${PG_USER}@${PG_HOST}:${PG_PORT}/${DB_NAME}"
 
 DURATION=${BENCH_SECONDS:-10}
 CONNECTIONS=${BENCH_CONNECTIONS:-64}
@@ -61,9 +58,7 @@ cleanup() {
         done
     fi
     if (( DB_CREATED )); then
-        psql_admin -c "DROP DATABASE IF EXISTS ${DB_NAME} WITH (FORCE)" >/dev/null 2>&1 \
-            || psql_admin -c "DROP DATABASE IF EXISTS ${DB_NAME}" >/dev/null \
-            || warn "could not drop database ${DB_NAME}"
+        drop_bench_database
     fi
     rm -rf "$WORK"
     exit "$status"

@@ -21,15 +21,12 @@ set -euo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
-PG_HOST=127.0.0.1
-PG_PORT=5432
-PG_USER=postgres
 DB_NAME=billable_bench_github
-PG_DATABASE_URL="postgres://${PG_USER}@${PG_HOST}:${PG_PORT}/${DB_NAME}"
 
 BENCH_NAME=bench-github
 # shellcheck source=scripts/bench-lib.sh
 source scripts/bench-lib.sh
+PG_DATABASE_URL="postgres://${PG_USER}@${PG_HOST}:${PG_PORT}/${DB_NAME}"
 
 DURATION=${BENCH_SECONDS:-10}
 CONNECTIONS=${BENCH_CONNECTIONS:-64}
@@ -68,9 +65,7 @@ cleanup() {
         done
     fi
     if (( DB_CREATED )); then
-        psql_admin -c "DROP DATABASE IF EXISTS ${DB_NAME} WITH (FORCE)" >/dev/null 2>&1 \
-            || psql_admin -c "DROP DATABASE IF EXISTS ${DB_NAME}" >/dev/null \
-            || warn "could not drop database ${DB_NAME}"
+        drop_bench_database
     fi
     rm -rf "$WORK"
     exit "$status"

@@ -1,5 +1,8 @@
-# Shared by the benchmark scripts; sourced, not run. Expects BENCH_NAME, PG_HOST, PG_PORT,
-# PG_USER and DB_NAME.
+# Shared by the benchmark scripts; sourced, not run. Expects BENCH_NAME and DB_NAME.
+
+PG_HOST=${PG_HOST:-127.0.0.1}
+PG_PORT=${PG_PORT:-5432}
+PG_USER=${PG_USER:-postgres}
 
 # Messages prefixed with the script's BENCH_NAME (set it before sourcing this file).
 log() { printf '%s: %s\n' "$BENCH_NAME" "$*" >&2; }
@@ -11,6 +14,14 @@ die() { printf '%s: error: %s\n' "$BENCH_NAME" "$*" >&2; exit 1; }
 export PGOPTIONS="-c client_min_messages=warning"
 psql_admin() { psql -h "$PG_HOST" -p "$PG_PORT" -U "$PG_USER" -d postgres -X -q -At -v ON_ERROR_STOP=1 "$@"; }
 psql_bench() { psql -h "$PG_HOST" -p "$PG_PORT" -U "$PG_USER" -d "$DB_NAME" -X -q -At -v ON_ERROR_STOP=1 "$@"; }
+
+# drop_bench_database: for the cleanup traps; FORCE (PostgreSQL 13+) ends stray sessions,
+# e.g. of a load generator killed by Ctrl-C.
+drop_bench_database() {
+    psql_admin -c "DROP DATABASE IF EXISTS ${DB_NAME} WITH (FORCE)" >/dev/null 2>&1 \
+        || psql_admin -c "DROP DATABASE IF EXISTS ${DB_NAME}" >/dev/null \
+        || warn "could not drop database ${DB_NAME}"
+}
 
 # stop PID : SIGTERM, wait up to 5 s (graceful shutdown drains in-flight requests), SIGKILL.
 stop() {

@@ -15,15 +15,12 @@ set -euo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
-PG_HOST=127.0.0.1
-PG_PORT=5432
-PG_USER=postgres
 DB_NAME=billable_bench
-DATABASE_URL="postgres://${PG_USER}@${PG_HOST}:${PG_PORT}/${DB_NAME}"
 
 BENCH_NAME=bench
 # shellcheck source=scripts/bench-lib.sh
 source scripts/bench-lib.sh
+DATABASE_URL="postgres://${PG_USER}@${PG_HOST}:${PG_PORT}/${DB_NAME}"
 
 DURATION=${BENCH_SECONDS:-10}          # whole seconds: pgbench -T takes no unit
 CONNECTIONS=${BENCH_CONNECTIONS:-32}
@@ -60,10 +57,7 @@ cleanup() {
         tail -n 20 "$WORK/server.log" >&2
     fi
     if (( DB_CREATED )); then
-        # FORCE (PostgreSQL 13+) ends stray sessions, e.g. a pgbench killed by Ctrl-C.
-        psql_admin -c "DROP DATABASE IF EXISTS ${DB_NAME} WITH (FORCE)" >/dev/null 2>&1 \
-            || psql_admin -c "DROP DATABASE IF EXISTS ${DB_NAME}" >/dev/null \
-            || warn "could not drop database ${DB_NAME}"
+        drop_bench_database
     fi
     rm -rf "$WORK"
     exit "$status"
