@@ -33,39 +33,9 @@ TARGET_DIR=${CARGO_TARGET_DIR:-target}
 BIN="$TARGET_DIR/release/billable"
 BARE_BIN="$TARGET_DIR/release/examples/bare_handler"
 
-
-
 # ---------------------------------------------------------------------------------------------
-# Cleanup: stop the servers first (the billable one holds pool connections), then drop the
-# database.
-WORK=$(mktemp -d "${TMPDIR:-/tmp}/billable-bench-agent.XXXXXX")
-SERVER_PID=
-BARE_PID=
-DB_CREATED=0
-
-
-cleanup() {
-    local status=$?
-    set +e
-    stop "$SERVER_PID"
-    stop "$BARE_PID"
-    if (( status != 0 )); then
-        for server_log in "$WORK/server.log" "$WORK/bare.log"; do
-            if [[ -s $server_log ]]; then
-                log "last lines of $(basename "$server_log"):"
-                tail -n 20 "$server_log" >&2
-            fi
-        done
-    fi
-    if (( DB_CREATED )); then
-        drop_bench_database
-    fi
-    rm -rf "$WORK"
-    exit "$status"
-}
-trap cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
+# Cleanup on any exit: servers stopped, database dropped, scratch files removed.
+setup_cleanup
 
 # ---------------------------------------------------------------------------------------------
 # Tools.
@@ -272,16 +242,16 @@ done
 # The bare handler, same client script, the billable server stopped.
 log "starting the bare handler on ${BARE_URL}"
 "$BARE_BIN" "127.0.0.1:${BARE_PORT}" >"$WORK/bare.log" 2>&1 &
-BARE_PID=$!
-wait_for "$BARE_URL" "$BARE_PID" bare_handler -X POST -d '{}'
+REFERENCE_PID=$!
+wait_for "$BARE_URL" "$REFERENCE_PID" bare_handler -X POST -d '{}'
 cp "$WORK/distinct.lua" "$WORK/bare.lua"
 wrk -t"$THREADS" -c"$CONNECTIONS" -d"${WARMUP}s" -s "$WORK/bare.lua" "$BARE_URL" >/dev/null
 
 echo
 echo "=== bare actix-web handler (wrk, ${CONNECTIONS} connections, ${DURATION}s) ==="
 run_wrk bare "$BARE_URL"
-stop "$BARE_PID"
-BARE_PID=
+stop "$REFERENCE_PID"
+REFERENCE_PID=
 
 # ---------------------------------------------------------------------------------------------
 # Summary.

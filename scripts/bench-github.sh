@@ -40,39 +40,9 @@ BIN="$TARGET_DIR/release/billable"
 LOAD_BIN="$TARGET_DIR/release/examples/github_load"
 FIXTURE=tests/fixtures/github/pull_request.opened.json
 
-
-
 # ---------------------------------------------------------------------------------------------
-# Cleanup: stop the servers first (billable holds pool connections), then drop the database
-# and remove the work directory (the SQLite file with it).
-WORK=$(mktemp -d "${TMPDIR:-/tmp}/billable-bench-github.XXXXXX")
-SERVER_PID=
-WEBHOOK_PID=
-DB_CREATED=0
-
-
-cleanup() {
-    local status=$?
-    set +e
-    stop "$SERVER_PID"
-    stop "$WEBHOOK_PID"
-    if (( status != 0 )); then
-        for server_log in "$WORK"/*.log; do
-            if [[ -s $server_log ]]; then
-                log "last lines of $(basename "$server_log"):"
-                tail -n 20 "$server_log" >&2
-            fi
-        done
-    fi
-    if (( DB_CREATED )); then
-        drop_bench_database
-    fi
-    rm -rf "$WORK"
-    exit "$status"
-}
-trap cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
+# Cleanup on any exit: servers stopped, database dropped, scratch files removed.
+setup_cleanup
 
 # ---------------------------------------------------------------------------------------------
 # Tools.
@@ -261,16 +231,16 @@ PY
 log "starting webhook $(webhook -version | awk '{print $NF}') on ${WEBHOOK_URL}"
 webhook -hooks "$WORK/hooks.json" -ip 127.0.0.1 -port "$WEBHOOK_PORT" -http-methods POST \
     >"$WORK/webhook.log" 2>&1 &
-WEBHOOK_PID=$!
-wait_for_probe "$WEBHOOK_URL" "$WEBHOOK_PID" webhook
+REFERENCE_PID=$!
+wait_for_probe "$WEBHOOK_URL" "$REFERENCE_PID" webhook
 # webhook 2.8.0 answers a signature that does not match with 500 ("Error occurred while
 # evaluating hook rules"), not with trigger-rule-mismatch-http-response-code.
 check_probes "$WEBHOOK_URL" webhook 200 500
 echo
 echo "=== webhook $(webhook -version | awk '{print $NF}') (${CONNECTIONS} connections, ${DURATION}s after ${WARMUP}s warm-up) ==="
 run_load webhook "$WEBHOOK_URL"
-stop "$WEBHOOK_PID"
-WEBHOOK_PID=
+stop "$REFERENCE_PID"
+REFERENCE_PID=
 
 # ---------------------------------------------------------------------------------------------
 # Summary.

@@ -15,7 +15,42 @@ export PGOPTIONS="-c client_min_messages=warning"
 psql_admin() { psql -h "$PG_HOST" -p "$PG_PORT" -U "$PG_USER" -d postgres -X -q -At -v ON_ERROR_STOP=1 "$@"; }
 psql_bench() { psql -h "$PG_HOST" -p "$PG_PORT" -U "$PG_USER" -d "$DB_NAME" -X -q -At -v ON_ERROR_STOP=1 "$@"; }
 
-# drop_bench_database: for the cleanup traps; FORCE (PostgreSQL 13+) ends stray sessions,
+# setup_cleanup: makes the scratch directory WORK and installs the traps that, on any exit
+# (Ctrl-C and kill included), stop SERVER_PID (billable) and REFERENCE_PID (the server it is
+# compared with) first, as billable holds pool connections, print the tail of every log in
+# WORK on failure, drop DB_NAME if DB_CREATED is 1, and remove WORK.
+setup_cleanup() {
+    WORK=$(mktemp -d "${TMPDIR:-/tmp}/billable-${BENCH_NAME}.XXXXXX")
+    SERVER_PID=
+    REFERENCE_PID=
+    DB_CREATED=0
+    trap cleanup EXIT
+    trap 'exit 130' INT
+    trap 'exit 143' TERM
+}
+
+cleanup() {
+    local status=$?
+    set +e
+    stop "$SERVER_PID"
+    stop "$REFERENCE_PID"
+    if (( status != 0 )); then
+        local server_log
+        for server_log in "$WORK"/*.log; do
+            if [[ -s $server_log ]]; then
+                log "last lines of $(basename "$server_log"):"
+                tail -n 20 "$server_log" >&2
+            fi
+        done
+    fi
+    if (( DB_CREATED )); then
+        drop_bench_database
+    fi
+    rm -rf "$WORK"
+    exit "$status"
+}
+
+# drop_bench_database: for the cleanup trap; FORCE (PostgreSQL 13+) ends stray sessions,
 # e.g. of a load generator killed by Ctrl-C.
 drop_bench_database() {
     psql_admin -c "DROP DATABASE IF EXISTS ${DB_NAME} WITH (FORCE)" >/dev/null 2>&1 \

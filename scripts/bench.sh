@@ -31,41 +31,9 @@ BIN="${CARGO_TARGET_DIR:-target}/release/billable"
 
 CLIENT_JSON='{"name":"Bench Client","email":"bench@example.com","line1":"1 Bench Road","postalCode":"1000"}'
 
-
-
 # ---------------------------------------------------------------------------------------------
-# Cleanup: stop the server first (it holds pool connections), then drop the database.
-WORK=$(mktemp -d "${TMPDIR:-/tmp}/billable-bench.XXXXXX")
-SERVER_PID=
-DB_CREATED=0
-
-cleanup() {
-    local status=$?
-    set +e
-    if [[ -n $SERVER_PID ]] && kill -0 "$SERVER_PID" 2>/dev/null; then
-        kill -TERM "$SERVER_PID" 2>/dev/null
-        # Graceful shutdown waits for in-flight requests (up to 30 s); don't hang on it.
-        for _ in $(seq 1 50); do
-            kill -0 "$SERVER_PID" 2>/dev/null || break
-            sleep 0.1
-        done
-        kill -KILL "$SERVER_PID" 2>/dev/null
-        wait "$SERVER_PID" 2>/dev/null
-    fi
-    if (( status != 0 )) && [[ -s $WORK/server.log ]]; then
-        log "last lines of the server log:"
-        tail -n 20 "$WORK/server.log" >&2
-    fi
-    if (( DB_CREATED )); then
-        drop_bench_database
-    fi
-    rm -rf "$WORK"
-    exit "$status"
-}
-trap cleanup EXIT
-# Make Ctrl-C / kill go through the EXIT trap too.
-trap 'exit 130' INT
-trap 'exit 143' TERM
+# Cleanup on any exit: servers stopped, database dropped, scratch files removed.
+setup_cleanup
 
 # ---------------------------------------------------------------------------------------------
 # Tools.

@@ -30,11 +30,13 @@ key=$(grep -o 'bk_[A-Za-z0-9]*' "$workdir/server.log" | head -n1)
 # break a rule that no JSON Schema can state (a projectId that is not a project of the
 # team, a PUT body id that differs from the path id, a date that is not a calendar date).
 # Those answers are 400s by design, documented in docs/api.md.
+# One worker: with two threads, Python 3.11's ast module can fail inside hypothesis with
+# "AST constructor recursion depth mismatch" (a CPython bug), failing the run at random.
 status=0
 schemathesis run "http://127.0.0.1:$port/openapi.json" \
   --header "X-API-Key: $key" \
   --max-examples "${SCHEMATHESIS_EXAMPLES:-40}" \
-  --workers 2 \
+  --workers 1 \
   --generation-deterministic \
   --suppress-health-check all \
   --exclude-checks positive_data_acceptance \

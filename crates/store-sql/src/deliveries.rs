@@ -281,36 +281,29 @@ impl DeliveryQueue for SqlStore {
         result: &AttemptResult,
         at: DateTime<Utc>,
     ) -> Result<(), StoreError> {
+        // A finished delivery keeps `next_attempt_at` at its finish: nothing reads it then.
         let (state, run, error, next_attempt_at, finished_at) = match result {
-            AttemptResult::Done { run } => (DeliveryState::Done, *run, None, None, Some(at)),
+            AttemptResult::Done { run } => (DeliveryState::Done, *run, None, at, Some(at)),
             AttemptResult::Retry { run, error, at: next } => {
-                (DeliveryState::Queued, *run, Some(error), Some(*next), None)
+                (DeliveryState::Queued, *run, Some(error), *next, None)
             }
-            AttemptResult::Failed { run, error } => {
-                (DeliveryState::Failed, *run, Some(error), None, Some(at))
-            }
+            AttemptResult::Failed { run, error } => (DeliveryState::Failed, *run, Some(error), at, Some(at)),
         };
-        db_run!(self, |conn| {
-            let row = agent_deliveries::table
+        db_run!(self, |conn| diesel::update(
+            agent_deliveries::table
                 .filter(agent_deliveries::team_id.eq(DbUuid::of(team)))
-                .filter(agent_deliveries::id.eq(DbUuid::of(id)));
-            let changes = (
-                agent_deliveries::state.eq(state.as_str()),
-                agent_deliveries::run_id.eq(run.map(DbUuid::of)),
-                agent_deliveries::error.eq(error),
-                agent_deliveries::finished_at.eq(finished_at),
-            );
-            match next_attempt_at {
-                Some(next) => {
-                    diesel::update(row)
-                        .set((changes, agent_deliveries::next_attempt_at.eq(next)))
-                        .execute(conn)
-                        .await
-                }
-                None => diesel::update(row).set(changes).execute(conn).await,
-            }
-            .or_store()?;
-        });
+                .filter(agent_deliveries::id.eq(DbUuid::of(id)))
+        )
+        .set((
+            agent_deliveries::state.eq(state.as_str()),
+            agent_deliveries::run_id.eq(run.map(DbUuid::of)),
+            agent_deliveries::error.eq(error),
+            agent_deliveries::next_attempt_at.eq(next_attempt_at),
+            agent_deliveries::finished_at.eq(finished_at),
+        ))
+        .execute(conn)
+        .await
+        .or_store()?);
         Ok(())
     }
 

@@ -25,22 +25,7 @@ pub enum TriggerKind {
     Github,
 }
 
-impl TriggerKind {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Webhook => "webhook",
-            Self::Github => "github",
-        }
-    }
-
-    pub fn parse(text: &str) -> Option<Self> {
-        match text {
-            "webhook" => Some(Self::Webhook),
-            "github" => Some(Self::Github),
-            _ => None,
-        }
-    }
-}
+text_enum!(TriggerKind { Webhook => "webhook", Github => "github" });
 
 impl fmt::Display for TriggerKind {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -134,20 +119,7 @@ pub enum RunStatus {
     Timeout,
 }
 
-impl RunStatus {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Ok => "ok",
-            Self::Rejected => "rejected",
-            Self::Failed => "failed",
-            Self::Timeout => "timeout",
-        }
-    }
-
-    pub fn parse(text: &str) -> Option<Self> {
-        [Self::Ok, Self::Rejected, Self::Failed, Self::Timeout].into_iter().find(|s| s.as_str() == text)
-    }
-}
+text_enum!(RunStatus { Ok => "ok", Rejected => "rejected", Failed => "failed", Timeout => "timeout" });
 
 /// Token counts as the model reported them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -203,22 +175,7 @@ pub enum Role {
     Assistant,
 }
 
-impl Role {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::User => "user",
-            Self::Assistant => "assistant",
-        }
-    }
-
-    pub fn parse(text: &str) -> Option<Self> {
-        match text {
-            "user" => Some(Self::User),
-            "assistant" => Some(Self::Assistant),
-            _ => None,
-        }
-    }
-}
+text_enum!(Role { User => "user", Assistant => "assistant" });
 
 /// A message of a conversation's memory.
 #[derive(Debug, Clone, PartialEq, Eq)]

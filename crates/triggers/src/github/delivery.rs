@@ -73,20 +73,6 @@ pub enum DeliveryState {
     Failed,
 }
 
-macro_rules! text_enum {
-    ($name:ident { $($variant:ident => $text:literal),+ $(,)? }) => {
-        impl $name {
-            pub fn as_str(self) -> &'static str {
-                match self { $(Self::$variant => $text),+ }
-            }
-
-            pub fn parse(text: &str) -> Option<Self> {
-                match text { $($text => Some(Self::$variant),)+ _ => None }
-            }
-        }
-    };
-}
-
 text_enum!(Verdict { Accepted => "accepted", Ignored => "ignored", Duplicate => "duplicate" });
 text_enum!(DeliveryState { Queued => "queued", Running => "running", Done => "done", Failed => "failed" });
 

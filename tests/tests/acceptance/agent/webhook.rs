@@ -283,20 +283,23 @@ async fn startup_is_refused_without_the_token_variable() {
 }
 
 #[tokio::test]
-async fn the_run_history_needs_agent_read() {
+async fn the_run_history_and_the_delivery_log_need_agent_read() {
     let app = start(&echo_agent("")).await;
     let team = app.team;
     let user = acceptance::create_user(&app.store, team, accounts::Role::Member).await;
-    let scope = accounts::Scope::from_parts("restricted", &["clients:read".to_owned()]).unwrap();
-    let (_, key) = acceptance::create_key(&app.store, team, user, scope, None).await;
-    let response =
-        app.http.get(format!("{}/v1/agent/runs", app.rest)).header("X-API-Key", &key).send().await.unwrap();
-    assert_eq!(response.status(), StatusCode::FORBIDDEN);
-    let scope = accounts::Scope::from_parts("restricted", &["agent:read".to_owned()]).unwrap();
-    let (_, key) = acceptance::create_key(&app.store, team, user, scope, None).await;
-    let response =
-        app.http.get(format!("{}/v1/agent/runs", app.rest)).header("X-API-Key", &key).send().await.unwrap();
-    assert_eq!(response.status(), StatusCode::OK);
+    let key_with = |permission: &str| {
+        let scope = accounts::Scope::from_parts("restricted", &[permission.to_owned()]).unwrap();
+        acceptance::create_key(&app.store, team, user, scope, None)
+    };
+    let (_, without) = key_with("clients:read").await;
+    let (_, with) = key_with("agent:read").await;
+    for path in ["/v1/agent/runs", "/v1/agent/deliveries"] {
+        for (key, expected) in [(&without, StatusCode::FORBIDDEN), (&with, StatusCode::OK)] {
+            let response =
+                app.http.get(format!("{}{path}", app.rest)).header("X-API-Key", key).send().await.unwrap();
+            assert_eq!(response.status(), expected, "{path}");
+        }
+    }
 }
 
 #[tokio::test]
