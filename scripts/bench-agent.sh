@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Benchmarks the agent's webhook trigger on PostgreSQL, with the `echo` provider so that the
-# figures are the trigger's and the runtime's own (token check, body, conversation queue,
-# run-history row), not a model's:
+# Benchmarks the agent's webhook trigger on PostgreSQL and on SQLite (the default), with the
+# `echo` provider so that the figures are the trigger's and the runtime's own (token check,
+# body, conversation queue, run-history row), not a model's:
 #   - POST at BENCH_CONNECTIONS connections, each request on its own conversation;
 #   - the same, all on one conversation (runs serialised by its queue; 429 once
 #     limits.queue_depth requests wait);
@@ -11,7 +11,8 @@
 # Called by `make bench`. Needs root only to install wrk / start PostgreSQL when missing.
 #
 # Tunables (environment): BENCH_SECONDS (10), BENCH_CONNECTIONS (64), BENCH_THREADS (2),
-# BENCH_WARMUP_SECONDS (2), BENCH_POOL_SIZE (32), BENCH_QUEUE_DEPTH (64).
+# BENCH_WARMUP_SECONDS (2), BENCH_POOL_SIZE (32, PostgreSQL), BENCH_SQLITE_POOL_SIZE (4),
+# BENCH_QUEUE_DEPTH (64).
 set -euo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -28,6 +29,7 @@ CONNECTIONS=${BENCH_CONNECTIONS:-64}
 THREADS=${BENCH_THREADS:-2}
 WARMUP=${BENCH_WARMUP_SECONDS:-2}
 POOL_SIZE=${BENCH_POOL_SIZE:-32}
+SQLITE_POOL_SIZE=${BENCH_SQLITE_POOL_SIZE:-4}
 QUEUE_DEPTH=${BENCH_QUEUE_DEPTH:-64}
 TARGET_DIR=${CARGO_TARGET_DIR:-target}
 BIN="$TARGET_DIR/release/billable"
@@ -87,49 +89,6 @@ triggers:
 YAML
 
 # ---------------------------------------------------------------------------------------------
-# The billable server with the agent's trigger. Logging at warn so per-request logs don't
-# dominate.
-log "starting billable on ${API_BASE}, trigger on ${TRIGGER_URL}"
-BENCH_WEBHOOK_TOKEN="$TOKEN" \
-DATABASE_URL="$DATABASE_URL" \
-BILLABLE_LISTEN="127.0.0.1:${API_PORT}" \
-BILLABLE_TRIGGER_HOST=127.0.0.1 \
-BILLABLE_DB_POOL_SIZE="$POOL_SIZE" \
-BILLABLE_LOG=warn \
-    "$BIN" serve --agent "$WORK/agent.yaml" >"$WORK/server.log" 2>&1 &
-SERVER_PID=$!
-
-# wait_for URL PID NAME [CURL ARGS...] : until URL answers 2xx (at most 30 s).
-wait_for() {
-    local url=$1 pid=$2 name=$3
-    shift 3
-    for _ in $(seq 1 60); do
-        kill -0 "$pid" 2>/dev/null || die "$name exited during startup"
-        if curl -fsS -o /dev/null --max-time 1 "$@" "$url" 2>/dev/null; then
-            return 0
-        fi
-        sleep 0.5
-    done
-    die "$name did not answer $url within 30 s"
-}
-# Migrations run before the listeners bind; the trigger listener binds after the API's.
-wait_for "$API_BASE/healthz" "$SERVER_PID" billable
-
-# Fail fast on a token, routing or definition mistake rather than benchmarking 4xx.
-trigger_call() {
-    curl -sS -o "$WORK/probe.json" -w '%{http_code}' --max-time 5 -X POST \
-        -H "Authorization: Bearer $TOKEN" -H 'content-type: application/json' \
-        -d '{"input": "hello", "conversation_id": "probe"}' "$1"
-}
-for _ in $(seq 1 20); do
-    status=$(trigger_call "$TRIGGER_URL" 2>/dev/null || true)
-    [[ $status == 000 || -z $status ]] || break
-    sleep 0.5
-done
-[[ $status == 200 ]] || die "the trigger answered ${status:-nothing}: $(cat "$WORK/probe.json" 2>/dev/null)"
-grep -q '"status":"ok"' "$WORK/probe.json" || die "unexpected trigger reply: $(cat "$WORK/probe.json")"
-
-# ---------------------------------------------------------------------------------------------
 # wrk helpers.
 
 # post_script NAME CONVERSATION : a wrk Lua script at $WORK/NAME.lua POSTing a run request
@@ -187,12 +146,11 @@ end
 LUA
 }
 
-# run_wrk NAME URL [WRK ARGS...] : runs wrk with $WORK/NAME.lua, keeps its output in
+# run_wrk NAME URL SCRIPT : runs wrk with $WORK/SCRIPT.lua, keeps its output in
 # $WORK/NAME.txt and echoes it.
 run_wrk() {
-    local name=$1 url=$2
-    shift 2
-    wrk -t"$THREADS" -c"$CONNECTIONS" -d"${DURATION}s" --latency -s "$WORK/$name.lua" "$@" "$url" \
+    local name=$1 url=$2 script=$3
+    wrk -t"$THREADS" -c"$CONNECTIONS" -d"${DURATION}s" --latency -s "$WORK/$script.lua" "$url" \
         >"$WORK/$name.txt"
     cat "$WORK/$name.txt"
     grep -q '^Requests/sec:' "$WORK/$name.txt" || die "wrk ($name) produced no Requests/sec line"
@@ -213,30 +171,85 @@ post_script distinct ""
 post_script one "bench-one"
 
 # ---------------------------------------------------------------------------------------------
-# The trigger. A short warm-up first fills the connection pool.
-log "warm-up (${WARMUP}s)"
-wrk -t"$THREADS" -c"$CONNECTIONS" -d"${WARMUP}s" -s "$WORK/distinct.lua" "$TRIGGER_URL" >/dev/null
-RUNS_BEFORE=$(psql_bench -c "SELECT count(*) FROM agent_runs")
+# The billable server with the agent's trigger.
 
-echo
-echo "=== webhook trigger, distinct conversations (wrk, ${CONNECTIONS} connections, ${DURATION}s) ==="
-run_wrk distinct "$TRIGGER_URL"
-
-echo
-echo "=== webhook trigger, one conversation (wrk, ${CONNECTIONS} connections, ${DURATION}s) ==="
-run_wrk one "$TRIGGER_URL"
-
-# Let runs still in flight (the one conversation's queue) finish and be recorded.
-sleep 1
-stop "$SERVER_PID"
-SERVER_PID=
-RUNS_RECORDED=$(( $(psql_bench -c "SELECT count(*) FROM agent_runs") - RUNS_BEFORE ))
-RUNS_ANSWERED=0
-for name in distinct one; do
-    for s in 200 429 other; do
-        RUNS_ANSWERED=$(( RUNS_ANSWERED + $(wrk_status "$name" "$s") ))
+# wait_for URL PID NAME [CURL ARGS...] : until URL answers 2xx (at most 30 s).
+wait_for() {
+    local url=$1 pid=$2 name=$3
+    shift 3
+    for _ in $(seq 1 60); do
+        kill -0 "$pid" 2>/dev/null || die "$name exited during startup"
+        if curl -fsS -o /dev/null --max-time 1 "$@" "$url" 2>/dev/null; then
+            return 0
+        fi
+        sleep 0.5
     done
-done
+    die "$name did not answer $url within 30 s"
+}
+
+# Fail fast on a token, routing or definition mistake rather than benchmarking 4xx.
+trigger_call() {
+    curl -sS -o "$WORK/probe.json" -w '%{http_code}' --max-time 5 -X POST \
+        -H "Authorization: Bearer $TOKEN" -H 'content-type: application/json' \
+        -d '{"input": "hello", "conversation_id": "probe"}' "$1"
+}
+
+# run_trigger BACKEND DATABASE_URL POOL_SIZE COUNT_COMMAND... : serves the agent on that
+# database, runs both loads (results in $WORK/BACKEND-distinct.txt and -one.txt), stops the
+# server, and sets RUNS_RECORDED (rows COUNT_COMMAND counts, less those of the warm-up) and
+# RUNS_ANSWERED (answers wrk counted).
+run_trigger() {
+    local backend=$1 database_url=$2 pool=$3 status before
+    shift 3
+    log "starting billable on ${backend}: API ${API_BASE}, trigger ${TRIGGER_URL}"
+    serve_agent "$database_url" "$pool" "server-${backend}.log" BENCH_WEBHOOK_TOKEN="$TOKEN"
+    # Migrations run before the listeners bind; the trigger listener binds after the API's.
+    wait_for "$API_BASE/healthz" "$SERVER_PID" billable
+    for _ in $(seq 1 20); do
+        status=$(trigger_call "$TRIGGER_URL" 2>/dev/null || true)
+        [[ $status == 000 || -z $status ]] || break
+        sleep 0.5
+    done
+    [[ $status == 200 ]] || die "the trigger answered ${status:-nothing}: $(cat "$WORK/probe.json" 2>/dev/null)"
+    grep -q '"status":"ok"' "$WORK/probe.json" || die "unexpected trigger reply: $(cat "$WORK/probe.json")"
+
+    # A short warm-up first fills the connection pool.
+    log "warm-up (${WARMUP}s)"
+    wrk -t"$THREADS" -c"$CONNECTIONS" -d"${WARMUP}s" -s "$WORK/distinct.lua" "$TRIGGER_URL" >/dev/null
+    before=$("$@")
+
+    echo
+    echo "=== webhook trigger on ${backend}, distinct conversations (wrk, ${CONNECTIONS} connections, ${DURATION}s) ==="
+    run_wrk "${backend}-distinct" "$TRIGGER_URL" distinct
+
+    echo
+    echo "=== webhook trigger on ${backend}, one conversation (wrk, ${CONNECTIONS} connections, ${DURATION}s) ==="
+    run_wrk "${backend}-one" "$TRIGGER_URL" one
+
+    # Let runs still in flight (the one conversation's queue) finish and be recorded.
+    sleep 1
+    stop "$SERVER_PID"
+    SERVER_PID=
+    RUNS_RECORDED=$(( $("$@") - before ))
+    RUNS_ANSWERED=0
+    for name in distinct one; do
+        for s in 200 429 other; do
+            RUNS_ANSWERED=$(( RUNS_ANSWERED + $(wrk_status "${backend}-${name}" "$s") ))
+        done
+    done
+}
+
+# ---------------------------------------------------------------------------------------------
+# The trigger on PostgreSQL, then on SQLite (a file in the work directory).
+count_pg_runs() { psql_bench -c "SELECT count(*) FROM agent_runs"; }
+count_sqlite_runs() {
+    python3 -c 'import sqlite3, sys
+print(sqlite3.connect(sys.argv[1]).execute("SELECT count(*) FROM agent_runs").fetchone()[0])' "$WORK/bench.db"
+}
+run_trigger postgres "$DATABASE_URL" "$POOL_SIZE" count_pg_runs
+PG_RUNS="$RUNS_RECORDED $RUNS_ANSWERED"
+run_trigger sqlite "sqlite://${WORK}/bench.db" "$SQLITE_POOL_SIZE" count_sqlite_runs
+SQLITE_RUNS="$RUNS_RECORDED $RUNS_ANSWERED"
 
 # ---------------------------------------------------------------------------------------------
 # The bare handler, same client script, the billable server stopped.
@@ -244,37 +257,44 @@ log "starting the bare handler on ${BARE_URL}"
 "$BARE_BIN" "127.0.0.1:${BARE_PORT}" >"$WORK/bare.log" 2>&1 &
 REFERENCE_PID=$!
 wait_for "$BARE_URL" "$REFERENCE_PID" bare_handler -X POST -d '{}'
-cp "$WORK/distinct.lua" "$WORK/bare.lua"
-wrk -t"$THREADS" -c"$CONNECTIONS" -d"${WARMUP}s" -s "$WORK/bare.lua" "$BARE_URL" >/dev/null
+wrk -t"$THREADS" -c"$CONNECTIONS" -d"${WARMUP}s" -s "$WORK/distinct.lua" "$BARE_URL" >/dev/null
 
 echo
 echo "=== bare actix-web handler (wrk, ${CONNECTIONS} connections, ${DURATION}s) ==="
-run_wrk bare "$BARE_URL"
+run_wrk bare "$BARE_URL" distinct
 stop "$REFERENCE_PID"
 REFERENCE_PID=
 
 # ---------------------------------------------------------------------------------------------
 # Summary.
 line() {
-    printf '  %-24s %8s req/s   p99 %8s ms' "$1" "$(wrk_rps "$2")" "$(wrk_pct_ms "$2" 99)"
+    printf '  %-36s %8s req/s   p99 %8s ms' "$1" "$(wrk_rps "$2")" "$(wrk_pct_ms "$2" 99)"
 }
-RATIO=$(awk -v a="$(wrk_rps distinct)" -v b="$(wrk_rps bare)" \
-    'BEGIN { if (b > 0) printf "%.2f", a / b; else print "n/a" }')
-ratio_met=$(awk -v r="$RATIO" 'BEGIN { print (r != "n/a" && r + 0 >= 0.5) ? "met" : "NOT met" }')
+ratio() {
+    awk -v a="$(wrk_rps "$1")" -v b="$(wrk_rps bare)" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "n/a" }'
+}
+met() { awk -v r="$1" 'BEGIN { print (r != "n/a" && r + 0 >= 0.5) ? "met" : "NOT met" }'; }
 
 echo
-echo "agent webhook trigger (echo provider, ${CONNECTIONS} connections, ${DURATION} s, PostgreSQL, $(nproc) cores):"
-for name in distinct one; do
-    label="distinct conversations"
-    [[ $name == one ]] && label="one conversation"
-    line "$label" "$name"
-    printf '   (200: %s, 429: %s' "$(wrk_status "$name" 200)" "$(wrk_status "$name" 429)"
-    (( $(wrk_status "$name" other) == 0 )) || printf ', other: %s' "$(wrk_status "$name" other)"
-    printf ')\n'
+echo "agent webhook trigger (echo provider, ${CONNECTIONS} connections, ${DURATION} s, $(nproc) cores):"
+for backend in postgres sqlite; do
+    for name in distinct one; do
+        label="${backend}, distinct conversations"
+        [[ $name == one ]] && label="${backend}, one conversation"
+        line "$label" "${backend}-${name}"
+        printf '   (200: %s, 429: %s' "$(wrk_status "${backend}-${name}" 200)" "$(wrk_status "${backend}-${name}" 429)"
+        (( $(wrk_status "${backend}-${name}" other) == 0 )) || printf ', other: %s' "$(wrk_status "${backend}-${name}" other)"
+        printf ')\n'
+    done
 done
 line "bare actix-web handler" bare
 printf '\n'
-printf '  trigger / bare (distinct) ratio %s   target >= 0.5: %s\n' "$RATIO" "$ratio_met"
+for backend in postgres sqlite; do
+    r=$(ratio "${backend}-distinct")
+    printf '  trigger on %-8s / bare (distinct) ratio %s   target >= 0.5: %s\n' "$backend" "$r" "$(met "$r")"
+done
 # Requests in flight when wrk stops go unanswered to wrk but still run and are recorded.
-printf '  run-history rows %s, answers counted by wrk %s (queue_depth %s, DB pool %s)\n' \
-    "$RUNS_RECORDED" "$RUNS_ANSWERED" "$QUEUE_DEPTH" "$POOL_SIZE"
+read -r pg_recorded pg_answered <<<"$PG_RUNS"
+read -r sqlite_recorded sqlite_answered <<<"$SQLITE_RUNS"
+printf '  run-history rows: PostgreSQL %s for %s answers, SQLite %s for %s (queue_depth %s)\n' \
+    "$pg_recorded" "$pg_answered" "$sqlite_recorded" "$sqlite_answered" "$QUEUE_DEPTH"

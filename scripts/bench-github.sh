@@ -185,14 +185,7 @@ kv() {
 run_billable() {
     local name=$1 database_url=$2 pool=$3
     log "starting billable ($name) on ${API_BASE}, trigger on ${TRIGGER_URL}"
-    GITHUB_WEBHOOK_SECRET="$SECRET" \
-    DATABASE_URL="$database_url" \
-    BILLABLE_LISTEN="127.0.0.1:${API_PORT}" \
-    BILLABLE_TRIGGER_HOST=127.0.0.1 \
-    BILLABLE_DB_POOL_SIZE="$pool" \
-    BILLABLE_LOG=warn \
-        "$BIN" serve --agent "$WORK/agent.yaml" >"$WORK/$name.log" 2>&1 &
-    SERVER_PID=$!
+    serve_agent "$database_url" "$pool" "$name.log" GITHUB_WEBHOOK_SECRET="$SECRET"
     # Migrations run before the listeners bind; the trigger listener binds after the API's.
     wait_for_probe "$TRIGGER_URL" "$SERVER_PID" "billable ($name)"
     check_probes "$TRIGGER_URL" "billable ($name)" 202 401

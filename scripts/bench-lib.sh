@@ -58,6 +58,23 @@ drop_bench_database() {
         || warn "could not drop database ${DB_NAME}"
 }
 
+# serve_agent DATABASE_URL POOL_SIZE LOG [VAR=VALUE...] : starts `$BIN serve --agent
+# $WORK/agent.yaml` in the background (SERVER_PID) on that database with that pool, the API on
+# API_PORT and the triggers on 127.0.0.1, logging at warn (per-request logs would dominate)
+# into $WORK/LOG; the VAR=VALUE pairs (the trigger's secret) join its environment.
+serve_agent() {
+    local database_url=$1 pool=$2 log_file=$3
+    shift 3
+    env "$@" \
+        DATABASE_URL="$database_url" \
+        BILLABLE_LISTEN="127.0.0.1:${API_PORT}" \
+        BILLABLE_TRIGGER_HOST=127.0.0.1 \
+        BILLABLE_DB_POOL_SIZE="$pool" \
+        BILLABLE_LOG=warn \
+        "$BIN" serve --agent "$WORK/agent.yaml" >"$WORK/$log_file" 2>&1 &
+    SERVER_PID=$!
+}
+
 # stop PID : SIGTERM, wait up to 5 s (graceful shutdown drains in-flight requests), SIGKILL.
 stop() {
     local pid=$1

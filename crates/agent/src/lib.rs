@@ -8,6 +8,7 @@ pub mod deliveries;
 pub mod echo;
 pub mod model;
 pub mod openai;
+mod recorder;
 pub mod runtime;
 pub mod tools;
 

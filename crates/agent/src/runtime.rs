@@ -15,6 +15,7 @@ use triggers::{
 };
 
 use crate::model::{ChatMessage, Model, ModelRequest};
+use crate::recorder::RunRecorder;
 use crate::tools::ToolRegistry;
 
 /// Seconds a refused caller is told to wait: a conversation's queue drains one run at a
@@ -37,6 +38,7 @@ struct Inner {
     model: Arc<dyn Model>,
     tools: ToolRegistry,
     store: Arc<dyn AgentStore>,
+    recorder: RunRecorder,
     clock: Arc<dyn Clock>,
     queues: Arc<Queues>,
     slots: Semaphore,
@@ -70,6 +72,7 @@ impl AgentRuntime {
                 limits,
                 model,
                 tools,
+                recorder: RunRecorder::new(store.clone()),
                 store,
                 clock,
                 queues: Arc::new(Mutex::new(ConversationQueues::new(limits.queue_depth as usize))),
@@ -262,9 +265,8 @@ impl Inner {
         } else {
             tracing::info!(run = %record.id, steps = record.steps, "agent run replied");
         }
-        if let Err(error) = self.store.record_run(&record).await {
-            tracing::error!(run = %record.id, error = ?error, "cannot record the run");
-        }
-        record.id
+        let id = record.id;
+        self.recorder.record(record).await;
+        id
     }
 }

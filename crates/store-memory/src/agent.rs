@@ -1,6 +1,7 @@
 //! The agent runtime's ports in memory: conversation memory and run history.
 
 use std::cmp::Reverse;
+use std::collections::HashSet;
 
 use accounts::TeamId;
 use async_trait::async_trait;
@@ -44,8 +45,18 @@ impl ConversationMemory for MemoryStore {
 
 #[async_trait]
 impl RunHistory for MemoryStore {
-    async fn record_run(&self, run: &RunRecord) -> Result<(), StoreError> {
-        self.state().runs.push(run.clone());
+    async fn record_runs(&self, runs: &[RunRecord]) -> Result<(), StoreError> {
+        let mut state = self.state();
+        // All or none, as the databases' primary key makes it: a repeated id refuses the batch.
+        let mut ids = HashSet::new();
+        let repeated = runs
+            .iter()
+            .map(|run| (run.team_id, run.id))
+            .find(|key| state.runs.contains_key(key) || !ids.insert(*key));
+        if let Some((_, id)) = repeated {
+            return Err(StoreError::Unexpected(anyhow::anyhow!("run {id} is already recorded")));
+        }
+        state.runs.extend(runs.iter().map(|run| ((run.team_id, run.id), run.clone())));
         Ok(())
     }
 
@@ -53,7 +64,7 @@ impl RunHistory for MemoryStore {
         let state = self.state();
         let mut runs: Vec<RunRecord> = state
             .runs
-            .iter()
+            .values()
             .filter(|run| run.team_id == team)
             .filter(|run| filter.conversation.is_none() || run.conversation == filter.conversation)
             .cloned()
@@ -64,6 +75,6 @@ impl RunHistory for MemoryStore {
     }
 
     async fn find_run(&self, team: TeamId, id: RunId) -> Result<Option<RunRecord>, StoreError> {
-        Ok(self.state().runs.iter().find(|run| run.team_id == team && run.id == id).cloned())
+        Ok(self.state().runs.get(&(team, id)).cloned())
     }
 }

@@ -36,7 +36,7 @@ struct State {
     invoices: Vec<billing::Invoice>,
     /// Conversation memory, in the order it was said.
     messages: Vec<(TeamId, triggers::ConversationKey, triggers::Message)>,
-    runs: Vec<triggers::RunRecord>,
+    runs: std::collections::HashMap<(TeamId, triggers::RunId), triggers::RunRecord>,
     /// The delivery log, with each accepted delivery's input.
     deliveries: Vec<deliveries::StoredDelivery>,
     /// Accepted deliveries' (team, delivery id, body hash, accepted at).

@@ -18,6 +18,9 @@ use triggers::{
 use crate::types::DbUuid;
 use crate::{OrStoreError, SqlStore, corrupt, db_run};
 
+/// Rows of one `INSERT` into `agent_runs`: 12 bind parameters each, well under 65,535.
+const RUNS_PER_STATEMENT: usize = 1_000;
+
 #[derive(Queryable)]
 struct RunRow {
     team_id: DbUuid,
@@ -134,27 +137,63 @@ impl ConversationMemory for SqlStore {
 
 #[async_trait]
 impl RunHistory for SqlStore {
-    #[tracing::instrument(skip_all, fields(run = %run.id))]
-    async fn record_run(&self, run: &RunRecord) -> Result<(), StoreError> {
-        db_run!(self, |conn| diesel::insert_into(agent_runs::table)
-            .values((
-                agent_runs::team_id.eq(DbUuid::of(run.team_id)),
-                agent_runs::id.eq(DbUuid::of(run.id)),
-                agent_runs::trigger.eq(run.trigger.as_str()),
-                agent_runs::conversation_key.eq(run.conversation.as_ref().map(ConversationKey::as_str)),
-                agent_runs::input_excerpt.eq(&run.input_excerpt),
-                agent_runs::status.eq(run.status.as_str()),
-                agent_runs::steps.eq(i32::try_from(run.steps).unwrap_or(i32::MAX)),
-                agent_runs::input_tokens.eq(stored_count(run.usage.input_tokens)),
-                agent_runs::output_tokens.eq(stored_count(run.usage.output_tokens)),
-                agent_runs::started_at.eq(run.started_at),
-                agent_runs::finished_at.eq(run.finished_at),
-                agent_runs::error.eq(run.error.as_deref()),
-            ))
-            .execute(conn)
-            .await
-            .or_store()?);
-        Ok(())
+    #[tracing::instrument(skip_all, fields(count = runs.len()))]
+    async fn record_runs(&self, runs: &[RunRecord]) -> Result<(), StoreError> {
+        // A macro, not a function: the columns are each backend's own types.
+        macro_rules! values {
+            ($run:expr) => {{
+                let run: &RunRecord = $run;
+                (
+                    agent_runs::team_id.eq(DbUuid::of(run.team_id)),
+                    agent_runs::id.eq(DbUuid::of(run.id)),
+                    agent_runs::trigger.eq(run.trigger.as_str()),
+                    agent_runs::conversation_key.eq(run.conversation.as_ref().map(ConversationKey::as_str)),
+                    agent_runs::input_excerpt.eq(&run.input_excerpt),
+                    agent_runs::status.eq(run.status.as_str()),
+                    agent_runs::steps.eq(i32::try_from(run.steps).unwrap_or(i32::MAX)),
+                    agent_runs::input_tokens.eq(stored_count(run.usage.input_tokens)),
+                    agent_runs::output_tokens.eq(stored_count(run.usage.output_tokens)),
+                    agent_runs::started_at.eq(run.started_at),
+                    agent_runs::finished_at.eq(run.finished_at),
+                    agent_runs::error.eq(run.error.as_deref()),
+                )
+            }};
+        }
+        if runs.is_empty() {
+            return Ok(());
+        }
+        db_run!(self,
+            // One multi-row statement; bind parameters are limited to 65,535, so a larger
+            // group is split, in one transaction.
+            postgres: |conn| {
+                if runs.len() <= RUNS_PER_STATEMENT {
+                    let rows: Vec<_> = runs.iter().map(|run| values!(run)).collect();
+                    diesel::insert_into(agent_runs::table).values(rows).execute(conn).await.or_store().map(drop)
+                } else {
+                    conn.transaction(async |conn| {
+                        for chunk in runs.chunks(RUNS_PER_STATEMENT) {
+                            let rows: Vec<_> = chunk.iter().map(|run| values!(run)).collect();
+                            diesel::insert_into(agent_runs::table).values(rows).execute(conn).await?;
+                        }
+                        Ok::<_, diesel::result::Error>(())
+                    })
+                    .await
+                    .or_store()
+                }
+            },
+            // One blocking task for the whole group: through the async wrapper each statement
+            // would be a thread handoff of its own.
+            sqlite: |conn| {
+                let runs = runs.to_vec();
+                conn.spawn_blocking(move |conn| {
+                    let rows: Vec<_> = runs.iter().map(|run| values!(run)).collect();
+                    diesel::RunQueryDsl::execute(diesel::insert_into(agent_runs::table).values(rows), conn)
+                })
+                .await
+                .or_store()
+                .map(drop)
+            }
+        )
     }
 
     #[tracing::instrument(skip(self))]

@@ -25,23 +25,27 @@ pub use pool::{Backend, PoolSettings, SqlStore};
 use kernel::StoreError;
 
 /// Runs `$body` with `$conn` bound to a pooled connection of whichever backend the store
-/// uses, and that backend's tables in scope.
+/// uses, and that backend's tables in scope. The second form takes one body per backend,
+/// for the statements where each backend has its own best way.
 macro_rules! db_run {
-    ($store:expr, |$conn:ident| $body:expr) => {{
+    ($store:expr, |$conn:ident| $body:expr) => {
+        $crate::db_run!($store, postgres: |$conn| $body, sqlite: |$conn| $body)
+    };
+    ($store:expr, postgres: |$pg:ident| $pg_body:expr, sqlite: |$lite:ident| $lite_body:expr) => {{
         match &$store.pools {
             $crate::pool::Pools::Postgres(pool) => {
                 #[allow(unused_imports)]
                 use $crate::schema::pg::*;
                 let mut pooled = $crate::pool::checkout(pool).await?;
-                let $conn = &mut *pooled;
-                $body
+                let $pg = &mut *pooled;
+                $pg_body
             }
             $crate::pool::Pools::Sqlite(pool) => {
                 #[allow(unused_imports)]
                 use $crate::schema::sqlite::*;
                 let mut pooled = $crate::pool::checkout(pool).await?;
-                let $conn = &mut *pooled;
-                $body
+                let $lite = &mut *pooled;
+                $lite_body
             }
         }
     }};

@@ -42,7 +42,13 @@ pub trait ConversationMemory: Send + Sync {
 /// The record of every run.
 #[async_trait]
 pub trait RunHistory: Send + Sync {
-    async fn record_run(&self, run: &RunRecord) -> Result<(), StoreError>;
+    /// Records `runs` all at once: every one is stored, or on an error none is. The runtime
+    /// records concurrent runs in groups, so that many runs share one commit.
+    async fn record_runs(&self, runs: &[RunRecord]) -> Result<(), StoreError>;
+
+    async fn record_run(&self, run: &RunRecord) -> Result<(), StoreError> {
+        self.record_runs(std::slice::from_ref(run)).await
+    }
 
     /// The team's runs, newest first.
     async fn list_runs(&self, team: TeamId, filter: &RunFilter) -> Result<Vec<RunRecord>, StoreError>;

@@ -13,6 +13,7 @@ for_each_adapter!(
     runs_round_trip_every_field,
     runs_list_newest_first_filtered_and_limited,
     runs_are_invisible_to_other_teams,
+    runs_recorded_together_are_all_stored_or_none_is,
 );
 
 fn key(text: &str) -> ConversationKey {
@@ -122,4 +123,24 @@ async fn runs_are_invisible_to_other_teams(store: Store) {
     assert_eq!(store.agent().find_run(other, record.id).await.unwrap(), None);
     let listed = store.agent().list_runs(other, &RunFilter { conversation: None, limit: 50 }).await.unwrap();
     assert!(listed.is_empty());
+}
+
+async fn runs_recorded_together_are_all_stored_or_none_is(store: Store) {
+    let team = create_team(&store, "Acme").await;
+    let history = store.agent();
+    history.record_runs(&[]).await.unwrap();
+    let group: Vec<RunRecord> = (0..3).map(|_| run(team, now(), Some("c"), RunStatus::Ok)).collect();
+    history.record_runs(&group).await.unwrap();
+    for record in &group {
+        assert_eq!(history.find_run(team, record.id).await.unwrap().as_ref(), Some(record));
+    }
+    // A run recorded twice refuses its whole group: the new runs beside it are not stored.
+    let fresh = [run(team, now(), None, RunStatus::Ok), run(team, now(), None, RunStatus::Failed)];
+    let refused = [fresh[0].clone(), group[1].clone(), fresh[1].clone()];
+    assert!(history.record_runs(&refused).await.is_err());
+    for record in &fresh {
+        assert_eq!(history.find_run(team, record.id).await.unwrap(), None);
+    }
+    let all = history.list_runs(team, &RunFilter { conversation: None, limit: 50 }).await.unwrap();
+    assert_eq!(all.len(), 3);
 }
