@@ -227,6 +227,7 @@ pub fn serve_config() -> ServeConfig {
         key_cache_ttl: Duration::from_secs(5),
         workers: Some(1),
         trust_forwarded: false,
+        listing_cache_mb: 32,
         pdf_renderer_url: None,
         pdf_renderer_timeout: Duration::from_secs(10),
         agent: None,
@@ -275,6 +276,17 @@ pub async fn start(config: ServeConfig, db: TestDb, store: Store) -> TestApp {
 }
 
 impl TestApp {
+    /// Another server over the same database, as a second instance of a deployment is:
+    /// the same data, caches of its own. Returns its address.
+    pub fn another_instance(&self) -> String {
+        let clock: Arc<dyn Clock> = Arc::new(SystemClock);
+        let application =
+            app::Application::build(&serve_config(), &self.store, clock).expect("server builds");
+        let address = format!("http://127.0.0.1:{}", application.port());
+        tokio::spawn(application.run_until_stopped());
+        address
+    }
+
     pub fn url(&self, path: &str) -> String {
         format!("{}{path}", self.address)
     }

@@ -74,6 +74,10 @@ pub struct ServeConfig {
     /// How long a key check is cached; a revoked key stops working within this time.
     #[arg(long, env = "BILLABLE_KEY_CACHE_TTL", default_value = "5s", value_parser = humantime::parse_duration)]
     pub key_cache_ttl: Duration,
+    /// Memory for rendered time-entry listings kept for repeated requests, in MiB; 0 keeps
+    /// none. A kept listing is served while nothing it shows has changed.
+    #[arg(long, env = "BILLABLE_LISTING_CACHE_MB", default_value_t = 32)]
+    pub listing_cache_mb: u64,
     /// Worker threads [default: one per core].
     #[arg(long, env = "BILLABLE_WORKERS")]
     pub workers: Option<usize>,
@@ -117,6 +121,7 @@ impl ServeConfig {
             ip_rate: self.ip_rate_limit,
             key_cache_ttl: self.key_cache_ttl,
             trust_forwarded: self.trust_forwarded,
+            listing_cache_bytes: self.listing_cache_mb.saturating_mul(1 << 20),
         }
     }
 }

@@ -10,6 +10,7 @@ pub mod auth;
 pub mod body;
 pub mod conventions;
 pub mod error;
+pub mod listings;
 pub mod metrics;
 pub mod ratelimit;
 mod routes;

@@ -10,6 +10,7 @@ use tracking::TrackStore;
 use triggers::AgentStore;
 
 use crate::auth::Authenticator;
+use crate::listings::ListingCache;
 use crate::metrics::Metrics;
 use crate::ratelimit::{Rate, RateLimits};
 
@@ -24,6 +25,8 @@ pub struct HttpSettings {
     pub key_cache_ttl: Duration,
     /// Take the client IP from `Forwarded`/`X-Forwarded-For` (only behind a trusted proxy).
     pub trust_forwarded: bool,
+    /// Bytes of rendered time-entry listings kept for repeated requests; 0 keeps none.
+    pub listing_cache_bytes: u64,
 }
 
 /// The storage ports the API serves from.
@@ -54,6 +57,7 @@ pub struct ApiState {
     pub authenticator: Authenticator,
     pub limits: RateLimits,
     pub metrics: Metrics,
+    pub listings: ListingCache,
 }
 
 impl std::fmt::Debug for ApiState {
@@ -73,6 +77,7 @@ impl ApiState {
             Authenticator::new(stores.accounts.clone(), clock.clone(), settings.key_cache_ttl);
         Self {
             limits: RateLimits::new(settings.key_rate, settings.ip_rate),
+            listings: ListingCache::new(settings.listing_cache_bytes),
             metrics: Metrics::new(),
             authenticator,
             stores,

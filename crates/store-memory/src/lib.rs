@@ -30,6 +30,8 @@ struct State {
     projects: Vec<tracking::Project>,
     sections: Vec<tracking::Section>,
     entries: Vec<tracking::TimeEntry>,
+    /// Each team's listing revision, bumped by every change a listing of entries shows.
+    revisions: std::collections::HashMap<TeamId, u64>,
     senders: Vec<billing::SenderAddress>,
     /// The last serial given, per team.
     serials: std::collections::HashMap<TeamId, billing::Serial>,

@@ -14,6 +14,10 @@ use tracking::{
 use crate::{MemoryStore, State};
 
 impl State {
+    fn bump_revision(&mut self, team: TeamId) {
+        *self.revisions.entry(team).or_default() += 1;
+    }
+
     fn project(&self, team: TeamId, id: ProjectId) -> Option<&Project> {
         self.projects.iter().find(|p| p.team_id == team && p.id == id)
     }
@@ -85,12 +89,15 @@ impl TagRepository for MemoryStore {
         now: DateTime<Utc>,
     ) -> Result<Option<Tag>, StoreError> {
         let mut state = self.state();
-        let tag = state.tags.iter_mut().find(|t| t.team_id == team && t.id == id);
-        Ok(tag.map(|tag| {
+        let tag = state.tags.iter_mut().find(|t| t.team_id == team && t.id == id).map(|tag| {
             tag.title = title.clone();
             tag.updated_at = now;
             tag.clone()
-        }))
+        });
+        if tag.is_some() {
+            state.bump_revision(team);
+        }
+        Ok(tag)
     }
 
     async fn delete_tag(&self, team: TeamId, id: TagId) -> Result<(), DeleteError> {
@@ -102,6 +109,7 @@ impl TagRepository for MemoryStore {
         for entry in state.entries.iter_mut().filter(|e| e.team_id == team) {
             entry.tags.retain(|t| t.id != id);
         }
+        state.bump_revision(team);
         Ok(())
     }
 }
@@ -231,6 +239,10 @@ impl TimeEntryRepository for MemoryStore {
         Ok(entries)
     }
 
+    async fn listing_revision(&self, team: TeamId) -> Result<u64, StoreError> {
+        Ok(self.state().revisions.get(&team).copied().unwrap_or(0))
+    }
+
     async fn get_entry(&self, team: TeamId, id: TimeEntryId) -> Result<Option<TimeEntry>, StoreError> {
         let state = self.state();
         Ok(state.entries.iter().find(|e| e.team_id == team && e.id == id).map(|e| state.shown(e)))
@@ -242,6 +254,7 @@ impl TimeEntryRepository for MemoryStore {
             return Err(SaveEntryError::MissingReference);
         }
         state.entries.push(entry.clone());
+        state.bump_revision(entry.team_id);
         Ok(())
     }
 
@@ -257,6 +270,7 @@ impl TimeEntryRepository for MemoryStore {
         // Like the SQL row, the creation time stays as stored.
         let created_at = state.entries[index].created_at;
         state.entries[index] = TimeEntry { created_at, ..entry.clone() };
+        state.bump_revision(entry.team_id);
         Ok(())
     }
 
@@ -264,6 +278,10 @@ impl TimeEntryRepository for MemoryStore {
         let mut state = self.state();
         let before = state.entries.len();
         state.entries.retain(|e| !(e.team_id == team && e.id == id));
-        if state.entries.len() == before { Err(DeleteError::NotFound) } else { Ok(()) }
+        if state.entries.len() == before {
+            return Err(DeleteError::NotFound);
+        }
+        state.bump_revision(team);
+        Ok(())
     }
 }

@@ -118,6 +118,14 @@ macro_rules! tables {
         }
 
         diesel::table! {
+            track_revisions (team_id, shard) {
+                team_id -> $uuid,
+                shard -> SmallInt,
+                revision -> BigInt,
+            }
+        }
+
+        diesel::table! {
             sender_addresses (team_id, id) {
                 team_id -> $uuid,
                 id -> $uuid,
@@ -255,6 +263,7 @@ macro_rules! tables {
             agent_runs,
             agent_deliveries,
             agent_delivery_dedupe,
+            track_revisions,
         );
     };
 }

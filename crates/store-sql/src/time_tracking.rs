@@ -214,6 +214,49 @@ fn entry_write_error(error: diesel::result::Error) -> SaveEntryError {
 }
 
 /// Maps the result of a delete guarded by restricting foreign keys.
+/// Counters whose sum is a team's listing revision (see the migration).
+const REVISION_SHARDS: u128 = 16;
+
+/// The counter a change of the entry or tag with id `id` bumps: the id's random low bits.
+fn revision_shard(id: uuid::Uuid) -> i16 {
+    i16::try_from(id.as_u128() % REVISION_SHARDS).unwrap_or(0)
+}
+
+/// Bumps the team's listing revision (`track_revisions`) for a change of the entry or tag
+/// `$id`. Every change a listing of time entries can show runs it last in its transaction,
+/// so the counter's row lock is held only until the commit.
+macro_rules! bump_revision {
+    ($conn:expr, $team:expr, $id:expr) => {
+        diesel::insert_into(track_revisions::table)
+            .values((
+                track_revisions::team_id.eq(DbUuid::of($team)),
+                track_revisions::shard.eq(revision_shard(kernel::Id::as_uuid(&$id))),
+                track_revisions::revision.eq(1_i64),
+            ))
+            .on_conflict((track_revisions::team_id, track_revisions::shard))
+            .do_update()
+            .set(track_revisions::revision.eq(track_revisions::revision + 1_i64))
+            .execute($conn)
+            .await?
+    };
+}
+
+/// Deletes what `$delete` selects in a transaction that bumps the listing revision when a
+/// row went; the result is the count `deletion` reads.
+macro_rules! delete_bumping {
+    ($conn:expr, $team:expr, $id:expr, $delete:expr) => {
+        $conn
+            .transaction(async |conn| {
+                let deleted = $delete.execute(conn).await?;
+                if deleted > 0 {
+                    bump_revision!(conn, $team, $id);
+                }
+                Ok::<_, diesel::result::Error>(deleted)
+            })
+            .await
+    };
+}
+
 fn deletion(result: Result<usize, diesel::result::Error>) -> Result<(), DeleteError> {
     match result {
         Ok(0) => Err(DeleteError::NotFound),
@@ -283,24 +326,39 @@ impl TagRepository for SqlStore {
         title: &Title,
         now: DateTime<Utc>,
     ) -> Result<Option<Tag>, StoreError> {
-        let row: Option<TagRow> = db_run!(self, |conn| diesel::update(
-            tags::table.filter(tags::team_id.eq(DbUuid::of(team))).filter(tags::id.eq(DbUuid::of(id)))
-        )
-        .set((tags::title.eq(title.as_str()), tags::updated_at.eq(now)))
-        .get_result(conn)
-        .await
-        .optional()
-        .or_store()?);
+        // Entries show their tags' titles: a rename changes their listings.
+        let row: Option<TagRow> = db_run!(self, |conn| conn
+            .transaction(async |conn| {
+                let row: Option<TagRow> = diesel::update(
+                    tags::table
+                        .filter(tags::team_id.eq(DbUuid::of(team)))
+                        .filter(tags::id.eq(DbUuid::of(id))),
+                )
+                .set((tags::title.eq(title.as_str()), tags::updated_at.eq(now)))
+                .get_result(conn)
+                .await
+                .optional()?;
+                if row.is_some() {
+                    bump_revision!(conn, team, id);
+                }
+                Ok::<_, diesel::result::Error>(row)
+            })
+            .await
+            .or_store()?);
         row.map(Tag::try_from).transpose()
     }
 
     #[tracing::instrument(skip(self))]
     async fn delete_tag(&self, team: TeamId, id: TagId) -> Result<(), DeleteError> {
-        deletion(db_run!(self, |conn| diesel::delete(
-            tags::table.filter(tags::team_id.eq(DbUuid::of(team))).filter(tags::id.eq(DbUuid::of(id)))
-        )
-        .execute(conn)
-        .await))
+        // The tag leaves the entries that had it (ON DELETE CASCADE), so their listings change.
+        deletion(db_run!(self, |conn| delete_bumping!(
+            conn,
+            team,
+            id,
+            diesel::delete(
+                tags::table.filter(tags::team_id.eq(DbUuid::of(team))).filter(tags::id.eq(DbUuid::of(id)))
+            )
+        )))
     }
 }
 
@@ -500,6 +558,21 @@ impl TimeEntryRepository for SqlStore {
     }
 
     #[tracing::instrument(skip(self))]
+    async fn listing_revision(&self, team: TeamId) -> Result<u64, StoreError> {
+        // Summed here: SQL's sum of bigint is a numeric on PostgreSQL. At most 16 rows.
+        let counters: Vec<i64> = db_run!(self, |conn| track_revisions::table
+            .filter(track_revisions::team_id.eq(DbUuid::of(team)))
+            .select(track_revisions::revision)
+            .load(conn)
+            .await
+            .or_store()?);
+        counters.into_iter().try_fold(0_u64, |sum, counter| {
+            let counter = u64::try_from(counter).map_err(|e| corrupt("listing revision", e))?;
+            Ok(sum.saturating_add(counter))
+        })
+    }
+
+    #[tracing::instrument(skip(self))]
     async fn get_entry(&self, team: TeamId, id: TimeEntryId) -> Result<Option<TimeEntry>, StoreError> {
         let (row, links): (Option<EntryRow>, Vec<LinkRow>) = db_run!(self, |conn| {
             let row = time_entries::table
@@ -539,6 +612,7 @@ impl TimeEntryRepository for SqlStore {
                     .execute(conn)
                     .await?;
                 insert_links!(conn, entry);
+                bump_revision!(conn, entry.team_id, entry.id);
                 Ok::<_, diesel::result::Error>(())
             })
             .await
@@ -568,6 +642,7 @@ impl TimeEntryRepository for SqlStore {
                 .execute(conn)
                 .await?;
                 insert_links!(conn, entry);
+                bump_revision!(conn, entry.team_id, entry.id);
                 Ok::<_, diesel::result::Error>(true)
             })
             .await
@@ -578,12 +653,15 @@ impl TimeEntryRepository for SqlStore {
     #[tracing::instrument(skip(self))]
     async fn delete_entry(&self, team: TeamId, id: TimeEntryId) -> Result<(), DeleteError> {
         // The entry's tag links go with it (ON DELETE CASCADE).
-        deletion(db_run!(self, |conn| diesel::delete(
-            time_entries::table
-                .filter(time_entries::team_id.eq(DbUuid::of(team)))
-                .filter(time_entries::id.eq(DbUuid::of(id)))
-        )
-        .execute(conn)
-        .await))
+        deletion(db_run!(self, |conn| delete_bumping!(
+            conn,
+            team,
+            id,
+            diesel::delete(
+                time_entries::table
+                    .filter(time_entries::team_id.eq(DbUuid::of(team)))
+                    .filter(time_entries::id.eq(DbUuid::of(id)))
+            )
+        )))
     }
 }

@@ -59,7 +59,7 @@ pub fn sort_for_listing(entries: &mut [TimeEntry]) {
 }
 
 /// Which entries a listing asks for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct EntryFilter {
     /// Entries whose `date` lies in the period.
     pub period: Period,
@@ -91,6 +91,13 @@ pub enum SaveEntryError {
 pub trait TimeEntryRepository: Send + Sync {
     /// Entries matching `filter`, in [`sort_for_listing`] order, each with its tags.
     async fn list_entries(&self, team: TeamId, filter: &EntryFilter) -> Result<Vec<TimeEntry>, StoreError>;
+
+    /// The team's listing revision: it grows with every committed change that a listing of
+    /// the team's entries can show (an entry created, replaced or deleted, a tag renamed or
+    /// deleted), and is 0 before the first. A listing read after the revision was read
+    /// shows at least every change up to it, so a copy of a listing taken at a revision is
+    /// current while the revision holds.
+    async fn listing_revision(&self, team: TeamId) -> Result<u64, StoreError>;
 
     async fn get_entry(&self, team: TeamId, id: TimeEntryId) -> Result<Option<TimeEntry>, StoreError>;
 

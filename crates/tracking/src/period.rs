@@ -49,7 +49,7 @@ fn midnight(day: NaiveDate) -> DateTime<Utc> {
 }
 
 /// A half-open span of time, `start <= t < end`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Period {
     pub start: DateTime<Utc>,
     pub end: DateTime<Utc>,

@@ -76,7 +76,7 @@ pub struct EntryChanges {
     pub tags: Option<Vec<TagId>>,
 }
 
-/// The entries `actor` may see in `filter`'s period; `requested_user` narrows to one user.
+/// The entries `actor` may see in `period`; `requested_user` narrows to one user.
 pub async fn list_time(
     store: &dyn TrackStore,
     actor: &Actor,
@@ -84,10 +84,21 @@ pub async fn list_time(
     period: crate::Period,
     requested_user: Option<UserId>,
 ) -> Result<Vec<TimeEntry>, TrackError> {
+    let filter = listing_filter(actor, period, requested_user)?;
+    Ok(store.list_entries(team, &filter).await?)
+}
+
+/// What [`list_time`] lists for `actor`, or why it refuses: for callers that keep copies of
+/// listings (with [`crate::TimeEntryRepository::listing_revision`]) and list only on a miss.
+pub fn listing_filter(
+    actor: &Actor,
+    period: crate::Period,
+    requested_user: Option<UserId>,
+) -> Result<EntryFilter, TrackError> {
     let user = actor.listing_user(requested_user).map_err(|_| {
         TrackError::Forbidden("userId: only owners and admins may list another user's time".to_owned())
     })?;
-    Ok(store.list_entries(team, &EntryFilter { period, user }).await?)
+    Ok(EntryFilter { period, user })
 }
 
 /// One entry, if `actor` may see it.

@@ -24,6 +24,7 @@ for_each_adapter!(
     replacing_an_entry_replaces_its_tags,
     entries_refuse_references_outside_the_team,
     tracking_is_invisible_to_other_teams,
+    the_listing_revision_grows_with_every_change_a_listing_shows,
 );
 
 fn title(text: &str) -> Title {
@@ -352,4 +353,42 @@ async fn tracking_is_invisible_to_other_teams(store: Store) {
     assert!(matches!(t.replace_entry(&hijack).await, Err(SaveEntryError::NotFound)));
     // All still there for their own team.
     assert_eq!(f.stored(entry.id).await, entry);
+}
+
+async fn the_listing_revision_grows_with_every_change_a_listing_shows(store: Store) {
+    let f = fixture(store).await;
+    let other = fixture(f.store.clone()).await;
+    let revision = async || f.track.listing_revision(f.team).await.unwrap();
+    assert_eq!(revision().await, 0, "nothing changed yet");
+    // A new tag, project or section is on no entry yet: listings stay as they were.
+    let tag = f.tag("urgent").await;
+    f.project("Website", None).await;
+    assert_eq!(revision().await, 0);
+
+    let mut seen = 0;
+    let mut grew = async |change: &str| {
+        let now = revision().await;
+        assert!(now > seen, "{change}: revision {now} after {seen}");
+        seen = now;
+    };
+    let entry = f.logged(f.entry("2026-11-20", &[&tag])).await;
+    grew("an entry logged").await;
+    f.track.replace_entry(&TimeEntry { tags: Vec::new(), ..entry.clone() }).await.unwrap();
+    grew("an entry replaced").await;
+    f.track.rename_tag(f.team, tag.id, &title("ASAP"), now()).await.unwrap();
+    grew("a tag renamed").await;
+    f.track.delete_tag(f.team, tag.id).await.unwrap();
+    grew("a tag deleted").await;
+    f.track.delete_entry(f.team, entry.id).await.unwrap();
+    grew("an entry deleted").await;
+
+    // What changed nothing leaves it: reads, refusals, and another team's changes.
+    f.track.list_entries(f.team, &month_of("2026-11-20")).await.unwrap();
+    assert!(f.track.delete_entry(f.team, entry.id).await.is_err());
+    assert!(f.track.replace_entry(&entry).await.is_err());
+    let refused = TimeEntry { user_id: other.user, ..f.entry("2026-11-20", &[]) };
+    assert!(f.track.create_entry(&refused).await.is_err());
+    other.logged(other.entry("2026-11-20", &[])).await;
+    assert_eq!(revision().await, seen);
+    assert!(other.track.listing_revision(other.team).await.unwrap() > 0);
 }

@@ -736,3 +736,98 @@ async fn track_routes_follow_the_http_conventions() {
         assert!(response.headers().contains_key(header), "{header}");
     }
 }
+
+/// Listings are kept between requests (`BILLABLE_LISTING_CACHE_MB`); every change a listing
+/// shows, made through either of two instances on one database, shows in the next listing
+/// of both.
+#[tokio::test]
+async fn listings_show_every_change_at_once_on_every_instance() {
+    let app = spawn_app().await;
+    let other = app.another_instance();
+    let month = format!("{TIME}?date=2026-11-15&frequency=month");
+    let list_on = async |address: &str| -> Value {
+        let response = app.http.get(format!("{address}{month}")).header("X-API-Key", &app.key).send().await;
+        let response = response.unwrap();
+        assert_eq!(response.status(), StatusCode::OK);
+        response.json().await.unwrap()
+    };
+    let both = async |what: &str, check: &dyn Fn(&Value) -> bool| {
+        for address in [app.address.as_str(), other.as_str()] {
+            let listed = list_on(address).await;
+            assert!(check(&listed), "{what}, listed on {address}: {listed}");
+        }
+    };
+    let urgent = tag(&app, "urgent").await;
+    let first = log(&app, &app.key, with(entry("2026-11-03"), &json!({"tags": [tag_ref(&urgent)]}))).await;
+    // Twice on each instance: the second listing is the kept one.
+    for _ in 0..2 {
+        both("one entry", &|l| ids(l) == [first["id"].as_str().unwrap()]).await;
+    }
+
+    let on_other = |method: Method, path: &str| {
+        app.http.request(method, format!("{other}{path}")).header("X-API-Key", &app.key)
+    };
+    let send = async |request: reqwest::RequestBuilder, status: u16| {
+        let response = request.send().await.unwrap();
+        assert_eq!(response.status().as_u16(), status, "{}", response.text().await.unwrap());
+    };
+    send(on_other(Method::POST, TIME).json(&entry("2026-11-20")), 201).await;
+    both("an entry logged on the other instance", &|l| ids(l).len() == 2).await;
+
+    let first_path = at(&first["id"], TIME);
+    expect(&app, &app.key, Method::PATCH, &first_path, Some(json!({"taskName": "Review"})), 200).await;
+    both("an entry changed", &|l| l[0]["taskName"] == "Review").await;
+
+    send(on_other(Method::PATCH, &at(&urgent["id"], TAGS)).json(&json!({"title": "ASAP"})), 200).await;
+    both("a tag renamed on the other instance", &|l| l[0]["tags"][0]["title"] == "ASAP").await;
+
+    expect(&app, &app.key, Method::DELETE, &at(&urgent["id"], TAGS), None, 200).await;
+    both("a tag deleted", &|l| l[0]["tags"] == json!([])).await;
+
+    send(on_other(Method::DELETE, &first_path), 200).await;
+    both("an entry deleted on the other instance", &|l| {
+        ids(l).len() == 1 && l[0]["taskName"] == "Write the report"
+    })
+    .await;
+}
+
+/// A listing worth compressing goes gzipped to a client that accepts gzip, and as it is to
+/// any other; both say they vary by `Accept-Encoding`.
+#[tokio::test]
+async fn listings_are_gzipped_for_clients_that_accept_it() {
+    use std::io::Read;
+
+    let app = spawn_app().await;
+    for day in 1..=10 {
+        log(&app, &app.key, entry(&format!("2026-11-{day:02}"))).await;
+    }
+    let month = format!("{TIME}?date=2026-11-15&frequency=month");
+    let fetch = async |accept: Option<&str>| {
+        let mut request = app.request(Method::GET, &month, &app.key);
+        if let Some(accept) = accept {
+            request = request.header("Accept-Encoding", accept);
+        }
+        let response = request.send().await.unwrap();
+        assert_eq!(response.status(), StatusCode::OK);
+        assert_eq!(response.headers()["vary"], "accept-encoding");
+        let encoding = response.headers().get("content-encoding").map(|v| v.to_str().unwrap().to_owned());
+        (encoding, response.bytes().await.unwrap())
+    };
+    let (encoding, plain) = fetch(None).await;
+    assert_eq!(encoding, None);
+    let listed: Value = serde_json::from_slice(&plain).unwrap();
+    assert_eq!(ids(&listed).len(), 10);
+    for accept in ["gzip", "br, gzip;q=0.8, identity;q=0.5", "deflate, gzip"] {
+        let (encoding, gzipped) = fetch(Some(accept)).await;
+        assert_eq!(encoding.as_deref(), Some("gzip"), "Accept-Encoding: {accept}");
+        assert!(gzipped.len() < plain.len() / 3, "{} bytes gzipped of {}", gzipped.len(), plain.len());
+        let mut unzipped = Vec::new();
+        flate2::read::GzDecoder::new(&gzipped[..]).read_to_end(&mut unzipped).unwrap();
+        assert_eq!(unzipped, plain);
+    }
+    for accept in ["identity", "gzip;q=0, identity", "br"] {
+        let (encoding, body) = fetch(Some(accept)).await;
+        assert_eq!(encoding, None, "Accept-Encoding: {accept}");
+        assert_eq!(body, plain);
+    }
+}

@@ -1,7 +1,8 @@
 //! `/v1/track/time`: time entries.
 
 use accounts::UserId;
-use actix_web::{HttpResponse, delete, get, patch, post, web};
+use actix_web::http::header::{AcceptEncoding, ContentEncoding, ContentType, Encoding, Header, VARY};
+use actix_web::{HttpRequest, HttpResponse, delete, get, patch, post, web};
 use kernel::{FieldError, Id, InvalidValue, parse_instant};
 use serde::{Deserialize, Serialize};
 use serde_json::Number;
@@ -257,9 +258,10 @@ pub(crate) struct TimeQuery {
 #[get("")]
 pub(crate) async fn list_time(
     auth: Auth<TrackRead>,
+    request: HttpRequest,
     query: web::Query<TimeQuery>,
     state: web::Data<ApiState>,
-) -> Result<web::Json<Vec<TimeEntryBody>>, ApiError> {
+) -> Result<HttpResponse, ApiError> {
     let query = query.into_inner();
     let at = date(&query.date.ok_or_else(|| FieldError::new("date", "is required"))?)?;
     let frequency =
@@ -270,15 +272,30 @@ pub(crate) async fn list_time(
         .transpose()?;
     let period = frequency.unwrap_or_default().period_around(at);
     let principal = &auth.principal;
-    let entries = service::list_time(
-        &*state.stores.track,
-        &Actor::from(principal),
-        principal.team_id,
-        period,
-        requested,
-    )
-    .await?;
-    Ok(web::Json(entries.into_iter().map(TimeEntryBody::from).collect()))
+    let team = principal.team_id;
+    let filter = service::listing_filter(&Actor::from(principal), period, requested)?;
+    // The revision first: the listing read after it is at least as new (see `listings`).
+    let revision = state.stores.track.listing_revision(team).await?;
+    let listing = if let Some(kept) = state.listings.get(team, &filter, revision) {
+        kept
+    } else {
+        let entries = state.stores.track.list_entries(team, &filter).await?;
+        let bodies: Vec<TimeEntryBody> = entries.into_iter().map(TimeEntryBody::from).collect();
+        let body = serde_json::to_vec(&bodies).map_err(|e| ApiError::internal(e.into()))?;
+        state.listings.keep(team, filter, revision, body.into())
+    };
+    let mut response = HttpResponse::Ok();
+    response.content_type(ContentType::json()).insert_header((VARY, "accept-encoding"));
+    match listing.gzipped().filter(|_| accepts_gzip(&request)) {
+        Some(gzipped) => Ok(response.insert_header(ContentEncoding::Gzip).body(gzipped)),
+        None => Ok(response.body(listing.body())),
+    }
+}
+
+/// Whether the client takes gzip rather than the JSON as it is, by its `Accept-Encoding`.
+fn accepts_gzip(request: &HttpRequest) -> bool {
+    let Ok(accepted) = AcceptEncoding::parse(request) else { return false };
+    accepted.negotiate([Encoding::gzip(), Encoding::identity()].iter()) == Some(Encoding::gzip())
 }
 
 /// Log time, for the key's user or (owners and admins) for `userId`.
