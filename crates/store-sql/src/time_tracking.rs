@@ -213,7 +213,6 @@ fn entry_write_error(error: diesel::result::Error) -> SaveEntryError {
     }
 }
 
-/// Maps the result of a delete guarded by restricting foreign keys.
 /// Counters whose sum is a team's listing revision (see the migration).
 const REVISION_SHARDS: u128 = 16;
 
@@ -257,6 +256,7 @@ macro_rules! delete_bumping {
     };
 }
 
+/// Maps the result of a delete guarded by restricting foreign keys.
 fn deletion(result: Result<usize, diesel::result::Error>) -> Result<(), DeleteError> {
     match result {
         Ok(0) => Err(DeleteError::NotFound),
