@@ -204,10 +204,6 @@ INSERT INTO time_entry_tags (team_id, entry_id, tag_id)
 SELECT e.team_id, e.id, t.id FROM time_entries e
 JOIN (SELECT id, row_number() OVER (ORDER BY id) AS k FROM tags WHERE team_id = '${TEAM_ID}') t ON t.k <= 2
 WHERE e.team_id = '${TEAM_ID}';
--- Writes from outside billable bump the listing revision, as billable's own do, or kept
--- listings of the team would not show them.
-INSERT INTO track_revisions (team_id, shard, revision) VALUES ('${TEAM_ID}', 0, 1)
-ON CONFLICT (team_id, shard) DO UPDATE SET revision = track_revisions.revision + 1;
 ANALYZE tags; ANALYZE time_entries; ANALYZE time_entry_tags;
 SQL
 MONTH_URL="$BASE/v1/track/time?date=2026-10-15&frequency=month"

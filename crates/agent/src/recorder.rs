@@ -6,6 +6,7 @@
 
 use std::sync::{Arc, OnceLock};
 
+use tokio::runtime::Handle;
 use tokio::sync::{Semaphore, mpsc, oneshot};
 use triggers::{RunHistory, RunRecord};
 
@@ -26,16 +27,20 @@ struct Pending {
     stored: oneshot::Sender<()>,
 }
 
-/// The runtime's handle on its writer task, started by the first record (so that creating
-/// a runtime needs no async context) and stopped when the runtime is dropped.
+/// The runtime's handle on its writer task, started by the first record and stopped when
+/// the runtime is dropped.
 pub(crate) struct RunRecorder {
     store: Arc<dyn RunHistory>,
+    /// Where the writer runs: the runtime the recorder was made on, which lives as long as
+    /// the process; not an HTTP worker's, which stops with its worker. `None` when made
+    /// outside any runtime: then the first record's.
+    home: Option<Handle>,
     writer: OnceLock<mpsc::Sender<Pending>>,
 }
 
 impl RunRecorder {
     pub(crate) fn new(store: Arc<dyn RunHistory>) -> Self {
-        Self { store, writer: OnceLock::new() }
+        Self { store, home: Handle::try_current().ok(), writer: OnceLock::new() }
     }
 
     /// Returns once `record` is stored, or once storing it failed, which is logged: a run
@@ -43,13 +48,22 @@ impl RunRecorder {
     pub(crate) async fn record(&self, record: RunRecord) {
         let writer = self.writer.get_or_init(|| {
             let (sender, receiver) = mpsc::channel(BACKLOG);
-            tokio::spawn(write_groups(self.store.clone(), receiver));
+            let writing = write_groups(self.store.clone(), receiver);
+            match &self.home {
+                Some(home) => drop(home.spawn(writing)),
+                None => drop(tokio::spawn(writing)),
+            }
             sender
         });
         let (stored, done) = oneshot::channel();
-        let id = record.id;
+        // Kept for a write of its own should the writer be gone.
+        let fallback = record.clone();
         if writer.send(Pending { record, stored }).await.is_err() || done.await.is_err() {
-            tracing::error!(run = %id, "the run recorder stopped before storing the run");
+            // The writer's runtime is shutting down: store the record here. If its group was
+            // stored after all, the repeat is refused and logged, which is harmless.
+            if let Err(error) = self.store.record_run(&fallback).await {
+                tracing::error!(run = %fallback.id, error = ?error, "cannot record the run");
+            }
         }
     }
 }

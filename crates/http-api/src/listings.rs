@@ -95,6 +95,11 @@ impl ListingCache {
         Self { kept }
     }
 
+    /// Whether listings are kept at all (`BILLABLE_LISTING_CACHE_MB` above 0).
+    pub fn keeps(&self) -> bool {
+        self.kept.is_some()
+    }
+
     /// The listing of `filter` kept at exactly `revision`, if any.
     pub fn get(&self, team: TeamId, filter: &EntryFilter, revision: u64) -> Option<Listing> {
         let listing = self.kept.as_ref()?.get(&(team, *filter))?;

@@ -18,7 +18,8 @@ use triggers::{
 use crate::types::DbUuid;
 use crate::{OrStoreError, SqlStore, corrupt, db_run};
 
-/// Rows of one `INSERT` into `agent_runs`: 12 bind parameters each, well under 65,535.
+/// Rows of one `INSERT` into `agent_runs`: 12 bind parameters each, well under
+/// PostgreSQL's 65,535 and SQLite's 32,766.
 const RUNS_PER_STATEMENT: usize = 1_000;
 
 #[derive(Queryable)]
@@ -186,8 +187,14 @@ impl RunHistory for SqlStore {
             sqlite: |conn| {
                 let runs = runs.to_vec();
                 conn.spawn_blocking(move |conn| {
-                    let rows: Vec<_> = runs.iter().map(|run| values!(run)).collect();
-                    diesel::RunQueryDsl::execute(diesel::insert_into(agent_runs::table).values(rows), conn)
+                    diesel::Connection::transaction(conn, |conn| {
+                        for chunk in runs.chunks(RUNS_PER_STATEMENT) {
+                            let rows: Vec<_> = chunk.iter().map(|run| values!(run)).collect();
+                            let insert = diesel::insert_into(agent_runs::table).values(rows);
+                            diesel::RunQueryDsl::execute(insert, conn)?;
+                        }
+                        Ok::<_, diesel::result::Error>(())
+                    })
                 })
                 .await
                 .or_store()

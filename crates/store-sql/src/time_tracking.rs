@@ -213,49 +213,6 @@ fn entry_write_error(error: diesel::result::Error) -> SaveEntryError {
     }
 }
 
-/// Counters whose sum is a team's listing revision (see the migration).
-const REVISION_SHARDS: u128 = 16;
-
-/// The counter a change of the entry or tag with id `id` bumps: the id's random low bits.
-fn revision_shard(id: uuid::Uuid) -> i16 {
-    i16::try_from(id.as_u128() % REVISION_SHARDS).unwrap_or(0)
-}
-
-/// Bumps the team's listing revision (`track_revisions`) for a change of the entry or tag
-/// `$id`. Every change a listing of time entries can show runs it last in its transaction,
-/// so the counter's row lock is held only until the commit.
-macro_rules! bump_revision {
-    ($conn:expr, $team:expr, $id:expr) => {
-        diesel::insert_into(track_revisions::table)
-            .values((
-                track_revisions::team_id.eq(DbUuid::of($team)),
-                track_revisions::shard.eq(revision_shard(kernel::Id::as_uuid(&$id))),
-                track_revisions::revision.eq(1_i64),
-            ))
-            .on_conflict((track_revisions::team_id, track_revisions::shard))
-            .do_update()
-            .set(track_revisions::revision.eq(track_revisions::revision + 1_i64))
-            .execute($conn)
-            .await?
-    };
-}
-
-/// Deletes what `$delete` selects in a transaction that bumps the listing revision when a
-/// row went; the result is the count `deletion` reads.
-macro_rules! delete_bumping {
-    ($conn:expr, $team:expr, $id:expr, $delete:expr) => {
-        $conn
-            .transaction(async |conn| {
-                let deleted = $delete.execute(conn).await?;
-                if deleted > 0 {
-                    bump_revision!(conn, $team, $id);
-                }
-                Ok::<_, diesel::result::Error>(deleted)
-            })
-            .await
-    };
-}
-
 /// Maps the result of a delete guarded by restricting foreign keys.
 fn deletion(result: Result<usize, diesel::result::Error>) -> Result<(), DeleteError> {
     match result {
@@ -326,39 +283,24 @@ impl TagRepository for SqlStore {
         title: &Title,
         now: DateTime<Utc>,
     ) -> Result<Option<Tag>, StoreError> {
-        // Entries show their tags' titles: a rename changes their listings.
-        let row: Option<TagRow> = db_run!(self, |conn| conn
-            .transaction(async |conn| {
-                let row: Option<TagRow> = diesel::update(
-                    tags::table
-                        .filter(tags::team_id.eq(DbUuid::of(team)))
-                        .filter(tags::id.eq(DbUuid::of(id))),
-                )
-                .set((tags::title.eq(title.as_str()), tags::updated_at.eq(now)))
-                .get_result(conn)
-                .await
-                .optional()?;
-                if row.is_some() {
-                    bump_revision!(conn, team, id);
-                }
-                Ok::<_, diesel::result::Error>(row)
-            })
-            .await
-            .or_store()?);
+        let row: Option<TagRow> = db_run!(self, |conn| diesel::update(
+            tags::table.filter(tags::team_id.eq(DbUuid::of(team))).filter(tags::id.eq(DbUuid::of(id)))
+        )
+        .set((tags::title.eq(title.as_str()), tags::updated_at.eq(now)))
+        .get_result(conn)
+        .await
+        .optional()
+        .or_store()?);
         row.map(Tag::try_from).transpose()
     }
 
     #[tracing::instrument(skip(self))]
     async fn delete_tag(&self, team: TeamId, id: TagId) -> Result<(), DeleteError> {
-        // The tag leaves the entries that had it (ON DELETE CASCADE), so their listings change.
-        deletion(db_run!(self, |conn| delete_bumping!(
-            conn,
-            team,
-            id,
-            diesel::delete(
-                tags::table.filter(tags::team_id.eq(DbUuid::of(team))).filter(tags::id.eq(DbUuid::of(id)))
-            )
-        )))
+        deletion(db_run!(self, |conn| diesel::delete(
+            tags::table.filter(tags::team_id.eq(DbUuid::of(team))).filter(tags::id.eq(DbUuid::of(id)))
+        )
+        .execute(conn)
+        .await))
     }
 }
 
@@ -557,6 +499,7 @@ impl TimeEntryRepository for SqlStore {
         assemble(rows, links)
     }
 
+    /// Triggers of the migration `track_revisions` keep the counters (see there).
     #[tracing::instrument(skip(self))]
     async fn listing_revision(&self, team: TeamId) -> Result<u64, StoreError> {
         // Summed here: SQL's sum of bigint is a numeric on PostgreSQL. At most 16 rows.
@@ -612,7 +555,6 @@ impl TimeEntryRepository for SqlStore {
                     .execute(conn)
                     .await?;
                 insert_links!(conn, entry);
-                bump_revision!(conn, entry.team_id, entry.id);
                 Ok::<_, diesel::result::Error>(())
             })
             .await
@@ -642,7 +584,6 @@ impl TimeEntryRepository for SqlStore {
                 .execute(conn)
                 .await?;
                 insert_links!(conn, entry);
-                bump_revision!(conn, entry.team_id, entry.id);
                 Ok::<_, diesel::result::Error>(true)
             })
             .await
@@ -653,15 +594,12 @@ impl TimeEntryRepository for SqlStore {
     #[tracing::instrument(skip(self))]
     async fn delete_entry(&self, team: TeamId, id: TimeEntryId) -> Result<(), DeleteError> {
         // The entry's tag links go with it (ON DELETE CASCADE).
-        deletion(db_run!(self, |conn| delete_bumping!(
-            conn,
-            team,
-            id,
-            diesel::delete(
-                time_entries::table
-                    .filter(time_entries::team_id.eq(DbUuid::of(team)))
-                    .filter(time_entries::id.eq(DbUuid::of(id)))
-            )
-        )))
+        deletion(db_run!(self, |conn| diesel::delete(
+            time_entries::table
+                .filter(time_entries::team_id.eq(DbUuid::of(team)))
+                .filter(time_entries::id.eq(DbUuid::of(id)))
+        )
+        .execute(conn)
+        .await))
     }
 }

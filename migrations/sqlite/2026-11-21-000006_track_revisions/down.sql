@@ -1,1 +1,8 @@
+DROP TRIGGER time_entries_insert_bumps_track_revision;
+DROP TRIGGER time_entries_update_bumps_track_revision;
+DROP TRIGGER time_entries_delete_bumps_track_revision;
+DROP TRIGGER time_entry_tags_insert_bumps_track_revision;
+DROP TRIGGER time_entry_tags_delete_bumps_track_revision;
+DROP TRIGGER tags_update_bumps_track_revision;
+DROP TRIGGER tags_delete_bumps_track_revision;
 DROP TABLE track_revisions;

@@ -143,4 +143,12 @@ async fn runs_recorded_together_are_all_stored_or_none_is(store: Store) {
     }
     let all = history.list_runs(team, &RunFilter { conversation: None, limit: 50 }).await.unwrap();
     assert_eq!(all.len(), 3);
+    // More than one statement's worth (1,000 rows) is split, and still stored whole.
+    let many: Vec<RunRecord> = (0..2_500).map(|_| run(team, now(), None, RunStatus::Ok)).collect();
+    history.record_runs(&many).await.unwrap();
+    for record in [&many[0], &many[1_000], &many[2_499]] {
+        assert_eq!(history.find_run(team, record.id).await.unwrap().as_ref(), Some(record));
+    }
+    let all = history.list_runs(team, &RunFilter { conversation: None, limit: 500 }).await.unwrap();
+    assert_eq!(all.len(), 500, "the listing's limit, of 2,503 runs");
 }
