@@ -20,19 +20,11 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 DB_NAME=billable_bench_agent
 
 BENCH_NAME=bench-agent
+DEFAULT_CONNECTIONS=64
 # shellcheck source=scripts/bench-lib.sh
 source scripts/bench-lib.sh
-DATABASE_URL="postgres://${PG_USER}@${PG_HOST}:${PG_PORT}/${DB_NAME}"
 
-DURATION=${BENCH_SECONDS:-10}
-CONNECTIONS=${BENCH_CONNECTIONS:-64}
-THREADS=${BENCH_THREADS:-2}
-WARMUP=${BENCH_WARMUP_SECONDS:-2}
-POOL_SIZE=${BENCH_POOL_SIZE:-32}
-SQLITE_POOL_SIZE=${BENCH_SQLITE_POOL_SIZE:-4}
 QUEUE_DEPTH=${BENCH_QUEUE_DEPTH:-64}
-TARGET_DIR=${CARGO_TARGET_DIR:-target}
-BIN="$TARGET_DIR/release/billable"
 BARE_BIN="$TARGET_DIR/release/examples/bare_handler"
 
 # ---------------------------------------------------------------------------------------------
@@ -246,7 +238,7 @@ count_sqlite_runs() {
     python3 -c 'import sqlite3, sys
 print(sqlite3.connect(sys.argv[1]).execute("SELECT count(*) FROM agent_runs").fetchone()[0])' "$WORK/bench.db"
 }
-run_trigger postgres "$DATABASE_URL" "$POOL_SIZE" count_pg_runs
+run_trigger postgres "$PG_DATABASE_URL" "$POOL_SIZE" count_pg_runs
 PG_RUNS="$RUNS_RECORDED $RUNS_ANSWERED"
 run_trigger sqlite "sqlite://${WORK}/bench.db" "$SQLITE_POOL_SIZE" count_sqlite_runs
 SQLITE_RUNS="$RUNS_RECORDED $RUNS_ANSWERED"

@@ -24,19 +24,12 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 DB_NAME=billable_bench_github
 
 BENCH_NAME=bench-github
+DEFAULT_CONNECTIONS=64
 # shellcheck source=scripts/bench-lib.sh
 source scripts/bench-lib.sh
-PG_DATABASE_URL="postgres://${PG_USER}@${PG_HOST}:${PG_PORT}/${DB_NAME}"
 
-DURATION=${BENCH_SECONDS:-10}
-CONNECTIONS=${BENCH_CONNECTIONS:-64}
-WARMUP=${BENCH_WARMUP_SECONDS:-2}
-POOL_SIZE=${BENCH_POOL_SIZE:-32}
-SQLITE_POOL_SIZE=${BENCH_SQLITE_POOL_SIZE:-4}
 PRS=${BENCH_PRS:-500}
 MAX_CONCURRENT_RUNS=${BENCH_MAX_CONCURRENT_RUNS:-16}
-TARGET_DIR=${CARGO_TARGET_DIR:-target}
-BIN="$TARGET_DIR/release/billable"
 LOAD_BIN="$TARGET_DIR/release/examples/github_load"
 FIXTURE=tests/fixtures/github/pull_request.opened.json
 

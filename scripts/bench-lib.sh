@@ -4,6 +4,18 @@ PG_HOST=${PG_HOST:-127.0.0.1}
 PG_PORT=${PG_PORT:-5432}
 PG_USER=${PG_USER:-postgres}
 
+# Settings every benchmark reads, each overridable from the environment. A script sets
+# DEFAULT_CONNECTIONS before sourcing this file when 32 is not its load.
+PG_DATABASE_URL="postgres://${PG_USER}@${PG_HOST}:${PG_PORT}/${DB_NAME}"
+DURATION=${BENCH_SECONDS:-10}          # whole seconds: pgbench -T takes no unit
+CONNECTIONS=${BENCH_CONNECTIONS:-${DEFAULT_CONNECTIONS:-32}}
+THREADS=${BENCH_THREADS:-2}
+WARMUP=${BENCH_WARMUP_SECONDS:-2}
+POOL_SIZE=${BENCH_POOL_SIZE:-32}
+SQLITE_POOL_SIZE=${BENCH_SQLITE_POOL_SIZE:-4}
+TARGET_DIR=${CARGO_TARGET_DIR:-target}
+BIN="$TARGET_DIR/release/billable"
+
 # Messages prefixed with the script's BENCH_NAME (set it before sourcing this file).
 log() { printf '%s: %s\n' "$BENCH_NAME" "$*" >&2; }
 warn() { printf '%s: WARNING: %s\n' "$BENCH_NAME" "$*" >&2; }

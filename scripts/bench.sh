@@ -20,14 +20,6 @@ DB_NAME=billable_bench
 BENCH_NAME=bench
 # shellcheck source=scripts/bench-lib.sh
 source scripts/bench-lib.sh
-DATABASE_URL="postgres://${PG_USER}@${PG_HOST}:${PG_PORT}/${DB_NAME}"
-
-DURATION=${BENCH_SECONDS:-10}          # whole seconds: pgbench -T takes no unit
-CONNECTIONS=${BENCH_CONNECTIONS:-32}
-THREADS=${BENCH_THREADS:-2}
-WARMUP=${BENCH_WARMUP_SECONDS:-2}
-POOL_SIZE=${BENCH_POOL_SIZE:-32}
-BIN="${CARGO_TARGET_DIR:-target}/release/billable"
 
 CLIENT_JSON='{"name":"Bench Client","email":"bench@example.com","line1":"1 Bench Road","postalCode":"1000"}'
 
@@ -66,7 +58,7 @@ serve() {
     local port=$1 log_file=$2
     shift 2
     env "$@" \
-        DATABASE_URL="$DATABASE_URL" \
+        DATABASE_URL="$PG_DATABASE_URL" \
         BILLABLE_LISTEN="127.0.0.1:${port}" \
         BILLABLE_RATE_LIMIT="100000000/1s" \
         BILLABLE_IP_RATE_LIMIT="100000000/1s" \

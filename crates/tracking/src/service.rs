@@ -76,20 +76,9 @@ pub struct EntryChanges {
     pub tags: Option<Vec<TagId>>,
 }
 
-/// The entries `actor` may see in `period`; `requested_user` narrows to one user.
-pub async fn list_time(
-    store: &dyn TrackStore,
-    actor: &Actor,
-    team: TeamId,
-    period: crate::Period,
-    requested_user: Option<UserId>,
-) -> Result<Vec<TimeEntry>, TrackError> {
-    let filter = listing_filter(actor, period, requested_user)?;
-    Ok(store.list_entries(team, &filter).await?)
-}
-
-/// What [`list_time`] lists for `actor`, or why it refuses: for callers that keep copies of
-/// listings (with [`crate::TimeEntryRepository::listing_revision`]) and list only on a miss.
+/// Which entries `actor` may list in `period` (`requested_user` narrows to one user), or why
+/// it refuses. Pass it to [`crate::TimeEntryRepository::list_entries`]; callers that keep
+/// copies of listings check [`crate::TimeEntryRepository::listing_revision`] first.
 pub fn listing_filter(
     actor: &Actor,
     period: crate::Period,
