@@ -13,6 +13,7 @@ pub mod error;
 pub mod listings;
 pub mod metrics;
 pub mod ratelimit;
+pub mod revisions;
 mod routes;
 pub mod state;
 pub mod triggers;

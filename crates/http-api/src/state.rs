@@ -13,6 +13,7 @@ use crate::auth::Authenticator;
 use crate::listings::ListingCache;
 use crate::metrics::Metrics;
 use crate::ratelimit::{Rate, RateLimits};
+use crate::revisions::RevisionReads;
 
 /// HTTP-side settings.
 #[derive(Debug, Clone, Copy)]
@@ -58,6 +59,8 @@ pub struct ApiState {
     pub limits: RateLimits,
     pub metrics: Metrics,
     pub listings: ListingCache,
+    /// Listing revision reads, shared by concurrent requests of a team.
+    pub revisions: RevisionReads,
 }
 
 impl std::fmt::Debug for ApiState {
@@ -78,6 +81,7 @@ impl ApiState {
         Self {
             limits: RateLimits::new(settings.key_rate, settings.ip_rate),
             listings: ListingCache::new(settings.listing_cache_bytes),
+            revisions: RevisionReads::of(stores.track.clone()),
             metrics: Metrics::new(),
             authenticator,
             stores,

@@ -276,7 +276,7 @@ pub(crate) async fn list_time(
     let filter = service::listing_filter(&Actor::from(principal), period, requested)?;
     // The revision first: the listing read after it is at least as new (see `listings`).
     // With nothing kept, it would be a read for nothing.
-    let revision = if state.listings.keeps() { state.stores.track.listing_revision(team).await? } else { 0 };
+    let revision = if state.listings.keeps() { state.revisions.read(team).await? } else { 0 };
     let listing = if let Some(kept) = state.listings.get(team, &filter, revision) {
         kept
     } else {
