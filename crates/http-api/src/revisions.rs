@@ -160,6 +160,12 @@ mod tests {
         (store, reads)
     }
 
+    /// A request reading the team's revision, as a task of its own.
+    fn request(reads: &RevisionReads, team: TeamId) -> tokio::task::JoinHandle<Result<u64, StoreError>> {
+        let reads = reads.clone();
+        tokio::spawn(async move { reads.read(team).await })
+    }
+
     async fn settle() {
         for _ in 0..50 {
             tokio::task::yield_now().await;
@@ -170,18 +176,10 @@ mod tests {
     async fn requests_arriving_during_a_read_share_the_next_one() {
         let (store, reads) = gated();
         let team = TeamId::generate();
-        let first = tokio::spawn({
-            let reads = reads.clone();
-            async move { reads.read(team).await }
-        });
+        let first = request(&reads, team);
         settle().await;
         assert_eq!(store.begun.load(Ordering::SeqCst), 1);
-        let later: Vec<_> = (0..10)
-            .map(|_| {
-                let reads = reads.clone();
-                tokio::spawn(async move { reads.read(team).await })
-            })
-            .collect();
+        let later: Vec<_> = (0..10).map(|_| request(&reads, team)).collect();
         settle().await;
         assert_eq!(store.begun.load(Ordering::SeqCst), 1, "the next read waits for the current one");
         store.permits.add_permits(1);
@@ -212,14 +210,7 @@ mod tests {
     async fn teams_do_not_share_reads() {
         let (store, reads) = gated();
         let (one, other) = (TeamId::generate(), TeamId::generate());
-        let first = tokio::spawn({
-            let reads = reads.clone();
-            async move { reads.read(one).await }
-        });
-        let second = tokio::spawn({
-            let reads = reads.clone();
-            async move { reads.read(other).await }
-        });
+        let (first, second) = (request(&reads, one), request(&reads, other));
         settle().await;
         assert_eq!(store.begun.load(Ordering::SeqCst), 2);
         store.permits.add_permits(2);
@@ -233,12 +224,7 @@ mod tests {
         let (store, reads) = gated();
         let team = TeamId::generate();
         store.fail.store(true, Ordering::SeqCst);
-        let waiting: Vec<_> = (0..3)
-            .map(|_| {
-                let reads = reads.clone();
-                tokio::spawn(async move { reads.read(team).await })
-            })
-            .collect();
+        let waiting: Vec<_> = (0..3).map(|_| request(&reads, team)).collect();
         settle().await;
         store.permits.add_permits(10);
         for request in waiting {
