@@ -1,10 +1,12 @@
 use std::time::Duration;
 
 use anyhow::Context;
-use deadpool::managed::{Manager, Object, Pool};
+use deadpool::managed::{Manager, Metrics, Object, Pool, RecycleResult};
 use diesel::{Connection, SqliteConnection};
 use diesel_async::async_connection_wrapper::AsyncConnectionWrapper;
-use diesel_async::pooled_connection::{AsyncDieselConnectionManager, ManagerConfig};
+use diesel_async::pooled_connection::{
+    AsyncDieselConnectionManager, ManagerConfig, PoolError, PoolableConnection, RecyclingMethod,
+};
 use diesel_async::sync_connection_wrapper::SyncConnectionWrapper;
 use diesel_async::{AsyncConnection, AsyncPgConnection, SimpleAsyncConnection};
 use diesel_migrations::{EmbeddedMigrations, MigrationHarness, embed_migrations};
@@ -16,8 +18,53 @@ const SQLITE_MIGRATIONS: EmbeddedMigrations = embed_migrations!("../../migration
 type SqliteAsync = SyncConnectionWrapper<SqliteConnection>;
 
 pub(crate) enum Pools {
-    Postgres(Pool<AsyncDieselConnectionManager<AsyncPgConnection>>),
-    Sqlite(Pool<AsyncDieselConnectionManager<SqliteAsync>>),
+    Postgres(Pool<Recycler<AsyncPgConnection>>),
+    Sqlite(Pool<Recycler<SqliteAsync>>),
+}
+
+/// A pooled connection idle longer than this is asked `SELECT 1` before it is handed out.
+const VERIFY_IDLE_AFTER: Duration = Duration::from_secs(5);
+
+/// Hands pooled connections out again. Diesel's manager drops a connection that is
+/// broken, closed by the server or left inside a transaction (a cancelled request); it
+/// would also ask every connection `SELECT 1` on every checkout, a round trip as costly
+/// as the query the request came for. A connection handed out within the last
+/// [`VERIFY_IDLE_AFTER`] is known to work; only one idle longer is asked first, so a
+/// connection the network lost while it sat unused is replaced instead of failing a
+/// request.
+pub(crate) struct Recycler<C: PoolableConnection + 'static> {
+    manager: AsyncDieselConnectionManager<C>,
+}
+
+impl<C> Recycler<C>
+where
+    C: PoolableConnection + 'static,
+{
+    fn new(location: &str, mut config: ManagerConfig<C>) -> Self {
+        config.recycling_method = RecyclingMethod::Fast;
+        Self { manager: AsyncDieselConnectionManager::new_with_config(location, config) }
+    }
+}
+
+impl<C> Manager for Recycler<C>
+where
+    C: PoolableConnection + SimpleAsyncConnection + Send + 'static,
+    AsyncDieselConnectionManager<C>: Manager<Type = C, Error = PoolError>,
+{
+    type Type = C;
+    type Error = PoolError;
+
+    async fn create(&self) -> Result<C, PoolError> {
+        self.manager.create().await
+    }
+
+    async fn recycle(&self, conn: &mut C, metrics: &Metrics) -> RecycleResult<PoolError> {
+        self.manager.recycle(conn, metrics).await?;
+        if metrics.last_used() > VERIFY_IDLE_AFTER {
+            conn.batch_execute("SELECT 1").await.map_err(PoolError::QueryError)?;
+        }
+        Ok(())
+    }
 }
 
 /// Which database a URL selects.
@@ -110,8 +157,7 @@ impl SqlStore {
                         Ok(conn)
                     })
                 });
-                let manager = AsyncDieselConnectionManager::new_with_config(url, config);
-                Pools::Postgres(build_pool(manager, max_size, settings.wait_timeout)?)
+                Pools::Postgres(build_pool(Recycler::new(url, config), max_size, settings.wait_timeout)?)
             }
             Backend::Sqlite(path) => {
                 let busy_ms = settings.wait_timeout.as_millis();
@@ -126,8 +172,7 @@ impl SqlStore {
                         Ok(conn)
                     })
                 });
-                let manager = AsyncDieselConnectionManager::new_with_config(path, config);
-                Pools::Sqlite(build_pool(manager, max_size, settings.wait_timeout)?)
+                Pools::Sqlite(build_pool(Recycler::new(path, config), max_size, settings.wait_timeout)?)
             }
         };
         Ok(Self { pools, backend, max_size })

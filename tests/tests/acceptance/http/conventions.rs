@@ -100,3 +100,42 @@ async fn an_exhausted_pool_answers_503() {
     admin.batch_execute("ROLLBACK").await.unwrap();
     assert_eq!(blocked.await.unwrap().unwrap().status(), 200, "the blocked request completes once released");
 }
+
+/// Pooled connections go back out without a test query; one whose server session ended
+/// while it sat in the pool is replaced, not handed to the next request.
+#[tokio::test]
+async fn a_pooled_connection_whose_session_ended_is_replaced() {
+    let db = acceptance::TestDb::new(acceptance::Backend::Postgres).await;
+    let application = format!("billable_pool_test_{}", uuid::Uuid::new_v4().simple());
+    let mut config = db.config_with_pool(1, std::time::Duration::from_secs(5));
+    config.database_url = format!("{}&application_name={application}", config.database_url);
+    let store = app::Store::open(&config).await.unwrap();
+    let app = acceptance::start(acceptance::serve_config(), db, store).await;
+    let list = || app.request(Method::GET, "/v1/invoices/clients", &app.key).send();
+    assert_eq!(list().await.unwrap().status(), 200);
+
+    let admin = acceptance::admin_session().await;
+    // The number of server sessions of the pool, once it settles at `expected` (the
+    // migrations' own connection, for one, takes a moment to go).
+    let sessions = async |expected: i64| -> i64 {
+        let count = "SELECT count(*) FROM pg_stat_activity WHERE application_name = $1";
+        let mut found = -1;
+        for _ in 0..100 {
+            found = admin.query_one(count, &[&application]).await.unwrap().get(0);
+            if found == expected {
+                break;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        }
+        found
+    };
+    assert_eq!(sessions(1).await, 1, "the pool's one connection");
+    let end = "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = $1";
+    admin.execute(end, &[&application]).await.unwrap();
+    assert_eq!(sessions(0).await, 0, "the session ended");
+    // The session's end reaches the pooled connection's reader as the socket closes.
+    tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+
+    assert_eq!(list().await.unwrap().status(), 200, "served on a new connection");
+    assert_eq!(sessions(1).await, 1, "the ended connection was replaced");
+}
