@@ -138,38 +138,83 @@ macro_rules! pending_of {
     };
 }
 
-/// Stores `delivery` as accepted, with its dedupe record, unless its id or body hash is
-/// taken; whether it was stored. One statement, so both rows or neither.
-async fn accept_new_on_postgres(
-    conn: &mut diesel_async::AsyncPgConnection,
-    delivery: &NewDelivery,
-) -> Result<bool, diesel::result::Error> {
-    use diesel::sql_types::{Nullable, Text, Timestamptz, Uuid};
-    let entry = &delivery.entry;
-    let inserted = diesel::sql_query(
-        "WITH recorded AS ( \
-             INSERT INTO agent_delivery_dedupe (team_id, delivery_id, body_sha256, accepted_at) \
-             VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING RETURNING 1) \
-         INSERT INTO agent_deliveries (team_id, id, delivery_id, event, action, repository, \
+/// Stores a new delivery as accepted, with its dedupe record, unless its id or body hash
+/// is taken: one statement, so both rows or neither. A query type of its own, not
+/// `sql_query`, so that each connection keeps it prepared: diesel prepares `sql_query`
+/// text anew on every call, a round trip and a parse more than the statement itself.
+struct AcceptNewOnPostgres<'a> {
+    team_id: uuid::Uuid,
+    id: uuid::Uuid,
+    entry: &'a DeliveryEntry,
+    conversation: Option<&'a str>,
+    input: &'a str,
+}
+
+impl<'a> AcceptNewOnPostgres<'a> {
+    fn new(delivery: &'a NewDelivery) -> Self {
+        let entry = &delivery.entry;
+        Self {
+            team_id: entry.team_id.as_uuid(),
+            id: entry.id.as_uuid(),
+            entry,
+            conversation: entry.conversation.as_ref().map(ConversationKey::as_str),
+            input: &delivery.input,
+        }
+    }
+}
+
+impl diesel::query_builder::QueryId for AcceptNewOnPostgres<'_> {
+    type QueryId = AcceptNewOnPostgres<'static>;
+    const HAS_STATIC_QUERY_ID: bool = true;
+}
+
+impl diesel::query_builder::QueryFragment<diesel::pg::Pg> for AcceptNewOnPostgres<'_> {
+    fn walk_ast<'b>(
+        &'b self,
+        mut out: diesel::query_builder::AstPass<'_, 'b, diesel::pg::Pg>,
+    ) -> QueryResult<()> {
+        use diesel::sql_types::{Nullable, Text, Timestamptz, Uuid};
+        /// Pushes each value as a bind parameter of its SQL type, separated by commas.
+        macro_rules! binds {
+            ($out:ident, $first_type:ty: $first:expr $(, $type:ty: $value:expr)* $(,)?) => {
+                $out.push_bind_param::<$first_type, _>($first)?;
+                $($out.push_sql(", "); $out.push_bind_param::<$type, _>($value)?;)*
+            };
+        }
+        let entry = self.entry;
+        // The dedupe record's values are bound again for the log row: a bind parameter
+        // cannot be named twice here.
+        out.push_sql(
+            "WITH recorded AS (INSERT INTO agent_delivery_dedupe \
+             (team_id, delivery_id, body_sha256, accepted_at) VALUES (",
+        );
+        binds!(out, Uuid: &self.team_id, Text: entry.delivery.as_str(), Text: &entry.body_sha256,
+            Timestamptz: &entry.received_at);
+        out.push_sql(
+            ") ON CONFLICT DO NOTHING RETURNING 1) \
+             INSERT INTO agent_deliveries (team_id, id, delivery_id, event, action, repository, \
              conversation_key, verdict, note, body_sha256, received_at, input, state, next_attempt_at) \
-         SELECT $1, $5, $2, $6, $7, $8, $9, $10, $11, $3, $4, $12, $13, $4 FROM recorded",
-    )
-    .bind::<Uuid, _>(entry.team_id.as_uuid())
-    .bind::<Text, _>(entry.delivery.as_str())
-    .bind::<Text, _>(&entry.body_sha256)
-    .bind::<Timestamptz, _>(entry.received_at)
-    .bind::<Uuid, _>(entry.id.as_uuid())
-    .bind::<Text, _>(&entry.event)
-    .bind::<Nullable<Text>, _>(entry.action.as_deref())
-    .bind::<Nullable<Text>, _>(entry.repository.as_deref())
-    .bind::<Nullable<Text>, _>(entry.conversation.as_ref().map(ConversationKey::as_str))
-    .bind::<Text, _>(Verdict::Accepted.as_str())
-    .bind::<Nullable<Text>, _>(entry.note.as_deref())
-    .bind::<Text, _>(&delivery.input)
-    .bind::<Text, _>(DeliveryState::Queued.as_str())
-    .execute(conn)
-    .await?;
-    Ok(inserted == 1)
+             SELECT ",
+        );
+        binds!(out,
+            Uuid: &self.team_id,
+            Uuid: &self.id,
+            Text: entry.delivery.as_str(),
+            Text: &entry.event,
+            Nullable<Text>: &entry.action,
+            Nullable<Text>: &entry.repository,
+            Nullable<Text>: &self.conversation,
+            Text: Verdict::Accepted.as_str(),
+            Nullable<Text>: &entry.note,
+            Text: &entry.body_sha256,
+            Timestamptz: &entry.received_at,
+            Text: self.input,
+            Text: DeliveryState::Queued.as_str(),
+            Timestamptz: &entry.received_at,
+        );
+        out.push_sql(" FROM recorded");
+        Ok(())
+    }
 }
 
 #[async_trait]
@@ -184,7 +229,7 @@ impl DeliveryQueue for SqlStore {
         // The common case, a new delivery, in one statement on PostgreSQL: one round trip
         // instead of four. Anything else (a taken id or body) takes the transaction below.
         if let Pools::Postgres(pool) = &self.pools
-            && accept_new_on_postgres(&mut *checkout(pool).await?, delivery).await.or_store()?
+            && AcceptNewOnPostgres::new(delivery).execute(&mut *checkout(pool).await?).await.or_store()? == 1
         {
             return Ok(Acceptance::Accepted);
         }
