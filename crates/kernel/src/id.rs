@@ -10,7 +10,9 @@ pub trait Id: Copy + Eq + Ord + std::hash::Hash + fmt::Display + fmt::Debug + Se
     /// The underlying UUID.
     fn as_uuid(&self) -> Uuid;
 
-    /// Mints a fresh, time-ordered, unguessable id (UUID v7: 74 random bits).
+    /// Mints a fresh, time-ordered, unguessable id: a UUID v7 whose 74 bits after the
+    /// timestamp are a counter reseeded at random each millisecond and 32 random bits, from
+    /// a cryptographically secure generator.
     #[must_use]
     fn generate() -> Self {
         Self::from_uuid(Uuid::now_v7())
