@@ -10,12 +10,13 @@ if ! command -v schemathesis >/dev/null 2>&1; then
 fi
 
 cargo build --locked -p app --bin billable
+bin="${CARGO_TARGET_DIR:-target}/debug/billable"
 workdir=$(mktemp -d)
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 DATABASE_URL="sqlite://$workdir/schemathesis.db" \
 BILLABLE_LISTEN="127.0.0.1:$port" \
 BILLABLE_RATE_LIMIT=1000000/1s BILLABLE_IP_RATE_LIMIT=1000000/1s BILLABLE_LOG=warn \
-  target/debug/billable serve 2>"$workdir/server.log" &
+  "$bin" serve 2>"$workdir/server.log" &
 server=$!
 trap 'kill $server 2>/dev/null || true; wait $server 2>/dev/null || true; rm -rf "$workdir"' EXIT
 
