@@ -142,6 +142,9 @@ macro_rules! pending_of {
 /// is taken: one statement, so both rows or neither. A query type of its own, not
 /// `sql_query`, so that each connection keeps it prepared: diesel prepares `sql_query`
 /// text anew on every call, a round trip and a parse more than the statement itself.
+/// Its columns are those of `insert_dedupe!` and of the accepted row the transaction in
+/// `accept` writes (`entry_values!` with the input, state and next attempt): change them
+/// together.
 struct AcceptNewOnPostgres<'a> {
     team_id: uuid::Uuid,
     id: uuid::Uuid,
