@@ -156,7 +156,9 @@ impl TestDb {
 
     /// Opens (and migrates) the store.
     pub async fn open(&self) -> Store {
-        Store::open(&self.config()).await.unwrap_or_else(|e| panic!("opening {}: {e:#}", self.url))
+        Store::open(&self.config(), serve_config().runtimes())
+            .await
+            .unwrap_or_else(|e| panic!("opening {}: {e:#}", self.url))
     }
 }
 

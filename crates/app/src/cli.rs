@@ -248,7 +248,7 @@ async fn set_default_sender(
 
 /// Runs an administrative command against the configured store.
 pub async fn run_admin(database: &DatabaseConfig, command: Command) -> anyhow::Result<()> {
-    let store = Store::open(database).await?;
+    let store = Store::open(database, 1).await?;
     let accounts: Arc<dyn AccountStore> = store.accounts();
     let now = SystemClock.now();
     match command {

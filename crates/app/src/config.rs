@@ -33,8 +33,10 @@ pub struct DatabaseConfig {
 }
 
 impl DatabaseConfig {
-    pub fn pool_settings(&self, is_sqlite: bool) -> PoolSettings {
+    /// The pool of a process whose store `runtimes` tokio runtimes use.
+    pub fn pool_settings(&self, is_sqlite: bool, runtimes: usize) -> PoolSettings {
         PoolSettings {
+            runtimes,
             max_size: self.db_pool_size.unwrap_or(if is_sqlite { 4 } else { 16 }),
             wait_timeout: self.db_wait_timeout,
             statement_timeout: self.db_statement_timeout,
@@ -103,6 +105,18 @@ pub struct ServeConfig {
 }
 
 impl ServeConfig {
+    /// HTTP workers per listener: as configured, else one per core.
+    pub fn workers(&self) -> usize {
+        self.workers.unwrap_or_else(|| std::thread::available_parallelism().map_or(2, usize::from))
+    }
+
+    /// The tokio runtimes that use the store: the main one (startup, the agent's
+    /// deliveries) and one per HTTP worker of the API. The agent's trigger listeners run
+    /// workers of their own, which share the pool's parts (see `store_sql`).
+    pub fn runtimes(&self) -> usize {
+        1 + self.workers()
+    }
+
     /// The invoice renderer this configuration names.
     pub fn renderer(&self) -> anyhow::Result<Arc<dyn InvoiceRenderer>> {
         Ok(match &self.pdf_renderer_url {

@@ -29,13 +29,15 @@ pub enum Store {
 }
 
 impl Store {
-    /// Opens the configured store and brings its schema up to date.
-    pub async fn open(config: &DatabaseConfig) -> anyhow::Result<Self> {
+    /// Opens the configured store, for a process whose `runtimes` tokio runtimes use it
+    /// (1 for a command, [`ServeConfig::runtimes`] for the server), and brings its schema
+    /// up to date.
+    pub async fn open(config: &DatabaseConfig, runtimes: usize) -> anyhow::Result<Self> {
         if config.database_url == "memory:" {
             return Ok(Self::Memory(Arc::new(MemoryStore::new())));
         }
         let backend = Backend::from_url(&config.database_url)?;
-        let settings = config.pool_settings(matches!(backend, Backend::Sqlite(_)));
+        let settings = config.pool_settings(matches!(backend, Backend::Sqlite(_)), runtimes);
         let store = SqlStore::connect(backend, settings)?;
         store.migrate().await.context("migrating the database")?;
         Ok(Self::Sql(Arc::new(store)))
@@ -104,7 +106,7 @@ impl Application {
         let renderer = config.renderer()?;
         let state = web::Data::new(ApiState::new(store.stores(), renderer, clock, config.http_settings()));
         spawn_sweeps(state.clone(), |state| state.limits.sweep());
-        let server = http_api::serve(listener, state, workers(config))?;
+        let server = http_api::serve(listener, state, config.workers())?;
         Ok(Self { port, trigger_ports: Vec::new(), servers: vec![server], worker: None })
     }
 
@@ -125,7 +127,7 @@ impl Application {
                 listener,
                 state.clone(),
                 routes.clone(),
-                workers(config),
+                config.workers(),
             )?);
             self.trigger_ports.push((port, bound));
         }
@@ -166,10 +168,6 @@ impl Application {
     }
 }
 
-fn workers(config: &ServeConfig) -> usize {
-    config.workers.unwrap_or_else(|| std::thread::available_parallelism().map_or(2, usize::from))
-}
-
 /// Keeps the rate limiters' memory bounded by forgetting idle callers each minute.
 fn spawn_sweeps<T: Send + Sync + 'static>(state: web::Data<T>, sweep: fn(&T)) {
     tokio::spawn(async move {
@@ -190,7 +188,7 @@ pub async fn serve(database: &DatabaseConfig, config: &ServeConfig) -> anyhow::R
         .as_deref()
         .map(|path| AgentSetup::load(path, |name| std::env::var(name).ok()))
         .transpose()?;
-    let store = Store::open(database).await?;
+    let store = Store::open(database, config.runtimes()).await?;
     let clock: Arc<dyn Clock> = Arc::new(SystemClock);
     if let Some(secret) = accounts::bootstrap(store.accounts().as_ref(), clock.now()).await? {
         // The first team gets its default sender address now, like any team made by the CLI.

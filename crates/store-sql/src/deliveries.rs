@@ -232,7 +232,11 @@ impl DeliveryQueue for SqlStore {
         // The common case, a new delivery, in one statement on PostgreSQL: one round trip
         // instead of four. Anything else (a taken id or body) takes the transaction below.
         if let Pools::Postgres(pool) = &self.pools
-            && AcceptNewOnPostgres::new(delivery).execute(&mut *checkout(pool).await?).await.or_store()? == 1
+            && AcceptNewOnPostgres::new(delivery)
+                .execute(&mut *checkout(pool.get()).await?)
+                .await
+                .or_store()?
+                == 1
         {
             return Ok(Acceptance::Accepted);
         }

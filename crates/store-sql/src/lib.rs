@@ -16,6 +16,7 @@ mod clients;
 mod deliveries;
 mod invoices;
 mod pool;
+mod runtime_pool;
 mod schema;
 mod time_tracking;
 mod types;
@@ -36,14 +37,14 @@ macro_rules! db_run {
             $crate::pool::Pools::Postgres(pool) => {
                 #[allow(unused_imports)]
                 use $crate::schema::pg::*;
-                let mut pooled = $crate::pool::checkout(pool).await?;
+                let mut pooled = $crate::pool::checkout(pool.get()).await?;
                 let $pg = &mut *pooled;
                 $pg_body
             }
             $crate::pool::Pools::Sqlite(pool) => {
                 #[allow(unused_imports)]
                 use $crate::schema::sqlite::*;
-                let mut pooled = $crate::pool::checkout(pool).await?;
+                let mut pooled = $crate::pool::checkout(pool.get()).await?;
                 let $lite = &mut *pooled;
                 $lite_body
             }

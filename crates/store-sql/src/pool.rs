@@ -1,7 +1,7 @@
 use std::time::Duration;
 
 use anyhow::Context;
-use deadpool::managed::{Manager, Metrics, Object, Pool, RecycleResult};
+use deadpool::managed::{Manager, Metrics, Object, Pool, PoolError as DeadpoolError, RecycleResult};
 use diesel::{Connection, SqliteConnection};
 use diesel_async::async_connection_wrapper::AsyncConnectionWrapper;
 use diesel_async::pooled_connection::{
@@ -12,13 +12,15 @@ use diesel_async::{AsyncConnection, AsyncPgConnection, SimpleAsyncConnection};
 use diesel_migrations::{EmbeddedMigrations, MigrationHarness, embed_migrations};
 use kernel::{StoreError, StoreHealth, StoreStatus};
 
+use crate::runtime_pool::RuntimePool;
+
 const POSTGRES_MIGRATIONS: EmbeddedMigrations = embed_migrations!("../../migrations/postgres");
 const SQLITE_MIGRATIONS: EmbeddedMigrations = embed_migrations!("../../migrations/sqlite");
 
 type SqliteAsync = SyncConnectionWrapper<SqliteConnection>;
 
 pub(crate) enum Pools {
-    Postgres(Pool<Recycler<AsyncPgConnection>>),
+    Postgres(RuntimePool<Recycler<AsyncPgConnection>>),
     Sqlite(Pool<Recycler<SqliteAsync>>),
 }
 
@@ -105,6 +107,11 @@ pub struct PoolSettings {
     pub wait_timeout: Duration,
     /// PostgreSQL `statement_timeout`.
     pub statement_timeout: Duration,
+    /// How many tokio runtimes use the store: a server has its main runtime and one per
+    /// HTTP worker. PostgreSQL's pool is split into one part per runtime (at most one per
+    /// connection), so that each runtime drives the connections it uses; see
+    /// `runtime_pool`. SQLite connections have no driver task and stay in one pool.
+    pub runtimes: usize,
 }
 
 impl Default for PoolSettings {
@@ -113,6 +120,7 @@ impl Default for PoolSettings {
             max_size: 16,
             wait_timeout: Duration::from_secs(5),
             statement_timeout: Duration::from_secs(30),
+            runtimes: 1,
         }
     }
 }
@@ -146,18 +154,20 @@ impl SqlStore {
         let pools = match &backend {
             Backend::Postgres(url) => {
                 let timeout_ms = settings.statement_timeout.as_millis();
-                let mut config = ManagerConfig::<AsyncPgConnection>::default();
-                config.custom_setup = Box::new(move |url| {
-                    let url = url.to_owned();
-                    Box::pin(async move {
-                        let mut conn = AsyncPgConnection::establish(&url).await?;
-                        conn.batch_execute(&format!("SET statement_timeout = {timeout_ms}"))
-                            .await
-                            .map_err(diesel::ConnectionError::CouldntSetupConfiguration)?;
-                        Ok(conn)
-                    })
-                });
-                Pools::Postgres(build_pool(Recycler::new(url, config), max_size, settings.wait_timeout)?)
+                Pools::Postgres(RuntimePool::new(max_size, settings.runtimes, |size| {
+                    let mut config = ManagerConfig::<AsyncPgConnection>::default();
+                    config.custom_setup = Box::new(move |url| {
+                        let url = url.to_owned();
+                        Box::pin(async move {
+                            let mut conn = AsyncPgConnection::establish(&url).await?;
+                            conn.batch_execute(&format!("SET statement_timeout = {timeout_ms}"))
+                                .await
+                                .map_err(diesel::ConnectionError::CouldntSetupConfiguration)?;
+                            Ok(conn)
+                        })
+                    });
+                    build_pool(Recycler::new(url, config), size, settings.wait_timeout)
+                })?)
             }
             Backend::Sqlite(path) => {
                 let busy_ms = settings.wait_timeout.as_millis();
@@ -201,7 +211,7 @@ impl SqlStore {
             }
             Pools::Sqlite(pool) if self.backend.is_sqlite_memory() => {
                 // The pool's single connection is the database: migrate through it.
-                let mut pooled = checkout(pool).await?;
+                let mut pooled = checkout(pool.get()).await?;
                 pooled
                     .spawn_blocking(|conn| {
                         conn.run_pending_migrations(SQLITE_MIGRATIONS)
@@ -245,13 +255,16 @@ fn build_pool<M: Manager>(manager: M, max_size: usize, wait_timeout: Duration) -
         .context("building the connection pool")
 }
 
-/// A pooled connection, or `Unavailable` when none can be had within the wait timeout.
-pub(crate) async fn checkout<M>(pool: &Pool<M>) -> Result<Object<M>, StoreError>
+/// The pooled connection `get` hands out, or `Unavailable` when none can be had within
+/// the wait timeout.
+pub(crate) async fn checkout<M>(
+    get: impl Future<Output = Result<Object<M>, DeadpoolError<M::Error>>>,
+) -> Result<Object<M>, StoreError>
 where
     M: Manager,
     M::Error: std::error::Error + Send + Sync + 'static,
 {
-    pool.get().await.map_err(|error| StoreError::Unavailable(anyhow::Error::new(error)))
+    get.await.map_err(|error| StoreError::Unavailable(anyhow::Error::new(error)))
 }
 
 #[async_trait::async_trait]

@@ -77,7 +77,7 @@ async fn the_reference_is_served_from_the_binary() {
 async fn an_exhausted_pool_answers_503() {
     let db = acceptance::TestDb::new(acceptance::Backend::Postgres).await;
     let store =
-        app::Store::open(&db.config_with_pool(1, std::time::Duration::from_millis(300))).await.unwrap();
+        app::Store::open(&db.config_with_pool(1, std::time::Duration::from_millis(300)), 2).await.unwrap();
     let app = acceptance::start(acceptance::serve_config(), db, store).await;
     // An outside session locks the clients table, so the one pooled connection blocks on it.
     let schema = app.db.schema().unwrap().to_owned();
@@ -105,30 +105,14 @@ async fn an_exhausted_pool_answers_503() {
 /// while it sat in the pool is replaced, not handed to the next request.
 #[tokio::test]
 async fn a_pooled_connection_whose_session_ended_is_replaced() {
-    let db = acceptance::TestDb::new(acceptance::Backend::Postgres).await;
-    let application = format!("billable_pool_test_{}", uuid::Uuid::new_v4().simple());
-    let mut config = db.config_with_pool(1, std::time::Duration::from_secs(5));
-    config.database_url = format!("{}&application_name={application}", config.database_url);
-    let store = app::Store::open(&config).await.unwrap();
+    let (db, config, application) = pool_with_named_sessions(1).await;
+    let store = app::Store::open(&config, 2).await.unwrap();
     let app = acceptance::start(acceptance::serve_config(), db, store).await;
     let list = || app.request(Method::GET, "/v1/invoices/clients", &app.key).send();
     assert_eq!(list().await.unwrap().status(), 200);
 
     let admin = acceptance::admin_session().await;
-    // The number of server sessions of the pool, once it settles at `expected` (the
-    // migrations' own connection, for one, takes a moment to go).
-    let sessions = async |expected: i64| -> i64 {
-        let count = "SELECT count(*) FROM pg_stat_activity WHERE application_name = $1";
-        let mut found = -1;
-        for _ in 0..100 {
-            found = admin.query_one(count, &[&application]).await.unwrap().get(0);
-            if found == expected {
-                break;
-            }
-            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-        }
-        found
-    };
+    let sessions = async |expected: i64| sessions_named(&admin, &application, expected).await;
     assert_eq!(sessions(1).await, 1, "the pool's one connection");
     let end = "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = $1";
     admin.execute(end, &[&application]).await.unwrap();
@@ -138,4 +122,55 @@ async fn a_pooled_connection_whose_session_ended_is_replaced() {
 
     assert_eq!(list().await.unwrap().status(), 200, "served on a new connection");
     assert_eq!(sessions(1).await, 1, "the ended connection was replaced");
+}
+
+/// A PostgreSQL test database, the configuration of a pool of `size` on it whose
+/// sessions carry an application name of their own, and that name.
+async fn pool_with_named_sessions(size: usize) -> (acceptance::TestDb, app::config::DatabaseConfig, String) {
+    let db = acceptance::TestDb::new(acceptance::Backend::Postgres).await;
+    let application = format!("billable_pool_test_{}", uuid::Uuid::new_v4().simple());
+    let mut config = db.config_with_pool(size, std::time::Duration::from_secs(5));
+    config.database_url = format!("{}&application_name={application}", config.database_url);
+    (db, config, application)
+}
+
+/// The number of server sessions named `application`, once it settles at `expected` (the
+/// migrations' own connection, for one, takes a moment to go), or as it is after 2 s.
+async fn sessions_named(admin: &tokio_postgres::Client, application: &str, expected: i64) -> i64 {
+    let count = "SELECT count(*) FROM pg_stat_activity WHERE application_name = $1";
+    let mut found = -1;
+    for _ in 0..100 {
+        found = admin.query_one(count, &[&application]).await.unwrap().get(0);
+        if found == expected {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    found
+}
+
+/// On PostgreSQL the pool is split between the runtimes (here the test's and two HTTP
+/// workers'), each worker using its own part: concurrent requests on both workers are
+/// all served, and the parts together open no more connections than the pool's size.
+#[tokio::test]
+async fn the_pool_split_between_workers_keeps_its_size() {
+    let (db, database, application) = pool_with_named_sessions(3).await;
+    let mut config = acceptance::serve_config();
+    config.workers = Some(2);
+    let store = app::Store::open(&database, config.runtimes()).await.unwrap();
+    let app = acceptance::start(config, db, store).await;
+
+    // Each request on a connection of its own: 32 at once reach both workers.
+    let requests: Vec<_> = (0..32)
+        .map(|_| tokio::spawn(app.request(Method::GET, "/v1/invoices/clients", &app.key).send()))
+        .collect();
+    for request in requests {
+        assert_eq!(request.await.unwrap().unwrap().status(), 200);
+    }
+
+    let admin = acceptance::admin_session().await;
+    let open = sessions_named(&admin, &application, 3).await;
+    assert!((1..=3).contains(&open), "{open} sessions for a pool of 3");
+    let metrics = app.http.get(app.url("/metrics")).send().await.unwrap().text().await.unwrap();
+    assert!(metrics.contains(r#"db_pool_connections{state="max"} 3"#), "{metrics}");
 }
