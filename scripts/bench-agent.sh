@@ -246,7 +246,7 @@ SQLITE_RUNS="$RUNS_RECORDED $RUNS_ANSWERED"
 # ---------------------------------------------------------------------------------------------
 # The bare handler, same client script, the billable server stopped.
 log "starting the bare handler on ${BARE_URL}"
-"$BARE_BIN" "127.0.0.1:${BARE_PORT}" >"$WORK/bare.log" 2>&1 &
+setsid "$BARE_BIN" "127.0.0.1:${BARE_PORT}" >"$WORK/bare.log" 2>&1 &
 REFERENCE_PID=$!
 wait_for "$BARE_URL" "$REFERENCE_PID" bare_handler -X POST -d '{}'
 wrk -t"$THREADS" -c"$CONNECTIONS" -d"${WARMUP}s" -s "$WORK/distinct.lua" "$BARE_URL" >/dev/null

@@ -215,7 +215,7 @@ PY
 
 # (c) Debian's webhook, same secret, same load.
 log "starting webhook $(webhook -version | awk '{print $NF}') on ${WEBHOOK_URL}"
-webhook -hooks "$WORK/hooks.json" -ip 127.0.0.1 -port "$WEBHOOK_PORT" -http-methods POST \
+setsid webhook -hooks "$WORK/hooks.json" -ip 127.0.0.1 -port "$WEBHOOK_PORT" -http-methods POST \
     >"$WORK/webhook.log" 2>&1 &
 REFERENCE_PID=$!
 wait_for_probe "$WEBHOOK_URL" "$REFERENCE_PID" webhook

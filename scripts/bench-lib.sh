@@ -70,6 +70,13 @@ drop_bench_database() {
         || warn "could not drop database ${DB_NAME}"
 }
 
+# Every server measured starts under `setsid`, in a session of its own as a deployed
+# service runs (systemd, a container), not in the load generator's. With the kernel's
+# autogroup scheduling on (the default), a session shares one CPU quota: a server in the
+# benchmark's session would split it with wrk while PostgreSQL's backends have their own,
+# and its p99 would measure that. A background job of a script is no process group leader,
+# so setsid execs in place and `$!` stays the server's pid.
+
 # serve_agent DATABASE_URL POOL_SIZE LOG [VAR=VALUE...] : starts `$BIN serve --agent
 # $WORK/agent.yaml` in the background (SERVER_PID) on that database with that pool, the API on
 # API_PORT and the triggers on 127.0.0.1, logging at warn (per-request logs would dominate)
@@ -77,7 +84,7 @@ drop_bench_database() {
 serve_agent() {
     local database_url=$1 pool=$2 log_file=$3
     shift 3
-    env "$@" \
+    setsid env "$@" \
         DATABASE_URL="$database_url" \
         BILLABLE_LISTEN="127.0.0.1:${API_PORT}" \
         BILLABLE_TRIGGER_HOST=127.0.0.1 \

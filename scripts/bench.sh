@@ -57,7 +57,7 @@ BASE="http://127.0.0.1:${PORT}"
 serve() {
     local port=$1 log_file=$2
     shift 2
-    env "$@" \
+    setsid env "$@" \
         DATABASE_URL="$PG_DATABASE_URL" \
         BILLABLE_LISTEN="127.0.0.1:${port}" \
         BILLABLE_RATE_LIMIT="100000000/1s" \
@@ -69,6 +69,8 @@ serve() {
     for _ in $(seq 1 60); do
         kill -0 "$SERVED_PID" 2>/dev/null || die "server ($log_file) exited during startup"
         if curl -fsS -o /dev/null --max-time 1 "http://127.0.0.1:${port}/healthz" 2>/dev/null; then
+            # Memory and CPU are read from this pid.
+            [[ $(cat "/proc/$SERVED_PID/comm") == billable ]] || die "pid $SERVED_PID is not the server"
             return 0
         fi
         sleep 0.5
