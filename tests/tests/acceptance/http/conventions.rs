@@ -76,9 +76,12 @@ async fn the_reference_is_served_from_the_binary() {
 #[tokio::test]
 async fn an_exhausted_pool_answers_503() {
     let db = acceptance::TestDb::new(acceptance::Backend::Postgres).await;
+    let config = acceptance::serve_config();
     let store =
-        app::Store::open(&db.config_with_pool(1, std::time::Duration::from_millis(300)), 2).await.unwrap();
-    let app = acceptance::start(acceptance::serve_config(), db, store).await;
+        app::Store::open(&db.config_with_pool(1, std::time::Duration::from_millis(300)), config.runtimes())
+            .await
+            .unwrap();
+    let app = acceptance::start(config, db, store).await;
     // An outside session locks the clients table, so the one pooled connection blocks on it.
     let schema = app.db.schema().unwrap().to_owned();
     let admin = acceptance::admin_session().await;
@@ -105,9 +108,10 @@ async fn an_exhausted_pool_answers_503() {
 /// while it sat in the pool is replaced, not handed to the next request.
 #[tokio::test]
 async fn a_pooled_connection_whose_session_ended_is_replaced() {
-    let (db, config, application) = pool_with_named_sessions(1).await;
-    let store = app::Store::open(&config, 2).await.unwrap();
-    let app = acceptance::start(acceptance::serve_config(), db, store).await;
+    let (db, database, application) = pool_with_named_sessions(1).await;
+    let config = acceptance::serve_config();
+    let store = app::Store::open(&database, config.runtimes()).await.unwrap();
+    let app = acceptance::start(config, db, store).await;
     let list = || app.request(Method::GET, "/v1/invoices/clients", &app.key).send();
     assert_eq!(list().await.unwrap().status(), 200);
 
