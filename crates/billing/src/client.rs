@@ -10,24 +10,29 @@ define_id!(
     ClientId
 );
 
-/// A name or first address line: 1 to 255 characters.
+/// A name: 1 to 255 characters.
 pub type RequiredText = Text<1, 255>;
-/// A postal code: 1 to 32 characters.
+/// A postal code as the clients API requires it: 1 to 32 characters.
 pub type PostalCode = Text<1, 32>;
-/// An optional detail (phone, VAT number, further address lines): empty when not given.
+/// A detail that may be empty (phone, VAT number, address lines): at most 255 characters.
 pub type OptionalText = Text<0, 255>;
+/// A client's postal code as kept: empty only where its first address line is too.
+pub type KeptPostalCode = Text<0, 32>;
 
 /// Everything a client is made of besides its identity; valid by construction.
+///
+/// The clients API requires `line1` and `postal_code` ([`RequiredText`], [`PostalCode`]);
+/// a client made from an invoice's inline details without an address has them empty.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ClientDetails {
     pub name: RequiredText,
     pub email: Email,
     pub phone: OptionalText,
     pub vat_number: OptionalText,
-    pub line1: RequiredText,
+    pub line1: OptionalText,
     pub line2: OptionalText,
     pub line3: OptionalText,
-    pub postal_code: PostalCode,
+    pub postal_code: KeptPostalCode,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -118,10 +123,10 @@ mod tests {
             email: Email::parse("a@example.com").unwrap(),
             phone: OptionalText::parse("").unwrap(),
             vat_number: OptionalText::parse("").unwrap(),
-            line1: RequiredText::parse("1 Main St").unwrap(),
+            line1: OptionalText::parse("1 Main St").unwrap(),
             line2: OptionalText::parse("").unwrap(),
             line3: OptionalText::parse("").unwrap(),
-            postal_code: PostalCode::parse("1000").unwrap(),
+            postal_code: KeptPostalCode::parse("1000").unwrap(),
         };
         Client::new(TeamId::generate(), details, Utc::now())
     }

@@ -2,7 +2,7 @@
 
 use accounts::TeamId;
 use chrono::{DateTime, Utc};
-use kernel::{FieldError, InvalidValue, Text, define_id};
+use kernel::{FieldError, InvalidValue, Text, Words, define_id};
 use rust_decimal::Decimal;
 
 use crate::money::{Currency, MAX_LINE_ITEMS, round_to_minor};
@@ -57,24 +57,17 @@ pub enum InvoiceStatus {
     Overdue,
 }
 
+kernel::words!(InvoiceStatus {
+    Pending => "PENDING",
+    Paid => "PAID",
+    PaidPartial => "PAID_PARTIAL",
+    Expired => "EXPIRED",
+    Overdue => "OVERDUE",
+});
+
 impl InvoiceStatus {
-    pub const ALL: [Self; 5] = [Self::Pending, Self::Paid, Self::PaidPartial, Self::Expired, Self::Overdue];
-
     pub fn parse(text: &str) -> Result<Self, InvalidValue> {
-        Self::ALL
-            .into_iter()
-            .find(|status| status.as_str() == text)
-            .ok_or_else(|| InvalidValue::new("must be one of PENDING, PAID, PAID_PARTIAL, EXPIRED, OVERDUE"))
-    }
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Pending => "PENDING",
-            Self::Paid => "PAID",
-            Self::PaidPartial => "PAID_PARTIAL",
-            Self::Expired => "EXPIRED",
-            Self::Overdue => "OVERDUE",
-        }
+        Self::parse_word(text)
     }
 }
 
@@ -415,7 +408,7 @@ mod tests {
 
     #[test]
     fn statuses_round_trip() {
-        for status in InvoiceStatus::ALL {
+        for &status in InvoiceStatus::ALL {
             assert_eq!(InvoiceStatus::parse(status.as_str()), Ok(status));
         }
         assert!(InvoiceStatus::parse("paid").is_err());

@@ -144,7 +144,6 @@ pub async fn create_invoice(
     store.create_invoice(new).await.map_err(|error| match error {
         CreateInvoiceError::UnknownClient => unknown_client().into(),
         CreateInvoiceError::UnknownSender => unknown_sender().into(),
-        CreateInvoiceError::IncompleteClient(error) => error.into(),
         CreateInvoiceError::Store(error) => error.into(),
     })
 }

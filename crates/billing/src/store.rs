@@ -3,7 +3,7 @@
 use accounts::TeamId;
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
-use kernel::{Email, FieldError, StoreError};
+use kernel::{Email, StoreError};
 
 use crate::invoice::Description;
 use crate::{
@@ -17,9 +17,8 @@ pub enum BillTo {
     /// A client of the team.
     Existing(ClientId),
     /// The team's oldest client with this email (compared case-insensitively), or else
-    /// `new_client`, created in the invoice's transaction. `new_client` is the reason it
-    /// cannot be made when the inline details lack what a client needs.
-    Inline { email: Email, new_client: Result<Box<Client>, FieldError> },
+    /// `new_client`, created in the invoice's transaction.
+    Inline { email: Email, new_client: Box<Client> },
 }
 
 /// An invoice ready to store but for its serial and, for an inline client, its client.
@@ -69,9 +68,6 @@ pub enum CreateInvoiceError {
     UnknownClient,
     #[error("no such sender address in the team")]
     UnknownSender,
-    /// No client matched the inline email and the inline details cannot make one.
-    #[error(transparent)]
-    IncompleteClient(FieldError),
     #[error(transparent)]
     Store(#[from] StoreError),
 }

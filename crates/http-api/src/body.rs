@@ -4,8 +4,9 @@
 use std::future::Future;
 use std::pin::Pin;
 
+use actix_web::error::{PayloadError, QueryPayloadError};
 use actix_web::http::{StatusCode, header};
-use actix_web::{FromRequest, HttpRequest, dev::Payload, error::PayloadError, web};
+use actix_web::{FromRequest, HttpRequest, dev::Payload, web};
 use kernel::FieldError;
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
@@ -51,6 +52,16 @@ impl<T: DeserializeOwned + 'static> FromRequest for Json<T> {
             parse(&bytes).map(Json)
         })
     }
+}
+
+/// A query string that does not parse (a repeated parameter, a number that is none): a
+/// 400 naming the query, as a body's errors name the body.
+pub(crate) fn query_error(error: QueryPayloadError, _: &HttpRequest) -> actix_web::Error {
+    let detail = match error {
+        QueryPayloadError::Deserialize(error) => error.to_string(),
+        other => other.to_string(),
+    };
+    ApiError::new(StatusCode::BAD_REQUEST, format!("query: {detail}")).into()
 }
 
 /// A field of a partial update: left out, set to `null`, or given a value.

@@ -54,6 +54,19 @@ pub(crate) async fn request_id(
     Ok(response)
 }
 
+/// `HEAD` is `GET` without the body (RFC 9110, 9.3.2): the request is routed as a `GET`.
+/// The connection still knows it was a `HEAD`, so it sends the `GET`'s status and headers,
+/// `Content-Length` included, and leaves the body out.
+pub(crate) async fn head_as_get(
+    mut req: ServiceRequest,
+    next: Next<impl MessageBody + 'static>,
+) -> Result<ServiceResponse<impl MessageBody>, actix_web::Error> {
+    if req.method() == Method::HEAD {
+        req.head_mut().method = Method::GET;
+    }
+    next.call(req).await
+}
+
 /// The route templates the API serves and their methods, to tell "no such route" (404)
 /// from "no such method here" (405).
 #[derive(Debug, Default)]
@@ -100,7 +113,10 @@ impl RouteTable {
 pub(crate) async fn no_route(req: HttpRequest, routes: web::Data<RouteTable>) -> HttpResponse {
     match routes.methods_at(req.path()) {
         Some(methods) => {
-            let allow: Vec<&str> = methods.iter().map(Method::as_str).collect();
+            let mut allow: Vec<&str> = methods.iter().map(Method::as_str).collect();
+            if methods.contains(&Method::GET) {
+                allow.push(Method::HEAD.as_str());
+            }
             ApiError::new(StatusCode::METHOD_NOT_ALLOWED, format!("method {} not allowed here", req.method()))
                 .with_header(header::ALLOW, allow.join(", "))
                 .error_response()
@@ -126,7 +142,14 @@ pub(crate) async fn json_errors(
         return Ok(response);
     }
     let message = status.canonical_reason().unwrap_or("error").to_lowercase();
-    Ok(response.into_response(ApiError::new(status, message).error_response()))
+    let mut replacement = ApiError::new(status, message).error_response();
+    // What the layers inside set (the key's `RateLimit-*`, `Allow`) stays.
+    for (name, value) in response.headers() {
+        if name != header::CONTENT_TYPE && name != header::CONTENT_LENGTH {
+            replacement.headers_mut().append(name.clone(), value.clone());
+        }
+    }
+    Ok(response.into_response(replacement))
 }
 
 #[cfg(test)]

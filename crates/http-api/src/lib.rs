@@ -12,6 +12,7 @@ pub mod conventions;
 pub mod error;
 pub mod listings;
 pub mod metrics;
+mod openapi;
 pub mod ratelimit;
 pub mod revisions;
 mod routes;
@@ -19,83 +20,26 @@ pub mod state;
 pub mod triggers;
 
 use std::net::TcpListener;
+use std::rc::Rc;
 
 use actix_web::body::MessageBody;
 use actix_web::dev::{Server, ServiceFactory, ServiceRequest, ServiceResponse};
 use actix_web::http::{Method, header};
 use actix_web::middleware::from_fn;
 use actix_web::{App, HttpResponse, HttpServer, web};
-use utoipa::openapi::security::{ApiKey, ApiKeyValue, SecurityRequirement, SecurityScheme};
-use utoipa::openapi::{OpenApi as OpenApiDoc, PathItem};
-use utoipa::{Modify, OpenApi};
+use serde_json::Value;
+use utoipa::OpenApi;
 use utoipa_actix_web::{AppExt, UtoipaApp, scope};
-use utoipa_swagger_ui::SwaggerUi;
+use utoipa_swagger_ui::{Config, SwaggerUi};
+
+use crate::openapi::{ApiDoc, SchemaLedger};
 
 pub use error::{ApiError, ErrorBody};
+pub use openapi::API_VERSION;
 pub use ratelimit::Rate;
 pub use state::{ApiState, HttpSettings, Stores};
 
-/// Version of the API description.
-pub const API_VERSION: &str = "2026.6.2";
-
-#[derive(OpenApi)]
-#[openapi(
-    info(
-        title = "billable",
-        version = "2026.6.2",
-        description = "Team-scoped REST API for clients, invoices and time tracking. Every `/v1` \
-            endpoint needs an `X-API-Key` header; all data belongs to the key's team, and another \
-            team's resources are reported as not found. Errors are `{\"error\": \"...\"}`; a 400 \
-            names the offending field first. Requests are rate-limited per key (429 with \
-            `Retry-After`), and keyed responses carry `RateLimit-Limit`, `RateLimit-Remaining` and \
-            `RateLimit-Reset`."
-    ),
-    modifiers(&KeySecurity),
-    tags(
-        (name = "Clients", description = "Who invoices are billed to"),
-        (name = "Invoices", description = "Invoices with line items and exact money; PDFs by public link"),
-        (name = "Time entries", description = "Time spent on tasks. Members log and see their own; owners and \
-            admins log and see anyone's in the team"),
-        (name = "Tags", description = "Labels on time entries"),
-        (name = "Projects", description = "What time is logged against"),
-        (name = "Sections", description = "Parts of a project"),
-        (name = "Agent runs", description = "The agent runtime's run history: every call of its triggers, \
-            with status, steps and tokens; and the repository trigger's delivery log: every verified \
-            delivery with its verdict and what became of it. Needs `agent:read`"),
-        (name = "Operations", description = "Health and metrics"),
-    )
-)]
-struct ApiDoc;
-
-struct KeySecurity;
-
-impl Modify for KeySecurity {
-    fn modify(&self, openapi: &mut OpenApiDoc) {
-        let components = openapi.components.get_or_insert_with(Default::default);
-        components.add_security_scheme(
-            "api_key",
-            SecurityScheme::ApiKey(ApiKey::Header(ApiKeyValue::with_description(
-                "X-API-Key",
-                "A key made by `billable keys create` (or printed at first start).",
-            ))),
-        );
-        // Every `/v1` operation needs the key: stated once here rather than on each handler.
-        let keyed = SecurityRequirement::new("api_key", Vec::<String>::new());
-        for (path, item) in &mut openapi.paths.paths {
-            // The PDF link is public: its unguessable id is the credential.
-            if !path.starts_with("/v1/") || path == "/v1/invoices/pdf" {
-                continue;
-            }
-            let operations =
-                [&mut item.get, &mut item.post, &mut item.put, &mut item.patch, &mut item.delete];
-            for operation in operations.into_iter().flatten() {
-                operation.security = Some(vec![keyed.clone()]);
-            }
-        }
-    }
-}
-
-fn register<T>(app: UtoipaApp<T>) -> UtoipaApp<T>
+fn register<T>(app: UtoipaApp<T>, ledger: &Rc<SchemaLedger>) -> UtoipaApp<T>
 where
     T: ServiceFactory<ServiceRequest, Config = (), Error = actix_web::Error, InitError = ()>,
 {
@@ -103,97 +47,109 @@ where
         .service(
             scope("/v1/invoices/clients")
                 .wrap(from_fn(auth::require_api_key))
-                .service(routes::clients::list_clients)
-                .service(routes::clients::create_client)
-                .service(routes::clients::get_client)
-                .service(routes::clients::replace_client)
-                .service(routes::clients::delete_client),
+                .service(ledger.check(routes::clients::list_clients))
+                .service(ledger.check(routes::clients::create_client))
+                .service(ledger.check(routes::clients::get_client))
+                .service(ledger.check(routes::clients::replace_client))
+                .service(ledger.check(routes::clients::delete_client)),
         )
         // A scope of its own, before the keyed `/v1/invoices` one, so that `/{id}` there
         // never sees `pdf` (another method on it is a 405 here).
-        .service(scope("/v1/invoices/pdf").service(routes::invoices::invoice_pdf))
+        .service(scope("/v1/invoices/pdf").service(ledger.check(routes::invoices::invoice_pdf)))
         .service(
             scope("/v1/invoices")
                 .wrap(from_fn(auth::require_api_key))
-                .service(routes::invoices::list_invoices)
-                .service(routes::invoices::create_invoice)
-                .service(routes::invoices::get_invoice)
-                .service(routes::invoices::update_invoice)
-                .service(routes::invoices::mark_invoice)
-                .service(routes::invoices::delete_invoice),
+                .service(ledger.check(routes::invoices::list_invoices))
+                .service(ledger.check(routes::invoices::create_invoice))
+                .service(ledger.check(routes::invoices::get_invoice))
+                .service(ledger.check(routes::invoices::update_invoice))
+                .service(ledger.check(routes::invoices::mark_invoice))
+                .service(ledger.check(routes::invoices::delete_invoice)),
         )
         .service(
             scope("/v1/track/time")
                 .wrap(from_fn(auth::require_api_key))
-                .service(routes::track::time::list_time)
-                .service(routes::track::time::create_time)
-                .service(routes::track::time::get_time)
-                .service(routes::track::time::update_time)
-                .service(routes::track::time::delete_time),
+                .service(ledger.check(routes::track::time::list_time))
+                .service(ledger.check(routes::track::time::create_time))
+                .service(ledger.check(routes::track::time::get_time))
+                .service(ledger.check(routes::track::time::update_time))
+                .service(ledger.check(routes::track::time::delete_time)),
         )
         .service(
             scope("/v1/track/tags")
                 .wrap(from_fn(auth::require_api_key))
-                .service(routes::track::tags::list_tags)
-                .service(routes::track::tags::create_tag)
-                .service(routes::track::tags::rename_tag)
-                .service(routes::track::tags::delete_tag),
+                .service(ledger.check(routes::track::tags::list_tags))
+                .service(ledger.check(routes::track::tags::create_tag))
+                .service(ledger.check(routes::track::tags::rename_tag))
+                .service(ledger.check(routes::track::tags::delete_tag)),
         )
         .service(
             scope("/v1/track/projects")
                 .wrap(from_fn(auth::require_api_key))
-                .service(routes::track::projects::list_projects)
-                .service(routes::track::projects::create_project)
-                .service(routes::track::projects::update_project)
-                .service(routes::track::projects::delete_project),
+                .service(ledger.check(routes::track::projects::list_projects))
+                .service(ledger.check(routes::track::projects::create_project))
+                .service(ledger.check(routes::track::projects::update_project))
+                .service(ledger.check(routes::track::projects::delete_project)),
         )
         .service(
             scope("/v1/track/sections")
                 .wrap(from_fn(auth::require_api_key))
-                .service(routes::track::sections::list_sections)
-                .service(routes::track::sections::create_section)
-                .service(routes::track::sections::update_section)
-                .service(routes::track::sections::delete_section),
+                .service(ledger.check(routes::track::sections::list_sections))
+                .service(ledger.check(routes::track::sections::create_section))
+                .service(ledger.check(routes::track::sections::update_section))
+                .service(ledger.check(routes::track::sections::delete_section)),
         )
         .service(
             scope("/v1/agent/runs")
                 .wrap(from_fn(auth::require_api_key))
-                .service(routes::agent::list_runs)
-                .service(routes::agent::get_run),
+                .service(ledger.check(routes::agent::list_runs))
+                .service(ledger.check(routes::agent::get_run)),
         )
         .service(
             scope("/v1/agent/deliveries")
                 .wrap(from_fn(auth::require_api_key))
-                .service(routes::agent::list_deliveries),
+                .service(ledger.check(routes::agent::list_deliveries)),
         )
-        .service(routes::ops::healthz)
-        .service(routes::ops::readyz)
-        .service(routes::ops::metrics)
+        .service(ledger.check(routes::ops::healthz))
+        .service(ledger.check(routes::ops::readyz))
+        .service(ledger.check(routes::ops::metrics))
+}
+
+/// The routes and their OpenAPI description, built by the same calls.
+fn build<T>(app: UtoipaApp<T>) -> (App<T>, Value, Vec<String>)
+where
+    T: ServiceFactory<ServiceRequest, Config = (), Error = actix_web::Error, InitError = ()>,
+{
+    let ledger = Rc::new(SchemaLedger::default());
+    let (app, doc) = register(app, &ledger).split_for_parts();
+    let mut doc = serde_json::to_value(doc).unwrap_or_default();
+    openapi::finish(&mut doc);
+    (app, doc, ledger.clashes())
 }
 
 /// The OpenAPI description, generated from the routes themselves.
-pub fn openapi() -> OpenApiDoc {
-    register(App::new().into_utoipa_app()).split_for_parts().1
+pub fn openapi() -> Value {
+    build(App::new().into_utoipa_app()).1
+}
+
+/// Component names that two different schemas claimed while the description was built:
+/// each is a type whose schema the description lost. Empty when the description is sound.
+pub fn schema_name_clashes() -> Vec<String> {
+    build(App::new().into_utoipa_app()).2
 }
 
 /// Every documented `(path, method)`.
-pub fn documented_routes(doc: &OpenApiDoc) -> Vec<(String, Method)> {
-    let methods = |item: &PathItem| {
-        [
-            (Method::GET, item.get.is_some()),
-            (Method::POST, item.post.is_some()),
-            (Method::PUT, item.put.is_some()),
-            (Method::PATCH, item.patch.is_some()),
-            (Method::DELETE, item.delete.is_some()),
-        ]
-        .into_iter()
-        .filter_map(|(method, present)| present.then_some(method))
-        .collect::<Vec<_>>()
-    };
-    doc.paths
-        .paths
+pub fn documented_routes(doc: &Value) -> Vec<(String, Method)> {
+    let Some(paths) = doc["paths"].as_object() else { return Vec::new() };
+    paths
         .iter()
-        .flat_map(|(path, item)| methods(item).into_iter().map(move |m| (path.clone(), m)))
+        .flat_map(|(path, item)| {
+            openapi::METHODS
+                .iter()
+                .filter(|method| item.get(**method).is_some())
+                .filter_map(|method| Method::from_bytes(method.to_uppercase().as_bytes()).ok())
+                .map(move |method| (path.clone(), method))
+        })
         .collect()
 }
 
@@ -209,14 +165,22 @@ pub fn app(
         InitError = (),
     >,
 > {
-    let (app, doc) = register(App::new().into_utoipa_app()).split_for_parts();
+    let (app, doc, clashes) = build(App::new().into_utoipa_app());
+    if !clashes.is_empty() {
+        tracing::error!(?clashes, "two schemas share a name in the OpenAPI description");
+    }
     let routes = documented_routes(&doc);
     let table =
         conventions::RouteTable::new(routes.iter().map(|(path, method)| (path.as_str(), method.clone())));
     app.app_data(state)
         .app_data(web::Data::new(table))
         .app_data(web::PayloadConfig::new(body::BODY_LIMIT))
-        .service(SwaggerUi::new("/reference/{_:.*}").url("/openapi.json", doc))
+        .app_data(web::QueryConfig::default().error_handler(body::query_error))
+        .service(
+            SwaggerUi::new("/reference/{_:.*}")
+                .external_url_unchecked("/openapi.json", doc)
+                .config(Config::new(["/openapi.json"]).persist_authorization(true).try_it_out_enabled(true)),
+        )
         .route(
             "/",
             web::get().to(|| async {
@@ -224,6 +188,7 @@ pub fn app(
             }),
         )
         .default_service(web::to(conventions::no_route))
+        .wrap(from_fn(conventions::head_as_get))
         .wrap(from_fn(conventions::json_errors))
         .wrap(from_fn(metrics::record))
         .wrap(from_fn(conventions::request_id))

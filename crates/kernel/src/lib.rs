@@ -10,6 +10,7 @@ mod error;
 mod id;
 mod instant;
 mod text;
+mod words;
 
 pub use clock::{Clock, FixedClock, SystemClock};
 pub use email::Email;
@@ -17,6 +18,7 @@ pub use error::{FieldError, InvalidValue, StoreError, StoreHealth, StoreStatus};
 pub use id::Id;
 pub use instant::parse_instant;
 pub use text::Text;
+pub use words::Words;
 
 /// Re-exported so that `define_id!` expands in crates that do not name `uuid` themselves.
 #[doc(hidden)]

@@ -32,6 +32,11 @@ impl<const MIN: usize, const MAX: usize> Text<MIN, MAX> {
     pub fn into_string(self) -> String {
         self.0
     }
+
+    /// The same text, where empty text would also do.
+    pub fn or_empty(self) -> Text<0, MAX> {
+        Text(self.0)
+    }
 }
 
 impl<const MAX: usize> Text<0, MAX> {

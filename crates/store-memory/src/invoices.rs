@@ -53,12 +53,9 @@ impl InvoiceRepository for MemoryStore {
                     .iter()
                     .filter(|c| c.team_id == team && c.details.email.normalized() == key)
                     .min_by_key(|c| (c.created_at, c.id));
-                match (matched, new_client) {
-                    (Some(client), _) => (client.id, None),
-                    (None, Ok(client)) => (client.id, Some(client.as_ref().clone())),
-                    (None, Err(missing)) => {
-                        return Err(CreateInvoiceError::IncompleteClient(missing.clone()));
-                    }
+                match matched {
+                    Some(client) => (client.id, None),
+                    None => (new_client.id, Some(new_client.as_ref().clone())),
                 }
             }
         };

@@ -2,7 +2,7 @@
 
 use accounts::TeamId;
 use async_trait::async_trait;
-use billing::client::{OptionalText, PostalCode, RequiredText};
+use billing::client::{KeptPostalCode, OptionalText, RequiredText};
 use billing::{Client, ClientDetails, ClientId, ClientRepository, DeleteClientError, ReplaceClientError};
 use chrono::{DateTime, Utc};
 use diesel::prelude::*;
@@ -40,10 +40,10 @@ impl TryFrom<ClientRow> for Client {
                 email: Email::parse(row.email)?,
                 phone: OptionalText::parse(row.phone)?,
                 vat_number: OptionalText::parse(row.vat_number)?,
-                line1: RequiredText::parse(row.line1)?,
+                line1: OptionalText::parse(row.line1)?,
                 line2: OptionalText::parse(row.line2)?,
                 line3: OptionalText::parse(row.line3)?,
-                postal_code: PostalCode::parse(row.postal_code)?,
+                postal_code: KeptPostalCode::parse(row.postal_code)?,
             })
         })()
         .map_err(|e| StoreError::Unexpected(anyhow::anyhow!("stored client is invalid: {e}")))?;

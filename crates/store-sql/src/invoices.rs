@@ -287,17 +287,11 @@ impl InvoiceRepository for SqlStore {
                             .first(conn)
                             .await
                             .optional()?;
-                        match (matched, new_client) {
-                            (Some(id), _) => id.into_id(),
-                            (None, Ok(client)) => {
-                                insert_client!(conn, client)?;
-                                client.id
-                            }
-                            (None, Err(missing)) => {
-                                return Err(TxError::Refused(CreateInvoiceError::IncompleteClient(
-                                    missing.clone(),
-                                )));
-                            }
+                        if let Some(id) = matched {
+                            id.into_id()
+                        } else {
+                            insert_client!(conn, new_client)?;
+                            new_client.id
                         }
                     }
                 };

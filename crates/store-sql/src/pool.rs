@@ -287,3 +287,79 @@ impl StoreHealth for SqlStore {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use diesel::connection::SimpleConnection;
+    use diesel::{Connection, RunQueryDsl, SqliteConnection, sql_query};
+    use diesel_migrations::MigrationHarness;
+
+    use super::{SQLITE_MIGRATIONS, sqlite_pragmas};
+
+    const TEAM: &str = "00000000-0000-7000-8000-000000000001";
+    const CLIENT: &str = "00000000-0000-7000-8000-000000000002";
+
+    fn count(conn: &mut SqliteConnection, sql: &str) -> i64 {
+        #[derive(diesel::QueryableByName)]
+        struct Count {
+            #[diesel(sql_type = diesel::sql_types::BigInt)]
+            n: i64,
+        }
+        sql_query(sql).get_result::<Count>(conn).unwrap().n
+    }
+
+    /// The rebuild of `clients` (SQLite cannot drop a CHECK) keeps every row and the
+    /// invoices that refer to them, both ways, and foreign keys still hold afterwards.
+    #[test]
+    fn rebuilding_clients_for_empty_addresses_keeps_clients_and_their_invoices() {
+        let path = std::env::temp_dir().join(format!("billable_migration_{}.db", uuid::Uuid::now_v7()));
+        let mut conn = SqliteConnection::establish(&path.display().to_string()).unwrap();
+        conn.batch_execute(&sqlite_pragmas(5000)).unwrap();
+        conn.run_pending_migrations(SQLITE_MIGRATIONS).unwrap();
+        // Back to just before the rebuild (diesel writes versions without dashes).
+        let rebuild = "20261124000007";
+        assert!(conn.applied_migrations().unwrap().iter().any(|v| v.to_string() == rebuild));
+        while conn.applied_migrations().unwrap().iter().any(|v| v.to_string() == rebuild) {
+            conn.revert_last_migration(SQLITE_MIGRATIONS).unwrap();
+        }
+        let now = "2026-11-20T09:30:00.000Z";
+        conn.batch_execute(&format!(
+            "INSERT INTO teams VALUES ('{TEAM}', 'Acme', 'EUR', '{now}');
+             INSERT INTO sender_addresses VALUES ('{TEAM}', '{TEAM}', 1, 'Acme', '', '', '', '', NULL, '', '{now}', '{now}');
+             INSERT INTO clients VALUES ('{TEAM}', '{CLIENT}', 'Globex', 'ap@globex.example', '', '', '1 Main St',
+                 '', '', '1000', '{now}', '{now}', 'ap@globex.example');
+             INSERT INTO invoices VALUES ('{TEAM}', '{TEAM}', 1, NULL, '{now}', NULL, 'PENDING', 'EUR', '0', '0',
+                 '1', '1', '{CLIENT}', '{TEAM}', '{now}', '{now}');"
+        ))
+        .unwrap();
+        let empty_address = format!(
+            "INSERT INTO clients VALUES ('{TEAM}', '00000000-0000-7000-8000-000000000003', 'Bare', 'b@x.example',
+                 '', '', '', '', '', '', '{now}', '{now}', 'b@x.example')"
+        );
+        assert!(conn.batch_execute(&empty_address).is_err(), "before: an empty line1 is refused");
+
+        conn.run_pending_migrations(SQLITE_MIGRATIONS).unwrap();
+        conn.batch_execute(&empty_address).unwrap();
+        assert_eq!(count(&mut conn, "SELECT count(*) AS n FROM clients"), 2);
+        assert_eq!(
+            count(&mut conn, "SELECT count(*) AS n FROM invoices i JOIN clients c ON c.id = i.client_id"),
+            1
+        );
+        assert_eq!(count(&mut conn, "SELECT count(*) AS n FROM pragma_foreign_key_check"), 0);
+        assert_eq!(count(&mut conn, "SELECT foreign_keys AS n FROM pragma_foreign_keys"), 1);
+        let orphaning = format!("DELETE FROM clients WHERE id = '{CLIENT}'");
+        assert!(conn.batch_execute(&orphaning).is_err(), "a client with an invoice stays");
+
+        conn.batch_execute("DELETE FROM clients WHERE name = 'Bare'").unwrap();
+        conn.revert_last_migration(SQLITE_MIGRATIONS).unwrap();
+        assert_eq!(
+            count(&mut conn, "SELECT count(*) AS n FROM invoices i JOIN clients c ON c.id = i.client_id"),
+            1
+        );
+        assert_eq!(count(&mut conn, "SELECT count(*) AS n FROM pragma_foreign_key_check"), 0);
+        drop(conn);
+        for suffix in ["", "-wal", "-shm"] {
+            let _ = std::fs::remove_file(format!("{}{suffix}", path.display()));
+        }
+    }
+}

@@ -2,7 +2,7 @@
 //! date.
 
 use chrono::{DateTime, Datelike, Days, Months, NaiveDate, Utc};
-use kernel::InvalidValue;
+use kernel::{InvalidValue, Words};
 
 /// How far a listing widens around its date.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -16,14 +16,11 @@ pub enum Frequency {
     Month,
 }
 
+kernel::words!(Frequency { Day => "day", Week => "week", Month => "month" });
+
 impl Frequency {
     pub fn parse(text: &str) -> Result<Self, InvalidValue> {
-        match text {
-            "day" => Ok(Self::Day),
-            "week" => Ok(Self::Week),
-            "month" => Ok(Self::Month),
-            _ => Err(InvalidValue::new("must be one of day, week, month")),
-        }
+        Self::parse_word(text)
     }
 
     /// The period of this length that contains `at`.

@@ -3,7 +3,7 @@
 use accounts::TeamId;
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
-use kernel::{Id, InvalidValue, StoreError, define_id};
+use kernel::{Id, InvalidValue, StoreError, Words, define_id};
 
 use crate::{DeleteError, ProjectCode, Title};
 
@@ -24,23 +24,16 @@ pub enum ProjectStatus {
     Archived,
 }
 
+kernel::words!(ProjectStatus {
+    Pending => "PENDING",
+    Active => "ACTIVE",
+    Completed => "COMPLETED",
+    Archived => "ARCHIVED",
+});
+
 impl ProjectStatus {
-    pub const ALL: [Self; 4] = [Self::Pending, Self::Active, Self::Completed, Self::Archived];
-
     pub fn parse(text: &str) -> Result<Self, InvalidValue> {
-        Self::ALL
-            .into_iter()
-            .find(|status| status.as_str() == text)
-            .ok_or_else(|| InvalidValue::new("must be one of PENDING, ACTIVE, COMPLETED, ARCHIVED"))
-    }
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Pending => "PENDING",
-            Self::Active => "ACTIVE",
-            Self::Completed => "COMPLETED",
-            Self::Archived => "ARCHIVED",
-        }
+        Self::parse_word(text)
     }
 
     pub fn accepts_time(self) -> bool {
@@ -146,7 +139,7 @@ mod tests {
 
     #[test]
     fn statuses_round_trip_and_only_archived_refuses_time() {
-        for status in ProjectStatus::ALL {
+        for &status in ProjectStatus::ALL {
             assert_eq!(ProjectStatus::parse(status.as_str()), Ok(status));
             assert_eq!(status.accepts_time(), status != ProjectStatus::Archived);
         }

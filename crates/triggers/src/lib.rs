@@ -5,16 +5,15 @@
 //! Pure: no HTTP framework, database or async runtime types. The runtime itself (model
 //! calls, the run loop) lives in the `agent` crate; the triggers' HTTP side in `http-api`.
 
-/// `as_str` and `parse` for an enum stored and shown as fixed words.
+/// [`kernel::Words`], `as_str` and an Option-returning `parse` for an enum stored and
+/// shown as fixed words.
 macro_rules! text_enum {
     ($name:ident { $($variant:ident => $text:literal),+ $(,)? }) => {
-        impl $name {
-            pub fn as_str(self) -> &'static str {
-                match self { $(Self::$variant => $text),+ }
-            }
+        kernel::words!($name { $($variant => $text),+ });
 
+        impl $name {
             pub fn parse(text: &str) -> Option<Self> {
-                match text { $($text => Some(Self::$variant),)+ _ => None }
+                <Self as kernel::Words>::from_word(text)
             }
         }
     };

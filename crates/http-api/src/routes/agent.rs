@@ -10,6 +10,10 @@ use uuid::Uuid;
 
 use crate::auth::{AgentRead, Auth};
 use crate::error::ApiError;
+use crate::openapi::{
+    DeliveryState as DeliveryStateSchema, RunStatus as RunStatusSchema, TriggerKind as TriggerKindSchema,
+    Verdict as VerdictSchema,
+};
 use crate::routes::{KeyedErrors, NotFound, Timestamp, not_found, path_id};
 use crate::state::ApiState;
 
@@ -22,14 +26,14 @@ const MAX_LIMIT: u32 = 500;
 #[serde(rename_all = "camelCase")]
 pub(crate) struct RunBody {
     id: Uuid,
-    /// `webhook` or `github`.
+    #[schema(value_type = TriggerKindSchema)]
     trigger: &'static str,
     /// The conversation the run continued (`conversation_id` of the webhook, or
     /// `github:<owner>/<repo>#<number>`); `null` for a one-shot run.
     conversation_id: Option<String>,
     /// The first 200 characters of the input.
     input: String,
-    /// `ok`, `rejected` (the conversation's queue was full), `failed` or `timeout`.
+    #[schema(value_type = RunStatusSchema)]
     status: &'static str,
     /// Model calls made.
     steps: u32,
@@ -68,9 +72,10 @@ impl From<RunRecord> for RunBody {
 #[into_params(parameter_in = Query)]
 pub(crate) struct RunsQuery {
     /// Only the runs of this conversation.
+    #[param(min_length = 1, max_length = 200, pattern = r"^[^\u0000-\u001f\u007f-\u009f]*$")]
     conversation_id: Option<String>,
     /// How many runs, newest first: 1 to 500.
-    #[param(minimum = 1, maximum = 500, default = 50)]
+    #[param(value_type = Option<u32>, minimum = 1, maximum = 500, default = 50)]
     limit: Option<String>,
 }
 
@@ -97,7 +102,10 @@ fn limit(text: Option<String>) -> Result<u32, FieldError> {
     }
 }
 
-/// List the agent's runs, newest first.
+/// List agent runs
+///
+/// Lists the agent's runs, newest first, optionally only those of one `conversationId`;
+/// `limit` (1 to 500, default 50) caps how many. Needs `agent:read`.
 #[utoipa::path(
     tag = "Agent runs",
     params(RunsQuery),
@@ -118,7 +126,9 @@ pub(crate) async fn list_runs(
     Ok(web::Json(runs.into_iter().map(RunBody::from).collect()))
 }
 
-/// Get one run.
+/// Get an agent run
+///
+/// Returns one run of the agent. Needs `agent:read`.
 #[utoipa::path(
     tag = "Agent runs",
     params(("id" = Uuid, Path, description = "Run id")),
@@ -155,14 +165,15 @@ pub(crate) struct DeliveryBody {
     repository: Option<String>,
     /// `github:<owner>/<repo>#<number>`; `null` for an event that runs one-shot.
     conversation_id: Option<String>,
-    /// `accepted`, `ignored` (a ping, or filtered out) or `duplicate`.
+    #[schema(value_type = VerdictSchema)]
     verdict: &'static str,
     /// Why it was ignored, or what it duplicates.
     note: Option<String>,
     /// Hex SHA-256 of the body as received.
     body_sha256: String,
     received_at: Timestamp,
-    /// For accepted deliveries: `queued`, `running`, `done` or `failed`.
+    /// For accepted deliveries; `null` for the others.
+    #[schema(value_type = Option<DeliveryStateSchema>)]
     state: Option<&'static str>,
     /// Runs started for it.
     attempts: u32,
@@ -200,10 +211,11 @@ impl From<DeliveryEntry> for DeliveryBody {
 #[serde(rename_all = "camelCase")]
 #[into_params(parameter_in = Query)]
 pub(crate) struct DeliveriesQuery {
-    /// Only deliveries with this verdict: `accepted`, `ignored` or `duplicate`.
+    /// Only deliveries with this verdict.
+    #[param(value_type = Option<VerdictSchema>)]
     verdict: Option<String>,
     /// How many deliveries, newest first: 1 to 500.
-    #[param(minimum = 1, maximum = 500, default = 50)]
+    #[param(value_type = Option<u32>, minimum = 1, maximum = 500, default = 50)]
     limit: Option<String>,
 }
 
@@ -220,7 +232,10 @@ impl DeliveriesQuery {
     }
 }
 
-/// List the deliveries the repository trigger verified, newest first.
+/// List repository trigger deliveries
+///
+/// Lists the deliveries the repository trigger verified, newest first, optionally only those
+/// with one `verdict`; `limit` (1 to 500, default 50) caps how many. Needs `agent:read`.
 #[utoipa::path(
     tag = "Agent runs",
     params(DeliveriesQuery),

@@ -91,10 +91,10 @@ impl ClientInput {
             email: Email::parse(self.email).map_err(|e| e.at("email"))?,
             phone: OptionalText::parse(self.phone).map_err(|e| e.at("phone"))?,
             vat_number: OptionalText::parse(self.vat_number).map_err(|e| e.at("vatNumber"))?,
-            line1: RequiredText::parse(self.line1).map_err(|e| e.at("line1"))?,
+            line1: RequiredText::parse(self.line1).map_err(|e| e.at("line1"))?.or_empty(),
             line2: OptionalText::parse(self.line2).map_err(|e| e.at("line2"))?,
             line3: OptionalText::parse(self.line3).map_err(|e| e.at("line3"))?,
-            postal_code: PostalCode::parse(self.postal_code).map_err(|e| e.at("postalCode"))?,
+            postal_code: PostalCode::parse(self.postal_code).map_err(|e| e.at("postalCode"))?.or_empty(),
         })
     }
 }
@@ -107,7 +107,9 @@ fn client_not_found() -> ApiError {
     not_found("client")
 }
 
-/// List the team's clients, by name (case-insensitive), then id.
+/// List clients
+///
+/// Lists the team's clients, by name (case-insensitive), then id. Needs `clients:read`.
 #[utoipa::path(
     tag = "Clients",
     responses(
@@ -124,7 +126,10 @@ pub(crate) async fn list_clients(
     Ok(web::Json(clients.into_iter().map(ClientBody::from).collect()))
 }
 
-/// Create a client.
+/// Create a client
+///
+/// Creates a client in the key's team. `phone`, `vatNumber`, `line2` and `line3` may be left
+/// out; they are then empty. Needs `clients:write`.
 #[utoipa::path(
     tag = "Clients",
     request_body = ClientInput,
@@ -145,10 +150,13 @@ pub(crate) async fn create_client(
     Ok(created(format!("/v1/invoices/clients/{}", client.id), ClientBody::from(client)))
 }
 
-/// Get one client.
+/// Get a client
+///
+/// Returns one client of the key's team; a client of another team is a 404 like an unknown
+/// one. Needs `clients:read`.
 #[utoipa::path(
     tag = "Clients",
-    params(("id" = String, Path, description = "Client id")),
+    params(("id" = Uuid, Path, description = "Client id")),
     responses(
         (status = 200, description = "The client", body = ClientBody),
         NotFound,
@@ -166,10 +174,13 @@ pub(crate) async fn get_client(
     Ok(web::Json(client.into()))
 }
 
-/// Replace a client. A full replacement: omitted optional fields become empty.
+/// Replace a client
+///
+/// A full replacement, not a merge: every required field must be given, and omitted optional
+/// fields become empty. Needs `clients:write`.
 #[utoipa::path(
     tag = "Clients",
-    params(("id" = String, Path, description = "Client id")),
+    params(("id" = Uuid, Path, description = "Client id")),
     request_body = ClientInput,
     responses(
         (status = 200, description = "The replaced client", body = ClientBody),
@@ -197,10 +208,13 @@ pub(crate) async fn replace_client(
     Ok(web::Json(client.into()))
 }
 
-/// Delete a client for good. Refused with 409 while invoices refer to it.
+/// Delete a client
+///
+/// Deletes the client for good. Refused with 409 while invoices refer to it. Needs
+/// `clients:write`.
 #[utoipa::path(
     tag = "Clients",
-    params(("id" = String, Path, description = "Client id")),
+    params(("id" = Uuid, Path, description = "Client id")),
     responses(
         (status = 200, description = "Deleted", body = Deleted),
         (status = 409, description = "The client has invoices", body = ErrorBody),

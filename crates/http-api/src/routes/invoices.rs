@@ -2,7 +2,7 @@
 
 use actix_web::http::{StatusCode, header};
 use actix_web::{HttpRequest, HttpResponse, delete, get, patch, post, web};
-use billing::client::{OptionalText, PostalCode, RequiredText};
+use billing::client::{KeptPostalCode, OptionalText, RequiredText};
 use billing::invoice::Description;
 use billing::money::{
     Decimal, money_input, parse_decimal, quantity_input, round_to_minor, tax_percentage_input,
@@ -19,6 +19,7 @@ use uuid::Uuid;
 use crate::auth::{Auth, InvoicesRead, InvoicesWrite, client_ip, too_many_requests};
 use crate::body::{Json, Patch};
 use crate::error::{ApiError, ErrorBody};
+use crate::openapi::{Binary, InstantInput, InvoiceStatus as InvoiceStatusSchema};
 use crate::routes::{
     BodyErrors, Deleted, KeyedErrors, NotFound, Timestamp, body_id, created, not_found, path_id,
 };
@@ -76,8 +77,7 @@ pub(crate) struct InvoiceBody {
     issue_date: Timestamp,
     #[schema(required = true)]
     due_date: Option<Timestamp>,
-    /// A PENDING invoice whose `dueDate` has passed reads OVERDUE.
-    #[schema(pattern = "^(PENDING|PAID|PAID_PARTIAL|EXPIRED|OVERDUE)$")]
+    #[schema(value_type = InvoiceStatusSchema)]
     status: &'static str,
     /// The team's ISO 4217 currency when the invoice was made.
     #[schema(example = "EUR")]
@@ -153,23 +153,27 @@ pub(crate) struct LineItemInput {
     amount: Option<Number>,
 }
 
-/// The address of an inline client.
+/// The address of an inline client; every line may be left out.
 #[derive(Debug, Default, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub(crate) struct AddressInput {
     #[serde(default)]
+    #[schema(pattern = r"^[^\u0000]*$", max_length = 255, default = "")]
     line1: String,
     #[serde(default)]
+    #[schema(pattern = r"^[^\u0000]*$", max_length = 255, default = "")]
     line2: String,
     #[serde(default)]
+    #[schema(pattern = r"^[^\u0000]*$", max_length = 255, default = "")]
     line3: String,
     #[serde(default)]
+    #[schema(pattern = r"^[^\u0000]*$", max_length = 32, default = "")]
     postal_code: String,
 }
 
 /// A client given inline: the team's oldest client with this email (case-insensitive)
-/// is used; when there is none, one is made, which needs `address.line1` and
-/// `address.postalCode`.
+/// is used; when there is none, one is made from these details, with empty address
+/// fields where `address` leaves them out.
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub(crate) struct InlineClientInput {
@@ -186,37 +190,41 @@ pub(crate) struct InlineClientInput {
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub(crate) struct InvoiceInput {
-    /// At least 1, at most 1000 items; `position` follows this order.
+    /// `position` follows this order.
+    #[schema(min_items = 1, max_items = 1000)]
     line_items: Vec<LineItemInput>,
     #[serde(default)]
     #[schema(format = Uuid)]
     client_id: Option<String>,
     #[serde(default)]
     client: Option<InlineClientInput>,
-    /// RFC 3339 datetime with an offset, or `YYYY-MM-DD`. Default: now.
+    /// Default: now.
     #[serde(default)]
+    #[schema(value_type = Option<InstantInput>)]
     issue_date: Option<String>,
     /// Not before `issueDate`. Default: none.
     #[serde(default)]
-    #[schema(nullable)]
+    #[schema(value_type = Option<InstantInput>)]
     due_date: Option<String>,
     #[serde(default)]
     #[schema(pattern = r"^[^\u0000]*$", max_length = 1000, nullable)]
     description: Option<String>,
     /// Default PENDING.
     #[serde(default)]
-    #[schema(pattern = "^(PENDING|PAID|PAID_PARTIAL|EXPIRED|OVERDUE)$")]
+    #[schema(value_type = Option<InvoiceStatusSchema>)]
     status: Option<String>,
     /// One of the team's sender addresses. Default: the team's default sender.
     #[serde(default)]
     #[schema(format = Uuid)]
     senders_address_id: Option<String>,
-    /// 0 to 100, default 0. When greater than 0 the tax is computed from it.
+    /// 0 to 100. When greater than 0 the tax is computed from it.
     #[serde(default)]
-    #[schema(value_type = f64, minimum = 0, maximum = 100)]
+    #[schema(value_type = f64, minimum = 0, maximum = 100, default = 0)]
     tax_percentage: Option<Number>,
-    /// With a `taxPercentage` above 0 it may be left out, and must equal the computed tax
-    /// if given; with `taxPercentage` 0 it is a flat tax (default 0).
+    /// Left out, it is computed from `taxPercentage` when that is above 0, and is 0
+    /// otherwise: no constant default, so that a client filling in defaults does not send
+    /// a tax that contradicts its percentage. Given with a `taxPercentage` above 0, it
+    /// must equal the computed tax; with `taxPercentage` 0 it is a flat tax.
     #[serde(default)]
     #[schema(value_type = f64, minimum = 0, maximum = 1_000_000_000_000_000_i64)]
     tax: Option<Number>,
@@ -231,18 +239,18 @@ pub(crate) struct InvoicePatch {
     #[schema(value_type = String, format = Uuid)]
     client_id: Patch<String>,
     #[serde(default)]
-    #[schema(value_type = String)]
+    #[schema(value_type = InstantInput)]
     issue_date: Patch<String>,
     /// `null` clears it.
     #[serde(default)]
-    #[schema(value_type = Option<String>)]
+    #[schema(value_type = Option<InstantInput>)]
     due_date: Patch<String>,
     /// `null` clears it.
     #[serde(default)]
     #[schema(value_type = Option<String>, max_length = 1000)]
     description: Patch<String>,
     #[serde(default)]
-    #[schema(value_type = String, pattern = "^(PENDING|PAID|PAID_PARTIAL|EXPIRED|OVERDUE)$")]
+    #[schema(value_type = InvoiceStatusSchema)]
     status: Patch<String>,
     #[serde(default)]
     #[schema(value_type = String, format = Uuid)]
@@ -253,8 +261,9 @@ pub(crate) struct InvoicePatch {
     #[serde(default)]
     #[schema(value_type = f64, minimum = 0, maximum = 1_000_000_000_000_000_i64)]
     tax: Patch<Number>,
+    /// Replaces every item.
     #[serde(default)]
-    #[schema(value_type = Vec<LineItemInput>)]
+    #[schema(value_type = Vec<LineItemInput>, min_items = 1, max_items = 1000)]
     line_items: Patch<Vec<LineItemInput>>,
 }
 
@@ -318,25 +327,21 @@ impl InlineClientInput {
     ) -> Result<BillTo, FieldError> {
         let email = Email::parse(self.email).map_err(|e| e.at("client.email"))?;
         let name = RequiredText::parse(self.name).map_err(|e| e.at("client.name"))?;
+        // The address is optional: a client made without one has empty address fields.
         let address = self.address.unwrap_or_default();
-        // Checked only when no client matches; the store decides that.
-        let new_client = (|| {
-            let needed = |e: kernel::InvalidValue, field: &str| {
-                FieldError::new(field, format!("{e} (needed to create a new client)"))
-            };
-            let details = ClientDetails {
-                name,
-                email: email.clone(),
-                phone: OptionalText::empty(),
-                vat_number: OptionalText::empty(),
-                line1: RequiredText::parse(address.line1).map_err(|e| needed(e, "client.address.line1"))?,
-                line2: OptionalText::parse(address.line2).map_err(|e| e.at("client.address.line2"))?,
-                line3: OptionalText::parse(address.line3).map_err(|e| e.at("client.address.line3"))?,
-                postal_code: PostalCode::parse(address.postal_code)
-                    .map_err(|e| needed(e, "client.address.postalCode"))?,
-            };
-            Ok(Box::new(Client::new(team, details, now)))
-        })();
+        let details = ClientDetails {
+            name,
+            email: email.clone(),
+            phone: OptionalText::empty(),
+            vat_number: OptionalText::empty(),
+            line1: OptionalText::parse(address.line1).map_err(|e| e.at("client.address.line1"))?,
+            line2: OptionalText::parse(address.line2).map_err(|e| e.at("client.address.line2"))?,
+            line3: OptionalText::parse(address.line3).map_err(|e| e.at("client.address.line3"))?,
+            postal_code: KeptPostalCode::parse(address.postal_code)
+                .map_err(|e| e.at("client.address.postalCode"))?,
+        };
+        // Used only when no client of the team has this email; the store decides that.
+        let new_client = Box::new(Client::new(team, details, now));
         Ok(BillTo::Inline { email, new_client })
     }
 }
@@ -423,7 +428,11 @@ fn invoice_not_found() -> ApiError {
     not_found("invoice")
 }
 
-/// List the team's invoices: newest `issueDate` first, then `serial` descending.
+/// List invoices
+///
+/// Lists the team's invoices with their line items: newest `issueDate` first, then `serial`
+/// descending. A PENDING invoice whose `dueDate` has passed reads OVERDUE. Needs
+/// `invoices:read`.
 #[utoipa::path(
     tag = "Invoices",
     responses(
@@ -441,8 +450,11 @@ pub(crate) async fn list_invoices(
     Ok(web::Json(invoices.into_iter().map(|i| InvoiceBody::new(i, now)).collect()))
 }
 
-/// Create an invoice in the team's currency, with the team's next serial. Every write
-/// (inline client, serial, invoice, items) commits together or not at all.
+/// Create an invoice
+///
+/// Creates an invoice in the team's currency, with the team's next serial. Give exactly one
+/// of `clientId` and `client`. Every write (inline client, serial, invoice, items) commits
+/// together or not at all. Needs `invoices:write`.
 #[utoipa::path(
     tag = "Invoices",
     request_body = InvoiceInput,
@@ -466,10 +478,13 @@ pub(crate) async fn create_invoice(
     Ok(created(format!("/v1/invoices/{}", invoice.id), InvoiceBody::new(invoice, now)))
 }
 
-/// Get one invoice.
+/// Get an invoice
+///
+/// Returns one invoice of the key's team with its line items. A PENDING invoice whose
+/// `dueDate` has passed reads OVERDUE. Needs `invoices:read`.
 #[utoipa::path(
     tag = "Invoices",
-    params(("id" = String, Path, description = "Invoice id")),
+    params(("id" = Uuid, Path, description = "Invoice id")),
     responses(
         (status = 200, description = "The invoice", body = InvoiceBody),
         NotFound,
@@ -488,11 +503,13 @@ pub(crate) async fn get_invoice(
     Ok(web::Json(InvoiceBody::new(invoice, state.clock.now())))
 }
 
-/// Change an invoice: only the fields given change; `lineItems` replaces all items and
-/// the totals are recomputed.
+/// Change an invoice
+///
+/// Only the fields given change; `lineItems` replaces all items and the totals are
+/// recomputed. Needs `invoices:write`.
 #[utoipa::path(
     tag = "Invoices",
-    params(("id" = String, Path, description = "Invoice id")),
+    params(("id" = Uuid, Path, description = "Invoice id")),
     request_body = InvoicePatch,
     responses(
         (status = 200, description = "The changed invoice", body = InvoiceBody),
@@ -516,10 +533,12 @@ pub(crate) async fn update_invoice(
     Ok(web::Json(InvoiceBody::new(invoice, now)))
 }
 
-/// Mark an invoice PAID. No body.
+/// Mark an invoice PAID
+///
+/// Sets the invoice's `status` to PAID. No body. Needs `invoices:write`.
 #[utoipa::path(
     tag = "Invoices",
-    params(("id" = String, Path, description = "Invoice id")),
+    params(("id" = Uuid, Path, description = "Invoice id")),
     responses(
         (status = 200, description = "The invoice, now PAID", body = InvoiceBody),
         NotFound,
@@ -538,10 +557,13 @@ pub(crate) async fn mark_invoice(
     Ok(web::Json(InvoiceBody::new(invoice, now)))
 }
 
-/// Delete an invoice and its items for good. Its serial is not given again.
+/// Delete an invoice
+///
+/// Deletes the invoice and its items for good. Its serial is not given again. Needs
+/// `invoices:write`.
 #[utoipa::path(
     tag = "Invoices",
-    params(("id" = String, Path, description = "Invoice id")),
+    params(("id" = Uuid, Path, description = "Invoice id")),
     responses(
         (status = 200, description = "Deleted", body = Deleted),
         NotFound,
@@ -566,17 +588,20 @@ pub(crate) struct PdfQuery {
     #[param(required = true, format = Uuid)]
     id: Option<String>,
     /// `true` serves the PDF as a download (`attachment`); default `false` (`inline`).
-    #[param(value_type = bool, default = false)]
+    #[param(value_type = Option<bool>, required = false, default = false)]
     download: Option<String>,
 }
 
-/// The invoice as a PDF. Public: no key, limited per client IP. The unguessable id is
-/// the only credential, so an unknown or malformed id is a 404 like any other.
+/// Get an invoice as a PDF
+///
+/// Public: needs no key, and is limited per client IP. The unguessable id is the only
+/// credential, so an unknown or malformed id is a 404 like any other. `download=true` serves
+/// the PDF as an attachment; by default it is shown inline.
 #[utoipa::path(
     tag = "Invoices",
     params(PdfQuery),
     responses(
-        (status = 200, description = "The PDF", content_type = "application/pdf", body = Vec<u8>,
+        (status = 200, description = "The PDF", content_type = "application/pdf", body = inline(Binary),
             headers(("Content-Disposition" = String, description = "`inline; filename=\"INV-0001.pdf\"`, or `attachment` with `download=true`"))),
         (status = 400, description = "`id` missing or `download` not a boolean", body = ErrorBody),
         (status = 404, description = "No such invoice", body = ErrorBody),

@@ -13,14 +13,18 @@ pub(crate) struct Health {
     status: &'static str,
 }
 
-/// Liveness: the process answers.
+/// Check liveness
+///
+/// Liveness: answers `ok` while the process answers. Needs no key.
 #[utoipa::path(tag = "Operations", responses((status = 200, description = "Alive", body = Health)))]
 #[get("/healthz")]
 pub(crate) async fn healthz() -> web::Json<Health> {
     web::Json(Health { status: "ok" })
 }
 
-/// Readiness: the database answers.
+/// Check readiness
+///
+/// Readiness: answers `ready` when the database answers, 503 when it does not. Needs no key.
 #[utoipa::path(
     tag = "Operations",
     responses(
@@ -34,7 +38,10 @@ pub(crate) async fn readyz(state: web::Data<ApiState>) -> Result<web::Json<Healt
     Ok(web::Json(Health { status: "ready" }))
 }
 
-/// Prometheus metrics: requests and latency by route and status, pool usage.
+/// Get Prometheus metrics
+///
+/// Prometheus metrics in the text exposition format: requests and latency by route and
+/// status, and database pool usage. Needs no key.
 #[utoipa::path(
     tag = "Operations",
     responses((status = 200, description = "Prometheus text exposition", body = String, content_type = "text/plain"))

@@ -6,7 +6,7 @@ use accounts::{
     AccountStore, CreateApiKeyError, CreateUserError, Permission, RevokeApiKeyError, Role, Scope, TeamId,
 };
 use app::Store;
-use billing::client::{OptionalText, PostalCode, RequiredText};
+use billing::client::{KeptPostalCode, OptionalText, RequiredText};
 use billing::{Client, ClientDetails, DeleteClientError, ReplaceClientError};
 use chrono::{TimeDelta, Utc};
 use kernel::{Clock, Email, Id, SystemClock};
@@ -68,10 +68,10 @@ fn details(name: &str) -> ClientDetails {
         email: Email::parse("zoe@example.com").unwrap(),
         phone: OptionalText::parse("+30 210 000 0000").unwrap(),
         vat_number: OptionalText::parse("EL123456789").unwrap(),
-        line1: RequiredText::parse("Οδός Ερμού 1").unwrap(),
+        line1: OptionalText::parse("Οδός Ερμού 1").unwrap(),
         line2: OptionalText::parse("").unwrap(),
         line3: OptionalText::parse("Ёлка").unwrap(),
-        postal_code: PostalCode::parse("105 63").unwrap(),
+        postal_code: KeptPostalCode::parse("105 63").unwrap(),
     }
 }
 

@@ -25,7 +25,7 @@ async fn unknown_routes_and_methods_answer_json() {
     assert_eq!(error_of(response).await, "no such route");
     let response = app.request(Method::PUT, "/v1/invoices/clients", &app.key).send().await.unwrap();
     assert_eq!(response.status(), 405);
-    assert_eq!(response.headers()["allow"], "GET, POST");
+    assert_eq!(response.headers()["allow"], "GET, POST, HEAD");
     assert_eq!(error_of(response).await, "method PUT not allowed here");
     let response = app.http.post(app.url("/healthz")).send().await.unwrap();
     assert_eq!(response.status(), 405);

@@ -283,8 +283,8 @@ async fn every_field_is_validated_and_named() {
         ),
         (json!({"client": {"email": "not-an-email", "name": "A"}, "lineItems": one}), "client.email: "),
         (
-            json!({"client": {"email": "new@example.com", "name": "A"}, "lineItems": one}),
-            "client.address.line1: must not be empty (needed to create a new client)",
+            json!({"client": {"email": "new@example.com", "name": "A", "address": {"postalCode": "x".repeat(33)}}, "lineItems": one}),
+            "client.address.postalCode: must be at most 32 characters",
         ),
     ];
     for (body, expected) in cases {
@@ -347,21 +347,19 @@ async fn inline_clients_are_matched_by_email_or_made() {
     )
     .await;
     assert_ne!(made["clientId"], existing);
-    let client: Value = app
-        .request(
-            Method::GET,
-            &format!("/v1/invoices/clients/{}", made["clientId"].as_str().unwrap()),
-            &app.key,
-        )
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let client = client_of(&app, &made).await;
     assert_eq!(
         (&client["name"], &client["email"], &client["line1"], &client["postalCode"]),
         (&json!("New Client"), &json!("new@example.com"), &json!("2 High St"), &json!("SW1"))
+    );
+    // Without an address: the new client's address fields are empty.
+    let bare =
+        create(&app, &json!({"client": {"email": "bare@example.com", "name": "Bare"}, "lineItems": one}))
+            .await;
+    let client = client_of(&app, &bare).await;
+    assert_eq!(
+        [&client["email"], &client["line1"], &client["line2"], &client["line3"], &client["postalCode"]],
+        [&json!("bare@example.com"), &json!(""), &json!(""), &json!(""), &json!("")]
     );
     // The client with invoices cannot be deleted now.
     let response = app
@@ -538,4 +536,10 @@ async fn the_proxy_renders_through_a_real_renderer_service() {
     let response = app.http.get(&url).send().await.unwrap();
     assert_eq!(response.status(), 200);
     assert!(response.bytes().await.unwrap().starts_with(b"%PDF-"));
+}
+
+/// The client an invoice is billed to, as `GET /v1/invoices/clients/{id}` shows it.
+async fn client_of(app: &TestApp, invoice: &Value) -> Value {
+    let path = format!("/v1/invoices/clients/{}", invoice["clientId"].as_str().unwrap());
+    app.request(Method::GET, &path, &app.key).send().await.unwrap().json().await.unwrap()
 }

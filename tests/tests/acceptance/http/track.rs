@@ -727,7 +727,7 @@ async fn track_routes_follow_the_http_conventions() {
     assert!(error_of(response).await.starts_with("body: malformed JSON"));
     let response = app.request(Method::PUT, TIME, &app.key).send().await.unwrap();
     assert_eq!(response.status(), 405);
-    assert_eq!(response.headers()["allow"], "GET, POST");
+    assert_eq!(response.headers()["allow"], "GET, POST, HEAD");
     let response = app.request(Method::GET, "/v1/track/nothing", &app.key).send().await.unwrap();
     assert_eq!(response.status(), 404);
     // Every keyed answer carries the rate-limit headers and a request id.

@@ -13,6 +13,7 @@ use super::{delete_error, title};
 use crate::auth::{Auth, TrackRead, TrackWrite};
 use crate::body::{Json, Patch};
 use crate::error::ApiError;
+use crate::openapi::ProjectStatus as ProjectStatusSchema;
 use crate::routes::{BodyErrors, Deleted, KeyedErrors, NotFound, Timestamp, created, not_found, path_id};
 use crate::state::ApiState;
 
@@ -26,7 +27,7 @@ pub(crate) struct ProjectBody {
     #[schema(required = true)]
     code: Option<String>,
     /// `ACTIVE` when created. No time can be logged on an `ARCHIVED` project.
-    #[schema(value_type = String, pattern = "^(PENDING|ACTIVE|COMPLETED|ARCHIVED)$", example = "ACTIVE")]
+    #[schema(value_type = ProjectStatusSchema)]
     status: &'static str,
     team_id: Uuid,
     created_at: Timestamp,
@@ -71,7 +72,7 @@ pub(crate) struct ProjectData {
     #[schema(value_type = Option<String>, pattern = r"^[^\u0000]*$", max_length = 50)]
     code: Patch<String>,
     #[serde(default)]
-    #[schema(value_type = String, pattern = "^(PENDING|ACTIVE|COMPLETED|ARCHIVED)$")]
+    #[schema(value_type = ProjectStatusSchema)]
     status: Patch<String>,
 }
 
@@ -79,7 +80,7 @@ pub(crate) struct ProjectData {
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct ProjectUpdate {
-    #[schema(min_length = 1)]
+    #[schema(format = Uuid)]
     id: String,
     data: ProjectData,
 }
@@ -118,7 +119,9 @@ fn save_error(error: SaveProjectError) -> ApiError {
     }
 }
 
-/// List the team's projects, by title (case-insensitive), then id.
+/// List projects
+///
+/// Lists the team's projects, by title (case-insensitive), then id. Needs `track:read`.
 #[utoipa::path(
     tag = "Projects",
     responses((status = 200, description = "The team's projects", body = [ProjectBody]), KeyedErrors)
@@ -132,7 +135,10 @@ pub(crate) async fn list_projects(
     Ok(web::Json(projects.into_iter().map(ProjectBody::from).collect()))
 }
 
-/// Create a project, `ACTIVE`.
+/// Create a project
+///
+/// Creates a project, `ACTIVE`. A non-empty `code` must be unique in the team (409
+/// otherwise). Needs `track:write`.
 #[utoipa::path(
     tag = "Projects",
     request_body = ProjectInput,
@@ -159,10 +165,14 @@ pub(crate) async fn create_project(
     Ok(created(format!("/v1/track/projects/{}", project.id), ProjectBody::from(project)))
 }
 
-/// Update a project's title, code or status; fields left out of `data` stay as they are.
+/// Update a project
+///
+/// Updates a project's title, code or status; fields left out of `data` stay as they are.
+/// The body's `id` must equal the path id (400 otherwise), and a non-empty `code` must be
+/// unique in the team (409 otherwise). Needs `track:write`.
 #[utoipa::path(
     tag = "Projects",
-    params(("id" = String, Path, description = "Project id")),
+    params(("id" = Uuid, Path, description = "Project id")),
     request_body = ProjectUpdate,
     responses(
         (status = 200, description = "The updated project", body = ProjectBody),
@@ -193,10 +203,13 @@ pub(crate) async fn update_project(
     Ok(web::Json(project.into()))
 }
 
-/// Delete a project and its sections. Refused with 409 while time entries refer to it.
+/// Delete a project
+///
+/// Deletes the project and its sections. Refused with 409 while time entries refer to it.
+/// Needs `track:write`.
 #[utoipa::path(
     tag = "Projects",
-    params(("id" = String, Path, description = "Project id")),
+    params(("id" = Uuid, Path, description = "Project id")),
     responses(
         (status = 200, description = "Deleted", body = Deleted),
         (status = 409, description = "The project has time entries", body = crate::ErrorBody),

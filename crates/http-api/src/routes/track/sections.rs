@@ -50,7 +50,7 @@ pub(crate) struct SectionInput {
     #[schema(pattern = r"^[^\u0000]*$", min_length = 1, max_length = 255)]
     title: String,
     /// A project of the team.
-    #[schema(min_length = 1)]
+    #[schema(format = Uuid)]
     project_id: String,
 }
 
@@ -72,7 +72,10 @@ pub(crate) struct SectionQuery {
     project_id: Option<String>,
 }
 
-/// List the sections of one project, by title (case-insensitive), then id.
+/// List a project's sections
+///
+/// Lists the sections of the project `projectId` (required), by title (case-insensitive),
+/// then id. A project that is not the key's team's is a 404. Needs `track:read`.
 #[utoipa::path(
     tag = "Sections",
     params(SectionQuery),
@@ -99,7 +102,10 @@ pub(crate) async fn list_sections(
     Ok(web::Json(sections.into_iter().map(SectionBody::from).collect()))
 }
 
-/// Create a section in a project of the team.
+/// Create a section
+///
+/// Creates a section in a project of the team; an unknown `projectId` is a 400 naming it.
+/// Needs `track:write`.
 #[utoipa::path(
     tag = "Sections",
     request_body = SectionInput,
@@ -125,10 +131,13 @@ pub(crate) async fn create_section(
     Ok(created(format!("/v1/track/sections/{}", section.id), SectionBody::from(section)))
 }
 
-/// Rename a section. A section stays in its project.
+/// Rename a section
+///
+/// Sets the section's `title`; with `title` left out, the section is returned unchanged. A
+/// section stays in its project. Needs `track:write`.
 #[utoipa::path(
     tag = "Sections",
-    params(("id" = String, Path, description = "Section id")),
+    params(("id" = Uuid, Path, description = "Section id")),
     request_body = SectionUpdate,
     responses((status = 200, description = "The section", body = SectionBody), BodyErrors, NotFound, KeyedErrors)
 )]
@@ -149,10 +158,13 @@ pub(crate) async fn update_section(
     Ok(web::Json(section.ok_or_else(|| not_found("section"))?.into()))
 }
 
-/// Delete a section. Refused with 409 while time entries are filed under it.
+/// Delete a section
+///
+/// Deletes the section. Refused with 409 while time entries are filed under it. Needs
+/// `track:write`.
 #[utoipa::path(
     tag = "Sections",
-    params(("id" = String, Path, description = "Section id")),
+    params(("id" = Uuid, Path, description = "Section id")),
     responses(
         (status = 200, description = "Deleted", body = Deleted),
         (status = 409, description = "The section has time entries", body = crate::ErrorBody),

@@ -45,7 +45,9 @@ pub(crate) struct TagInput {
     title: String,
 }
 
-/// List the team's tags, by title (case-insensitive), then id.
+/// List tags
+///
+/// Lists the team's tags, by title (case-insensitive), then id. Needs `track:read`.
 #[utoipa::path(
     tag = "Tags",
     responses((status = 200, description = "The team's tags", body = [TagBody]), KeyedErrors)
@@ -59,7 +61,9 @@ pub(crate) async fn list_tags(
     Ok(web::Json(tags.into_iter().map(TagBody::from).collect()))
 }
 
-/// Create a tag.
+/// Create a tag
+///
+/// Creates a tag in the key's team. Needs `track:write`.
 #[utoipa::path(
     tag = "Tags",
     request_body = TagInput,
@@ -80,10 +84,13 @@ pub(crate) async fn create_tag(
     Ok(created(format!("/v1/track/tags/{}", tag.id), TagBody::from(tag)))
 }
 
-/// Rename a tag. Every entry carrying it shows the new title.
+/// Rename a tag
+///
+/// Sets the tag's `title`. Every entry carrying it shows the new title. Needs
+/// `track:write`.
 #[utoipa::path(
     tag = "Tags",
-    params(("id" = String, Path, description = "Tag id")),
+    params(("id" = Uuid, Path, description = "Tag id")),
     request_body = TagInput,
     responses((status = 200, description = "The renamed tag", body = TagBody), BodyErrors, NotFound, KeyedErrors)
 )]
@@ -100,10 +107,12 @@ pub(crate) async fn rename_tag(
     Ok(web::Json(tag.ok_or_else(|| not_found("tag"))?.into()))
 }
 
-/// Delete a tag. It is taken off every entry that carried it.
+/// Delete a tag
+///
+/// Deletes the tag. It is taken off every entry that carried it. Needs `track:write`.
 #[utoipa::path(
     tag = "Tags",
-    params(("id" = String, Path, description = "Tag id")),
+    params(("id" = Uuid, Path, description = "Tag id")),
     responses((status = 200, description = "Deleted", body = Deleted), NotFound, KeyedErrors)
 )]
 #[delete("/{id}")]

@@ -14,6 +14,7 @@ use uuid::Uuid;
 use crate::auth::{Auth, TrackRead, TrackWrite};
 use crate::body::{Json, Patch};
 use crate::error::ApiError;
+use crate::openapi::{Frequency as FrequencySchema, InstantInput};
 use crate::routes::{BodyErrors, Deleted, KeyedErrors, NotFound, Timestamp, body_id, created, path_id};
 use crate::state::ApiState;
 
@@ -74,11 +75,11 @@ impl From<TimeEntry> for TimeEntryBody {
     }
 }
 
-/// A tag given on input: the `id` decides; `title` is required but not used (entries show
-/// the tag's current title).
+/// A tag on a time entry, on input: the `id` decides; `title` is required but not used
+/// (entries show the tag's current title).
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
-pub(crate) struct TagInput {
+pub(crate) struct EntryTagInput {
     #[schema(format = Uuid)]
     id: String,
     #[allow(dead_code)]
@@ -96,8 +97,7 @@ pub(crate) struct TimeEntryInput {
     #[serde(default)]
     #[schema(pattern = r"^[^\u0000]*$", max_length = 1000, nullable)]
     description: Option<String>,
-    /// RFC 3339 datetime with an offset, or a date `YYYY-MM-DD` (00:00 UTC).
-    #[schema(example = "2026-11-20T09:30:00Z")]
+    #[schema(value_type = InstantInput)]
     date: String,
     /// Log the time for this user of the team: owners and admins only (403 otherwise).
     /// Default: the key's user.
@@ -114,8 +114,10 @@ pub(crate) struct TimeEntryInput {
     section_id: Option<String>,
     /// Tags of the team; repeats count once.
     #[serde(default)]
-    tags: Vec<TagInput>,
+    #[schema(default = json!([]))]
+    tags: Vec<EntryTagInput>,
     #[serde(default)]
+    #[schema(default = false)]
     ai_generated: bool,
 }
 
@@ -134,7 +136,7 @@ pub(crate) struct TimeEntryPatch {
     #[schema(value_type = Option<String>, pattern = r"^[^\u0000]*$", max_length = 1000)]
     description: Patch<String>,
     #[serde(default)]
-    #[schema(value_type = String, example = "2026-11-20T09:30:00Z")]
+    #[schema(value_type = InstantInput)]
     date: Patch<String>,
     /// Move the entry to this user of the team: owners and admins only (403 otherwise).
     #[serde(default)]
@@ -151,8 +153,8 @@ pub(crate) struct TimeEntryPatch {
     section_id: Patch<String>,
     /// Replaces the entry's tags.
     #[serde(default)]
-    #[schema(value_type = Vec<TagInput>)]
-    tags: Patch<Vec<TagInput>>,
+    #[schema(value_type = Vec<EntryTagInput>)]
+    tags: Patch<Vec<EntryTagInput>>,
 }
 
 /// `durationSeconds`: a JSON integer in bounds.
@@ -180,7 +182,7 @@ fn user(text: &str) -> Result<UserId, FieldError> {
     body_id(text, "userId", "user")
 }
 
-fn tags(tags: &[TagInput]) -> Result<Vec<TagId>, FieldError> {
+fn tags(tags: &[EntryTagInput]) -> Result<Vec<TagId>, FieldError> {
     tags.iter().enumerate().map(|(i, tag)| body_id(&tag.id, &format!("tags[{i}].id"), "tag")).collect()
 }
 
@@ -233,10 +235,10 @@ impl TimeEntryPatch {
 #[into_params(parameter_in = Query)]
 pub(crate) struct TimeQuery {
     /// A date `YYYY-MM-DD` or an RFC 3339 datetime; its UTC day decides the period.
-    #[param(required = true, example = "2026-11-20")]
+    #[param(required = true, value_type = InstantInput)]
     date: Option<String>,
     /// `day` (default), `week` (ISO week, Monday to Sunday) or `month`, all in UTC.
-    #[param(pattern = "^(day|week|month)$")]
+    #[param(value_type = Option<FrequencySchema>)]
     frequency: Option<String>,
     /// Only this user's entries. Owners and admins see the whole team's entries by
     /// default; members see only their own, and naming another user is a 403 for them.
@@ -244,8 +246,12 @@ pub(crate) struct TimeQuery {
     user_id: Option<String>,
 }
 
-/// List the time entries of the day, ISO week or calendar month around `date`, ordered
-/// by `date`, then creation.
+/// List time entries
+///
+/// Lists the time entries of the UTC day, ISO week (Monday to Sunday) or calendar month
+/// around `date` (`frequency`, default `day`), ordered by `date`, then creation. Members see
+/// only their own entries; owners and admins see the team's and may filter with `userId`
+/// (naming another user is a 403 for a member). Needs `track:read`.
 #[utoipa::path(
     tag = "Time entries",
     params(TimeQuery),
@@ -300,7 +306,11 @@ fn accepts_gzip(request: &HttpRequest) -> bool {
     accepted.negotiate([Encoding::gzip(), Encoding::identity()].iter()) == Some(Encoding::gzip())
 }
 
-/// Log time, for the key's user or (owners and admins) for `userId`.
+/// Log time
+///
+/// Creates a time entry for the key's user or, for owners and admins only, for `userId`
+/// (403 otherwise). No time can be logged on an `ARCHIVED` project (400). Needs
+/// `track:write`.
 #[utoipa::path(
     tag = "Time entries",
     request_body = TimeEntryInput,
@@ -331,10 +341,13 @@ pub(crate) async fn create_time(
     Ok(created(format!("/v1/track/time/{}", entry.id), TimeEntryBody::from(entry)))
 }
 
-/// Get one time entry. Members can only get their own.
+/// Get a time entry
+///
+/// Returns one time entry. Members can only get their own; another user's entry is a 404
+/// for them. Needs `track:read`.
 #[utoipa::path(
     tag = "Time entries",
-    params(("id" = String, Path, description = "Time entry id")),
+    params(("id" = Uuid, Path, description = "Time entry id")),
     responses((status = 200, description = "The entry", body = TimeEntryBody), NotFound, KeyedErrors)
 )]
 #[get("/{id}")]
@@ -350,10 +363,15 @@ pub(crate) async fn get_time(
     Ok(web::Json(entry.into()))
 }
 
-/// Change a time entry: only the fields given change.
+/// Change a time entry
+///
+/// Only the fields given change. Members can only change their own entries (another user's
+/// is a 404 for them); only owners and admins may move an entry to another `userId` (403
+/// otherwise). An entry on an `ARCHIVED` project cannot be changed, nor moved onto one
+/// (400). Needs `track:write`.
 #[utoipa::path(
     tag = "Time entries",
-    params(("id" = String, Path, description = "Time entry id")),
+    params(("id" = Uuid, Path, description = "Time entry id")),
     request_body = TimeEntryPatch,
     responses(
         (status = 200, description = "The changed entry", body = TimeEntryBody),
@@ -386,10 +404,13 @@ pub(crate) async fn update_time(
     Ok(web::Json(entry.into()))
 }
 
-/// Delete a time entry. Members can only delete their own.
+/// Delete a time entry
+///
+/// Deletes the entry. Members can only delete their own; another user's entry is a 404 for
+/// them. Needs `track:write`.
 #[utoipa::path(
     tag = "Time entries",
-    params(("id" = String, Path, description = "Time entry id")),
+    params(("id" = Uuid, Path, description = "Time entry id")),
     responses((status = 200, description = "Deleted", body = Deleted), NotFound, KeyedErrors)
 )]
 #[delete("/{id}")]

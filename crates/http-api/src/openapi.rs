@@ -1,0 +1,408 @@
+//! The OpenAPI description. Each operation comes from its handler's annotation and its
+//! request and response types; [`finish`] then adds what holds for many operations at
+//! once, so that no handler can forget it: the key requirement of every keyed operation,
+//! the headers responses carry, links from a create or a listing to what it holds, and that every
+//! response field is present. [`SchemaLedger`] catches two types that claim one
+//! component name, which would otherwise overwrite each other without a word.
+
+use std::cell::RefCell;
+use std::collections::BTreeMap;
+use std::collections::btree_map::Entry;
+use std::rc::Rc;
+
+use actix_web::dev::{AppService, HttpServiceFactory};
+use kernel::Words;
+use serde_json::{Map, Value, json};
+use utoipa::openapi::RefOr;
+use utoipa::openapi::path::Paths;
+use utoipa::openapi::schema::{AnyOfBuilder, KnownFormat, ObjectBuilder, Schema, SchemaFormat, Type};
+use utoipa::{OpenApi, PartialSchema, ToSchema};
+use utoipa_actix_web::OpenApiFactory;
+
+/// Version of the API description.
+pub const API_VERSION: &str = "2026.6.2";
+
+/// The one public path under `/v1`: the PDF link, whose unguessable id is the credential.
+pub(crate) const PUBLIC_V1_PATHS: [&str; 1] = ["/v1/invoices/pdf"];
+
+/// Name of the key's security scheme.
+const KEY_SCHEME: &str = "api_key";
+
+/// The HTTP methods an OpenAPI path item may hold operations under, lowercase.
+pub(crate) const METHODS: [&str; 5] = ["get", "post", "put", "patch", "delete"];
+
+#[derive(OpenApi)]
+#[openapi(
+    info(
+        title = "billable",
+        version = "2026.6.2",
+        description = "Team-scoped REST API for clients, invoices and time tracking. Every `/v1` \
+            endpoint but the invoice PDF needs an `X-API-Key` header; all data belongs to the key's \
+            team, and another team's resources are reported as not found. Errors are \
+            `{\"error\": \"...\"}`; a 400 names the offending field first. Requests are \
+            rate-limited per key (429 with `Retry-After`), and keyed responses carry \
+            `RateLimit-Limit`, `RateLimit-Remaining` and `RateLimit-Reset`. Every response \
+            carries `x-request-id`. `HEAD` is answered wherever `GET` is."
+    ),
+    // Schemas only query parameters refer to: parameters do not bring their schemas along.
+    components(schemas(Frequency, Verdict, InstantInput)),
+    tags(
+        (name = "Clients", description = "Who invoices are billed to"),
+        (name = "Invoices", description = "Invoices with line items and exact money; PDFs by public link"),
+        (name = "Time entries", description = "Time spent on tasks. Members log and see their own; owners and \
+            admins log and see anyone's in the team"),
+        (name = "Tags", description = "Labels on time entries"),
+        (name = "Projects", description = "What time is logged against"),
+        (name = "Sections", description = "Parts of a project"),
+        (name = "Agent runs", description = "The agent runtime's run history: every call of its triggers, \
+            with status, steps and tokens; and the repository trigger's delivery log: every verified \
+            delivery with its verdict and what became of it. Needs `agent:read`"),
+        (name = "Operations", description = "Health and metrics"),
+    )
+)]
+pub(crate) struct ApiDoc;
+
+/// A component schema for each domain enum that requests and responses carry as a word:
+/// its `enum` is the domain type's own list ([`Words::ALL`]), the one that parses it.
+macro_rules! word_schemas {
+    ($($(#[doc = $doc:literal])+ $name:ident => $words:ty;)+) => {$(
+        $(#[doc = $doc])+
+        #[derive(Debug)]
+        pub(crate) struct $name;
+
+        impl PartialSchema for $name {
+            fn schema() -> RefOr<Schema> {
+                words_schema::<$words>(&[$($doc),+])
+            }
+        }
+
+        impl ToSchema for $name {}
+    )+};
+}
+
+word_schemas! {
+    /// An invoice's status. A PENDING invoice whose `dueDate` has passed reads OVERDUE.
+    InvoiceStatus => billing::InvoiceStatus;
+    /// A project's status. `ACTIVE` when created; no time can be logged on an `ARCHIVED` project.
+    ProjectStatus => tracking::ProjectStatus;
+    /// The period a time listing covers around its date, in UTC: the day, the ISO week
+    /// (Monday to Sunday) or the calendar month.
+    Frequency => tracking::Frequency;
+    /// How a run ended: `rejected` when its conversation's queue was full.
+    RunStatus => triggers::RunStatus;
+    /// The trigger that started a run.
+    TriggerKind => triggers::TriggerKind;
+    /// What the repository trigger made of a verified delivery: `ignored` for a ping or an
+    /// event its filter leaves out, `duplicate` for one accepted before.
+    Verdict => triggers::Verdict;
+    /// Where an accepted delivery stands.
+    DeliveryState => triggers::DeliveryState;
+}
+
+fn words_schema<W: Words>(doc_lines: &[&str]) -> RefOr<Schema> {
+    let description = doc_lines.iter().map(|line| line.trim()).collect::<Vec<_>>().join(" ");
+    ObjectBuilder::new()
+        .schema_type(Type::String)
+        .enum_values(Some(W::ALL.iter().map(|value| value.as_str())))
+        .description(Some(description))
+        .into()
+}
+
+/// An instant on input: an RFC 3339 datetime with an offset, or a date `YYYY-MM-DD`,
+/// which means 00:00 UTC that day.
+#[derive(Debug)]
+pub(crate) struct InstantInput;
+
+impl PartialSchema for InstantInput {
+    fn schema() -> RefOr<Schema> {
+        let string = |format| {
+            ObjectBuilder::new().schema_type(Type::String).format(Some(SchemaFormat::KnownFormat(format)))
+        };
+        AnyOfBuilder::new()
+            .item(string(KnownFormat::DateTime).examples(["2026-11-20T09:30:00Z"]))
+            .item(string(KnownFormat::Date).examples(["2026-11-20"]))
+            .description(Some(
+                "An RFC 3339 datetime with an offset, or a date `YYYY-MM-DD` (00:00 UTC that day).",
+            ))
+            .into()
+    }
+}
+
+impl ToSchema for InstantInput {}
+
+/// A file's bytes, as a response body.
+#[derive(Debug)]
+pub(crate) struct Binary;
+
+impl PartialSchema for Binary {
+    fn schema() -> RefOr<Schema> {
+        ObjectBuilder::new()
+            .schema_type(Type::String)
+            .format(Some(SchemaFormat::KnownFormat(KnownFormat::Binary)))
+            .into()
+    }
+}
+
+impl ToSchema for Binary {}
+
+/// Every component schema the handlers bring, by name, and the names two different
+/// schemas claimed.
+#[derive(Debug, Default)]
+pub(crate) struct SchemaLedger {
+    seen: RefCell<BTreeMap<String, Value>>,
+    clashes: RefCell<Vec<String>>,
+}
+
+impl SchemaLedger {
+    /// `handler`, registered as it is, with its schemas recorded here as the description
+    /// collects them.
+    pub(crate) fn check<F>(self: &Rc<Self>, handler: F) -> Checked<F> {
+        Checked { handler, ledger: Rc::clone(self) }
+    }
+
+    /// Names that two different schemas claimed: one of them is missing from the description.
+    pub(crate) fn clashes(&self) -> Vec<String> {
+        self.clashes.borrow().clone()
+    }
+
+    fn record(&self, schemas: &[(String, RefOr<Schema>)]) {
+        let mut seen = self.seen.borrow_mut();
+        for (name, schema) in schemas {
+            let schema = serde_json::to_value(schema).unwrap_or_default();
+            match seen.entry(name.clone()) {
+                Entry::Vacant(entry) => {
+                    entry.insert(schema);
+                }
+                Entry::Occupied(entry) if *entry.get() != schema => {
+                    self.clashes.borrow_mut().push(name.clone());
+                }
+                Entry::Occupied(_) => {}
+            }
+        }
+    }
+}
+
+/// A handler whose schemas a [`SchemaLedger`] records.
+pub(crate) struct Checked<F> {
+    handler: F,
+    ledger: Rc<SchemaLedger>,
+}
+
+impl<F: HttpServiceFactory> HttpServiceFactory for Checked<F> {
+    fn register(self, config: &mut AppService) {
+        self.handler.register(config);
+    }
+}
+
+impl<F: OpenApiFactory> OpenApiFactory for Checked<F> {
+    fn paths(&self) -> Paths {
+        self.handler.paths()
+    }
+
+    fn schemas(&self, schemas: &mut Vec<(String, RefOr<Schema>)>) {
+        let first = schemas.len();
+        self.handler.schemas(schemas);
+        self.ledger.record(&schemas[first..]);
+    }
+}
+
+/// Whether requests to `path` need a key.
+pub(crate) fn is_keyed(path: &str) -> bool {
+    path.starts_with("/v1/") && !PUBLIC_V1_PATHS.contains(&path)
+}
+
+/// Adds to the generated description what holds across operations.
+pub(crate) fn finish(doc: &mut Value) {
+    declare_key_scheme(doc);
+    for (path, item) in paths_mut(doc) {
+        let keyed = is_keyed(path);
+        for operation in operations_mut(item) {
+            if keyed {
+                operation["security"] = json!([{ KEY_SCHEME: [] }]);
+            }
+            if let Some(responses) = operation.get_mut("responses").and_then(Value::as_object_mut) {
+                for (status, response) in responses {
+                    declare_headers(response, status, keyed);
+                }
+            }
+        }
+    }
+    link_collections(doc);
+    require_response_fields(doc);
+}
+
+fn declare_key_scheme(doc: &mut Value) {
+    doc["components"]["securitySchemes"][KEY_SCHEME] = json!({
+        "type": "apiKey",
+        "in": "header",
+        "name": "X-API-Key",
+        "description": "A key made by `billable keys create` (or printed at first start).",
+    });
+}
+
+fn paths_mut(doc: &mut Value) -> impl Iterator<Item = (&String, &mut Value)> {
+    doc.get_mut("paths").and_then(Value::as_object_mut).into_iter().flat_map(|paths| paths.iter_mut())
+}
+
+fn operations_mut(item: &mut Value) -> impl Iterator<Item = &mut Value> {
+    item.as_object_mut()
+        .into_iter()
+        .flat_map(|item| item.iter_mut())
+        .filter(|(method, _)| METHODS.contains(&method.as_str()))
+        .map(|(_, operation)| operation)
+}
+
+/// The headers a response carries: `x-request-id` always; the key's `RateLimit-*` on a
+/// keyed operation once the key is known (every status but 401). Headers a handler
+/// declared (`Location`, `Retry-After`, `Content-Disposition`) are always sent with their
+/// status, except on a server error, where nothing is promised.
+fn declare_headers(response: &mut Value, status: &str, keyed: bool) {
+    let promised = !status.starts_with('5');
+    let headers = response.as_object_mut().map(|r| r.entry("headers").or_insert_with(|| json!({})));
+    let Some(headers) = headers.and_then(Value::as_object_mut) else { return };
+    for header in headers.values_mut() {
+        header["required"] = json!(promised);
+    }
+    headers.insert(
+        "x-request-id".to_owned(),
+        json!({
+            "description": "The request's id: the one the caller sent when usable (1 to 128 visible \
+                ASCII characters), else a new one. Logged with the request.",
+            "required": true,
+            "schema": {"type": "string"},
+        }),
+    );
+    if keyed && status != "401" {
+        for (name, description) in [
+            ("RateLimit-Limit", "The key's burst: how many requests it may make at once."),
+            ("RateLimit-Remaining", "How many requests the key may make now."),
+            ("RateLimit-Reset", "Whole seconds until the key's allowance is full again."),
+        ] {
+            headers.insert(
+                name.to_owned(),
+                json!({
+                    "description": description,
+                    "required": promised,
+                    "schema": {"type": "integer", "minimum": 0},
+                }),
+            );
+        }
+    }
+}
+
+/// Links to the operations on one resource of a collection (every operation under the
+/// collection's path that takes an `id`, unless a nearer collection holds it): from its
+/// create's 201, on the new resource's id, and from its listing's 200, on the first one's.
+fn link_collections(doc: &mut Value) {
+    let Some(paths) = doc.get("paths").and_then(Value::as_object) else { return };
+    let sources: Vec<(String, &str, &str, &str)> = paths
+        .iter()
+        .flat_map(|(path, item)| {
+            let create = item["post"]["responses"].get("201").map(|_| (path.clone(), "post", "201", "/id"));
+            let list = (item["get"]["responses"]["200"]["content"]["application/json"]["schema"]["type"]
+                == "array")
+                .then(|| (path.clone(), "get", "200", "/0/id"));
+            create.into_iter().chain(list)
+        })
+        .collect();
+    let collection_of = |path: &str| {
+        sources.iter().map(|(c, ..)| c).filter(|c| path.starts_with(&format!("{c}/"))).max_by_key(|c| c.len())
+    };
+    let mut targets: BTreeMap<&String, Vec<(String, &str, &String)>> = BTreeMap::new();
+    for (path, item) in paths {
+        let Some(collection) = collection_of(path) else { continue };
+        for method in METHODS {
+            let operation = &item[method];
+            let takes_id = operation["parameters"]
+                .as_array()
+                .is_some_and(|params| params.iter().any(|p| p["name"] == "id" && p["required"] == true));
+            if let Some(operation_id) = operation["operationId"].as_str().filter(|_| takes_id) {
+                targets.entry(collection).or_default().push((operation_id.to_owned(), method, path));
+            }
+        }
+    }
+    let mut links = Vec::new();
+    for (collection, method, status, pointer) in &sources {
+        let Some(targets) = targets.get(collection) else { continue };
+        let response_links: Map<String, Value> = targets
+            .iter()
+            .map(|(operation_id, target_method, target_path)| {
+                let link = json!({
+                    "operationId": operation_id,
+                    "parameters": {"id": format!("$response.body#{pointer}")},
+                    "description": format!("`{} {target_path}` on `{pointer}` of this response.", target_method.to_uppercase()),
+                });
+                (operation_id.clone(), link)
+            })
+            .collect();
+        links.push((collection.clone(), *method, *status, response_links));
+    }
+    for (collection, method, status, response_links) in links {
+        doc["paths"][&collection][method]["responses"][status]["links"] = Value::Object(response_links);
+    }
+}
+
+/// Every field of a response is always present (`null` where it has no value), so every
+/// property of every schema a response reaches is required.
+fn require_response_fields(doc: &mut Value) {
+    let mut pending: Vec<String> = Vec::new();
+    if let Some(paths) = doc.get("paths") {
+        for item in paths.as_object().into_iter().flat_map(|p| p.values()) {
+            for method in METHODS {
+                collect_refs(&item[method]["responses"], &mut pending);
+            }
+        }
+    }
+    let mut reached: Vec<String> = Vec::new();
+    while let Some(name) = pending.pop() {
+        if reached.contains(&name) {
+            continue;
+        }
+        collect_refs(&doc["components"]["schemas"][&name], &mut pending);
+        reached.push(name);
+    }
+    for name in reached {
+        let schema = &mut doc["components"]["schemas"][&name];
+        let Some(properties) = schema.get("properties").and_then(Value::as_object) else { continue };
+        let required: Vec<Value> = properties.keys().map(|key| json!(key)).collect();
+        schema["required"] = Value::Array(required);
+    }
+}
+
+/// The names of the component schemas `value` refers to, anywhere inside it.
+pub(crate) fn collect_refs(value: &Value, names: &mut Vec<String>) {
+    match value {
+        Value::Object(object) => {
+            if let Some(name) = object
+                .get("$ref")
+                .and_then(Value::as_str)
+                .and_then(|r| r.strip_prefix("#/components/schemas/"))
+            {
+                names.push(name.to_owned());
+            }
+            object.values().for_each(|v| collect_refs(v, names));
+        }
+        Value::Array(items) => items.iter().for_each(|v| collect_refs(v, names)),
+        _ => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use utoipa::openapi::RefOr;
+    use utoipa::openapi::schema::{ObjectBuilder, Schema, Type};
+
+    use super::SchemaLedger;
+
+    #[test]
+    fn the_ledger_reports_two_schemas_under_one_name() {
+        let text: RefOr<Schema> = ObjectBuilder::new().schema_type(Type::String).into();
+        let number: RefOr<Schema> = ObjectBuilder::new().schema_type(Type::Integer).into();
+        let ledger = SchemaLedger::default();
+        ledger.record(&[("Same".into(), text.clone()), ("Other".into(), number.clone())]);
+        ledger.record(&[("Same".into(), text)]);
+        assert!(ledger.clashes().is_empty(), "the same schema twice is no clash");
+        ledger.record(&[("Same".into(), number)]);
+        assert_eq!(ledger.clashes(), ["Same"]);
+    }
+}
