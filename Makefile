@@ -5,11 +5,13 @@ CARGO ?= cargo
 DOMAIN_CRATES := kernel accounts billing tracking triggers
 export TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/postgres
 
-.PHONY: help run test lint fmt fmt-check clippy layering deny test-all schemathesis bench audit doc
+.PHONY: help run test lint fmt fmt-check clippy layering deny test-all openapi schemathesis bench audit doc
 
 help:
 	@echo "make run     build and serve on the embedded SQLite default (http://127.0.0.1:3000)"
-	@echo "make test    everything CI checks: lint, tests on every adapter, cargo deny, schemathesis"
+	@echo "make test    everything CI checks: lint, tests on every adapter, cargo deny, the OpenAPI"
+	@echo "             description from outside (linters, generated clients, the reference in"
+	@echo "             Chromium), schemathesis"
 	@echo "make lint    fmt check, clippy -D warnings, docs, layering check"
 	@echo "make fmt     format the code"
 	@echo "make bench   release build on PostgreSQL under load, with pgbench beside it; PDF render times;"
@@ -19,7 +21,7 @@ help:
 run:
 	$(CARGO) run --release -p app --bin billable -- serve $(ARGS)
 
-test: lint test-all deny schemathesis
+test: lint test-all deny openapi schemathesis
 
 lint: fmt-check clippy doc layering
 
@@ -58,6 +60,15 @@ deny:
 
 audit:
 	$(CARGO) deny --locked check advisories
+
+# The served /openapi.json as its users meet it: openapi-spec-validator and Spectral, a
+# Python client (openapi-python-client) and a TypeScript one (openapi-typescript,
+# openapi-fetch, tsc --strict) generated from it and run against a server, and the
+# interactive reference driven in headless Chromium.
+openapi:
+	./scripts/openapi-lint.sh
+	./scripts/generated-clients.sh
+	./scripts/reference-check.sh
 
 schemathesis:
 	./scripts/schemathesis.sh

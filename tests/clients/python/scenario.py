@@ -1,0 +1,563 @@
+#!/usr/bin/env python3
+"""A scenario through the Python client that openapi-python-client generates from the
+served /openapi.json, and through nothing else.
+
+Every call goes through a generated `sync_detailed` function. Each one checks the status
+code and that `response.parsed` is the generated model the document promises for it (a
+list of them for a listing). The parsed model is then walked: a field the server left out
+(`UNSET`) or a field the document does not describe (`additional_properties`) fails the
+step too. The client raises on any status the document does not list
+(`raise_on_unexpected_status=True`).
+
+Environment:
+  BASE_URL    the server, e.g. http://127.0.0.1:3000
+  API_KEY     a `write` key of a fresh team (the one the first start prints)
+  CLIENT_DIR  the directory that holds the generated package `billable_client`
+
+The server must run with a low per-key rate limit (scripts/generated-clients.sh starts it
+with BILLABLE_RATE_LIMIT=150/60s): the last step calls a listing until a 429 comes.
+
+Prints one line per step and ends with `N passed, M failed`; exits 1 when a step failed.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import pkgutil
+import re
+import sys
+import traceback
+import uuid
+from datetime import date, datetime, timezone
+from typing import Any, Callable
+
+BASE_URL = os.environ["BASE_URL"]
+API_KEY = os.environ["API_KEY"]
+sys.path.insert(0, os.environ["CLIENT_DIR"])
+
+import billable_client  # noqa: E402
+import billable_client.api  # noqa: E402
+from billable_client import AuthenticatedClient, Client, errors  # noqa: E402
+from billable_client import models  # noqa: E402
+from billable_client.types import UNSET, File  # noqa: E402
+
+# Every operation of the REST API (the agent's run history is left to other tests).
+KEYED_OPERATIONS = [
+    "list_clients", "create_client", "get_client", "replace_client", "delete_client",
+    "list_invoices", "create_invoice", "get_invoice", "update_invoice", "mark_invoice",
+    "delete_invoice",
+    "list_time", "create_time", "get_time", "update_time", "delete_time",
+    "list_tags", "create_tag", "rename_tag", "delete_tag",
+    "list_projects", "create_project", "update_project", "delete_project",
+    "list_sections", "create_section", "update_section", "delete_section",
+]
+PUBLIC_OPERATIONS = ["invoice_pdf"]
+
+client = AuthenticatedClient(
+    base_url=BASE_URL,
+    token=API_KEY,
+    prefix="",
+    auth_header_name="X-API-Key",
+    raise_on_unexpected_status=True,
+)
+# The PDF link is public: fetched without a key.
+public = Client(base_url=BASE_URL, raise_on_unexpected_status=True)
+
+
+class Failed(Exception):
+    pass
+
+
+def check(condition: bool, message: str) -> None:
+    if not condition:
+        raise Failed(message)
+
+
+def model(name: str) -> type:
+    """A generated model (or enum) class, by its schema name."""
+    found = getattr(models, name, None)
+    check(isinstance(found, type), f"the generated client has no model {name}")
+    return found  # type: ignore[return-value]
+
+
+_operations: dict[str, Any] = {}
+
+
+def operation(name: str) -> Any:
+    """The generated module of an operation, whatever tag it was filed under."""
+    if not _operations:
+        for tag in pkgutil.iter_modules(billable_client.api.__path__):
+            package = importlib.import_module(f"billable_client.api.{tag.name}")
+            for module in pkgutil.iter_modules(package.__path__):
+                _operations[module.name] = f"billable_client.api.{tag.name}.{module.name}"
+    check(name in _operations, f"the generated client has no operation {name}")
+    return importlib.import_module(_operations[name])
+
+
+def strict(value: Any, where: str) -> None:
+    """Every field of a parsed model is present, and nothing came that the document does
+    not describe."""
+    if isinstance(value, list):
+        for i, item in enumerate(value):
+            strict(item, f"{where}[{i}]")
+        return
+    fields = getattr(type(value), "__attrs_attrs__", None)
+    if fields is None:
+        return
+    for field in fields:
+        if field.name == "additional_properties":
+            extra = getattr(value, field.name)
+            check(not extra, f"{where}: fields the document does not describe: {sorted(extra)}")
+            continue
+        inner = getattr(value, field.name)
+        check(inner is not UNSET, f"{where}.{field.name}: missing from the response")
+        strict(inner, f"{where}.{field.name}")
+
+
+def call(name: str, status: int, expected: type | list[type], *, via: Any = None, **kwargs: Any) -> Any:
+    """Calls an operation's `sync_detailed` and checks the status and the parsed model.
+    `expected` is a model class, or `[cls]` for an array of them."""
+    try:
+        response = operation(name).sync_detailed(client=via or client, **kwargs)
+    except errors.UnexpectedStatus as error:
+        raise Failed(
+            f"{name}: undocumented status {error.status_code}: {error.content[:300]!r}"
+        ) from None
+    got = int(response.status_code)
+    check(got == status, f"{name}: status {got}, expected {status}: {response.content[:300]!r}")
+    parsed = response.parsed
+    if isinstance(expected, list):
+        cls = expected[0]
+        check(isinstance(parsed, list), f"{name}: parsed {type(parsed).__name__}, expected list[{cls.__name__}]")
+        for item in parsed:
+            check(isinstance(item, cls), f"{name}: item parsed as {type(item).__name__}, expected {cls.__name__}")
+    else:
+        check(
+            isinstance(parsed, expected),
+            f"{name}: parsed {type(parsed).__name__}, expected {expected.__name__}",
+        )
+    strict(parsed, name)
+    return response
+
+
+def error_call(name: str, status: int, starts: str, **kwargs: Any) -> Any:
+    """An operation that must fail with `status` and an ErrorBody whose message starts
+    with `starts`."""
+    response = call(name, status, model("ErrorBody"), **kwargs)
+    message = response.parsed.error
+    check(message.startswith(starts), f"{name}: error {message!r}, expected it to start with {starts!r}")
+    return response
+
+
+def enum_value(value: Any, enum: str, expected: str, where: str) -> None:
+    """`value` is a member of the generated enum `enum`, and reads `expected`."""
+    cls = model(enum)
+    check(isinstance(value, cls), f"{where}: {value!r} is a {type(value).__name__}, not the enum {enum}")
+    check(value.value == expected, f"{where}: {value.value!r}, expected {expected!r}")
+
+
+def utc(text: str) -> datetime:
+    return datetime.fromisoformat(text.replace("Z", "+00:00")).astimezone(timezone.utc)
+
+
+# --- the steps -------------------------------------------------------------------------
+
+STEPS: list[tuple[str, Callable[[dict[str, Any]], None]]] = []
+
+
+def step(title: str) -> Callable[[Callable[[dict[str, Any]], None]], Callable[[dict[str, Any]], None]]:
+    def register(fn: Callable[[dict[str, Any]], None]) -> Callable[[dict[str, Any]], None]:
+        STEPS.append((title, fn))
+        return fn
+
+    return register
+
+
+@step("every /v1 operation but the PDF takes an AuthenticatedClient; the PDF takes a plain Client")
+def _(s: dict[str, Any]) -> None:
+    for name in KEYED_OPERATIONS:
+        annotation = operation(name).sync_detailed.__annotations__.get("client")
+        check(
+            annotation in (AuthenticatedClient, "AuthenticatedClient"),
+            f"{name}: client is {annotation}, not AuthenticatedClient (no `security` on the operation?)",
+        )
+    for name in PUBLIC_OPERATIONS:
+        annotation = str(operation(name).sync_detailed.__annotations__.get("client"))
+        check("Client" in annotation and "|" in annotation, f"{name}: client is {annotation}")
+
+
+# Clients
+
+
+@step("create a client (201 ClientBody, optional fields default to empty)")
+def _(s: dict[str, Any]) -> None:
+    body = model("ClientInput")(
+        name="Acme GmbH",
+        email="billing@acme.example",
+        phone="+49 30 1234567",
+        line1="Hauptstraße 1",
+        postal_code="10115",
+    )
+    c = call("create_client", 201, model("ClientBody"), body=body).parsed
+    check(c.name == "Acme GmbH" and c.email == "billing@acme.example", f"client {c}")
+    check(c.phone == "+49 30 1234567" and c.vat_number == "" and c.line2 == "" and c.line3 == "", f"client {c}")
+    check(isinstance(c.id, uuid.UUID) and isinstance(c.created_at, datetime), f"id {c.id!r}, createdAt {c.created_at!r}")
+    s["client"] = c
+
+
+@step("list clients (200 list[ClientBody]) holds the new client")
+def _(s: dict[str, Any]) -> None:
+    listed = call("list_clients", 200, [model("ClientBody")]).parsed
+    check(s["client"].id in [c.id for c in listed], "the new client is not listed")
+
+
+@step("get the client (200 ClientBody)")
+def _(s: dict[str, Any]) -> None:
+    c = call("get_client", 200, model("ClientBody"), id=s["client"].id).parsed
+    check(c.id == s["client"].id and c.line1 == "Hauptstraße 1", f"client {c}")
+
+
+@step("PATCH the client: a full replacement (200 ClientBody, left-out fields become empty)")
+def _(s: dict[str, Any]) -> None:
+    body = model("ClientInput")(
+        name="Acme AG", email="billing@acme.example", line1="Bahnhofstrasse 2", postal_code="8001"
+    )
+    c = call("replace_client", 200, model("ClientBody"), id=s["client"].id, body=body).parsed
+    check(c.name == "Acme AG" and c.line1 == "Bahnhofstrasse 2" and c.postal_code == "8001", f"client {c}")
+    check(c.phone == "", f"phone {c.phone!r}: a replacement leaves out what it does not give")
+    check(c.created_at == s["client"].created_at, "createdAt changed")
+
+
+# Invoices
+
+
+def line(description: str, unit_price: float, quantity: float) -> Any:
+    return model("LineItemInput")(description=description, unit_price=unit_price, quantity=quantity)
+
+
+@step("create an invoice for an inline client {email, name}, no address (201 InvoiceBody)")
+def _(s: dict[str, Any]) -> None:
+    body = model("InvoiceInput")(
+        line_items=[line("Consulting", 19.99, 3)],
+        client=model("InlineClientInput")(email="ap@globex.example", name="Globex"),
+        tax_percentage=7.5,
+        issue_date=utc("2026-11-20T09:30:00Z"),
+    )
+    i = call("create_invoice", 201, model("InvoiceBody"), body=body).parsed
+    enum_value(i.status, "InvoiceStatus", "PENDING", "status")
+    check(i.serial == "INV-0001", f"serial {i.serial!r}")
+    check((i.subtotal, i.tax, i.total) == (59.97, 4.5, 64.47), f"totals {i.subtotal} {i.tax} {i.total}")
+    check(i.client_id != s["client"].id, "the inline client matched the other client")
+    check(i.currency == "USD", f"currency {i.currency!r}")
+    check(i.issue_date == utc("2026-11-20T09:30:00Z") and i.due_date is None, f"dates {i.issue_date} {i.due_date}")
+    check([(li.position, li.amount) for li in i.line_items] == [(0, 59.97)], f"items {i.line_items}")
+    s["invoice"] = i
+
+
+@step("the inline client was made from its details, with an empty address (200 ClientBody)")
+def _(s: dict[str, Any]) -> None:
+    c = call("get_client", 200, model("ClientBody"), id=s["invoice"].client_id).parsed
+    check((c.name, c.email, c.line1, c.postal_code) == ("Globex", "ap@globex.example", "", ""), f"client {c}")
+
+
+@step("create an invoice for an existing client by clientId (201 InvoiceBody)")
+def _(s: dict[str, Any]) -> None:
+    body = model("InvoiceInput")(line_items=[line("Retainer", 80, 1)], client_id=str(s["client"].id), tax=12.345)
+    i = call("create_invoice", 201, model("InvoiceBody"), body=body).parsed
+    check(i.client_id == s["client"].id, f"clientId {i.client_id}")
+    check(re.fullmatch(r"INV-\d{4}", i.serial) is not None, f"serial {i.serial!r}")
+    check((i.subtotal, i.tax, i.total) == (80, 12.35, 92.35), f"totals {i.subtotal} {i.tax} {i.total}")
+    s["invoice2"] = i
+
+
+@step("list invoices (200 list[InvoiceBody]) holds both")
+def _(s: dict[str, Any]) -> None:
+    listed = call("list_invoices", 200, [model("InvoiceBody")]).parsed
+    ids = [i.id for i in listed]
+    check(s["invoice"].id in ids and s["invoice2"].id in ids, f"listed {ids}")
+
+
+@step("get the invoice (200 InvoiceBody)")
+def _(s: dict[str, Any]) -> None:
+    i = call("get_invoice", 200, model("InvoiceBody"), id=s["invoice"].id).parsed
+    check(i.id == s["invoice"].id and i.total == 64.47, f"invoice {i}")
+
+
+@step("PATCH the invoice: description, due date, items, tax (200 InvoiceBody, totals recomputed)")
+def _(s: dict[str, Any]) -> None:
+    body = model("InvoicePatch")(
+        description="Consulting, November",
+        due_date=utc("2099-12-31T00:00:00Z"),
+        line_items=[line("Workshop", 100, 1), line("Travel", 0.5, 3)],
+        tax_percentage=19,
+    )
+    i = call("update_invoice", 200, model("InvoiceBody"), id=s["invoice"].id, body=body).parsed
+    check(i.description == "Consulting, November", f"description {i.description!r}")
+    check(i.due_date == utc("2099-12-31T00:00:00Z"), f"dueDate {i.due_date!r}")
+    check((i.subtotal, i.tax, i.total) == (101.5, 19.29, 120.79), f"totals {i.subtotal} {i.tax} {i.total}")
+    check([li.description for li in i.line_items] == ["Workshop", "Travel"], f"items {i.line_items}")
+    enum_value(i.status, "InvoiceStatus", "PENDING", "status")
+
+
+@step("mark the invoice paid (200 InvoiceBody, status PAID)")
+def _(s: dict[str, Any]) -> None:
+    i = call("mark_invoice", 200, model("InvoiceBody"), id=s["invoice"].id).parsed
+    enum_value(i.status, "InvoiceStatus", "PAID", "status")
+
+
+@step("the invoice PDF, without a key (200 %PDF bytes, inline)")
+def _(s: dict[str, Any]) -> None:
+    response = call("invoice_pdf", 200, File, via=public, id=s["invoice"].id)
+    check(response.content.startswith(b"%PDF"), f"content starts {response.content[:16]!r}")
+    check(response.parsed.payload.read() == response.content, "the parsed File does not hold the body")
+    disposition = response.headers.get("content-disposition", "")
+    check(disposition == f'inline; filename="{s["invoice"].serial}.pdf"', f"Content-Disposition {disposition!r}")
+
+
+@step("the invoice PDF with download=true (200 %PDF bytes, attachment)")
+def _(s: dict[str, Any]) -> None:
+    response = call("invoice_pdf", 200, File, via=public, id=s["invoice"].id, download=True)
+    check(response.content.startswith(b"%PDF"), f"content starts {response.content[:16]!r}")
+    disposition = response.headers.get("content-disposition", "")
+    check(disposition == f'attachment; filename="{s["invoice"].serial}.pdf"', f"Content-Disposition {disposition!r}")
+
+
+@step("an invoice with a bad line item (400 ErrorBody naming lineItems[0].quantity)")
+def _(s: dict[str, Any]) -> None:
+    body = model("InvoiceInput")(line_items=[line("Nothing", 10, 0)], client_id=str(s["client"].id))
+    error_call("create_invoice", 400, "lineItems[0].quantity:", body=body)
+
+
+@step("an unknown invoice id (404 ErrorBody)")
+def _(s: dict[str, Any]) -> None:
+    error_call("get_invoice", 404, "invoice not found", id=uuid.uuid4())
+
+
+@step("a client that has invoices cannot be deleted (409 ErrorBody)")
+def _(s: dict[str, Any]) -> None:
+    error_call("delete_client", 409, "client has invoices", id=s["client"].id)
+
+
+@step("delete the client's invoice (200 Deleted)")
+def _(s: dict[str, Any]) -> None:
+    d = call("delete_invoice", 200, model("Deleted"), id=s["invoice2"].id).parsed
+    check(d.message == "invoice deleted", f"message {d.message!r}")
+
+
+@step("delete the client (200 Deleted)")
+def _(s: dict[str, Any]) -> None:
+    d = call("delete_client", 200, model("Deleted"), id=s["client"].id).parsed
+    check(d.message == "client deleted", f"message {d.message!r}")
+
+
+@step("the deleted client is gone (404 ErrorBody)")
+def _(s: dict[str, Any]) -> None:
+    error_call("get_client", 404, "client not found", id=s["client"].id)
+
+
+# Tags, projects, sections
+
+
+@step("create a tag (201 TagBody)")
+def _(s: dict[str, Any]) -> None:
+    t = call("create_tag", 201, model("TagBody"), body=model("TagInput")(title="billable")).parsed
+    check(t.title == "billable", f"tag {t}")
+    s["tag"] = t
+
+
+@step("rename the tag (200 TagBody)")
+def _(s: dict[str, Any]) -> None:
+    t = call("rename_tag", 200, model("TagBody"), id=s["tag"].id, body=model("TagInput")(title="Billable")).parsed
+    check(t.id == s["tag"].id and t.title == "Billable", f"tag {t}")
+    s["tag"] = t
+
+
+@step("list tags (200 list[TagBody]) holds the tag")
+def _(s: dict[str, Any]) -> None:
+    listed = call("list_tags", 200, [model("TagBody")]).parsed
+    check([t.title for t in listed if t.id == s["tag"].id] == ["Billable"], "the tag is not listed")
+
+
+@step("create a project (201 ProjectBody, ACTIVE)")
+def _(s: dict[str, Any]) -> None:
+    body = model("ProjectInput")(title="Website relaunch", code="WEB")
+    p = call("create_project", 201, model("ProjectBody"), body=body).parsed
+    check(p.title == "Website relaunch" and p.code == "WEB", f"project {p}")
+    enum_value(p.status, "ProjectStatus", "ACTIVE", "status")
+    s["project"] = p
+
+
+@step("PUT the project: title and status (200 ProjectBody)")
+def _(s: dict[str, Any]) -> None:
+    data = model("ProjectData")(title="Website relaunch 2026", status=model("ProjectStatus")("COMPLETED"))
+    body = model("ProjectUpdate")(id=str(s["project"].id), data=data)
+    p = call("update_project", 200, model("ProjectBody"), id=s["project"].id, body=body).parsed
+    check(p.title == "Website relaunch 2026" and p.code == "WEB", f"project {p}")
+    enum_value(p.status, "ProjectStatus", "COMPLETED", "status")
+
+
+@step("list projects (200 list[ProjectBody]) holds the project")
+def _(s: dict[str, Any]) -> None:
+    listed = call("list_projects", 200, [model("ProjectBody")]).parsed
+    check([p.title for p in listed if p.id == s["project"].id] == ["Website relaunch 2026"], "not listed")
+
+
+@step("create a section (201 SectionBody)")
+def _(s: dict[str, Any]) -> None:
+    body = model("SectionInput")(title="Design", project_id=str(s["project"].id))
+    x = call("create_section", 201, model("SectionBody"), body=body).parsed
+    check(x.title == "Design" and x.project_id == s["project"].id, f"section {x}")
+    s["section"] = x
+
+
+@step("list the project's sections (200 list[SectionBody])")
+def _(s: dict[str, Any]) -> None:
+    listed = call("list_sections", 200, [model("SectionBody")], project_id=s["project"].id).parsed
+    check([x.id for x in listed] == [s["section"].id], f"listed {[x.id for x in listed]}")
+
+
+@step("PUT the section: rename (200 SectionBody)")
+def _(s: dict[str, Any]) -> None:
+    body = model("SectionUpdate")(title="UX design")
+    x = call("update_section", 200, model("SectionBody"), id=s["section"].id, body=body).parsed
+    check(x.title == "UX design" and x.project_id == s["project"].id, f"section {x}")
+
+
+# Time entries
+
+
+@step("create a time entry in the section, with a tag [{id, title}] (201 TimeEntryBody)")
+def _(s: dict[str, Any]) -> None:
+    tag = model("EntryTagInput")(id=s["tag"].id, title=s["tag"].title)
+    body = model("TimeEntryInput")(
+        duration_seconds=3600,
+        task_name="Wireframes",
+        description="First pass",
+        date=utc("2026-11-18T09:30:00Z"),
+        section_id=s["section"].id,
+        tags=[tag],
+    )
+    e = call("create_time", 201, model("TimeEntryBody"), body=body).parsed
+    check(e.duration_seconds == 3600 and e.task_name == "Wireframes", f"entry {e}")
+    check(e.date == utc("2026-11-18T09:30:00Z") and e.ai_generated is False, f"entry {e}")
+    check(e.section_id == s["section"].id and e.project_id == s["project"].id, "the section sets the project")
+    check([(t.id, t.title) for t in e.tags] == [(s["tag"].id, "Billable")], f"tags {e.tags}")
+    s["entry"] = e
+
+
+@step("get the time entry (200 TimeEntryBody)")
+def _(s: dict[str, Any]) -> None:
+    e = call("get_time", 200, model("TimeEntryBody"), id=s["entry"].id).parsed
+    check(e.id == s["entry"].id and e.description == "First pass", f"entry {e}")
+
+
+@step("PATCH the time entry: duration, task, clear the description (200 TimeEntryBody)")
+def _(s: dict[str, Any]) -> None:
+    body = model("TimeEntryPatch")(duration_seconds=5400, task_name="Wireframes v2", description=None)
+    e = call("update_time", 200, model("TimeEntryBody"), id=s["entry"].id, body=body).parsed
+    check((e.duration_seconds, e.task_name, e.description) == (5400, "Wireframes v2", None), f"entry {e}")
+    check(len(e.tags) == 1 and e.section_id == s["section"].id, "fields not given changed")
+
+
+def listed_entries(day: str, frequency: str) -> list[Any]:
+    f = model("Frequency")(frequency)
+    return call("list_time", 200, [model("TimeEntryBody")], date=date.fromisoformat(day), frequency=f).parsed
+
+
+@step("list time by date, frequency week (200 list[TimeEntryBody])")
+def _(s: dict[str, Any]) -> None:
+    check([e.id for e in listed_entries("2026-11-22", "week")] == [s["entry"].id], "not in its ISO week")
+    check(listed_entries("2026-11-23", "week") == [], "listed in the next week")
+
+
+@step("list time by date, frequency month (200 list[TimeEntryBody])")
+def _(s: dict[str, Any]) -> None:
+    check([e.id for e in listed_entries("2026-11-01", "month")] == [s["entry"].id], "not in its month")
+    check(listed_entries("2026-12-01", "month") == [], "listed in the next month")
+
+
+@step("delete the time entry (200 Deleted)")
+def _(s: dict[str, Any]) -> None:
+    d = call("delete_time", 200, model("Deleted"), id=s["entry"].id).parsed
+    check(d.message == "time entry deleted", f"message {d.message!r}")
+
+
+@step("the deleted time entry is gone (404 ErrorBody)")
+def _(s: dict[str, Any]) -> None:
+    error_call("get_time", 404, "time entry not found", id=s["entry"].id)
+
+
+@step("delete the section (200 Deleted)")
+def _(s: dict[str, Any]) -> None:
+    d = call("delete_section", 200, model("Deleted"), id=s["section"].id).parsed
+    check(d.message == "section deleted", f"message {d.message!r}")
+
+
+@step("delete the project (200 Deleted)")
+def _(s: dict[str, Any]) -> None:
+    d = call("delete_project", 200, model("Deleted"), id=s["project"].id).parsed
+    check(d.message == "project deleted", f"message {d.message!r}")
+
+
+@step("delete the tag (200 Deleted)")
+def _(s: dict[str, Any]) -> None:
+    d = call("delete_tag", 200, model("Deleted"), id=s["tag"].id).parsed
+    check(d.message == "tag deleted", f"message {d.message!r}")
+
+
+# Rate limit: last, since it spends the key's allowance.
+
+RATE_LIMIT_TRIES = 1000
+
+
+@step(f"list tags until the rate limit answers (429 ErrorBody with Retry-After, within {RATE_LIMIT_TRIES} calls)")
+def _(s: dict[str, Any]) -> None:
+    tag_body, error_body = model("TagBody"), model("ErrorBody")
+    for attempt in range(1, RATE_LIMIT_TRIES + 1):
+        try:
+            response = operation("list_tags").sync_detailed(client=client)
+        except errors.UnexpectedStatus as error:
+            raise Failed(f"list_tags: undocumented status {error.status_code}: {error.content[:300]!r}") from None
+        status = int(response.status_code)
+        if status == 200:
+            check(isinstance(response.parsed, list), f"call {attempt}: parsed {type(response.parsed).__name__}")
+            check(all(isinstance(t, tag_body) for t in response.parsed), f"call {attempt}: not TagBody items")
+            continue
+        check(status == 429, f"call {attempt}: status {status}: {response.content[:300]!r}")
+        check(isinstance(response.parsed, error_body), f"429 parsed {type(response.parsed).__name__}")
+        strict(response.parsed, "list_tags")
+        check(response.parsed.error == "rate limit exceeded", f"error {response.parsed.error!r}")
+        retry_after = response.headers.get("retry-after", "")
+        check(retry_after.isdigit() and int(retry_after) >= 1, f"Retry-After {retry_after!r}")
+        print(f"     (429 after {attempt} calls, Retry-After: {retry_after})")
+        return
+    raise Failed(f"no 429 within {RATE_LIMIT_TRIES} calls: is the server's BILLABLE_RATE_LIMIT low?")
+
+
+def main() -> int:
+    state: dict[str, Any] = {}
+    passed = failed = 0
+    for number, (title, fn) in enumerate(STEPS, start=1):
+        try:
+            fn(state)
+        except Failed as error:
+            failed += 1
+            print(f"FAIL {number:2} {title}\n     {error}")
+        except KeyError as error:
+            failed += 1
+            print(f"FAIL {number:2} {title}\n     needs {error} from a step that failed")
+        except Exception:  # noqa: BLE001 - a bug or a parse failure; show it whole
+            failed += 1
+            print(f"FAIL {number:2} {title}")
+            print("     " + traceback.format_exc().rstrip().replace("\n", "\n     "))
+        else:
+            passed += 1
+            print(f"ok   {number:2} {title}")
+        sys.stdout.flush()
+    print(f"{passed} passed, {failed} failed")
+    return 0 if failed == 0 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,397 @@
+// A scenario against a running billable, through a client generated from its served
+// /openapi.json: openapi-typescript turns the document into `paths` types, and
+// openapi-fetch sends typed requests. `tsc` (strict) checks every path, parameter, body
+// and response used here against the document, so a document that drifts from what the
+// API takes or gives fails the build before any request is sent.
+//
+//   BASE_URL=http://127.0.0.1:3000 API_KEY=bk_... node dist/scenario.js
+//
+// Prints one line per step and a last line `N passed, M failed`; exits 1 when any failed.
+
+import createClient from "openapi-fetch";
+import type { paths } from "./generated/schema.js";
+import { check, runner } from "./runner.mjs";
+
+// ---- Types taken from the document -------------------------------------------------
+
+type Method = "get" | "post" | "put" | "patch" | "delete";
+
+/** The JSON request body of an operation, as the document describes it. */
+type JsonBody<P extends keyof paths, M extends Method & keyof paths[P]> = paths[P][M] extends {
+  requestBody?: { content: { "application/json": infer B } };
+}
+  ? B
+  : never;
+
+/** What every error body is (docs/api.md, Errors). */
+type ErrorBody = { error: string };
+
+type IsAny<T> = 0 extends 1 & T ? true : false;
+
+/**
+ * The value, checked at compile time not to be typed `any`: an operation whose
+ * response the document leaves untyped would otherwise check nothing. A value typed
+ * `any` needs a second argument here, which no call gives, so `tsc` fails.
+ */
+function typed<T>(value: T, ..._notAny: IsAny<T> extends true ? ["value is typed any"] : []): T {
+  return value;
+}
+
+/** Whether A and B are the same type (not merely assignable to each other). */
+type Same<A, B> = (<T>() => T extends A ? 1 : 2) extends <T>() => T extends B ? 1 : 2 ? true : false;
+
+/**
+ * The error of a response, checked at compile time to be typed exactly `{error: string}`
+ * by the document (not `never`, not `unknown`, not a wider or narrower shape).
+ */
+function errorTyped<T>(
+  value: T,
+  ..._exact: Same<NonNullable<T>, ErrorBody> extends true ? [] : ["error body is not typed {error: string}"]
+): T {
+  return value;
+}
+
+/** A body that is exactly an operation's request body: excess properties are errors. */
+function body<P extends keyof paths, M extends Method & keyof paths[P]>(
+  _path: P,
+  _method: M,
+  value: JsonBody<P, M>,
+): JsonBody<P, M> {
+  return value;
+}
+
+// ---- A small runner ------------------------------------------------------------------
+
+const baseUrl = required("BASE_URL").replace(/\/+$/, "");
+const apiKey = required("API_KEY");
+
+function required(name: string): string {
+  const value = process.env[name];
+  if (!value) {
+    console.error(`${name} is not set`);
+    process.exit(2);
+  }
+  return value;
+}
+
+const { step, finish } = runner();
+
+/** `expected` must be of the type the document gives `actual`. */
+function equal<T>(actual: T, expected: NoInfer<T>, what: string): void {
+  check(actual === expected, `${what}: expected ${JSON.stringify(expected)}, got ${JSON.stringify(actual)}`);
+}
+
+/** The status, then the data of a success; a failure throws with the error body. */
+function ok<D, E>(
+  result: { data?: D; error?: E; response: Response },
+  status: number,
+  what: string,
+): NonNullable<D> {
+  const { data, error, response } = result;
+  if (response.status !== status || data === undefined || data === null) {
+    throw new Error(`${what}: expected ${status}, got ${response.status} ${JSON.stringify(error ?? data)}`);
+  }
+  return data;
+}
+
+/** The typed error body of a refusal with `status`. */
+function refused(result: { error?: ErrorBody; response: Response }, status: number, what: string): ErrorBody {
+  const { error, response } = result;
+  equal(response.status, status, `${what} status`);
+  check(error !== undefined, `${what}: no error body`);
+  check(typeof error.error === "string" && error.error.length > 0, `${what}: error is not a message`);
+  equal(response.headers.get("content-type")?.split(";")[0], "application/json", `${what} content-type`);
+  return error;
+}
+
+function need<T>(value: T | undefined, what: string): T {
+  if (value === undefined) throw new Error(`needs ${what} from an earlier step`);
+  return value;
+}
+
+// ---- The scenario ------------------------------------------------------------------------
+
+const api = createClient<paths>({ baseUrl, headers: { "X-API-Key": apiKey } });
+const anonymous = createClient<paths>({ baseUrl });
+
+const stamp = Date.now().toString(36);
+let clientId: string | undefined;
+let invoiceId: string | undefined;
+let inlineClientId: string | undefined;
+let tagId: string | undefined;
+let projectId: string | undefined;
+let sectionId: string | undefined;
+let entryId: string | undefined;
+
+// Wednesday of the ISO week Monday 2026-11-16 .. Sunday 2026-11-22.
+const entryDate = "2026-11-18T09:30:00Z";
+
+await step("create a client", async () => {
+  const result = await api.POST("/v1/invoices/clients", {
+    body: body("/v1/invoices/clients", "post", {
+      name: `Acme ${stamp}`,
+      email: `billing+${stamp}@acme.example`,
+      line1: "1 Main Street",
+      postalCode: "1000",
+      vatNumber: "BE0123456789",
+    }),
+  });
+  const client = typed(ok(result, 201, "create client"));
+  equal(client.name, `Acme ${stamp}`, "name");
+  equal(client.phone, "", "phone left out");
+  equal(client.line2, "", "line2 left out");
+  equal(result.response.headers.get("location"), `/v1/invoices/clients/${client.id}`, "Location");
+  clientId = client.id;
+});
+
+await step("list clients", async () => {
+  const clients = typed(ok(await api.GET("/v1/invoices/clients"), 200, "list clients"));
+  const id = need(clientId, "a client");
+  check(
+    clients.some((c) => c.id === id),
+    "the new client is not listed",
+  );
+});
+
+await step("get a client", async () => {
+  const id = need(clientId, "a client");
+  const client = typed(
+    ok(await api.GET("/v1/invoices/clients/{id}", { params: { path: { id } } }), 200, "get client"),
+  );
+  equal(client.id, id, "id");
+  equal(client.vatNumber, "BE0123456789", "vatNumber");
+  const teamId: string = client.teamId;
+  check(teamId.length > 0, "teamId is empty");
+});
+
+await step("replace a client (PATCH)", async () => {
+  const id = need(clientId, "a client");
+  const result = await api.PATCH("/v1/invoices/clients/{id}", {
+    params: { path: { id } },
+    body: body("/v1/invoices/clients/{id}", "patch", {
+      name: `Acme ${stamp} Ltd`,
+      email: `accounts+${stamp}@acme.example`,
+      line1: "2 Main Street",
+      postalCode: "1000",
+    }),
+  });
+  const client = typed(ok(result, 200, "replace client"));
+  equal(client.name, `Acme ${stamp} Ltd`, "name");
+  equal(client.line1, "2 Main Street", "line1");
+  // A full replacement: the vatNumber that was left out is now empty.
+  equal(client.vatNumber, "", "vatNumber after replacement");
+});
+
+await step("delete a client", async () => {
+  const id = need(clientId, "a client");
+  const result = await api.DELETE("/v1/invoices/clients/{id}", { params: { path: { id } } });
+  const deleted = typed(ok(result, 200, "delete client"));
+  equal(deleted.message, "client deleted", "message");
+  const again = await api.GET("/v1/invoices/clients/{id}", { params: { path: { id } } });
+  const error: ErrorBody = refused(again, 404, "get deleted client");
+  equal(error.error, "client not found", "error");
+});
+
+await step("create an invoice with an inline client (no address)", async () => {
+  const result = await api.POST("/v1/invoices", {
+    body: body("/v1/invoices", "post", {
+      client: { email: `inline+${stamp}@example.com`, name: `Inline ${stamp}` },
+      lineItems: [
+        { description: "Design", unitPrice: 19.99, quantity: 3 },
+        { description: "Hosting", unitPrice: 5, quantity: 1, amount: 5 },
+      ],
+      dueDate: "2999-01-31",
+      description: "November",
+    }),
+  });
+  const invoice = typed(ok(result, 201, "create invoice"));
+  equal(invoice.status, "PENDING", "status");
+  equal(invoice.lineItems.length, 2, "line items");
+  equal(invoice.lineItems[0]?.position, 0, "first position");
+  equal(invoice.lineItems[1]?.position, 1, "second position");
+  equal(invoice.subtotal, 64.97, "subtotal");
+  equal(invoice.total, 64.97, "total");
+  check(/^INV-\d{4,}$/.test(invoice.serial), `serial ${invoice.serial}`);
+  equal(result.response.headers.get("location"), `/v1/invoices/${invoice.id}`, "Location");
+  invoiceId = invoice.id;
+  inlineClientId = invoice.clientId;
+});
+
+await step("the inline client was made without an address", async () => {
+  const id = need(inlineClientId, "an invoice's client");
+  const client = typed(
+    ok(await api.GET("/v1/invoices/clients/{id}", { params: { path: { id } } }), 200, "get inline client"),
+  );
+  equal(client.email, `inline+${stamp}@example.com`, "email");
+  equal(client.line1, "", "line1");
+  equal(client.postalCode, "", "postalCode");
+});
+
+await step("change an invoice (PATCH)", async () => {
+  const id = need(invoiceId, "an invoice");
+  const result = await api.PATCH("/v1/invoices/{id}", {
+    params: { path: { id } },
+    body: body("/v1/invoices/{id}", "patch", {
+      description: "November, revised",
+      taxPercentage: 10,
+      lineItems: [{ description: "Design", unitPrice: 100, quantity: 2 }],
+    }),
+  });
+  const invoice = typed(ok(result, 200, "update invoice"));
+  equal(invoice.description, "November, revised", "description");
+  equal(invoice.lineItems.length, 1, "line items replaced");
+  equal(invoice.subtotal, 200, "subtotal");
+  equal(invoice.tax, 20, "tax");
+  equal(invoice.total, 220, "total");
+  equal(invoice.status, "PENDING", "status unchanged");
+});
+
+await step("mark an invoice paid", async () => {
+  const id = need(invoiceId, "an invoice");
+  const result = await api.PATCH("/v1/invoices/{id}/mark", { params: { path: { id } } });
+  const invoice = typed(ok(result, 200, "mark invoice"));
+  equal(invoice.status, "PAID", "status");
+  const listed = typed(ok(await api.GET("/v1/invoices"), 200, "list invoices"));
+  equal(listed.find((i) => i.id === id)?.status, "PAID", "listed status");
+});
+
+await step("fetch the invoice PDF", async () => {
+  const id = need(invoiceId, "an invoice");
+  // Public: sent without a key.
+  const result = await anonymous.GET("/v1/invoices/pdf", {
+    params: { query: { id, download: true } },
+    parseAs: "arrayBuffer",
+  });
+  const pdf: ArrayBuffer = ok(result, 200, "invoice PDF");
+  equal(result.response.headers.get("content-type"), "application/pdf", "content-type");
+  const disposition = result.response.headers.get("content-disposition") ?? "";
+  check(disposition.startsWith("attachment;"), `content-disposition ${disposition}`);
+  const magic = new TextDecoder().decode(pdf.slice(0, 5));
+  equal(magic, "%PDF-", "first bytes");
+});
+
+await step("create a tag", async () => {
+  const result = await api.POST("/v1/track/tags", {
+    body: body("/v1/track/tags", "post", { title: `billable-${stamp}` }),
+  });
+  const tag = typed(ok(result, 201, "create tag"));
+  equal(tag.title, `billable-${stamp}`, "title");
+  tagId = tag.id;
+});
+
+await step("create a project", async () => {
+  const result = await api.POST("/v1/track/projects", {
+    body: body("/v1/track/projects", "post", { title: `Website ${stamp}`, code: `W${stamp}`.slice(0, 50) }),
+  });
+  const project = typed(ok(result, 201, "create project"));
+  equal(project.status, "ACTIVE", "status");
+  projectId = project.id;
+});
+
+await step("create a section", async () => {
+  const result = await api.POST("/v1/track/sections", {
+    body: body("/v1/track/sections", "post", { title: "Design", projectId: need(projectId, "a project") }),
+  });
+  const section = typed(ok(result, 201, "create section"));
+  equal(section.projectId, need(projectId, "a project"), "projectId");
+  sectionId = section.id;
+  const listed = typed(
+    ok(
+      await api.GET("/v1/track/sections", { params: { query: { projectId: section.projectId } } }),
+      200,
+      "list sections",
+    ),
+  );
+  check(
+    listed.some((s) => s.id === section.id),
+    "the section is not listed",
+  );
+});
+
+await step("log time with tags", async () => {
+  const id = need(tagId, "a tag");
+  const result = await api.POST("/v1/track/time", {
+    body: body("/v1/track/time", "post", {
+      durationSeconds: 5400,
+      taskName: "Wireframes",
+      description: "Home page",
+      date: entryDate,
+      sectionId: need(sectionId, "a section"),
+      tags: [{ id, title: `billable-${stamp}` }],
+    }),
+  });
+  const entry = typed(ok(result, 201, "create time entry"));
+  equal(entry.durationSeconds, 5400, "durationSeconds");
+  equal(entry.date, "2026-11-18T09:30:00.000Z", "date");
+  equal(entry.projectId, need(projectId, "a project"), "projectId implied by the section");
+  equal(entry.sectionId, need(sectionId, "a section"), "sectionId");
+  equal(entry.aiGenerated, false, "aiGenerated");
+  equal(entry.tags.length, 1, "tags");
+  equal(entry.tags[0]?.id, id, "tag id");
+  entryId = entry.id;
+});
+
+for (const frequency of ["week", "month"] as const) {
+  await step(`list time by date, frequency ${frequency}`, async () => {
+    const id = need(entryId, "a time entry");
+    const result = await api.GET("/v1/track/time", { params: { query: { date: "2026-11-20", frequency } } });
+    const entries = typed(ok(result, 200, `list time (${frequency})`));
+    const entry = entries.find((e) => e.id === id);
+    check(entry !== undefined, "the entry is not listed");
+    equal(entry.taskName, "Wireframes", "taskName");
+  });
+}
+
+await step("the day around another date does not hold the entry", async () => {
+  const id = need(entryId, "a time entry");
+  const result = await api.GET("/v1/track/time", { params: { query: { date: "2026-11-20", frequency: "day" } } });
+  const entries = typed(ok(result, 200, "list time (day)"));
+  check(!entries.some((e) => e.id === id), "the entry is listed on another day");
+});
+
+await step("a 404 has a typed error body", async () => {
+  const result = await api.GET("/v1/invoices/{id}", {
+    params: { path: { id: "019a3c2e-7b1d-7c3e-9a4f-5b6c7d8e9f01" } },
+  });
+  const error: ErrorBody = refused(result, 404, "unknown invoice");
+  equal(error.error, "invoice not found", "error");
+  // The error's type comes from the document, and it is {error: string}.
+  check(errorTyped(result.error) !== undefined, "no error");
+});
+
+await step("a 400 has a typed error body naming the field", async () => {
+  // Right types, invalid values: the server's rules, not the type checker, refuse it.
+  const result = await api.POST("/v1/invoices/clients", {
+    body: body("/v1/invoices/clients", "post", { name: "", email: "x@example.com", line1: "a", postalCode: "1" }),
+  });
+  const error = refused(result, 400, "empty name");
+  check(error.error.startsWith("name:"), `error ${JSON.stringify(error.error)}`);
+  check(errorTyped(result.error) !== undefined, "no error");
+
+  const bad = await api.GET("/v1/track/time", { params: { query: { date: "yesterday" } } });
+  const dateError: ErrorBody = refused(bad, 400, "invalid date");
+  check(errorTyped(bad.error) !== undefined, "no error");
+  check(dateError.error.startsWith("date:"), `error ${JSON.stringify(dateError.error)}`);
+});
+
+await step("a request without a key is a 401", async () => {
+  const error: ErrorBody = refused(await anonymous.GET("/v1/invoices"), 401, "no key");
+  equal(error.error, "missing X-API-Key header", "error");
+});
+
+await step("clean up", async () => {
+  const entry = need(entryId, "a time entry");
+  ok(await api.DELETE("/v1/track/time/{id}", { params: { path: { id: entry } } }), 200, "delete time entry");
+  const section = need(sectionId, "a section");
+  ok(await api.DELETE("/v1/track/sections/{id}", { params: { path: { id: section } } }), 200, "delete section");
+  const project = need(projectId, "a project");
+  ok(await api.DELETE("/v1/track/projects/{id}", { params: { path: { id: project } } }), 200, "delete project");
+  const tag = need(tagId, "a tag");
+  ok(await api.DELETE("/v1/track/tags/{id}", { params: { path: { id: tag } } }), 200, "delete tag");
+  const invoice = need(invoiceId, "an invoice");
+  ok(await api.DELETE("/v1/invoices/{id}", { params: { path: { id: invoice } } }), 200, "delete invoice");
+  const client = need(inlineClientId, "an invoice's client");
+  ok(await api.DELETE("/v1/invoices/clients/{id}", { params: { path: { id: client } } }), 200, "delete client");
+});
+
+finish();
