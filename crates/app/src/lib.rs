@@ -179,6 +179,36 @@ fn spawn_sweeps<T: Send + Sync + 'static>(state: web::Data<T>, sweep: fn(&T)) {
     });
 }
 
+/// SQLite serves one process. A second `serve` on the same file would keep queues,
+/// caches and rate limits of its own beside the first one's, so it is refused; the
+/// administrative commands may still open the file beside a server. The claim is an
+/// exclusive lock on `<file>.serve-lock`, which the system drops with the process however
+/// it ends. (Not the database file itself: closing another descriptor of it would drop
+/// SQLite's own locks.)
+fn claim_sqlite_file(database_url: &str) -> anyhow::Result<Option<std::fs::File>> {
+    let Ok(Backend::Sqlite(path)) = Backend::from_url(database_url) else { return Ok(None) };
+    if path == ":memory:" {
+        return Ok(None);
+    }
+    let lock_path = format!("{path}.serve-lock");
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&lock_path)
+        .with_context(|| format!("opening {lock_path}"))?;
+    match file.try_lock() {
+        Ok(()) => Ok(Some(file)),
+        Err(std::fs::TryLockError::WouldBlock) => anyhow::bail!(
+            "another `billable serve` is serving {database_url}: SQLite serves one process. \
+             Several replicas need PostgreSQL (see \"Running several replicas\" in docs/operations.md)"
+        ),
+        Err(std::fs::TryLockError::Error(error)) => {
+            Err(error).with_context(|| format!("locking {lock_path}"))
+        }
+    }
+}
+
 /// `billable serve`: open, migrate, bootstrap on first run, serve.
 pub async fn serve(database: &DatabaseConfig, config: &ServeConfig) -> anyhow::Result<()> {
     // The definition and its secrets first: a missing token stops startup before any
@@ -189,6 +219,7 @@ pub async fn serve(database: &DatabaseConfig, config: &ServeConfig) -> anyhow::R
         .map(|path| AgentSetup::load(path, |name| std::env::var(name).ok()))
         .transpose()?;
     let store = Store::open(database, config.runtimes()).await?;
+    let _sole_server = claim_sqlite_file(&database.database_url)?;
     let clock: Arc<dyn Clock> = Arc::new(SystemClock);
     if let Some(secret) = accounts::bootstrap(store.accounts().as_ref(), clock.now()).await? {
         // The first team gets its default sender address now, like any team made by the CLI.

@@ -265,6 +265,7 @@ impl AccountStore for SqlStore {
     ) -> Result<bool, StoreError> {
         db_run!(self, |conn| conn
             .transaction(async |conn| {
+                diesel::sql_query(SERIALIZE_BOOTSTRAP).execute(conn).await?;
                 let existing: i64 = teams::table.count().get_result(conn).await?;
                 if existing > 0 {
                     return Ok(false);

@@ -19,9 +19,11 @@ mod pool;
 mod runtime_pool;
 mod schema;
 mod time_tracking;
+mod tls;
 mod types;
 
 pub use pool::{Backend, PoolSettings, SqlStore};
+pub use tls::{PgTarget, SslMode};
 
 use kernel::StoreError;
 

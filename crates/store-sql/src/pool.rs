@@ -13,9 +13,14 @@ use diesel_migrations::{EmbeddedMigrations, MigrationHarness, embed_migrations};
 use kernel::{StoreError, StoreHealth, StoreStatus};
 
 use crate::runtime_pool::RuntimePool;
+use crate::tls::PgTarget;
 
 const POSTGRES_MIGRATIONS: EmbeddedMigrations = embed_migrations!("../../migrations/postgres");
 const SQLITE_MIGRATIONS: EmbeddedMigrations = embed_migrations!("../../migrations/sqlite");
+
+/// The first key of the advisory lock PostgreSQL migrations run under ("bill" in ASCII);
+/// the second is the schema's.
+const MIGRATION_LOCK: i32 = 0x6269_6c6c;
 
 type SqliteAsync = SyncConnectionWrapper<SqliteConnection>;
 
@@ -72,7 +77,8 @@ where
 /// Which database a URL selects.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Backend {
-    /// `postgres://…` or `postgresql://…`, passed to the driver as is.
+    /// `postgres://…` or `postgresql://…`; `sslmode` and `sslrootcert` set TLS up
+    /// ([`crate::tls`]), the rest goes to the driver as is.
     Postgres(String),
     /// `sqlite://PATH`, `sqlite:PATH` or `sqlite::memory:`; holds the file path.
     Sqlite(String),
@@ -129,6 +135,8 @@ impl Default for PoolSettings {
 pub struct SqlStore {
     pub(crate) pools: Pools,
     backend: Backend,
+    /// How to reach PostgreSQL (TLS included); `None` on SQLite.
+    postgres: Option<PgTarget>,
     max_size: usize,
 }
 
@@ -151,15 +159,19 @@ impl SqlStore {
     pub fn connect(backend: Backend, settings: PoolSettings) -> anyhow::Result<Self> {
         // `:memory:` is one database per connection: a pool of one keeps it one database.
         let max_size = if backend.is_sqlite_memory() { 1 } else { settings.max_size.max(1) };
+        let mut postgres = None;
         let pools = match &backend {
             Backend::Postgres(url) => {
                 let timeout_ms = settings.statement_timeout.as_millis();
+                let target = PgTarget::from_url(url)?;
+                postgres = Some(target.clone());
                 Pools::Postgres(RuntimePool::new(max_size, settings.runtimes, |size| {
                     let mut config = ManagerConfig::<AsyncPgConnection>::default();
-                    config.custom_setup = Box::new(move |url| {
-                        let url = url.to_owned();
+                    let target = target.clone();
+                    config.custom_setup = Box::new(move |_| {
+                        let target = target.clone();
                         Box::pin(async move {
-                            let mut conn = AsyncPgConnection::establish(&url).await?;
+                            let mut conn = target.connect().await?;
                             conn.batch_execute(&format!("SET statement_timeout = {timeout_ms}"))
                                 .await
                                 .map_err(diesel::ConnectionError::CouldntSetupConfiguration)?;
@@ -185,7 +197,7 @@ impl SqlStore {
                 Pools::Sqlite(build_pool(Recycler::new(path, config), max_size, settings.wait_timeout)?)
             }
         };
-        Ok(Self { pools, backend, max_size })
+        Ok(Self { pools, backend, postgres, max_size })
     }
 
     pub fn backend(&self) -> &Backend {
@@ -196,16 +208,29 @@ impl SqlStore {
     pub async fn migrate(&self) -> anyhow::Result<()> {
         match &self.pools {
             Pools::Postgres(_) => {
-                let Backend::Postgres(url) = self.backend.clone() else { unreachable!() };
+                let Some(target) = &self.postgres else { unreachable!() };
+                let conn = target.connect().await.context("connecting to PostgreSQL")?;
                 // The migration harness is synchronous; the wrapper drives the async
                 // connection from a blocking thread.
                 tokio::task::spawn_blocking(move || -> anyhow::Result<()> {
-                    let mut conn = <AsyncConnectionWrapper<AsyncPgConnection> as Connection>::establish(&url)
-                        .context("connecting to PostgreSQL")?;
-                    conn.run_pending_migrations(POSTGRES_MIGRATIONS)
+                    let mut conn = AsyncConnectionWrapper::<AsyncPgConnection>::from(conn);
+                    // Replicas starting together: one migrates, the others wait here and
+                    // then find nothing left to run. The lock is the schema's, so that
+                    // databases in other schemas migrate side by side.
+                    let lock = |verb: &str| {
+                        format!("SELECT pg_advisory_{verb}({MIGRATION_LOCK}, hashtext(current_schema()))")
+                    };
+                    diesel::connection::SimpleConnection::batch_execute(&mut conn, &lock("lock"))
+                        .context("waiting for the migration lock")?;
+                    let migrated = conn
+                        .run_pending_migrations(POSTGRES_MIGRATIONS)
+                        .map(|_| ())
                         .map_err(|e| anyhow::anyhow!(e))
-                        .context("running PostgreSQL migrations")?;
-                    Ok(())
+                        .context("running PostgreSQL migrations");
+                    // Ending the session releases the lock too, should this fail.
+                    diesel::connection::SimpleConnection::batch_execute(&mut conn, &lock("unlock"))
+                        .context("releasing the migration lock")?;
+                    migrated
                 })
                 .await?
             }

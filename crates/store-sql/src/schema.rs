@@ -271,8 +271,17 @@ macro_rules! tables {
 pub(crate) mod pg {
     // `table!` brings `diesel::sql_types::*` into scope for the column types.
     tables!(Uuid, Timestamptz, Binary, Numeric);
+
+    /// Run first in the first-start bootstrap's transaction: a second process starting
+    /// at the same moment waits here, then sees the team the first one made.
+    pub(crate) const SERIALIZE_BOOTSTRAP: &str = "LOCK TABLE teams IN SHARE ROW EXCLUSIVE MODE";
 }
 
 pub(crate) mod sqlite {
     tables!(Text, TimestamptzSqlite, Binary, Text);
+
+    /// A write first, so that the transaction takes SQLite's write lock (waiting for it
+    /// as `busy_timeout` allows) before it reads: a transaction that read first could not
+    /// upgrade while another wrote, and would fail with "database is locked".
+    pub(crate) const SERIALIZE_BOOTSTRAP: &str = "UPDATE teams SET name = name WHERE 0";
 }

@@ -45,6 +45,7 @@ for_each_adapter!(
     revocation_keeps_the_first_time,
     key_use_never_moves_backwards,
     bootstrap_happens_once,
+    concurrent_bootstraps_make_one_team,
     clients_round_trip,
     clients_are_invisible_to_other_teams,
     clients_list_in_name_order,
@@ -186,6 +187,15 @@ async fn bootstrap_happens_once(store: Store) {
     let credential = accounts.find_credential(&secret.hash()).await.unwrap().unwrap();
     assert_eq!((credential.role, credential.key.scope.clone()), (Role::Owner, Scope::Write));
     assert!(accounts::bootstrap(accounts.as_ref(), Utc::now()).await.unwrap().is_none());
+}
+
+/// Replicas starting together each try the first-start bootstrap: one makes the team.
+async fn concurrent_bootstraps_make_one_team(store: Store) {
+    let accounts: std::sync::Arc<dyn AccountStore> = store.accounts();
+    let attempt = || accounts::bootstrap(accounts.as_ref(), Utc::now());
+    let (a, b, c, d) = tokio::join!(attempt(), attempt(), attempt(), attempt());
+    let made = [a.unwrap(), b.unwrap(), c.unwrap(), d.unwrap()];
+    assert_eq!(made.iter().filter(|secret| secret.is_some()).count(), 1, "one bootstrap makes the team");
 }
 
 async fn clients_round_trip(store: Store) {

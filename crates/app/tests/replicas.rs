@@ -1,0 +1,231 @@
+//! Several real `billable serve` processes on one database, as a deployment runs them:
+//! replicas starting together on an empty PostgreSQL (over TLS) all come up, one of them
+//! migrates and bootstraps, the key it prints works on every replica; SQLite refuses a
+//! second server on its file.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, reason = "tests")]
+
+mod support;
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::time::Duration;
+
+use support::{Scratch, billable};
+
+fn admin_url() -> String {
+    std::env::var("TEST_DATABASE_URL")
+        .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/postgres".to_owned())
+}
+
+fn psql(sql: &str) -> String {
+    let output = Command::new("psql")
+        .args([&admin_url(), "-X", "-q", "-At", "-v", "ON_ERROR_STOP=1", "-c", sql])
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "psql {sql}: {}", String::from_utf8_lossy(&output.stderr));
+    String::from_utf8(output.stdout).unwrap().trim().to_owned()
+}
+
+/// An empty schema of its own on the test PostgreSQL, dropped on drop; its URL asks for TLS.
+struct Schema(String);
+
+impl Schema {
+    fn new(name: &str) -> Self {
+        let schema = format!("billable_test_{}_{name}", std::process::id());
+        psql(&format!("DROP SCHEMA IF EXISTS {schema} CASCADE; CREATE SCHEMA {schema}"));
+        Self(schema)
+    }
+
+    fn url(&self, tls: &str) -> String {
+        let base = admin_url();
+        let join = if base.contains('?') { '&' } else { '?' };
+        // The schema's name as application_name, to find the replicas' sessions.
+        format!("{base}{join}{tls}&application_name={0}&options=-c%20search_path%3D{0}", self.0)
+    }
+}
+
+impl Drop for Schema {
+    fn drop(&mut self) {
+        psql(&format!("DROP SCHEMA IF EXISTS {} CASCADE", self.0));
+    }
+}
+
+/// A running `billable serve`: its REST port and everything it wrote on stderr so far.
+struct Replica {
+    child: Child,
+    port: u16,
+    stderr: mpsc::Receiver<String>,
+    lines: Vec<String>,
+}
+
+impl Replica {
+    /// Starts a replica; `Err` holds its stderr when it exits instead of serving.
+    fn start(database_url: &str) -> Result<Self, String> {
+        let mut child = billable(database_url)
+            .args(["serve", "--listen", "127.0.0.1:0"])
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let (send, stderr) = mpsc::channel();
+        let pipe = child.stderr.take().unwrap();
+        std::thread::spawn(move || {
+            for line in BufReader::new(pipe).lines().map_while(Result::ok) {
+                let _ = send.send(line);
+            }
+        });
+        let mut lines = Vec::new();
+        // Until it says where it serves, or its stderr closes (it exited) or stays silent.
+        while let Ok(line) = stderr.recv_timeout(Duration::from_mins(1)) {
+            let port = line.contains("serving the REST API").then(|| port_in(&line)).flatten();
+            lines.push(line);
+            if let Some(port) = port {
+                return Ok(Self { child, port, stderr, lines });
+            }
+        }
+        let _ = child.kill();
+        let _ = child.wait();
+        Err(lines.join("\n"))
+    }
+
+    /// The key printed at first start, if this replica printed one.
+    fn printed_key(&mut self) -> Option<String> {
+        self.lines.extend(self.stderr.try_iter());
+        self.lines.iter().find_map(|line| line.trim().strip_prefix("X-API-Key: ").map(str::to_owned))
+    }
+
+    /// The status of `GET path` with `key`.
+    fn get(&self, path: &str, key: &str) -> u16 {
+        let mut stream = TcpStream::connect(("127.0.0.1", self.port)).unwrap();
+        write!(
+            stream,
+            "GET {path} HTTP/1.1\r\nHost: localhost\r\nX-API-Key: {key}\r\nConnection: close\r\n\r\n"
+        )
+        .unwrap();
+        let mut answer = String::new();
+        stream.read_to_string(&mut answer).unwrap();
+        answer.split(' ').nth(1).and_then(|code| code.parse().ok()).unwrap_or(0)
+    }
+}
+
+impl Drop for Replica {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn port_in(line: &str) -> Option<u16> {
+    let digits: String = line.split("\"port\":").nth(1)?.chars().take_while(char::is_ascii_digit).collect();
+    digits.parse().ok()
+}
+
+#[test]
+fn replicas_starting_together_on_an_empty_database_all_serve_as_one() {
+    let schema = Schema::new("together");
+    let url = schema.url("sslmode=require");
+    let starting: Vec<_> = (0..3)
+        .map(|_| {
+            let url = url.clone();
+            std::thread::spawn(move || Replica::start(&url))
+        })
+        .collect();
+    let mut replicas: Vec<Replica> = starting
+        .into_iter()
+        .map(|s| s.join().unwrap().unwrap_or_else(|log| panic!("a replica failed:\n{log}")))
+        .collect();
+    let keys: Vec<String> = replicas.iter_mut().filter_map(Replica::printed_key).collect();
+    assert_eq!(keys.len(), 1, "exactly one replica prints the first key: {keys:?}");
+    assert_eq!(psql(&format!("SELECT count(*) FROM {}.teams", schema.0)), "1");
+    assert_eq!(psql(&format!("SELECT count(*) FROM {}.api_keys", schema.0)), "1");
+    for replica in &replicas {
+        assert_eq!(replica.get("/v1/invoices/clients", &keys[0]), 200, "the key works on every replica");
+    }
+    // The replicas' sessions (their pools keep them open) are all encrypted.
+    let sessions = psql(&format!(
+        "SELECT count(*) FILTER (WHERE s.ssl) || ' of ' || count(*) FROM pg_stat_activity a \
+         JOIN pg_stat_ssl s USING (pid) WHERE a.application_name = '{}'",
+        schema.0
+    ));
+    let (encrypted, all) = sessions.split_once(" of ").unwrap();
+    assert!(all != "0" && encrypted == all, "{sessions} sessions encrypted");
+}
+
+#[test]
+fn replicas_on_an_older_database_wait_for_one_to_migrate() {
+    let schema = Schema::new("older");
+    let url = schema.url("sslmode=prefer");
+    // The schema as an older release left it: every migration but the newest.
+    let migrated = billable(&url).arg("migrate").output().unwrap();
+    assert!(migrated.status.success(), "{}", String::from_utf8_lossy(&migrated.stderr));
+    let newest = psql(&format!("SELECT max(version) FROM {}.__diesel_schema_migrations", schema.0));
+    psql(&format!(
+        "SET search_path = {0}; ALTER TABLE clients DROP CONSTRAINT clients_line1_check, \
+         ADD CONSTRAINT clients_line1_check CHECK (char_length(line1) BETWEEN 1 AND 255); \
+         DELETE FROM __diesel_schema_migrations WHERE version = '{newest}'",
+        schema.0
+    ));
+    let starting: Vec<_> = (0..2)
+        .map(|_| {
+            let url = url.clone();
+            std::thread::spawn(move || Replica::start(&url))
+        })
+        .collect();
+    for replica in starting {
+        replica.join().unwrap().unwrap_or_else(|log| panic!("a replica failed:\n{log}"));
+    }
+    assert_eq!(
+        psql(&format!(
+            "SELECT count(*) FROM {}.__diesel_schema_migrations WHERE version = '{newest}'",
+            schema.0
+        )),
+        "1"
+    );
+}
+
+#[test]
+fn sqlite_refuses_a_second_server_on_its_file() {
+    let scratch = Scratch::new("sqlite-second-server");
+    let url = scratch.sqlite_url();
+    let _first = Replica::start(&url).unwrap_or_else(|log| panic!("the first server failed:\n{log}"));
+    let second = billable(&url).args(["serve", "--listen", "127.0.0.1:0"]).output().unwrap();
+    assert!(!second.status.success());
+    let said = String::from_utf8_lossy(&second.stderr);
+    assert!(said.contains("another `billable serve` is serving") && said.contains("PostgreSQL"), "{said}");
+    // The administrative commands still work beside the server.
+    let teams = billable(&url).args(["teams", "create", "--name", "Beside"]).output().unwrap();
+    assert!(teams.status.success(), "{}", String::from_utf8_lossy(&teams.stderr));
+}
+
+/// `sslmode` and `sslrootcert` as libpq reads them, against the test server's own
+/// certificate (Debian's cluster has a self-signed one for `localhost`).
+#[test]
+fn tls_modes_verify_as_libpq_does() {
+    let schema = Schema::new("tls");
+    let certificate = psql("SHOW ssl_cert_file");
+    let on = |host: &str, tls: &str| {
+        let url = schema.url(tls);
+        assert!(url.contains("@127.0.0.1:"), "the test needs TEST_DATABASE_URL on 127.0.0.1: {url}");
+        let output =
+            billable(&url.replace("@127.0.0.1:", &format!("@{host}:"))).arg("migrate").output().unwrap();
+        (output.status.success(), String::from_utf8_lossy(&output.stderr).into_owned())
+    };
+    let root = format!("sslrootcert={certificate}");
+    for (host, tls) in [
+        ("127.0.0.1", "sslmode=disable".to_owned()),
+        ("127.0.0.1", "sslmode=require".to_owned()),
+        ("127.0.0.1", format!("sslmode=verify-ca&{root}")),
+        ("localhost", format!("sslmode=verify-full&{root}")),
+    ] {
+        let (connected, said) = on(host, &tls);
+        assert!(connected, "{host} {tls}: {said}");
+    }
+    let (connected, said) = on("127.0.0.1", &format!("sslmode=verify-full&{root}"));
+    assert!(!connected && said.contains("not valid for name"), "verify-full checks the host name: {said}");
+    let (connected, said) = on("localhost", "sslmode=verify-ca&sslrootcert=system");
+    assert!(!connected && said.contains("UnknownIssuer"), "verify-ca checks the chain: {said}");
+    let (connected, said) = on("localhost", "sslmode=verify-ca&sslrootcert=/nonexistent/ca.pem");
+    assert!(!connected && said.contains("/nonexistent/ca.pem"), "{said}");
+}
