@@ -226,6 +226,8 @@ pub fn serve_config() -> ServeConfig {
         listen: SocketAddr::from((Ipv4Addr::LOCALHOST, 0)),
         rate_limit: parse_rate("10000/1s").unwrap(),
         ip_rate_limit: parse_rate("10000/1s").unwrap(),
+        redis_url: None,
+        redis_prefix: "billable:".to_owned(),
         key_cache_ttl: Duration::from_secs(5),
         workers: Some(1),
         trust_forwarded: false,

@@ -11,6 +11,7 @@ use std::time::Duration;
 
 use billing::InvoiceRenderer;
 use clap::{Args, ValueEnum};
+use http_api::ratelimit::SharedCounter;
 use http_api::triggers::TriggerSettings;
 use http_api::{HttpSettings, Rate};
 use store_sql::PoolSettings;
@@ -73,6 +74,13 @@ pub struct ServeConfig {
     /// Per client IP, for unauthenticated requests and failed key checks: BURST/PERIOD.
     #[arg(long, env = "BILLABLE_IP_RATE_LIMIT", default_value = "60/60s", value_parser = parse_rate)]
     pub ip_rate_limit: Rate,
+    /// Redis where replicas count both rate limits together (`redis://host:6379/0`); unset,
+    /// each process counts its own. See "Running several replicas" in docs/operations.md.
+    #[arg(long, env = "BILLABLE_REDIS_URL")]
+    pub redis_url: Option<String>,
+    /// Prefix of billable's keys in that Redis, for deployments that share one.
+    #[arg(long, env = "BILLABLE_REDIS_PREFIX", default_value = "billable:")]
+    pub redis_prefix: String,
     /// How long a key check is cached; a revoked key stops working within this time.
     #[arg(long, env = "BILLABLE_KEY_CACHE_TTL", default_value = "5s", value_parser = humantime::parse_duration)]
     pub key_cache_ttl: Duration,
@@ -129,14 +137,21 @@ impl ServeConfig {
         TriggerSettings { failed_auth: self.trigger_auth_failures, trust_forwarded: self.trust_forwarded }
     }
 
-    pub fn http_settings(&self) -> HttpSettings {
-        HttpSettings {
+    /// Where the rate limits are counted across replicas, if anywhere.
+    pub fn shared_limits(&self) -> anyhow::Result<Option<Arc<SharedCounter>>> {
+        let Some(url) = &self.redis_url else { return Ok(None) };
+        Ok(Some(Arc::new(SharedCounter::new(url, &self.redis_prefix)?)))
+    }
+
+    pub fn http_settings(&self) -> anyhow::Result<HttpSettings> {
+        Ok(HttpSettings {
             key_rate: self.rate_limit,
             ip_rate: self.ip_rate_limit,
+            shared_limits: self.shared_limits()?,
             key_cache_ttl: self.key_cache_ttl,
             trust_forwarded: self.trust_forwarded,
             listing_cache_bytes: self.listing_cache_mb.saturating_mul(1 << 20),
-        }
+        })
     }
 }
 

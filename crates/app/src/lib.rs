@@ -104,7 +104,7 @@ impl Application {
             TcpListener::bind(config.listen).with_context(|| format!("binding {}", config.listen))?;
         let port = listener.local_addr()?.port();
         let renderer = config.renderer()?;
-        let state = web::Data::new(ApiState::new(store.stores(), renderer, clock, config.http_settings()));
+        let state = web::Data::new(ApiState::new(store.stores(), renderer, clock, config.http_settings()?));
         spawn_sweeps(state.clone(), |state| state.limits.sweep());
         let server = http_api::serve(listener, state, config.workers())?;
         Ok(Self { port, trigger_ports: Vec::new(), servers: vec![server], worker: None })
@@ -220,6 +220,9 @@ pub async fn serve(database: &DatabaseConfig, config: &ServeConfig) -> anyhow::R
         .transpose()?;
     let store = Store::open(database, config.runtimes()).await?;
     let _sole_server = claim_sqlite_file(&database.database_url)?;
+    if let Some(counter) = config.shared_limits()? {
+        counter.ping().await.context("BILLABLE_REDIS_URL: Redis does not answer")?;
+    }
     let clock: Arc<dyn Clock> = Arc::new(SystemClock);
     if let Some(secret) = accounts::bootstrap(store.accounts().as_ref(), clock.now()).await? {
         // The first team gets its default sender address now, like any team made by the CLI.

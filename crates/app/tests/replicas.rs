@@ -64,11 +64,13 @@ struct Replica {
 impl Replica {
     /// Starts a replica; `Err` holds its stderr when it exits instead of serving.
     fn start(database_url: &str) -> Result<Self, String> {
-        let mut child = billable(database_url)
-            .args(["serve", "--listen", "127.0.0.1:0"])
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
+        Self::start_with(billable(database_url))
+    }
+
+    /// Starts `command` (the binary, its environment set) as a replica.
+    fn start_with(mut command: Command) -> Result<Self, String> {
+        let mut child =
+            command.args(["serve", "--listen", "127.0.0.1:0"]).stderr(Stdio::piped()).spawn().unwrap();
         let (send, stderr) = mpsc::channel();
         let pipe = child.stderr.take().unwrap();
         std::thread::spawn(move || {
@@ -228,4 +230,93 @@ fn tls_modes_verify_as_libpq_does() {
     assert!(!connected && said.contains("UnknownIssuer"), "verify-ca checks the chain: {said}");
     let (connected, said) = on("localhost", "sslmode=verify-ca&sslrootcert=/nonexistent/ca.pem");
     assert!(!connected && said.contains("/nonexistent/ca.pem"), "{said}");
+}
+
+/// A Redis of the test's own, on a free port, stopped on drop.
+struct Redis {
+    child: Child,
+    url: String,
+}
+
+impl Redis {
+    fn start() -> Self {
+        let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+        let child = Command::new("redis-server")
+            .args(["--port", &port.to_string(), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("redis-server is installed (.ci/run installs it)");
+        // Dropped (and so stopped) if it never answers.
+        let redis = Self { child, url: format!("redis://127.0.0.1:{port}") };
+        let answers = (0..100).any(|_| {
+            std::thread::sleep(Duration::from_millis(50));
+            TcpStream::connect(("127.0.0.1", port)).is_ok()
+        });
+        assert!(answers, "redis-server did not start on port {port}");
+        redis
+    }
+}
+
+impl Drop for Redis {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// The statuses of `count` requests spread over `replicas` in turn.
+fn spread(replicas: &[Replica], count: usize, path: &str, key: &str) -> Vec<u16> {
+    (0..count).map(|n| replicas[n % replicas.len()].get(path, key)).collect()
+}
+
+#[test]
+fn replicas_count_rate_limits_together_in_redis() {
+    let schema = Schema::new("limits");
+    let mut redis = Redis::start();
+    let start = || {
+        let mut command = billable(&schema.url("sslmode=prefer"));
+        command
+            .env("BILLABLE_RATE_LIMIT", "10/60s")
+            .env("BILLABLE_IP_RATE_LIMIT", "6/60s")
+            .env("BILLABLE_REDIS_URL", &redis.url);
+        Replica::start_with(command).unwrap_or_else(|log| panic!("a replica failed:\n{log}"))
+    };
+    let mut first = start();
+    let key = first.printed_key().unwrap();
+    let replicas = [first, start()];
+    let keyed = spread(&replicas, 20, "/v1/invoices/clients", &key);
+    assert_eq!(keyed.iter().filter(|s| **s == 200).count(), 10, "the key's 10, not 20: {keyed:?}");
+    assert!(keyed[10..].iter().all(|s| *s == 429), "{keyed:?}");
+    let public = spread(&replicas, 12, "/v1/invoices/pdf?id=01a2aa6a-0000-7000-8000-000000000000", "");
+    assert_eq!(public.iter().filter(|s| **s == 404).count(), 6, "the address's 6, not 12: {public:?}");
+    // Without Redis each replica counts alone again, rather than refuse or fail.
+    redis.child.kill().unwrap();
+    redis.child.wait().unwrap();
+    // A key that has not been counted yet: each replica grants it its own 10.
+    let (team, user) = psql(&format!("SELECT team_id || ' ' || user_id FROM {}.api_keys", schema.0))
+        .split_once(' ')
+        .map(|(team, user)| (team.to_owned(), user.to_owned()))
+        .unwrap();
+    let created = billable(&schema.url("sslmode=prefer"))
+        .args(["keys", "create", "--team", &team, "--user", &user, "--scope", "read-only"])
+        .output()
+        .unwrap();
+    let fresh = String::from_utf8(created.stdout).unwrap().trim().to_owned();
+    let alone = spread(&replicas, 24, "/v1/invoices/clients", &fresh);
+    assert_eq!(alone.iter().filter(|s| **s == 200).count(), 20, "10 per replica: {alone:?}");
+}
+
+#[test]
+fn a_redis_that_does_not_answer_stops_startup() {
+    let scratch = Scratch::new("redis-unreachable");
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let output = billable(&scratch.sqlite_url())
+        .args(["serve", "--listen", "127.0.0.1:0"])
+        .env("BILLABLE_REDIS_URL", format!("redis://127.0.0.1:{port}"))
+        .output()
+        .unwrap();
+    assert!(!output.status.success());
+    let said = String::from_utf8_lossy(&output.stderr);
+    assert!(said.contains("BILLABLE_REDIS_URL: Redis does not answer"), "{said}");
 }

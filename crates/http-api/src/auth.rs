@@ -131,7 +131,11 @@ pub(crate) async fn require_api_key(
         }
         Err(failure) => {
             let ip = client_ip(req.request(), state.settings.trust_forwarded);
-            let error = if let Some(Err(exceeded)) = ip.map(|ip| state.limits.check_ip(ip)) {
+            let over_limit = match ip {
+                Some(ip) => state.limits.check_ip(ip).await.err(),
+                None => None,
+            };
+            let error = if let Some(exceeded) = over_limit {
                 too_many_requests(exceeded)
             } else {
                 let message = match failure {
@@ -149,7 +153,7 @@ pub(crate) async fn require_api_key(
             return Ok(req.error_response(error).map_into_right_body());
         }
     };
-    let allowance = match state.limits.check_key(principal.key_id) {
+    let allowance = match state.limits.check_key(principal.key_id).await {
         Ok(allowance) => allowance,
         Err(exceeded) => return Ok(req.error_response(too_many_requests(exceeded)).map_into_right_body()),
     };

@@ -12,16 +12,18 @@ use triggers::AgentStore;
 use crate::auth::Authenticator;
 use crate::listings::ListingCache;
 use crate::metrics::Metrics;
-use crate::ratelimit::{Rate, RateLimits};
+use crate::ratelimit::{Rate, RateLimits, SharedCounter};
 use crate::revisions::RevisionReads;
 
 /// HTTP-side settings.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct HttpSettings {
     /// Per API key.
     pub key_rate: Rate,
     /// Per client IP, for unauthenticated traffic and failed key checks.
     pub ip_rate: Rate,
+    /// Where replicas count both limits together; `None`: each process counts its own.
+    pub shared_limits: Option<Arc<SharedCounter>>,
     /// How long a key check is cached (the bound on how late a revocation bites).
     pub key_cache_ttl: Duration,
     /// Take the client IP from `Forwarded`/`X-Forwarded-For` (only behind a trusted proxy).
@@ -79,7 +81,7 @@ impl ApiState {
         let authenticator =
             Authenticator::new(stores.accounts.clone(), clock.clone(), settings.key_cache_ttl);
         Self {
-            limits: RateLimits::new(settings.key_rate, settings.ip_rate),
+            limits: RateLimits::new(settings.key_rate, settings.ip_rate, settings.shared_limits.as_ref()),
             listings: ListingCache::new(settings.listing_cache_bytes),
             revisions: RevisionReads::of(stores.track.clone()),
             metrics: Metrics::new(),

@@ -616,7 +616,7 @@ pub(crate) async fn invoice_pdf(
     state: web::Data<ApiState>,
 ) -> Result<HttpResponse, ApiError> {
     if let Some(ip) = client_ip(&req, state.settings.trust_forwarded) {
-        state.limits.check_ip(ip).map_err(too_many_requests)?;
+        state.limits.check_ip(ip).await.map_err(too_many_requests)?;
     }
     let query = query.into_inner();
     let id = query.id.ok_or_else(|| FieldError::new("id", "is required"))?;

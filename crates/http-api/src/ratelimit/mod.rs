@@ -1,8 +1,13 @@
-//! Per-key and per-IP rate limits (GCRA, through `governor`).
+//! Per-key and per-IP rate limits (GCRA): in the process, through `governor`, or shared by
+//! every replica in Redis ([`shared`]).
 
+mod shared;
+
+use std::fmt::Display;
 use std::hash::Hash;
 use std::net::IpAddr;
 use std::num::NonZeroU32;
+use std::sync::Arc;
 use std::time::Duration;
 
 use accounts::ApiKeyId;
@@ -10,6 +15,8 @@ use governor::clock::{Clock, DefaultClock};
 use governor::middleware::StateInformationMiddleware;
 use governor::state::keyed::DefaultKeyedStateStore;
 use governor::{Quota, RateLimiter};
+pub use shared::SharedCounter;
+use shared::SharedLimiter;
 
 /// A limit written `BURST/PERIOD`: up to `burst` requests at once, refilling `burst`
 /// requests per `period` evenly.
@@ -91,40 +98,72 @@ fn ceil_secs(duration: Duration) -> u64 {
     duration.as_secs() + u64::from(duration.subsec_nanos() > 0)
 }
 
+/// One kind of limit: counted in this process, or in Redis with this process's counter
+/// standing in while Redis does not answer.
+struct Counted<K: Hash + Eq + Clone> {
+    local: Limiter<K>,
+    shared: Option<SharedLimiter<K>>,
+}
+
+impl<K> Counted<K>
+where
+    K: Hash + Eq + Clone + Display + Send + Sync + 'static,
+{
+    fn new(rate: Rate, kind: &'static str, shared: Option<&Arc<SharedCounter>>) -> Self {
+        Self {
+            local: Limiter::new(rate),
+            shared: shared.map(|counter| SharedLimiter::new(rate, kind, counter.clone())),
+        }
+    }
+
+    async fn check(&self, key: &K) -> Result<Allowance, Exceeded> {
+        if let Some(shared) = &self.shared {
+            match shared.check(key).await {
+                Ok(allowance) => return Ok(allowance),
+                Err(Some(exceeded)) => return Err(exceeded),
+                Err(None) => {}
+            }
+        }
+        self.local.check(key)
+    }
+}
+
 /// The service's two limiters.
 pub struct RateLimits {
-    per_key: Limiter<ApiKeyId>,
-    per_ip: Limiter<IpAddr>,
+    per_key: Counted<ApiKeyId>,
+    per_ip: Counted<IpAddr>,
 }
 
 impl std::fmt::Debug for RateLimits {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("RateLimits")
-            .field("per_key", &self.per_key.rate)
-            .field("per_ip", &self.per_ip.rate)
+            .field("per_key", &self.per_key.local.rate)
+            .field("per_ip", &self.per_ip.local.rate)
+            .field("shared", &self.per_key.shared.is_some())
             .finish()
     }
 }
 
 impl RateLimits {
-    pub fn new(per_key: Rate, per_ip: Rate) -> Self {
-        Self { per_key: Limiter::new(per_key), per_ip: Limiter::new(per_ip) }
+    /// Limits counted in this process, or, with `shared`, in Redis across replicas.
+    pub fn new(per_key: Rate, per_ip: Rate, shared: Option<&Arc<SharedCounter>>) -> Self {
+        Self { per_key: Counted::new(per_key, "key", shared), per_ip: Counted::new(per_ip, "ip", shared) }
     }
 
     /// Counts one request of an authenticated key.
-    pub fn check_key(&self, key: ApiKeyId) -> Result<Allowance, Exceeded> {
-        self.per_key.check(&key)
+    pub async fn check_key(&self, key: ApiKeyId) -> Result<Allowance, Exceeded> {
+        self.per_key.check(&key).await
     }
 
     /// Counts one unauthenticated request (or failed key check) from an address.
-    pub fn check_ip(&self, ip: IpAddr) -> Result<Allowance, Exceeded> {
-        self.per_ip.check(&ip)
+    pub async fn check_ip(&self, ip: IpAddr) -> Result<Allowance, Exceeded> {
+        self.per_ip.check(&ip).await
     }
 
     /// Forgets callers whose allowance is full again, so memory stays bounded.
     pub fn sweep(&self) {
-        self.per_key.sweep();
-        self.per_ip.sweep();
+        self.per_key.local.sweep();
+        self.per_ip.local.sweep();
     }
 }
 
@@ -185,18 +224,21 @@ mod tests {
 
     use super::{FailureThrottle, Rate, RateLimits};
 
-    #[test]
-    fn burst_then_refusal_with_retry_after() {
+    #[tokio::test]
+    async fn burst_then_refusal_with_retry_after() {
         let rate = Rate { burst: NonZeroU32::new(3).unwrap(), period: Duration::from_secs(30) };
-        let limits = RateLimits::new(rate, rate);
+        let limits = RateLimits::new(rate, rate, None);
         let key = ApiKeyId::generate();
-        let remaining: Vec<u32> = (0..3).map(|_| limits.check_key(key).unwrap().remaining).collect();
+        let mut remaining = Vec::new();
+        for _ in 0..3 {
+            remaining.push(limits.check_key(key).await.unwrap().remaining);
+        }
         assert_eq!(remaining, [2, 1, 0]);
-        let refused = limits.check_key(key).unwrap_err();
+        let refused = limits.check_key(key).await.unwrap_err();
         assert_eq!(refused.limit, 3);
         assert!((1..=10).contains(&refused.retry_after_secs), "{refused:?}");
         // Another key has its own allowance.
-        assert_eq!(limits.check_key(ApiKeyId::generate()).unwrap().remaining, 2);
+        assert_eq!(limits.check_key(ApiKeyId::generate()).await.unwrap().remaining, 2);
     }
 
     #[test]
