@@ -46,6 +46,7 @@ cleanup() {
     set +e
     stop "$SERVER_PID"
     stop "$REFERENCE_PID"
+    stop "${REDIS_PID:-}"
     if (( status != 0 )); then
         local server_log
         for server_log in "$WORK"/*.log; do
@@ -107,12 +108,16 @@ stop() {
     wait "$pid" 2>/dev/null || true
 }
 
-# install_missing_tools TOOL...: installs wrk and the PostgreSQL client tools from Debian when
+# install_missing_tools TOOL...: installs wrk, redis-server and the PostgreSQL client tools from Debian when
 # missing (root needed only then), then checks that every TOOL is there.
 install_missing_tools() {
     if ! command -v wrk >/dev/null 2>&1; then
         log "installing wrk"
         apt-get update -qq && apt-get install -y -qq wrk >/dev/null
+    fi
+    if ! command -v redis-server >/dev/null 2>&1; then
+        log "installing redis-server"
+        apt-get update -qq && apt-get install -y -qq redis-server >/dev/null
     fi
     if ! command -v pgbench >/dev/null 2>&1 || ! command -v psql >/dev/null 2>&1 \
         || ! command -v pg_isready >/dev/null 2>&1; then

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Benchmarks the billable REST API on PostgreSQL and prints a summary against the targets:
-#   - GET /v1/invoices/clients/{id} throughput >= 0.5 x pgbench running the same SELECT
+#   - GET /v1/invoices/clients/{id} throughput >= 0.5 x pgbench running the same SELECT,
+#     with the rate limits counted in the process and with them shared through Redis
 #   - GET p99 latency < 10 ms
 #   - idle resident memory < 40 MB
 #   - GET /v1/track/time?frequency=month for a user with 2,000 entries that month: p99 < 20 ms
@@ -172,6 +173,26 @@ PG_LAT=$(awk '/^latency average = / { print $4 }' "$WORK/pgbench.txt")
 [[ -n $PG_TPS ]] || die "could not read tps from pgbench output"
 
 # ---------------------------------------------------------------------------------------------
+# The same GET on a second server whose rate limits are shared through Redis (as replicas
+# count them), against a redis-server of the benchmark's own. The first server idles.
+REDIS_PORT=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+setsid redis-server --port "$REDIS_PORT" --bind 127.0.0.1 --save '' --appendonly no >"$WORK/redis.log" 2>&1 &
+REDIS_PID=$!
+SHARED_PORT=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+for _ in $(seq 1 50); do redis-cli -p "$REDIS_PORT" ping >/dev/null 2>&1 && break; sleep 0.1; done
+serve "$SHARED_PORT" shared.log BILLABLE_REDIS_URL="redis://127.0.0.1:${REDIS_PORT}"
+SHARED_PID=$SERVED_PID
+SHARED_URL="http://127.0.0.1:${SHARED_PORT}/v1/invoices/clients/$CLIENT_ID"
+wrk -t"$THREADS" -c"$CONNECTIONS" -d"${WARMUP}s" -H "X-API-Key: $KEY" "$SHARED_URL" >/dev/null
+echo
+echo "=== GET /v1/invoices/clients/{id}, rate limits shared through Redis (${CONNECTIONS} connections, ${DURATION}s) ==="
+run_wrk get_shared -H "X-API-Key: $KEY" "$SHARED_URL"
+REDIS_CALLS=$(redis-cli -p "$REDIS_PORT" info commandstats | awk -F'[=,]' '/^cmdstat_evalsha/ { print $2 }')
+stop "$SHARED_PID"
+stop "$REDIS_PID"
+REDIS_PID=
+
+# ---------------------------------------------------------------------------------------------
 # POST benchmark.
 post_script post "$CLIENT_JSON"
 
@@ -277,8 +298,11 @@ figures() {
     printf '%-32s %s req/s, p50 %s ms, p99 %s ms\n' "$1" "$(wrk_rps "$2")" "$(wrk_pct_ms "$2" 50)" "$(wrk_pct_ms "$2" 99)"
 }
 
-RATIO=$(awk -v a="$GET_RPS" -v b="$PG_TPS" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "n/a" }')
-ratio_met=$(awk -v r="$RATIO" 'BEGIN { print (r != "n/a" && r + 0 >= 0.5) ? "met" : "not met" }')
+ratio_to_pgbench() { awk -v a="$1" -v b="$PG_TPS" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "n/a" }'; }
+half_or_more() { awk -v r="$1" 'BEGIN { print (r != "n/a" && r + 0 >= 0.5) ? "met" : "not met" }'; }
+RATIO=$(ratio_to_pgbench "$GET_RPS")
+ratio_met=$(half_or_more "$RATIO")
+SHARED_RATIO=$(ratio_to_pgbench "$(wrk_rps get_shared)")
 p99_met=$(awk -v p="$GET_P99" 'BEGIN { print (p + 0 < 10) ? "met" : "not met" }')
 below_20() { awk -v p="$1" 'BEGIN { print (p + 0 < 20) ? "met" : "not met" }'; }
 month_met=$(below_20 "$MONTH_P99")
@@ -288,6 +312,7 @@ rss_met=$(awk -v m="$IDLE_RSS_MB" 'BEGIN { print (m + 0 < 40) ? "met" : "not met
 echo
 echo "=== Summary ($(nproc) cores, ${CONNECTIONS} connections, ${DURATION}s per run) ==="
 figures "GET /v1/invoices/clients/{id}:" get
+figures "  limits shared (Redis):" get_shared
 figures "POST /v1/invoices/clients:" post
 figures "GET /v1/track/time (month):" month
 figures "  the same, gzip accepted:" month_gzip
@@ -300,6 +325,7 @@ figures "POST /v1/invoices (5 items):" invoice_post
 printf '%-32s %s invoices, serials gapless\n' "invoices after the POST run:" "$(psql_bench -c "SELECT count(*) FROM invoices WHERE team_id = '${TEAM_ID}'")"
 printf '%-32s %s tps (latency average %s ms)\n' "pgbench same SELECT:" "$PG_TPS" "${PG_LAT:-?}"
 printf '%-32s %s (target >= 0.5: %s)\n' "ratio API GET / pgbench:" "$RATIO" "$ratio_met"
+printf '%-32s %s (target >= 0.5: %s; %s Redis calls in the run)\n' "  limits shared (Redis):" "$SHARED_RATIO" "$(half_or_more "$SHARED_RATIO")" "${REDIS_CALLS:-?}"
 printf '%-32s %s (p99 %s ms)\n' "GET p99 target < 10 ms:" "$p99_met" "$GET_P99"
 printf '%-32s %s (p99 %s ms)\n' "month listing p99 < 20 ms:" "$month_met" "$MONTH_P99"
 printf '%-32s %s (p99 %s ms)\n' "  the same, gzip accepted:" "$month_gzip_met" "$MONTH_GZIP_P99"

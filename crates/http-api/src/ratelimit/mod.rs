@@ -126,6 +126,13 @@ where
         }
         self.local.check(key)
     }
+
+    fn sweep(&self) {
+        self.local.sweep();
+        if let Some(shared) = &self.shared {
+            shared.sweep();
+        }
+    }
 }
 
 /// The service's two limiters.
@@ -162,8 +169,8 @@ impl RateLimits {
 
     /// Forgets callers whose allowance is full again, so memory stays bounded.
     pub fn sweep(&self) {
-        self.per_key.local.sweep();
-        self.per_ip.local.sweep();
+        self.per_key.sweep();
+        self.per_ip.sweep();
     }
 }
 

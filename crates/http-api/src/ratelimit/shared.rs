@@ -6,18 +6,21 @@
 //! on Redis's clock. A replica takes a *slice* of a caller's tokens at a time (about 3 % of
 //! the burst, at least 1) and spends them on that caller's next requests, so a request
 //! waits for Redis only when its replica's slice is spent: a busy key costs a round trip
-//! per slice, not per request. A slice is spent within `slice × refill interval` (at most
-//! a second) or dropped, so a replica never holds more than one slice of a caller's
-//! allowance, and not for long: across N replicas a caller is granted its limit, never
-//! more, and fewer by at most N slices (tokens a replica took and dropped). A refusal is
-//! remembered until the next token is due, so a flood of refused requests does not become
-//! a flood of round trips.
+//! per slice, not per request. Tokens a replica holds were taken from the shared bucket,
+//! so over any stretch of time the replicas spend at most what the bucket granted plus
+//! what they held at its start, one slice each: across N replicas a caller gets its
+//! limit within N slices, and never fewer than its limit less the N slices the replicas
+//! may be holding unspent. A refusal is remembered until the next token is due, so a
+//! flood of refused requests does not become a flood of round trips.
 
 use std::fmt::Display;
 use std::hash::Hash;
+use std::sync::atomic::Ordering::Relaxed;
+use std::sync::atomic::{AtomicU32, AtomicU64};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use dashmap::DashMap;
 use redis::aio::ConnectionManager;
 use tokio::sync::OnceCell;
 
@@ -137,19 +140,20 @@ impl SharedCounter {
     }
 }
 
-/// A replica's share of one caller's allowance.
+/// A replica's share of one caller's allowance. Atomics, so that spending a token from it
+/// (nearly every request) takes no lock; times are microseconds since the limiter began.
 #[derive(Debug, Default)]
 struct Lease {
     /// Tokens taken from Redis and not yet spent.
-    tokens: u32,
-    /// Until when they may be spent.
-    spend_by: Option<Instant>,
+    tokens: AtomicU32,
     /// What Redis said was left beside them.
-    remaining: u32,
+    remaining: AtomicU32,
     /// When the bucket is full again, as Redis said.
-    full_at: Option<Instant>,
-    /// A refusal, remembered until the next token is due.
-    refused_until: Option<Instant>,
+    full_at: AtomicU64,
+    /// Until when a refusal is remembered (0: none).
+    refused_until: AtomicU64,
+    /// When the lease was last used, for the sweep.
+    used_at: AtomicU64,
 }
 
 /// One kind of limit (per key, per IP) counted in Redis.
@@ -158,7 +162,9 @@ pub(super) struct SharedLimiter<K> {
     kind: &'static str,
     slice: u32,
     counter: Arc<SharedCounter>,
-    leases: moka::sync::Cache<K, Arc<Mutex<Lease>>>,
+    leases: DashMap<K, Lease>,
+    /// The origin of the leases' times.
+    began: Instant,
 }
 
 impl<K> SharedLimiter<K>
@@ -166,19 +172,20 @@ where
     K: Hash + Eq + Clone + Display + Send + Sync + 'static,
 {
     pub(super) fn new(rate: Rate, kind: &'static str, counter: Arc<SharedCounter>) -> Self {
-        let leases = moka::sync::Cache::builder()
-            .max_capacity(1_000_000)
-            .time_to_idle(rate.period.max(Duration::from_secs(1)))
-            .build();
-        Self { rate, kind, slice: slice_of(rate), counter, leases }
+        Self { rate, kind, slice: slice_of(rate), counter, leases: DashMap::new(), began: Instant::now() }
+    }
+
+    fn micros(&self, at: Instant) -> u64 {
+        u64::try_from(at.saturating_duration_since(self.began).as_micros()).unwrap_or(u64::MAX)
     }
 
     /// Counts one request of `key`; `Err(None)` when Redis could not be asked.
     pub(super) async fn check(&self, key: &K) -> Result<Allowance, Option<Exceeded>> {
         let limit = self.rate.burst.get();
-        let lease = self.leases.get_with(key.clone(), Arc::default);
-        let now = Instant::now();
-        if let Some(spent) = spend(&lease, now, limit) {
+        let now = self.micros(Instant::now());
+        if let Some(lease) = self.leases.get(key)
+            && let Some(spent) = spend(&lease, now, limit)
+        {
             return spent.map_err(Some);
         }
         if self.counter.resting() {
@@ -190,37 +197,41 @@ where
             self.counter.rest();
         });
         let taken = taken.map_err(|()| None)?;
-        let mut lease = lease.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let wait = u64::try_from(taken.wait.as_micros()).unwrap_or(u64::MAX);
+        let lease = self.leases.entry(key.clone()).or_default();
+        lease.used_at.store(now, Relaxed);
         if taken.granted == 0 {
-            lease.refused_until = Some(now + taken.wait);
+            lease.refused_until.store(now.saturating_add(wait), Relaxed);
             return Err(Some(Exceeded { limit, retry_after_secs: ceil_secs(taken.wait).max(1) }));
         }
-        let hold = (self.rate.refill_interval() * taken.granted).min(Duration::from_secs(1));
+        lease.refused_until.store(0, Relaxed);
+        lease.remaining.store(taken.remaining, Relaxed);
+        lease.full_at.store(now.saturating_add(wait), Relaxed);
         // Concurrent requests that each took a slice keep every token they took.
-        let kept = if lease.spend_by.is_some_and(|by| now < by) { lease.tokens } else { 0 };
-        *lease = Lease {
-            tokens: kept + taken.granted - 1,
-            spend_by: Some(now + hold),
-            remaining: taken.remaining,
-            full_at: Some(now + taken.wait),
-            refused_until: None,
-        };
-        Ok(Allowance { limit, remaining: taken.remaining + lease.tokens, reset_secs: ceil_secs(taken.wait) })
+        let held = lease.tokens.fetch_add(taken.granted - 1, Relaxed) + taken.granted - 1;
+        Ok(Allowance { limit, remaining: taken.remaining + held, reset_secs: ceil_secs(taken.wait) })
+    }
+
+    /// Forgets the leases of callers idle for a whole period (and their unspent tokens).
+    pub(super) fn sweep(&self) {
+        let idle = u64::try_from(self.rate.period.max(Duration::from_secs(1)).as_micros()).unwrap_or(u64::MAX);
+        let now = self.micros(Instant::now());
+        self.leases.retain(|_, lease| now.saturating_sub(lease.used_at.load(Relaxed)) < idle);
+        self.leases.shrink_to_fit();
     }
 }
 
 /// Answers from the lease when it can: a token from the slice, or a remembered refusal.
-fn spend(lease: &Mutex<Lease>, now: Instant, limit: u32) -> Option<Result<Allowance, Exceeded>> {
-    let mut lease = lease.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-    if let Some(until) = lease.refused_until.filter(|until| now < *until) {
-        return Some(Err(Exceeded { limit, retry_after_secs: ceil_secs(until - now).max(1) }));
+fn spend(lease: &Lease, now: u64, limit: u32) -> Option<Result<Allowance, Exceeded>> {
+    let refused_until = lease.refused_until.load(Relaxed);
+    if now < refused_until {
+        let wait = Duration::from_micros(refused_until - now);
+        return Some(Err(Exceeded { limit, retry_after_secs: ceil_secs(wait).max(1) }));
     }
-    if lease.tokens == 0 || lease.spend_by.is_none_or(|by| now >= by) {
-        return None;
-    }
-    lease.tokens -= 1;
-    let reset = lease.full_at.map_or(Duration::ZERO, |at| at.saturating_duration_since(now));
-    Some(Ok(Allowance { limit, remaining: lease.remaining + lease.tokens, reset_secs: ceil_secs(reset) }))
+    let left = lease.tokens.fetch_update(Relaxed, Relaxed, |tokens| tokens.checked_sub(1)).ok()? - 1;
+    lease.used_at.store(now, Relaxed);
+    let reset = Duration::from_micros(lease.full_at.load(Relaxed).saturating_sub(now));
+    Some(Ok(Allowance { limit, remaining: lease.remaining.load(Relaxed) + left, reset_secs: ceil_secs(reset) }))
 }
 
 /// How many tokens a replica takes at a time: about 3 % of the burst, at least 1.
