@@ -237,6 +237,8 @@ pub fn serve_config() -> ServeConfig {
         agent: None,
         trigger_host: std::net::IpAddr::from(Ipv4Addr::LOCALHOST),
         trigger_auth_failures: parse_rate("20/60s").unwrap(),
+        // Short, so that a restarted test server takes over a stopped one's deliveries at once.
+        delivery_lease: Duration::from_secs(1),
     }
 }
 
@@ -365,6 +367,7 @@ impl AgentApp {
             &clock,
             agent::ToolRegistry::default(),
             retry,
+            config.delivery_lease,
         )?;
         let application = app::Application::build(&config, &store, clock)?.with_agent(&config, &agent)?;
         let rest = format!("http://127.0.0.1:{}", application.port());

@@ -1,7 +1,9 @@
 //! The worker of the repository trigger's durable queue: it runs accepted deliveries
 //! through the agent, one at a time per conversation in arrival order, concurrently across
-//! conversations, retries failed runs with backoff, and on start resumes what a stopped
-//! process left queued or running.
+//! conversations, retries failed runs with backoff. Several processes may run one team's
+//! queue: a running delivery is leased to the process running it, which renews the lease
+//! while the run goes on, and any process queues again a delivery whose lease ended (its
+//! process stopped, or lost touch with the database), so the others take over its work.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -37,6 +39,9 @@ pub struct WorkerSettings {
     pub retry: RetryPolicy,
     /// The longest dedupe window of the repository triggers.
     pub dedupe_window: Duration,
+    /// How long a claimed delivery stays leased without a renewal: how soon other
+    /// processes take over the deliveries of one that died. Renewed every third of it.
+    pub lease: Duration,
 }
 
 /// Runs the queue of one team. Cheap to clone.
@@ -79,29 +84,31 @@ impl DeliveryWorker {
         self.inner.wake.notify_one();
     }
 
-    /// Resumes what a stopped process left, then runs the queue until the process stops
-    /// or the task is aborted (which aborts the runs it started, as a crash would).
+    /// Runs the queue until the process stops or the task is aborted (which aborts the runs
+    /// it started, as a crash would), resuming deliveries whose lease ended on the way.
     pub fn spawn(&self) -> tokio::task::JoinHandle<()> {
         let worker = self.clone();
         tokio::spawn(async move { worker.run().await })
     }
 
     async fn run(self) {
-        match self.inner.queue.requeue_interrupted(self.inner.team).await {
-            Ok(0) => {}
-            Ok(count) => tracing::info!(count, "resuming deliveries a stopped process was running"),
-            Err(error) => tracing::error!(error = ?error, "cannot resume interrupted deliveries"),
-        }
         let mut next_prune = tokio::time::Instant::now();
+        let mut next_requeue = tokio::time::Instant::now();
         let mut attempts = JoinSet::new();
         loop {
             if tokio::time::Instant::now() >= next_prune {
                 self.prune().await;
                 next_prune += PRUNE_EVERY;
             }
+            if tokio::time::Instant::now() >= next_requeue {
+                self.requeue_expired().await;
+                next_requeue = tokio::time::Instant::now() + self.inner.settings.lease / 3;
+            }
             let wait = match self.start_ready(&mut attempts).await {
-                Ok(Some(due)) => (due - self.inner.clock.now()).to_std().unwrap_or_default().min(IDLE_POLL),
-                Ok(None) => IDLE_POLL,
+                Ok(Some(due)) => {
+                    (due - self.inner.clock.now()).to_std().unwrap_or_default().min(self.idle_poll())
+                }
+                Ok(None) => self.idle_poll(),
                 Err(error) => {
                     tracing::error!(error = ?error, "cannot read the delivery queue");
                     Duration::from_secs(1)
@@ -115,13 +122,52 @@ impl DeliveryWorker {
         }
     }
 
+    /// How long the worker sleeps when nothing wakes it: so that it looks for deliveries
+    /// whose lease ended at least as often as leases are renewed.
+    fn idle_poll(&self) -> Duration {
+        IDLE_POLL.min(self.inner.settings.lease / 3)
+    }
+
+    /// Queues again the deliveries whose process stopped renewing their lease.
+    async fn requeue_expired(&self) {
+        let inner = &self.inner;
+        match inner.queue.requeue_expired(inner.team, inner.clock.now()).await {
+            Ok(0) => {}
+            Ok(count) => tracing::info!(count, "resuming deliveries whose process stopped running them"),
+            Err(error) => tracing::error!(error = ?error, "cannot resume interrupted deliveries"),
+        }
+    }
+
+    /// The end of a lease taken or renewed now.
+    fn lease_until(&self) -> DateTime<Utc> {
+        let lease = chrono::TimeDelta::from_std(self.inner.settings.lease).unwrap_or(chrono::TimeDelta::MAX);
+        self.inner.clock.now() + lease
+    }
+
+    /// Renews the lease of `claimed` every third of the lease; returns when it is lost.
+    async fn keep_lease(&self, claimed: &ClaimedDelivery) {
+        let inner = &self.inner;
+        loop {
+            tokio::time::sleep(inner.settings.lease / 3).await;
+            match inner.queue.renew_lease(inner.team, claimed.id, claimed.attempts, self.lease_until()).await
+            {
+                Ok(true) => {}
+                Ok(false) => return,
+                // Tried again at the next renewal; the lease lasts two more of them.
+                Err(error) => {
+                    tracing::warn!(delivery = %claimed.delivery, error = ?error, "cannot renew the lease");
+                }
+            }
+        }
+    }
+
     /// Starts every delivery that may run now; returns when the next queued one comes due.
     async fn start_ready(&self, attempts: &mut JoinSet<()>) -> Result<Option<DateTime<Utc>>, StoreError> {
         let inner = &self.inner;
         let pending = inner.queue.pending_deliveries(inner.team, PLANNING_WINDOW).await?;
         let now = inner.clock.now();
         for id in ready_to_run(&pending, now, inner.settings.max_running) {
-            if let Some(claimed) = inner.queue.claim_delivery(inner.team, id).await? {
+            if let Some(claimed) = inner.queue.claim_delivery(inner.team, id, self.lease_until()).await? {
                 let worker = self.clone();
                 attempts.spawn(async move { worker.attempt(claimed).await });
             }
@@ -143,8 +189,16 @@ impl DeliveryWorker {
                 error: format!("gave up after {} interrupted attempts", retry.max_attempts),
             }
         } else {
-            let request = RunRequest { input: claimed.input, conversation: claimed.conversation };
-            let outcome = inner.agent.run(TriggerKind::Github, request).await;
+            let request =
+                RunRequest { input: claimed.input.clone(), conversation: claimed.conversation.clone() };
+            let outcome = tokio::select! {
+                outcome = inner.agent.run(TriggerKind::Github, request) => outcome,
+                () = self.keep_lease(&claimed) => {
+                    // Queued again by another process, which runs it now: stop here.
+                    tracing::warn!(delivery = %claimed.delivery, "lost the delivery's lease; leaving it to the process that took it");
+                    return;
+                }
+            };
             let failed = |run, error| retry.after_failure(claimed.attempts, run, error, inner.clock.now());
             match outcome {
                 RunOutcome::Replied { run, .. } => AttemptResult::Done { run: Some(run) },

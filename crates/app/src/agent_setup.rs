@@ -4,6 +4,7 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Arc;
+use std::time::Duration;
 
 use accounts::{AccountStore, TeamId};
 use agent::{AgentRuntime, DeliveryWorker, ToolRegistry, WorkerSettings};
@@ -80,6 +81,7 @@ impl AgentSetup {
         clock: &Arc<dyn Clock>,
         tools: ToolRegistry,
         retry: RetryPolicy,
+        lease: Duration,
     ) -> anyhow::Result<AgentService> {
         let model = agent::model_for(&self.definition.model, self.api_key.clone())
             .map_err(|e| anyhow!("{}: model: {e}", self.file))?;
@@ -96,6 +98,7 @@ impl AgentSetup {
                 max_running: self.definition.limits.max_concurrent_runs as usize,
                 retry,
                 dedupe_window,
+                lease,
             };
             DeliveryWorker::new(team, store.clone(), runtime.clone(), clock.clone(), settings)
         });

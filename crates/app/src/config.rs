@@ -107,6 +107,11 @@ pub struct ServeConfig {
     /// Address the agent's trigger listeners bind, each on its trigger's port.
     #[arg(long, env = "BILLABLE_TRIGGER_HOST", default_value = "127.0.0.1")]
     pub trigger_host: IpAddr,
+    /// How long a GitHub delivery being run stays leased to this process without a
+    /// renewal (renewed every third of it): how soon other replicas take over the
+    /// deliveries of one that died.
+    #[arg(long, env = "BILLABLE_DELIVERY_LEASE", default_value = "30s", value_parser = humantime::parse_duration)]
+    pub delivery_lease: Duration,
     /// Failed trigger authentications allowed per client IP, as BURST/PERIOD, before 429.
     #[arg(long, env = "BILLABLE_TRIGGER_AUTH_FAILURES", default_value = "20/60s", value_parser = parse_rate)]
     pub trigger_auth_failures: Rate,

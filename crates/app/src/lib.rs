@@ -254,6 +254,7 @@ pub async fn serve(database: &DatabaseConfig, config: &ServeConfig) -> anyhow::R
             &clock,
             agent::ToolRegistry::default(),
             triggers::RetryPolicy::default(),
+            config.delivery_lease,
         )?;
         tracing::info!(agent = %setup.definition.name, %team, "agent runtime ready");
         application = application.with_agent(config, &agent)?;

@@ -1,6 +1,7 @@
 //! Crash recovery of the repository trigger with the real binary: deliveries are
 //! acknowledged, the process is killed with SIGKILL before their runs finish, and after a
-//! restart every accepted delivery runs exactly once.
+//! restart, or by another replica on the same database, every accepted delivery runs to
+//! its end once their leases end.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, reason = "tests")]
 
@@ -14,7 +15,7 @@ use std::time::{Duration, Instant};
 
 use hmac::{Hmac, KeyInit, Mac};
 use sha2::Sha256;
-use support::{Scratch, billable, post, serve};
+use support::{Schema, Scratch, billable, post, serve};
 
 const SECRET: &str = "crash-test-secret";
 
@@ -62,7 +63,11 @@ impl SlowModel {
             return;
         }
         self.requests.lock().unwrap().push(String::from_utf8_lossy(&body).into_owned());
-        std::thread::sleep(Duration::from_millis(self.delay_ms.load(Ordering::SeqCst)));
+        // Waits out the delay, or until it is set to 0.
+        let asked = Instant::now();
+        while asked.elapsed() < Duration::from_millis(self.delay_ms.load(Ordering::SeqCst)) {
+            std::thread::sleep(Duration::from_millis(20));
+        }
         let reply = r#"{"id":"c","object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":"handled"},"finish_reason":"stop"}],"usage":{"prompt_tokens":3,"completion_tokens":1}}"#;
         let mut stream = reader.into_inner();
         // The process that asked may be gone (killed): nothing to do about it then.
@@ -123,10 +128,38 @@ fn deliveries_acknowledged_before_a_kill_run_exactly_once_after_the_restart() {
     )
     .unwrap();
     let database_url = scratch.sqlite_url();
-    let env = [("GITHUB_WEBHOOK_SECRET", SECRET)];
+    // The restarted process takes the killed one's deliveries over once their leases end.
+    let env = [("GITHUB_WEBHOOK_SECRET", SECRET), ("BILLABLE_DELIVERY_LEASE", "2s")];
 
     let (mut server, port) = serve(&database_url, &definition, &env);
-    // Two comments on each of three issues: three conversations, each in order.
+    deliver_six(port, &model);
+    assert_eq!(model.requests.lock().unwrap().len(), 3, "one run per conversation at a time");
+    server.kill().unwrap(); // SIGKILL
+    server.wait().unwrap();
+    let before_restart = model.requests.lock().unwrap().len();
+
+    model.delay_ms.store(0, Ordering::SeqCst);
+    let (mut server, _) = serve(&database_url, &definition, &env);
+    let log = log_when_done(&database_url);
+    server.kill().unwrap();
+    server.wait().unwrap();
+
+    assert_eq!(log.len(), 6, "{log:?}");
+    assert!(log.iter().all(|(_, verdict, state)| verdict == "accepted" && state == "done"), "{log:?}");
+    let after_restart = model.requests.lock().unwrap()[before_restart..].to_vec();
+    for i in 0..6 {
+        let marker = format!("crash marker {i}");
+        let runs = after_restart.iter().filter(|body| body.contains(&marker)).count();
+        assert_eq!(runs, 1, "delivery {i} ran once after the restart");
+    }
+    assert_eq!(after_restart.len(), 6);
+    // Interrupted runs were never recorded as finished: each delivery has one ok run.
+    assert_eq!(ok_github_runs(&database_url), 6);
+}
+
+/// Posts two comments on each of three issues (three conversations, each in order) to
+/// the trigger on `port`, and waits until a run of each conversation is under way.
+fn deliver_six(port: u16, model: &SlowModel) {
     let deliveries: Vec<(String, Vec<u8>)> =
         (0..6).map(|i| (format!("crash-{i}"), comment(1 + i % 3, &format!("crash marker {i}")))).collect();
     for (id, body) in &deliveries {
@@ -140,39 +173,75 @@ fn deliveries_acknowledged_before_a_kill_run_exactly_once_after_the_restart() {
         let answer = post(port, "/github", &headers, body);
         assert!(answer.starts_with("HTTP/1.1 202"), "{answer}");
     }
-    // Runs are under way (one per conversation) when the process dies.
     let deadline = Instant::now() + Duration::from_secs(30);
     while model.requests.lock().unwrap().len() < 3 && Instant::now() < deadline {
         std::thread::sleep(Duration::from_millis(20));
     }
-    assert_eq!(model.requests.lock().unwrap().len(), 3, "one run per conversation at a time");
-    server.kill().unwrap(); // SIGKILL
-    server.wait().unwrap();
-    let before_restart = model.requests.lock().unwrap().len();
+}
 
-    model.delay_ms.store(0, Ordering::SeqCst);
-    let (mut server, _) = serve(&database_url, &definition, &env);
+/// The delivery log once every delivery is done, or after a minute.
+fn log_when_done(database_url: &str) -> Vec<(String, String, String)> {
     let deadline = Instant::now() + Duration::from_mins(1);
-    let mut log = delivery_log(&database_url);
+    let mut log = delivery_log(database_url);
     while log.iter().any(|(_, _, state)| state != "done") && Instant::now() < deadline {
         std::thread::sleep(Duration::from_millis(200));
-        log = delivery_log(&database_url);
+        log = delivery_log(database_url);
     }
-    server.kill().unwrap();
-    server.wait().unwrap();
+    log
+}
 
+/// Runs of the GitHub trigger that ended `ok`, as `billable runs list` prints them.
+fn ok_github_runs(database_url: &str) -> usize {
+    let runs = billable(database_url).args(["runs", "list", "--limit", "100"]).output().unwrap();
+    let runs = String::from_utf8(runs.stdout).unwrap();
+    runs.lines().filter(|line| line.contains("\tgithub\tok\t")).count()
+}
+
+/// Two replicas run one agent's queue on PostgreSQL; the one running the deliveries is
+/// killed mid-run, and the other finishes them once their leases end.
+#[test]
+fn a_replica_killed_mid_run_leaves_its_deliveries_to_the_other() {
+    let model = SlowModel::default();
+    model.delay_ms.store(60_000, Ordering::SeqCst);
+    let base_url = model.start();
+    let scratch = Scratch::new("github-takeover");
+    let definition = scratch.0.join("agent.yaml");
+    std::fs::write(
+        &definition,
+        format!(
+            "name: takeover\nmodel:\n  provider: openai\n  base_url: {base_url}\n  model: slow\n  max_retries: 0\n\
+             triggers:\n  - type: github\n    port: 0\n    events: [issue_comment]\n"
+        ),
+    )
+    .unwrap();
+    let schema = Schema::new("takeover");
+    let database_url = schema.url("sslmode=prefer");
+    let env = [("GITHUB_WEBHOOK_SECRET", SECRET), ("BILLABLE_DELIVERY_LEASE", "2s")];
+    let (mut first, port) = serve(&database_url, &definition, &env);
+    let (mut second, _) = serve(&database_url, &definition, &env);
+    deliver_six(port, &model);
+    assert_eq!(
+        model.requests.lock().unwrap().len(),
+        3,
+        "one run per conversation at a time, across replicas"
+    );
+    first.kill().unwrap(); // SIGKILL, mid-run
+    first.wait().unwrap();
+    model.delay_ms.store(0, Ordering::SeqCst);
+
+    let log = log_when_done(&database_url);
+    second.kill().unwrap();
+    second.wait().unwrap();
     assert_eq!(log.len(), 6, "{log:?}");
     assert!(log.iter().all(|(_, verdict, state)| verdict == "accepted" && state == "done"), "{log:?}");
-    let after_restart = model.requests.lock().unwrap()[before_restart..].to_vec();
+    assert_eq!(ok_github_runs(&database_url), 6, "each delivery ran to its end once");
+    let requests = model.requests.lock().unwrap().clone();
     for i in 0..6 {
         let marker = format!("crash marker {i}");
-        let runs = after_restart.iter().filter(|body| body.contains(&marker)).count();
-        assert_eq!(runs, 1, "delivery {i} ran once after the restart");
+        let calls = requests.iter().filter(|body| body.contains(&marker)).count();
+        assert!(
+            (1..=2).contains(&calls),
+            "delivery {i} reached the model {calls} times: at most its killed run again"
+        );
     }
-    assert_eq!(after_restart.len(), 6);
-    let runs = billable(&database_url).args(["runs", "list"]).output().unwrap();
-    let runs = String::from_utf8(runs.stdout).unwrap();
-    let ok_github_runs = runs.lines().filter(|line| line.contains("\tgithub\tok\t")).count();
-    // Interrupted runs were never recorded as finished: each delivery has one ok run.
-    assert_eq!(ok_github_runs, 6, "{runs}");
 }

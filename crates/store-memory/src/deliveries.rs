@@ -19,6 +19,8 @@ pub(crate) struct StoredDelivery {
     entry: DeliveryEntry,
     input: Option<String>,
     next_attempt_at: DateTime<Utc>,
+    /// While running: until when the process running it holds it.
+    lease_until: Option<DateTime<Utc>>,
 }
 
 #[derive(Debug)]
@@ -73,6 +75,7 @@ impl DeliveryQueue for MemoryStore {
                 entry: duplicate,
                 input: None,
                 next_attempt_at: entry.received_at,
+                lease_until: None,
             });
             return Ok(Acceptance::Duplicate);
         }
@@ -95,6 +98,7 @@ impl DeliveryQueue for MemoryStore {
             entry: accepted,
             input: Some(delivery.input.clone()),
             next_attempt_at: entry.received_at,
+            lease_until: None,
         });
         Ok(Acceptance::Accepted)
     }
@@ -105,6 +109,7 @@ impl DeliveryQueue for MemoryStore {
             entry: logged,
             input: None,
             next_attempt_at: entry.received_at,
+            lease_until: None,
         });
         Ok(())
     }
@@ -133,6 +138,7 @@ impl DeliveryQueue for MemoryStore {
         &self,
         team: TeamId,
         id: DeliveryEntryId,
+        lease_until: DateTime<Utc>,
     ) -> Result<Option<ClaimedDelivery>, StoreError> {
         let mut state = self.state();
         let Some(stored) = state.deliveries.iter_mut().find(|d| d.is(team, id)) else {
@@ -146,6 +152,7 @@ impl DeliveryQueue for MemoryStore {
         }
         progress.state = DeliveryState::Running;
         progress.attempts += 1;
+        stored.lease_until = Some(lease_until);
         Ok(Some(ClaimedDelivery {
             id,
             delivery: stored.entry.delivery.clone(),
@@ -187,16 +194,37 @@ impl DeliveryQueue for MemoryStore {
         Ok(())
     }
 
-    async fn requeue_interrupted(&self, team: TeamId) -> Result<u64, StoreError> {
+    async fn renew_lease(
+        &self,
+        team: TeamId,
+        id: DeliveryEntryId,
+        attempt: u32,
+        lease_until: DateTime<Utc>,
+    ) -> Result<bool, StoreError> {
+        let mut state = self.state();
+        let Some(stored) = state.deliveries.iter_mut().find(|d| d.is(team, id)) else {
+            return Ok(false);
+        };
+        let holds = stored
+            .entry
+            .progress
+            .as_ref()
+            .is_some_and(|p| p.state == DeliveryState::Running && p.attempts == attempt);
+        if holds {
+            stored.lease_until = Some(lease_until);
+        }
+        Ok(holds)
+    }
+
+    async fn requeue_expired(&self, team: TeamId, now: DateTime<Utc>) -> Result<u64, StoreError> {
         let mut state = self.state();
         let mut count = 0;
-        for progress in state
-            .deliveries
-            .iter_mut()
-            .filter(|d| d.entry.team_id == team)
-            .filter_map(|d| d.entry.progress.as_mut())
-        {
-            if progress.state == DeliveryState::Running {
+        for stored in state.deliveries.iter_mut().filter(|d| d.entry.team_id == team) {
+            let expired = stored.lease_until.is_none_or(|until| until < now);
+            if let Some(progress) = stored.entry.progress.as_mut()
+                && progress.state == DeliveryState::Running
+                && expired
+            {
                 progress.state = DeliveryState::Queued;
                 count += 1;
             }

@@ -333,6 +333,7 @@ impl DeliveryQueue for SqlStore {
         &self,
         team: TeamId,
         id: DeliveryEntryId,
+        lease_until: DateTime<Utc>,
     ) -> Result<Option<ClaimedDelivery>, StoreError> {
         type Row = (String, Option<String>, Option<String>, i32);
         let row: Option<Row> = db_run!(self, |conn| diesel::update(
@@ -344,6 +345,7 @@ impl DeliveryQueue for SqlStore {
         .set((
             agent_deliveries::state.eq(DeliveryState::Running.as_str()),
             agent_deliveries::attempts.eq(agent_deliveries::attempts + 1),
+            agent_deliveries::lease_until.eq(Some(lease_until)),
         ))
         .returning((
             agent_deliveries::delivery_id,
@@ -402,11 +404,35 @@ impl DeliveryQueue for SqlStore {
     }
 
     #[tracing::instrument(skip(self))]
-    async fn requeue_interrupted(&self, team: TeamId) -> Result<u64, StoreError> {
+    async fn renew_lease(
+        &self,
+        team: TeamId,
+        id: DeliveryEntryId,
+        attempt: u32,
+        lease_until: DateTime<Utc>,
+    ) -> Result<bool, StoreError> {
+        let attempt = i32::try_from(attempt).unwrap_or(i32::MAX);
+        let renewed = db_run!(self, |conn| diesel::update(
+            agent_deliveries::table
+                .filter(agent_deliveries::team_id.eq(DbUuid::of(team)))
+                .filter(agent_deliveries::id.eq(DbUuid::of(id)))
+                .filter(agent_deliveries::state.eq(DeliveryState::Running.as_str()))
+                .filter(agent_deliveries::attempts.eq(attempt))
+        )
+        .set(agent_deliveries::lease_until.eq(Some(lease_until)))
+        .execute(conn)
+        .await
+        .or_store()?);
+        Ok(renewed > 0)
+    }
+
+    #[tracing::instrument(skip(self))]
+    async fn requeue_expired(&self, team: TeamId, now: DateTime<Utc>) -> Result<u64, StoreError> {
         let count = db_run!(self, |conn| diesel::update(
             agent_deliveries::table
                 .filter(agent_deliveries::team_id.eq(DbUuid::of(team)))
                 .filter(agent_deliveries::state.eq(DeliveryState::Running.as_str()))
+                .filter(agent_deliveries::lease_until.is_null().or(agent_deliveries::lease_until.lt(now)))
         )
         .set(agent_deliveries::state.eq(DeliveryState::Queued.as_str()))
         .execute(conn)

@@ -233,6 +233,7 @@ macro_rules! tables {
                 run_id -> Nullable<$uuid>,
                 error -> Nullable<Text>,
                 finished_at -> Nullable<$ts>,
+                lease_until -> Nullable<$ts>,
             }
         }
 

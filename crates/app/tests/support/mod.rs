@@ -83,3 +83,41 @@ impl Drop for Scratch {
         let _ = std::fs::remove_dir_all(&self.0);
     }
 }
+
+pub fn admin_url() -> String {
+    std::env::var("TEST_DATABASE_URL")
+        .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/postgres".to_owned())
+}
+
+pub fn psql(sql: &str) -> String {
+    let output = Command::new("psql")
+        .args([&admin_url(), "-X", "-q", "-At", "-v", "ON_ERROR_STOP=1", "-c", sql])
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "psql {sql}: {}", String::from_utf8_lossy(&output.stderr));
+    String::from_utf8(output.stdout).unwrap().trim().to_owned()
+}
+
+/// An empty schema of its own on the test PostgreSQL, dropped on drop; its URL asks for TLS.
+pub struct Schema(pub String);
+
+impl Schema {
+    pub fn new(name: &str) -> Self {
+        let schema = format!("billable_test_{}_{name}", std::process::id());
+        psql(&format!("DROP SCHEMA IF EXISTS {schema} CASCADE; CREATE SCHEMA {schema}"));
+        Self(schema)
+    }
+
+    pub fn url(&self, tls: &str) -> String {
+        let base = admin_url();
+        let join = if base.contains('?') { '&' } else { '?' };
+        // The schema's name as application_name, to find the replicas' sessions.
+        format!("{base}{join}{tls}&application_name={0}&options=-c%20search_path%3D{0}", self.0)
+    }
+}
+
+impl Drop for Schema {
+    fn drop(&mut self) {
+        psql(&format!("DROP SCHEMA IF EXISTS {} CASCADE", self.0));
+    }
+}

@@ -214,7 +214,8 @@ where
 
     /// Forgets the leases of callers idle for a whole period (and their unspent tokens).
     pub(super) fn sweep(&self) {
-        let idle = u64::try_from(self.rate.period.max(Duration::from_secs(1)).as_micros()).unwrap_or(u64::MAX);
+        let idle =
+            u64::try_from(self.rate.period.max(Duration::from_secs(1)).as_micros()).unwrap_or(u64::MAX);
         let now = self.micros(Instant::now());
         self.leases.retain(|_, lease| now.saturating_sub(lease.used_at.load(Relaxed)) < idle);
         self.leases.shrink_to_fit();
@@ -231,7 +232,11 @@ fn spend(lease: &Lease, now: u64, limit: u32) -> Option<Result<Allowance, Exceed
     let left = lease.tokens.fetch_update(Relaxed, Relaxed, |tokens| tokens.checked_sub(1)).ok()? - 1;
     lease.used_at.store(now, Relaxed);
     let reset = Duration::from_micros(lease.full_at.load(Relaxed).saturating_sub(now));
-    Some(Ok(Allowance { limit, remaining: lease.remaining.load(Relaxed) + left, reset_secs: ceil_secs(reset) }))
+    Some(Ok(Allowance {
+        limit,
+        remaining: lease.remaining.load(Relaxed) + left,
+        reset_secs: ceil_secs(reset),
+    }))
 }
 
 /// How many tokens a replica takes at a time: about 3 % of the burst, at least 1.

@@ -190,13 +190,24 @@ pub trait DeliveryQueue: Send + Sync {
     /// The team's oldest `limit` queued and running deliveries, in arrival order.
     async fn pending_deliveries(&self, team: TeamId, limit: u32) -> Result<Vec<PendingDelivery>, StoreError>;
 
-    /// Marks a queued delivery running and counts the attempt; `None` if it is no longer
-    /// queued.
+    /// Marks a queued delivery running, counts the attempt, and leases it to the caller
+    /// until `lease_until`; `None` if it is no longer queued.
     async fn claim_delivery(
         &self,
         team: TeamId,
         id: DeliveryEntryId,
+        lease_until: DateTime<Utc>,
     ) -> Result<Option<ClaimedDelivery>, StoreError>;
+
+    /// Extends the lease of attempt `attempt` of a running delivery; `false` when that
+    /// attempt no longer holds it (its lease ended and the delivery was queued again).
+    async fn renew_lease(
+        &self,
+        team: TeamId,
+        id: DeliveryEntryId,
+        attempt: u32,
+        lease_until: DateTime<Utc>,
+    ) -> Result<bool, StoreError>;
 
     async fn finish_attempt(
         &self,
@@ -206,8 +217,9 @@ pub trait DeliveryQueue: Send + Sync {
         at: DateTime<Utc>,
     ) -> Result<(), StoreError>;
 
-    /// Queues again the deliveries left running by a process that stopped; returns how many.
-    async fn requeue_interrupted(&self, team: TeamId) -> Result<u64, StoreError>;
+    /// Queues again the running deliveries whose lease ended before `now` (their process
+    /// stopped, or lost touch with the database); returns how many.
+    async fn requeue_expired(&self, team: TeamId, now: DateTime<Utc>) -> Result<u64, StoreError>;
 
     /// Forgets dedupe records accepted before `dedupe_before`, and finished log entries
     /// received before `log_before`; returns how many rows went.

@@ -16,10 +16,15 @@ for_each_adapter!(
     a_repeated_id_or_body_is_a_duplicate_within_the_window,
     two_copies_at_once_make_one_accepted_delivery,
     attempts_finish_retry_or_fail,
-    interrupted_runs_are_queued_again,
+    runs_whose_lease_ended_are_queued_again,
     pruning_forgets_old_records_but_not_pending_deliveries,
     the_log_lists_newest_first_filtered_and_per_team,
 );
+
+/// A lease that outlasts the test.
+fn lease() -> DateTime<Utc> {
+    now() + TimeDelta::minutes(5)
+}
 
 /// Now, to the millisecond, as storage keeps it.
 fn now() -> DateTime<Utc> {
@@ -80,13 +85,16 @@ async fn accepted_deliveries_are_queued_logged_and_claimed_once(store: Store) {
         (pending[0].id, pending[0].state, pending[0].next_attempt_at),
         (delivery.entry.id, DeliveryState::Queued, at)
     );
-    let claimed = store.agent().claim_delivery(team, delivery.entry.id).await.unwrap().unwrap();
+    let claimed = store.agent().claim_delivery(team, delivery.entry.id, lease()).await.unwrap().unwrap();
     assert_eq!(claimed.input, delivery.input);
     assert_eq!(claimed.attempts, 1);
     assert_eq!(claimed.conversation, delivery.entry.conversation);
-    assert!(store.agent().claim_delivery(team, delivery.entry.id).await.unwrap().is_none(), "claimed once");
+    assert!(
+        store.agent().claim_delivery(team, delivery.entry.id, lease()).await.unwrap().is_none(),
+        "claimed once"
+    );
     let other = create_team(&store, "Other").await;
-    assert!(store.agent().claim_delivery(other, delivery.entry.id).await.unwrap().is_none());
+    assert!(store.agent().claim_delivery(other, delivery.entry.id, lease()).await.unwrap().is_none());
     assert_eq!(store.agent().pending_deliveries(team, 100).await.unwrap()[0].state, DeliveryState::Running);
 }
 
@@ -146,7 +154,7 @@ async fn attempts_finish_retry_or_fail(store: Store) {
     let run = RunId::generate();
     let retry_at = at + TimeDelta::seconds(30);
     for id in &ids {
-        queue.claim_delivery(team, *id).await.unwrap().unwrap();
+        queue.claim_delivery(team, *id, lease()).await.unwrap().unwrap();
     }
     queue.finish_attempt(team, ids[0], &AttemptResult::Done { run: Some(run) }, at).await.unwrap();
     let retry = AttemptResult::Retry { run: Some(run), error: "model call failed".into(), at: retry_at };
@@ -176,10 +184,10 @@ async fn attempts_finish_retry_or_fail(store: Store) {
     assert_eq!(pending.len(), 1, "done and failed deliveries are no longer pending");
     assert!(queue.pending_deliveries(team, 0).await.unwrap().is_empty(), "bounded by the limit");
     assert_eq!((pending[0].id, pending[0].next_attempt_at), (ids[1], retry_at));
-    assert_eq!(queue.claim_delivery(team, ids[1]).await.unwrap().unwrap().attempts, 2);
+    assert_eq!(queue.claim_delivery(team, ids[1], lease()).await.unwrap().unwrap().attempts, 2);
 }
 
-async fn interrupted_runs_are_queued_again(store: Store) {
+async fn runs_whose_lease_ended_are_queued_again(store: Store) {
     let team = create_team(&store, "Acme").await;
     let queue = store.agent();
     let (first, second) = (new(team, "a", "a", None, now()), new(team, "b", "b", None, now()));
@@ -187,13 +195,24 @@ async fn interrupted_runs_are_queued_again(store: Store) {
     accept(&store, &second).await;
     let oldest = queue.pending_deliveries(team, 1).await.unwrap();
     assert_eq!(oldest.iter().map(|d| d.id).collect::<Vec<_>>(), [first.entry.id], "the oldest first");
-    queue.claim_delivery(team, first.entry.id).await.unwrap().unwrap();
-    assert_eq!(queue.requeue_interrupted(team).await.unwrap(), 1);
+    let until = now() + TimeDelta::seconds(30);
+    let claimed = queue.claim_delivery(team, first.entry.id, until).await.unwrap().unwrap();
+    queue.claim_delivery(team, second.entry.id, until).await.unwrap().unwrap();
+    assert_eq!(queue.requeue_expired(team, now()).await.unwrap(), 0, "leases still held stay running");
+    // The first one's process keeps renewing; the second one's stopped.
+    let renewed = until + TimeDelta::seconds(30);
+    assert!(queue.renew_lease(team, first.entry.id, claimed.attempts, renewed).await.unwrap());
+    assert_eq!(queue.requeue_expired(team, until + TimeDelta::seconds(1)).await.unwrap(), 1);
     let states: Vec<DeliveryState> =
         queue.pending_deliveries(team, 100).await.unwrap().iter().map(|d| d.state).collect();
-    assert_eq!(states, [DeliveryState::Queued, DeliveryState::Queued]);
-    let resumed = queue.claim_delivery(team, first.entry.id).await.unwrap().unwrap();
+    assert_eq!(states, [DeliveryState::Running, DeliveryState::Queued]);
+    let resumed = queue.claim_delivery(team, second.entry.id, lease()).await.unwrap().unwrap();
     assert_eq!(resumed.attempts, 2, "the interrupted attempt counts");
+    assert!(
+        !queue.renew_lease(team, second.entry.id, 1, lease()).await.unwrap(),
+        "the first attempt no longer holds it"
+    );
+    assert!(queue.renew_lease(team, second.entry.id, 2, lease()).await.unwrap());
 }
 
 async fn pruning_forgets_old_records_but_not_pending_deliveries(store: Store) {
@@ -203,7 +222,7 @@ async fn pruning_forgets_old_records_but_not_pending_deliveries(store: Store) {
     let (done, pending) = (new(team, "old-done", "1", None, old), new(team, "old-pending", "2", None, old));
     accept(&store, &done).await;
     accept(&store, &pending).await;
-    queue.claim_delivery(team, done.entry.id).await.unwrap();
+    queue.claim_delivery(team, done.entry.id, lease()).await.unwrap();
     queue.finish_attempt(team, done.entry.id, &AttemptResult::Done { run: None }, old).await.unwrap();
     let fresh = new(team, "fresh", "3", None, now());
     accept(&store, &fresh).await;
