@@ -116,17 +116,8 @@ fn delivery_log(database_url: &str) -> Vec<(String, String, String)> {
 fn deliveries_acknowledged_before_a_kill_run_exactly_once_after_the_restart() {
     let model = SlowModel::default();
     model.delay_ms.store(60_000, Ordering::SeqCst);
-    let base_url = model.start();
     let scratch = Scratch::new("github-crash");
-    let definition = scratch.0.join("agent.yaml");
-    std::fs::write(
-        &definition,
-        format!(
-            "name: crash\nmodel:\n  provider: openai\n  base_url: {base_url}\n  model: slow\n  max_retries: 0\n\
-             triggers:\n  - type: github\n    port: 0\n    events: [issue_comment]\n"
-        ),
-    )
-    .unwrap();
+    let definition = github_agent(&scratch, &model);
     let database_url = scratch.sqlite_url();
     // The restarted process takes the killed one's deliveries over once their leases end.
     let env = [("GITHUB_WEBHOOK_SECRET", SECRET), ("BILLABLE_DELIVERY_LEASE", "2s")];
@@ -155,6 +146,22 @@ fn deliveries_acknowledged_before_a_kill_run_exactly_once_after_the_restart() {
     assert_eq!(after_restart.len(), 6);
     // Interrupted runs were never recorded as finished: each delivery has one ok run.
     assert_eq!(ok_github_runs(&database_url), 6);
+}
+
+/// An agent definition in `scratch` whose model is `model` and whose GitHub trigger takes
+/// comments, on a port of the system's choosing.
+fn github_agent(scratch: &Scratch, model: &SlowModel) -> std::path::PathBuf {
+    let definition = scratch.0.join("agent.yaml");
+    let base_url = model.start();
+    std::fs::write(
+        &definition,
+        format!(
+            "name: crash\nmodel:\n  provider: openai\n  base_url: {base_url}\n  model: slow\n  max_retries: 0\n\
+             triggers:\n  - type: github\n    port: 0\n    events: [issue_comment]\n"
+        ),
+    )
+    .unwrap();
+    definition
 }
 
 /// Posts two comments on each of three issues (three conversations, each in order) to
@@ -203,17 +210,8 @@ fn ok_github_runs(database_url: &str) -> usize {
 fn a_replica_killed_mid_run_leaves_its_deliveries_to_the_other() {
     let model = SlowModel::default();
     model.delay_ms.store(60_000, Ordering::SeqCst);
-    let base_url = model.start();
     let scratch = Scratch::new("github-takeover");
-    let definition = scratch.0.join("agent.yaml");
-    std::fs::write(
-        &definition,
-        format!(
-            "name: takeover\nmodel:\n  provider: openai\n  base_url: {base_url}\n  model: slow\n  max_retries: 0\n\
-             triggers:\n  - type: github\n    port: 0\n    events: [issue_comment]\n"
-        ),
-    )
-    .unwrap();
+    let definition = github_agent(&scratch, &model);
     let schema = Schema::new("takeover");
     let database_url = schema.url("sslmode=prefer");
     let env = [("GITHUB_WEBHOOK_SECRET", SECRET), ("BILLABLE_DELIVERY_LEASE", "2s")];
