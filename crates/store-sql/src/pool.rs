@@ -78,7 +78,7 @@ where
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Backend {
     /// `postgres://…` or `postgresql://…`; `sslmode` and `sslrootcert` set TLS up
-    /// ([`crate::tls`]), the rest goes to the driver as is.
+    /// ([`PgTarget`](crate::PgTarget)), the rest goes to the driver as is.
     Postgres(String),
     /// `sqlite://PATH`, `sqlite:PATH` or `sqlite::memory:`; holds the file path.
     Sqlite(String),

@@ -1,5 +1,5 @@
 //! Per-key and per-IP rate limits (GCRA): in the process, through `governor`, or shared by
-//! every replica in Redis ([`shared`]).
+//! every replica in Redis ([`SharedCounter`]).
 
 mod shared;
 
