@@ -238,7 +238,7 @@ pub fn serve_config() -> ServeConfig {
         trigger_host: std::net::IpAddr::from(Ipv4Addr::LOCALHOST),
         trigger_auth_failures: parse_rate("20/60s").unwrap(),
         // Short, so that a restarted test server takes over a stopped one's deliveries at once.
-        delivery_lease: Duration::from_secs(1),
+        delivery_lease: Duration::from_secs(3),
     }
 }
 

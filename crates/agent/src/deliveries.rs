@@ -140,20 +140,29 @@ impl DeliveryWorker {
 
     /// The end of a lease taken or renewed now.
     fn lease_until(&self) -> DateTime<Utc> {
-        let lease = chrono::TimeDelta::from_std(self.inner.settings.lease).unwrap_or(chrono::TimeDelta::MAX);
-        self.inner.clock.now() + lease
+        let now = self.inner.clock.now();
+        chrono::TimeDelta::from_std(self.inner.settings.lease)
+            .ok()
+            .and_then(|lease| now.checked_add_signed(lease))
+            .unwrap_or(DateTime::<Utc>::MAX_UTC)
     }
 
-    /// Renews the lease of `claimed` every third of the lease; returns when it is lost.
+    /// Renews the lease of `claimed` every third of the lease; returns when it is lost, or
+    /// may have been: when the last lease it could renew has ended.
     async fn keep_lease(&self, claimed: &ClaimedDelivery) {
         let inner = &self.inner;
+        let mut held_until = self.lease_until();
         loop {
             tokio::time::sleep(inner.settings.lease / 3).await;
-            match inner.queue.renew_lease(inner.team, claimed.id, claimed.attempts, self.lease_until()).await
-            {
-                Ok(true) => {}
+            let until = self.lease_until();
+            match inner.queue.renew_lease(inner.team, claimed.id, claimed.attempts, until).await {
+                Ok(true) => held_until = until,
                 Ok(false) => return,
-                // Tried again at the next renewal; the lease lasts two more of them.
+                Err(error) if inner.clock.now() >= held_until => {
+                    tracing::warn!(delivery = %claimed.delivery, error = ?error, "cannot renew the lease, which has ended");
+                    return;
+                }
+                // Tried again at the next renewal, while the lease lasts.
                 Err(error) => {
                     tracing::warn!(delivery = %claimed.delivery, error = ?error, "cannot renew the lease");
                 }
@@ -221,7 +230,8 @@ impl DeliveryWorker {
         // The row stays `running` until this lands, holding its conversation: insist.
         for wait in [0, 1, 2, 4, 8] {
             tokio::time::sleep(Duration::from_secs(wait)).await;
-            match inner.queue.finish_attempt(inner.team, claimed.id, &result, inner.clock.now()).await {
+            let at = inner.clock.now();
+            match inner.queue.finish_attempt(inner.team, claimed.id, claimed.attempts, &result, at).await {
                 Ok(()) => return,
                 Err(error) => {
                     tracing::error!(delivery = %claimed.delivery, error = ?error, "cannot record the attempt");

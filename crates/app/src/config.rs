@@ -110,7 +110,8 @@ pub struct ServeConfig {
     /// How long a GitHub delivery being run stays leased to this process without a
     /// renewal (renewed every third of it): how soon other replicas take over the
     /// deliveries of one that died.
-    #[arg(long, env = "BILLABLE_DELIVERY_LEASE", default_value = "30s", value_parser = humantime::parse_duration)]
+    /// From 3 s to 1 h.
+    #[arg(long, env = "BILLABLE_DELIVERY_LEASE", default_value = "30s", value_parser = parse_lease)]
     pub delivery_lease: Duration,
     /// Failed trigger authentications allowed per client IP, as BURST/PERIOD, before 429.
     #[arg(long, env = "BILLABLE_TRIGGER_AUTH_FAILURES", default_value = "20/60s", value_parser = parse_rate)]
@@ -160,6 +161,16 @@ impl ServeConfig {
     }
 }
 
+/// Parses a delivery lease: a duration from 3 s (renewed every second) to 1 h.
+fn parse_lease(text: &str) -> Result<Duration, String> {
+    let lease = humantime::parse_duration(text).map_err(|e| e.to_string())?;
+    if (Duration::from_secs(3)..=Duration::from_hours(1)).contains(&lease) {
+        Ok(lease)
+    } else {
+        Err("must be from 3s to 1h".to_owned())
+    }
+}
+
 /// Parses `BURST/PERIOD`, e.g. `100/10s`, `5/s`, `1000/1m`.
 pub fn parse_rate(text: &str) -> Result<Rate, String> {
     let (burst, period) = text.split_once('/').ok_or("expected BURST/PERIOD, e.g. 100/10s")?;
@@ -183,6 +194,16 @@ mod tests {
     use std::time::Duration;
 
     use super::parse_rate;
+
+    #[test]
+    fn delivery_leases_are_from_three_seconds_to_an_hour() {
+        assert_eq!(super::parse_lease("30s"), Ok(Duration::from_secs(30)));
+        assert_eq!(super::parse_lease("1h"), Ok(Duration::from_hours(1)));
+        for refused in ["0s", "2s", "2h"] {
+            assert_eq!(super::parse_lease(refused), Err("must be from 3s to 1h".to_owned()), "{refused}");
+        }
+        assert!(super::parse_lease("soon").is_err());
+    }
 
     #[test]
     fn rates_parse() {

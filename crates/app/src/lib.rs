@@ -218,8 +218,9 @@ pub async fn serve(database: &DatabaseConfig, config: &ServeConfig) -> anyhow::R
         .as_deref()
         .map(|path| AgentSetup::load(path, |name| std::env::var(name).ok()))
         .transpose()?;
-    let store = Store::open(database, config.runtimes()).await?;
+    // Before opening: a refused second server must not migrate under the first one.
     let _sole_server = claim_sqlite_file(&database.database_url)?;
+    let store = Store::open(database, config.runtimes()).await?;
     if let Some(counter) = config.shared_limits()? {
         counter.ping().await.context("BILLABLE_REDIS_URL: Redis does not answer")?;
     }

@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 
 use hmac::{Hmac, KeyInit, Mac};
 use sha2::Sha256;
-use support::{Schema, Scratch, billable, post, serve};
+use support::{Schema, Scratch, billable, post, psql, serve};
 
 const SECRET: &str = "crash-test-secret";
 
@@ -120,7 +120,7 @@ fn deliveries_acknowledged_before_a_kill_run_exactly_once_after_the_restart() {
     let definition = github_agent(&scratch, &model);
     let database_url = scratch.sqlite_url();
     // The restarted process takes the killed one's deliveries over once their leases end.
-    let env = [("GITHUB_WEBHOOK_SECRET", SECRET), ("BILLABLE_DELIVERY_LEASE", "2s")];
+    let env = [("GITHUB_WEBHOOK_SECRET", SECRET), ("BILLABLE_DELIVERY_LEASE", "3s")];
 
     let (mut server, port) = serve(&database_url, &definition, &env);
     deliver_six(port, &model);
@@ -214,7 +214,7 @@ fn a_replica_killed_mid_run_leaves_its_deliveries_to_the_other() {
     let definition = github_agent(&scratch, &model);
     let schema = Schema::new("takeover");
     let database_url = schema.url("sslmode=prefer");
-    let env = [("GITHUB_WEBHOOK_SECRET", SECRET), ("BILLABLE_DELIVERY_LEASE", "2s")];
+    let env = [("GITHUB_WEBHOOK_SECRET", SECRET), ("BILLABLE_DELIVERY_LEASE", "3s")];
     let (mut first, port) = serve(&database_url, &definition, &env);
     let (mut second, _) = serve(&database_url, &definition, &env);
     deliver_six(port, &model);
@@ -233,6 +233,8 @@ fn a_replica_killed_mid_run_leaves_its_deliveries_to_the_other() {
     assert_eq!(log.len(), 6, "{log:?}");
     assert!(log.iter().all(|(_, verdict, state)| verdict == "accepted" && state == "done"), "{log:?}");
     assert_eq!(ok_github_runs(&database_url), 6, "each delivery ran to its end once");
+    let taken_over = psql(&format!("SELECT count(*) FROM {}.agent_deliveries WHERE attempts = 2", schema.0));
+    assert_ne!(taken_over, "0", "the killed replica's deliveries ran again on the other");
     let requests = model.requests.lock().unwrap().clone();
     for i in 0..6 {
         let marker = format!("crash marker {i}");

@@ -195,8 +195,10 @@ fn tls_modes_verify_as_libpq_does() {
     }
     let (connected, said) = on("127.0.0.1", &format!("sslmode=verify-full&{root}"));
     assert!(!connected && said.contains("not valid for name"), "verify-full checks the host name: {said}");
+    let (connected, said) = on("localhost", "sslmode=verify-full&sslrootcert=system");
+    assert!(!connected && said.contains("UnknownIssuer"), "verify-full checks the chain: {said}");
     let (connected, said) = on("localhost", "sslmode=verify-ca&sslrootcert=system");
-    assert!(!connected && said.contains("UnknownIssuer"), "verify-ca checks the chain: {said}");
+    assert!(!connected && said.contains("needs sslmode=verify-full"), "{said}");
     let (connected, said) = on("localhost", "sslmode=verify-ca&sslrootcert=/nonexistent/ca.pem");
     assert!(!connected && said.contains("/nonexistent/ca.pem"), "{said}");
 }

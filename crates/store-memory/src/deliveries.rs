@@ -166,6 +166,7 @@ impl DeliveryQueue for MemoryStore {
         &self,
         team: TeamId,
         id: DeliveryEntryId,
+        attempt: u32,
         result: &AttemptResult,
         at: DateTime<Utc>,
     ) -> Result<(), StoreError> {
@@ -176,6 +177,9 @@ impl DeliveryQueue for MemoryStore {
         let Some(progress) = stored.entry.progress.as_mut() else {
             return Ok(());
         };
+        if progress.state != DeliveryState::Running || progress.attempts != attempt {
+            return Ok(());
+        }
         match result {
             AttemptResult::Done { run } => {
                 (progress.state, progress.run, progress.error, progress.finished_at) =

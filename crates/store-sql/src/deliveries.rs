@@ -374,9 +374,11 @@ impl DeliveryQueue for SqlStore {
         &self,
         team: TeamId,
         id: DeliveryEntryId,
+        attempt: u32,
         result: &AttemptResult,
         at: DateTime<Utc>,
     ) -> Result<(), StoreError> {
+        let attempt = i32::try_from(attempt).unwrap_or(i32::MAX);
         // A finished delivery keeps `next_attempt_at` at its finish: nothing reads it then.
         let (state, run, error, next_attempt_at, finished_at) = match result {
             AttemptResult::Done { run } => (DeliveryState::Done, *run, None, at, Some(at)),
@@ -389,6 +391,8 @@ impl DeliveryQueue for SqlStore {
             agent_deliveries::table
                 .filter(agent_deliveries::team_id.eq(DbUuid::of(team)))
                 .filter(agent_deliveries::id.eq(DbUuid::of(id)))
+                .filter(agent_deliveries::state.eq(DeliveryState::Running.as_str()))
+                .filter(agent_deliveries::attempts.eq(attempt))
         )
         .set((
             agent_deliveries::state.eq(state.as_str()),

@@ -79,7 +79,7 @@ impl PgTarget {
     /// Reads `sslmode` and `sslrootcert` from `url` and loads the roots they name.
     pub fn from_url(url: &str) -> anyhow::Result<Self> {
         let (base, query) = url.split_once('?').unwrap_or((url, ""));
-        let mut mode = SslMode::Prefer;
+        let mut mode = None;
         let mut root_cert = None;
         let mut kept = Vec::new();
         for pair in query.split('&').filter(|pair| !pair.is_empty()) {
@@ -88,11 +88,20 @@ impl PgTarget {
                 .decode_utf8()
                 .with_context(|| format!("DATABASE_URL: {key} is not UTF-8"))?;
             match key {
-                "sslmode" => mode = SslMode::parse(&value).context("DATABASE_URL")?,
+                "sslmode" => mode = Some(SslMode::parse(&value).context("DATABASE_URL")?),
                 "sslrootcert" => root_cert = Some(value.into_owned()),
                 _ => kept.push(pair),
             }
         }
+        // With the public roots, anyone holding a certificate from a public authority could
+        // pass a check of the chain alone: libpq makes `system` mean verify-full.
+        let mode = match (mode, root_cert.as_deref()) {
+            (None | Some(SslMode::VerifyFull), Some("system")) => SslMode::VerifyFull,
+            (Some(weaker), Some("system")) => {
+                bail!("DATABASE_URL: sslrootcert=system needs sslmode=verify-full, not {weaker:?}")
+            }
+            (mode, _) => mode.unwrap_or(SslMode::Prefer),
+        };
         kept.push(match mode.for_driver() {
             "disable" => "sslmode=disable",
             "prefer" => "sslmode=prefer",
@@ -294,6 +303,7 @@ mod tests {
             target("postgres://u@h/db?sslmode=verify-full&sslrootcert=system").unwrap(),
             (SslMode::VerifyFull, "postgres://u@h/db?sslmode=require".to_owned())
         );
+        assert_eq!(target("postgres://u@h/db?sslrootcert=system").unwrap().0, SslMode::VerifyFull);
         let error = |url: &str| format!("{:#}", PgTarget::from_url(url).unwrap_err());
         assert!(error("postgres://h/db?sslmode=strict").contains("sslmode must be"));
         assert!(
@@ -301,5 +311,8 @@ mod tests {
                 .contains("/nonexistent.pem")
         );
         assert!(error("postgres://h/db?sslmode=allow").contains("not supported"));
+        assert!(
+            error("postgres://h/db?sslmode=require&sslrootcert=system").contains("needs sslmode=verify-full")
+        );
     }
 }

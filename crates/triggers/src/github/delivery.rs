@@ -209,10 +209,13 @@ pub trait DeliveryQueue: Send + Sync {
         lease_until: DateTime<Utc>,
     ) -> Result<bool, StoreError>;
 
+    /// Records how attempt `attempt` of a running delivery ended; nothing when that attempt
+    /// no longer holds it (its lease ended and another process took the delivery).
     async fn finish_attempt(
         &self,
         team: TeamId,
         id: DeliveryEntryId,
+        attempt: u32,
         result: &AttemptResult,
         at: DateTime<Utc>,
     ) -> Result<(), StoreError>;

@@ -156,11 +156,11 @@ async fn attempts_finish_retry_or_fail(store: Store) {
     for id in &ids {
         queue.claim_delivery(team, *id, lease()).await.unwrap().unwrap();
     }
-    queue.finish_attempt(team, ids[0], &AttemptResult::Done { run: Some(run) }, at).await.unwrap();
+    queue.finish_attempt(team, ids[0], 1, &AttemptResult::Done { run: Some(run) }, at).await.unwrap();
     let retry = AttemptResult::Retry { run: Some(run), error: "model call failed".into(), at: retry_at };
-    queue.finish_attempt(team, ids[1], &retry, at).await.unwrap();
+    queue.finish_attempt(team, ids[1], 1, &retry, at).await.unwrap();
     let failed = AttemptResult::Failed { run: None, error: "gave up".into() };
-    queue.finish_attempt(team, ids[2], &failed, at).await.unwrap();
+    queue.finish_attempt(team, ids[2], 1, &failed, at).await.unwrap();
 
     let logged = log(&store, team).await;
     let progress = |id| logged.iter().find(|e| e.id == id).unwrap().progress.clone().unwrap();
@@ -213,6 +213,16 @@ async fn runs_whose_lease_ended_are_queued_again(store: Store) {
         "the first attempt no longer holds it"
     );
     assert!(queue.renew_lease(team, second.entry.id, 2, lease()).await.unwrap());
+    // The first attempt's late result changes nothing; the second's lands.
+    let done = AttemptResult::Done { run: None };
+    let state = async || {
+        let log = log(&store, team).await;
+        log.iter().find(|e| e.id == second.entry.id).unwrap().progress.clone().unwrap().state
+    };
+    queue.finish_attempt(team, second.entry.id, 1, &done, now()).await.unwrap();
+    assert_eq!(state().await, DeliveryState::Running);
+    queue.finish_attempt(team, second.entry.id, 2, &done, now()).await.unwrap();
+    assert_eq!(state().await, DeliveryState::Done);
 }
 
 async fn pruning_forgets_old_records_but_not_pending_deliveries(store: Store) {
@@ -223,7 +233,7 @@ async fn pruning_forgets_old_records_but_not_pending_deliveries(store: Store) {
     accept(&store, &done).await;
     accept(&store, &pending).await;
     queue.claim_delivery(team, done.entry.id, lease()).await.unwrap();
-    queue.finish_attempt(team, done.entry.id, &AttemptResult::Done { run: None }, old).await.unwrap();
+    queue.finish_attempt(team, done.entry.id, 1, &AttemptResult::Done { run: None }, old).await.unwrap();
     let fresh = new(team, "fresh", "3", None, now());
     accept(&store, &fresh).await;
     let removed =
