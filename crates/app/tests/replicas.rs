@@ -291,3 +291,22 @@ fn a_redis_that_does_not_answer_stops_startup() {
     let said = String::from_utf8_lossy(&output.stderr);
     assert!(said.contains("BILLABLE_REDIS_URL: Redis does not answer"), "{said}");
 }
+
+/// With a burst of 100 a replica takes 4 tokens at a time: across two replicas the key
+/// gets its 100, never more and fewer by at most the two slices they may hold unspent.
+#[test]
+fn shared_limits_in_slices_stay_within_the_stated_tolerance() {
+    let schema = Schema::new("slices");
+    let redis = Redis::start();
+    let start = || {
+        let mut command = billable(&schema.url("sslmode=prefer"));
+        command.env("BILLABLE_RATE_LIMIT", "100/1h").env("BILLABLE_REDIS_URL", &redis.url);
+        Replica::start_with(command).unwrap_or_else(|log| panic!("a replica failed:\n{log}"))
+    };
+    let mut first = start();
+    let key = first.printed_key().unwrap();
+    let replicas = [first, start()];
+    let granted = spread(&replicas, 130, "/v1/invoices/clients", &key).iter().filter(|s| **s == 200).count();
+    let slice = 100_usize.div_ceil(32);
+    assert!((100 - 2 * slice..=100).contains(&granted), "{granted} granted of a limit of 100");
+}
