@@ -25,9 +25,11 @@ fn usable(id: &str) -> bool {
 }
 
 /// Outermost middleware: assigns the request id, logs the request within a span that
-/// carries it, and echoes it on the response.
+/// carries it, and echoes it on the response. It also routes a `HEAD` as a `GET` (RFC
+/// 9110, 9.3.2): the connection still knows it was a `HEAD`, so it sends the `GET`'s status
+/// and headers, `Content-Length` included, and leaves the body out.
 pub(crate) async fn request_id(
-    req: ServiceRequest,
+    mut req: ServiceRequest,
     next: Next<impl MessageBody + 'static>,
 ) -> Result<ServiceResponse<BoxBody>, actix_web::Error> {
     let id = req
@@ -38,6 +40,9 @@ pub(crate) async fn request_id(
         .map_or_else(|| uuid::Uuid::now_v7().to_string(), str::to_owned);
     req.extensions_mut().insert(RequestId(id.clone()));
     let span = tracing::info_span!("request", request_id = %id, method = %req.method(), path = %req.path());
+    if req.method() == Method::HEAD {
+        req.head_mut().method = Method::GET;
+    }
     let started = Instant::now();
     // Handlers' and extractors' errors arrive here as responses already.
     let mut response = next.call(req).instrument(span.clone()).await?.map_into_boxed_body();
@@ -52,19 +57,6 @@ pub(crate) async fn request_id(
         );
     });
     Ok(response)
-}
-
-/// `HEAD` is `GET` without the body (RFC 9110, 9.3.2): the request is routed as a `GET`.
-/// The connection still knows it was a `HEAD`, so it sends the `GET`'s status and headers,
-/// `Content-Length` included, and leaves the body out.
-pub(crate) async fn head_as_get(
-    mut req: ServiceRequest,
-    next: Next<impl MessageBody + 'static>,
-) -> Result<ServiceResponse<impl MessageBody>, actix_web::Error> {
-    if req.method() == Method::HEAD {
-        req.head_mut().method = Method::GET;
-    }
-    next.call(req).await
 }
 
 /// The route templates the API serves and their methods, to tell "no such route" (404)

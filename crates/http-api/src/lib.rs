@@ -188,7 +188,6 @@ pub fn app(
             }),
         )
         .default_service(web::to(conventions::no_route))
-        .wrap(from_fn(conventions::head_as_get))
         .wrap(from_fn(conventions::json_errors))
         .wrap(from_fn(metrics::record))
         .wrap(from_fn(conventions::request_id))

@@ -156,20 +156,15 @@ fn client_config(mode: SslMode, root_cert: Option<&str>) -> anyhow::Result<Clien
     let builder = ClientConfig::builder_with_provider(provider.clone())
         .with_safe_default_protocol_versions()
         .context("TLS to PostgreSQL")?;
-    let verifier: Arc<dyn ServerCertVerifier> = match (mode, root_cert) {
-        (SslMode::Prefer | SslMode::Require, None) => Arc::new(Unverified { provider }),
-        (SslMode::VerifyFull, roots) => {
-            WebPkiServerVerifier::builder_with_provider(load_roots(roots)?.into(), provider)
+    let chain = match (mode, root_cert) {
+        (SslMode::Prefer | SslMode::Require, None) => None,
+        (_, roots) => Some(
+            WebPkiServerVerifier::builder_with_provider(load_roots(roots)?.into(), provider.clone())
                 .build()
-                .context("TLS to PostgreSQL: the trusted roots")?
-        }
-        (_, roots) => {
-            let inner = WebPkiServerVerifier::builder_with_provider(load_roots(roots)?.into(), provider)
-                .build()
-                .context("TLS to PostgreSQL: the trusted roots")?;
-            Arc::new(ChainOnly { inner })
-        }
+                .context("TLS to PostgreSQL: the trusted roots")?,
+        ),
     };
+    let verifier = Arc::new(Verifier { chain, check_name: mode == SslMode::VerifyFull, provider });
     Ok(builder.dangerous().with_custom_certificate_verifier(verifier).with_no_client_auth())
 }
 
@@ -195,13 +190,19 @@ fn load_roots(root_cert: Option<&str>) -> anyhow::Result<RootCertStore> {
     Ok(roots)
 }
 
-/// `verify-ca`: the chain must lead to a trusted root; the name is not checked.
+/// Checks the server's certificate as far as the mode asks: nothing for `prefer` and
+/// `require` without roots (encrypted, who answers not checked, as libpq does), the chain
+/// to a trusted root for `verify-ca`, the chain and the host name for `verify-full`. The
+/// handshake's signatures are verified in every mode, so the session is with whoever
+/// holds the certificate's key.
 #[derive(Debug)]
-struct ChainOnly {
-    inner: Arc<WebPkiServerVerifier>,
+struct Verifier {
+    chain: Option<Arc<WebPkiServerVerifier>>,
+    check_name: bool,
+    provider: Arc<CryptoProvider>,
 }
 
-impl ServerCertVerifier for ChainOnly {
+impl ServerCertVerifier for Verifier {
     fn verify_server_cert(
         &self,
         end_entity: &CertificateDer<'_>,
@@ -210,55 +211,13 @@ impl ServerCertVerifier for ChainOnly {
         ocsp_response: &[u8],
         now: UnixTime,
     ) -> Result<ServerCertVerified, rustls::Error> {
-        match self.inner.verify_server_cert(end_entity, intermediates, server_name, ocsp_response, now) {
+        let Some(chain) = &self.chain else { return Ok(ServerCertVerified::assertion()) };
+        match chain.verify_server_cert(end_entity, intermediates, server_name, ocsp_response, now) {
             Err(rustls::Error::InvalidCertificate(
                 CertificateError::NotValidForName | CertificateError::NotValidForNameContext { .. },
-            )) => Ok(ServerCertVerified::assertion()),
-            other => other,
+            )) if !self.check_name => Ok(ServerCertVerified::assertion()),
+            verified => verified,
         }
-    }
-
-    fn verify_tls12_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &DigitallySignedStruct,
-    ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        self.inner.verify_tls12_signature(message, cert, dss)
-    }
-
-    fn verify_tls13_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &DigitallySignedStruct,
-    ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        self.inner.verify_tls13_signature(message, cert, dss)
-    }
-
-    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
-        self.inner.supported_verify_schemes()
-    }
-}
-
-/// `prefer` and `require` without roots: encrypted, the certificate not checked, as libpq
-/// does. The handshake's signatures are still verified, so the session is with whoever
-/// holds the certificate's key.
-#[derive(Debug)]
-struct Unverified {
-    provider: Arc<CryptoProvider>,
-}
-
-impl ServerCertVerifier for Unverified {
-    fn verify_server_cert(
-        &self,
-        _end_entity: &CertificateDer<'_>,
-        _intermediates: &[CertificateDer<'_>],
-        _server_name: &ServerName<'_>,
-        _ocsp_response: &[u8],
-        _now: UnixTime,
-    ) -> Result<ServerCertVerified, rustls::Error> {
-        Ok(ServerCertVerified::assertion())
     }
 
     fn verify_tls12_signature(
