@@ -238,7 +238,7 @@ pub fn serve_config() -> ServeConfig {
         trigger_host: std::net::IpAddr::from(Ipv4Addr::LOCALHOST),
         trigger_auth_failures: parse_rate("20/60s").unwrap(),
         // Short, so that a restarted test server takes over a stopped one's deliveries at once.
-        delivery_lease: Duration::from_secs(3),
+        agent_lease: Duration::from_secs(3),
     }
 }
 
@@ -364,10 +364,11 @@ impl AgentApp {
         let agent = setup.assemble(
             setup.team(store.accounts().as_ref()).await?,
             &store.agent(),
+            store.turns(config.agent_lease)?,
             &clock,
             agent::ToolRegistry::default(),
             retry,
-            config.delivery_lease,
+            config.agent_lease,
         )?;
         let application = app::Application::build(&config, &store, clock)?.with_agent(&config, &agent)?;
         let rest = format!("http://127.0.0.1:{}", application.port());

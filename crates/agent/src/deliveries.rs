@@ -204,7 +204,7 @@ impl DeliveryWorker {
                 outcome = inner.agent.run(TriggerKind::Github, request) => outcome,
                 () = self.keep_lease(&claimed) => {
                     // Queued again by another process, which runs it now: stop here.
-                    tracing::warn!(delivery = %claimed.delivery, "lost the delivery's lease; leaving it to the process that took it");
+                    tracing::warn!(delivery = %claimed.delivery, "lost the delivery's lease; stopped its run, leaving it to the process that took it");
                     return;
                 }
             };

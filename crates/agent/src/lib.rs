@@ -11,6 +11,7 @@ pub mod openai;
 mod recorder;
 pub mod runtime;
 pub mod tools;
+pub mod turns;
 
 pub use deliveries::{DeliveryWorker, WorkerSettings};
 pub use echo::EchoModel;
@@ -18,6 +19,7 @@ pub use model::{ChatMessage, Model, ModelError, ModelReply, ModelRequest, ToolCa
 pub use openai::OpenAiModel;
 pub use runtime::AgentRuntime;
 pub use tools::{Tool, ToolRegistry, ToolSpec};
+pub use turns::LocalTurns;
 
 use std::sync::Arc;
 

@@ -1,17 +1,17 @@
 //! The run loop and everything around it: the conversation's turn, the global bound on
 //! concurrent runs, the run timeout, memory, and the run record.
 
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::Arc;
 
 use accounts::TeamId;
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use kernel::{Clock, Id};
-use tokio::sync::{Semaphore, oneshot};
+use tokio::sync::Semaphore;
 use triggers::run::excerpt;
 use triggers::{
-    Admission, Agent, AgentDefinition, AgentStore, ConversationKey, ConversationQueues, Limits, MemoryScope,
-    MemorySettings, Message, RunId, RunOutcome, RunRecord, RunRequest, RunStatus, TriggerKind, Usage,
+    Agent, AgentDefinition, AgentStore, ConversationKey, ConversationTurns, Joined, Limits, MemoryScope,
+    MemorySettings, Message, RunId, RunOutcome, RunRecord, RunRequest, RunStatus, Ticket, TriggerKind, Usage,
 };
 
 use crate::model::{ChatMessage, Model, ModelRequest};
@@ -21,8 +21,6 @@ use crate::tools::ToolRegistry;
 /// Seconds a refused caller is told to wait: a conversation's queue drains one run at a
 /// time, so a short wait with the caller's own backoff is the honest hint.
 const REJECTED_RETRY_AFTER_SECS: u64 = 1;
-
-type Queues = Mutex<ConversationQueues<oneshot::Sender<()>>>;
 
 /// The agent, ready to run. Cheap to clone.
 #[derive(Clone)]
@@ -40,7 +38,7 @@ struct Inner {
     store: Arc<dyn AgentStore>,
     recorder: RunRecorder,
     clock: Arc<dyn Clock>,
-    queues: Arc<Queues>,
+    turns: Arc<dyn ConversationTurns>,
     slots: Semaphore,
 }
 
@@ -55,12 +53,15 @@ impl std::fmt::Debug for AgentRuntime {
 }
 
 impl AgentRuntime {
+    /// The agent of `definition` acting for `team`; `turns` keeps its conversations' lines
+    /// (in this process, or shared with the other replicas).
     pub fn new(
         definition: &AgentDefinition,
         team: TeamId,
         model: Arc<dyn Model>,
         tools: ToolRegistry,
         store: Arc<dyn AgentStore>,
+        turns: Arc<dyn ConversationTurns>,
         clock: Arc<dyn Clock>,
     ) -> Self {
         let limits = definition.limits;
@@ -75,7 +76,7 @@ impl AgentRuntime {
                 recorder: RunRecorder::new(store.clone()),
                 store,
                 clock,
-                queues: Arc::new(Mutex::new(ConversationQueues::new(limits.queue_depth as usize))),
+                turns,
                 slots: Semaphore::new(limits.max_concurrent_runs as usize),
             }),
         }
@@ -84,49 +85,57 @@ impl AgentRuntime {
     pub fn team(&self) -> TeamId {
         self.inner.team
     }
-
-    /// Conversations with a run in progress or waiting (idle ones are forgotten).
-    pub fn active_conversations(&self) -> usize {
-        lock(&self.inner.queues).active()
-    }
 }
 
 #[async_trait]
 impl Agent for AgentRuntime {
     async fn run(&self, trigger: TriggerKind, request: RunRequest) -> RunOutcome {
-        // The run goes on, and is recorded, even if the caller stops waiting for it.
-        let inner = self.inner.clone();
-        let run = tokio::spawn(async move { inner.run(trigger, request).await });
-        run.await.unwrap_or_else(|error| {
-            tracing::error!(%error, "agent run panicked");
-            RunOutcome::Failed { run: RunId::generate(), error: "the run failed unexpectedly".into() }
-        })
+        self.inner.run(trigger, request).await
     }
 }
 
-fn lock(queues: &Queues) -> MutexGuard<'_, ConversationQueues<oneshot::Sender<()>>> {
-    queues.lock().unwrap_or_else(PoisonError::into_inner)
-}
-
-/// Holding a conversation's turn; dropping it hands the turn to the next waiting request.
+/// A place in a conversation's line. Left explicitly when the run ends; a run dropped
+/// midway (its caller stopped it) leaves it from a task of its own.
 struct Turn {
-    queues: Arc<Queues>,
-    key: ConversationKey,
+    turns: Arc<dyn ConversationTurns>,
+    ticket: Option<Ticket>,
 }
 
-impl Drop for Turn {
-    fn drop(&mut self) {
-        let mut queues = lock(&self.queues);
-        // A waiter that is gone cannot take the turn: offer it to the next one.
-        while let Some(next) = queues.finish(self.key.as_str()) {
-            if next.send(()).is_ok() {
-                break;
-            }
+impl Turn {
+    fn ticket(&self) -> Option<&Ticket> {
+        self.ticket.as_ref()
+    }
+
+    async fn leave(mut self) {
+        if let Some(ticket) = self.ticket.take() {
+            leave(self.turns.as_ref(), &ticket).await;
         }
     }
 }
 
-struct QueueFull;
+async fn leave(turns: &dyn ConversationTurns, ticket: &Ticket) {
+    // Should this fail, the ticket's lease ends on its own and the line moves on then.
+    if let Err(error) = turns.leave(ticket).await {
+        tracing::warn!(conversation = %ticket.conversation, error = ?error, "cannot leave the conversation's line");
+    }
+}
+
+impl Drop for Turn {
+    fn drop(&mut self) {
+        if let Some(ticket) = self.ticket.take()
+            && let Ok(runtime) = tokio::runtime::Handle::try_current()
+        {
+            let turns = self.turns.clone();
+            runtime.spawn(async move { leave(turns.as_ref(), &ticket).await });
+        }
+    }
+}
+
+/// Why a run did not get its conversation's turn.
+enum NoTurn {
+    Full,
+    Failed(String),
+}
 
 /// What a run did before it ended, kept even when the timeout cuts it short.
 #[derive(Default)]
@@ -137,25 +146,54 @@ struct Progress {
 
 impl Inner {
     async fn run(&self, trigger: TriggerKind, request: RunRequest) -> RunOutcome {
+        let arrived = self.clock.now();
         let turn = match &request.conversation {
-            Some(key) => self.take_turn(key).await.map(Some),
-            None => Ok(None),
+            Some(key) => self.take_turn(key).await,
+            None => Ok(Turn { turns: self.turns.clone(), ticket: None }),
         };
-        let Ok(_turn) = turn else {
-            let error = format!(
-                "the conversation already has limits.queue_depth ({}) requests waiting",
-                self.limits.queue_depth
-            );
-            let now = self.clock.now();
-            self.record(trigger, &request, RunStatus::Rejected, &Progress::default(), now, Some(error)).await;
-            return RunOutcome::Rejected { retry_after_secs: REJECTED_RETRY_AFTER_SECS };
+        let turn = match turn {
+            Ok(turn) => turn,
+            Err(NoTurn::Full) => {
+                let error = format!(
+                    "the conversation already has limits.queue_depth ({}) requests waiting",
+                    self.limits.queue_depth
+                );
+                self.record(
+                    trigger,
+                    &request,
+                    RunStatus::Rejected,
+                    &Progress::default(),
+                    arrived,
+                    Some(error),
+                )
+                .await;
+                return RunOutcome::Rejected { retry_after_secs: REJECTED_RETRY_AFTER_SECS };
+            }
+            Err(NoTurn::Failed(error)) => {
+                let progress = Progress::default();
+                let failed = Some(error.clone());
+                let run = self.record(trigger, &request, RunStatus::Failed, &progress, arrived, failed).await;
+                return RunOutcome::Failed { run, error };
+            }
         };
+        let outcome = self.run_turn(trigger, &request, turn.ticket()).await;
+        turn.leave().await;
+        outcome
+    }
+
+    /// Runs `request`, which holds its conversation's turn through `ticket` if it has one.
+    async fn run_turn(
+        &self,
+        trigger: TriggerKind,
+        request: &RunRequest,
+        ticket: Option<&Ticket>,
+    ) -> RunOutcome {
         // Never closed, so acquiring only waits.
         let _slot = self.slots.acquire().await.ok();
         let started = self.clock.now();
         let mut progress = Progress::default();
         let result =
-            tokio::time::timeout(self.limits.run_timeout, self.execute(&request, &mut progress)).await;
+            tokio::time::timeout(self.limits.run_timeout, self.execute(request, ticket, &mut progress)).await;
         let (status, error, outcome) = match result {
             Ok(Ok(reply)) => (RunStatus::Ok, None, Ok(reply)),
             Ok(Err(error)) => (RunStatus::Failed, Some(error.clone()), Err(Some(error))),
@@ -165,7 +203,7 @@ impl Inner {
                 (RunStatus::Timeout, Some(error), Err(None))
             }
         };
-        let run = self.record(trigger, &request, status, &progress, started, error).await;
+        let run = self.record(trigger, request, status, &progress, started, error).await;
         match outcome {
             Ok(reply) => RunOutcome::Replied { run, reply, steps: progress.steps },
             Err(Some(error)) => RunOutcome::Failed { run, error },
@@ -173,33 +211,41 @@ impl Inner {
         }
     }
 
-    /// Waits for the conversation's turn in arrival order; `Err` when the queue is full.
-    async fn take_turn(&self, key: &ConversationKey) -> Result<Turn, QueueFull> {
-        let (wake, woken) = oneshot::channel();
-        let admission = lock(&self.queues).admit(key.as_str(), wake);
-        match admission {
-            Admission::Rejected(_) => return Err(QueueFull),
-            Admission::Run => {}
-            // The sender is only dropped unsent when the turn passed over this request,
-            // which cannot happen while it waits here.
-            Admission::Wait { .. } => drop(woken.await),
+    /// Waits for the conversation's turn, in arrival order.
+    async fn take_turn(&self, key: &ConversationKey) -> Result<Turn, NoTurn> {
+        let failed = |error: &dyn std::fmt::Display| NoTurn::Failed(format!("cannot queue the run: {error}"));
+        let joined =
+            self.turns.join(self.team, key, self.limits.queue_depth).await.map_err(|e| failed(&e))?;
+        let (ticket, waits) = match joined {
+            Joined::Full => return Err(NoTurn::Full),
+            Joined::Turn(ticket) => (ticket, false),
+            Joined::Waiting { ticket, .. } => (ticket, true),
+        };
+        let turn = Turn { turns: self.turns.clone(), ticket: Some(ticket) };
+        if waits && let Some(ticket) = turn.ticket() {
+            self.turns.wait_turn(ticket).await.map_err(|e| failed(&e))?;
         }
-        Ok(Turn { queues: self.queues.clone(), key: key.clone() })
+        Ok(turn)
     }
 
-    async fn execute(&self, request: &RunRequest, progress: &mut Progress) -> Result<String, String> {
-        let thread = match (&request.conversation, self.memory.scope) {
-            (Some(key), MemoryScope::Thread) => Some(key),
+    async fn execute(
+        &self,
+        request: &RunRequest,
+        ticket: Option<&Ticket>,
+        progress: &mut Progress,
+    ) -> Result<String, String> {
+        let thread = match (ticket, self.memory.scope) {
+            (Some(ticket), MemoryScope::Thread) => Some(ticket),
             _ => None,
         };
         let mut messages = Vec::new();
         if !self.instructions.trim().is_empty() {
             messages.push(ChatMessage::System(self.instructions.clone()));
         }
-        if let Some(key) = thread {
+        if let Some(ticket) = thread {
             let earlier = self
                 .store
-                .recent_messages(self.team, key, self.memory.max_messages)
+                .recent_messages(self.team, &ticket.conversation, self.memory.max_messages)
                 .await
                 .map_err(|e| format!("cannot read the conversation's memory: {e}"))?;
             messages.extend(earlier.into_iter().map(ChatMessage::from));
@@ -220,10 +266,10 @@ impl Inner {
             progress.usage += reply.usage;
             if reply.tool_calls.is_empty() {
                 let text = reply.content.unwrap_or_default();
-                if let Some(key) = thread {
+                if let Some(ticket) = thread {
                     let turn = [Message::user(request.input.clone()), Message::assistant(text.clone())];
-                    self.store
-                        .append_messages(self.team, key, &turn, self.clock.now())
+                    self.turns
+                        .remember(ticket, &turn, self.clock.now())
                         .await
                         .map_err(|e| format!("cannot save the conversation's memory: {e}"))?;
                 }

@@ -12,7 +12,8 @@ use anyhow::{Context, anyhow};
 use http_api::triggers::{GithubRoute, TriggerRoute, WebhookRoute};
 use kernel::{Clock, Id};
 use triggers::{
-    AgentDefinition, AgentStore, Intake, ModelSettings, OpenAiSettings, RetryPolicy, Secrets, TriggerSettings,
+    AgentDefinition, AgentStore, ConversationTurns, Intake, ModelSettings, OpenAiSettings, RetryPolicy,
+    Secrets, TriggerSettings,
 };
 
 /// A loaded agent definition with every secret it names resolved.
@@ -72,12 +73,15 @@ impl AgentSetup {
             .map_err(|problem| anyhow!("{}: team: {problem}", self.file))
     }
 
-    /// The agent ready to serve over `store`: its runtime, the worker of the repository
-    /// triggers' queue (when there is one), and the routes of each trigger port.
+    /// The agent ready to serve over `store`, its conversations' lines kept by `turns`:
+    /// its runtime, the worker of the repository triggers' queue (when there is one), and
+    /// the routes of each trigger port.
+    #[allow(clippy::too_many_arguments, reason = "each is one part the wiring chose")]
     pub fn assemble(
         &self,
         team: TeamId,
         store: &Arc<dyn AgentStore>,
+        turns: Arc<dyn ConversationTurns>,
         clock: &Arc<dyn Clock>,
         tools: ToolRegistry,
         retry: RetryPolicy,
@@ -85,8 +89,15 @@ impl AgentSetup {
     ) -> anyhow::Result<AgentService> {
         let model = agent::model_for(&self.definition.model, self.api_key.clone())
             .map_err(|e| anyhow!("{}: model: {e}", self.file))?;
-        let runtime =
-            Arc::new(AgentRuntime::new(&self.definition, team, model, tools, store.clone(), clock.clone()));
+        let runtime = Arc::new(AgentRuntime::new(
+            &self.definition,
+            team,
+            model,
+            tools,
+            store.clone(),
+            turns,
+            clock.clone(),
+        ));
         let github: Vec<_> = self
             .definition
             .triggers

@@ -107,12 +107,12 @@ pub struct ServeConfig {
     /// Address the agent's trigger listeners bind, each on its trigger's port.
     #[arg(long, env = "BILLABLE_TRIGGER_HOST", default_value = "127.0.0.1")]
     pub trigger_host: IpAddr,
-    /// How long a GitHub delivery being run stays leased to this process without a
-    /// renewal (renewed every third of it): how soon other replicas take over the
-    /// deliveries of one that died.
+    /// How long this process's hold on agent work (a GitHub delivery it runs, a
+    /// conversation's place in line on PostgreSQL) lasts without a renewal (renewed every
+    /// third of it): how soon other replicas take over the work of one that died.
     /// From 3 s to 1 h.
-    #[arg(long, env = "BILLABLE_DELIVERY_LEASE", default_value = "30s", value_parser = parse_lease)]
-    pub delivery_lease: Duration,
+    #[arg(long, env = "BILLABLE_AGENT_LEASE", default_value = "30s", value_parser = parse_lease)]
+    pub agent_lease: Duration,
     /// Failed trigger authentications allowed per client IP, as BURST/PERIOD, before 429.
     #[arg(long, env = "BILLABLE_TRIGGER_AUTH_FAILURES", default_value = "20/60s", value_parser = parse_rate)]
     pub trigger_auth_failures: Rate,
@@ -196,7 +196,7 @@ mod tests {
     use super::parse_rate;
 
     #[test]
-    fn delivery_leases_are_from_three_seconds_to_an_hour() {
+    fn agent_leases_are_from_three_seconds_to_an_hour() {
         assert_eq!(super::parse_lease("30s"), Ok(Duration::from_secs(30)));
         assert_eq!(super::parse_lease("1h"), Ok(Duration::from_hours(1)));
         for refused in ["0s", "2s", "2h"] {

@@ -76,6 +76,18 @@ impl Store {
             Self::Memory(store) => store.clone(),
         }
     }
+
+    /// Where conversations' lines are kept: in PostgreSQL, shared by every replica, with
+    /// `lease` as the hold of a stopped replica's tickets; in this process on SQLite and
+    /// in memory, which serve one process.
+    pub fn turns(&self, lease: std::time::Duration) -> anyhow::Result<Arc<dyn triggers::ConversationTurns>> {
+        Ok(match self {
+            Self::Sql(store) if matches!(store.backend(), Backend::Postgres(_)) => {
+                store_sql::SharedTurns::start(store.clone(), lease)?
+            }
+            Self::Sql(_) | Self::Memory(_) => Arc::new(agent::LocalTurns::new(self.agent())),
+        })
+    }
 }
 
 /// The API server and the agent's trigger listeners, bound and ready to run.
@@ -252,10 +264,11 @@ pub async fn serve(database: &DatabaseConfig, config: &ServeConfig) -> anyhow::R
         let agent = setup.assemble(
             team,
             &store.agent(),
+            store.turns(config.agent_lease)?,
             &clock,
             agent::ToolRegistry::default(),
             triggers::RetryPolicy::default(),
-            config.delivery_lease,
+            config.agent_lease,
         )?;
         tracing::info!(agent = %setup.definition.name, %team, "agent runtime ready");
         application = application.with_agent(config, &agent)?;

@@ -7,77 +7,14 @@
 
 mod support;
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{TcpListener, TcpStream};
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use hmac::{Hmac, KeyInit, Mac};
 use sha2::Sha256;
-use support::{Schema, Scratch, billable, post, psql, serve};
+use support::{Schema, Scratch, SlowModel, billable, post, psql, serve};
 
 const SECRET: &str = "crash-test-secret";
-
-/// A Chat Completions server that waits `delay_ms` before each answer and keeps every
-/// request body it received.
-#[derive(Clone, Default)]
-struct SlowModel {
-    delay_ms: Arc<AtomicU64>,
-    requests: Arc<Mutex<Vec<String>>>,
-}
-
-impl SlowModel {
-    fn start(&self) -> String {
-        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-        let url = format!("http://{}/v1", listener.local_addr().unwrap());
-        let model = self.clone();
-        std::thread::spawn(move || {
-            for stream in listener.incoming().map_while(Result::ok) {
-                let model = model.clone();
-                std::thread::spawn(move || model.answer(stream));
-            }
-        });
-        url
-    }
-
-    fn answer(&self, stream: TcpStream) {
-        let mut reader = BufReader::new(stream);
-        let mut length = 0;
-        loop {
-            let mut line = String::new();
-            if reader.read_line(&mut line).unwrap_or(0) == 0 {
-                return;
-            }
-            if line == "\r\n" {
-                break;
-            }
-            if let Some((name, value)) = line.split_once(':')
-                && name.eq_ignore_ascii_case("content-length")
-            {
-                length = value.trim().parse().unwrap();
-            }
-        }
-        let mut body = vec![0; length];
-        if reader.read_exact(&mut body).is_err() {
-            return;
-        }
-        self.requests.lock().unwrap().push(String::from_utf8_lossy(&body).into_owned());
-        // Waits out the delay, or until it is set to 0.
-        let asked = Instant::now();
-        while asked.elapsed() < Duration::from_millis(self.delay_ms.load(Ordering::SeqCst)) {
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        let reply = r#"{"id":"c","object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":"handled"},"finish_reason":"stop"}],"usage":{"prompt_tokens":3,"completion_tokens":1}}"#;
-        let mut stream = reader.into_inner();
-        // The process that asked may be gone (killed): nothing to do about it then.
-        let _ = write!(
-            stream,
-            "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{reply}",
-            reply.len()
-        );
-    }
-}
 
 fn sign(body: &[u8]) -> String {
     let mut mac = Hmac::<Sha256>::new_from_slice(SECRET.as_bytes()).unwrap();
@@ -120,7 +57,7 @@ fn deliveries_acknowledged_before_a_kill_run_exactly_once_after_the_restart() {
     let definition = github_agent(&scratch, &model);
     let database_url = scratch.sqlite_url();
     // The restarted process takes the killed one's deliveries over once their leases end.
-    let env = [("GITHUB_WEBHOOK_SECRET", SECRET), ("BILLABLE_DELIVERY_LEASE", "3s")];
+    let env = [("GITHUB_WEBHOOK_SECRET", SECRET), ("BILLABLE_AGENT_LEASE", "3s")];
 
     let (mut server, port) = serve(&database_url, &definition, &env);
     deliver_six(port, &model);
@@ -214,7 +151,7 @@ fn a_replica_killed_mid_run_leaves_its_deliveries_to_the_other() {
     let definition = github_agent(&scratch, &model);
     let schema = Schema::new("takeover");
     let database_url = schema.url("sslmode=prefer");
-    let env = [("GITHUB_WEBHOOK_SECRET", SECRET), ("BILLABLE_DELIVERY_LEASE", "3s")];
+    let env = [("GITHUB_WEBHOOK_SECRET", SECRET), ("BILLABLE_AGENT_LEASE", "3s")];
     let (mut first, port) = serve(&database_url, &definition, &env);
     let (mut second, _) = serve(&database_url, &definition, &env);
     deliver_six(port, &model);

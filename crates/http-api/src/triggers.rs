@@ -292,7 +292,17 @@ async fn webhook(
     require_json(&req)?;
     let body: WebhookBody = crate::body::parse(&body)?;
     let request = RunRequest::parse(body.input, body.conversation_id.as_deref())?;
-    Ok(match state.agent.run(TriggerKind::Webhook, request).await {
+    // The run goes on, and is recorded, even if the caller stops waiting for it.
+    let agent = state.agent.clone();
+    let run = tokio::spawn(async move { agent.run(TriggerKind::Webhook, request).await });
+    let outcome = run.await.unwrap_or_else(|error| {
+        tracing::error!(%error, "agent run panicked");
+        RunOutcome::Failed {
+            run: <triggers::RunId as kernel::Id>::generate(),
+            error: "the run failed unexpectedly".into(),
+        }
+    });
+    Ok(match outcome {
         RunOutcome::Replied { run, reply, steps } => HttpResponse::Ok()
             .insert_header((RUN_ID_HEADER, run.to_string()))
             .json(RunResult { status: "ok", reply, steps }),

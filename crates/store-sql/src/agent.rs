@@ -1,8 +1,8 @@
 //! The agent runtime's ports over diesel: conversation memory and run history.
 //!
 //! Messages are numbered per conversation. The runtime runs one turn of a conversation at
-//! a time, so the next number is read before the insert; should two processes ever race on
-//! one conversation, the primary key refuses the second writer instead of interleaving.
+//! a time, so the next number is read before the insert; should two writers ever race on
+//! one conversation, the primary key refuses the second instead of interleaving.
 
 use accounts::TeamId;
 use async_trait::async_trait;
@@ -105,36 +105,55 @@ impl ConversationMemory for SqlStore {
         at: DateTime<Utc>,
     ) -> Result<(), StoreError> {
         db_run!(self, |conn| {
-            let last: Option<i64> = agent_messages::table
-                .filter(agent_messages::team_id.eq(DbUuid::of(team)))
-                .filter(agent_messages::conversation_key.eq(conversation.as_str()))
-                .select(diesel::dsl::max(agent_messages::position))
-                .first(conn)
+            // Read before the transaction: on SQLite a transaction that reads before it
+            // writes fails at once, unretried, when another connection wrote meanwhile.
+            let first = next_position!(conn, team, conversation).or_store()?;
+            conn.transaction(async |conn| insert_messages!(conn, team, conversation, first, messages, at))
                 .await
-                .or_store()?;
-            let first = last.unwrap_or(0) + 1;
-            conn.transaction(async |conn| {
-                // One statement per message: diesel-async sends no multi-row insert to SQLite.
-                for (position, message) in (first..).zip(messages) {
-                    diesel::insert_into(agent_messages::table)
-                        .values((
-                            agent_messages::team_id.eq(DbUuid::of(team)),
-                            agent_messages::conversation_key.eq(conversation.as_str()),
-                            agent_messages::position.eq(position),
-                            agent_messages::role.eq(message.role.as_str()),
-                            agent_messages::content.eq(&message.content),
-                            agent_messages::created_at.eq(at),
-                        ))
-                        .execute(conn)
-                        .await?;
-                }
-                Ok::<_, diesel::result::Error>(())
-            })
-            .await
-            .or_store()
+                .or_store()
         })
     }
 }
+
+/// The position of the conversation's next message on `$conn`. A macro, as those below,
+/// to run with either backend's tables in scope.
+macro_rules! next_position {
+    ($conn:ident, $team:expr, $conversation:expr) => {{
+        let (team, conversation): (TeamId, &ConversationKey) = ($team, $conversation);
+        agent_messages::table
+            .filter(agent_messages::team_id.eq(DbUuid::of(team)))
+            .filter(agent_messages::conversation_key.eq(conversation.as_str()))
+            .select(diesel::dsl::max(agent_messages::position))
+            .first::<Option<i64>>($conn)
+            .await
+            .map(|last| last.unwrap_or(0) + 1)
+    }};
+}
+pub(crate) use next_position;
+
+/// Inserts `$messages` from position `$first` on `$conn`, inside a transaction; a
+/// `diesel::result::Error` on failure.
+macro_rules! insert_messages {
+    ($conn:ident, $team:expr, $conversation:expr, $first:expr, $messages:expr, $at:expr) => {{
+        let (team, conversation, at): (TeamId, &ConversationKey, DateTime<Utc>) = ($team, $conversation, $at);
+        // One statement per message: diesel-async sends no multi-row insert to SQLite.
+        for (position, message) in ($first..).zip($messages) {
+            diesel::insert_into(agent_messages::table)
+                .values((
+                    agent_messages::team_id.eq(DbUuid::of(team)),
+                    agent_messages::conversation_key.eq(conversation.as_str()),
+                    agent_messages::position.eq(position),
+                    agent_messages::role.eq(message.role.as_str()),
+                    agent_messages::content.eq(&message.content),
+                    agent_messages::created_at.eq(at),
+                ))
+                .execute($conn)
+                .await?;
+        }
+        Ok::<_, diesel::result::Error>(())
+    }};
+}
+pub(crate) use insert_messages;
 
 #[async_trait]
 impl RunHistory for SqlStore {

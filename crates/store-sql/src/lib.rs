@@ -20,10 +20,12 @@ mod runtime_pool;
 mod schema;
 mod time_tracking;
 mod tls;
+mod turns;
 mod types;
 
 pub use pool::{Backend, PoolSettings, SqlStore};
 pub use tls::{PgTarget, SslMode};
+pub use turns::SharedTurns;
 
 use kernel::StoreError;
 

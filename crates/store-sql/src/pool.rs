@@ -136,7 +136,7 @@ pub struct SqlStore {
     pub(crate) pools: Pools,
     backend: Backend,
     /// How to reach PostgreSQL (TLS included); `None` on SQLite.
-    postgres: Option<PgTarget>,
+    pub(crate) postgres: Option<PgTarget>,
     max_size: usize,
 }
 

@@ -23,7 +23,10 @@ use rustls::crypto::{CryptoProvider, verify_tls12_signature, verify_tls13_signat
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, ServerName, UnixTime};
 use rustls::{CertificateError, ClientConfig, DigitallySignedStruct, RootCertStore, SignatureScheme};
+use tokio::sync::mpsc::UnboundedReceiver;
 use tokio_postgres_rustls::MakeRustlsConnect;
+
+use crate::turns::forward_notifications;
 
 /// How the connection is protected, from `sslmode`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -136,6 +139,28 @@ impl PgTarget {
                 AsyncPgConnection::try_from_client_and_connection(client, connection).await
             }
         }
+    }
+
+    /// Opens a connection of its own that `LISTEN`s on `channel`: the client, to keep
+    /// while listening, and the notifications, which end when the connection does.
+    pub(crate) async fn listen(
+        &self,
+        channel: &str,
+    ) -> anyhow::Result<(tokio_postgres::Client, UnboundedReceiver<tokio_postgres::Notification>)> {
+        let config: tokio_postgres::Config = self.driver_url.parse()?;
+        let refused = |e: tokio_postgres::Error| anyhow::anyhow!(describe(&e));
+        let (client, notifications) = match &self.tls {
+            None => {
+                let (client, connection) = config.connect(tokio_postgres::NoTls).await.map_err(refused)?;
+                (client, forward_notifications(connection))
+            }
+            Some(tls) => {
+                let (client, connection) = config.connect(tls.clone()).await.map_err(refused)?;
+                (client, forward_notifications(connection))
+            }
+        };
+        client.batch_execute(&format!("LISTEN {channel}")).await?;
+        Ok((client, notifications))
     }
 }
 

@@ -1,6 +1,6 @@
 //! The agent runtime's domain: the agent definition and its triggers' settings, the
 //! queueing policy of conversations, runs and their records, the credentials triggers
-//! check, and the ports of the runtime (agent, conversation memory, run history).
+//! check, and the ports of the runtime (agent, conversation memory and turns, run history).
 //!
 //! Pure: no HTTP framework, database or async runtime types. The runtime itself (model
 //! calls, the run loop) lives in the `agent` crate; the triggers' HTTP side in `http-api`.
@@ -25,6 +25,7 @@ pub mod ports;
 pub mod queue;
 pub mod run;
 pub mod secrets;
+pub mod turns;
 
 pub use definition::{
     AgentDefinition, DefinitionError, GithubTrigger, Limits, MemoryScope, MemorySettings, ModelSettings,
@@ -44,3 +45,4 @@ pub use run::{
     TriggerKind, Usage,
 };
 pub use secrets::Secrets;
+pub use turns::{ConversationTurns, Joined, Ticket, TurnError};

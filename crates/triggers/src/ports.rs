@@ -15,6 +15,9 @@ use crate::run::{
 /// behind this port.
 #[async_trait]
 pub trait Agent: Send + Sync {
+    /// Runs `request` to its end. Dropping the future stops the run where it is: its
+    /// conversation's turn passes on and no record is kept. A trigger whose run must go on
+    /// when its caller leaves runs it in a task of its own.
     async fn run(&self, trigger: TriggerKind, request: RunRequest) -> RunOutcome;
 }
 

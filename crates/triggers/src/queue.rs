@@ -1,7 +1,7 @@
 //! The queueing policy of conversations: one run at a time per conversation, the others
 //! waiting in arrival order, at most `depth` of them; a conversation with nothing running
-//! holds no memory. Pure bookkeeping: the runtime keeps it behind a lock and decides what
-//! a ticket is (for instance the sender that wakes a waiting request).
+//! holds no memory. Pure bookkeeping: an in-process [`crate::ConversationTurns`] keeps it
+//! behind a lock, with tickets that name each request.
 
 use std::collections::{HashMap, VecDeque};
 
@@ -16,54 +16,75 @@ pub enum Admission<T> {
     Rejected(T),
 }
 
+/// The ticket holding a conversation's turn and those waiting behind it.
+#[derive(Debug)]
+struct Line<T> {
+    holder: T,
+    waiting: VecDeque<T>,
+}
+
 /// Conversations with a run in progress, each with the tickets waiting behind it.
 #[derive(Debug)]
 pub struct ConversationQueues<T> {
-    depth: usize,
-    running: HashMap<String, VecDeque<T>>,
+    lines: HashMap<String, Line<T>>,
 }
 
-impl<T> ConversationQueues<T> {
-    /// `depth`: how many requests may wait per conversation.
-    pub fn new(depth: usize) -> Self {
-        Self { depth, running: HashMap::new() }
+impl<T> Default for ConversationQueues<T> {
+    fn default() -> Self {
+        Self { lines: HashMap::new() }
+    }
+}
+
+impl<T: PartialEq> ConversationQueues<T> {
+    pub fn new() -> Self {
+        Self::default()
     }
 
-    /// Asks for the turn of conversation `key`.
-    pub fn admit(&mut self, key: &str, ticket: T) -> Admission<T> {
-        match self.running.get_mut(key) {
+    /// Asks for the turn of conversation `key`, where at most `depth` requests may wait.
+    pub fn admit(&mut self, key: &str, ticket: T, depth: usize) -> Admission<T> {
+        match self.lines.get_mut(key) {
             None => {
-                self.running.insert(key.to_owned(), VecDeque::new());
+                self.lines.insert(key.to_owned(), Line { holder: ticket, waiting: VecDeque::new() });
                 Admission::Run
             }
-            Some(waiting) if waiting.len() >= self.depth => Admission::Rejected(ticket),
-            Some(waiting) => {
-                waiting.push_back(ticket);
-                Admission::Wait { position: waiting.len() }
+            Some(line) if line.waiting.len() >= depth => Admission::Rejected(ticket),
+            Some(line) => {
+                line.waiting.push_back(ticket);
+                Admission::Wait { position: line.waiting.len() }
             }
         }
     }
 
-    /// Ends the turn of the run holding `key`: the earliest waiting ticket, which now holds
-    /// the turn, or `None` when nobody waits and the conversation is forgotten. A caller
-    /// whose ticket can no longer be woken calls `finish` again for the next one.
-    pub fn finish(&mut self, key: &str) -> Option<T> {
-        let waiting = self.running.get_mut(key)?;
-        let next = waiting.pop_front();
-        if next.is_none() {
-            self.running.remove(key);
+    /// Takes `ticket` out of `key`'s line. When it held the turn, the earliest waiting
+    /// ticket takes it and is returned (`None` when nobody waits and the conversation is
+    /// forgotten); a waiting ticket just leaves its place.
+    pub fn leave(&mut self, key: &str, ticket: &T) -> Option<&T> {
+        let line = self.lines.get_mut(key)?;
+        if line.holder != *ticket {
+            line.waiting.retain(|waiting| waiting != ticket);
+            return None;
         }
-        next
+        if let Some(next) = line.waiting.pop_front() {
+            line.holder = next;
+            return self.lines.get(key).map(|line| &line.holder);
+        }
+        self.lines.remove(key);
+        None
+    }
+
+    /// Whether `ticket` holds `key`'s turn.
+    pub fn holds(&self, key: &str, ticket: &T) -> bool {
+        self.lines.get(key).is_some_and(|line| line.holder == *ticket)
     }
 
     /// How many requests wait for `key` behind the running one.
     pub fn waiting(&self, key: &str) -> usize {
-        self.running.get(key).map_or(0, VecDeque::len)
+        self.lines.get(key).map_or(0, |line| line.waiting.len())
     }
 
     /// Conversations with a run in progress.
     pub fn active(&self) -> usize {
-        self.running.len()
+        self.lines.len()
     }
 }
 
@@ -73,45 +94,58 @@ mod tests {
 
     #[test]
     fn one_runs_the_rest_wait_in_arrival_order_up_to_depth() {
-        let mut queues = ConversationQueues::new(2);
-        assert_eq!(queues.admit("a", 1), Admission::Run);
-        assert_eq!(queues.admit("a", 2), Admission::Wait { position: 1 });
-        assert_eq!(queues.admit("a", 3), Admission::Wait { position: 2 });
-        assert_eq!(queues.admit("a", 4), Admission::Rejected(4));
+        let mut queues = ConversationQueues::new();
+        assert_eq!(queues.admit("a", 1, 2), Admission::Run);
+        assert_eq!(queues.admit("a", 2, 2), Admission::Wait { position: 1 });
+        assert_eq!(queues.admit("a", 3, 2), Admission::Wait { position: 2 });
+        assert_eq!(queues.admit("a", 4, 2), Admission::Rejected(4));
         assert_eq!(queues.waiting("a"), 2);
         // Another conversation is not held up.
-        assert_eq!(queues.admit("b", 5), Admission::Run);
+        assert_eq!(queues.admit("b", 5, 2), Admission::Run);
 
-        assert_eq!(queues.finish("a"), Some(2));
+        assert_eq!(queues.leave("a", &1), Some(&2));
+        assert!(queues.holds("a", &2));
         // A slot freed: the next arrival waits again, behind 3.
-        assert_eq!(queues.admit("a", 6), Admission::Wait { position: 2 });
-        assert_eq!(queues.finish("a"), Some(3));
-        assert_eq!(queues.finish("a"), Some(6));
-        assert_eq!(queues.finish("a"), None);
+        assert_eq!(queues.admit("a", 6, 2), Admission::Wait { position: 2 });
+        assert_eq!(queues.leave("a", &2), Some(&3));
+        assert_eq!(queues.leave("a", &3), Some(&6));
+        assert_eq!(queues.leave("a", &6), None);
         assert_eq!(queues.active(), 1);
-        assert_eq!(queues.finish("b"), None);
+        assert_eq!(queues.leave("b", &5), None);
         assert_eq!(queues.active(), 0);
+    }
+
+    #[test]
+    fn a_waiting_ticket_that_leaves_gives_up_its_place_only() {
+        let mut queues = ConversationQueues::new();
+        assert_eq!(queues.admit("a", 1, 4), Admission::Run);
+        assert_eq!(queues.admit("a", 2, 4), Admission::Wait { position: 1 });
+        assert_eq!(queues.admit("a", 3, 4), Admission::Wait { position: 2 });
+        assert_eq!(queues.leave("a", &2), None);
+        assert!(queues.holds("a", &1), "the holder keeps the turn");
+        assert_eq!(queues.waiting("a"), 1);
+        assert_eq!(queues.leave("a", &1), Some(&3), "the turn skips the ticket that left");
     }
 
     #[test]
     fn depth_zero_refuses_anyone_while_a_run_is_in_progress() {
-        let mut queues = ConversationQueues::new(0);
-        assert_eq!(queues.admit("a", 1), Admission::Run);
-        assert_eq!(queues.admit("a", 2), Admission::Rejected(2));
-        assert_eq!(queues.finish("a"), None);
-        assert_eq!(queues.admit("a", 3), Admission::Run);
+        let mut queues = ConversationQueues::new();
+        assert_eq!(queues.admit("a", 1, 0), Admission::Run);
+        assert_eq!(queues.admit("a", 2, 0), Admission::Rejected(2));
+        assert_eq!(queues.leave("a", &1), None);
+        assert_eq!(queues.admit("a", 3, 0), Admission::Run);
     }
 
     #[test]
     fn idle_conversations_hold_no_memory() {
-        let mut queues = ConversationQueues::new(8);
+        let mut queues = ConversationQueues::new();
         for i in 0..10_000 {
             let key = format!("conversation-{i}");
-            assert_eq!(queues.admit(&key, i), Admission::Run);
-            assert_eq!(queues.finish(&key), None);
+            assert_eq!(queues.admit(&key, i, 8), Admission::Run);
+            assert_eq!(queues.leave(&key, &i), None);
         }
         assert_eq!(queues.active(), 0);
-        // Finishing an unknown conversation is harmless.
-        assert_eq!(queues.finish("never-seen"), None);
+        // Leaving an unknown conversation is harmless.
+        assert_eq!(queues.leave("never-seen", &0), None);
     }
 }

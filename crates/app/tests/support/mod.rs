@@ -4,11 +4,12 @@
 
 use std::fmt::Write as _;
 use std::io::{BufRead, BufReader, Read, Write};
-use std::net::TcpStream;
+use std::net::{TcpListener, TcpStream};
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
-use std::sync::mpsc;
-use std::time::Duration;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, mpsc};
+use std::time::{Duration, Instant};
 
 /// The binary on `database_url`, logging JSON (no colours in the way of parsing).
 pub fn billable(database_url: &str) -> Command {
@@ -119,5 +120,80 @@ impl Schema {
 impl Drop for Schema {
     fn drop(&mut self) {
         psql(&format!("DROP SCHEMA IF EXISTS {} CASCADE", self.0));
+    }
+}
+
+/// A Chat Completions server that waits `delay_ms` before each answer, replies `re: ` and
+/// the last message it was given, and keeps every request body it received and the most
+/// requests it ever had in hand at once.
+#[derive(Clone, Default)]
+pub struct SlowModel {
+    pub delay_ms: Arc<AtomicU64>,
+    pub requests: Arc<Mutex<Vec<String>>>,
+    in_flight: Arc<AtomicUsize>,
+    pub most_in_flight: Arc<AtomicUsize>,
+}
+
+impl SlowModel {
+    /// Serves on a free port; returns the base URL for `model.base_url`.
+    pub fn start(&self) -> String {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let url = format!("http://{}/v1", listener.local_addr().unwrap());
+        let model = self.clone();
+        std::thread::spawn(move || {
+            for stream in listener.incoming().map_while(Result::ok) {
+                let model = model.clone();
+                std::thread::spawn(move || model.answer(stream));
+            }
+        });
+        url
+    }
+
+    fn answer(&self, stream: TcpStream) {
+        let mut reader = BufReader::new(stream);
+        let mut length = 0;
+        loop {
+            let mut line = String::new();
+            if reader.read_line(&mut line).unwrap_or(0) == 0 {
+                return;
+            }
+            if line == "\r\n" {
+                break;
+            }
+            if let Some((name, value)) = line.split_once(':')
+                && name.eq_ignore_ascii_case("content-length")
+            {
+                length = value.trim().parse().unwrap();
+            }
+        }
+        let mut body = vec![0; length];
+        if reader.read_exact(&mut body).is_err() {
+            return;
+        }
+        let request: serde_json::Value = serde_json::from_slice(&body).unwrap();
+        let last = request["messages"].as_array().and_then(|m| m.last()).map(|m| m["content"].clone());
+        self.requests.lock().unwrap().push(String::from_utf8_lossy(&body).into_owned());
+        let in_flight = self.in_flight.fetch_add(1, Ordering::SeqCst) + 1;
+        self.most_in_flight.fetch_max(in_flight, Ordering::SeqCst);
+        // Waits out the delay, or until it is set to 0.
+        let asked = Instant::now();
+        while asked.elapsed() < Duration::from_millis(self.delay_ms.load(Ordering::SeqCst)) {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        self.in_flight.fetch_sub(1, Ordering::SeqCst);
+        let text = format!("re: {}", last.and_then(|c| c.as_str().map(str::to_owned)).unwrap_or_default());
+        let reply = serde_json::json!({
+            "id": "c", "object": "chat.completion",
+            "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
+            "usage": {"prompt_tokens": 3, "completion_tokens": 1},
+        })
+        .to_string();
+        let mut stream = reader.into_inner();
+        // The process that asked may be gone (killed): nothing to do about it then.
+        let _ = write!(
+            stream,
+            "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{reply}",
+            reply.len()
+        );
     }
 }

@@ -467,3 +467,32 @@ async fn a_restart_resumes_what_was_accepted_but_not_run() {
         assert_eq!(runs, 1, "delivery {i} ran once after the restart");
     }
 }
+
+/// A process that loses a delivery's lease while it runs (another process queued it
+/// again) stops its run at once: the run is neither finished nor recorded twice.
+#[tokio::test]
+async fn a_run_whose_lease_is_lost_stops_and_records_nothing() {
+    let slow = Answer::Slow { delay: Duration::from_secs(4), text: "too late".into() };
+    let model = FakeModel::start(vec![slow], Some(Answer::reply("ok")));
+    let app = start(&agent(Some(&model), "", "")).await;
+    let started = std::time::Instant::now();
+    let delivery = Delivery::new("issue_comment", "guid-lost", &comment("please review"));
+    assert_eq!(answer(delivery.send(&app).await).await.0, StatusCode::ACCEPTED);
+    while model.requests().is_empty() {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    // What another process does once the lease looks ended to it.
+    let later = chrono::Utc::now() + chrono::TimeDelta::hours(1);
+    assert_eq!(app.store.agent().requeue_expired(app.team, later).await.unwrap(), 1);
+
+    let log = settled(&app).await;
+    assert_eq!((log[0]["state"].as_str(), log[0]["attempts"].as_u64()), (Some("done"), Some(2)));
+    // Past the moment the first run would have replied had it gone on.
+    tokio::time::sleep(Duration::from_secs(4).saturating_sub(started.elapsed())).await;
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let (_, runs) = app.get_json("/v1/agent/runs").await;
+    let runs = runs.as_array().unwrap();
+    assert_eq!(runs.len(), 1, "only the second attempt's run is recorded: {runs:#?}");
+    assert_eq!(runs[0]["status"], "ok");
+    assert_eq!(model.requests().len(), 2);
+}

@@ -5,7 +5,7 @@ use std::time::{Duration, Instant};
 
 use acceptance::fake_model::{Answer, FakeModel};
 use accounts::TeamId;
-use agent::{AgentRuntime, EchoModel, Model, OpenAiModel, Tool, ToolRegistry, ToolSpec};
+use agent::{AgentRuntime, EchoModel, LocalTurns, Model, OpenAiModel, Tool, ToolRegistry, ToolSpec};
 use async_trait::async_trait;
 use kernel::{Id, SystemClock};
 use serde_json::{Value, json};
@@ -27,14 +27,24 @@ fn definition(model: &FakeModel, settings: &str) -> AgentDefinition {
 struct Setup {
     runtime: AgentRuntime,
     store: Arc<MemoryStore>,
+    turns: Arc<LocalTurns>,
     team: TeamId,
 }
 
 fn setup_with(definition: &AgentDefinition, model: Arc<dyn Model>, tools: ToolRegistry) -> Setup {
     let store = Arc::new(MemoryStore::new());
+    let turns = Arc::new(LocalTurns::new(store.clone()));
     let team = TeamId::generate();
-    let runtime = AgentRuntime::new(definition, team, model, tools, store.clone(), Arc::new(SystemClock));
-    Setup { runtime, store, team }
+    let runtime = AgentRuntime::new(
+        definition,
+        team,
+        model,
+        tools,
+        store.clone(),
+        turns.clone(),
+        Arc::new(SystemClock),
+    );
+    Setup { runtime, store, turns, team }
 }
 
 fn setup(fake: &FakeModel, settings: &str) -> Setup {
@@ -291,7 +301,7 @@ async fn idle_conversations_are_forgotten() {
     for i in 0..300 {
         setup.run("hi", Some(&format!("conversation-{i}"))).await;
     }
-    assert_eq!(setup.runtime.active_conversations(), 0);
+    assert_eq!(setup.turns.active(), 0);
     assert_eq!(setup.runs().await.len(), 100, "the listing's limit");
 }
 

@@ -35,6 +35,7 @@ mod agent;
 mod deliveries;
 mod invoices;
 mod tracking;
+mod turns;
 
 for_each_adapter!(
     teams_round_trip,
