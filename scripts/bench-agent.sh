@@ -5,9 +5,13 @@
 #   - POST at BENCH_CONNECTIONS connections, each request on its own conversation;
 #   - the same, all on one conversation (runs serialised by its queue; 429 once
 #     limits.queue_depth requests wait);
+#   - on PostgreSQL, distinct conversations again with two replicas on one database (each
+#     taking half the connections), beside pgbench's durable one-row INSERT at the same
+#     concurrency, the database's own limit for work that writes per run;
 #   - the same load against a bare actix-web handler returning a constant
 #     (crates/http-api/examples/bare_handler.rs), one worker per core like the trigger.
-# Target: on distinct conversations, at least half the bare handler's throughput.
+# Targets: on distinct conversations, at least half the bare handler's throughput; two
+# replicas at least one replica's rate.
 # Called by `make bench`. Needs root only to install wrk / start PostgreSQL when missing.
 #
 # Tunables (environment): BENCH_SECONDS (10), BENCH_CONNECTIONS (64), BENCH_THREADS (2),
@@ -33,7 +37,7 @@ setup_cleanup
 
 # ---------------------------------------------------------------------------------------------
 # Tools.
-install_missing_tools wrk psql pg_isready curl python3 awk cargo
+install_missing_tools wrk pgbench psql pg_isready curl python3 awk cargo
 start_postgres
 
 # ---------------------------------------------------------------------------------------------
@@ -50,15 +54,17 @@ DB_CREATED=1
 psql_admin -c "CREATE DATABASE ${DB_NAME}" >/dev/null
 
 # ---------------------------------------------------------------------------------------------
-# Ports (REST API, trigger, bare handler): bound together so they differ, then released.
-read -r API_PORT TRIGGER_PORT BARE_PORT < <(python3 -c '
+# Ports (REST API, trigger, bare handler, and the second replica's API and trigger): bound
+# together so they differ, then released.
+read -r API_PORT TRIGGER_PORT BARE_PORT API_PORT_2 TRIGGER_PORT_2 < <(python3 -c '
 import socket
-sockets = [socket.socket() for _ in range(3)]
+sockets = [socket.socket() for _ in range(5)]
 for s in sockets:
     s.bind(("127.0.0.1", 0))
 print(" ".join(str(s.getsockname()[1]) for s in sockets))')
 API_BASE="http://127.0.0.1:${API_PORT}"
 TRIGGER_URL="http://127.0.0.1:${TRIGGER_PORT}/"
+TRIGGER_URL_2="http://127.0.0.1:${TRIGGER_PORT_2}/"
 BARE_URL="http://127.0.0.1:${BARE_PORT}/"
 
 # Hex: safe in YAML, in a header and in a Lua string.
@@ -79,18 +85,22 @@ triggers:
     port: ${TRIGGER_PORT}
     token_env: BENCH_WEBHOOK_TOKEN
 YAML
+# The second replica: the same agent, its trigger on a port of its own.
+sed "s/port: ${TRIGGER_PORT}\$/port: ${TRIGGER_PORT_2}/" "$WORK/agent.yaml" >"$WORK/agent-2.yaml"
 
 # ---------------------------------------------------------------------------------------------
 # wrk helpers.
 
-# post_script NAME CONVERSATION : a wrk Lua script at $WORK/NAME.lua POSTing a run request
-# with the token. CONVERSATION "" gives every request a conversation of its own (thread
-# number and a per-thread counter); any other value is the one conversation of all requests.
+# post_script NAME CONVERSATION [PREFIX] : a wrk Lua script at $WORK/NAME.lua POSTing a run
+# request with the token. CONVERSATION "" gives every request a conversation of its own
+# (PREFIX, default "bench", thread number and a per-thread counter); any other value is the
+# one conversation of all requests.
 # Counts the answers by status; `done` prints "status 200: N" lines, and "status other: N".
 # Every run, the bare handler's included, uses such a script: the client does the same work.
 post_script() {
     cat >"$WORK/$1.lua" <<LUA
 local conversation = "$2"
+local prefix = "${3:-bench}"
 local threads = {}
 
 function setup(thread)
@@ -109,7 +119,7 @@ function request()
     sent = sent + 1
     local id = conversation
     if id == "" then
-        id = string.format("bench-%d-%d", thread_id, sent)
+        id = string.format("%s-%d-%d", prefix, thread_id, sent)
     end
     return wrk.format(nil, nil, nil,
         string.format('{"input": "hello %d", "conversation_id": "%s"}', sent, id))
@@ -153,7 +163,21 @@ run_wrk() {
         warn "$name: $(wrk_status "$name" other) answers neither 200 nor 429 (figures include them)"
     fi
 }
+# run_wrk_pair NAME URL_A URL_B SCRIPT_A SCRIPT_B : two wrk at once, half the connections
+# and threads each, against two replicas; outputs in $WORK/NAME-a.txt and -b.txt, echoed.
+run_wrk_pair() {
+    local name=$1 half=$(( CONNECTIONS / 2 )) threads=$(( THREADS > 1 ? THREADS / 2 : 1 )) first
+    wrk -t"$threads" -c"$half" -d"${DURATION}s" --latency -s "$WORK/$4.lua" "$2" >"$WORK/$name-a.txt" &
+    first=$!
+    wrk -t"$threads" -c"$half" -d"${DURATION}s" --latency -s "$WORK/$5.lua" "$3" >"$WORK/$name-b.txt"
+    wait "$first"
+    cat "$WORK/$name-a.txt" "$WORK/$name-b.txt"
+    grep -q '^Requests/sec:' "$WORK/$name-a.txt" "$WORK/$name-b.txt" || die "wrk ($name) produced no Requests/sec line"
+}
 wrk_rps() { awk '/^Requests\/sec:/ { printf "%.0f", $2 }' "$WORK/$1.txt"; }
+# pair_rps NAME / pair_p99_ms NAME : the pair's summed rate, its worse p99.
+pair_rps() { echo $(( $(wrk_rps "$1-a") + $(wrk_rps "$1-b") )); }
+pair_p99_ms() { printf '%s\n%s\n' "$(wrk_pct_ms "$1-a" 99)" "$(wrk_pct_ms "$1-b" 99)" | sort -g | tail -n 1; }
 # Lines of the "Latency Distribution" block look like "     99%    4.21ms".
 wrk_pct_ms() { awk -v p="$2%" '$1 == p { print $2; exit }' "$WORK/$1.txt" | to_ms; }
 # wrk_status NAME 200|429|other : the count the script's `done` printed.
@@ -161,6 +185,8 @@ wrk_status() { awk -v s="$2" '$1 == "status" && $2 == s ":" { n = $3 } END { pri
 
 post_script distinct ""
 post_script one "bench-one"
+post_script distinct-a "" replica-a
+post_script distinct-b "" replica-b
 
 # ---------------------------------------------------------------------------------------------
 # The billable server with the agent's trigger.
@@ -186,24 +212,31 @@ trigger_call() {
         -d '{"input": "hello", "conversation_id": "probe"}' "$1"
 }
 
+# trigger_ready URL : waits until the trigger at URL answers (at most 10 s) and checks that
+# the answer is a run's reply.
+trigger_ready() {
+    local status
+    for _ in $(seq 1 20); do
+        status=$(trigger_call "$1" 2>/dev/null || true)
+        [[ $status == 000 || -z $status ]] || break
+        sleep 0.5
+    done
+    [[ $status == 200 ]] || die "the trigger at $1 answered ${status:-nothing}: $(cat "$WORK/probe.json" 2>/dev/null)"
+    grep -q '"status":"ok"' "$WORK/probe.json" || die "unexpected trigger reply: $(cat "$WORK/probe.json")"
+}
+
 # run_trigger BACKEND DATABASE_URL POOL_SIZE COUNT_COMMAND... : serves the agent on that
 # database, runs both loads (results in $WORK/BACKEND-distinct.txt and -one.txt), stops the
 # server, and sets RUNS_RECORDED (rows COUNT_COMMAND counts, less those of the warm-up) and
 # RUNS_ANSWERED (answers wrk counted).
 run_trigger() {
-    local backend=$1 database_url=$2 pool=$3 status before
+    local backend=$1 database_url=$2 pool=$3 before
     shift 3
     log "starting billable on ${backend}: API ${API_BASE}, trigger ${TRIGGER_URL}"
     serve_agent "$database_url" "$pool" "server-${backend}.log" BENCH_WEBHOOK_TOKEN="$TOKEN"
     # Migrations run before the listeners bind; the trigger listener binds after the API's.
     wait_for "$API_BASE/healthz" "$SERVER_PID" billable
-    for _ in $(seq 1 20); do
-        status=$(trigger_call "$TRIGGER_URL" 2>/dev/null || true)
-        [[ $status == 000 || -z $status ]] || break
-        sleep 0.5
-    done
-    [[ $status == 200 ]] || die "the trigger answered ${status:-nothing}: $(cat "$WORK/probe.json" 2>/dev/null)"
-    grep -q '"status":"ok"' "$WORK/probe.json" || die "unexpected trigger reply: $(cat "$WORK/probe.json")"
+    trigger_ready "$TRIGGER_URL"
 
     # A short warm-up first fills the connection pool.
     log "warm-up (${WARMUP}s)"
@@ -240,6 +273,44 @@ print(sqlite3.connect(sys.argv[1]).execute("SELECT count(*) FROM agent_runs").fe
 }
 run_trigger postgres "$PG_DATABASE_URL" "$POOL_SIZE" count_pg_runs
 PG_RUNS="$RUNS_RECORDED $RUNS_ANSWERED"
+
+# Two replicas on the same database, each half the connections and half the pool.
+log "starting two replicas on postgres: triggers ${TRIGGER_URL} and ${TRIGGER_URL_2}"
+serve_agent "$PG_DATABASE_URL" $(( POOL_SIZE / 2 )) server-replica-a.log BENCH_WEBHOOK_TOKEN="$TOKEN"
+serve_replica "$WORK/agent-2.yaml" "$API_PORT_2" "$PG_DATABASE_URL" $(( POOL_SIZE / 2 )) server-replica-b.log \
+    BENCH_WEBHOOK_TOKEN="$TOKEN"
+wait_for "$API_BASE/healthz" "$SERVER_PID" billable
+trigger_ready "$TRIGGER_URL"
+trigger_ready "$TRIGGER_URL_2"
+wrk -t1 -c$(( CONNECTIONS / 2 )) -d"${WARMUP}s" -s "$WORK/distinct-a.lua" "$TRIGGER_URL" >/dev/null &
+warming=$!
+wrk -t1 -c$(( CONNECTIONS / 2 )) -d"${WARMUP}s" -s "$WORK/distinct-b.lua" "$TRIGGER_URL_2" >/dev/null
+wait "$warming"
+echo
+echo "=== webhook trigger on postgres, two replicas, distinct conversations (wrk, ${CONNECTIONS} connections in all, ${DURATION}s) ==="
+run_wrk_pair replicas "$TRIGGER_URL" "$TRIGGER_URL_2" distinct-a distinct-b
+stop "$REPLICA_PID"
+REPLICA_PID=
+stop "$SERVER_PID"
+SERVER_PID=
+
+# One replica keeping its conversations' lines in the process (BILLABLE_AGENT_TURNS=local):
+# what sharing them through the database costs.
+log "starting billable on postgres with its lines in the process"
+serve_agent "$PG_DATABASE_URL" "$POOL_SIZE" server-local-turns.log BENCH_WEBHOOK_TOKEN="$TOKEN" \
+    BILLABLE_AGENT_TURNS=local
+wait_for "$API_BASE/healthz" "$SERVER_PID" billable
+trigger_ready "$TRIGGER_URL"
+wrk -t"$THREADS" -c"$CONNECTIONS" -d"${WARMUP}s" -s "$WORK/distinct.lua" "$TRIGGER_URL" >/dev/null
+echo
+echo "=== webhook trigger on postgres, lines in the process, distinct conversations (wrk, ${CONNECTIONS} connections, ${DURATION}s) ==="
+run_wrk postgres-local "$TRIGGER_URL" distinct
+stop "$SERVER_PID"
+SERVER_PID=
+
+echo
+echo "=== pgbench, durable one-row INSERT (${CONNECTIONS} connections, ${DURATION}s, prepared) ==="
+pgbench_insert pg-insert "hello"
 run_trigger sqlite "sqlite://${WORK}/bench.db" "$SQLITE_POOL_SIZE" count_sqlite_runs
 SQLITE_RUNS="$RUNS_RECORDED $RUNS_ANSWERED"
 
@@ -281,6 +352,14 @@ for backend in postgres sqlite; do
 done
 line "bare actix-web handler" bare
 printf '\n'
+printf '  %-36s %8s req/s   p99 %8s ms\n' "postgres, two replicas, distinct" "$(pair_rps replicas)" "$(pair_p99_ms replicas)"
+line "postgres, lines in process, distinct" postgres-local
+printf '\n'
+printf '  %-36s %8s tps\n' "pgbench, durable one-row INSERT" "$(pgbench_tps pg-insert)"
+printf '\n'
+two=$(awk -v a="$(pair_rps replicas)" -v b="$(wrk_rps postgres-distinct)" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "n/a" }')
+printf '  two replicas / one replica (postgres, distinct) ratio %s   target >= 1: %s\n' "$two" \
+    "$(awk -v r="$two" 'BEGIN { print (r != "n/a" && r + 0 >= 1) ? "met" : "NOT met" }')"
 for backend in postgres sqlite; do
     r=$(ratio "${backend}-distinct")
     printf '  trigger on %-8s / bare (distinct) ratio %s   target >= 0.5: %s\n' "$backend" "$r" "$(met "$r")"

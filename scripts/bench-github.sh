@@ -5,12 +5,16 @@
 # at BENCH_CONNECTIONS connections, sent by crates/agent/examples/github_load.rs:
 #   - `billable serve --agent` with a github trigger and the `echo` provider, on a fresh
 #     PostgreSQL database (dropped at exit);
+#   - the same with two replicas on that database, each taking half the connections;
+#   - pgbench inserting the same body, one durable row per transaction, at the same
+#     concurrency: the database's own rate for what each acknowledgement must store;
 #   - the same on a SQLite file in a temporary directory;
 #   - Debian's `webhook` (adnanh/webhook) checking the same signature
 #     (payload-hmac-sha256 over X-Hub-Signature-256) and running /bin/true, which it
 #     answers without waiting for.
 # The agent runs each accepted delivery in the background while the load goes on; that work
-# shares the CPU, as it would in production. Target: p99 under 10 ms on PostgreSQL.
+# shares the CPU, as it would in production. Targets: p99 under 10 ms on PostgreSQL, and
+# acknowledgements at 0.5x pgbench's inserts or more.
 # Called by `make bench`. Needs root only to install webhook / the PostgreSQL client / start
 # PostgreSQL when missing.
 #
@@ -39,7 +43,7 @@ setup_cleanup
 
 # ---------------------------------------------------------------------------------------------
 # Tools.
-install_missing_tools psql pg_isready curl python3 awk cargo
+install_missing_tools pgbench psql pg_isready curl python3 awk cargo
 if ! command -v webhook >/dev/null 2>&1; then
     log "installing webhook"
     apt-get update -qq && apt-get install -y -qq webhook >/dev/null
@@ -57,14 +61,15 @@ cargo build --release -p app -p agent --bin billable --example github_load
 
 # ---------------------------------------------------------------------------------------------
 # Ports (REST API, github trigger, webhook): bound together so they differ, then released.
-read -r API_PORT TRIGGER_PORT WEBHOOK_PORT < <(python3 -c '
+read -r API_PORT TRIGGER_PORT WEBHOOK_PORT API_PORT_2 TRIGGER_PORT_2 < <(python3 -c '
 import socket
-sockets = [socket.socket() for _ in range(3)]
+sockets = [socket.socket() for _ in range(5)]
 for s in sockets:
     s.bind(("127.0.0.1", 0))
 print(" ".join(str(s.getsockname()[1]) for s in sockets))')
 API_BASE="http://127.0.0.1:${API_PORT}"
 TRIGGER_URL="http://127.0.0.1:${TRIGGER_PORT}/github"
+TRIGGER_URL_2="http://127.0.0.1:${TRIGGER_PORT_2}/github"
 WEBHOOK_URL="http://127.0.0.1:${WEBHOOK_PORT}/hooks/github"
 
 # Hex: safe in YAML, JSON and the environment.
@@ -84,6 +89,8 @@ triggers:
     port: ${TRIGGER_PORT}
     events: ['*']
 YAML
+# The second replica: the same agent, its trigger on a port of its own.
+sed "s/port: ${TRIGGER_PORT}\$/port: ${TRIGGER_PORT_2}/" "$WORK/agent.yaml" >"$WORK/agent-2.yaml"
 
 # The same check of the same secret, and an answer without waiting for the command.
 cat >"$WORK/hooks.json" <<JSON
@@ -153,11 +160,11 @@ check_probes() {
     [[ ${answer%% *} == "$bad" ]] || die "$name answered a wrongly signed delivery with: $answer"
 }
 
-# run_load NAME URL : github_load at the benchmark's settings; output kept in $WORK/NAME.txt
-# and echoed.
+# run_load NAME URL [CONNECTIONS] : github_load at the benchmark's settings; output kept in
+# $WORK/NAME.txt and echoed.
 run_load() {
     local name=$1 url=$2
-    "$LOAD_BIN" "$url" "$SECRET" "$FIXTURE" "$CONNECTIONS" "$DURATION" "$WARMUP" "$PRS" \
+    "$LOAD_BIN" "$url" "$SECRET" "$FIXTURE" "${3:-$CONNECTIONS}" "$DURATION" "$WARMUP" "$PRS" \
         >"$WORK/$name.txt"
     cat "$WORK/$name.txt"
     grep -q '^github_load ' "$WORK/$name.txt" || die "github_load ($name) printed no result line"
@@ -201,6 +208,29 @@ run_billable postgres "$PG_DATABASE_URL" "$POOL_SIZE"
 # Accepted deliveries are stored before the answer; runs go on in the background and stop
 # with the server.
 PG_STORED=$(psql_bench -c "SELECT count(*) FILTER (WHERE verdict = 'accepted'), count(*) FILTER (WHERE state = 'done') FROM agent_deliveries" 2>/dev/null | tr '|' ' ' || echo "? ?")
+
+# (a2) Two replicas on that database, half the connections and half the pool each.
+log "starting two replicas on postgres: triggers ${TRIGGER_URL} and ${TRIGGER_URL_2}"
+serve_agent "$PG_DATABASE_URL" $(( POOL_SIZE / 2 )) replica-a.log GITHUB_WEBHOOK_SECRET="$SECRET"
+serve_replica "$WORK/agent-2.yaml" "$API_PORT_2" "$PG_DATABASE_URL" $(( POOL_SIZE / 2 )) replica-b.log \
+    GITHUB_WEBHOOK_SECRET="$SECRET"
+wait_for_probe "$TRIGGER_URL" "$SERVER_PID" "billable (replica a)"
+wait_for_probe "$TRIGGER_URL_2" "$REPLICA_PID" "billable (replica b)"
+echo
+echo "=== billable github trigger, postgres, two replicas (${CONNECTIONS} connections in all, ${DURATION}s after ${WARMUP}s warm-up) ==="
+run_load replica-a "$TRIGGER_URL" $(( CONNECTIONS / 2 )) &
+second_load=$!
+run_load replica-b "$TRIGGER_URL_2" $(( CONNECTIONS / 2 ))
+wait "$second_load"
+stop "$REPLICA_PID"
+REPLICA_PID=
+stop "$SERVER_PID"
+SERVER_PID=
+
+# (a3) pgbench inserting the body github_load sends (minified), durably, row by row.
+echo
+echo "=== pgbench, durable one-row INSERT of the same body (${CONNECTIONS} connections, ${DURATION}s, prepared) ==="
+pgbench_insert pg-insert "$(python3 -c 'import json, sys; print(json.dumps(json.load(open(sys.argv[1])), separators=(",", ":")))' "$FIXTURE")"
 
 # (b) SQLite, a file in the work directory (absolute path: sqlite:///tmp/...).
 run_billable sqlite "sqlite://${WORK}/bench.db" "$SQLITE_POOL_SIZE"
@@ -250,9 +280,17 @@ line "billable, PostgreSQL" postgres
 line "billable, SQLite" sqlite
 line "webhook $(webhook -version | awk '{print $NF}') (Debian)" webhook
 printf '\n'
+printf '  %-28s %9.0f acks/s   p99 %8.2f ms\n' "billable, PostgreSQL x2" \
+    "$(awk -v a="$(kv replica-a acks_per_sec)" -v b="$(kv replica-b acks_per_sec)" 'BEGIN { print a + b }')" \
+    "$(printf '%s\n%s\n' "$(kv replica-a p99_ms)" "$(kv replica-b p99_ms)" | sort -g | tail -n 1)"
+printf '  %-28s %9.0f tps\n' "pgbench INSERT of the body" "$(pgbench_tps pg-insert)"
+printf '\n'
 printf '  billable PostgreSQL / webhook, acks/s   %s\n' "$(ratio postgres webhook)"
 printf '  billable SQLite / webhook, acks/s       %s\n' "$(ratio sqlite webhook)"
 printf '  p99 on PostgreSQL %s ms, target < 10 ms: %s\n' "$P99_PG" "$target_met"
+pg_ratio=$(awk -v a="$(kv postgres acks_per_sec)" -v b="$(pgbench_tps pg-insert)" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "n/a" }')
+printf '  billable PostgreSQL / pgbench INSERT     %s   target >= 0.5: %s\n' "$pg_ratio" \
+    "$(awk -v r="$pg_ratio" 'BEGIN { print (r != "n/a" && r + 0 >= 0.5) ? "met" : "NOT met" }')"
 read -r pg_accepted pg_done <<<"$PG_STORED"
 read -r sqlite_accepted sqlite_done <<<"$SQLITE_STORED"
 printf '  accepted deliveries stored (probe and warm-up included), of which run when the server\n'

@@ -45,6 +45,7 @@ cleanup() {
     local status=$?
     set +e
     stop "$SERVER_PID"
+    stop "${REPLICA_PID:-}"
     stop "$REFERENCE_PID"
     stop "${REDIS_PID:-}"
     if (( status != 0 )); then
@@ -82,18 +83,47 @@ drop_bench_database() {
 # $WORK/agent.yaml` in the background (SERVER_PID) on that database with that pool, the API on
 # API_PORT and the triggers on 127.0.0.1, logging at warn (per-request logs would dominate)
 # into $WORK/LOG; the VAR=VALUE pairs (the trigger's secret) join its environment.
+# AGENT_YAML and AGENT_API_PORT, when set, replace the definition and the API's port.
 serve_agent() {
     local database_url=$1 pool=$2 log_file=$3
     shift 3
     setsid env "$@" \
         DATABASE_URL="$database_url" \
-        BILLABLE_LISTEN="127.0.0.1:${API_PORT}" \
+        BILLABLE_LISTEN="127.0.0.1:${AGENT_API_PORT:-$API_PORT}" \
         BILLABLE_TRIGGER_HOST=127.0.0.1 \
         BILLABLE_DB_POOL_SIZE="$pool" \
         BILLABLE_LOG=warn \
-        "$BIN" serve --agent "$WORK/agent.yaml" >"$WORK/$log_file" 2>&1 &
+        "$BIN" serve --agent "${AGENT_YAML:-$WORK/agent.yaml}" >"$WORK/$log_file" 2>&1 &
     SERVER_PID=$!
 }
+
+# serve_replica YAML API_PORT DATABASE_URL POOL_SIZE LOG [VAR=VALUE...] : a second replica,
+# as serve_agent starts one, with its own definition (its own trigger port) and API port;
+# its pid in REPLICA_PID.
+serve_replica() {
+    local yaml=$1 api_port=$2 first=$SERVER_PID
+    shift 2
+    AGENT_YAML=$yaml AGENT_API_PORT=$api_port serve_agent "$@"
+    REPLICA_PID=$SERVER_PID
+    SERVER_PID=$first
+}
+
+# pgbench_insert NAME BODY : PostgreSQL's own rate of durable one-row INSERTs of BODY (text)
+# into a table of the benchmark's database, at the benchmark's concurrency, prepared;
+# output in $WORK/NAME.txt, echoed. The anchor of the benchmarks of writes.
+pgbench_insert() {
+    local name=$1 body=$2
+    psql_bench -c "DROP TABLE IF EXISTS bench_anchor;
+        CREATE TABLE bench_anchor (id bigserial PRIMARY KEY, body text NOT NULL, at timestamptz NOT NULL DEFAULT now())"
+    printf 'INSERT INTO bench_anchor (body) VALUES (:body);\n' >"$WORK/$name.sql"
+    pgbench -h "$PG_HOST" -p "$PG_PORT" -U "$PG_USER" -n -M prepared -c "$CONNECTIONS" -j "$THREADS" \
+        -T "$DURATION" -D body="$body" -f "$WORK/$name.sql" "$DB_NAME" >"$WORK/$name.txt" 2>&1 \
+        || { cat "$WORK/$name.txt"; die "pgbench ($name) failed"; }
+    cat "$WORK/$name.txt"
+    psql_bench -c "DROP TABLE bench_anchor"
+}
+# pgbench_tps NAME : the tps pgbench printed in $WORK/NAME.txt.
+pgbench_tps() { awk '/^tps = / && !/including/ { printf "%.0f", $3; exit }' "$WORK/$1.txt"; }
 
 # stop PID : SIGTERM, wait up to 5 s (graceful shutdown drains in-flight requests), SIGKILL.
 stop() {

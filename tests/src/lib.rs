@@ -239,6 +239,7 @@ pub fn serve_config() -> ServeConfig {
         trigger_auth_failures: parse_rate("20/60s").unwrap(),
         // Short, so that a restarted test server takes over a stopped one's deliveries at once.
         agent_lease: Duration::from_secs(3),
+        agent_turns: app::config::AgentTurns::Shared,
     }
 }
 
@@ -364,7 +365,7 @@ impl AgentApp {
         let agent = setup.assemble(
             setup.team(store.accounts().as_ref()).await?,
             &store.agent(),
-            store.turns(config.agent_lease)?,
+            store.turns(config.agent_turns, config.agent_lease)?,
             &clock,
             agent::ToolRegistry::default(),
             retry,

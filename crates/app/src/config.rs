@@ -45,6 +45,17 @@ impl DatabaseConfig {
     }
 }
 
+/// Where the agent keeps its conversations' lines.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum AgentTurns {
+    /// In PostgreSQL, shared by every replica (in the process on SQLite and in memory,
+    /// which serve one process).
+    Shared,
+    /// In this process: for a single replica, which then spends no database round trip on
+    /// a conversation's place in line. Two replicas would each keep their own lines.
+    Local,
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum LogFormat {
     Text,
@@ -113,6 +124,10 @@ pub struct ServeConfig {
     /// From 3 s to 1 h.
     #[arg(long, env = "BILLABLE_AGENT_LEASE", default_value = "30s", value_parser = parse_lease)]
     pub agent_lease: Duration,
+    /// Where conversations' lines are kept: `shared` (in PostgreSQL, across replicas) or
+    /// `local` (in this process: a single replica only).
+    #[arg(long, env = "BILLABLE_AGENT_TURNS", value_enum, default_value = "shared")]
+    pub agent_turns: AgentTurns,
     /// Failed trigger authentications allowed per client IP, as BURST/PERIOD, before 429.
     #[arg(long, env = "BILLABLE_TRIGGER_AUTH_FAILURES", default_value = "20/60s", value_parser = parse_rate)]
     pub trigger_auth_failures: Rate,

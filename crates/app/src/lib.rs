@@ -78,11 +78,17 @@ impl Store {
     }
 
     /// Where conversations' lines are kept: in PostgreSQL, shared by every replica, with
-    /// `lease` as the hold of a stopped replica's tickets; in this process on SQLite and
-    /// in memory, which serve one process.
-    pub fn turns(&self, lease: std::time::Duration) -> anyhow::Result<Arc<dyn triggers::ConversationTurns>> {
+    /// `lease` as the hold of a stopped replica's tickets, unless `turns` asks for them in
+    /// this process; in this process on SQLite and in memory, which serve one process.
+    pub fn turns(
+        &self,
+        turns: config::AgentTurns,
+        lease: std::time::Duration,
+    ) -> anyhow::Result<Arc<dyn triggers::ConversationTurns>> {
         Ok(match self {
-            Self::Sql(store) if matches!(store.backend(), Backend::Postgres(_)) => {
+            Self::Sql(store)
+                if turns == config::AgentTurns::Shared && matches!(store.backend(), Backend::Postgres(_)) =>
+            {
                 store_sql::SharedTurns::start(store.clone(), lease)?
             }
             Self::Sql(_) | Self::Memory(_) => Arc::new(agent::LocalTurns::new(self.agent())),
@@ -264,7 +270,7 @@ pub async fn serve(database: &DatabaseConfig, config: &ServeConfig) -> anyhow::R
         let agent = setup.assemble(
             team,
             &store.agent(),
-            store.turns(config.agent_lease)?,
+            store.turns(config.agent_turns, config.agent_lease)?,
             &clock,
             agent::ToolRegistry::default(),
             triggers::RetryPolicy::default(),

@@ -7,6 +7,7 @@ use std::time::Duration;
 use acceptance::create_team;
 use accounts::TeamId;
 use app::Store;
+use app::config::AgentTurns;
 use kernel::{Clock, SystemClock};
 use triggers::{ConversationKey, ConversationTurns, Joined, Message, Ticket, TurnError};
 
@@ -26,7 +27,7 @@ fn key(text: &str) -> ConversationKey {
 }
 
 fn turns(store: &Store) -> Arc<dyn ConversationTurns> {
-    store.turns(LEASE).unwrap()
+    store.turns(AgentTurns::Shared, LEASE).unwrap()
 }
 
 async fn holder(turns: &dyn ConversationTurns, team: TeamId, conversation: &str, depth: u32) -> Ticket {
@@ -138,7 +139,8 @@ async fn replicas_share_lines_and_take_over_a_dead_ones_turn() {
     let store = db.open().await;
     let team = create_team(&store, "Acme").await;
     let lease = Duration::from_millis(600);
-    let (alive, dying) = (store.turns(lease).unwrap(), store.turns(lease).unwrap());
+    let (alive, dying) =
+        (store.turns(AgentTurns::Shared, lease).unwrap(), store.turns(AgentTurns::Shared, lease).unwrap());
     let held = holder(dying.as_ref(), team, "c", 8).await;
     let next = waiter(alive.as_ref(), team, "c", 1).await;
     assert!(!gets_turn_soon(alive.as_ref(), &next).await, "the other replica holds the turn");
