@@ -77,6 +77,11 @@ impl FakeModel {
         Self { base_url, ..model }
     }
 
+    /// Answers `answers` in order from now on, then the fallback.
+    pub fn queue_answers(&self, answers: Vec<Answer>) {
+        self.script.lock().unwrap().answers = answers.into();
+    }
+
     /// Waits before every answer from now on.
     pub fn set_delay(&self, delay: Duration) {
         self.script.lock().unwrap().delay = delay;

@@ -243,6 +243,9 @@ pub fn serve_config() -> ServeConfig {
     }
 }
 
+/// The email of the admin every `AgentApp` database has, for `tools.billable.user`.
+pub const AGENT_USER: &str = "agent@example.com";
+
 /// The real server, on a free port, over a fresh database, with one team and a `write`
 /// key of its owner ready.
 #[derive(Debug)]
@@ -361,17 +364,33 @@ impl AgentApp {
         };
         let owner = create_user(&store, team, Role::Owner).await;
         let (_, key) = create_key(&store, team, owner, Scope::Write, None).await;
+        // The user a definition's `tools.billable.user` names in the tests (kept across a
+        // restart on the same database).
+        let email = Email::parse(AGENT_USER).map_err(|e| anyhow::anyhow!("{e}"))?;
+        let agent_user = accounts::new_user(
+            team,
+            email,
+            UserName::parse("Agent").unwrap(),
+            Role::Admin,
+            SystemClock.now(),
+        );
+        match store.accounts().create_user(&agent_user).await {
+            Ok(()) | Err(accounts::CreateUserError::EmailTaken) => {}
+            Err(error) => return Err(anyhow::anyhow!("{error:?}")),
+        }
         let clock: Arc<dyn Clock> = Arc::new(SystemClock);
+        let application = app::Application::build(&config, &store, clock.clone())?;
+        let agent_team = setup.team(store.accounts().as_ref()).await?;
         let agent = setup.assemble(
-            setup.team(store.accounts().as_ref()).await?,
+            agent_team,
             &store.agent(),
             store.turns(config.agent_turns, config.agent_lease)?,
             &clock,
-            agent::ToolRegistry::default(),
+            setup.tools(agent_team, store.accounts().as_ref(), application.api_state()).await?,
             retry,
             config.agent_lease,
         )?;
-        let application = app::Application::build(&config, &store, clock)?.with_agent(&config, &agent)?;
+        let application = application.with_agent(&config, &agent)?;
         let rest = format!("http://127.0.0.1:{}", application.port());
         let trigger = format!("http://127.0.0.1:{}", application.trigger_port(0).unwrap_or_default());
         let (handles, worker) = (application.handles(), application.worker());

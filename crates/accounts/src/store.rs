@@ -51,6 +51,9 @@ pub trait AccountStore: Send + Sync {
     /// Whether `user` is a user of `team`.
     async fn has_user(&self, team: TeamId, user: UserId) -> Result<bool, StoreError>;
 
+    /// The users of `team`, oldest first.
+    async fn list_users(&self, team: TeamId) -> Result<Vec<User>, StoreError>;
+
     /// Stores a key under its hash. MUST return `UserNotInTeam` when `key.user_id` is not
     /// a user of `key.team_id`.
     async fn create_api_key(&self, key: &ApiKey, hash: &KeyHash) -> Result<(), CreateApiKeyError>;

@@ -16,7 +16,7 @@ use tokio::task::JoinSet;
 use triggers::github::delivery::{before, ready_to_run};
 use triggers::{
     Agent, AttemptResult, ClaimedDelivery, DeliveryQueue, DeliveryState, RetryPolicy, RunOutcome, RunRequest,
-    TriggerKind,
+    ToolChoice, TriggerKind,
 };
 
 /// How often the queue is looked at when nothing wakes the worker (another process may
@@ -32,7 +32,7 @@ const PRUNE_EVERY: Duration = Duration::from_hours(1);
 const LOG_RETENTION: Duration = Duration::from_hours(30 * 24);
 
 /// What the worker needs besides its ports.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct WorkerSettings {
     /// Runs started at once at most (the runtime's `limits.max_concurrent_runs`).
     pub max_running: usize,
@@ -42,6 +42,8 @@ pub struct WorkerSettings {
     /// How long a claimed delivery stays leased without a renewal: how soon other
     /// processes take over the deliveries of one that died. Renewed every third of it.
     pub lease: Duration,
+    /// The agent's tools the repository triggers' runs may call.
+    pub tools: ToolChoice,
 }
 
 /// Runs the queue of one team. Cheap to clone.
@@ -198,8 +200,11 @@ impl DeliveryWorker {
                 error: format!("gave up after {} interrupted attempts", retry.max_attempts),
             }
         } else {
-            let request =
-                RunRequest { input: claimed.input.clone(), conversation: claimed.conversation.clone() };
+            let request = RunRequest {
+                input: claimed.input.clone(),
+                conversation: claimed.conversation.clone(),
+                tools: inner.settings.tools.clone(),
+            };
             let outcome = tokio::select! {
                 outcome = inner.agent.run(TriggerKind::Github, request) => outcome,
                 () = self.keep_lease(&claimed) => {

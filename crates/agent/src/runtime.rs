@@ -251,6 +251,7 @@ impl Inner {
             messages.extend(earlier.into_iter().map(ChatMessage::from));
         }
         messages.push(ChatMessage::User(request.input.clone()));
+        let offered = self.tools.specs_for(&request.tools);
         loop {
             if progress.steps >= self.limits.max_steps {
                 return Err(format!(
@@ -260,8 +261,7 @@ impl Inner {
             }
             // Counted before the call: a call the timeout cuts short was made all the same.
             progress.steps += 1;
-            let reply =
-                self.model.complete(ModelRequest { messages: &messages, tools: self.tools.specs() }).await;
+            let reply = self.model.complete(ModelRequest { messages: &messages, tools: &offered }).await;
             let reply = reply.map_err(|e| format!("model call failed: {e}"))?;
             progress.usage += reply.usage;
             if reply.tool_calls.is_empty() {
@@ -278,7 +278,7 @@ impl Inner {
             let calls = reply.tool_calls;
             messages.push(ChatMessage::Assistant { content: reply.content, tool_calls: calls.clone() });
             for call in calls {
-                let content = self.tools.call(&call).await;
+                let content = self.tools.call_within(&request.tools, &call).await;
                 messages.push(ChatMessage::Tool { call_id: call.id, content });
             }
         }

@@ -1,11 +1,14 @@
-//! Tools the model may call during a run. The registry is empty unless the embedding
-//! program registers tools; a call to an unknown tool, or a tool's failure, goes back to
-//! the model as text so it can recover.
+//! Tools the model may call during a run. The registry holds what the agent definition
+//! gives it (and what an embedding program registers); each trigger may narrow it. A call
+//! to an unknown or disallowed tool, or a tool's failure, goes back to the model as text so
+//! it can recover.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use async_trait::async_trait;
+use triggers::ToolChoice;
 
 use crate::model::ToolCall;
 
@@ -48,6 +51,25 @@ impl ToolRegistry {
 
     pub fn specs(&self) -> &[ToolSpec] {
         &self.specs
+    }
+
+    /// The specs of the tools `choice` allows: what a run of that trigger is offered.
+    pub fn specs_for(&self, choice: &ToolChoice) -> Cow<'_, [ToolSpec]> {
+        match choice {
+            ToolChoice::All => Cow::Borrowed(&self.specs),
+            ToolChoice::Only(_) => {
+                Cow::Owned(self.specs.iter().filter(|spec| choice.allows(&spec.name)).cloned().collect())
+            }
+        }
+    }
+
+    /// Runs the call if `choice` allows it and gives the text to send back to the model;
+    /// a tool outside the choice is refused and does nothing.
+    pub async fn call_within(&self, choice: &ToolChoice, call: &ToolCall) -> String {
+        if !choice.allows(&call.name) {
+            return format!("error: the tool {:?} is not allowed for this trigger", call.name);
+        }
+        self.call(call).await
     }
 
     /// Runs the call and gives the text to send back to the model.

@@ -66,6 +66,22 @@ impl AgentSetup {
         Ok(Self { file, definition, secrets, api_key })
     }
 
+    /// The built-in tools the definition gives the agent (none without `tools.billable`),
+    /// acting in `team` over `state`'s stores.
+    pub async fn tools(
+        &self,
+        team: TeamId,
+        accounts: &dyn AccountStore,
+        state: Arc<http_api::state::ApiState>,
+    ) -> anyhow::Result<ToolRegistry> {
+        match &self.definition.billable_tools {
+            None => Ok(ToolRegistry::default()),
+            Some(settings) => {
+                crate::agent_tools::builtin_tools(&self.file, settings, team, accounts, state).await
+            }
+        }
+    }
+
     /// The team the definition names (by id or name), or the only one there is.
     pub async fn team(&self, accounts: &dyn AccountStore) -> anyhow::Result<TeamId> {
         pick_team(accounts, self.definition.team.as_deref())
@@ -110,6 +126,8 @@ impl AgentSetup {
                 retry,
                 dedupe_window,
                 lease,
+                // The definition refuses github triggers with different lists.
+                tools: github.first().map(|t| t.tools.clone()).unwrap_or_default(),
             };
             DeliveryWorker::new(team, store.clone(), runtime.clone(), clock.clone(), settings)
         });
@@ -119,6 +137,7 @@ impl AgentSetup {
                 TriggerSettings::Webhook(webhook) => TriggerRoute::Webhook(WebhookRoute {
                     path: webhook.path.clone(),
                     tokens: secrets.clone(),
+                    tools: webhook.tools.clone(),
                 }),
                 TriggerSettings::Github(github) => {
                     let worker = worker.clone();

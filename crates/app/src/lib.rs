@@ -2,6 +2,7 @@
 //! migrations and the first-run bootstrap, and serves the API. No rules live here.
 
 pub mod agent_setup;
+mod agent_tools;
 pub mod cli;
 pub mod config;
 
@@ -104,6 +105,8 @@ pub struct Application {
     servers: Vec<Server>,
     /// The delivery queue's worker, when the agent has a repository trigger.
     worker: Option<tokio::task::AbortHandle>,
+    /// What the REST API serves from, which the agent's built-in tools share.
+    state: web::Data<ApiState>,
 }
 
 impl std::fmt::Debug for Application {
@@ -124,8 +127,8 @@ impl Application {
         let renderer = config.renderer()?;
         let state = web::Data::new(ApiState::new(store.stores(), renderer, clock, config.http_settings()?));
         spawn_sweeps(state.clone(), |state| state.limits.sweep());
-        let server = http_api::serve(listener, state, config.workers())?;
-        Ok(Self { port, trigger_ports: Vec::new(), servers: vec![server], worker: None })
+        let server = http_api::serve(listener, state.clone(), config.workers())?;
+        Ok(Self { port, trigger_ports: Vec::new(), servers: vec![server], worker: None, state })
     }
 
     /// Adds the listeners of the agent's triggers (one per port, on
@@ -150,6 +153,11 @@ impl Application {
             self.trigger_ports.push((port, bound));
         }
         Ok(self)
+    }
+
+    /// The REST API's state: its stores, clock and caches.
+    pub fn api_state(&self) -> Arc<ApiState> {
+        self.state.clone().into_inner()
     }
 
     pub fn port(&self) -> u16 {
@@ -272,7 +280,7 @@ pub async fn serve(database: &DatabaseConfig, config: &ServeConfig) -> anyhow::R
             &store.agent(),
             store.turns(config.agent_turns, config.agent_lease)?,
             &clock,
-            agent::ToolRegistry::default(),
+            setup.tools(team, store.accounts().as_ref(), application.api_state()).await?,
             triggers::RetryPolicy::default(),
             config.agent_lease,
         )?;

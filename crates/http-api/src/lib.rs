@@ -17,6 +17,7 @@ pub mod ratelimit;
 pub mod revisions;
 mod routes;
 pub mod state;
+pub mod tools;
 pub mod triggers;
 
 use std::net::TcpListener;

@@ -20,7 +20,9 @@ use actix_web::middleware::from_fn;
 use actix_web::{App, HttpRequest, HttpResponse, HttpServer, ResponseError, web};
 use serde::{Deserialize, Serialize};
 use triggers::github::intake::{DELIVERY_HEADER, EVENT_HEADER};
-use triggers::{Agent, Intake, IntakeError, Receipt, RunOutcome, RunRequest, Secrets, TriggerKind};
+use triggers::{
+    Agent, Intake, IntakeError, Receipt, RunOutcome, RunRequest, Secrets, ToolChoice, TriggerKind,
+};
 
 use crate::auth::{client_ip, too_many_requests};
 use crate::conventions;
@@ -32,11 +34,13 @@ pub const WEBHOOK_BODY_LIMIT: usize = 1024 * 1024;
 
 pub const RUN_ID_HEADER: HeaderName = HeaderName::from_static("x-run-id");
 
-/// One webhook trigger: where it listens and the tokens it accepts.
+/// One webhook trigger: where it listens, the tokens it accepts and the agent's tools its
+/// runs may call.
 #[derive(Debug, Clone)]
 pub struct WebhookRoute {
     pub path: String,
     pub tokens: Secrets,
+    pub tools: ToolChoice,
 }
 
 /// One repository trigger: where it listens, the secrets its deliveries are signed with,
@@ -122,6 +126,7 @@ pub fn trigger_app(
         let resource = match route {
             TriggerRoute::Webhook(route) => web::resource(route.path)
                 .app_data(web::Data::new(route.tokens))
+                .app_data(web::Data::new(route.tools))
                 .route(web::post().to(webhook)),
             TriggerRoute::Github(route) => web::resource(route.path.clone())
                 .app_data(web::PayloadConfig::new(route.body_limit))
@@ -282,6 +287,7 @@ async fn webhook(
     body: web::Bytes,
     state: web::Data<TriggerState>,
     tokens: web::Data<Secrets>,
+    tools: web::Data<ToolChoice>,
 ) -> Result<HttpResponse, ApiError> {
     let refusal = match bearer_token(&req) {
         None => Some("missing bearer token"),
@@ -291,7 +297,8 @@ async fn webhook(
     state.authenticate(&req, refusal, unauthorized)?;
     require_json(&req)?;
     let body: WebhookBody = crate::body::parse(&body)?;
-    let request = RunRequest::parse(body.input, body.conversation_id.as_deref())?;
+    let request =
+        RunRequest::parse(body.input, body.conversation_id.as_deref())?.with_tools((**tools).clone());
     // The run goes on, and is recorded, even if the caller stops waiting for it.
     let agent = state.agent.clone();
     let run = tokio::spawn(async move { agent.run(TriggerKind::Webhook, request).await });

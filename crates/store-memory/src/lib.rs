@@ -95,6 +95,12 @@ impl AccountStore for MemoryStore {
         Ok(self.state().users.iter().any(|u| u.team_id == team && u.id == user))
     }
 
+    async fn list_users(&self, team: TeamId) -> Result<Vec<User>, StoreError> {
+        let mut users: Vec<User> = self.state().users.iter().filter(|u| u.team_id == team).cloned().collect();
+        users.sort_by_key(|u| (u.created_at, u.id));
+        Ok(users)
+    }
+
     async fn create_api_key(&self, key: &ApiKey, hash: &KeyHash) -> Result<(), CreateApiKeyError> {
         let mut state = self.state();
         if !state.users.iter().any(|u| u.id == key.user_id && u.team_id == key.team_id) {

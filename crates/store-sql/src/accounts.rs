@@ -2,14 +2,14 @@
 
 use accounts::{
     AccountStore, ApiKey, ApiKeyId, CreateApiKeyError, CreateUserError, Credential, Currency, KeyHash,
-    RevokeApiKeyError, Role, Scope, Team, TeamId, TeamName, User, UserId,
+    RevokeApiKeyError, Role, Scope, Team, TeamId, TeamName, User, UserId, UserName,
 };
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use diesel::prelude::*;
 use diesel::result::DatabaseErrorKind;
 use diesel_async::{AsyncConnection, RunQueryDsl};
-use kernel::StoreError;
+use kernel::{Email, StoreError};
 
 use crate::types::DbUuid;
 use crate::{OrStoreError, SqlStore, corrupt, db_run, violation};
@@ -20,6 +20,30 @@ struct TeamRow {
     name: String,
     currency: String,
     created_at: DateTime<Utc>,
+}
+
+#[derive(Queryable)]
+struct UserRow {
+    team_id: DbUuid,
+    id: DbUuid,
+    email: String,
+    name: String,
+    role: String,
+    created_at: DateTime<Utc>,
+}
+
+impl TryFrom<UserRow> for User {
+    type Error = StoreError;
+    fn try_from(row: UserRow) -> Result<Self, StoreError> {
+        Ok(User {
+            id: row.id.into_id(),
+            team_id: row.team_id.into_id(),
+            email: Email::parse(row.email).map_err(|e| corrupt("user email", e))?,
+            name: UserName::parse(row.name).map_err(|e| corrupt("user name", e))?,
+            role: Role::parse(&row.role).map_err(|e| corrupt("user role", e))?,
+            created_at: row.created_at,
+        })
+    }
 }
 
 #[derive(Queryable)]
@@ -171,6 +195,18 @@ impl AccountStore for SqlStore {
         .get_result(conn)
         .await
         .or_store())
+    }
+
+    #[tracing::instrument(skip(self))]
+    async fn list_users(&self, team: TeamId) -> Result<Vec<User>, StoreError> {
+        let rows: Vec<UserRow> = db_run!(self, |conn| users::table
+            .filter(users::team_id.eq(DbUuid::of(team)))
+            .order((users::created_at, users::id))
+            .select((users::team_id, users::id, users::email, users::name, users::role, users::created_at))
+            .load(conn)
+            .await
+            .or_store()?);
+        rows.into_iter().map(User::try_from).collect()
     }
 
     #[tracing::instrument(skip_all, fields(team = %key.team_id, key = %key.id))]

@@ -1,5 +1,5 @@
 //! The agent definition (`agent.yaml`): what the agent is, which model it calls, what it
-//! remembers, its limits, and the triggers that wake it. Parsed once at startup into
+//! remembers, its limits, its tools, and the triggers that wake it. Parsed once at startup into
 //! typed settings with every default filled in; a bad file stops startup with a message
 //! naming the file, the field and what is wrong.
 
@@ -7,10 +7,12 @@ use std::collections::HashMap;
 use std::fmt;
 use std::time::Duration;
 
+use accounts::Permission;
 use serde::Deserialize;
 use serde::de::{self, Deserializer, Visitor};
 
 use crate::github::filter::{EventFilter, RepoPatterns};
+use crate::tools::{BillableTools, ToolChoice, builtin_tool};
 
 /// A refused definition: `FILE: FIELD: MESSAGE`.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -34,6 +36,8 @@ pub struct AgentDefinition {
     pub model: ModelSettings,
     pub memory: MemorySettings,
     pub limits: Limits,
+    /// The built-in tools over the team's data (`tools.billable`); `None`: no tools.
+    pub billable_tools: Option<BillableTools>,
     pub triggers: Vec<TriggerSettings>,
 }
 
@@ -101,6 +105,8 @@ pub struct WebhookTrigger {
     /// The environment variable holding the bearer token (two, comma-separated, during a
     /// rotation).
     pub token_env: String,
+    /// The agent's tools its runs may call.
+    pub tools: ToolChoice,
 }
 
 /// The signed repository-event webhook.
@@ -119,9 +125,19 @@ pub struct GithubTrigger {
     pub text_limit: usize,
     /// How long an accepted delivery's id and body hash are remembered to refuse repeats.
     pub dedupe_window: Duration,
+    /// The agent's tools its runs may call.
+    pub tools: ToolChoice,
 }
 
 impl TriggerSettings {
+    /// The agent's tools this trigger's runs may call.
+    pub fn tools(&self) -> &ToolChoice {
+        match self {
+            Self::Webhook(t) => &t.tools,
+            Self::Github(t) => &t.tools,
+        }
+    }
+
     pub fn port(&self) -> u16 {
         match self {
             Self::Webhook(t) => t.port,
@@ -182,7 +198,22 @@ struct RawDefinition {
     memory: RawMemory,
     #[serde(default)]
     limits: RawLimits,
+    #[serde(default)]
+    tools: RawTools,
     triggers: Vec<RawTrigger>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct RawTools {
+    billable: Option<RawBillableTools>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawBillableTools {
+    user: String,
+    permissions: Vec<String>,
 }
 
 #[derive(Deserialize)]
@@ -243,6 +274,7 @@ struct RawTrigger {
     text_limit: Option<usize>,
     #[serde(default, deserialize_with = "duration")]
     dedupe_window: Option<Duration>,
+    tools: Option<Vec<String>>,
 }
 
 #[derive(Deserialize, Clone, Copy)]
@@ -360,12 +392,20 @@ impl RawDefinition {
         if self.triggers.is_empty() {
             return Err(invalid("triggers", "must name at least one trigger"));
         }
+        let billable_tools = self.tools.billable.map(RawBillableTools::validate).transpose()?;
         let triggers = self
             .triggers
             .into_iter()
             .enumerate()
-            .map(|(i, trigger)| trigger.validate(&format!("triggers[{i}]")))
+            .map(|(i, trigger)| trigger.validate(&format!("triggers[{i}]"), billable_tools.as_ref()))
             .collect::<Result<Vec<_>, _>>()?;
+        // Deliveries are queued without the trigger that took them: one list for all.
+        let mut github = triggers.iter().enumerate().filter(|(_, t)| matches!(t, TriggerSettings::Github(_)));
+        if let Some((_, first)) = github.next()
+            && let Some((i, _)) = github.find(|(_, t)| t.tools() != first.tools())
+        {
+            return Err(invalid(format!("triggers[{i}].tools"), "must be the same for every github trigger"));
+        }
         let mut routes = HashMap::new();
         for (i, trigger) in triggers.iter().enumerate() {
             if let Some(first) = routes.insert((trigger.port(), trigger.path().to_owned()), i) {
@@ -398,6 +438,7 @@ impl RawDefinition {
                 )?,
             },
             limits: self.limits.validate()?,
+            billable_tools,
             triggers,
         })
     }
@@ -468,10 +509,59 @@ impl RawLimits {
     }
 }
 
+impl RawBillableTools {
+    fn validate(self) -> Result<BillableTools, Invalid> {
+        let user = required_text("tools.billable.user", Some(self.user))?;
+        if self.permissions.is_empty() {
+            return Err(invalid("tools.billable.permissions", "must list at least one permission"));
+        }
+        let permissions = self
+            .permissions
+            .iter()
+            .enumerate()
+            .map(|(i, p)| {
+                Permission::parse(p)
+                    .map_err(|e| invalid(format!("tools.billable.permissions[{i}]"), e.to_string()))
+            })
+            .collect::<Result<_, _>>()?;
+        Ok(BillableTools { user, permissions })
+    }
+}
+
+/// A trigger's `tools`: names of built-in tools the agent's permissions allow.
+fn tool_choice(
+    at: &str,
+    names: Option<Vec<String>>,
+    tools: Option<&BillableTools>,
+) -> Result<ToolChoice, Invalid> {
+    let Some(names) = names else { return Ok(ToolChoice::All) };
+    let allowed = tools.map(BillableTools::allowed).unwrap_or_default();
+    for (i, name) in names.iter().enumerate() {
+        let at = format!("{at}.tools[{i}]");
+        let Some(tool) = builtin_tool(name) else {
+            return Err(invalid(at, format!("there is no built-in tool named {name:?}")));
+        };
+        if tools.is_none() {
+            return Err(invalid(at, "names a tool, but the agent has none (tools.billable is not set)"));
+        }
+        if !allowed.contains(&tool) {
+            return Err(invalid(
+                at,
+                format!(
+                    "{name} needs {}, which tools.billable.permissions does not grant",
+                    tool.permission.as_str()
+                ),
+            ));
+        }
+    }
+    Ok(ToolChoice::Only(names.into_iter().collect()))
+}
+
 impl RawTrigger {
-    fn validate(self, at: &str) -> Result<TriggerSettings, Invalid> {
+    fn validate(self, at: &str, billable_tools: Option<&BillableTools>) -> Result<TriggerSettings, Invalid> {
         let field = |name: &str| format!("{at}.{name}");
         let port = self.port.unwrap_or(DEFAULT_PORT);
+        let tools = tool_choice(at, self.tools, billable_tools)?;
         match self.kind {
             RawTriggerKind::Webhook => {
                 for (name, given) in [
@@ -491,6 +581,7 @@ impl RawTrigger {
                     path: route_path(&field("path"), self.path, "/")?,
                     port,
                     token_env: env_name(&field("token_env"), &token_env)?,
+                    tools,
                 }))
             }
             RawTriggerKind::Github => {
@@ -536,6 +627,7 @@ impl RawTrigger {
                     body_limit,
                     text_limit,
                     dedupe_window,
+                    tools,
                 }))
             }
         }

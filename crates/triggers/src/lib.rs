@@ -25,6 +25,7 @@ pub mod ports;
 pub mod queue;
 pub mod run;
 pub mod secrets;
+pub mod tools;
 pub mod turns;
 
 pub use definition::{
@@ -45,4 +46,5 @@ pub use run::{
     TriggerKind, Usage,
 };
 pub use secrets::Secrets;
+pub use tools::{BUILTIN_TOOLS, BillableTools, BuiltinTool, ToolChoice, builtin_tool};
 pub use turns::{ConversationTurns, Joined, Ticket, TurnError};

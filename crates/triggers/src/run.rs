@@ -6,6 +6,8 @@ use accounts::TeamId;
 use chrono::{DateTime, Utc};
 use kernel::{FieldError, define_id};
 
+use crate::tools::ToolChoice;
+
 define_id!(
     /// One run of the agent.
     RunId
@@ -64,11 +66,13 @@ impl fmt::Display for ConversationKey {
 }
 
 /// What a trigger asks the agent to do: the input as the runtime renders it for the
-/// model, and the conversation it continues, if any.
+/// model, the conversation it continues, if any, and which of the agent's tools it may
+/// call (the trigger's `tools`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RunRequest {
     pub input: String,
     pub conversation: Option<ConversationKey>,
+    pub tools: ToolChoice,
 }
 
 impl RunRequest {
@@ -84,7 +88,13 @@ impl RunRequest {
             .map(ConversationKey::parse)
             .transpose()
             .map_err(|message| FieldError::new("conversation_id", message))?;
-        Ok(Self { input, conversation })
+        Ok(Self { input, conversation, tools: ToolChoice::All })
+    }
+
+    /// The same request, limited to the tools `tools` allows.
+    #[must_use]
+    pub fn with_tools(self, tools: ToolChoice) -> Self {
+        Self { tools, ..self }
     }
 }
 

@@ -4,9 +4,10 @@
 
 use std::time::Duration;
 
+use accounts::Permission;
 use triggers::{
-    AgentDefinition, EventFilter, GithubTrigger, Limits, MemoryScope, MemorySettings, ModelSettings,
-    OpenAiSettings, RepoPatterns, TriggerSettings, WebhookTrigger,
+    AgentDefinition, BillableTools, EventFilter, GithubTrigger, Limits, MemoryScope, MemorySettings,
+    ModelSettings, OpenAiSettings, RepoPatterns, ToolChoice, TriggerSettings, WebhookTrigger,
 };
 
 const MINIMAL: &str = "
@@ -44,9 +45,11 @@ fn a_minimal_definition_gets_every_default() {
         [TriggerSettings::Webhook(WebhookTrigger {
             path: "/".into(),
             port: 8080,
-            token_env: "WEBHOOK_TOKEN".into()
+            token_env: "WEBHOOK_TOKEN".into(),
+            tools: ToolChoice::All,
         })]
     );
+    assert_eq!(definition.billable_tools, None, "no tools unless the definition gives them");
     assert_eq!(
         (definition.triggers[0].secret_field(), definition.triggers[0].secret_env()),
         ("token_env", "WEBHOOK_TOKEN")
@@ -115,6 +118,7 @@ triggers:
             body_limit: 25 * 1024 * 1024,
             text_limit: 16 * 1024,
             dedupe_window: Duration::from_hours(7 * 24),
+            tools: ToolChoice::All,
         })
     );
     let secrets: Vec<_> = definition.triggers.iter().map(|t| (t.secret_field(), t.secret_env())).collect();
@@ -265,4 +269,83 @@ fn two_triggers_on_one_port_and_path_are_refused() {
     // Another path on the same port shares the listener.
     let definition = parse(&format!("{MINIMAL}  - type: webhook\n    path: /other\n    token_env: OTHER\n"));
     assert_eq!(definition.triggers.len(), 2);
+}
+
+const WITH_TOOLS: &str = "
+name: timekeeper
+model:
+  provider: echo
+tools:
+  billable:
+    user: owner@example.com
+    permissions: [track:write, invoices:read]
+triggers:
+  - type: webhook
+    token_env: WEBHOOK_TOKEN
+  - type: github
+    events: [pull_request]
+    tools: [list_projects, create_time_entry]
+";
+
+#[test]
+fn tools_act_as_a_user_with_listed_permissions_narrowed_per_trigger() {
+    let definition = parse(WITH_TOOLS);
+    assert_eq!(
+        definition.billable_tools,
+        Some(BillableTools {
+            user: "owner@example.com".into(),
+            permissions: [Permission::TrackWrite, Permission::InvoicesRead].into(),
+        })
+    );
+    assert_eq!(definition.triggers[0].tools(), &ToolChoice::All);
+    assert_eq!(
+        definition.triggers[1].tools(),
+        &ToolChoice::Only(["create_time_entry".to_owned(), "list_projects".to_owned()].into())
+    );
+}
+
+#[test]
+fn tool_errors_name_the_field() {
+    let cases: &[(&str, &str, &str)] = &[
+        (
+            "[track:write, invoices:read]",
+            "[track:all]",
+            "agent.yaml: tools.billable.permissions[0]: must be one of",
+        ),
+        (
+            "[track:write, invoices:read]",
+            "[]",
+            "agent.yaml: tools.billable.permissions: must list at least one",
+        ),
+        ("user: owner@example.com", "user: ''", "agent.yaml: tools.billable.user: must not be empty"),
+        (
+            "[list_projects, create_time_entry]",
+            "[list_projects, drop_tables]",
+            "agent.yaml: triggers[1].tools[1]: there is no built-in tool named \"drop_tables\"",
+        ),
+        (
+            "[list_projects, create_time_entry]",
+            "[mark_invoice_paid]",
+            "agent.yaml: triggers[1].tools[0]: mark_invoice_paid needs invoices:write, which tools.billable.permissions does not grant",
+        ),
+        (
+            "billable:\n    user",
+            "billable_tools:\n    user",
+            "agent.yaml: tools.billable_tools: unknown field `billable_tools`",
+        ),
+    ];
+    for (from, to, expected) in cases {
+        let message = refused(&WITH_TOOLS.replacen(from, to, 1));
+        assert!(message.starts_with(expected), "{from} -> {to}: {message}");
+    }
+    let without = "name: x\nmodel:\n  provider: echo\ntriggers:\n  - type: webhook\n    token_env: T\n    tools: [list_tags]\n";
+    assert_eq!(
+        refused(without),
+        "agent.yaml: triggers[0].tools[0]: names a tool, but the agent has none (tools.billable is not set)"
+    );
+    let differing = format!("{WITH_TOOLS}  - type: github\n    path: /gh2\n    events: [push]\n");
+    assert_eq!(
+        refused(&differing),
+        "agent.yaml: triggers[2].tools: must be the same for every github trigger"
+    );
 }

@@ -1,5 +1,6 @@
 //! `/v1/invoices/clients`: the team's clients.
 
+use accounts::Principal;
 use actix_web::{HttpResponse, delete, get, patch, post, web};
 use billing::client::{OptionalText, PostalCode, RequiredText};
 use billing::{Client, ClientDetails, ClientId, DeleteClientError, ReplaceClientError};
@@ -122,8 +123,13 @@ pub(crate) async fn list_clients(
     auth: Auth<ClientsRead>,
     state: web::Data<ApiState>,
 ) -> Result<web::Json<Vec<ClientBody>>, ApiError> {
-    let clients = state.stores.billing.list(auth.principal.team_id).await?;
-    Ok(web::Json(clients.into_iter().map(ClientBody::from).collect()))
+    Ok(web::Json(list(&state, &auth.principal).await?))
+}
+
+/// The team's clients, by name.
+pub(crate) async fn list(state: &ApiState, who: &Principal) -> Result<Vec<ClientBody>, ApiError> {
+    let clients = state.stores.billing.list(who.team_id).await?;
+    Ok(clients.into_iter().map(ClientBody::from).collect())
 }
 
 /// Create a client
@@ -145,9 +151,19 @@ pub(crate) async fn create_client(
     Json(input): Json<ClientInput>,
     state: web::Data<ApiState>,
 ) -> Result<HttpResponse, ApiError> {
-    let client = Client::new(auth.principal.team_id, input.parse()?, state.clock.now());
+    let client = create(&state, &auth.principal, input).await?;
+    Ok(created(format!("/v1/invoices/clients/{}", client.id), client))
+}
+
+/// Makes a client of `input` in the caller's team.
+pub(crate) async fn create(
+    state: &ApiState,
+    who: &Principal,
+    input: ClientInput,
+) -> Result<ClientBody, ApiError> {
+    let client = Client::new(who.team_id, input.parse()?, state.clock.now());
     state.stores.billing.create(&client).await?;
-    Ok(created(format!("/v1/invoices/clients/{}", client.id), ClientBody::from(client)))
+    Ok(client.into())
 }
 
 /// Get a client
@@ -169,9 +185,13 @@ pub(crate) async fn get_client(
     path: web::Path<String>,
     state: web::Data<ApiState>,
 ) -> Result<web::Json<ClientBody>, ApiError> {
-    let id = client_id(&path)?;
-    let client = state.stores.billing.get(auth.principal.team_id, id).await?.ok_or_else(client_not_found)?;
-    Ok(web::Json(client.into()))
+    Ok(web::Json(get(&state, &auth.principal, &path).await?))
+}
+
+/// The caller's team's client `id` (as written in a path).
+pub(crate) async fn get(state: &ApiState, who: &Principal, id: &str) -> Result<ClientBody, ApiError> {
+    let client = state.stores.billing.get(who.team_id, client_id(id)?).await?.ok_or_else(client_not_found)?;
+    Ok(client.into())
 }
 
 /// Replace a client

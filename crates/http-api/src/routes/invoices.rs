@@ -1,5 +1,6 @@
 //! `/v1/invoices`: invoices with their line items, and the public PDF link.
 
+use accounts::Principal;
 use actix_web::http::{StatusCode, header};
 use actix_web::{HttpRequest, HttpResponse, delete, get, patch, post, web};
 use billing::client::{KeptPostalCode, OptionalText, RequiredText};
@@ -445,9 +446,14 @@ pub(crate) async fn list_invoices(
     auth: Auth<InvoicesRead>,
     state: web::Data<ApiState>,
 ) -> Result<web::Json<Vec<InvoiceBody>>, ApiError> {
-    let invoices = state.stores.billing.list_invoices(auth.principal.team_id).await?;
+    Ok(web::Json(list(&state, &auth.principal).await?))
+}
+
+/// The team's invoices, newest first.
+pub(crate) async fn list(state: &ApiState, who: &Principal) -> Result<Vec<InvoiceBody>, ApiError> {
+    let invoices = state.stores.billing.list_invoices(who.team_id).await?;
     let now = state.clock.now();
-    Ok(web::Json(invoices.into_iter().map(|i| InvoiceBody::new(i, now)).collect()))
+    Ok(invoices.into_iter().map(|i| InvoiceBody::new(i, now)).collect())
 }
 
 /// Create an invoice
@@ -470,12 +476,22 @@ pub(crate) async fn create_invoice(
     Json(input): Json<InvoiceInput>,
     state: web::Data<ApiState>,
 ) -> Result<HttpResponse, ApiError> {
-    let team = auth.principal.team_id;
+    let invoice = create(&state, &auth.principal, input).await?;
+    Ok(created(format!("/v1/invoices/{}", invoice.id), invoice))
+}
+
+/// Makes an invoice of `input` in the caller's team.
+pub(crate) async fn create(
+    state: &ApiState,
+    who: &Principal,
+    input: InvoiceInput,
+) -> Result<InvoiceBody, ApiError> {
+    let team = who.team_id;
     let now = state.clock.now();
     let draft = input.parse(team, now)?;
     let stores = &state.stores;
     let invoice = service::create_invoice(&*stores.billing, &*stores.accounts, team, draft, now).await?;
-    Ok(created(format!("/v1/invoices/{}", invoice.id), InvoiceBody::new(invoice, now)))
+    Ok(InvoiceBody::new(invoice, now))
 }
 
 /// Get an invoice
@@ -497,10 +513,14 @@ pub(crate) async fn get_invoice(
     path: web::Path<String>,
     state: web::Data<ApiState>,
 ) -> Result<web::Json<InvoiceBody>, ApiError> {
-    let id = invoice_id(&path)?;
-    let invoice =
-        state.stores.billing.get_invoice(auth.principal.team_id, id).await?.ok_or_else(invoice_not_found)?;
-    Ok(web::Json(InvoiceBody::new(invoice, state.clock.now())))
+    Ok(web::Json(get(&state, &auth.principal, &path).await?))
+}
+
+/// The caller's team's invoice `id` (as written in a path).
+pub(crate) async fn get(state: &ApiState, who: &Principal, id: &str) -> Result<InvoiceBody, ApiError> {
+    let id = invoice_id(id)?;
+    let invoice = state.stores.billing.get_invoice(who.team_id, id).await?.ok_or_else(invoice_not_found)?;
+    Ok(InvoiceBody::new(invoice, state.clock.now()))
 }
 
 /// Change an invoice
@@ -525,12 +545,21 @@ pub(crate) async fn update_invoice(
     path: web::Path<String>,
     state: web::Data<ApiState>,
 ) -> Result<web::Json<InvoiceBody>, ApiError> {
+    Ok(web::Json(update(&state, &auth.principal, &path, input).await?))
+}
+
+/// Changes the caller's team's invoice `id` as `input` says.
+pub(crate) async fn update(
+    state: &ApiState,
+    who: &Principal,
+    id: &str,
+    input: InvoicePatch,
+) -> Result<InvoiceBody, ApiError> {
     let changes = input.parse()?;
-    let id = invoice_id(&path)?;
+    let id = invoice_id(id)?;
     let now = state.clock.now();
-    let invoice =
-        service::update_invoice(&*state.stores.billing, auth.principal.team_id, id, changes, now).await?;
-    Ok(web::Json(InvoiceBody::new(invoice, now)))
+    let invoice = service::update_invoice(&*state.stores.billing, who.team_id, id, changes, now).await?;
+    Ok(InvoiceBody::new(invoice, now))
 }
 
 /// Mark an invoice PAID
@@ -551,10 +580,15 @@ pub(crate) async fn mark_invoice(
     path: web::Path<String>,
     state: web::Data<ApiState>,
 ) -> Result<web::Json<InvoiceBody>, ApiError> {
-    let id = invoice_id(&path)?;
+    Ok(web::Json(mark_paid(&state, &auth.principal, &path).await?))
+}
+
+/// Marks the caller's team's invoice `id` PAID.
+pub(crate) async fn mark_paid(state: &ApiState, who: &Principal, id: &str) -> Result<InvoiceBody, ApiError> {
+    let id = invoice_id(id)?;
     let now = state.clock.now();
-    let invoice = service::mark_paid(&*state.stores.billing, auth.principal.team_id, id, now).await?;
-    Ok(web::Json(InvoiceBody::new(invoice, now)))
+    let invoice = service::mark_paid(&*state.stores.billing, who.team_id, id, now).await?;
+    Ok(InvoiceBody::new(invoice, now))
 }
 
 /// Delete an invoice

@@ -26,7 +26,11 @@ pub(crate) struct Deleted {
 
 impl Deleted {
     pub(crate) fn new(what: &str) -> actix_web::web::Json<Self> {
-        actix_web::web::Json(Self { message: format!("{what} deleted") })
+        actix_web::web::Json(Self::of(what))
+    }
+
+    pub(crate) fn of(what: &str) -> Self {
+        Self { message: format!("{what} deleted") }
     }
 }
 

@@ -3,4 +3,5 @@
 
 mod github;
 mod runtime;
+mod tools;
 mod webhook;

@@ -1,5 +1,6 @@
 //! `/v1/track/projects`: what time is logged against.
 
+use accounts::Principal;
 use actix_web::http::StatusCode;
 use actix_web::{HttpResponse, delete, get, post, put, web};
 use kernel::FieldError;
@@ -131,8 +132,13 @@ pub(crate) async fn list_projects(
     auth: Auth<TrackRead>,
     state: web::Data<ApiState>,
 ) -> Result<web::Json<Vec<ProjectBody>>, ApiError> {
-    let projects = state.stores.track.list_projects(auth.principal.team_id).await?;
-    Ok(web::Json(projects.into_iter().map(ProjectBody::from).collect()))
+    Ok(web::Json(list(&state, &auth.principal).await?))
+}
+
+/// The team's projects, by title.
+pub(crate) async fn list(state: &ApiState, who: &Principal) -> Result<Vec<ProjectBody>, ApiError> {
+    let projects = state.stores.track.list_projects(who.team_id).await?;
+    Ok(projects.into_iter().map(ProjectBody::from).collect())
 }
 
 /// Create a project
@@ -155,14 +161,20 @@ pub(crate) async fn create_project(
     Json(input): Json<ProjectInput>,
     state: web::Data<ApiState>,
 ) -> Result<HttpResponse, ApiError> {
-    let project = Project::new(
-        auth.principal.team_id,
-        title(input.title)?,
-        code(input.code, "code")?,
-        state.clock.now(),
-    );
+    let project = create(&state, &auth.principal, input).await?;
+    Ok(created(format!("/v1/track/projects/{}", project.id), project))
+}
+
+/// Makes a project of `input` in the caller's team.
+pub(crate) async fn create(
+    state: &ApiState,
+    who: &Principal,
+    input: ProjectInput,
+) -> Result<ProjectBody, ApiError> {
+    let project =
+        Project::new(who.team_id, title(input.title)?, code(input.code, "code")?, state.clock.now());
     state.stores.track.create_project(&project).await.map_err(save_error)?;
-    Ok(created(format!("/v1/track/projects/{}", project.id), ProjectBody::from(project)))
+    Ok(project.into())
 }
 
 /// Update a project

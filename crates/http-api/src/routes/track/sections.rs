@@ -1,5 +1,6 @@
 //! `/v1/track/sections`: parts of a project.
 
+use accounts::Principal;
 use actix_web::http::StatusCode;
 use actix_web::{HttpResponse, delete, get, post, put, web};
 use kernel::Id;
@@ -92,14 +93,23 @@ pub(crate) async fn list_sections(
     query: web::Query<SectionQuery>,
     state: web::Data<ApiState>,
 ) -> Result<web::Json<Vec<SectionBody>>, ApiError> {
+    Ok(web::Json(list(&state, &auth.principal, query.into_inner()).await?))
+}
+
+/// The sections of the caller's team's project `query.project_id`, by title.
+pub(crate) async fn list(
+    state: &ApiState,
+    who: &Principal,
+    query: SectionQuery,
+) -> Result<Vec<SectionBody>, ApiError> {
     let text = query.project_id.as_deref().filter(|p| !p.is_empty());
     let text = text.ok_or_else(|| ApiError::new(StatusCode::BAD_REQUEST, "projectId: is required"))?;
     let project = <ProjectId as kernel::Id>::parse(text)
         .ok_or_else(|| ApiError::new(StatusCode::BAD_REQUEST, "projectId: must be a UUID"))?;
-    let team = auth.principal.team_id;
+    let team = who.team_id;
     state.stores.track.get_project(team, project).await?.ok_or_else(|| not_found("project"))?;
     let sections = state.stores.track.list_sections(team, project).await?;
-    Ok(web::Json(sections.into_iter().map(SectionBody::from).collect()))
+    Ok(sections.into_iter().map(SectionBody::from).collect())
 }
 
 /// Create a section

@@ -1,5 +1,6 @@
 //! `/v1/track/tags`: labels for time entries.
 
+use accounts::Principal;
 use actix_web::{HttpResponse, delete, get, patch, post, web};
 use kernel::Id;
 use serde::{Deserialize, Serialize};
@@ -57,8 +58,13 @@ pub(crate) async fn list_tags(
     auth: Auth<TrackRead>,
     state: web::Data<ApiState>,
 ) -> Result<web::Json<Vec<TagBody>>, ApiError> {
-    let tags = state.stores.track.list_tags(auth.principal.team_id).await?;
-    Ok(web::Json(tags.into_iter().map(TagBody::from).collect()))
+    Ok(web::Json(list(&state, &auth.principal).await?))
+}
+
+/// The team's tags, by title.
+pub(crate) async fn list(state: &ApiState, who: &Principal) -> Result<Vec<TagBody>, ApiError> {
+    let tags = state.stores.track.list_tags(who.team_id).await?;
+    Ok(tags.into_iter().map(TagBody::from).collect())
 }
 
 /// Create a tag
@@ -79,9 +85,15 @@ pub(crate) async fn create_tag(
     Json(input): Json<TagInput>,
     state: web::Data<ApiState>,
 ) -> Result<HttpResponse, ApiError> {
-    let tag = Tag::new(auth.principal.team_id, title(input.title)?, state.clock.now());
+    let tag = create(&state, &auth.principal, input).await?;
+    Ok(created(format!("/v1/track/tags/{}", tag.id), tag))
+}
+
+/// Makes a tag of `input` in the caller's team.
+pub(crate) async fn create(state: &ApiState, who: &Principal, input: TagInput) -> Result<TagBody, ApiError> {
+    let tag = Tag::new(who.team_id, title(input.title)?, state.clock.now());
     state.stores.track.create_tag(&tag).await?;
-    Ok(created(format!("/v1/track/tags/{}", tag.id), TagBody::from(tag)))
+    Ok(tag.into())
 }
 
 /// Rename a tag

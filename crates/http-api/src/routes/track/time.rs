@@ -1,5 +1,6 @@
 //! `/v1/track/time`: time entries.
 
+use accounts::Principal;
 use accounts::UserId;
 use actix_web::http::header::{AcceptEncoding, ContentEncoding, ContentType, Encoding, Header, VARY};
 use actix_web::{HttpRequest, HttpResponse, delete, get, patch, post, web};
@@ -14,6 +15,7 @@ use uuid::Uuid;
 use crate::auth::{Auth, TrackRead, TrackWrite};
 use crate::body::{Json, Patch};
 use crate::error::ApiError;
+use crate::listings::Listing;
 use crate::openapi::{Frequency as FrequencySchema, InstantInput};
 use crate::routes::{BodyErrors, Deleted, KeyedErrors, NotFound, Timestamp, body_id, created, path_id};
 use crate::state::ApiState;
@@ -268,7 +270,22 @@ pub(crate) async fn list_time(
     query: web::Query<TimeQuery>,
     state: web::Data<ApiState>,
 ) -> Result<HttpResponse, ApiError> {
-    let query = query.into_inner();
+    let listing = listing(&state, &auth.principal, query.into_inner()).await?;
+    let mut response = HttpResponse::Ok();
+    response.content_type(ContentType::json()).insert_header((VARY, "accept-encoding"));
+    // Only for a client that takes it: compressing is most of a miss's cost otherwise.
+    match accepts_gzip(&request).then(|| listing.gzipped()).flatten() {
+        Some(gzipped) => Ok(response.insert_header(ContentEncoding::Gzip).body(gzipped)),
+        None => Ok(response.body(listing.body())),
+    }
+}
+
+/// The caller's time entries of the period `query` names, as kept or read now.
+pub(crate) async fn listing(
+    state: &ApiState,
+    who: &Principal,
+    query: TimeQuery,
+) -> Result<Listing, ApiError> {
     let at = date(&query.date.ok_or_else(|| FieldError::new("date", "is required"))?)?;
     let frequency =
         query.frequency.map(|f| Frequency::parse(&f)).transpose().map_err(|e| e.at("frequency"))?;
@@ -277,27 +294,18 @@ pub(crate) async fn list_time(
         .map(|u| UserId::parse(&u).ok_or_else(|| FieldError::new("userId", "must be a UUID")))
         .transpose()?;
     let period = frequency.unwrap_or_default().period_around(at);
-    let principal = &auth.principal;
-    let team = principal.team_id;
-    let filter = service::listing_filter(&Actor::from(principal), period, requested)?;
+    let team = who.team_id;
+    let filter = service::listing_filter(&Actor::from(who), period, requested)?;
     // The revision first: the listing read after it is at least as new (see `listings`).
     // With nothing kept, it would be a read for nothing.
     let revision = if state.listings.keeps() { state.revisions.read(team).await? } else { 0 };
-    let listing = if let Some(kept) = state.listings.get(team, &filter, revision) {
-        kept
-    } else {
-        let entries = state.stores.track.list_entries(team, &filter).await?;
-        let bodies: Vec<TimeEntryBody> = entries.into_iter().map(TimeEntryBody::from).collect();
-        let body = serde_json::to_vec(&bodies).map_err(|e| ApiError::internal(e.into()))?;
-        state.listings.keep(team, filter, revision, body.into())
-    };
-    let mut response = HttpResponse::Ok();
-    response.content_type(ContentType::json()).insert_header((VARY, "accept-encoding"));
-    // Only for a client that takes it: compressing is most of a miss's cost otherwise.
-    match accepts_gzip(&request).then(|| listing.gzipped()).flatten() {
-        Some(gzipped) => Ok(response.insert_header(ContentEncoding::Gzip).body(gzipped)),
-        None => Ok(response.body(listing.body())),
+    if let Some(kept) = state.listings.get(team, &filter, revision) {
+        return Ok(kept);
     }
+    let entries = state.stores.track.list_entries(team, &filter).await?;
+    let bodies: Vec<TimeEntryBody> = entries.into_iter().map(TimeEntryBody::from).collect();
+    let body = serde_json::to_vec(&bodies).map_err(|e| ApiError::internal(e.into()))?;
+    Ok(state.listings.keep(team, filter, revision, body.into()))
 }
 
 /// Whether the client takes gzip rather than the JSON as it is, by its `Accept-Encoding`.
@@ -327,18 +335,22 @@ pub(crate) async fn create_time(
     Json(input): Json<TimeEntryInput>,
     state: web::Data<ApiState>,
 ) -> Result<HttpResponse, ApiError> {
+    let entry = create(&state, &auth.principal, input).await?;
+    Ok(created(format!("/v1/track/time/{}", entry.id), entry))
+}
+
+/// Logs the time `input` describes, as the caller.
+pub(crate) async fn create(
+    state: &ApiState,
+    who: &Principal,
+    input: TimeEntryInput,
+) -> Result<TimeEntryBody, ApiError> {
     let draft = input.parse()?;
-    let principal = &auth.principal;
-    let entry = service::log_time(
-        &*state.stores.track,
-        &*state.stores.accounts,
-        &Actor::from(principal),
-        principal.team_id,
-        draft,
-        state.clock.now(),
-    )
-    .await?;
-    Ok(created(format!("/v1/track/time/{}", entry.id), TimeEntryBody::from(entry)))
+    let stores = &state.stores;
+    let actor = Actor::from(who);
+    let now = state.clock.now();
+    let entry = service::log_time(&*stores.track, &*stores.accounts, &actor, who.team_id, draft, now).await?;
+    Ok(entry.into())
 }
 
 /// Get a time entry
@@ -356,11 +368,13 @@ pub(crate) async fn get_time(
     path: web::Path<String>,
     state: web::Data<ApiState>,
 ) -> Result<web::Json<TimeEntryBody>, ApiError> {
-    let id: TimeEntryId = path_id(&path, "time entry")?;
-    let principal = &auth.principal;
-    let entry =
-        service::get_time(&*state.stores.track, &Actor::from(principal), principal.team_id, id).await?;
-    Ok(web::Json(entry.into()))
+    Ok(web::Json(get(&state, &auth.principal, &path).await?))
+}
+
+/// The time entry `id` (as written in a path), if the caller may see it.
+pub(crate) async fn get(state: &ApiState, who: &Principal, id: &str) -> Result<TimeEntryBody, ApiError> {
+    let id: TimeEntryId = path_id(id, "time entry")?;
+    Ok(service::get_time(&*state.stores.track, &Actor::from(who), who.team_id, id).await?.into())
 }
 
 /// Change a time entry
@@ -388,20 +402,23 @@ pub(crate) async fn update_time(
     path: web::Path<String>,
     state: web::Data<ApiState>,
 ) -> Result<web::Json<TimeEntryBody>, ApiError> {
+    Ok(web::Json(update(&state, &auth.principal, &path, input).await?))
+}
+
+/// Changes the time entry `id` as `input` says, if the caller may.
+pub(crate) async fn update(
+    state: &ApiState,
+    who: &Principal,
+    id: &str,
+    input: TimeEntryPatch,
+) -> Result<TimeEntryBody, ApiError> {
     let changes = input.parse()?;
-    let id: TimeEntryId = path_id(&path, "time entry")?;
-    let principal = &auth.principal;
-    let entry = service::change_time(
-        &*state.stores.track,
-        &*state.stores.accounts,
-        &Actor::from(principal),
-        principal.team_id,
-        id,
-        changes,
-        state.clock.now(),
-    )
-    .await?;
-    Ok(web::Json(entry.into()))
+    let id: TimeEntryId = path_id(id, "time entry")?;
+    let (stores, actor, now) = (&state.stores, Actor::from(who), state.clock.now());
+    let entry =
+        service::change_time(&*stores.track, &*stores.accounts, &actor, who.team_id, id, changes, now)
+            .await?;
+    Ok(entry.into())
 }
 
 /// Delete a time entry
@@ -419,10 +436,14 @@ pub(crate) async fn delete_time(
     path: web::Path<String>,
     state: web::Data<ApiState>,
 ) -> Result<web::Json<Deleted>, ApiError> {
-    let id: TimeEntryId = path_id(&path, "time entry")?;
-    let principal = &auth.principal;
-    service::delete_time(&*state.stores.track, &Actor::from(principal), principal.team_id, id).await?;
-    Ok(Deleted::new("time entry"))
+    Ok(web::Json(delete(&state, &auth.principal, &path).await?))
+}
+
+/// Deletes the time entry `id`, if the caller may.
+pub(crate) async fn delete(state: &ApiState, who: &Principal, id: &str) -> Result<Deleted, ApiError> {
+    let id: TimeEntryId = path_id(id, "time entry")?;
+    service::delete_time(&*state.stores.track, &Actor::from(who), who.team_id, id).await?;
+    Ok(Deleted::of("time entry"))
 }
 
 #[cfg(test)]

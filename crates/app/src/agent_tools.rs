@@ -1,0 +1,69 @@
+//! The agent's built-in tools: the REST API's operations (`http_api::tools`) offered to the
+//! model, acting as the definition's `tools.billable.user` with its permissions.
+
+use std::sync::Arc;
+
+use accounts::{AccountStore, TeamId, User, UserId};
+use agent::{Tool, ToolRegistry, ToolSpec};
+use anyhow::anyhow;
+use async_trait::async_trait;
+use http_api::state::ApiState;
+use http_api::tools::{BuiltinTools, ToolDescription, acting_as};
+use kernel::{Email, Id};
+use triggers::BillableTools;
+
+/// One built-in tool, as the runtime calls it.
+struct ApiTool {
+    tools: BuiltinTools,
+    description: &'static ToolDescription,
+}
+
+#[async_trait]
+impl Tool for ApiTool {
+    fn spec(&self) -> ToolSpec {
+        ToolSpec {
+            name: self.description.name.to_owned(),
+            description: self.description.description.clone(),
+            parameters: self.description.parameters.clone(),
+        }
+    }
+
+    async fn call(&self, arguments: serde_json::Value) -> Result<String, String> {
+        match self.tools.call(self.description.name, arguments).await {
+            Ok(result) => Ok(result.to_string()),
+            // The API's own message, naming the field: what the model needs to try again.
+            Err(error) => Err(error.message().to_owned()),
+        }
+    }
+}
+
+/// The registry of the built-in tools `settings` allow, acting in `team` over `state`'s
+/// stores. Fails naming the field when the user is not one of the team's.
+pub(crate) async fn builtin_tools(
+    file: &str,
+    settings: &BillableTools,
+    team: TeamId,
+    accounts: &dyn AccountStore,
+    state: Arc<ApiState>,
+) -> anyhow::Result<ToolRegistry> {
+    let user = find_user(accounts, team, &settings.user).await?.ok_or_else(|| {
+        anyhow!(
+            "{file}: tools.billable.user: no user of the agent's team has the id or email {:?}",
+            settings.user
+        )
+    })?;
+    let tools = BuiltinTools::new(state, acting_as(&user, settings.permissions.clone()));
+    let mut registry = ToolRegistry::default();
+    for description in tools.allowed() {
+        registry.register(Arc::new(ApiTool { tools: tools.clone(), description }));
+    }
+    Ok(registry)
+}
+
+/// The user of `team` whose id or email (case-insensitively) is `wanted`.
+async fn find_user(accounts: &dyn AccountStore, team: TeamId, wanted: &str) -> anyhow::Result<Option<User>> {
+    let users = accounts.list_users(team).await?;
+    let by_id = UserId::parse(wanted);
+    let by_email = Email::parse(wanted).ok().map(|email| email.normalized());
+    Ok(users.into_iter().find(|user| Some(user.id) == by_id || Some(user.email.normalized()) == by_email))
+}

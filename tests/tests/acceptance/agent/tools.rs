@@ -1,0 +1,162 @@
+//! The agent's built-in tools, through the webhook trigger with a fake model that asks for
+//! them: they act on the real store as the definition's user, with its permissions, within
+//! the trigger's list; a refusal or a 400 goes back to the model as text.
+
+use acceptance::fake_model::{Answer, FakeModel};
+use acceptance::{AGENT_USER, AgentApp, Backend, TestDb};
+use serde_json::{Value, json};
+
+const TOKEN: &str = "tools-token";
+const ENV: &[(&str, &str)] = &[("WEBHOOK_TOKEN", TOKEN)];
+
+/// An agent whose built-in tools have `permissions`; `trigger` adds to the webhook trigger.
+fn agent(model: &FakeModel, permissions: &str, trigger: &str) -> String {
+    format!(
+        "name: payments\nmodel:\n  provider: openai\n  base_url: {}\n  model: fake-1\n  max_retries: 0\n\
+         tools:\n  billable:\n    user: {AGENT_USER}\n    permissions: [{permissions}]\n\
+         triggers:\n  - type: webhook\n    port: 0\n    token_env: WEBHOOK_TOKEN\n{trigger}",
+        model.base_url
+    )
+}
+
+fn call(name: &str, arguments: Value) -> Answer {
+    Answer::ToolCall { name: name.into(), arguments: arguments.to_string(), usage: (0, 0) }
+}
+
+async fn start(yaml: &str) -> AgentApp {
+    AgentApp::start(yaml, ENV, TestDb::new(Backend::from_env()).await).await.unwrap()
+}
+
+/// Runs the agent once through the webhook; the reply.
+async fn run(app: &AgentApp, input: &str) -> Value {
+    let response = app.call("/", Some(TOKEN), &json!({"input": input})).send().await.unwrap();
+    response.json().await.unwrap()
+}
+
+/// The tools offered in a model request, by name.
+fn offered(request: &Value) -> Vec<String> {
+    let tools = request["tools"].as_array().cloned().unwrap_or_default();
+    tools.iter().map(|t| t["function"]["name"].as_str().unwrap().to_owned()).collect()
+}
+
+/// The content of the tool message answering the last call in `request`.
+fn tool_result(request: &Value) -> String {
+    let messages = request["messages"].as_array().unwrap();
+    let last = messages.iter().rev().find(|m| m["role"] == "tool").expect("a tool result");
+    last["content"].as_str().unwrap().to_owned()
+}
+
+/// An invoice of 100.00 USD made through the REST API.
+async fn invoice(app: &AgentApp) -> Value {
+    let body = json!({
+        "client": {"name": "Acme", "email": "billing@acme.test"},
+        "issueDate": "2026-11-01", "dueDate": "2026-12-01", "taxPercentage": 0,
+        "lineItems": [{"description": "Consulting", "quantity": 1, "unitPrice": 100}],
+    });
+    let response = app
+        .http
+        .post(format!("{}/v1/invoices", app.rest))
+        .header("x-api-key", &app.key)
+        .json(&body)
+        .send()
+        .await;
+    let response = response.unwrap();
+    let status = response.status();
+    let answer: Value = response.json().await.unwrap();
+    assert_eq!(status, 201, "{answer}");
+    answer
+}
+
+#[tokio::test]
+async fn a_payment_notice_finds_the_invoice_and_marks_it_paid() {
+    let model = FakeModel::start(vec![], None);
+    let app = start(&agent(&model, "invoices:write", "")).await;
+    let invoice = invoice(&app).await;
+    let id = invoice["id"].as_str().unwrap();
+    model.queue_answers(vec![
+        call("list_invoices", json!({})),
+        call("mark_invoice_paid", json!({"id": id})),
+        Answer::reply("marked paid"),
+    ]);
+    let reply = run(&app, &format!("Payment received for {}", invoice["serial"].as_str().unwrap())).await;
+    assert_eq!(reply["reply"], "marked paid", "{reply}");
+
+    let (_, stored) = app.get_json(&format!("/v1/invoices/{id}")).await;
+    assert_eq!(stored["status"], "PAID");
+    let requests = model.requests();
+    let tools = offered(&requests[0]);
+    assert!(tools.contains(&"mark_invoice_paid".to_owned()) && tools.contains(&"list_invoices".to_owned()));
+    assert!(
+        !tools.iter().any(|t| t.contains("client") || t.contains("time")),
+        "only what the permissions allow: {tools:?}"
+    );
+    let listed: Value = serde_json::from_str(&tool_result(&requests[1])).unwrap();
+    assert_eq!(listed[0]["id"], id, "the tool answers the API's response body");
+    let marked: Value = serde_json::from_str(&tool_result(&requests[2])).unwrap();
+    assert_eq!(marked["status"], "PAID");
+    // The create tool's schema is the API's request body.
+    let create =
+        requests[0]["tools"].as_array().unwrap().iter().find(|t| t["function"]["name"] == "create_invoice");
+    let parameters = &create.unwrap()["function"]["parameters"];
+    assert!(parameters["properties"]["lineItems"].is_object(), "{parameters}");
+    assert!(!parameters.to_string().contains("$ref"), "schemas are inlined: {parameters}");
+}
+
+#[tokio::test]
+async fn a_tool_outside_the_triggers_list_is_refused_and_writes_nothing() {
+    let model = FakeModel::start(vec![], None);
+    let app = start(&agent(&model, "invoices:write", "    tools: [list_invoices, get_invoice]\n")).await;
+    let invoice = invoice(&app).await;
+    let id = invoice["id"].as_str().unwrap();
+    model.queue_answers(vec![call("mark_invoice_paid", json!({"id": id})), Answer::reply("could not")]);
+    run(&app, "mark it paid").await;
+
+    let requests = model.requests();
+    assert_eq!(
+        offered(&requests[0]),
+        ["list_invoices", "get_invoice"],
+        "only the trigger's tools are offered"
+    );
+    assert_eq!(
+        tool_result(&requests[1]),
+        "error: the tool \"mark_invoice_paid\" is not allowed for this trigger"
+    );
+    let (_, stored) = app.get_json(&format!("/v1/invoices/{id}")).await;
+    assert_eq!(stored["status"], "PENDING");
+}
+
+#[tokio::test]
+async fn the_apis_errors_reach_the_model_as_text() {
+    let model = FakeModel::start(vec![], None);
+    let app = start(&agent(&model, "clients:write, track:read", "")).await;
+    model.queue_answers(vec![
+        call("create_client", json!({"name": "No Email", "line1": "x", "postalCode": "1"})),
+        call("get_client", json!({"id": "00000000-0000-7000-8000-000000000000"})),
+        call("list_time_entries", json!({"frequency": "week"})),
+        call(
+            "create_client",
+            json!({"name": "Zed", "email": "zed@example.com", "line1": "1 Way", "postalCode": "2"}),
+        ),
+        Answer::reply("done"),
+    ]);
+    run(&app, "add a client").await;
+    let requests = model.requests();
+    assert_eq!(tool_result(&requests[1]), "error: email: is required");
+    assert_eq!(tool_result(&requests[2]), "error: client not found");
+    assert_eq!(tool_result(&requests[3]), "error: date: is required");
+    let made: Value = serde_json::from_str(&tool_result(&requests[4])).unwrap();
+    assert_eq!(made["name"], "Zed");
+    let (_, clients) = app.get_json("/v1/invoices/clients").await;
+    assert_eq!(clients.as_array().unwrap().len(), 1, "only the valid create wrote");
+}
+
+#[tokio::test]
+async fn a_user_the_team_lacks_stops_startup_naming_the_field() {
+    let model = FakeModel::start(vec![], None);
+    let yaml = agent(&model, "track:read", "").replace(AGENT_USER, "nobody@example.com");
+    let error = AgentApp::start(&yaml, ENV, TestDb::new(Backend::Memory).await).await.unwrap_err();
+    assert_eq!(
+        error.to_string(),
+        "agent.yaml: tools.billable.user: no user of the agent's team has the id or email \"nobody@example.com\""
+    );
+}
