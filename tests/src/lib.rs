@@ -246,6 +246,17 @@ pub fn serve_config() -> ServeConfig {
 /// The email of the admin every `AgentApp` database has, for `tools.billable.user`.
 pub const AGENT_USER: &str = "agent@example.com";
 
+/// `examples/<file>` as a test serves it: its model is `base_url` (an OpenAI-compatible fake,
+/// no key, no retries), its user `AGENT_USER`, its triggers on a free port.
+pub fn example(file: &str, base_url: &str) -> String {
+    let path = format!("{}/../examples/{file}", env!("CARGO_MANIFEST_DIR"));
+    let yaml = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    yaml.replace("https://api.openai.com/v1", base_url)
+        .replace("  api_key_env: OPENAI_API_KEY\n", "  max_retries: 0\n")
+        .replace("owner@billable.localhost", AGENT_USER)
+        .replace("port: 8080", "port: 0")
+}
+
 /// The real server, on a free port, over a fresh database, with one team and a `write`
 /// key of its owner ready.
 #[derive(Debug)]

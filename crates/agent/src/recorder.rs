@@ -173,6 +173,7 @@ mod tests {
                 started_at: now,
                 finished_at: now,
                 error: None,
+                tool_calls: Vec::new(),
             }
         }
 

@@ -11,7 +11,8 @@ use tokio::sync::Semaphore;
 use triggers::run::excerpt;
 use triggers::{
     Agent, AgentDefinition, AgentStore, ConversationKey, ConversationTurns, Joined, Limits, MemoryScope,
-    MemorySettings, Message, RunId, RunOutcome, RunRecord, RunRequest, RunStatus, Ticket, TriggerKind, Usage,
+    MemorySettings, Message, RunId, RunOutcome, RunRecord, RunRequest, RunStatus, Ticket, ToolCallRecord,
+    TriggerKind, Usage,
 };
 
 use crate::model::{ChatMessage, Model, ModelRequest};
@@ -142,6 +143,7 @@ enum NoTurn {
 struct Progress {
     steps: u32,
     usage: Usage,
+    tool_calls: Vec<ToolCallRecord>,
 }
 
 impl Inner {
@@ -278,8 +280,17 @@ impl Inner {
             let calls = reply.tool_calls;
             messages.push(ChatMessage::Assistant { content: reply.content, tool_calls: calls.clone() });
             for call in calls {
-                let content = self.tools.call_within(&request.tools, &call).await;
-                messages.push(ChatMessage::Tool { call_id: call.id, content });
+                let started = std::time::Instant::now();
+                let answer = self.tools.call_within(&request.tools, &call).await;
+                let duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+                progress.tool_calls.push(ToolCallRecord::new(
+                    &call.name,
+                    &call.arguments,
+                    &answer.content,
+                    answer.ok,
+                    duration_ms,
+                ));
+                messages.push(ChatMessage::Tool { call_id: call.id, content: answer.content });
             }
         }
     }
@@ -305,6 +316,7 @@ impl Inner {
             started_at,
             finished_at: self.clock.now(),
             error,
+            tool_calls: progress.tool_calls.clone(),
         };
         if let Some(error) = &record.error {
             tracing::warn!(run = %record.id, status = status.as_str(), %error, "agent run did not reply");

@@ -28,6 +28,20 @@ pub trait Tool: Send + Sync {
     async fn call(&self, arguments: serde_json::Value) -> Result<String, String>;
 }
 
+/// What a call gave the model, and whether the tool did what was asked.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ToolAnswer {
+    pub content: String,
+    pub ok: bool,
+}
+
+impl ToolAnswer {
+    /// A refusal or a failure, told to the model as `error: …`.
+    fn refused(error: impl std::fmt::Display) -> Self {
+        Self { content: format!("error: {error}"), ok: false }
+    }
+}
+
 #[derive(Default, Clone)]
 pub struct ToolRegistry {
     tools: BTreeMap<String, Arc<dyn Tool>>,
@@ -63,25 +77,28 @@ impl ToolRegistry {
         }
     }
 
-    /// Runs the call if `choice` allows it and gives the text to send back to the model;
-    /// a tool outside the choice is refused and does nothing.
-    pub async fn call_within(&self, choice: &ToolChoice, call: &ToolCall) -> String {
+    /// Runs the call if `choice` allows it; a tool outside the choice is refused and does
+    /// nothing.
+    pub async fn call_within(&self, choice: &ToolChoice, call: &ToolCall) -> ToolAnswer {
         if !choice.allows(&call.name) {
-            return format!("error: the tool {:?} is not allowed for this trigger", call.name);
+            return ToolAnswer::refused(format!("the tool {:?} is not allowed for this trigger", call.name));
         }
         self.call(call).await
     }
 
-    /// Runs the call and gives the text to send back to the model.
-    pub async fn call(&self, call: &ToolCall) -> String {
+    /// Runs the call.
+    pub async fn call(&self, call: &ToolCall) -> ToolAnswer {
         let Some(tool) = self.tools.get(&call.name) else {
-            return format!("error: there is no tool named {:?}", call.name);
+            return ToolAnswer::refused(format!("there is no tool named {:?}", call.name));
         };
         let arguments = if call.arguments.trim().is_empty() { "{}" } else { &call.arguments };
         let arguments = match serde_json::from_str(arguments) {
             Ok(arguments) => arguments,
-            Err(error) => return format!("error: the arguments are not JSON: {error}"),
+            Err(error) => return ToolAnswer::refused(format!("the arguments are not JSON: {error}")),
         };
-        tool.call(arguments).await.unwrap_or_else(|error| format!("error: {error}"))
+        match tool.call(arguments).await {
+            Ok(content) => ToolAnswer { content, ok: true },
+            Err(error) => ToolAnswer::refused(error),
+        }
     }
 }

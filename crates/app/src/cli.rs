@@ -163,7 +163,8 @@ pub enum RunsCommand {
         #[arg(long, default_value_t = 50, value_parser = clap::value_parser!(u32).range(1..=10_000))]
         limit: u32,
     },
-    /// Show one run, field by field.
+    /// Show one run, field by field, then its tool calls (`tool_call[N]: name arguments
+    /// (ok or error, milliseconds) -> result`).
     Show {
         run_id: String,
         /// Team id or name [default: the only team].
@@ -386,6 +387,13 @@ async fn runs(store: &Store, accounts: &dyn AccountStore, command: RunsCommand) 
             ];
             for (name, value) in fields {
                 print(&format!("{name}: {value}"))?;
+            }
+            for (i, call) in run.tool_calls.iter().enumerate() {
+                let outcome = if call.ok { "ok" } else { "error" };
+                print(&format!(
+                    "tool_call[{i}]: {} {} ({outcome}, {} ms) -> {}",
+                    call.name, call.arguments, call.duration_ms, call.result
+                ))?;
             }
         }
     }

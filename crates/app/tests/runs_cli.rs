@@ -4,15 +4,25 @@
 
 mod support;
 
-use support::{Scratch, billable, post, serve};
+use support::{Scratch, SlowModel, billable, post, serve};
 
-const AGENT: &str = "name: cli\nmodel:\n  provider: echo\ntriggers:\n  - type: webhook\n    port: 0\n    token_env: RUNS_CLI_TOKEN\n";
+/// An agent whose model asks for `list_clients` once per run, acting as the owner the
+/// first start makes.
+fn agent(model: &SlowModel) -> String {
+    format!(
+        "name: cli\nmodel:\n  provider: openai\n  base_url: {}\n  model: m\n  max_retries: 0\n\
+         tools:\n  billable:\n    user: owner@billable.localhost\n    permissions: [clients:read]\n\
+         triggers:\n  - type: webhook\n    port: 0\n    token_env: RUNS_CLI_TOKEN\n",
+        model.start()
+    )
+}
 
 #[test]
 fn runs_list_and_show_the_recorded_calls() {
     let scratch = Scratch::new("runs-cli");
     let definition = scratch.0.join("agent.yaml");
-    std::fs::write(&definition, AGENT).unwrap();
+    let model = SlowModel::calling("list_clients");
+    std::fs::write(&definition, agent(&model)).unwrap();
     let database_url = scratch.sqlite_url();
 
     let (mut server, port) = serve(&database_url, &definition, &[("RUNS_CLI_TOKEN", "cli-token")]);
@@ -22,7 +32,7 @@ fn runs_list_and_show_the_recorded_calls() {
     server.kill().unwrap();
     server.wait().unwrap();
     assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
-    assert!(answer.contains(r#"{"status":"ok","reply":"hello cli","steps":1}"#), "{answer}");
+    assert!(answer.contains(r#"{"status":"ok","reply":"re: []","steps":2}"#), "{answer}");
 
     let list = billable(&database_url)
         .args(["runs", "list", "--conversation", "cli-conversation"])
@@ -31,12 +41,17 @@ fn runs_list_and_show_the_recorded_calls() {
     assert!(list.status.success(), "{}", String::from_utf8_lossy(&list.stderr));
     let stdout = String::from_utf8(list.stdout).unwrap();
     let fields: Vec<&str> = stdout.lines().next().expect("one run").split('\t').collect();
-    assert_eq!(fields[2..7], ["webhook", "ok", "1", "0", "0"]);
+    assert_eq!(fields[2..7], ["webhook", "ok", "2", "6", "2"]);
     assert_eq!(fields[8..], ["cli-conversation", "-"]);
 
     let show = billable(&database_url).args(["runs", "show", fields[0]]).output().unwrap();
     let shown = String::from_utf8(show.stdout).unwrap();
     assert!(shown.contains("status: ok\n") && shown.contains("input: hello cli\n"), "{shown}");
+    let call = shown.lines().find(|line| line.starts_with("tool_call[0]: ")).expect("the tool call");
+    assert!(
+        call.starts_with("tool_call[0]: list_clients {} (ok, ") && call.ends_with(" ms) -> []"),
+        "{call}"
+    );
     let unknown = billable(&database_url)
         .args(["runs", "show", "00000000-0000-7000-8000-000000000000"])
         .output()

@@ -12,13 +12,13 @@ use diesel_async::{AsyncConnection, RunQueryDsl};
 use kernel::StoreError;
 use triggers::{
     ConversationKey, ConversationMemory, Message, Role, RunFilter, RunHistory, RunId, RunRecord, RunStatus,
-    TriggerKind, Usage,
+    ToolCallRecord, TriggerKind, Usage,
 };
 
 use crate::types::DbUuid;
 use crate::{OrStoreError, SqlStore, corrupt, db_run};
 
-/// Rows of one `INSERT` into `agent_runs`: 12 bind parameters each, well under
+/// Rows of one `INSERT` into `agent_runs`: 13 bind parameters each, well under
 /// PostgreSQL's 65,535 and SQLite's 32,766.
 const RUNS_PER_STATEMENT: usize = 1_000;
 
@@ -36,6 +36,7 @@ struct RunRow {
     started_at: DateTime<Utc>,
     finished_at: DateTime<Utc>,
     error: Option<String>,
+    tool_calls: String,
 }
 
 impl TryFrom<RunRow> for RunRecord {
@@ -60,8 +61,15 @@ impl TryFrom<RunRow> for RunRecord {
             started_at: row.started_at,
             finished_at: row.finished_at,
             error: row.error,
+            tool_calls: serde_json::from_str(&row.tool_calls).map_err(|e| corrupt("run tool calls", e))?,
         })
     }
+}
+
+/// The stored form of a run's tool calls: a JSON array.
+fn tool_calls_text(calls: &[ToolCallRecord]) -> String {
+    // Serializing plain strings, numbers and booleans cannot fail.
+    serde_json::to_string(calls).unwrap_or_else(|_| "[]".to_owned())
 }
 
 /// Token counts beyond `i64` are clamped: no model reports that many.
@@ -176,6 +184,7 @@ impl RunHistory for SqlStore {
                     agent_runs::started_at.eq(run.started_at),
                     agent_runs::finished_at.eq(run.finished_at),
                     agent_runs::error.eq(run.error.as_deref()),
+                    agent_runs::tool_calls.eq(tool_calls_text(&run.tool_calls)),
                 )
             }};
         }

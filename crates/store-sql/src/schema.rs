@@ -210,6 +210,7 @@ macro_rules! tables {
                 started_at -> $ts,
                 finished_at -> $ts,
                 error -> Nullable<Text>,
+                tool_calls -> Text,
             }
         }
 

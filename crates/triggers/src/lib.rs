@@ -43,7 +43,7 @@ pub use ports::{Agent, AgentStore, ConversationMemory, RunHistory};
 pub use queue::{Admission, ConversationQueues};
 pub use run::{
     ConversationKey, Message, Role, RunFilter, RunId, RunOutcome, RunRecord, RunRequest, RunStatus,
-    TriggerKind, Usage,
+    ToolCallRecord, TriggerKind, Usage,
 };
 pub use secrets::Secrets;
 pub use tools::{BUILTIN_TOOLS, BillableTools, BuiltinTool, ToolChoice, builtin_tool};

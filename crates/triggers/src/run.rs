@@ -5,6 +5,7 @@ use std::fmt;
 use accounts::TeamId;
 use chrono::{DateTime, Utc};
 use kernel::{FieldError, define_id};
+use serde::{Deserialize, Serialize};
 
 use crate::tools::ToolChoice;
 
@@ -161,13 +162,52 @@ pub struct RunRecord {
     pub started_at: DateTime<Utc>,
     pub finished_at: DateTime<Utc>,
     pub error: Option<String>,
+    /// The tools the model called, in order.
+    pub tool_calls: Vec<ToolCallRecord>,
+}
+
+/// One tool call of a run: what the model asked for and how it went.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ToolCallRecord {
+    pub name: String,
+    /// The arguments as the model wrote them (JSON text), cut to
+    /// [`TOOL_ARGUMENTS_CHARS`] characters.
+    pub arguments: String,
+    /// The start of what the tool answered (or the error), [`TOOL_RESULT_CHARS`] characters.
+    pub result: String,
+    /// Whether the tool did what was asked; `false` when it refused or failed.
+    pub ok: bool,
+    pub duration_ms: u64,
+}
+
+/// How much of a tool call's arguments the run history keeps.
+pub const TOOL_ARGUMENTS_CHARS: usize = 2_000;
+/// How much of a tool's answer the run history keeps.
+pub const TOOL_RESULT_CHARS: usize = 500;
+
+impl ToolCallRecord {
+    /// The record of a call of `name` with `arguments` that answered `result`.
+    pub fn new(name: &str, arguments: &str, result: &str, ok: bool, duration_ms: u64) -> Self {
+        Self {
+            name: name.to_owned(),
+            arguments: clip(arguments, TOOL_ARGUMENTS_CHARS),
+            result: clip(result, TOOL_RESULT_CHARS),
+            ok,
+            duration_ms,
+        }
+    }
 }
 
 /// The start of `input`, cut on a character boundary.
 pub fn excerpt(input: &str) -> String {
-    match input.char_indices().nth(INPUT_EXCERPT_CHARS) {
-        Some((end, _)) => format!("{}…", &input[..end]),
-        None => input.to_owned(),
+    clip(input, INPUT_EXCERPT_CHARS)
+}
+
+/// The first `chars` characters of `text`, marked with `…` when cut.
+fn clip(text: &str, chars: usize) -> String {
+    match text.char_indices().nth(chars) {
+        Some((end, _)) => format!("{}…", &text[..end]),
+        None => text.to_owned(),
     }
 }
 

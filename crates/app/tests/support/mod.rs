@@ -125,9 +125,11 @@ impl Drop for Schema {
 
 /// A Chat Completions server that waits `delay_ms` before each answer, replies `re: ` and
 /// the last message it was given, and keeps every request body it received and the most
-/// requests it ever had in hand at once.
+/// requests it ever had in hand at once. With `calls_tool`, it first asks for that tool
+/// (with `{}` as its arguments) in a run that has no tool result yet.
 #[derive(Clone, Default)]
 pub struct SlowModel {
+    pub calls_tool: Option<&'static str>,
     pub delay_ms: Arc<AtomicU64>,
     pub requests: Arc<Mutex<Vec<String>>>,
     in_flight: Arc<AtomicUsize>,
@@ -135,6 +137,11 @@ pub struct SlowModel {
 }
 
 impl SlowModel {
+    /// A model that asks for `tool` first in every run.
+    pub fn calling(tool: &'static str) -> Self {
+        Self { calls_tool: Some(tool), ..Self::default() }
+    }
+
     /// Serves on a free port; returns the base URL for `model.base_url`.
     pub fn start(&self) -> String {
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
@@ -182,9 +189,18 @@ impl SlowModel {
         }
         self.in_flight.fetch_sub(1, Ordering::SeqCst);
         let text = format!("re: {}", last.and_then(|c| c.as_str().map(str::to_owned)).unwrap_or_default());
+        let answered = request["messages"].as_array().is_some_and(|m| m.iter().any(|m| m["role"] == "tool"));
+        let message = match self.calls_tool {
+            Some(tool) if !answered => {
+                serde_json::json!({"role": "assistant", "content": null, "tool_calls": [
+                    {"id": "call-1", "type": "function", "function": {"name": tool, "arguments": "{}"}}
+                ]})
+            }
+            _ => serde_json::json!({"role": "assistant", "content": text}),
+        };
         let reply = serde_json::json!({
             "id": "c", "object": "chat.completion",
-            "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
+            "choices": [{"index": 0, "message": message, "finish_reason": "stop"}],
             "usage": {"prompt_tokens": 3, "completion_tokens": 1},
         })
         .to_string();

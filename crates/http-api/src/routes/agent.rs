@@ -4,7 +4,9 @@
 use actix_web::{get, web};
 use kernel::{FieldError, Id};
 use serde::{Deserialize, Serialize};
-use triggers::{ConversationKey, DeliveryEntry, DeliveryFilter, RunFilter, RunId, RunRecord, Verdict};
+use triggers::{
+    ConversationKey, DeliveryEntry, DeliveryFilter, RunFilter, RunId, RunRecord, ToolCallRecord, Verdict,
+};
 use utoipa::{IntoParams, ToSchema};
 use uuid::Uuid;
 
@@ -46,6 +48,35 @@ pub(crate) struct RunBody {
     duration_ms: i64,
     /// Why the run did not reply; `null` for `ok`.
     error: Option<String>,
+    /// The tools the model called, in order.
+    tool_calls: Vec<ToolCallBody>,
+}
+
+/// One tool call of a run.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct ToolCallBody {
+    /// The tool's name.
+    name: String,
+    /// The arguments as the model wrote them (JSON text), the first 2,000 characters.
+    arguments: String,
+    /// The start of the tool's answer, or of its error: the first 500 characters.
+    result: String,
+    /// Whether the tool did what was asked; `false` when it refused or failed.
+    ok: bool,
+    duration_ms: u64,
+}
+
+impl From<ToolCallRecord> for ToolCallBody {
+    fn from(call: ToolCallRecord) -> Self {
+        Self {
+            name: call.name,
+            arguments: call.arguments,
+            result: call.result,
+            ok: call.ok,
+            duration_ms: call.duration_ms,
+        }
+    }
 }
 
 impl From<RunRecord> for RunBody {
@@ -63,6 +94,7 @@ impl From<RunRecord> for RunBody {
             started_at: Timestamp(run.started_at),
             finished_at: Timestamp(run.finished_at),
             error: run.error,
+            tool_calls: run.tool_calls.into_iter().map(ToolCallBody::from).collect(),
         }
     }
 }

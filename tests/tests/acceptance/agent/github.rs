@@ -6,7 +6,7 @@ use std::fmt::Write;
 use std::time::Duration;
 
 use acceptance::fake_model::{Answer, FakeModel, last_user_message};
-use acceptance::{AgentApp, Backend, TestDb, serve_config};
+use acceptance::{AgentApp, Backend, TestDb, example, serve_config};
 use app::config::parse_rate;
 use hmac::{Hmac, KeyInit, Mac};
 use reqwest::StatusCode;
@@ -495,4 +495,56 @@ async fn a_run_whose_lease_is_lost_stops_and_records_nothing() {
     assert_eq!(runs.len(), 1, "only the second attempt's run is recorded: {runs:#?}");
     assert_eq!(runs[0]["status"], "ok");
     assert_eq!(model.requests().len(), 2);
+}
+
+/// `examples/timekeeper.yaml`: a merged pull request logs time on the project whose code is
+/// the repository's name, with only the two tools its trigger lists.
+#[tokio::test]
+async fn the_timekeeper_example_logs_a_merged_pull_requests_time() {
+    let model = FakeModel::start(vec![], None);
+    let yaml = example("timekeeper.yaml", &model.base_url);
+    let app = AgentApp::start(&yaml, ENV, TestDb::new(Backend::from_env()).await).await.unwrap();
+    let project = app
+        .http
+        .post(format!("{}/v1/track/projects", app.rest))
+        .header("x-api-key", &app.key)
+        .json(&json!({"title": "Hello World", "code": "hello-world"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(project.status(), 201);
+    let project: Value = project.json().await.unwrap();
+    let entry = json!({
+        "projectId": project["id"], "taskName": "Fix the bug", "durationSeconds": 5400,
+        "date": "2026-11-20T10:00:00Z", "description": "https://github.com/octo-org/hello-world/pull/42",
+    });
+    model.queue_answers(vec![
+        Answer::ToolCall { name: "list_projects".into(), arguments: "{}".into(), usage: (0, 0) },
+        Answer::ToolCall { name: "create_time_entry".into(), arguments: entry.to_string(), usage: (0, 0) },
+        Answer::reply("logged 1h30m on hello-world"),
+    ]);
+    let mut merged = fixture("pull_request.opened");
+    merged["action"] = json!("closed");
+    merged["pull_request"]["merged"] = json!(true);
+    let delivery = Delivery::new("pull_request", "guid-merged", &merged);
+    assert_eq!(answer(delivery.send(&app).await).await.0, StatusCode::ACCEPTED);
+    let log = settled(&app).await;
+    assert_eq!(log[0]["state"], "done", "{log:?}");
+
+    let requests = model.requests();
+    let offered: Vec<&str> = requests[0]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["function"]["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(offered, ["create_time_entry", "list_projects"], "only the trigger's tools");
+    let (status, entries) = app.get_json("/v1/track/time?date=2026-11-20").await;
+    assert_eq!(status, 200);
+    let entries = entries.as_array().unwrap();
+    assert_eq!(entries.len(), 1, "{entries:?}");
+    assert_eq!(
+        (entries[0]["projectId"].as_str(), entries[0]["durationSeconds"].as_u64()),
+        (project["id"].as_str(), Some(5400))
+    );
 }

@@ -3,7 +3,7 @@
 //! the trigger's list; a refusal or a 400 goes back to the model as text.
 
 use acceptance::fake_model::{Answer, FakeModel};
-use acceptance::{AGENT_USER, AgentApp, Backend, TestDb};
+use acceptance::{AGENT_USER, AgentApp, Backend, TestDb, example};
 use serde_json::{Value, json};
 
 const TOKEN: &str = "tools-token";
@@ -27,10 +27,14 @@ async fn start(yaml: &str) -> AgentApp {
     AgentApp::start(yaml, ENV, TestDb::new(Backend::from_env()).await).await.unwrap()
 }
 
-/// Runs the agent once through the webhook; the reply.
-async fn run(app: &AgentApp, input: &str) -> Value {
+/// Runs the agent once through the webhook; the reply, and the run as the history keeps it.
+async fn run(app: &AgentApp, input: &str) -> (Value, Value) {
     let response = app.call("/", Some(TOKEN), &json!({"input": input})).send().await.unwrap();
-    response.json().await.unwrap()
+    let run_id = response.headers()["x-run-id"].to_str().unwrap().to_owned();
+    let reply = response.json().await.unwrap();
+    let (status, run) = app.get_json(&format!("/v1/agent/runs/{run_id}")).await;
+    assert_eq!(status, 200);
+    (reply, run)
 }
 
 /// The tools offered in a model request, by name.
@@ -78,8 +82,18 @@ async fn a_payment_notice_finds_the_invoice_and_marks_it_paid() {
         call("mark_invoice_paid", json!({"id": id})),
         Answer::reply("marked paid"),
     ]);
-    let reply = run(&app, &format!("Payment received for {}", invoice["serial"].as_str().unwrap())).await;
+    let (reply, recorded) =
+        run(&app, &format!("Payment received for {}", invoice["serial"].as_str().unwrap())).await;
     assert_eq!(reply["reply"], "marked paid", "{reply}");
+    assert_eq!(recorded["steps"], 3, "steps count model calls");
+    let calls = recorded["toolCalls"].as_array().unwrap();
+    let names: Vec<&str> = calls.iter().map(|c| c["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["list_invoices", "mark_invoice_paid"]);
+    assert!(calls.iter().all(|c| c["ok"] == true && c["durationMs"].is_u64()), "{calls:?}");
+    assert_eq!(calls[1]["arguments"], json!({"id": id}).to_string());
+    let result = calls[1]["result"].as_str().unwrap();
+    assert!(result.starts_with(&format!("{{\"clientId\":{}", invoice["clientId"])), "{result}");
+    assert_eq!(result.chars().count(), 501, "the first 500 characters, and an ellipsis: {result}");
 
     let (_, stored) = app.get_json(&format!("/v1/invoices/{id}")).await;
     assert_eq!(stored["status"], "PAID");
@@ -109,7 +123,10 @@ async fn a_tool_outside_the_triggers_list_is_refused_and_writes_nothing() {
     let invoice = invoice(&app).await;
     let id = invoice["id"].as_str().unwrap();
     model.queue_answers(vec![call("mark_invoice_paid", json!({"id": id})), Answer::reply("could not")]);
-    run(&app, "mark it paid").await;
+    let (_, recorded) = run(&app, "mark it paid").await;
+    let refused = &recorded["toolCalls"][0];
+    assert_eq!((refused["name"].as_str(), refused["ok"].as_bool()), (Some("mark_invoice_paid"), Some(false)));
+    assert!(refused["result"].as_str().unwrap().starts_with("error: the tool"), "{refused}");
 
     let requests = model.requests();
     assert_eq!(
@@ -139,7 +156,10 @@ async fn the_apis_errors_reach_the_model_as_text() {
         ),
         Answer::reply("done"),
     ]);
-    run(&app, "add a client").await;
+    let (_, recorded) = run(&app, "add a client").await;
+    let outcomes: Vec<bool> =
+        recorded["toolCalls"].as_array().unwrap().iter().map(|c| c["ok"] == true).collect();
+    assert_eq!(outcomes, [false, false, false, true]);
     let requests = model.requests();
     assert_eq!(tool_result(&requests[1]), "error: email: is required");
     assert_eq!(tool_result(&requests[2]), "error: client not found");
@@ -159,4 +179,27 @@ async fn a_user_the_team_lacks_stops_startup_naming_the_field() {
         error.to_string(),
         "agent.yaml: tools.billable.user: no user of the agent's team has the id or email \"nobody@example.com\""
     );
+}
+
+#[tokio::test]
+async fn the_payments_example_marks_the_invoice_a_notice_names_paid() {
+    let model = FakeModel::start(vec![], None);
+    let yaml = example("payments.yaml", &model.base_url);
+    let env = [("PAYMENTS_TOKEN", TOKEN)];
+    let app = AgentApp::start(&yaml, &env, TestDb::new(Backend::from_env()).await).await.unwrap();
+    let invoice = invoice(&app).await;
+    let (id, serial) = (invoice["id"].as_str().unwrap(), invoice["serial"].as_str().unwrap());
+    model.queue_answers(vec![
+        call("list_invoices", json!({})),
+        call("mark_invoice_paid", json!({"id": id})),
+        Answer::reply(serial),
+    ]);
+    let notice = json!({"input": format!("Payment of 100.00 EUR received, reference {serial}")});
+    let response = app.call("/payments", Some(TOKEN), &notice).send().await.unwrap();
+    assert_eq!(response.status(), 200);
+    let requests = model.requests();
+    assert_eq!(offered(&requests[0]), ["list_invoices", "get_invoice", "mark_invoice_paid"]);
+    assert!(requests[0]["messages"][0]["content"].as_str().unwrap().contains("mark_invoice_paid"));
+    let (_, stored) = app.get_json(&format!("/v1/invoices/{id}")).await;
+    assert_eq!(stored["status"], "PAID");
 }

@@ -5,7 +5,10 @@ use accounts::TeamId;
 use app::Store;
 use chrono::{DateTime, TimeDelta, Utc};
 use kernel::{Clock, Id, SystemClock};
-use triggers::{ConversationKey, Message, Role, RunFilter, RunId, RunRecord, RunStatus, TriggerKind, Usage};
+use triggers::{
+    ConversationKey, Message, Role, RunFilter, RunId, RunRecord, RunStatus, ToolCallRecord, TriggerKind,
+    Usage,
+};
 
 for_each_adapter!(
     memory_gives_the_last_messages_in_order,
@@ -67,6 +70,10 @@ fn run(team: TeamId, started_at: DateTime<Utc>, conversation: Option<&str>, stat
         started_at,
         finished_at: started_at + TimeDelta::milliseconds(1534),
         error: (status != RunStatus::Ok).then(|| "model call failed: 500".to_owned()),
+        tool_calls: vec![
+            ToolCallRecord::new("list_invoices", "{}", "[{\"serial\": \"INV-0001\"}]", true, 12),
+            ToolCallRecord::new("mark_invoice_paid", r#"{"id": "ü"}"#, "error: invoice not found", false, 3),
+        ],
     }
 }
 

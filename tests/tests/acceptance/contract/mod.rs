@@ -40,6 +40,7 @@ mod turns;
 for_each_adapter!(
     teams_round_trip,
     users_belong_to_existing_teams_with_unique_emails,
+    users_list_per_team_oldest_first_with_every_field,
     keys_belong_to_users_of_their_team,
     credentials_are_found_by_hash_only,
     keys_list_per_team_oldest_first,
@@ -110,6 +111,23 @@ async fn users_belong_to_existing_teams_with_unique_emails(store: Store) {
     accounts.create_user(&user(other, "ada@example.com")).await.unwrap();
     let orphan = accounts.create_user(&user(TeamId::generate(), "x@example.com")).await;
     assert!(matches!(orphan, Err(CreateUserError::TeamNotFound)), "{orphan:?}");
+}
+
+async fn users_list_per_team_oldest_first_with_every_field(store: Store) {
+    let accounts = store.accounts();
+    let (team, other) = (create_team(&store, "A").await, create_team(&store, "B").await);
+    let at = |seconds: i64| chrono::DateTime::from_timestamp(1_800_000_000 + seconds, 0).unwrap();
+    let user = |team, email: &str, role, seconds| {
+        let name = accounts::UserName::parse("Zoë Ёлка").unwrap();
+        accounts::new_user(team, Email::parse(email).unwrap(), name, role, at(seconds))
+    };
+    let (later, earlier) =
+        (user(team, "b@example.com", Role::Member, 20), user(team, "a@example.com", Role::Admin, 10));
+    for made in [&later, &earlier, &user(other, "c@example.com", Role::Owner, 0)] {
+        accounts.create_user(made).await.unwrap();
+    }
+    assert_eq!(accounts.list_users(team).await.unwrap(), [earlier, later]);
+    assert!(accounts.list_users(TeamId::generate()).await.unwrap().is_empty());
 }
 
 async fn keys_belong_to_users_of_their_team(store: Store) {
