@@ -5,13 +5,13 @@ CARGO ?= cargo
 DOMAIN_CRATES := kernel accounts billing tracking triggers
 export TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/postgres
 
-.PHONY: help run test lint fmt fmt-check clippy layering deny test-all openapi schemathesis bench audit doc
+.PHONY: help run test lint fmt fmt-check clippy layering deny test-all openapi schemathesis mcp bench audit doc
 
 help:
 	@echo "make run     build and serve on the embedded SQLite default (http://127.0.0.1:3000)"
 	@echo "make test    everything CI checks: lint, tests on every adapter, cargo deny, the OpenAPI"
 	@echo "             description from outside (linters, generated clients, the reference in"
-	@echo "             Chromium), schemathesis"
+	@echo "             Chromium), schemathesis, /mcp through the MCP Python SDK"
 	@echo "make lint    fmt check, clippy -D warnings, docs, layering check"
 	@echo "make fmt     format the code"
 	@echo "make bench   release build on PostgreSQL under load, with pgbench beside it; PDF render times;"
@@ -21,7 +21,7 @@ help:
 run:
 	$(CARGO) run --release -p app --bin billable -- serve $(ARGS)
 
-test: lint test-all deny openapi schemathesis
+test: lint test-all deny openapi schemathesis mcp
 
 lint: fmt-check clippy doc layering
 
@@ -72,6 +72,10 @@ openapi:
 
 schemathesis:
 	./scripts/schemathesis.sh
+
+# /mcp through the official MCP Python SDK (tests/mcp).
+mcp:
+	./scripts/mcp-check.sh
 
 bench:
 	./scripts/bench.sh

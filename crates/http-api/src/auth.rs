@@ -120,10 +120,34 @@ pub(crate) async fn require_api_key(
     req: ServiceRequest,
     next: Next<impl MessageBody + 'static>,
 ) -> Result<ServiceResponse<impl MessageBody>, actix_web::Error> {
+    let presented = header_key(req.request());
+    authenticated(req, next, presented).await
+}
+
+/// [`require_api_key`], taking the key from `Authorization: Bearer` too, as MCP clients
+/// send it.
+pub(crate) async fn require_api_key_or_bearer(
+    req: ServiceRequest,
+    next: Next<impl MessageBody + 'static>,
+) -> Result<ServiceResponse<impl MessageBody>, actix_web::Error> {
+    let presented =
+        header_key(req.request()).or_else(|| crate::triggers::bearer_token(req.request()).map(str::to_owned));
+    authenticated(req, next, presented).await
+}
+
+/// The key in `X-API-Key`, if any.
+fn header_key(req: &HttpRequest) -> Option<String> {
+    req.headers().get(API_KEY_HEADER).map(|v| v.to_str().unwrap_or_default().to_owned())
+}
+
+async fn authenticated(
+    req: ServiceRequest,
+    next: Next<impl MessageBody + 'static>,
+    presented: Option<String>,
+) -> Result<ServiceResponse<impl MessageBody>, actix_web::Error> {
     let Some(state) = req.app_data::<web::Data<ApiState>>().cloned() else {
         return Err(ApiError::internal(anyhow::anyhow!("ApiState missing")).into());
     };
-    let presented = req.headers().get(API_KEY_HEADER).map(|v| v.to_str().unwrap_or_default().to_owned());
     let principal = match state.authenticator.authenticate(presented.as_deref()).await {
         Ok(principal) => principal,
         Err(AuthFailure::Store(error)) => {

@@ -11,6 +11,7 @@ pub mod body;
 pub mod conventions;
 pub mod error;
 pub mod listings;
+mod mcp;
 pub mod metrics;
 mod openapi;
 pub mod ratelimit;
@@ -170,7 +171,9 @@ pub fn app(
     if !clashes.is_empty() {
         tracing::error!(?clashes, "two schemas share a name in the OpenAPI description");
     }
-    let routes = documented_routes(&doc);
+    let mut routes = documented_routes(&doc);
+    // MCP speaks JSON-RPC over one POST route; it is not part of the REST description.
+    routes.push(("/mcp".to_owned(), actix_web::http::Method::POST));
     let table =
         conventions::RouteTable::new(routes.iter().map(|(path, method)| (path.as_str(), method.clone())));
     app.app_data(state)
@@ -181,6 +184,11 @@ pub fn app(
             SwaggerUi::new("/reference/{_:.*}")
                 .external_url_unchecked("/openapi.json", doc)
                 .config(Config::new(["/openapi.json"]).persist_authorization(true).try_it_out_enabled(true)),
+        )
+        .service(
+            web::resource("/mcp")
+                .wrap(from_fn(auth::require_api_key_or_bearer))
+                .route(web::post().to(mcp::handle)),
         )
         .route(
             "/",

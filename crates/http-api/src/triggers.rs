@@ -181,8 +181,8 @@ struct RunResult {
     steps: u32,
 }
 
-/// The token after `Bearer ` (the scheme is case-insensitive).
-fn bearer_token(req: &HttpRequest) -> Option<&str> {
+/// The token after `Bearer ` in `Authorization` (the scheme is case-insensitive).
+pub(crate) fn bearer_token(req: &HttpRequest) -> Option<&str> {
     let value = req.headers().get(header::AUTHORIZATION)?.to_str().ok()?;
     let (scheme, token) = value.split_once(' ')?;
     scheme.eq_ignore_ascii_case("bearer").then(|| token.trim()).filter(|t| !t.is_empty())

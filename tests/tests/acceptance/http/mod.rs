@@ -5,6 +5,7 @@ mod auth;
 mod clients;
 mod conventions;
 mod invoices;
+mod mcp;
 mod openapi;
 mod track;
 

@@ -1,0 +1,104 @@
+//! `/mcp`: the built-in tools for any Model Context Protocol client (Claude Desktop, an IDE
+//! agent), over MCP's streamable HTTP transport, as the caller's API key allows them.
+//!
+//! Stateless: every `POST` carries one JSON-RPC message and gets its answer as
+//! `application/json`; no session, no server-sent events (a `GET` is 405, which the
+//! transport allows). The key comes in `X-API-Key` or `Authorization: Bearer`, and is
+//! checked and rate-limited as on `/v1`.
+
+use accounts::Principal;
+use actix_web::http::StatusCode;
+use actix_web::{HttpMessage, HttpRequest, HttpResponse, ResponseError, web};
+use serde_json::{Value, json};
+
+use crate::error::ApiError;
+use crate::state::ApiState;
+use crate::tools::BuiltinTools;
+
+/// The protocol revisions this server speaks; the newest is offered to a client that asks
+/// for another.
+const PROTOCOL_VERSIONS: [&str; 4] = ["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
+
+// JSON-RPC 2.0 error codes.
+const PARSE_ERROR: i64 = -32_700;
+const INVALID_REQUEST: i64 = -32_600;
+const METHOD_NOT_FOUND: i64 = -32_601;
+const INVALID_PARAMS: i64 = -32_602;
+
+/// One JSON-RPC message in, its answer out.
+pub(crate) async fn handle(req: HttpRequest, body: web::Bytes, state: web::Data<ApiState>) -> HttpResponse {
+    let Some(caller) = req.extensions().get::<Principal>().cloned() else {
+        return ApiError::new(StatusCode::UNAUTHORIZED, "missing API key").error_response();
+    };
+    let message: Value = match serde_json::from_slice(&body) {
+        Ok(message) => message,
+        Err(error) => {
+            return rpc_error(StatusCode::BAD_REQUEST, &Value::Null, PARSE_ERROR, &error.to_string());
+        }
+    };
+    let (Some(method), true) = (message["method"].as_str(), message["jsonrpc"] == "2.0") else {
+        // A response to a request of ours (we send none), a batch, or not JSON-RPC at all.
+        if message.is_object() && message.get("method").is_none() && message.get("id").is_some() {
+            return HttpResponse::Accepted().finish();
+        }
+        let error = "expected one JSON-RPC 2.0 request or notification";
+        return rpc_error(StatusCode::BAD_REQUEST, &message["id"], INVALID_REQUEST, error);
+    };
+    let Some(id) = message.get("id").cloned() else {
+        // A notification (`notifications/initialized`, a cancellation): nothing to answer.
+        return HttpResponse::Accepted().finish();
+    };
+    let params = &message["params"];
+    let tools = BuiltinTools::new(state.into_inner(), caller);
+    let result = match method {
+        "initialize" => Ok(initialize(params)),
+        "ping" => Ok(json!({})),
+        "tools/list" => Ok(list(&tools)),
+        "tools/call" => call(&tools, params).await,
+        _ => Err((METHOD_NOT_FOUND, format!("method {method:?} is not supported"))),
+    };
+    match result {
+        Ok(result) => HttpResponse::Ok().json(json!({"jsonrpc": "2.0", "id": id, "result": result})),
+        Err((code, error)) => rpc_error(StatusCode::OK, &id, code, &error),
+    }
+}
+
+fn rpc_error(status: StatusCode, id: &Value, code: i64, message: &str) -> HttpResponse {
+    HttpResponse::build(status)
+        .json(json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}}))
+}
+
+fn initialize(params: &Value) -> Value {
+    let asked = params["protocolVersion"].as_str().unwrap_or_default();
+    let version = PROTOCOL_VERSIONS.iter().find(|v| **v == asked).unwrap_or(&PROTOCOL_VERSIONS[0]);
+    json!({
+        "protocolVersion": version,
+        "capabilities": {"tools": {"listChanged": false}},
+        "serverInfo": {"name": "billable", "version": env!("CARGO_PKG_VERSION")},
+        "instructions": "The team's clients, invoices and tracked time, as the API key's scopes allow. \
+                         Arguments and results are the REST API's bodies (see /openapi.json).",
+    })
+}
+
+/// The tools the key's scopes allow.
+fn list(tools: &BuiltinTools) -> Value {
+    let listed: Vec<Value> = tools
+        .allowed()
+        .map(|tool| json!({"name": tool.name, "description": tool.description, "inputSchema": tool.parameters}))
+        .collect();
+    json!({"tools": listed})
+}
+
+/// Runs a tool; its refusals and the API's errors are the tool's result, marked
+/// `isError`, as MCP asks of a tool that ran and failed.
+async fn call(tools: &BuiltinTools, params: &Value) -> Result<Value, (i64, String)> {
+    let name = params["name"].as_str().ok_or((INVALID_PARAMS, "params.name: is required".to_owned()))?;
+    if !crate::tools::descriptions().iter().any(|tool| tool.name == name) {
+        return Err((INVALID_PARAMS, format!("there is no tool named {name:?}")));
+    }
+    let arguments = params.get("arguments").cloned().unwrap_or_else(|| json!({}));
+    Ok(match tools.call(name, arguments).await {
+        Ok(result) => json!({"content": [{"type": "text", "text": result.to_string()}], "isError": false}),
+        Err(error) => json!({"content": [{"type": "text", "text": error.message()}], "isError": true}),
+    })
+}

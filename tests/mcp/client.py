@@ -1,0 +1,58 @@
+"""billable's /mcp through the official MCP Python SDK, as an MCP client application meets it.
+
+    python3 tests/mcp/client.py BASE_URL WRITE_KEY
+
+Connects over streamable HTTP with the key as a bearer token, initializes, lists the tools,
+creates a client and a project through them, reads them back, and checks that a refusal
+comes back as a tool error. Exits non-zero, saying why, at the first difference.
+"""
+
+import asyncio
+import json
+import sys
+
+from mcp import ClientSession
+from mcp.client.streamable_http import create_mcp_http_client, streamable_http_client
+
+
+def check(condition: bool, message: str) -> None:
+    if not condition:
+        raise SystemExit(f"mcp client: {message}")
+
+
+def text_of(result) -> str:
+    check(len(result.content) == 1 and result.content[0].type == "text", f"one text content: {result}")
+    return result.content[0].text
+
+
+async def main(base_url: str, key: str) -> None:
+    headers = {"Authorization": f"Bearer {key}"}
+    async with create_mcp_http_client(headers=headers) as http:
+        async with streamable_http_client(f"{base_url}/mcp", http_client=http) as streams:
+            async with ClientSession(streams[0], streams[1]) as session:
+                init = await session.initialize()
+                check(init.server_info.name == "billable", f"server name: {init.server_info}")
+                tools = {tool.name: tool for tool in (await session.list_tools()).tools}
+                check(len(tools) == 18, f"a write key sees the 18 tools: {sorted(tools)}")
+                schema = tools["create_client"].input_schema
+                check({"name", "email"} <= set(schema["required"]), f"create_client's schema: {schema}")
+
+                arguments = {"name": "Acme", "email": "billing@acme.test", "line1": "1 Main St", "postalCode": "10001"}
+                made = await session.call_tool("create_client", arguments)
+                check(not made.is_error, f"create_client: {text_of(made)}")
+                client = json.loads(text_of(made))
+                listed = json.loads(text_of(await session.call_tool("list_clients", {})))
+                check([c["id"] for c in listed] == [client["id"]], f"list_clients: {listed}")
+
+                project = await session.call_tool("create_project", {"title": "Website", "code": "web"})
+                check(not project.is_error, f"create_project: {text_of(project)}")
+                projects = json.loads(text_of(await session.call_tool("list_projects", {})))
+                check([p["code"] for p in projects] == ["web"], f"list_projects: {projects}")
+
+                refused = await session.call_tool("get_client", {"id": "not-an-id"})
+                check(refused.is_error and text_of(refused) == "client not found", f"a refusal: {refused}")
+    print(f"mcp client: {len(tools)} tools listed, 4 calls made, a refusal reported as a tool error")
+
+
+if __name__ == "__main__":
+    asyncio.run(main(sys.argv[1], sys.argv[2]))

@@ -1,0 +1,126 @@
+//! `/mcp`: the built-in tools over MCP's streamable HTTP transport, as a key's scopes allow.
+
+use acceptance::{TestApp, create_key, spawn_app};
+use accounts::Scope;
+use reqwest::Method;
+use serde_json::{Value, json};
+
+/// Posts one JSON-RPC message with `key` in `X-API-Key`.
+async fn rpc(app: &TestApp, key: &str, message: &Value) -> reqwest::Response {
+    app.request(Method::POST, "/mcp", key)
+        .header("accept", "application/json, text/event-stream")
+        .json(message)
+        .send()
+        .await
+        .unwrap()
+}
+
+/// The `result` of request `method` with `params`.
+async fn result(app: &TestApp, key: &str, method: &str, params: Value) -> Value {
+    let response =
+        rpc(app, key, &json!({"jsonrpc": "2.0", "id": 7, "method": method, "params": params})).await;
+    assert_eq!(response.status(), 200);
+    let answer: Value = response.json().await.unwrap();
+    assert_eq!((&answer["jsonrpc"], &answer["id"]), (&json!("2.0"), &json!(7)), "{answer}");
+    answer["result"].clone()
+}
+
+async fn tool_names(app: &TestApp, key: &str) -> Vec<String> {
+    let listed = result(app, key, "tools/list", json!({})).await;
+    listed["tools"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap().to_owned()).collect()
+}
+
+#[tokio::test]
+async fn a_client_initializes_lists_and_calls_the_tools_its_key_allows() {
+    let app = spawn_app().await;
+    let init = result(&app, &app.key, "initialize", json!({"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}})).await;
+    assert_eq!(init["protocolVersion"], "2025-06-18");
+    assert_eq!(init["serverInfo"]["name"], "billable");
+    assert!(init["capabilities"]["tools"].is_object());
+    let newest = result(&app, &app.key, "initialize", json!({"protocolVersion": "1999-01-01"})).await;
+    assert_eq!(newest["protocolVersion"], "2025-11-25", "an unknown revision gets the newest");
+    let notified =
+        rpc(&app, &app.key, &json!({"jsonrpc": "2.0", "method": "notifications/initialized"})).await;
+    assert_eq!(notified.status(), 202);
+    assert_eq!(result(&app, &app.key, "ping", json!({})).await, json!({}));
+
+    assert_eq!(tool_names(&app, &app.key).await.len(), 18, "a write key gets every tool");
+    let create = result(
+        &app,
+        &app.key,
+        "tools/call",
+        json!({"name": "create_client", "arguments": {
+            "name": "Acme", "email": "billing@acme.test", "line1": "1 Main St", "postalCode": "10001"
+        }}),
+    )
+    .await;
+    assert_eq!(create["isError"], false, "{create}");
+    let made: Value = serde_json::from_str(create["content"][0]["text"].as_str().unwrap()).unwrap();
+    assert_eq!((made["name"].as_str(), create["content"][0]["type"].as_str()), (Some("Acme"), Some("text")));
+    let (_, read_only) = create_key(&app.store, app.team, app.owner, Scope::ReadOnly, None).await;
+    let names = tool_names(&app, &read_only).await;
+    assert!(names.contains(&"list_clients".to_owned()), "{names:?}");
+    assert!(
+        !names.iter().any(|n| n.starts_with("create_")
+            || n.starts_with("update_")
+            || n.starts_with("delete_")
+            || n.starts_with("mark_")),
+        "{names:?}"
+    );
+    let listed = result(&app, &read_only, "tools/call", json!({"name": "list_clients"})).await;
+    let clients: Value = serde_json::from_str(listed["content"][0]["text"].as_str().unwrap()).unwrap();
+    assert_eq!(clients[0]["id"], made["id"]);
+    let refused = result(
+        &app,
+        &read_only,
+        "tools/call",
+        json!({"name": "create_client", "arguments": {"name": "X", "email": "x@x.test"}}),
+    )
+    .await;
+    assert_eq!(refused["isError"], true);
+    assert_eq!(refused["content"][0]["text"], "this caller lacks the clients:write permission");
+    let bad =
+        result(&app, &app.key, "tools/call", json!({"name": "get_client", "arguments": {"id": "nope"}}))
+            .await;
+    assert_eq!(
+        (bad["isError"].as_bool(), bad["content"][0]["text"].as_str()),
+        (Some(true), Some("client not found"))
+    );
+}
+
+#[tokio::test]
+async fn the_key_comes_as_a_header_or_a_bearer_and_bad_messages_get_json_rpc_errors() {
+    let app = spawn_app().await;
+    let ping = json!({"jsonrpc": "2.0", "id": 1, "method": "ping"});
+    let missing = app.http.post(app.url("/mcp")).json(&ping).send().await.unwrap();
+    assert_eq!(missing.status(), 401);
+    let bearer = app.http.post(app.url("/mcp")).bearer_auth(&app.key).json(&ping).send().await.unwrap();
+    assert_eq!(bearer.status(), 200, "Authorization: Bearer works as X-API-Key does");
+    assert!(bearer.headers().contains_key("ratelimit-remaining"), "limited as the API is");
+
+    let unknown = rpc(&app, &app.key, &json!({"jsonrpc": "2.0", "id": 2, "method": "resources/list"})).await;
+    let unknown: Value = unknown.json().await.unwrap();
+    assert_eq!(unknown["error"]["code"], -32_601);
+    let no_tool = rpc(
+        &app,
+        &app.key,
+        &json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "drop"}}),
+    )
+    .await;
+    let no_tool: Value = no_tool.json().await.unwrap();
+    assert_eq!((no_tool["id"].as_u64(), no_tool["error"]["code"].as_i64()), (Some(3), Some(-32_602)));
+    let malformed = app
+        .request(Method::POST, "/mcp", &app.key)
+        .header("content-type", "application/json")
+        .body("{")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(malformed.status(), 400);
+    let malformed: Value = malformed.json().await.unwrap();
+    assert_eq!(malformed["error"]["code"], -32_700);
+    let batch = rpc(&app, &app.key, &json!([ping])).await;
+    assert_eq!(batch.status(), 400);
+    let get = app.request(Method::GET, "/mcp", &app.key).send().await.unwrap();
+    assert_eq!(get.status(), 405, "no server-sent event stream");
+}
