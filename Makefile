@@ -5,7 +5,7 @@ CARGO ?= cargo
 DOMAIN_CRATES := kernel accounts billing tracking triggers
 export TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/postgres
 
-.PHONY: help run test lint fmt fmt-check clippy layering deny test-all openapi schemathesis mcp bench audit doc
+.PHONY: help run test lint fmt fmt-check clippy layering deny test-all mcp-servers openapi schemathesis mcp bench audit doc
 
 help:
 	@echo "make run     build and serve on the embedded SQLite default (http://127.0.0.1:3000)"
@@ -47,8 +47,14 @@ layering:
 	  done; \
 	done; echo "layering: domain crates are framework-free"
 
+# The MCP servers the agent's MCP client is tested against, from tests/mcp/package-lock.json.
+mcp-servers:
+	@if [ ! tests/mcp/node_modules/.package-lock.json -nt tests/mcp/package-lock.json ]; then \
+	  npm ci --prefix tests/mcp --ignore-scripts --no-audit --no-fund; \
+	fi
+
 # Unit tests and the contract suites (all three adapters), then the HTTP suite on each backend.
-test-all:
+test-all: mcp-servers
 	$(CARGO) test --workspace --locked
 	TEST_BACKEND=postgres $(CARGO) test --locked -p acceptance -- http:: agent::
 	TEST_BACKEND=memory $(CARGO) test --locked -p acceptance http::

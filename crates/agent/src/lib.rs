@@ -6,6 +6,7 @@
 
 pub mod deliveries;
 pub mod echo;
+pub mod mcp;
 pub mod model;
 pub mod openai;
 mod recorder;

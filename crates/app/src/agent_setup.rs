@@ -1,19 +1,20 @@
 //! Wiring of the agent runtime: the definition file and the secrets it names, the team its
 //! runs belong to, the runtime, and the trigger listeners.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
 use accounts::{AccountStore, TeamId};
+use agent::mcp::McpServer;
 use agent::{AgentRuntime, DeliveryWorker, ToolRegistry, WorkerSettings};
 use anyhow::{Context, anyhow};
 use http_api::triggers::{GithubRoute, TriggerRoute, WebhookRoute};
 use kernel::{Clock, Id};
 use triggers::{
-    AgentDefinition, AgentStore, ConversationTurns, Intake, ModelSettings, OpenAiSettings, RetryPolicy,
-    Secrets, TriggerSettings,
+    AgentDefinition, AgentStore, ConversationTurns, Intake, McpConnection, ModelSettings, OpenAiSettings,
+    RetryPolicy, Secrets, ToolChoice, TriggerSettings,
 };
 
 /// A loaded agent definition with every secret it names resolved.
@@ -24,6 +25,8 @@ pub struct AgentSetup {
     /// The credentials of each trigger, in the order of `triggers`.
     secrets: Vec<Secrets>,
     api_key: Option<String>,
+    /// The header values of each MCP server, in the order of `tools.mcp`.
+    mcp_headers: Vec<HashMap<String, String>>,
 }
 
 impl AgentSetup {
@@ -63,7 +66,19 @@ impl AgentSetup {
             }
             _ => None,
         };
-        Ok(Self { file, definition, secrets, api_key })
+        let mcp_headers = definition
+            .mcp_servers
+            .iter()
+            .enumerate()
+            .map(|(i, server)| match &server.connection {
+                McpConnection::Http { headers_env, .. } => agent::mcp::resolve_headers(headers_env, &env)
+                    .map_err(|(header, variable)| {
+                        missing(&format!("tools.mcp[{i}].headers_env.{header}"), &variable)
+                    }),
+                McpConnection::Stdio { .. } => Ok(HashMap::new()),
+            })
+            .collect::<anyhow::Result<Vec<_>>>()?;
+        Ok(Self { file, definition, secrets, api_key, mcp_headers })
     }
 
     /// The built-in tools the definition gives the agent (none without `tools.billable`),
@@ -74,12 +89,27 @@ impl AgentSetup {
         accounts: &dyn AccountStore,
         state: Arc<http_api::state::ApiState>,
     ) -> anyhow::Result<ToolRegistry> {
-        match &self.definition.billable_tools {
-            None => Ok(ToolRegistry::default()),
+        let mut registry = match &self.definition.billable_tools {
+            None => ToolRegistry::default(),
             Some(settings) => {
-                crate::agent_tools::builtin_tools(&self.file, settings, team, accounts, state).await
+                crate::agent_tools::builtin_tools(&self.file, settings, team, accounts, state).await?
+            }
+        };
+        for (i, (server, headers)) in self.definition.mcp_servers.iter().zip(&self.mcp_headers).enumerate() {
+            McpServer::register(server, headers.clone(), &mut registry)
+                .await
+                .map_err(|e| anyhow!("{}: tools.mcp[{i}]: MCP server {}: {e}", self.file, server.name))?;
+        }
+        // A trigger's list may name an MCP server's tool only the server can vouch for.
+        let offered: Vec<&str> = registry.specs().iter().map(|s| s.name.as_str()).collect();
+        for (i, trigger) in self.definition.triggers.iter().enumerate() {
+            if let ToolChoice::Only(names) = trigger.tools()
+                && let Some(name) = names.iter().find(|name| !offered.contains(&name.as_str()))
+            {
+                return Err(anyhow!("{}: triggers[{i}].tools: {name} is not a tool of the agent", self.file));
             }
         }
+        Ok(registry)
     }
 
     /// The team the definition names (by id or name), or the only one there is.

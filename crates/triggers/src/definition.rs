@@ -3,7 +3,7 @@
 //! typed settings with every default filled in; a bad file stops startup with a message
 //! naming the file, the field and what is wrong.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::fmt;
 use std::time::Duration;
 
@@ -12,7 +12,9 @@ use serde::Deserialize;
 use serde::de::{self, Deserializer, Visitor};
 
 use crate::github::filter::{EventFilter, RepoPatterns};
-use crate::tools::{BillableTools, ToolChoice, builtin_tool};
+use crate::tools::{
+    BillableTools, MCP_SEPARATOR, McpConnection, McpServerSettings, ToolChoice, builtin_tool, mcp_server_of,
+};
 
 /// A refused definition: `FILE: FIELD: MESSAGE`.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -36,8 +38,10 @@ pub struct AgentDefinition {
     pub model: ModelSettings,
     pub memory: MemorySettings,
     pub limits: Limits,
-    /// The built-in tools over the team's data (`tools.billable`); `None`: no tools.
+    /// The built-in tools over the team's data (`tools.billable`); `None`: none of them.
     pub billable_tools: Option<BillableTools>,
+    /// MCP servers whose tools the agent is offered (`tools.mcp`).
+    pub mcp_servers: Vec<McpServerSettings>,
     pub triggers: Vec<TriggerSettings>,
 }
 
@@ -182,6 +186,8 @@ pub const DEFAULT_GITHUB_SECRET_ENV: &str = "GITHUB_WEBHOOK_SECRET";
 pub const DEFAULT_GITHUB_BODY_LIMIT: usize = 25 * 1024 * 1024;
 pub const DEFAULT_GITHUB_TEXT_LIMIT: usize = crate::github::render::DEFAULT_TEXT_LIMIT;
 /// GitHub lets a delivery be redelivered for 3 days; a week covers that with room.
+/// How long one call of an MCP server's tool may take by default.
+pub const DEFAULT_MCP_TIMEOUT: Duration = Duration::from_mins(1);
 pub const DEFAULT_DEDUPE_WINDOW: Duration = Duration::from_hours(7 * 24);
 
 // ---- The file as written: every field optional where a default exists. ----
@@ -207,6 +213,22 @@ struct RawDefinition {
 #[serde(deny_unknown_fields)]
 struct RawTools {
     billable: Option<RawBillableTools>,
+    #[serde(default)]
+    mcp: Vec<RawMcpServer>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawMcpServer {
+    name: String,
+    command: Option<Vec<String>>,
+    #[serde(default)]
+    env: BTreeMap<String, String>,
+    url: Option<String>,
+    #[serde(default)]
+    headers_env: BTreeMap<String, String>,
+    #[serde(default, deserialize_with = "duration")]
+    timeout: Option<Duration>,
 }
 
 #[derive(Deserialize)]
@@ -393,11 +415,23 @@ impl RawDefinition {
             return Err(invalid("triggers", "must name at least one trigger"));
         }
         let billable_tools = self.tools.billable.map(RawBillableTools::validate).transpose()?;
+        let mut mcp_servers: Vec<McpServerSettings> = Vec::new();
+        for (i, server) in self.tools.mcp.into_iter().enumerate() {
+            let server = server.validate(&format!("tools.mcp[{i}]"))?;
+            if mcp_servers.iter().any(|s| s.name == server.name) {
+                return Err(invalid(
+                    format!("tools.mcp[{i}].name"),
+                    format!("{:?} is listed twice", server.name),
+                ));
+            }
+            mcp_servers.push(server);
+        }
+        let tools = AgentTools { billable: billable_tools.as_ref(), mcp: &mcp_servers };
         let triggers = self
             .triggers
             .into_iter()
             .enumerate()
-            .map(|(i, trigger)| trigger.validate(&format!("triggers[{i}]"), billable_tools.as_ref()))
+            .map(|(i, trigger)| trigger.validate(&format!("triggers[{i}]"), &tools))
             .collect::<Result<Vec<_>, _>>()?;
         // Deliveries are queued without the trigger that took them: one list for all.
         let mut github = triggers.iter().enumerate().filter(|(_, t)| matches!(t, TriggerSettings::Github(_)));
@@ -439,6 +473,7 @@ impl RawDefinition {
             },
             limits: self.limits.validate()?,
             billable_tools,
+            mcp_servers,
             triggers,
         })
     }
@@ -509,6 +544,48 @@ impl RawLimits {
     }
 }
 
+impl RawMcpServer {
+    fn validate(self, at: &str) -> Result<McpServerSettings, Invalid> {
+        let field = |name: &str| format!("{at}.{name}");
+        let name = required_text(&field("name"), Some(self.name))?;
+        let valid = name.len() <= 32
+            && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+            && !name.contains(MCP_SEPARATOR);
+        if !valid {
+            return Err(invalid(field("name"), "must be 1–32 letters, digits, - or _, without __"));
+        }
+        let connection = match (self.command, self.url) {
+            (Some(command), None) => {
+                if !self.headers_env.is_empty() {
+                    return Err(invalid(field("headers_env"), "is for a server given by url"));
+                }
+                if command.first().is_none_or(|program| program.trim().is_empty()) {
+                    return Err(invalid(field("command"), "must name a program"));
+                }
+                McpConnection::Stdio { command, env: self.env }
+            }
+            (None, Some(url)) => {
+                if !self.env.is_empty() {
+                    return Err(invalid(field("env"), "is for a server given by command"));
+                }
+                if !(url.starts_with("http://") || url.starts_with("https://")) {
+                    return Err(invalid(field("url"), "must start with http:// or https://"));
+                }
+                for (header, variable) in &self.headers_env {
+                    env_name(&format!("{at}.headers_env.{header}"), variable)?;
+                }
+                McpConnection::Http { url, headers_env: self.headers_env }
+            }
+            _ => return Err(invalid(at, "needs exactly one of command and url")),
+        };
+        let timeout = self.timeout.unwrap_or(DEFAULT_MCP_TIMEOUT);
+        if timeout < Duration::from_secs(1) || timeout > Duration::from_mins(10) {
+            return Err(invalid(field("timeout"), "must be between 1s and 10m"));
+        }
+        Ok(McpServerSettings { name, connection, timeout })
+    }
+}
+
 impl RawBillableTools {
     fn validate(self) -> Result<BillableTools, Invalid> {
         let user = required_text("tools.billable.user", Some(self.user))?;
@@ -528,16 +605,26 @@ impl RawBillableTools {
     }
 }
 
-/// A trigger's `tools`: names of built-in tools the agent's permissions allow.
-fn tool_choice(
-    at: &str,
-    names: Option<Vec<String>>,
-    tools: Option<&BillableTools>,
-) -> Result<ToolChoice, Invalid> {
+/// The tools a definition gives its agent, as its triggers' lists are checked against.
+struct AgentTools<'a> {
+    billable: Option<&'a BillableTools>,
+    mcp: &'a [McpServerSettings],
+}
+
+/// A trigger's `tools`: names of built-in tools the agent's permissions allow, and of
+/// tools of its MCP servers (`<server>__<tool>`; the server lists its tools at startup).
+fn tool_choice(at: &str, names: Option<Vec<String>>, agent: &AgentTools<'_>) -> Result<ToolChoice, Invalid> {
     let Some(names) = names else { return Ok(ToolChoice::All) };
+    let tools = agent.billable;
     let allowed = tools.map(BillableTools::allowed).unwrap_or_default();
     for (i, name) in names.iter().enumerate() {
         let at = format!("{at}.tools[{i}]");
+        if let Some(server) = mcp_server_of(name) {
+            if !agent.mcp.iter().any(|s| s.name == server) {
+                return Err(invalid(at, format!("{name:?} names no MCP server of tools.mcp")));
+            }
+            continue;
+        }
         let Some(tool) = builtin_tool(name) else {
             return Err(invalid(at, format!("there is no built-in tool named {name:?}")));
         };
@@ -558,10 +645,10 @@ fn tool_choice(
 }
 
 impl RawTrigger {
-    fn validate(self, at: &str, billable_tools: Option<&BillableTools>) -> Result<TriggerSettings, Invalid> {
+    fn validate(self, at: &str, agent_tools: &AgentTools<'_>) -> Result<TriggerSettings, Invalid> {
         let field = |name: &str| format!("{at}.{name}");
         let port = self.port.unwrap_or(DEFAULT_PORT);
-        let tools = tool_choice(at, self.tools, billable_tools)?;
+        let tools = tool_choice(at, self.tools, agent_tools)?;
         match self.kind {
             RawTriggerKind::Webhook => {
                 for (name, given) in [

@@ -46,5 +46,8 @@ pub use run::{
     ToolCallRecord, TriggerKind, Usage,
 };
 pub use secrets::Secrets;
-pub use tools::{BUILTIN_TOOLS, BillableTools, BuiltinTool, ToolChoice, builtin_tool};
+pub use tools::{
+    BUILTIN_TOOLS, BillableTools, BuiltinTool, MCP_SEPARATOR, McpConnection, McpServerSettings, ToolChoice,
+    builtin_tool, mcp_server_of,
+};
 pub use turns::{ConversationTurns, Joined, Ticket, TurnError};

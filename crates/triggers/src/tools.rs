@@ -61,6 +61,35 @@ impl BillableTools {
     }
 }
 
+/// An MCP server whose tools the agent is offered as `<name>__<tool>`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct McpServerSettings {
+    /// Letters, digits, `-` and `_`; no `__`.
+    pub name: String,
+    pub connection: McpConnection,
+    /// How long one tool call may take.
+    pub timeout: std::time::Duration,
+}
+
+/// How to reach an MCP server.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum McpConnection {
+    /// A command spoken to over its stdin and stdout: the program, then its arguments.
+    /// `env` is added to the environment it inherits.
+    Stdio { command: Vec<String>, env: std::collections::BTreeMap<String, String> },
+    /// A streamable-HTTP endpoint; each header's value is read from the environment
+    /// variable named beside it.
+    Http { url: String, headers_env: std::collections::BTreeMap<String, String> },
+}
+
+/// What separates an MCP server's name from its tool's in the names the model sees.
+pub const MCP_SEPARATOR: &str = "__";
+
+/// The server part of an MCP tool's name (`github__create_issue` → `github`).
+pub fn mcp_server_of(tool: &str) -> Option<&str> {
+    tool.split_once(MCP_SEPARATOR).map(|(server, _)| server)
+}
+
 /// A trigger's choice among the agent's tools.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub enum ToolChoice {

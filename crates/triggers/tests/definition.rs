@@ -6,8 +6,8 @@ use std::time::Duration;
 
 use accounts::Permission;
 use triggers::{
-    AgentDefinition, BillableTools, EventFilter, GithubTrigger, Limits, MemoryScope, MemorySettings,
-    ModelSettings, OpenAiSettings, RepoPatterns, ToolChoice, TriggerSettings, WebhookTrigger,
+    AgentDefinition, BillableTools, EventFilter, GithubTrigger, Limits, McpConnection, MemoryScope,
+    MemorySettings, ModelSettings, OpenAiSettings, RepoPatterns, ToolChoice, TriggerSettings, WebhookTrigger,
 };
 
 const MINIMAL: &str = "
@@ -21,6 +21,15 @@ triggers:
 
 fn parse(yaml: &str) -> AgentDefinition {
     AgentDefinition::parse("agent.yaml", yaml).unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// Each case `(from, to, expected)`: `base` with `from` replaced by `to` is refused with a
+/// message starting with `expected`.
+fn assert_refused(base: &str, cases: &[(&str, &str, &str)]) {
+    for (from, to, expected) in cases {
+        let message = refused(&base.replacen(from, to, 1));
+        assert!(message.starts_with(expected), "{from} -> {to}: {message}");
+    }
 }
 
 /// The error message for `yaml`.
@@ -334,10 +343,7 @@ fn tool_errors_name_the_field() {
             "agent.yaml: tools.billable_tools: unknown field `billable_tools`",
         ),
     ];
-    for (from, to, expected) in cases {
-        let message = refused(&WITH_TOOLS.replacen(from, to, 1));
-        assert!(message.starts_with(expected), "{from} -> {to}: {message}");
-    }
+    assert_refused(WITH_TOOLS, cases);
     let without = "name: x\nmodel:\n  provider: echo\ntriggers:\n  - type: webhook\n    token_env: T\n    tools: [list_tags]\n";
     assert_eq!(
         refused(without),
@@ -348,4 +354,75 @@ fn tool_errors_name_the_field() {
         refused(&differing),
         "agent.yaml: triggers[2].tools: must be the same for every github trigger"
     );
+}
+
+#[test]
+fn mcp_servers_are_a_command_or_a_url_with_named_errors() {
+    let definition = parse(
+        "
+name: x
+model:
+  provider: echo
+tools:
+  mcp:
+    - name: everything
+      command: [npx, -y, '@modelcontextprotocol/server-everything']
+      env: {LOG: quiet}
+    - name: books
+      url: https://books.example.com/mcp
+      headers_env: {Authorization: BOOKS_AUTH}
+      timeout: 5s
+triggers:
+  - type: webhook
+    token_env: T
+    tools: [everything__echo, books__list_clients]
+",
+    );
+    assert_eq!(definition.mcp_servers.len(), 2);
+    assert_eq!(definition.mcp_servers[0].timeout, Duration::from_mins(1), "the default call timeout");
+    assert_eq!(
+        definition.mcp_servers[1].connection,
+        McpConnection::Http {
+            url: "https://books.example.com/mcp".into(),
+            headers_env: [("Authorization".to_owned(), "BOOKS_AUTH".to_owned())].into(),
+        }
+    );
+    let base = "name: x\nmodel:\n  provider: echo\ntools:\n  mcp:\n    - name: s\n      command: [run]\ntriggers:\n  - type: webhook\n    token_env: T\n";
+    let cases: &[(&str, &str, &str)] = &[
+        ("    - name: s\n", "    - name: a__b\n", "agent.yaml: tools.mcp[0].name: must be 1–32 letters"),
+        (
+            "      command: [run]\n",
+            "      command: []\n",
+            "agent.yaml: tools.mcp[0].command: must name a program",
+        ),
+        (
+            "      command: [run]\n",
+            "      command: [run]\n      url: http://x\n",
+            "agent.yaml: tools.mcp[0]: needs exactly one of command and url",
+        ),
+        (
+            "      command: [run]\n",
+            "      url: ftp://x\n",
+            "agent.yaml: tools.mcp[0].url: must start with http:// or https://",
+        ),
+        (
+            "      command: [run]\n",
+            "      url: http://x\n      headers_env: {A: 1BAD}\n",
+            "agent.yaml: tools.mcp[0].headers_env.A:",
+        ),
+        (
+            "      command: [run]\n",
+            "      command: [run]\n      timeout: 0s\n",
+            "agent.yaml: tools.mcp[0].timeout: must be between 1s and 10m",
+        ),
+        (
+            "    token_env: T\n",
+            "    token_env: T\n    tools: [other__x]\n",
+            "agent.yaml: triggers[0].tools[0]: \"other__x\" names no MCP server of tools.mcp",
+        ),
+    ];
+    assert_refused(base, cases);
+    let twice =
+        base.replace("      command: [run]\n", "      command: [run]\n    - name: s\n      command: [run]\n");
+    assert_eq!(refused(&twice), "agent.yaml: tools.mcp[1].name: \"s\" is listed twice");
 }

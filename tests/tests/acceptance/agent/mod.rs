@@ -2,6 +2,7 @@
 //! and repository triggers through real sockets.
 
 mod github;
+mod mcp;
 mod runtime;
 mod tools;
 mod webhook;
