@@ -29,6 +29,11 @@ impl Answer {
     pub fn reply(text: &str) -> Self {
         Self::Reply { text: text.to_owned(), usage: (0, 0) }
     }
+
+    /// A call of tool `name` with `arguments`.
+    pub fn call(name: &str, arguments: &Value) -> Self {
+        Self::ToolCall { name: name.to_owned(), arguments: arguments.to_string(), usage: (0, 0) }
+    }
 }
 
 #[derive(Debug, Default)]

@@ -28,10 +28,6 @@ fn everything() -> String {
     format!("    - name: everything\n      command: [node, {server}, stdio]\n")
 }
 
-fn call(name: &str, arguments: Value) -> Answer {
-    Answer::ToolCall { name: name.into(), arguments: arguments.to_string(), usage: (0, 0) }
-}
-
 /// Runs the agent once through the webhook; the run as the history keeps it.
 async fn run(app: &AgentApp) -> Value {
     let response = app.call("/", Some(TOKEN), &json!({"input": "go"})).send().await.unwrap();
@@ -57,7 +53,7 @@ async fn a_stdio_server_from_npm_is_offered_and_called() {
     let env = [("WEBHOOK_TOKEN", TOKEN)];
     let app = AgentApp::start(&yaml, &env, TestDb::new(Backend::from_env()).await).await.unwrap();
     model.queue_answers(vec![
-        call("everything__echo", json!({"message": "hello from billable"})),
+        Answer::call("everything__echo", &json!({"message": "hello from billable"})),
         Answer::reply("done"),
     ]);
     let recorded = run(&app).await;
@@ -83,11 +79,11 @@ async fn an_http_server_gets_its_headers_from_the_environment() {
         .await
         .unwrap();
     model.queue_answers(vec![
-        call(
+        Answer::call(
             "books__create_client",
-            json!({"name": "Remote", "email": "r@example.com", "line1": "1 Way", "postalCode": "9"}),
+            &json!({"name": "Remote", "email": "r@example.com", "line1": "1 Way", "postalCode": "9"}),
         ),
-        call("books__get_client", json!({"id": "nope"})),
+        Answer::call("books__get_client", &json!({"id": "nope"})),
         Answer::reply("done"),
     ]);
     let recorded = run(&app).await;
@@ -134,4 +130,29 @@ async fn a_server_that_cannot_start_or_lacks_a_listed_tool_stops_startup() {
             .contains("tools.mcp[0].headers_env.X-API-Key: the environment variable UNSET_KEY is not set"),
         "{error}"
     );
+}
+
+#[tokio::test]
+async fn a_server_that_exits_is_started_again_for_the_next_call() {
+    let server = concat!(env!("CARGO_MANIFEST_DIR"), "/mcp/one_call_server.py");
+    let model = FakeModel::start(vec![], None);
+    let servers = format!("    - name: once\n      command: [python3, {server}]\n");
+    let env = [("WEBHOOK_TOKEN", TOKEN)];
+    let app = AgentApp::start(&agent(&model, &servers, ""), &env, TestDb::new(Backend::Memory).await)
+        .await
+        .unwrap();
+    model.queue_answers(vec![
+        Answer::call("once__count", &json!({})),
+        Answer::call("once__count", &json!({})),
+        Answer::reply("done"),
+    ]);
+    let recorded = run(&app).await;
+
+    let requests = model.requests();
+    let (first, second) = (tool_result(&requests[1]), tool_result(&requests[2]));
+    assert!(first.starts_with("calls=1 pid=") && second.starts_with("calls=1 pid="), "{first} / {second}");
+    assert_ne!(first, second, "the second call reached a process started again");
+    let outcomes: Vec<bool> =
+        recorded["toolCalls"].as_array().unwrap().iter().map(|c| c["ok"] == true).collect();
+    assert_eq!(outcomes, [true, true]);
 }

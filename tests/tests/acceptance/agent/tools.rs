@@ -19,10 +19,6 @@ fn agent(model: &FakeModel, permissions: &str, trigger: &str) -> String {
     )
 }
 
-fn call(name: &str, arguments: Value) -> Answer {
-    Answer::ToolCall { name: name.into(), arguments: arguments.to_string(), usage: (0, 0) }
-}
-
 async fn start(yaml: &str) -> AgentApp {
     AgentApp::start(yaml, ENV, TestDb::new(Backend::from_env()).await).await.unwrap()
 }
@@ -78,8 +74,8 @@ async fn a_payment_notice_finds_the_invoice_and_marks_it_paid() {
     let invoice = invoice(&app).await;
     let id = invoice["id"].as_str().unwrap();
     model.queue_answers(vec![
-        call("list_invoices", json!({})),
-        call("mark_invoice_paid", json!({"id": id})),
+        Answer::call("list_invoices", &json!({})),
+        Answer::call("mark_invoice_paid", &json!({"id": id})),
         Answer::reply("marked paid"),
     ]);
     let (reply, recorded) =
@@ -122,7 +118,10 @@ async fn a_tool_outside_the_triggers_list_is_refused_and_writes_nothing() {
     let app = start(&agent(&model, "invoices:write", "    tools: [list_invoices, get_invoice]\n")).await;
     let invoice = invoice(&app).await;
     let id = invoice["id"].as_str().unwrap();
-    model.queue_answers(vec![call("mark_invoice_paid", json!({"id": id})), Answer::reply("could not")]);
+    model.queue_answers(vec![
+        Answer::call("mark_invoice_paid", &json!({"id": id})),
+        Answer::reply("could not"),
+    ]);
     let (_, recorded) = run(&app, "mark it paid").await;
     let refused = &recorded["toolCalls"][0];
     assert_eq!((refused["name"].as_str(), refused["ok"].as_bool()), (Some("mark_invoice_paid"), Some(false)));
@@ -147,12 +146,12 @@ async fn the_apis_errors_reach_the_model_as_text() {
     let model = FakeModel::start(vec![], None);
     let app = start(&agent(&model, "clients:write, track:read", "")).await;
     model.queue_answers(vec![
-        call("create_client", json!({"name": "No Email", "line1": "x", "postalCode": "1"})),
-        call("get_client", json!({"id": "00000000-0000-7000-8000-000000000000"})),
-        call("list_time_entries", json!({"frequency": "week"})),
-        call(
+        Answer::call("create_client", &json!({"name": "No Email", "line1": "x", "postalCode": "1"})),
+        Answer::call("get_client", &json!({"id": "00000000-0000-7000-8000-000000000000"})),
+        Answer::call("list_time_entries", &json!({"frequency": "week"})),
+        Answer::call(
             "create_client",
-            json!({"name": "Zed", "email": "zed@example.com", "line1": "1 Way", "postalCode": "2"}),
+            &json!({"name": "Zed", "email": "zed@example.com", "line1": "1 Way", "postalCode": "2"}),
         ),
         Answer::reply("done"),
     ]);
@@ -190,8 +189,8 @@ async fn the_payments_example_marks_the_invoice_a_notice_names_paid() {
     let invoice = invoice(&app).await;
     let (id, serial) = (invoice["id"].as_str().unwrap(), invoice["serial"].as_str().unwrap());
     model.queue_answers(vec![
-        call("list_invoices", json!({})),
-        call("mark_invoice_paid", json!({"id": id})),
+        Answer::call("list_invoices", &json!({})),
+        Answer::call("mark_invoice_paid", &json!({"id": id})),
         Answer::reply(serial),
     ]);
     let notice = json!({"input": format!("Payment of 100.00 EUR received, reference {serial}")});
