@@ -13,7 +13,7 @@ use accounts::{
 };
 use anyhow::{Context, bail};
 use billing::client::{OptionalText, RequiredText};
-use billing::sender::SenderPostalCode;
+use billing::sender::{PaymentDetails, SenderPostalCode};
 use chrono::{SecondsFormat, TimeDelta};
 use clap::{Parser, Subcommand};
 use kernel::{Clock, Email, Id, SystemClock};
@@ -103,6 +103,11 @@ pub struct SenderArgs {
     email: Option<String>,
     #[arg(long)]
     vat_number: Option<String>,
+    /// How to pay the team, printed under the totals of every invoice: bank, IBAN, BIC,
+    /// payment terms. Newlines (`\n` in the text, or real ones) start new lines; at most
+    /// 1,000 characters. Empty to remove.
+    #[arg(long)]
+    payment_details: Option<String>,
 }
 
 #[derive(Debug, Subcommand)]
@@ -206,7 +211,8 @@ async fn set_default_sender(
     args: SenderArgs,
     now: chrono::DateTime<chrono::Utc>,
 ) -> anyhow::Result<billing::SenderAddressId> {
-    let SenderArgs { team, name, line1, line2, line3, postal_code, email, vat_number } = args;
+    let SenderArgs { team, name, line1, line2, line3, postal_code, email, vat_number, payment_details } =
+        args;
     let team: TeamId = parse_id("--team", &team)?;
     if accounts.get_team(team).await?.is_none() {
         bail!("--team: no such team");
@@ -232,6 +238,11 @@ async fn set_default_sender(
     if let Some(code) = postal_code {
         details.postal_code =
             SenderPostalCode::parse(code).map_err(|e| anyhow::anyhow!("--postal-code: {e}"))?;
+    }
+    if let Some(payment) = payment_details {
+        // A shell passes `\n` as two characters; both spellings start a new line.
+        details.payment_details = PaymentDetails::parse(payment.replace("\\n", "\n"))
+            .map_err(|e| anyhow::anyhow!("--payment-details: {e}"))?;
     }
     if let Some(email) = email {
         details.email = if email.is_empty() {

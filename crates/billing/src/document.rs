@@ -52,6 +52,11 @@ pub struct InvoiceDocument {
     pub tax_label: String,
     pub tax: String,
     pub total: String,
+    /// How to pay the sender (bank, IBAN, BIC, terms), one item per line; printed under
+    /// the totals. Left out of the JSON when the sender has none, so a renderer service of
+    /// an earlier release reads the documents of senders without it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub payment_details: Option<String>,
 }
 
 fn non_empty(parts: impl IntoIterator<Item = String>) -> Vec<String> {
@@ -120,6 +125,7 @@ impl InvoiceDocument {
             },
             tax: format_money(invoice.totals.tax, currency),
             total: format_money(invoice.totals.total, currency),
+            payment_details: optional(s.payment_details.as_str()),
         }
     }
 }

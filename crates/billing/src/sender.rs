@@ -16,6 +16,10 @@ define_id!(
 /// A postal code on a sender address: may be empty until the team sets it.
 pub type SenderPostalCode = kernel::Text<0, 32>;
 
+/// How to pay the sender, as free text printed on its invoices: bank, IBAN, BIC, payment
+/// terms, one per line. Empty when the team has not set it.
+pub type PaymentDetails = kernel::Text<0, 1000>;
+
 /// What an invoice shows as its sender.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SenderDetails {
@@ -26,6 +30,7 @@ pub struct SenderDetails {
     pub postal_code: SenderPostalCode,
     pub email: Option<Email>,
     pub vat_number: OptionalText,
+    pub payment_details: PaymentDetails,
 }
 
 impl SenderDetails {
@@ -39,6 +44,7 @@ impl SenderDetails {
             postal_code: SenderPostalCode::empty(),
             email: None,
             vat_number: OptionalText::empty(),
+            payment_details: PaymentDetails::empty(),
         }
     }
 }

@@ -20,7 +20,8 @@ const WORK: [(&str, u64, u64); 8] = [
 ];
 
 /// A realistic invoice of `items` lines: `Billable Studio GmbH` in Berlin bills "Zoë
-/// Łukasiewicz — Ёлка ΑΒΓ" in Athens, in EUR with 19 % tax. The totals add up.
+/// Łukasiewicz — Ёлка ΑΒΓ" in Athens, in EUR with 19 % tax, and says how to pay. The
+/// totals add up.
 pub fn sample_document(items: usize, paid: bool) -> InvoiceDocument {
     let mut subtotal = 0;
     let lines = (0..items)
@@ -65,6 +66,11 @@ pub fn sample_document(items: usize, paid: bool) -> InvoiceDocument {
         tax_label: "Tax (19%)".to_owned(),
         tax: euros(tax),
         total: euros(subtotal + tax),
+        payment_details: Some(
+            "Berliner Sparkasse · IBAN DE89 3704 0044 0532 0130 00 · BIC COBADEFFXXX\n\
+             Payable within 14 days of the issue date; please quote INV-0042."
+                .to_owned(),
+        ),
     }
 }
 

@@ -110,6 +110,9 @@ fn every_part_of_the_invoice_is_text_in_its_place() {
         &document.tax,
         "Total",
         &document.total,
+        "PAYMENT DETAILS",
+        "Berliner Sparkasse · IBAN DE89 3704 0044 0532 0130 00 · BIC COBADEFFXXX",
+        "Payable within 14 days of the issue date; please quote INV-0042.",
         "Page 1 of 1",
     ];
     for party in [&document.sender, &document.client] {

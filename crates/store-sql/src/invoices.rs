@@ -12,7 +12,7 @@ use accounts::{Currency, TeamId};
 use async_trait::async_trait;
 use billing::client::{OptionalText, RequiredText};
 use billing::invoice::Description;
-use billing::sender::SenderPostalCode;
+use billing::sender::{PaymentDetails, SenderPostalCode};
 use billing::store::{BillTo, CreateInvoiceError, DeleteInvoiceError, NewInvoice, SaveInvoiceError};
 use billing::{
     ClientId, Invoice, InvoiceId, InvoiceRepository, InvoiceStatus, LineItem, SenderAddress, SenderAddressId,
@@ -388,6 +388,7 @@ struct SenderRow {
     vat_number: String,
     created_at: DateTime<Utc>,
     updated_at: DateTime<Utc>,
+    payment_details: String,
 }
 
 impl TryFrom<SenderRow> for SenderAddress {
@@ -402,6 +403,7 @@ impl TryFrom<SenderRow> for SenderAddress {
                 postal_code: SenderPostalCode::parse(row.postal_code)?,
                 email: row.email.map(Email::parse).transpose()?,
                 vat_number: OptionalText::parse(row.vat_number)?,
+                payment_details: PaymentDetails::parse(row.payment_details)?,
             })
         })()
         .map_err(|e| corrupt("sender address", e))?;
@@ -425,6 +427,7 @@ macro_rules! sender_values {
             sender_addresses::postal_code.eq($details.postal_code.as_str()),
             sender_addresses::email.eq($details.email.as_ref().map(Email::as_str)),
             sender_addresses::vat_number.eq($details.vat_number.as_str()),
+            sender_addresses::payment_details.eq($details.payment_details.as_str()),
         )
     };
 }

@@ -139,6 +139,7 @@ macro_rules! tables {
                 vat_number -> Text,
                 created_at -> $ts,
                 updated_at -> $ts,
+                payment_details -> Text,
             }
         }
 

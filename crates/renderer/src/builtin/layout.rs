@@ -45,6 +45,8 @@ const CONTINUED_TABLE_TOP: f32 = 96.0;
 
 /// Subtotal, tax, a rule and the total, below the table.
 const TOTALS_HEIGHT: f32 = 72.0;
+/// From the total's baseline to the payment details' label.
+const PAYMENT_LABEL_GAP: f32 = 30.0;
 const TOTAL_SIZE: f32 = 12.0;
 
 pub(super) type Rgb = (u8, u8, u8);
@@ -82,9 +84,10 @@ pub(super) fn lay_out(document: &InvoiceDocument, fonts: &Fonts) -> Vec<Vec<Op>>
         .iter()
         .map(|line| fonts.regular.wrap(&line.description, BODY, columns.description_width))
         .collect();
+    let payment = payment_lines(document, fonts);
     let mut pen = Pen::new(fonts);
     let table_top = pen.first_page_header(document);
-    let plan = plan(&rows, table_top);
+    let plan = plan(&rows, table_top, TOTALS_HEIGHT + payment_height(&payment));
 
     let last = plan.len() - 1;
     let mut pages = Vec::with_capacity(plan.len());
@@ -100,7 +103,8 @@ pub(super) fn lay_out(document: &InvoiceDocument, fonts: &Fonts) -> Vec<Vec<Op>>
             y = pen.row(&columns, &document.lines[fragment.row], &rows[fragment.row], fragment, y);
         }
         if index == last {
-            pen.totals(document, &columns, y);
+            let total = pen.totals(document, &columns, y);
+            pen.payment_details(&payment, total);
         }
         if index == 0 && document.paid {
             pen.stamp(document);
@@ -114,6 +118,17 @@ pub(super) fn lay_out(document: &InvoiceDocument, fonts: &Fonts) -> Vec<Vec<Op>>
         ops.append(&mut pen.ops);
     }
     pages
+}
+
+/// The sender's payment details, each of its lines wrapped to the page's width.
+fn payment_lines(document: &InvoiceDocument, fonts: &Fonts) -> Vec<String> {
+    let details = document.payment_details.as_deref().unwrap_or_default();
+    details.lines().flat_map(|line| fonts.regular.wrap(line, BODY, RIGHT - MARGIN)).collect()
+}
+
+/// Room the payment details take under the totals' last line: their label, then their lines.
+fn payment_height(lines: &[String]) -> f32 {
+    if lines.is_empty() { 0.0 } else { PAYMENT_LABEL_GAP + count(lines.len()) * LINE + 4.0 }
 }
 
 /// Some lines of one row: all of them, except for a row taller than a page.
@@ -134,7 +149,8 @@ fn count(n: usize) -> f32 {
 /// Which lines of which rows go on each page. Every page but a totals-only one starts with
 /// the table header; the totals follow the last row, which moves to a new page with them
 /// when they do not fit under it.
-fn plan(rows: &[Vec<String>], first_table_top: f32) -> Vec<Vec<Fragment>> {
+/// `closing`: the height of what follows the last row (the totals, the payment details).
+fn plan(rows: &[Vec<String>], first_table_top: f32, closing: f32) -> Vec<Vec<Fragment>> {
     let top_of_rows =
         |page: usize| if page == 0 { first_table_top } else { CONTINUED_TABLE_TOP } + TABLE_HEADER_HEIGHT;
     let fresh_room = CONTENT_BOTTOM - top_of_rows(1);
@@ -179,11 +195,11 @@ fn plan(rows: &[Vec<String>], first_table_top: f32) -> Vec<Vec<Fragment>> {
         let page = pages.len() - 1;
         y = top_of_rows(page) + pages[page].iter().map(|f| lines_height(f.lines.len())).sum::<f32>();
     }
-    if y + TOTALS_HEIGHT > CONTENT_BOTTOM {
+    if y + closing > CONTENT_BOTTOM {
         let page = pages.len() - 1;
-        let last_fits_with_totals = pages[page].last().is_some_and(|f| {
-            top_of_rows(page + 1) + lines_height(f.lines.len()) + TOTALS_HEIGHT <= CONTENT_BOTTOM
-        });
+        let last_fits_with_totals = pages[page]
+            .last()
+            .is_some_and(|f| top_of_rows(page + 1) + lines_height(f.lines.len()) + closing <= CONTENT_BOTTOM);
         if pages[page].len() > 1 && last_fits_with_totals {
             let moved = pages[page].pop().into_iter().collect();
             pages.push(moved);
@@ -371,8 +387,8 @@ impl<'f> Pen<'f> {
         bottom
     }
 
-    /// Subtotal, tax and total, right-aligned under the amounts.
-    fn totals(&mut self, document: &InvoiceDocument, columns: &Columns, top: f32) {
+    /// Subtotal, tax and total, right-aligned under the amounts; returns the total's baseline.
+    fn totals(&mut self, document: &InvoiceDocument, columns: &Columns, top: f32) -> f32 {
         let (regular, bold) = (&self.fonts.regular, &self.fonts.bold);
         let values = [regular.width(&document.subtotal, BODY), regular.width(&document.tax, BODY)]
             .into_iter()
@@ -392,6 +408,20 @@ impl<'f> Pen<'f> {
         y += 14.0;
         self.right(label_right, y, "Total", Weight::Bold, TOTAL_SIZE, INK);
         self.right(columns.amount_right, y, &document.total, Weight::Bold, TOTAL_SIZE, INK);
+        y
+    }
+
+    /// The sender's payment details under the totals (whose last baseline is `above`).
+    fn payment_details(&mut self, lines: &[String], above: f32) {
+        if lines.is_empty() {
+            return;
+        }
+        let mut y = above + PAYMENT_LABEL_GAP;
+        self.text(MARGIN, y, "PAYMENT DETAILS", Weight::Bold, SMALL, MUTED);
+        for line in lines {
+            y += LINE;
+            self.text(MARGIN, y, line, Weight::Regular, BODY, INK);
+        }
     }
 
     /// The PAID stamp, in the free space between the title and the serial.
@@ -551,6 +581,29 @@ mod tests {
             assert!(texts(last).contains(&"Description"), "{items} items: totals alone on a page");
             assert_clean(&pages);
         }
+    }
+
+    #[test]
+    fn payment_details_follow_the_totals_and_stay_off_the_footer() {
+        let one_page = lay_out(&sample_document(3, false), fonts());
+        let shown = texts(&one_page[0]);
+        let label = shown.iter().position(|t| *t == "PAYMENT DETAILS").expect("the label");
+        assert!(label > shown.iter().position(|t| *t == "Total").unwrap(), "under the totals");
+        assert!(shown[label + 1].starts_with("Berliner Sparkasse · IBAN"), "{shown:?}");
+        assert!(shown[label + 2].starts_with("Payable within 14 days"), "{shown:?}");
+        // Long details, with the totals falling at every place of the page break: they move
+        // to the next page with the totals, never into the footer.
+        for items in 20..60 {
+            let mut document = sample_document(items, false);
+            document.payment_details = Some("IBAN DE89 3704 0044 0532 0130 00\n".repeat(8));
+            let pages = lay_out(&document, fonts());
+            let last = texts(pages.last().unwrap());
+            assert!(last.contains(&"Total") && last.contains(&"PAYMENT DETAILS"), "{items} items");
+            assert_clean(&pages);
+        }
+        let mut none = sample_document(3, false);
+        none.payment_details = None;
+        assert!(!texts(&lay_out(&none, fonts())[0]).contains(&"PAYMENT DETAILS"));
     }
 
     #[test]

@@ -28,6 +28,7 @@ for_each_adapter!(
     clients_with_invoices_cannot_be_deleted,
     deleting_an_invoice_takes_its_items,
     a_team_has_one_default_sender,
+    the_document_prints_the_senders_payment_details,
 );
 
 fn at(text: &str) -> DateTime<Utc> {
@@ -320,6 +321,9 @@ async fn a_team_has_one_default_sender(store: Store) {
     let mut details = a.details.clone();
     details.line1 = OptionalText::parse("Friedrichstraße 1").unwrap();
     details.email = Some(Email::parse("billing@acme.example").unwrap());
+    details.payment_details =
+        billing::sender::PaymentDetails::parse("IBAN DE89 3704 0044 0532 0130 00\nBIC COBADEFFXXX — 14 Tage")
+            .unwrap();
     let updated = billing.update_sender(team, a.id, &details, now).await.unwrap().unwrap();
     assert_eq!(updated.details, details);
     assert_eq!(billing.default_sender(team).await.unwrap(), Some(updated.clone()));
@@ -327,4 +331,23 @@ async fn a_team_has_one_default_sender(store: Store) {
     let other = create_team(&store, "Other").await;
     assert_eq!(billing.get_sender(other, a.id).await.unwrap(), None);
     assert_eq!(billing.update_sender(other, a.id, &details, now).await.unwrap(), None);
+}
+
+async fn the_document_prints_the_senders_payment_details(store: Store) {
+    let f = fixture(store).await;
+    let now = at("2026-11-20");
+    let document = |id| billing::service::invoice_document(f.billing.as_ref(), id, now);
+    let plain = f.invoice("2026-11-20").await;
+    assert_eq!(document(plain.id).await.unwrap().unwrap().payment_details, None, "none set");
+
+    let mut sender = default_sender(&f.billing, f.team).await;
+    sender.details.payment_details =
+        billing::sender::PaymentDetails::parse("IBAN DE89 3704 0044 0532 0130 00\nNet 14").unwrap();
+    f.billing.update_sender(f.team, sender.id, &sender.details, now).await.unwrap().unwrap();
+    let printed = document(plain.id).await.unwrap().unwrap().payment_details;
+    assert_eq!(
+        printed.as_deref(),
+        Some("IBAN DE89 3704 0044 0532 0130 00\nNet 14"),
+        "the sender's, as it is now"
+    );
 }
