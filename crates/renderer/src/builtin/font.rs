@@ -100,37 +100,32 @@ impl Face {
     /// Greedy word wrap of `text` to lines at most `width` wide. Line breaks in `text` are
     /// kept; a word longer than a line is broken between characters. Never empty.
     pub(super) fn wrap(&self, text: &str, size: f32, width: f32) -> Vec<String> {
-        let space = self.width(" ", size);
         let mut lines = Vec::new();
         for paragraph in text.lines() {
+            // Runs of blanks print as one space, as before any break is chosen.
+            let paragraph = paragraph.split_whitespace().collect::<Vec<_>>().join(" ");
             let mut line = String::new();
-            let mut line_width = 0.0;
-            for word in paragraph.split_whitespace() {
-                let word_width = self.width(word, size);
-                if line.is_empty() && word_width <= width {
-                    line.push_str(word);
-                    line_width = word_width;
-                } else if !line.is_empty() && line_width + space + word_width <= width {
-                    line.push(' ');
-                    line.push_str(word);
-                    line_width += space + word_width;
-                } else {
-                    if !line.is_empty() {
-                        lines.push(std::mem::take(&mut line));
-                    }
-                    line_width = 0.0;
-                    for c in word.chars() {
-                        let c_width = self.glyph(c).1 * size;
-                        if !line.is_empty() && line_width + c_width > width {
-                            lines.push(std::mem::take(&mut line));
-                            line_width = 0.0;
-                        }
-                        line.push(c);
-                        line_width += c_width;
-                    }
+            let mut start = 0;
+            for (end, _) in unicode_linebreak::linebreaks(&paragraph) {
+                // The text up to the next place a line may break (UAX #14), its trailing
+                // space included: kept inside a line, dropped at its end.
+                let segment = &paragraph[start..end];
+                start = end;
+                let candidate = format!("{line}{segment}");
+                if self.width(candidate.trim_end(), size) <= width {
+                    line = candidate;
+                    continue;
                 }
+                if !line.trim_end().is_empty() {
+                    lines.push(line.trim_end().to_owned());
+                }
+                line = if self.width(segment.trim_end(), size) <= width {
+                    segment.to_owned()
+                } else {
+                    self.break_graphemes(segment, size, width, &mut lines)
+                };
             }
-            lines.push(line);
+            lines.push(line.trim_end().to_owned());
         }
         // Trailing blank lines print nothing but would take room.
         while lines.len() > 1 && lines.last().is_some_and(String::is_empty) {
@@ -140,6 +135,22 @@ impl Face {
             lines.push(String::new());
         }
         lines
+    }
+
+    /// A segment wider than a line, broken between graphemes (never inside one, so marks
+    /// stay on their letters): full lines go to `lines`, the rest is returned.
+    fn break_graphemes(&self, segment: &str, size: f32, width: f32, lines: &mut Vec<String>) -> String {
+        let mut line = String::new();
+        for grapheme in unicode_segmentation::UnicodeSegmentation::graphemes(segment, true) {
+            let candidate = format!("{line}{grapheme}");
+            if !line.is_empty() && self.width(candidate.trim_end(), size) > width {
+                lines.push(std::mem::take(&mut line));
+                line.push_str(grapheme);
+            } else {
+                line = candidate;
+            }
+        }
+        line
     }
 
     /// `text` on one line at most `width` wide, cut with an ellipsis if need be.
@@ -200,6 +211,49 @@ mod tests {
             assert!(regular().width(line, 9.5) <= 150.0, "{line:?} is too wide");
         }
         assert_eq!(lines.join(" "), text.split_whitespace().collect::<Vec<_>>().join(" "));
+    }
+
+    #[test]
+    fn cjk_wraps_between_ideographs_and_keeps_closing_punctuation_on_its_line() {
+        let text = "山田商事様、十一月分のご請求です。お支払いは十四日以内にお願いいたします。ありがとうございました。";
+        let lines = regular().wrap(text, 9.5, 120.0);
+        assert!(lines.len() > 1, "{lines:?}");
+        assert_eq!(lines.concat(), text, "nothing lost, nothing added");
+        for line in &lines {
+            assert!(regular().width(line, 9.5) <= 120.0, "{line:?} is too wide");
+            assert!(
+                !line.starts_with(['、', '。']),
+                "{line:?}: a line never starts with closing punctuation"
+            );
+        }
+    }
+
+    #[test]
+    fn mixed_text_breaks_at_spaces_before_it_breaks_words() {
+        let text = "Invoice for 山田商事 covering consultation and implementation";
+        let lines = regular().wrap(text, 9.5, 110.0);
+        assert!(lines.len() > 1);
+        let words: Vec<&str> = lines.iter().flat_map(|line| line.split(' ')).collect();
+        for word in ["Invoice", "consultation", "implementation"] {
+            assert!(words.contains(&word), "{word} kept whole: {lines:?}");
+        }
+    }
+
+    #[test]
+    fn a_long_run_without_breaks_is_cut_between_graphemes_only() {
+        // Thai has no spaces between words and combining marks on its letters: a cut may
+        // fall only where a reader sees one character end.
+        let text = "ภาษาไทยที่ยาวมากโดยไม่มีช่องว่างระหว่างคำเพื่อทดสอบการตัดบรรทัด".repeat(3);
+        let lines = regular().wrap(&text, 9.5, 80.0);
+        assert!(lines.len() > 1);
+        assert_eq!(lines.concat(), text);
+        for line in &lines[1..] {
+            let first = line.chars().next().unwrap();
+            let mark = first == '\u{0E31}'
+                || ('\u{0E34}'..='\u{0E3A}').contains(&first)
+                || ('\u{0E47}'..='\u{0E4E}').contains(&first);
+            assert!(!mark, "{line:?} starts with a combining mark");
+        }
     }
 
     #[test]
