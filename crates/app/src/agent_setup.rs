@@ -81,8 +81,9 @@ impl AgentSetup {
         Ok(Self { file, definition, secrets, api_key, mcp_headers })
     }
 
-    /// The built-in tools the definition gives the agent (none without `tools.billable`),
-    /// acting in `team` over `state`'s stores.
+    /// The tools the definition gives the agent: the built-in ones (none without
+    /// `tools.billable`), acting in `team` over `state`'s stores, then each MCP server's,
+    /// connected now. Fails naming the field when a server or a trigger's tool is missing.
     pub async fn tools(
         &self,
         team: TeamId,

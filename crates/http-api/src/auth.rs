@@ -121,7 +121,7 @@ pub(crate) async fn require_api_key(
     next: Next<impl MessageBody + 'static>,
 ) -> Result<ServiceResponse<impl MessageBody>, actix_web::Error> {
     let presented = header_key(req.request());
-    authenticated(req, next, presented).await
+    authenticated(req, next, presented, "missing X-API-Key header").await
 }
 
 /// [`require_api_key`], taking the key from `Authorization: Bearer` too, as MCP clients
@@ -132,7 +132,7 @@ pub(crate) async fn require_api_key_or_bearer(
 ) -> Result<ServiceResponse<impl MessageBody>, actix_web::Error> {
     let presented =
         header_key(req.request()).or_else(|| crate::triggers::bearer_token(req.request()).map(str::to_owned));
-    authenticated(req, next, presented).await
+    authenticated(req, next, presented, "missing API key (X-API-Key or Authorization: Bearer)").await
 }
 
 /// The key in `X-API-Key`, if any.
@@ -144,6 +144,7 @@ async fn authenticated(
     req: ServiceRequest,
     next: Next<impl MessageBody + 'static>,
     presented: Option<String>,
+    missing: &str,
 ) -> Result<ServiceResponse<impl MessageBody>, actix_web::Error> {
     let Some(state) = req.app_data::<web::Data<ApiState>>().cloned() else {
         return Err(ApiError::internal(anyhow::anyhow!("ApiState missing")).into());
@@ -164,7 +165,7 @@ async fn authenticated(
             } else {
                 let message = match failure {
                     AuthFailure::Refused(refusal) => refusal.to_string(),
-                    _ => "missing X-API-Key header".to_owned(),
+                    _ => missing.to_owned(),
                 };
                 ApiError::new(StatusCode::UNAUTHORIZED, message)
             };

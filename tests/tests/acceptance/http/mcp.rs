@@ -86,6 +86,23 @@ async fn a_client_initializes_lists_and_calls_the_tools_its_key_allows() {
         (bad["isError"].as_bool(), bad["content"][0]["text"].as_str()),
         (Some(true), Some("client not found"))
     );
+    // Arguments the tool's schema does not name are refused, as unknown body fields are.
+    for (name, arguments, field) in [
+        ("list_clients", json!({"id": "x"}), "id"),
+        ("list_time_entries", json!({"date": "2026-11-20", "bogus": 1}), "bogus"),
+        ("create_tag", json!({"title": "t", "color": "red"}), "color"),
+    ] {
+        let refused =
+            result(&app, &app.key, "tools/call", json!({"name": name, "arguments": arguments})).await;
+        let text = format!("{field}: unknown field");
+        assert_eq!(
+            (refused["isError"].as_bool(), refused["content"][0]["text"].as_str()),
+            (Some(true), Some(text.as_str())),
+            "{name}"
+        );
+    }
+    let tags = app.request(Method::GET, "/v1/track/tags", &app.key).send().await.unwrap();
+    assert_eq!(tags.json::<Value>().await.unwrap(), json!([]), "a refused call writes nothing");
 }
 
 #[tokio::test]
@@ -94,6 +111,8 @@ async fn the_key_comes_as_a_header_or_a_bearer_and_bad_messages_get_json_rpc_err
     let ping = json!({"jsonrpc": "2.0", "id": 1, "method": "ping"});
     let missing = app.http.post(app.url("/mcp")).json(&ping).send().await.unwrap();
     assert_eq!(missing.status(), 401);
+    let said: Value = missing.json().await.unwrap();
+    assert_eq!(said["error"], "missing API key (X-API-Key or Authorization: Bearer)");
     let bearer = app.http.post(app.url("/mcp")).bearer_auth(&app.key).json(&ping).send().await.unwrap();
     assert_eq!(bearer.status(), 200, "Authorization: Bearer works as X-API-Key does");
     assert!(bearer.headers().contains_key("ratelimit-remaining"), "limited as the API is");
