@@ -5,7 +5,7 @@ CARGO ?= cargo
 DOMAIN_CRATES := kernel accounts billing tracking triggers
 export TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/postgres
 
-.PHONY: help run test lint fmt fmt-check clippy layering deny test-all mcp-servers openapi schemathesis mcp bench audit doc
+.PHONY: help run test lint fmt fmt-check clippy layering deny test-all mcp-servers pdf-tools openapi schemathesis mcp bench audit doc
 
 help:
 	@echo "make run     build and serve on the embedded SQLite default (http://127.0.0.1:3000)"
@@ -53,8 +53,12 @@ mcp-servers:
 	  npm ci --prefix tests/mcp --ignore-scripts --no-audit --no-fund; \
 	fi
 
+# poppler-utils, qpdf, Chromium and the Noto fonts, which the renderer's tests compare with.
+pdf-tools:
+	@bash scripts/pdf-tools.sh
+
 # Unit tests and the contract suites (all three adapters), then the HTTP suite on each backend.
-test-all: mcp-servers
+test-all: mcp-servers pdf-tools
 	$(CARGO) test --workspace --locked
 	TEST_BACKEND=postgres $(CARGO) test --locked -p acceptance -- http:: agent::
 	TEST_BACKEND=memory $(CARGO) test --locked -p acceptance http::

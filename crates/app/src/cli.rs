@@ -13,7 +13,7 @@ use accounts::{
 };
 use anyhow::{Context, bail};
 use billing::client::{OptionalText, RequiredText};
-use billing::sender::{PaymentDetails, SenderPostalCode};
+use billing::sender::{Logo, PaymentDetails, SenderPostalCode};
 use chrono::{SecondsFormat, TimeDelta};
 use clap::{Parser, Subcommand};
 use kernel::{Clock, Email, Id, SystemClock};
@@ -108,6 +108,13 @@ pub struct SenderArgs {
     /// 1,000 characters. Empty to remove.
     #[arg(long)]
     payment_details: Option<String>,
+    /// The team's logo, printed at the top of every invoice: a PNG or SVG file of at most
+    /// 256 KiB.
+    #[arg(long, value_name = "FILE", conflicts_with = "no_logo")]
+    logo: Option<std::path::PathBuf>,
+    /// Removes the logo.
+    #[arg(long)]
+    no_logo: bool,
 }
 
 #[derive(Debug, Subcommand)]
@@ -211,8 +218,19 @@ async fn set_default_sender(
     args: SenderArgs,
     now: chrono::DateTime<chrono::Utc>,
 ) -> anyhow::Result<billing::SenderAddressId> {
-    let SenderArgs { team, name, line1, line2, line3, postal_code, email, vat_number, payment_details } =
-        args;
+    let SenderArgs {
+        team,
+        name,
+        line1,
+        line2,
+        line3,
+        postal_code,
+        email,
+        vat_number,
+        payment_details,
+        logo,
+        no_logo,
+    } = args;
     let team: TeamId = parse_id("--team", &team)?;
     if accounts.get_team(team).await?.is_none() {
         bail!("--team: no such team");
@@ -244,6 +262,12 @@ async fn set_default_sender(
         details.payment_details = PaymentDetails::parse(payment.replace("\\n", "\n"))
             .map_err(|e| anyhow::anyhow!("--payment-details: {e}"))?;
     }
+    if no_logo {
+        details.logo = None;
+    }
+    if let Some(path) = logo {
+        details.logo = Some(read_logo(&path)?);
+    }
     if let Some(email) = email {
         details.email = if email.is_empty() {
             None
@@ -256,6 +280,23 @@ async fn set_default_sender(
         .await?
         .context("the default sender address vanished meanwhile")?;
     Ok(updated.id)
+}
+
+/// The logo in the file at `path`, refused unless it is a PNG or SVG of at most 256 KiB
+/// that the renderer can draw.
+fn read_logo(path: &std::path::Path) -> anyhow::Result<Logo> {
+    let flag = format!("--logo {}", path.display());
+    let size = std::fs::metadata(path).map_err(|e| anyhow::anyhow!("{flag}: cannot read it: {e}"))?.len();
+    if usize::try_from(size).map_or(true, |size| size > Logo::MAX_BYTES) {
+        bail!(
+            "{flag}: {}",
+            billing::sender::LogoError::TooLarge(usize::try_from(size).unwrap_or(usize::MAX))
+        );
+    }
+    let bytes = std::fs::read(path).map_err(|e| anyhow::anyhow!("{flag}: cannot read it: {e}"))?;
+    let logo = Logo::parse(bytes).map_err(|e| anyhow::anyhow!("{flag}: {e}"))?;
+    renderer::check_logo(logo.bytes()).map_err(|e| anyhow::anyhow!("{flag}: {e}"))?;
+    Ok(logo)
 }
 
 /// Runs an administrative command against the configured store.

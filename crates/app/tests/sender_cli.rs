@@ -4,7 +4,10 @@
 
 mod support;
 
-use support::{Schema, billable, psql};
+use std::fmt::Write as _;
+
+use sha2::{Digest, Sha256};
+use support::{Schema, Scratch, billable, psql};
 
 /// Runs the binary on `database_url` with `args`; its stdout, trimmed.
 fn run(database_url: &str, args: &[&str]) -> String {
@@ -38,4 +41,58 @@ fn payment_details_are_stored_with_their_lines_and_removed_by_an_empty_value() {
 
     assert_eq!(run(&url, &["teams", "sender", "--team", &team, "--payment-details", ""]), sender);
     assert_eq!(stored(&sender), "");
+}
+
+#[test]
+fn a_logo_is_stored_as_its_file_is_refused_unless_drawable_and_removed_by_no_logo() {
+    let schema = Schema::new("sender_logo");
+    let scratch = Scratch::new("sender_logo");
+    let url = schema.url("sslmode=prefer");
+    let team = run(&url, &["teams", "create", "--name", "Studio"]);
+    let stored = |id: &str| {
+        psql(&format!(
+            "SELECT coalesce(encode(sha256(logo), 'hex'), 'none') FROM {}.sender_addresses WHERE id = '{id}'",
+            schema.0
+        ))
+    };
+    let file = |name: &str, bytes: &[u8]| {
+        let path = scratch.0.join(name);
+        std::fs::write(&path, bytes).unwrap();
+        path.display().to_string()
+    };
+    let refused = |path: &str| {
+        let output =
+            billable(&url).args(["teams", "sender", "--team", &team, "--logo", path]).output().unwrap();
+        assert!(!output.status.success(), "{path} was accepted");
+        String::from_utf8(output.stderr).unwrap()
+    };
+
+    let svg = br#"<svg xmlns="http://www.w3.org/2000/svg" width="120" height="40"><rect width="120" height="40"/></svg>"#;
+    let sender = run(&url, &["teams", "sender", "--team", &team, "--logo", &file("logo.svg", svg)]);
+    assert_eq!(stored(&sender), sha256_hex(svg));
+
+    // A real PNG: the sample invoice's picture in the docs.
+    let png = std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/invoice-sample.png")).unwrap();
+    assert_eq!(run(&url, &["teams", "sender", "--team", &team, "--logo", &file("logo.png", &png)]), sender);
+    assert_eq!(stored(&sender), sha256_hex(&png));
+
+    let not_an_image = file("logo.txt", b"Studio");
+    assert!(refused(&not_an_image).contains("must be a PNG or SVG image"));
+    let broken_svg = file("broken.svg", b"<svg xmlns=\"http://www.w3.org/2000/svg\"><rect");
+    assert!(refused(&broken_svg).contains("not a valid SVG"));
+    let mut large = png.clone();
+    large.resize(256 * 1024 + 1, 0);
+    assert!(refused(&file("large.png", &large)).contains("at most 262144 (256 KiB)"));
+    assert!(refused(&scratch.0.join("missing.png").display().to_string()).contains("cannot read it"));
+    assert_eq!(stored(&sender), sha256_hex(&png), "a refused logo changes nothing");
+
+    assert_eq!(run(&url, &["teams", "sender", "--team", &team, "--no-logo"]), sender);
+    assert_eq!(stored(&sender), "none");
+}
+
+fn sha256_hex(bytes: &[u8]) -> String {
+    Sha256::digest(bytes).iter().fold(String::new(), |mut hex, byte| {
+        let _ = write!(hex, "{byte:02x}");
+        hex
+    })
 }

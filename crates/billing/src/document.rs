@@ -8,7 +8,11 @@ use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
+use base64::Engine as _;
+use base64::engine::general_purpose::STANDARD as BASE64;
+
 use crate::money::{format_money, format_price};
+use crate::sender::{Logo, LogoFormat};
 use crate::{Client, Invoice, InvoiceStatus, SenderAddress};
 
 /// A sender or recipient as printed.
@@ -57,6 +61,31 @@ pub struct InvoiceDocument {
     /// an earlier release reads the documents of senders without it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub payment_details: Option<String>,
+    /// The sender's logo, printed at the top of the first page. Left out of the JSON when
+    /// the sender has none, as `payment_details` is.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub logo: Option<DocumentLogo>,
+}
+
+/// A logo as a document carries it: its format and its bytes in base64, so that the
+/// document stays JSON for a renderer service.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DocumentLogo {
+    pub format: LogoFormat,
+    /// The image's bytes, base64 (standard alphabet, padded).
+    pub data: String,
+}
+
+impl DocumentLogo {
+    pub fn of(logo: &Logo) -> Self {
+        Self { format: logo.format(), data: BASE64.encode(logo.bytes()) }
+    }
+
+    /// The image's bytes; `None` when `data` is not base64.
+    pub fn decoded(&self) -> Option<Vec<u8>> {
+        BASE64.decode(&self.data).ok()
+    }
 }
 
 fn non_empty(parts: impl IntoIterator<Item = String>) -> Vec<String> {
@@ -126,6 +155,7 @@ impl InvoiceDocument {
             tax: format_money(invoice.totals.tax, currency),
             total: format_money(invoice.totals.total, currency),
             payment_details: optional(s.payment_details.as_str()),
+            logo: s.logo.as_ref().map(DocumentLogo::of),
         }
     }
 }

@@ -20,6 +20,99 @@ pub type SenderPostalCode = kernel::Text<0, 32>;
 /// terms, one per line. Empty when the team has not set it.
 pub type PaymentDetails = kernel::Text<0, 1000>;
 
+/// The sender's logo, printed at the top of its invoices: a PNG or an SVG of at most
+/// [`Logo::MAX_BYTES`]. Valid by construction: what [`Logo::parse`] accepts is one of the
+/// two formats by its signature (a renderer may still find it undrawable, and leaves it out).
+#[derive(Clone, PartialEq, Eq)]
+pub struct Logo {
+    format: LogoFormat,
+    bytes: Vec<u8>,
+}
+
+/// The image formats a logo may have.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum LogoFormat {
+    Png,
+    Svg,
+}
+
+/// Why bytes are not a logo.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum LogoError {
+    #[error("the image is empty")]
+    Empty,
+    #[error("the image has {0} bytes; a logo may have at most 262144 (256 KiB)")]
+    TooLarge(usize),
+    #[error("must be a PNG or SVG image")]
+    NotAnImage,
+}
+
+impl Logo {
+    /// The largest logo, in bytes: enough for a crisp PNG or any sensible SVG, small enough
+    /// to travel with every invoice document.
+    pub const MAX_BYTES: usize = 256 * 1024;
+
+    pub fn parse(bytes: Vec<u8>) -> Result<Self, LogoError> {
+        if bytes.is_empty() {
+            return Err(LogoError::Empty);
+        }
+        if bytes.len() > Self::MAX_BYTES {
+            return Err(LogoError::TooLarge(bytes.len()));
+        }
+        let format = if bytes.starts_with(b"\x89PNG\r\n\x1a\n") {
+            LogoFormat::Png
+        } else if starts_with_svg_element(&bytes) {
+            LogoFormat::Svg
+        } else {
+            return Err(LogoError::NotAnImage);
+        };
+        Ok(Self { format, bytes })
+    }
+
+    pub fn format(&self) -> LogoFormat {
+        self.format
+    }
+
+    pub fn bytes(&self) -> &[u8] {
+        &self.bytes
+    }
+}
+
+impl From<LogoError> for kernel::InvalidValue {
+    fn from(error: LogoError) -> Self {
+        Self::new(error.to_string())
+    }
+}
+
+impl std::fmt::Debug for Logo {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Logo").field("format", &self.format).field("bytes", &self.bytes.len()).finish()
+    }
+}
+
+/// Whether `bytes` is UTF-8 text whose first element is `<svg`, after an optional byte
+/// order mark, XML declaration, comments, doctype and whitespace.
+fn starts_with_svg_element(bytes: &[u8]) -> bool {
+    let Ok(text) = std::str::from_utf8(bytes) else { return false };
+    let mut rest = text.strip_prefix('\u{FEFF}').unwrap_or(text);
+    loop {
+        rest = rest.trim_start();
+        let skipped = [("<?", "?>"), ("<!--", "-->"), ("<!DOCTYPE", ">"), ("<!doctype", ">")]
+            .iter()
+            .find(|(open, _)| rest.starts_with(open))
+            .map(|(open, close)| {
+                rest[open.len()..].find(close).map(|end| &rest[open.len() + end + close.len()..])
+            });
+        match skipped {
+            Some(Some(after)) => rest = after,
+            Some(None) => return false,
+            None => break,
+        }
+    }
+    rest.strip_prefix("<svg").is_some_and(|after| after.starts_with([' ', '\t', '\n', '\r', '>', '/']))
+}
+
 /// What an invoice shows as its sender.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SenderDetails {
@@ -31,6 +124,7 @@ pub struct SenderDetails {
     pub email: Option<Email>,
     pub vat_number: OptionalText,
     pub payment_details: PaymentDetails,
+    pub logo: Option<Logo>,
 }
 
 impl SenderDetails {
@@ -45,6 +139,7 @@ impl SenderDetails {
             email: None,
             vat_number: OptionalText::empty(),
             payment_details: PaymentDetails::empty(),
+            logo: None,
         }
     }
 }
@@ -83,4 +178,46 @@ pub trait SenderRepository: Send + Sync {
         details: &SenderDetails,
         now: DateTime<Utc>,
     ) -> Result<Option<SenderAddress>, StoreError>;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const PNG: &[u8] = b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR";
+
+    #[test]
+    fn a_logo_is_a_png_or_an_svg_by_its_signature() {
+        assert_eq!(Logo::parse(PNG.to_vec()).unwrap().format(), LogoFormat::Png);
+        for svg in [
+            "<svg xmlns=\"http://www.w3.org/2000/svg\"/>",
+            "\u{FEFF}<?xml version=\"1.0\"?>\n<!-- made by hand -->\n<!DOCTYPE svg>\n<svg>\n</svg>",
+            "  \n<svg\n width=\"10\"></svg>",
+        ] {
+            assert_eq!(Logo::parse(svg.into()).unwrap().format(), LogoFormat::Svg, "{svg:?}");
+        }
+        for not in ["<html><svg></svg></html>", "<svgfoo/>", "<!-- never closed <svg/>", "GIF89a", "<?xml?>"]
+        {
+            assert_eq!(Logo::parse(not.into()), Err(LogoError::NotAnImage), "{not:?}");
+        }
+        assert_eq!(Logo::parse(vec![0xff, 0xfe, b'<']), Err(LogoError::NotAnImage));
+    }
+
+    #[test]
+    fn a_logo_is_never_empty_nor_over_256_kib() {
+        assert_eq!(Logo::parse(Vec::new()), Err(LogoError::Empty));
+        let mut large = PNG.to_vec();
+        large.resize(Logo::MAX_BYTES, 0);
+        assert!(Logo::parse(large.clone()).is_ok(), "exactly the limit");
+        large.push(0);
+        let error = Logo::parse(large).unwrap_err();
+        assert_eq!(error, LogoError::TooLarge(Logo::MAX_BYTES + 1));
+        assert!(error.to_string().contains("256 KiB"));
+    }
+
+    #[test]
+    fn its_debug_form_does_not_dump_the_image() {
+        let logo = Logo::parse(PNG.to_vec()).unwrap();
+        assert_eq!(format!("{logo:?}"), "Logo { format: Png, bytes: 16 }");
+    }
 }

@@ -12,8 +12,8 @@ mod proxy;
 mod sample;
 pub mod service;
 
-pub use builtin::{BuiltinRenderer, page_count, render_pdf};
+pub use builtin::{BuiltinRenderer, FONT_DIRS_VARIABLE, check_logo, page_count, render_pdf};
 pub use proxy::ProxyRenderer;
 #[doc(hidden)]
-pub use sample::sample_document;
+pub use sample::{SCRIPT_SAMPLES, multilingual_document, sample_document};
 pub use service::serve;

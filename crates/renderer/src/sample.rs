@@ -1,7 +1,8 @@
 //! A realistic sample invoice, for the examples, the tests and the benchmark.
 
 use billing::InvoiceDocument;
-use billing::document::{DocumentLine, Party};
+use billing::document::{DocumentLine, DocumentLogo, Party};
+use billing::sender::Logo;
 
 /// The work billed, cycled through: description, quantity in tenths, unit price in cents.
 const WORK: [(&str, u64, u64); 8] = [
@@ -19,14 +20,65 @@ const WORK: [(&str, u64, u64); 8] = [
     ),
 ];
 
+/// One phrase in each script an invoice must print right, with the script's name: the
+/// multilingual sample's work, and what the tests compare with Chromium's rendering.
+pub const SCRIPT_SAMPLES: [(&str, &str); 12] = [
+    ("Latin with diacritics", "Zoë Łukasiewicz, Ærøskøbing — façade naïve"),
+    ("Greek", "Τιμολόγιο για υπηρεσίες λογισμικού"),
+    ("Cyrillic", "Счёт за разработку программного обеспечения"),
+    ("Hebrew", "חשבונית עבור פיתוח תוכנה"),
+    ("Arabic", "فاتورة لتطوير البرمجيات"),
+    ("Persian", "صورتحساب برای توسعه نرم‌افزار"),
+    ("Devanagari", "सॉफ़्टवेयर विकास के लिए चालान"),
+    ("Thai", "ใบแจ้งหนี้สำหรับการพัฒนาซอฟต์แวร์"),
+    ("Japanese", "ソフトウェア開発の請求書"),
+    ("Chinese", "软件开发发票"),
+    ("Korean", "소프트웨어 개발 청구서"),
+    ("Hebrew and English with numbers", "חשבונית 2024-17 עבור Backend API בסך 1,250.00 EUR"),
+];
+
 /// A realistic invoice of `items` lines: `Billable Studio GmbH` in Berlin bills "Zoë
 /// Łukasiewicz — Ёлка ΑΒΓ" in Athens, in EUR with 19 % tax, and says how to pay. The
 /// totals add up.
 pub fn sample_document(items: usize, paid: bool) -> InvoiceDocument {
+    document(items, paid, |i| WORK[i % WORK.len()])
+}
+
+/// The sample invoice billed to a Japanese client, its work described in turn in each of
+/// [`SCRIPT_SAMPLES`]: Latin, Greek, Cyrillic, Hebrew, Arabic, Persian, Devanagari, Thai,
+/// Japanese, Chinese, Korean, and Hebrew mixed with English and numbers.
+pub fn multilingual_document(items: usize, paid: bool) -> InvoiceDocument {
+    let mut document = document(items, paid, |i| {
+        let (_, tenths, unit) = WORK[i % WORK.len()];
+        (SCRIPT_SAMPLES[i % SCRIPT_SAMPLES.len()].1, tenths, unit)
+    });
+    document.client = Party {
+        name: "山田商事株式会社".to_owned(),
+        address: vec!["東京都千代田区丸の内1-1-1".to_owned(), "100-0005 東京".to_owned(), "Japan".to_owned()],
+        email: Some("keiri@yamada-shoji.example".to_owned()),
+        vat_number: Some("T1234567890123".to_owned()),
+    };
+    let logo = Logo::parse(SAMPLE_LOGO.as_bytes().to_vec()).ok();
+    document.logo = logo.as_ref().map(DocumentLogo::of);
+    document.description = Some(
+        "Work of November 2026 · 2026年11月分のご請求 · חשבון לחודש נובמבר · فاتورة شهر نوفمبر".to_owned(),
+    );
+    document
+}
+
+/// The sample sender's logo: a mark and the studio's name, outlined, as logos are drawn.
+const SAMPLE_LOGO: &str = r##"<svg xmlns="http://www.w3.org/2000/svg" width="240" height="64" viewBox="0 0 240 64">
+  <rect x="2" y="8" width="48" height="48" rx="12" fill="#0f766e"/>
+  <path d="M14 44 L26 20 L38 44 Z" fill="#ffffff"/>
+  <rect x="62" y="18" width="150" height="10" rx="5" fill="#134e4a"/>
+  <rect x="62" y="36" width="104" height="10" rx="5" fill="#5eead4"/>
+</svg>"##;
+
+fn document(items: usize, paid: bool, work: impl Fn(usize) -> (&'static str, u64, u64)) -> InvoiceDocument {
     let mut subtotal = 0;
     let lines = (0..items)
         .map(|i| {
-            let (description, tenths, unit) = WORK[i % WORK.len()];
+            let (description, tenths, unit) = work(i);
             let amount = tenths * unit / 10;
             subtotal += amount;
             DocumentLine {
@@ -71,6 +123,7 @@ pub fn sample_document(items: usize, paid: bool) -> InvoiceDocument {
              Payable within 14 days of the issue date; please quote INV-0042."
                 .to_owned(),
         ),
+        logo: None,
     }
 }
 

@@ -6,80 +6,14 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stdout, reason = "tests")]
 
-use std::path::PathBuf;
-use std::process::Command;
-use std::sync::atomic::{AtomicU32, Ordering};
+mod support;
+
 use std::time::{Duration, Instant};
 
 use billing::InvoiceRenderer;
 use billing::document::DocumentLine;
 use renderer::{BuiltinRenderer, ProxyRenderer, page_count, render_pdf, sample_document};
-
-/// A PDF written to a temporary file, removed on drop.
-struct PdfFile(PathBuf);
-
-impl PdfFile {
-    fn new(pdf: &[u8]) -> Self {
-        static NEXT: AtomicU32 = AtomicU32::new(0);
-        let name =
-            format!("billable-renderer-{}-{}.pdf", std::process::id(), NEXT.fetch_add(1, Ordering::Relaxed));
-        let path = std::env::temp_dir().join(name);
-        std::fs::write(&path, pdf).unwrap();
-        Self(path)
-    }
-}
-
-impl Drop for PdfFile {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_file(&self.0);
-    }
-}
-
-/// Runs `tool` with `args` on `pdf` (and `extra` after the file) and returns its output.
-fn run(tool: &str, args: &[&str], pdf: &[u8], extra: &[&str]) -> String {
-    let file = PdfFile::new(pdf);
-    let output = Command::new(tool).args(args).arg(&file.0).args(extra).output().unwrap_or_else(|error| {
-        panic!(
-            "cannot run `{tool}` ({error}): these tests need poppler-utils and qpdf \
-             (apt-get install -y poppler-utils qpdf)"
-        )
-    });
-    assert!(output.status.success(), "{tool} {args:?} failed: {}", String::from_utf8_lossy(&output.stderr));
-    String::from_utf8(output.stdout).unwrap()
-}
-
-/// The text laid out as on the page.
-fn layout_text(pdf: &[u8]) -> String {
-    run("pdftotext", &["-layout", "-enc", "UTF-8"], pdf, &["-"])
-}
-
-fn page_text(pdf: &[u8], page: usize) -> String {
-    let page = page.to_string();
-    run("pdftotext", &["-layout", "-enc", "UTF-8", "-f", &page, "-l", &page], pdf, &["-"])
-}
-
-/// The text in reading order with all whitespace folded to single spaces, so that a
-/// wrapped description reads whole.
-fn folded_text(pdf: &[u8]) -> String {
-    run("pdftotext", &["-raw", "-enc", "UTF-8"], pdf, &["-"]).split_whitespace().collect::<Vec<_>>().join(" ")
-}
-
-fn pages_of(pdf: &[u8]) -> usize {
-    let info = run("pdfinfo", &[], pdf, &[]);
-    let line = info.lines().find(|line| line.starts_with("Pages:")).unwrap();
-    line["Pages:".len()..].trim().parse().unwrap()
-}
-
-fn assert_valid(pdf: &[u8]) {
-    assert!(pdf.starts_with(b"%PDF-"));
-    let check = run("qpdf", &["--check"], pdf, &[]);
-    assert!(check.contains("No syntax or stream encoding errors found"), "qpdf --check:\n{check}");
-}
-
-/// The cells of a line of `pdftotext -layout` output: runs separated by two spaces or more.
-fn cells(line: &str) -> Vec<&str> {
-    line.split("  ").map(str::trim).filter(|cell| !cell.is_empty()).collect()
-}
+use support::{assert_valid, cells, folded_text, layout_text, page_text, pages_of, run};
 
 const CLIENT: &str = "Zoë Łukasiewicz — Ёлка ΑΒΓ";
 
@@ -342,4 +276,25 @@ async fn every_proxy_failure_is_a_render_error() {
     for bad in ["", "renderer:8081", "ftp://renderer", "http://"] {
         assert!(ProxyRenderer::new(bad, timeout).is_err(), "{bad:?} accepted");
     }
+}
+
+#[test]
+fn a_png_logo_is_embedded_as_an_image_and_an_undrawable_one_is_left_out() {
+    let png = std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/invoice-sample.png")).unwrap();
+    let logo = billing::sender::Logo::parse(png).unwrap();
+    let mut document = sample_document(3, false);
+    document.logo = Some(billing::document::DocumentLogo::of(&logo));
+    let pdf = render_pdf(&document).unwrap();
+    assert_valid(&pdf);
+    let images = |pdf: &[u8]| run("pdfimages", &["-list"], pdf, &[]).lines().skip(2).count();
+    assert_eq!(images(&pdf), 1, "the logo, once");
+
+    // A document from elsewhere (a renderer service's caller) with a logo that is no image
+    // still renders, without it.
+    let broken = billing::sender::Logo::parse(b"\x89PNG\r\n\x1a\nnot a png".to_vec()).unwrap();
+    document.logo = Some(billing::document::DocumentLogo::of(&broken));
+    let pdf = render_pdf(&document).unwrap();
+    assert_valid(&pdf);
+    assert_eq!(images(&pdf), 0);
+    assert!(layout_text(&pdf).contains(&document.serial));
 }

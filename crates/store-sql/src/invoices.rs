@@ -12,7 +12,7 @@ use accounts::{Currency, TeamId};
 use async_trait::async_trait;
 use billing::client::{OptionalText, RequiredText};
 use billing::invoice::Description;
-use billing::sender::{PaymentDetails, SenderPostalCode};
+use billing::sender::{Logo, PaymentDetails, SenderPostalCode};
 use billing::store::{BillTo, CreateInvoiceError, DeleteInvoiceError, NewInvoice, SaveInvoiceError};
 use billing::{
     ClientId, Invoice, InvoiceId, InvoiceRepository, InvoiceStatus, LineItem, SenderAddress, SenderAddressId,
@@ -389,6 +389,7 @@ struct SenderRow {
     created_at: DateTime<Utc>,
     updated_at: DateTime<Utc>,
     payment_details: String,
+    logo: Option<Vec<u8>>,
 }
 
 impl TryFrom<SenderRow> for SenderAddress {
@@ -404,6 +405,7 @@ impl TryFrom<SenderRow> for SenderAddress {
                 email: row.email.map(Email::parse).transpose()?,
                 vat_number: OptionalText::parse(row.vat_number)?,
                 payment_details: PaymentDetails::parse(row.payment_details)?,
+                logo: row.logo.map(Logo::parse).transpose()?,
             })
         })()
         .map_err(|e| corrupt("sender address", e))?;
@@ -428,6 +430,7 @@ macro_rules! sender_values {
             sender_addresses::email.eq($details.email.as_ref().map(Email::as_str)),
             sender_addresses::vat_number.eq($details.vat_number.as_str()),
             sender_addresses::payment_details.eq($details.payment_details.as_str()),
+            sender_addresses::logo.eq($details.logo.as_ref().map(Logo::bytes)),
         )
     };
 }

@@ -140,6 +140,7 @@ macro_rules! tables {
                 created_at -> $ts,
                 updated_at -> $ts,
                 payment_details -> Text,
+                logo -> Nullable<Binary>,
             }
         }
 

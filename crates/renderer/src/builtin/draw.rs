@@ -10,14 +10,21 @@ use krilla::paint::{Fill, Stroke};
 use krilla::surface::Surface;
 use krilla::{Document, SerializeSettings};
 
-use super::font::{Fonts, Weight};
+use super::font::Fonts;
 use super::layout::{
     Op, PAGE_HEIGHT, PAGE_WIDTH, PAID_GREEN, Rgb, STAMP_ANGLE, STAMP_HEIGHT, STAMP_SIZE, STAMP_TEXT,
     STAMP_WIDTH,
 };
+use super::logo::Logo;
+use super::shape::Shaped;
 
 /// The PDF of `pages`, with `document`'s serial and sender in its metadata.
-pub(super) fn draw(document: &InvoiceDocument, pages: &[Vec<Op>], fonts: &Fonts) -> anyhow::Result<Vec<u8>> {
+pub(super) fn draw(
+    document: &InvoiceDocument,
+    pages: &[Vec<Op>],
+    fonts: &'static Fonts,
+    logo: Option<&Logo>,
+) -> anyhow::Result<Vec<u8>> {
     let mut pdf = Document::new_with(SerializeSettings::default());
     pdf.set_metadata(
         Metadata::new()
@@ -31,7 +38,7 @@ pub(super) fn draw(document: &InvoiceDocument, pages: &[Vec<Op>], fonts: &Fonts)
         let mut page = pdf.start_page_with(size.clone());
         let mut surface = page.surface();
         for op in ops {
-            draw_op(&mut surface, op, fonts);
+            draw_op(&mut surface, op, fonts, logo);
         }
         surface.finish();
         page.finish();
@@ -43,12 +50,12 @@ fn color((r, g, b): Rgb) -> rgb::Color {
     rgb::Color::new(r, g, b)
 }
 
-fn draw_op(surface: &mut Surface<'_>, op: &Op, fonts: &Fonts) {
+fn draw_op(surface: &mut Surface<'_>, op: &Op, fonts: &'static Fonts, logo: Option<&Logo>) {
     match op {
-        Op::Text { x, y, text, weight, size, color: ink } => {
+        Op::Text { x, y, line, size, color: ink } => {
             surface.set_stroke(None);
             surface.set_fill(Some(Fill { paint: color(*ink).into(), ..Fill::default() }));
-            text_at(surface, fonts, *x, *y, text, *weight, *size);
+            text_at(surface, *x, *y, line, *size);
         }
         Op::Rule { y, from, to, width, color: ink } => {
             let mut path = PathBuilder::new();
@@ -76,16 +83,27 @@ fn draw_op(surface: &mut Surface<'_>, op: &Op, fonts: &Fonts) {
             }
         }
         Op::Stamp { x, y } => stamp(surface, fonts, *x, *y),
+        Op::Logo { x, y, width, height } => {
+            if let Some(logo) = logo {
+                surface.push_transform(&Transform::from_translate(*x, *y));
+                logo.draw(surface, *width, *height);
+                surface.pop();
+            }
+        }
     }
 }
 
-fn text_at(surface: &mut Surface<'_>, fonts: &Fonts, x: f32, y: f32, text: &str, weight: Weight, size: f32) {
-    let face = fonts.face(weight);
-    surface.draw_glyphs(Point::from_xy(x, y), &face.glyphs(text), face.font.clone(), text, size, false);
+/// A shaped line, run by run: each run's glyphs map back to ranges of the line's text, so
+/// the PDF's text can be copied and searched in logical order.
+fn text_at(surface: &mut Surface<'_>, x: f32, y: f32, line: &Shaped, size: f32) {
+    for run in &line.runs {
+        let start = Point::from_xy(x + run.offset * size, y);
+        surface.draw_glyphs(start, &run.glyphs, run.face.font.clone(), &line.text, size, false);
+    }
 }
 
 /// A green frame with PAID in it, turned about its centre (`x`, `y`), slightly see-through.
-fn stamp(surface: &mut Surface<'_>, fonts: &Fonts, x: f32, y: f32) {
+fn stamp(surface: &mut Surface<'_>, fonts: &'static Fonts, x: f32, y: f32) {
     let opacity = NormalizedF32::new(0.85).unwrap_or(NormalizedF32::ONE);
     surface.push_transform(&Transform::from_rotate_at(STAMP_ANGLE, x, y));
     let mut frame = PathBuilder::new();
@@ -106,16 +124,8 @@ fn stamp(surface: &mut Surface<'_>, fonts: &Fonts, x: f32, y: f32) {
     }
     surface.set_stroke(None);
     surface.set_fill(Some(Fill { paint: color(PAID_GREEN).into(), opacity, ..Fill::default() }));
-    let width = fonts.bold.width(STAMP_TEXT, STAMP_SIZE);
+    let text = fonts.bold.shape(STAMP_TEXT);
     // DejaVu's capitals are 0.73 em high: centre them on the frame.
-    text_at(
-        surface,
-        fonts,
-        x - width / 2.0,
-        y + STAMP_SIZE * 0.73 / 2.0,
-        STAMP_TEXT,
-        Weight::Bold,
-        STAMP_SIZE,
-    );
+    text_at(surface, x - text.width(STAMP_SIZE) / 2.0, y + STAMP_SIZE * 0.73 / 2.0, &text, STAMP_SIZE);
     surface.pop();
 }

@@ -1,22 +1,25 @@
-//! The embedded fonts, read once, and text measured with their advance widths.
+//! Fonts: the embedded `DejaVu` faces every invoice is set in, and the face type that both
+//! shapes text (rustybuzz) and is embedded in the PDF (krilla).
 //!
-//! Glyphs are placed by their advance widths alone (no kerning), so the width measured here
-//! is exactly the width drawn: right-aligned numbers end on the same edge to the point.
+//! Characters `DejaVu` lacks come from other fonts found at run time ([`super::fallback`]);
+//! how a line is shaped and measured is [`super::shape`].
 
+use std::fmt;
 use std::sync::LazyLock;
 
-use krilla::text::{Font, GlyphId, KrillaGlyph};
-use skrifa::MetadataProvider;
-use skrifa::charmap::Charmap;
-use skrifa::metrics::GlyphMetrics;
-use skrifa::prelude::{FontRef, LocationRef, Size};
+use krilla::text::Font;
 
-/// `DejaVu Sans` and `DejaVu Sans Bold`: Latin, Greek and Cyrillic. Bitstream Vera licence,
-/// see `fonts/LICENSE`.
+/// `DejaVu Sans` and `DejaVu Sans Bold`: Latin, Greek, Cyrillic, Hebrew and Arabic.
+/// Bitstream Vera licence, see `fonts/LICENSE`.
 static FONTS: LazyLock<Result<Fonts, String>> = LazyLock::new(|| {
     Ok(Fonts {
-        regular: Face::load("DejaVuSans.ttf", include_bytes!("../../fonts/DejaVuSans.ttf"))?,
-        bold: Face::load("DejaVuSans-Bold.ttf", include_bytes!("../../fonts/DejaVuSans-Bold.ttf"))?,
+        regular: Face::load("DejaVu Sans", include_bytes!("../../fonts/DejaVuSans.ttf"), 0, Weight::Regular)?,
+        bold: Face::load(
+            "DejaVu Sans Bold",
+            include_bytes!("../../fonts/DejaVuSans-Bold.ttf"),
+            0,
+            Weight::Bold,
+        )?,
     })
 });
 
@@ -41,136 +44,69 @@ impl Fonts {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub(super) enum Weight {
     Regular,
     Bold,
 }
 
-/// One font, for drawing (krilla) and for measuring (skrifa).
+impl Weight {
+    /// The OpenType weight class (`usWeightClass`) of the weight.
+    pub(super) fn class(self) -> u16 {
+        match self {
+            Weight::Regular => 400,
+            Weight::Bold => 700,
+        }
+    }
+}
+
+/// One font face, for shaping (rustybuzz) and for drawing (krilla). Faces live as long as
+/// the process: the embedded ones are compiled in, fallback faces are loaded once.
 pub(super) struct Face {
+    pub(super) name: String,
     pub(super) font: Font,
-    charmap: Charmap<'static>,
-    /// Advance widths in em (measured at 1 pixel per em).
-    metrics: GlyphMetrics<'static>,
+    shaper: rustybuzz::Face<'static>,
+    /// Em per font unit.
+    scale: f32,
+    pub(super) weight: Weight,
+}
+
+impl fmt::Debug for Face {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // The font data and its tables would fill a screen and say nothing.
+        f.debug_struct("Face").field("name", &self.name).field("weight", &self.weight).finish_non_exhaustive()
+    }
 }
 
 impl Face {
-    fn load(name: &str, data: &'static [u8]) -> Result<Self, String> {
-        let font_ref = FontRef::new(data).map_err(|error| format!("embedded font {name}: {error}"))?;
-        let font = Font::new(data.into(), 0)
-            .ok_or_else(|| format!("embedded font {name}: krilla cannot read it"))?;
-        Ok(Self {
-            font,
-            charmap: font_ref.charmap(),
-            metrics: font_ref.glyph_metrics(Size::new(1.0), LocationRef::default()),
-        })
+    pub(super) fn load(name: &str, data: &'static [u8], index: u32, weight: Weight) -> Result<Self, String> {
+        let shaper = rustybuzz::Face::from_slice(data, index)
+            .ok_or_else(|| format!("font {name}: not a font rustybuzz can read"))?;
+        let font =
+            Font::new(data.into(), index).ok_or_else(|| format!("font {name}: krilla cannot read it"))?;
+        let units = f32::from(u16::try_from(shaper.units_per_em()).unwrap_or(1000).max(1));
+        Ok(Self { name: name.to_owned(), font, shaper, scale: 1.0 / units, weight })
     }
 
-    /// The glyph of `c` (`.notdef` when the font has none) and its advance in em.
-    fn glyph(&self, c: char) -> (skrifa::GlyphId, f32) {
-        let glyph = self.charmap.map(c).unwrap_or(skrifa::GlyphId::NOTDEF);
-        (glyph, self.metrics.advance_width(glyph).unwrap_or(0.0))
+    /// Whether the face has a glyph for `c`.
+    pub(super) fn has(&self, c: char) -> bool {
+        self.shaper.glyph_index(c).is_some()
     }
 
-    /// The width of `text` at `size` points, as [`Face::glyphs`] places it.
-    pub(super) fn width(&self, text: &str, size: f32) -> f32 {
-        text.chars().map(|c| self.glyph(c).1).sum::<f32>() * size
+    pub(super) fn shaper(&self) -> &rustybuzz::Face<'static> {
+        &self.shaper
     }
 
-    /// `text` as glyphs, one per character, each mapped back to its characters so the
-    /// PDF's text can be copied and searched.
-    pub(super) fn glyphs(&self, text: &str) -> Vec<KrillaGlyph> {
-        text.char_indices()
-            .map(|(at, c)| {
-                let (glyph, advance) = self.glyph(c);
-                KrillaGlyph::new(
-                    GlyphId::new(glyph.to_u32()),
-                    advance,
-                    0.0,
-                    0.0,
-                    0.0,
-                    at..at + c.len_utf8(),
-                    None,
-                )
-            })
-            .collect()
+    /// Em per font unit.
+    pub(super) fn scale(&self) -> f32 {
+        self.scale
     }
 
-    /// Greedy word wrap of `text` to lines at most `width` wide. Line breaks in `text` are
-    /// kept; a word longer than a line is broken between characters. Never empty.
-    pub(super) fn wrap(&self, text: &str, size: f32, width: f32) -> Vec<String> {
-        let mut lines = Vec::new();
-        for paragraph in text.lines() {
-            // Runs of blanks print as one space, as before any break is chosen.
-            let paragraph = paragraph.split_whitespace().collect::<Vec<_>>().join(" ");
-            let mut line = String::new();
-            let mut start = 0;
-            for (end, _) in unicode_linebreak::linebreaks(&paragraph) {
-                // The text up to the next place a line may break (UAX #14), its trailing
-                // space included: kept inside a line, dropped at its end.
-                let segment = &paragraph[start..end];
-                start = end;
-                let candidate = format!("{line}{segment}");
-                if self.width(candidate.trim_end(), size) <= width {
-                    line = candidate;
-                    continue;
-                }
-                if !line.trim_end().is_empty() {
-                    lines.push(line.trim_end().to_owned());
-                }
-                line = if self.width(segment.trim_end(), size) <= width {
-                    segment.to_owned()
-                } else {
-                    self.break_graphemes(segment, size, width, &mut lines)
-                };
-            }
-            lines.push(line.trim_end().to_owned());
-        }
-        // Trailing blank lines print nothing but would take room.
-        while lines.len() > 1 && lines.last().is_some_and(String::is_empty) {
-            lines.pop();
-        }
-        if lines.is_empty() {
-            lines.push(String::new());
-        }
-        lines
-    }
-
-    /// A segment wider than a line, broken between graphemes (never inside one, so marks
-    /// stay on their letters): full lines go to `lines`, the rest is returned.
-    fn break_graphemes(&self, segment: &str, size: f32, width: f32, lines: &mut Vec<String>) -> String {
-        let mut line = String::new();
-        for grapheme in unicode_segmentation::UnicodeSegmentation::graphemes(segment, true) {
-            let candidate = format!("{line}{grapheme}");
-            if !line.is_empty() && self.width(candidate.trim_end(), size) > width {
-                lines.push(std::mem::take(&mut line));
-                line.push_str(grapheme);
-            } else {
-                line = candidate;
-            }
-        }
-        line
-    }
-
-    /// `text` on one line at most `width` wide, cut with an ellipsis if need be.
-    pub(super) fn truncate(&self, text: &str, size: f32, width: f32) -> String {
-        if self.width(text, size) <= width {
-            return text.to_owned();
-        }
-        let room = width - self.width("…", size);
-        let mut used = 0.0;
-        let mut out = String::new();
-        for c in text.chars() {
-            used += self.glyph(c).1 * size;
-            if used > room {
-                break;
-            }
-            out.push(c);
-        }
-        out.truncate(out.trim_end().len());
-        out.push('…');
-        out
+    /// The glyph of `c` and its advance in em, if the face has one.
+    pub(super) fn glyph(&self, c: char) -> Option<(u16, f32)> {
+        let glyph = self.shaper.glyph_index(c)?;
+        let advance = self.shaper.glyph_hor_advance(glyph).map_or(0.0, f32::from) * self.scale;
+        Some((glyph.0, advance))
     }
 }
 
@@ -185,104 +121,18 @@ mod tests {
 
     use super::*;
 
-    fn regular() -> &'static Face {
-        &Fonts::get().unwrap().regular
-    }
-
     #[test]
-    fn every_script_we_promise_has_real_glyphs() {
+    fn the_embedded_faces_cover_the_scripts_they_promise() {
         let fonts = Fonts::get().unwrap();
         for face in [&fonts.regular, &fonts.bold] {
-            for c in "Zoë Łukasiewicz — Ёлка ΑΒΓ αβγ ß €…·".chars().filter(|c| !c.is_whitespace())
+            for c in
+                "Zoë Łukasiewicz — Ёлка ΑΒΓ αβγ ß €…· עברית العربية �".chars().filter(|c| !c.is_whitespace())
             {
-                assert_ne!(face.glyph(c).0, skrifa::GlyphId::NOTDEF, "{c:?} has no glyph");
-                assert!(face.glyph(c).1 > 0.0, "{c:?} has no width");
+                let (_, advance) =
+                    face.glyph(c).unwrap_or_else(|| panic!("{c:?} has no glyph in {}", face.name));
+                assert!(advance > 0.0, "{c:?} has no width");
             }
+            assert!(!face.has('山') && !face.has('ก'), "CJK and Thai come from fallback fonts");
         }
-    }
-
-    #[test]
-    fn wrapped_lines_fit_and_keep_every_word() {
-        let text = "Backend development: invoicing, PDF rendering and the time tracking API, \
-                    reviewed with the client's team over three rounds";
-        let lines = regular().wrap(text, 9.5, 150.0);
-        assert!(lines.len() > 1);
-        for line in &lines {
-            assert!(regular().width(line, 9.5) <= 150.0, "{line:?} is too wide");
-        }
-        assert_eq!(lines.join(" "), text.split_whitespace().collect::<Vec<_>>().join(" "));
-    }
-
-    #[test]
-    fn cjk_wraps_between_ideographs_and_keeps_closing_punctuation_on_its_line() {
-        let text = "山田商事様、十一月分のご請求です。お支払いは十四日以内にお願いいたします。ありがとうございました。";
-        let lines = regular().wrap(text, 9.5, 120.0);
-        assert!(lines.len() > 1, "{lines:?}");
-        assert_eq!(lines.concat(), text, "nothing lost, nothing added");
-        for line in &lines {
-            assert!(regular().width(line, 9.5) <= 120.0, "{line:?} is too wide");
-            assert!(
-                !line.starts_with(['、', '。']),
-                "{line:?}: a line never starts with closing punctuation"
-            );
-        }
-    }
-
-    #[test]
-    fn mixed_text_breaks_at_spaces_before_it_breaks_words() {
-        let text = "Invoice for 山田商事 covering consultation and implementation";
-        let lines = regular().wrap(text, 9.5, 110.0);
-        assert!(lines.len() > 1);
-        let words: Vec<&str> = lines.iter().flat_map(|line| line.split(' ')).collect();
-        for word in ["Invoice", "consultation", "implementation"] {
-            assert!(words.contains(&word), "{word} kept whole: {lines:?}");
-        }
-    }
-
-    #[test]
-    fn a_long_run_without_breaks_is_cut_between_graphemes_only() {
-        // Thai has no spaces between words and combining marks on its letters: a cut may
-        // fall only where a reader sees one character end.
-        let text = "ภาษาไทยที่ยาวมากโดยไม่มีช่องว่างระหว่างคำเพื่อทดสอบการตัดบรรทัด".repeat(3);
-        let lines = regular().wrap(&text, 9.5, 80.0);
-        assert!(lines.len() > 1);
-        assert_eq!(lines.concat(), text);
-        for line in &lines[1..] {
-            let first = line.chars().next().unwrap();
-            let mark = first == '\u{0E31}'
-                || ('\u{0E34}'..='\u{0E3A}').contains(&first)
-                || ('\u{0E47}'..='\u{0E4E}').contains(&first);
-            assert!(!mark, "{line:?} starts with a combining mark");
-        }
-    }
-
-    #[test]
-    fn a_word_longer_than_the_line_is_broken() {
-        let word = "x".repeat(200);
-        let lines = regular().wrap(&word, 9.5, 100.0);
-        assert!(lines.len() > 1);
-        assert_eq!(lines.concat(), word);
-        assert!(lines.iter().all(|line| regular().width(line, 9.5) <= 100.0));
-    }
-
-    #[test]
-    fn line_breaks_are_kept_and_trailing_blank_lines_dropped() {
-        assert_eq!(regular().wrap("one\n\ntwo\n\n", 9.5, 500.0), ["one", "", "two"]);
-        assert_eq!(regular().wrap("", 9.5, 500.0), [""]);
-    }
-
-    #[test]
-    fn truncation_ends_in_an_ellipsis_within_the_width() {
-        let cut = regular().truncate(&"Billable Studio GmbH ".repeat(20), 8.0, 120.0);
-        assert!(cut.ends_with('…'));
-        assert!(regular().width(&cut, 8.0) <= 120.0);
-        assert_eq!(regular().truncate("short", 8.0, 120.0), "short");
-    }
-
-    #[test]
-    fn glyphs_advance_by_the_measured_width() {
-        let text = "Ёлка 1,250.00 EUR";
-        let advance: f32 = regular().glyphs(text).iter().map(|g| g.x_advance).sum();
-        assert!((advance * 9.5 - regular().width(text, 9.5)).abs() < 1e-3);
     }
 }

@@ -14,6 +14,7 @@ use billing::InvoiceDocument;
 use billing::document::{DocumentLine, Party};
 
 use super::font::{Fonts, Weight, one_line};
+use super::shape::{Shaped, TextLine, shape};
 
 pub(super) const PAGE_WIDTH: f32 = 595.28;
 pub(super) const PAGE_HEIGHT: f32 = 841.89;
@@ -43,6 +44,22 @@ const MIN_DESCRIPTION_WIDTH: f32 = 140.0;
 /// Where the table starts on the pages after the first.
 const CONTINUED_TABLE_TOP: f32 = 96.0;
 
+/// The title's baseline on a page without a logo.
+const TITLE_BASELINE: f32 = 82.0;
+/// The logo, at the top left, fits this box; the title goes under it.
+const LOGO_TOP: f32 = 40.0;
+const LOGO_MAX_WIDTH: f32 = 160.0;
+const LOGO_MAX_HEIGHT: f32 = 48.0;
+/// From the logo's bottom to the title's baseline: the title's cap height and some air.
+const LOGO_TITLE_GAP: f32 = 32.0;
+
+/// The size a logo of `aspect` (width, height) is drawn at: as large as fits the logo's
+/// box, never distorted.
+fn logo_box((width, height): (f32, f32)) -> (f32, f32) {
+    let scale = (LOGO_MAX_WIDTH / width).min(LOGO_MAX_HEIGHT / height);
+    (width * scale, height * scale)
+}
+
 /// Subtotal, tax, a rule and the total, below the table.
 const TOTALS_HEIGHT: f32 = 72.0;
 /// From the total's baseline to the payment details' label.
@@ -64,28 +81,35 @@ pub(super) const STAMP_SIZE: f32 = 28.0;
 pub(super) const STAMP_TEXT: &str = "PAID";
 
 /// One drawing operation, already positioned.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone)]
 pub(super) enum Op {
-    /// One line of text with its left end at `x` and its baseline at `y`.
-    Text { x: f32, y: f32, text: String, weight: Weight, size: f32, color: Rgb },
+    /// One shaped line of text with its left end at `x` and its baseline at `y`.
+    Text { x: f32, y: f32, line: Shaped, size: f32, color: Rgb },
     /// A horizontal line.
     Rule { y: f32, from: f32, to: f32, width: f32, color: Rgb },
     /// A filled rectangle.
     Rect { x: f32, y: f32, width: f32, height: f32, color: Rgb },
     /// The PAID stamp, centred on (`x`, `y`).
     Stamp { x: f32, y: f32 },
+    /// The sender's logo, its top-left corner at (`x`, `y`).
+    Logo { x: f32, y: f32, width: f32, height: f32 },
 }
 
-/// The pages of `document`, each a list of operations in drawing order.
-pub(super) fn lay_out(document: &InvoiceDocument, fonts: &Fonts) -> Vec<Vec<Op>> {
+/// The pages of `document`, each a list of operations in drawing order. `logo`: the
+/// aspect (width, height) of the sender's logo, if it has one.
+pub(super) fn lay_out(
+    document: &InvoiceDocument,
+    fonts: &'static Fonts,
+    logo: Option<(f32, f32)>,
+) -> Vec<Vec<Op>> {
     let columns = Columns::measure(document, fonts);
-    let rows: Vec<Vec<String>> = document
+    let rows: Vec<Vec<TextLine>> = document
         .lines
         .iter()
         .map(|line| fonts.regular.wrap(&line.description, BODY, columns.description_width))
         .collect();
     let payment = payment_lines(document, fonts);
-    let mut pen = Pen::new(fonts);
+    let mut pen = Pen::new(fonts, logo.map(logo_box));
     let table_top = pen.first_page_header(document);
     let plan = plan(&rows, table_top, TOTALS_HEIGHT + payment_height(&payment));
 
@@ -121,13 +145,13 @@ pub(super) fn lay_out(document: &InvoiceDocument, fonts: &Fonts) -> Vec<Vec<Op>>
 }
 
 /// The sender's payment details, each of its lines wrapped to the page's width.
-fn payment_lines(document: &InvoiceDocument, fonts: &Fonts) -> Vec<String> {
+fn payment_lines(document: &InvoiceDocument, fonts: &'static Fonts) -> Vec<TextLine> {
     let details = document.payment_details.as_deref().unwrap_or_default();
     details.lines().flat_map(|line| fonts.regular.wrap(line, BODY, RIGHT - MARGIN)).collect()
 }
 
 /// Room the payment details take under the totals' last line: their label, then their lines.
-fn payment_height(lines: &[String]) -> f32 {
+fn payment_height(lines: &[TextLine]) -> f32 {
     if lines.is_empty() { 0.0 } else { PAYMENT_LABEL_GAP + count(lines.len()) * LINE + 4.0 }
 }
 
@@ -150,7 +174,7 @@ fn count(n: usize) -> f32 {
 /// the table header; the totals follow the last row, which moves to a new page with them
 /// when they do not fit under it.
 /// `closing`: the height of what follows the last row (the totals, the payment details).
-fn plan(rows: &[Vec<String>], first_table_top: f32, closing: f32) -> Vec<Vec<Fragment>> {
+fn plan(rows: &[Vec<TextLine>], first_table_top: f32, closing: f32) -> Vec<Vec<Fragment>> {
     let top_of_rows =
         |page: usize| if page == 0 { first_table_top } else { CONTINUED_TABLE_TOP } + TABLE_HEADER_HEIGHT;
     let fresh_room = CONTENT_BOTTOM - top_of_rows(1);
@@ -221,7 +245,7 @@ struct Columns {
 }
 
 impl Columns {
-    fn measure(document: &InvoiceDocument, fonts: &Fonts) -> Self {
+    fn measure(document: &InvoiceDocument, fonts: &'static Fonts) -> Self {
         let widest = |header: &str, cell: fn(&DocumentLine) -> &str| {
             document
                 .lines
@@ -243,28 +267,63 @@ impl Columns {
 }
 
 /// Collects one page's operations.
-struct Pen<'f> {
-    fonts: &'f Fonts,
+struct Pen {
+    fonts: &'static Fonts,
     ops: Vec<Op>,
+    /// The size the logo is drawn at, if there is one.
+    logo: Option<(f32, f32)>,
 }
 
-impl<'f> Pen<'f> {
-    fn new(fonts: &'f Fonts) -> Self {
-        Self { fonts, ops: Vec::new() }
+impl Pen {
+    fn new(fonts: &'static Fonts, logo: Option<(f32, f32)>) -> Self {
+        Self { fonts, ops: Vec::new(), logo }
     }
 
-    fn text(&mut self, x: f32, y: f32, text: &str, weight: Weight, size: f32, color: Rgb) {
-        let text = one_line(text);
-        if !text.trim().is_empty() {
-            self.ops.push(Op::Text { x, y, text, weight, size, color });
+    /// The title's baseline: under the logo when there is one.
+    fn title_baseline(&self) -> f32 {
+        self.logo.map_or(TITLE_BASELINE, |(_, height)| LOGO_TOP + height + LOGO_TITLE_GAP)
+    }
+
+    fn shape(&self, text: &str, weight: Weight, rtl: Option<bool>) -> Shaped {
+        shape(&one_line(text), self.fonts.face(weight), rtl)
+    }
+
+    fn push(&mut self, x: f32, y: f32, line: Shaped, size: f32, color: Rgb) {
+        if !line.text.trim().is_empty() {
+            self.ops.push(Op::Text { x, y, line, size, color });
         }
+    }
+
+    /// Text starting at `x`, whatever its direction (labels, dates).
+    fn text(&mut self, x: f32, y: f32, text: &str, weight: Weight, size: f32, color: Rgb) {
+        let line = self.shape(text, weight, None);
+        self.push(x, y, line, size, color);
     }
 
     /// Text ending at `right`; returns where it starts.
     fn right(&mut self, right: f32, y: f32, text: &str, weight: Weight, size: f32, color: Rgb) -> f32 {
-        let x = right - self.fonts.face(weight).width(&one_line(text), size);
-        self.text(x, y, text, weight, size, color);
+        let line = self.shape(text, weight, None);
+        let x = right - line.width(size);
+        self.push(x, y, line, size, color);
         x
+    }
+
+    /// A line of a paragraph in a column `width` wide from `left`: at its left edge, or at
+    /// its right edge when the paragraph runs right to left.
+    #[expect(clippy::too_many_arguments, reason = "a position, a box and a style")]
+    fn line(
+        &mut self,
+        left: f32,
+        width: f32,
+        y: f32,
+        line: &TextLine,
+        weight: Weight,
+        size: f32,
+        color: Rgb,
+    ) {
+        let shaped = self.shape(&line.text, weight, Some(line.rtl));
+        let x = if shaped.rtl { left + width - shaped.width(size) } else { left };
+        self.push(x, y, shaped, size, color);
     }
 
     fn rule(&mut self, y: f32, from: f32, to: f32, width: f32, color: Rgb) {
@@ -274,7 +333,11 @@ impl<'f> Pen<'f> {
     /// Title, serial, dates and status, both parties and the description. Returns where
     /// the table starts.
     fn first_page_header(&mut self, document: &InvoiceDocument) -> f32 {
-        self.text(MARGIN, 82.0, "Invoice", Weight::Bold, 26.0, INK);
+        if let Some((width, height)) = self.logo {
+            self.ops.push(Op::Logo { x: MARGIN, y: LOGO_TOP, width, height });
+        }
+        let title = self.title_baseline();
+        self.text(MARGIN, title, "Invoice", Weight::Bold, 26.0, INK);
         let serial = self.fonts.bold.truncate(&one_line(&document.serial), 14.0, 220.0);
         self.right(RIGHT, 72.0, &serial, Weight::Bold, 14.0, INK);
 
@@ -290,7 +353,7 @@ impl<'f> Pen<'f> {
             self.right(RIGHT, y, value, Weight::Regular, BODY, INK);
             y += LINE;
         }
-        let rule = y.max(128.0) + 12.0;
+        let rule = y.max(128.0).max(title + 16.0) + 12.0;
         self.rule(rule, MARGIN, RIGHT, 0.8, HAIRLINE);
 
         let top = rule + 22.0;
@@ -302,7 +365,7 @@ impl<'f> Pen<'f> {
             y += 4.0;
             for line in self.fonts.regular.wrap(description, BODY + 0.5, RIGHT - MARGIN) {
                 y += LINE + 0.5;
-                self.text(MARGIN, y, &line, Weight::Regular, BODY + 0.5, INK);
+                self.line(MARGIN, RIGHT - MARGIN, y, &line, Weight::Regular, BODY + 0.5, INK);
             }
             y += 18.0;
         }
@@ -316,7 +379,7 @@ impl<'f> Pen<'f> {
         let mut y = top + 2.0;
         for line in self.fonts.bold.wrap(&party.name, 10.5, width) {
             y += LINE + 1.5;
-            self.text(x, y, &line, Weight::Bold, 10.5, INK);
+            self.line(x, width, y, &line, Weight::Bold, 10.5, INK);
         }
         y += 1.0;
         let details = party
@@ -328,7 +391,7 @@ impl<'f> Pen<'f> {
         for detail in details {
             for line in self.fonts.regular.wrap(&detail, BODY, width) {
                 y += LINE;
-                self.text(x, y, &line, Weight::Regular, BODY, INK);
+                self.line(x, width, y, &line, Weight::Regular, BODY, INK);
             }
         }
         y
@@ -369,13 +432,14 @@ impl<'f> Pen<'f> {
         &mut self,
         columns: &Columns,
         line: &DocumentLine,
-        wrapped: &[String],
+        wrapped: &[TextLine],
         fragment: &Fragment,
         top: f32,
     ) -> f32 {
         let y = top + ROW_BASELINE;
         for (i, text) in wrapped[fragment.lines.clone()].iter().enumerate() {
-            self.text(columns.description_left, y + LINE * count(i), text, Weight::Regular, BODY, INK);
+            let (left, width) = (columns.description_left, columns.description_width);
+            self.line(left, width, y + LINE * count(i), text, Weight::Regular, BODY, INK);
         }
         if fragment.lines.start == 0 {
             self.right(columns.quantity_right, y, &line.quantity, Weight::Regular, BODY, INK);
@@ -412,7 +476,7 @@ impl<'f> Pen<'f> {
     }
 
     /// The sender's payment details under the totals (whose last baseline is `above`).
-    fn payment_details(&mut self, lines: &[String], above: f32) {
+    fn payment_details(&mut self, lines: &[TextLine], above: f32) {
         if lines.is_empty() {
             return;
         }
@@ -420,7 +484,7 @@ impl<'f> Pen<'f> {
         self.text(MARGIN, y, "PAYMENT DETAILS", Weight::Bold, SMALL, MUTED);
         for line in lines {
             y += LINE;
-            self.text(MARGIN, y, line, Weight::Regular, BODY, INK);
+            self.line(MARGIN, RIGHT - MARGIN, y, line, Weight::Regular, BODY, INK);
         }
     }
 
@@ -432,7 +496,7 @@ impl<'f> Pen<'f> {
         // The labels of the dates start about 150 pt from the right edge.
         let free_end = serial_start.min(RIGHT - 160.0);
         let x = f32::midpoint(title_end, free_end).max(title_end + STAMP_WIDTH / 2.0 + 20.0);
-        self.ops.push(Op::Stamp { x, y: 94.0 });
+        self.ops.push(Op::Stamp { x, y: self.title_baseline() + 12.0 });
     }
 
     fn footer(&mut self, document: &InvoiceDocument, page: usize, pages: usize) {
@@ -459,9 +523,9 @@ mod tests {
     /// A text's box: its width, and from the ascender to the descender of its size.
     fn text_box(op: &Op) -> Option<(f32, f32, f32, f32, &str)> {
         match op {
-            Op::Text { x, y, text, weight, size, .. } => {
-                let width = fonts().face(*weight).width(text, *size);
-                Some((*x, y - size * 0.93, x + width, y + size * 0.24, text))
+            Op::Text { x, y, line, size, .. } => {
+                let width = line.width(*size);
+                Some((*x, y - size * 0.93, x + width, y + size * 0.24, &line.text))
             }
             _ => None,
         }
@@ -501,7 +565,7 @@ mod tests {
     #[test]
     fn a_short_invoice_is_one_clean_page() {
         for paid in [false, true] {
-            let pages = lay_out(&sample_document(8, paid), fonts());
+            let pages = lay_out(&sample_document(8, paid), fonts(), None);
             assert_eq!(pages.len(), 1);
             assert_clean(&pages);
             assert_eq!(pages[0].iter().any(|op| matches!(op, Op::Stamp { .. })), paid);
@@ -510,8 +574,37 @@ mod tests {
     }
 
     #[test]
+    fn a_logo_fits_its_box_above_the_title_and_overlaps_nothing() {
+        for aspect in [(400.0, 100.0), (50.0, 200.0), (1.0, 1.0)] {
+            let pages = lay_out(&sample_document(8, true), fonts(), Some(aspect));
+            assert_clean(&pages);
+            let Some(&Op::Logo { x, y, width, height }) =
+                pages[0].iter().find(|op| matches!(op, Op::Logo { .. }))
+            else {
+                panic!("no logo")
+            };
+            assert!(width <= LOGO_MAX_WIDTH + 1e-3 && height <= LOGO_MAX_HEIGHT + 1e-3, "{width} x {height}");
+            assert!((width / height - aspect.0 / aspect.1).abs() < 1e-3, "not distorted");
+            assert!(x >= MARGIN && y >= 30.0);
+            for (left, top, right, bottom, text) in pages[0].iter().filter_map(text_box) {
+                let apart = right <= x || left >= x + width || bottom <= y || top >= y + height;
+                assert!(apart, "{text:?} overlaps the logo");
+            }
+            let Some(&Op::Stamp { y: stamp, .. }) = pages[0].iter().find(|op| matches!(op, Op::Stamp { .. }))
+            else {
+                panic!("no stamp")
+            };
+            assert!(stamp - STAMP_HEIGHT / 2.0 > y + height - 10.0, "the stamp follows the title down");
+            assert!(
+                pages.iter().skip(1).flatten().all(|op| !matches!(op, Op::Logo { .. })),
+                "first page only"
+            );
+        }
+    }
+
+    #[test]
     fn the_stamp_clears_the_title_and_the_dates() {
-        let pages = lay_out(&sample_document(1, true), fonts());
+        let pages = lay_out(&sample_document(1, true), fonts(), None);
         let Some(&Op::Stamp { x, .. }) = pages[0].iter().find(|op| matches!(op, Op::Stamp { .. })) else {
             panic!("no stamp")
         };
@@ -526,14 +619,12 @@ mod tests {
     fn numbers_end_on_their_column_edge() {
         let document = sample_document(8, false);
         let columns = Columns::measure(&document, fonts());
-        let pages = lay_out(&document, fonts());
+        let pages = lay_out(&document, fonts(), None);
         let ends = |wanted: &str| -> Vec<f32> {
             pages[0]
                 .iter()
                 .filter_map(|op| match op {
-                    Op::Text { x, text, size, weight, .. } if text == wanted => {
-                        Some(x + fonts().face(*weight).width(text, *size))
-                    }
+                    Op::Text { x, line, size, .. } if line.text == wanted => Some(x + line.width(*size)),
                     _ => None,
                 })
                 .collect()
@@ -559,7 +650,7 @@ mod tests {
     #[test]
     fn long_invoices_repeat_the_header_and_number_every_page() {
         let document = sample_document(120, false);
-        let pages = lay_out(&document, fonts());
+        let pages = lay_out(&document, fonts(), None);
         assert!(pages.len() > 2);
         assert_clean(&pages);
         for (index, page) in pages.iter().enumerate() {
@@ -576,7 +667,7 @@ mod tests {
         // Grow the invoice a row at a time so that the totals fall at every place of the
         // page break at least once.
         for items in 20..60 {
-            let pages = lay_out(&sample_document(items, false), fonts());
+            let pages = lay_out(&sample_document(items, false), fonts(), None);
             let last = pages.last().unwrap();
             assert!(texts(last).contains(&"Description"), "{items} items: totals alone on a page");
             assert_clean(&pages);
@@ -585,7 +676,7 @@ mod tests {
 
     #[test]
     fn payment_details_follow_the_totals_and_stay_off_the_footer() {
-        let one_page = lay_out(&sample_document(3, false), fonts());
+        let one_page = lay_out(&sample_document(3, false), fonts(), None);
         let shown = texts(&one_page[0]);
         let label = shown.iter().position(|t| *t == "PAYMENT DETAILS").expect("the label");
         assert!(label > shown.iter().position(|t| *t == "Total").unwrap(), "under the totals");
@@ -596,21 +687,21 @@ mod tests {
         for items in 20..60 {
             let mut document = sample_document(items, false);
             document.payment_details = Some("IBAN DE89 3704 0044 0532 0130 00\n".repeat(8));
-            let pages = lay_out(&document, fonts());
+            let pages = lay_out(&document, fonts(), None);
             let last = texts(pages.last().unwrap());
             assert!(last.contains(&"Total") && last.contains(&"PAYMENT DETAILS"), "{items} items");
             assert_clean(&pages);
         }
         let mut none = sample_document(3, false);
         none.payment_details = None;
-        assert!(!texts(&lay_out(&none, fonts())[0]).contains(&"PAYMENT DETAILS"));
+        assert!(!texts(&lay_out(&none, fonts(), None)[0]).contains(&"PAYMENT DETAILS"));
     }
 
     #[test]
     fn a_row_taller_than_a_page_continues_on_the_next() {
         let mut document = sample_document(3, false);
         document.lines[1].description = "Very long description of the work done. ".repeat(400);
-        let pages = lay_out(&document, fonts());
+        let pages = lay_out(&document, fonts(), None);
         assert!(pages.len() >= 3, "{} pages", pages.len());
         assert_clean(&pages);
         // The amount is printed once, with the row's first line.
@@ -633,7 +724,7 @@ mod tests {
         document.client.address =
             vec!["Apartment 12, Building C, Very Long Street Name of the Old Town 1234".to_owned()];
         document.description = Some("A description that goes on. ".repeat(30));
-        let pages = lay_out(&document, fonts());
+        let pages = lay_out(&document, fonts(), None);
         assert_clean(&pages);
         for page in &pages {
             for op in page {
@@ -655,7 +746,7 @@ mod tests {
         let mut document = sample_document(0, false);
         document.description = None;
         document.due_date = None;
-        let pages = lay_out(&document, fonts());
+        let pages = lay_out(&document, fonts(), None);
         assert_eq!(pages.len(), 1);
         assert_clean(&pages);
         let texts = texts(&pages[0]);

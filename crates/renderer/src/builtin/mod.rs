@@ -5,24 +5,96 @@
 //! pages once their count is known; [`draw`] then writes the PDF.
 
 mod draw;
+mod fallback;
 mod font;
 mod layout;
+mod logo;
+mod shape;
+
+pub use fallback::FONT_DIRS_VARIABLE;
+
+use std::collections::{BTreeMap, BTreeSet};
 
 use async_trait::async_trait;
 use billing::{InvoiceDocument, InvoiceRenderer, RenderError};
+use unicode_script::UnicodeScript;
 
 use font::Fonts;
+use logo::Logo;
 
 /// The PDF of `document`: a few milliseconds of CPU work.
+///
+/// Characters that no font on the machine has print as U+FFFD and are logged once per
+/// invoice, by script, with the Debian package that provides a font for them.
 pub fn render_pdf(document: &InvoiceDocument) -> anyhow::Result<Vec<u8>> {
     let fonts = Fonts::get()?;
-    let pages = layout::lay_out(document, fonts);
-    draw::draw(document, &pages, fonts)
+    let logo = read_logo(document);
+    let pages = layout::lay_out(document, fonts, logo.as_ref().map(Logo::size));
+    report_missing(document, &pages);
+    draw::draw(document, &pages, fonts, logo.as_ref())
+}
+
+/// Whether `bytes` is a logo the renderer can draw: a PNG, or an SVG that usvg reads. The
+/// error says why not.
+pub fn check_logo(bytes: &[u8]) -> Result<(), String> {
+    Logo::read(bytes).map(|_| ())
+}
+
+/// The sender's logo, if the document has one that can be drawn. One that cannot (sent by
+/// an older or foreign client of the renderer service) is left out, and logged.
+fn read_logo(document: &InvoiceDocument) -> Option<Logo> {
+    let bytes = document.logo.as_ref()?.decoded();
+    let read = bytes.ok_or_else(|| "not base64".to_owned()).and_then(|bytes| Logo::read(&bytes));
+    read.inspect_err(
+        |error| tracing::warn!(invoice = %document.serial, %error, "the sender's logo is left out"),
+    )
+    .ok()
+}
+
+fn report_missing(document: &InvoiceDocument, pages: &[Vec<layout::Op>]) {
+    let missing: BTreeSet<char> = pages
+        .iter()
+        .flatten()
+        .filter_map(|op| match op {
+            layout::Op::Text { line, .. } => Some(&line.missing),
+            _ => None,
+        })
+        .flatten()
+        .copied()
+        .collect();
+    if missing.is_empty() {
+        return;
+    }
+    let mut by_script: BTreeMap<&'static str, String> = BTreeMap::new();
+    for c in missing {
+        by_script.entry(c.script().full_name()).or_default().push(c);
+    }
+    let scripts = by_script
+        .iter()
+        .map(|(script, chars)| format!("{script} {chars:?} (Debian package {})", font_package(script)))
+        .collect::<Vec<_>>()
+        .join(", ");
+    tracing::warn!(
+        invoice = %document.serial,
+        %scripts,
+        "no font has these characters: they print as placeholders; install the package, or put a \
+         font that has them in a directory named by {FONT_DIRS_VARIABLE}"
+    );
+}
+
+/// The Debian package with a Noto font for `script`.
+fn font_package(script: &str) -> &'static str {
+    match script {
+        "Han" | "Hiragana" | "Katakana" | "Hangul" | "Bopomofo" => "fonts-noto-cjk",
+        "Common" | "Inherited" | "Unknown" => "fonts-noto-core or fonts-noto-color-emoji",
+        _ => "fonts-noto-core",
+    }
 }
 
 /// How many pages [`render_pdf`] makes of `document`, without drawing them.
 pub fn page_count(document: &InvoiceDocument) -> anyhow::Result<usize> {
-    Ok(layout::lay_out(document, Fonts::get()?).len())
+    let logo = read_logo(document);
+    Ok(layout::lay_out(document, Fonts::get()?, logo.as_ref().map(Logo::size)).len())
 }
 
 /// [`InvoiceRenderer`] in process, with [`render_pdf`].

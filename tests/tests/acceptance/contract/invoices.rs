@@ -28,7 +28,7 @@ for_each_adapter!(
     clients_with_invoices_cannot_be_deleted,
     deleting_an_invoice_takes_its_items,
     a_team_has_one_default_sender,
-    the_document_prints_the_senders_payment_details,
+    the_document_prints_the_senders_payment_details_and_logo,
 );
 
 fn at(text: &str) -> DateTime<Utc> {
@@ -324,6 +324,7 @@ async fn a_team_has_one_default_sender(store: Store) {
     details.payment_details =
         billing::sender::PaymentDetails::parse("IBAN DE89 3704 0044 0532 0130 00\nBIC COBADEFFXXX — 14 Tage")
             .unwrap();
+    details.logo = Some(billing::sender::Logo::parse(LOGO.to_vec()).unwrap());
     let updated = billing.update_sender(team, a.id, &details, now).await.unwrap().unwrap();
     assert_eq!(updated.details, details);
     assert_eq!(billing.default_sender(team).await.unwrap(), Some(updated.clone()));
@@ -333,12 +334,16 @@ async fn a_team_has_one_default_sender(store: Store) {
     assert_eq!(billing.update_sender(other, a.id, &details, now).await.unwrap(), None);
 }
 
-async fn the_document_prints_the_senders_payment_details(store: Store) {
+/// A logo's bytes, NUL and bytes that are not UTF-8 among them: a store that kept them as text would lose them.
+const LOGO: &[u8] = b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR\xff\xfe\x80\x00";
+
+async fn the_document_prints_the_senders_payment_details_and_logo(store: Store) {
     let f = fixture(store).await;
     let now = at("2026-11-20");
     let document = |id| billing::service::invoice_document(f.billing.as_ref(), id, now);
     let plain = f.invoice("2026-11-20").await;
-    assert_eq!(document(plain.id).await.unwrap().unwrap().payment_details, None, "none set");
+    let unset = document(plain.id).await.unwrap().unwrap();
+    assert_eq!((unset.payment_details, unset.logo), (None, None), "none set");
 
     let mut sender = default_sender(&f.billing, f.team).await;
     sender.details.payment_details =
@@ -350,4 +355,15 @@ async fn the_document_prints_the_senders_payment_details(store: Store) {
         Some("IBAN DE89 3704 0044 0532 0130 00\nNet 14"),
         "the sender's, as it is now"
     );
+
+    let logo = billing::sender::Logo::parse(LOGO.to_vec()).unwrap();
+    sender.details.logo = Some(logo.clone());
+    f.billing.update_sender(f.team, sender.id, &sender.details, now).await.unwrap().unwrap();
+    let carried = document(plain.id).await.unwrap().unwrap().logo.unwrap();
+    assert_eq!(carried, billing::document::DocumentLogo::of(&logo));
+    assert_eq!(carried.decoded().as_deref(), Some(LOGO), "byte for byte");
+
+    sender.details.logo = None;
+    f.billing.update_sender(f.team, sender.id, &sender.details, now).await.unwrap().unwrap();
+    assert_eq!(document(plain.id).await.unwrap().unwrap().logo, None, "removed");
 }

@@ -1,0 +1,54 @@
+//! `BILLABLE_PDF_FONT_DIRS`: fonts in the directories it names come before the system's.
+//!
+//! The fallback fonts are found once per process, so the configured case runs in a child
+//! process of this test binary with the variable set.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, reason = "tests")]
+
+mod support;
+
+use std::process::Command;
+
+use renderer::{FONT_DIRS_VARIABLE, multilingual_document, render_pdf};
+use support::run;
+
+/// The Noto CJK faces of Debian's `fonts-noto-cjk`: sans-serif (what the system's fonts
+/// give first) and serif (what the configured directory holds).
+const SANS_CJK: &str = "NotoSansCJK";
+const SERIF_CJK: &str = "/usr/share/fonts/opentype/noto/NotoSerifCJK-Regular.ttc";
+
+/// The names of the fonts embedded in the multilingual invoice.
+fn embedded_fonts() -> String {
+    run("pdffonts", &[], &render_pdf(&multilingual_document(12, false)).unwrap(), &[])
+}
+
+#[test]
+fn a_configured_font_directory_comes_before_the_systems_fonts() {
+    assert!(std::env::var_os(FONT_DIRS_VARIABLE).is_none(), "run without {FONT_DIRS_VARIABLE}");
+    let system = embedded_fonts();
+    assert!(system.contains(SANS_CJK) && !system.contains("NotoSerifCJK"), "{system}");
+
+    let dir = std::env::temp_dir().join(format!("billable-font-dirs-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let _ = std::fs::remove_file(dir.join("serif.ttc"));
+    std::os::unix::fs::symlink(SERIF_CJK, dir.join("serif.ttc")).unwrap();
+    let missing = std::env::temp_dir().join("billable-no-such-font-dir");
+    let dirs = std::env::join_paths([&missing, &dir]).unwrap();
+    let child = Command::new(std::env::current_exe().unwrap())
+        .args(["--ignored", "--exact", "with_the_configured_directory", "--nocapture"])
+        .env(FONT_DIRS_VARIABLE, dirs)
+        .output()
+        .unwrap();
+    std::fs::remove_dir_all(&dir).unwrap();
+    let said = String::from_utf8_lossy(&child.stdout);
+    assert!(child.status.success(), "{said}{}", String::from_utf8_lossy(&child.stderr));
+    assert!(said.contains("1 passed"), "the child test ran: {said}");
+}
+
+#[test]
+#[ignore = "run by a_configured_font_directory_comes_before_the_systems_fonts, with the variable set"]
+fn with_the_configured_directory() {
+    assert!(std::env::var_os(FONT_DIRS_VARIABLE).is_some(), "{FONT_DIRS_VARIABLE} must be set");
+    let configured = embedded_fonts();
+    assert!(configured.contains("NotoSerifCJK") && !configured.contains(SANS_CJK), "{configured}");
+}

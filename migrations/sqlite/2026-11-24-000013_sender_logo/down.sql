@@ -1,0 +1,1 @@
+ALTER TABLE sender_addresses DROP COLUMN logo;
