@@ -78,6 +78,14 @@ where
                 .service(ledger.check(routes::track::time::delete_time)),
         )
         .service(
+            scope("/v1/track/timer")
+                .wrap(from_fn(auth::require_api_key))
+                .service(ledger.check(routes::track::timer::get_timer))
+                .service(ledger.check(routes::track::timer::start_timer))
+                .service(ledger.check(routes::track::timer::stop_timer))
+                .service(ledger.check(routes::track::timer::discard_timer)),
+        )
+        .service(
             scope("/v1/track/tags")
                 .wrap(from_fn(auth::require_api_key))
                 .service(ledger.check(routes::track::tags::list_tags))

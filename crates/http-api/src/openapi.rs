@@ -51,6 +51,8 @@ pub(crate) const METHODS: [&str; 5] = ["get", "post", "put", "patch", "delete"];
         (name = "Invoices", description = "Invoices with line items and exact money; PDFs by public link"),
         (name = "Time entries", description = "Time spent on tasks. Members log and see their own; owners and \
             admins log and see anyone's in the team"),
+        (name = "Timer", description = "The key user's running timer: started, stopped into a time entry, \
+            or discarded; one per user"),
         (name = "Tags", description = "Labels on time entries"),
         (name = "Projects", description = "What time is logged against"),
         (name = "Sections", description = "Parts of a project"),
@@ -290,21 +292,37 @@ fn declare_headers(response: &mut Value, status: &str, keyed: bool) {
     }
 }
 
+/// Creates whose 201 answers a resource of another collection: the create's path, and the
+/// collection the resource is in (a stopped timer is a time entry).
+const CREATES_ELSEWHERE: [(&str, &str); 1] = [("/v1/track/timer/stop", "/v1/track/time")];
+
+/// Creates that start a singleton, and the singleton's path: every operation there is on
+/// what the create made, and takes no id.
+const SINGLETON_CREATES: [(&str, &str); 1] = [("/v1/track/timer/start", "/v1/track/timer")];
+
 /// Links to the operations on one resource of a collection (every operation under the
 /// collection's path that takes an `id`, unless a nearer collection holds it): from its
 /// create's 201, on the new resource's id, and from its listing's 200, on the first one's.
 fn link_collections(doc: &mut Value) {
     let Some(paths) = doc.get("paths").and_then(Value::as_object) else { return };
-    let sources: Vec<(String, &str, &str, &str)> = paths
+    // (collection, where the response is, method, status, pointer to the id)
+    let mut sources: Vec<(String, String, &str, &str, &str)> = paths
         .iter()
         .flat_map(|(path, item)| {
-            let create = item["post"]["responses"].get("201").map(|_| (path.clone(), "post", "201", "/id"));
+            let create = item["post"]["responses"]
+                .get("201")
+                .map(|_| (path.clone(), path.clone(), "post", "201", "/id"));
             let list = (item["get"]["responses"]["200"]["content"]["application/json"]["schema"]["type"]
                 == "array")
-                .then(|| (path.clone(), "get", "200", "/0/id"));
+                .then(|| (path.clone(), path.clone(), "get", "200", "/0/id"));
             create.into_iter().chain(list)
         })
         .collect();
+    sources.extend(
+        CREATES_ELSEWHERE.iter().filter(|(create, _)| paths.contains_key(*create)).map(
+            |(create, collection)| ((*collection).to_owned(), (*create).to_owned(), "post", "201", "/id"),
+        ),
+    );
     let collection_of = |path: &str| {
         sources.iter().map(|(c, ..)| c).filter(|c| path.starts_with(&format!("{c}/"))).max_by_key(|c| c.len())
     };
@@ -322,7 +340,7 @@ fn link_collections(doc: &mut Value) {
         }
     }
     let mut links = Vec::new();
-    for (collection, method, status, pointer) in &sources {
+    for (collection, at, method, status, pointer) in &sources {
         let Some(targets) = targets.get(collection) else { continue };
         let response_links: Map<String, Value> = targets
             .iter()
@@ -335,10 +353,24 @@ fn link_collections(doc: &mut Value) {
                 (operation_id.clone(), link)
             })
             .collect();
-        links.push((collection.clone(), *method, *status, response_links));
+        links.push((at.clone(), *method, *status, response_links));
     }
-    for (collection, method, status, response_links) in links {
-        doc["paths"][&collection][method]["responses"][status]["links"] = Value::Object(response_links);
+    for (create, singleton) in SINGLETON_CREATES {
+        let response_links: Map<String, Value> = METHODS
+            .iter()
+            .filter_map(|method| {
+                let operation_id = paths.get(singleton)?[method]["operationId"].as_str()?.to_owned();
+                let description =
+                    format!("`{} {singleton}`: what this response started.", method.to_uppercase());
+                Some((operation_id.clone(), json!({"operationId": operation_id, "description": description})))
+            })
+            .collect();
+        if !response_links.is_empty() {
+            links.push((create.to_owned(), "post", "201", response_links));
+        }
+    }
+    for (at, method, status, response_links) in links {
+        doc["paths"][&at][method]["responses"][status]["links"] = Value::Object(response_links);
     }
 }
 

@@ -30,6 +30,7 @@ struct State {
     projects: Vec<tracking::Project>,
     sections: Vec<tracking::Section>,
     entries: Vec<tracking::TimeEntry>,
+    timers: Vec<tracking::RunningTimer>,
     /// Each team's listing revision, bumped by every change a listing of entries shows.
     revisions: std::collections::HashMap<TeamId, u64>,
     senders: Vec<billing::SenderAddress>,

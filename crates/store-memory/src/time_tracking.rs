@@ -1,14 +1,15 @@
 //! The tracking ports in memory. Entries keep their tag ids; titles are looked up on
 //! every read, so a renamed tag shows its new title everywhere, as in the SQL adapter.
 
-use accounts::TeamId;
+use accounts::{TeamId, UserId};
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
-use kernel::StoreError;
+use kernel::{Id, StoreError};
 use tracking::{
     CreateSectionError, DeleteError, EntryFilter, Project, ProjectChanges, ProjectId, ProjectRepository,
-    SaveEntryError, SaveProjectError, Section, SectionId, SectionRepository, Tag, TagId, TagRef,
-    TagRepository, TimeEntry, TimeEntryId, TimeEntryRepository, Title,
+    RunningTimer, SaveEntryError, SaveProjectError, Section, SectionId, SectionRepository, StartTimerError,
+    StopTimerError, Tag, TagId, TagRef, TagRepository, TimeEntry, TimeEntryId, TimeEntryRepository, TimerId,
+    TimerRepository, Title,
 };
 
 use crate::{MemoryStore, State};
@@ -32,14 +33,27 @@ impl State {
 
     /// The entry as a read shows it: tags with their current titles, in order.
     fn shown(&self, entry: &TimeEntry) -> TimeEntry {
-        let mut tags: Vec<TagRef> = entry
-            .tags
+        TimeEntry { tags: self.current_tags(entry.team_id, &entry.tags), ..entry.clone() }
+    }
+
+    /// `tags` that still exist, with their current titles, in order.
+    fn current_tags(&self, team: TeamId, tags: &[TagRef]) -> Vec<TagRef> {
+        let mut current: Vec<TagRef> = tags
             .iter()
-            .filter_map(|t| self.tag(entry.team_id, t.id))
+            .filter_map(|t| self.tag(team, t.id))
             .map(|t| TagRef { id: t.id, title: t.title.clone() })
             .collect();
-        TimeEntry::order_tags(&mut tags);
-        TimeEntry { tags, ..entry.clone() }
+        TimeEntry::order_tags(&mut current);
+        current
+    }
+
+    /// Whether time (an entry or a running timer) is filed under the project or section.
+    fn has_time(&self, team: TeamId, project: Option<ProjectId>, section: Option<SectionId>) -> bool {
+        let on = |p: Option<ProjectId>, s: Option<SectionId>| {
+            project.is_some_and(|id| p == Some(id)) || section.is_some_and(|id| s == Some(id))
+        };
+        self.entries.iter().any(|e| e.team_id == team && on(e.project_id, e.section_id))
+            || self.timers.iter().any(|t| t.team_id == team && on(t.project_id, t.section_id))
     }
 
     /// What the SQL adapter's foreign keys check.
@@ -160,7 +174,7 @@ impl ProjectRepository for MemoryStore {
         if state.project(team, id).is_none() {
             return Err(DeleteError::NotFound);
         }
-        if state.entries.iter().any(|e| e.team_id == team && e.project_id == Some(id)) {
+        if state.has_time(team, Some(id), None) {
             return Err(DeleteError::HasTimeEntries);
         }
         state.projects.retain(|p| !(p.team_id == team && p.id == id));
@@ -217,7 +231,7 @@ impl SectionRepository for MemoryStore {
         if state.section(team, id).is_none() {
             return Err(DeleteError::NotFound);
         }
-        if state.entries.iter().any(|e| e.team_id == team && e.section_id == Some(id)) {
+        if state.has_time(team, None, Some(id)) {
             return Err(DeleteError::HasTimeEntries);
         }
         state.sections.retain(|s| !(s.team_id == team && s.id == id));
@@ -283,5 +297,54 @@ impl TimeEntryRepository for MemoryStore {
         }
         state.bump_revision(team);
         Ok(())
+    }
+}
+
+#[async_trait]
+impl TimerRepository for MemoryStore {
+    async fn running_timer(&self, team: TeamId, user: UserId) -> Result<Option<RunningTimer>, StoreError> {
+        let state = self.state();
+        let timer = state.timers.iter().find(|t| t.team_id == team && t.user_id == user);
+        Ok(timer.map(|t| RunningTimer { tags: state.current_tags(team, &t.tags), ..t.clone() }))
+    }
+
+    async fn start_timer(&self, timer: &RunningTimer) -> Result<(), StartTimerError> {
+        let mut state = self.state();
+        if state.timers.iter().any(|t| t.team_id == timer.team_id && t.user_id == timer.user_id) {
+            return Err(StartTimerError::AlreadyRunning);
+        }
+        // The checks of an entry filed the same way.
+        let as_entry = timer.clone().into_entry(TimeEntryId::generate(), timer.started_at);
+        if !state.references_hold(&as_entry) {
+            return Err(StartTimerError::MissingReference);
+        }
+        state.timers.push(timer.clone());
+        Ok(())
+    }
+
+    async fn stop_timer(
+        &self,
+        team: TeamId,
+        timer: TimerId,
+        entry: &TimeEntry,
+    ) -> Result<(), StopTimerError> {
+        let mut state = self.state();
+        let Some(index) = state.timers.iter().position(|t| t.team_id == team && t.id == timer) else {
+            return Err(StopTimerError::NotRunning);
+        };
+        if !state.references_hold(entry) {
+            return Err(StopTimerError::MissingReference);
+        }
+        state.timers.remove(index);
+        state.entries.push(entry.clone());
+        state.bump_revision(team);
+        Ok(())
+    }
+
+    async fn discard_timer(&self, team: TeamId, timer: TimerId) -> Result<(), StopTimerError> {
+        let mut state = self.state();
+        let before = state.timers.len();
+        state.timers.retain(|t| !(t.team_id == team && t.id == timer));
+        if state.timers.len() == before { Err(StopTimerError::NotRunning) } else { Ok(()) }
     }
 }

@@ -118,6 +118,27 @@ macro_rules! tables {
         }
 
         diesel::table! {
+            running_timers (team_id, id) {
+                team_id -> $uuid,
+                id -> $uuid,
+                user_id -> $uuid,
+                task_name -> Text,
+                description -> Nullable<Text>,
+                project_id -> Nullable<$uuid>,
+                section_id -> Nullable<$uuid>,
+                started_at -> $ts,
+            }
+        }
+
+        diesel::table! {
+            running_timer_tags (team_id, timer_id, tag_id) {
+                team_id -> $uuid,
+                timer_id -> $uuid,
+                tag_id -> $uuid,
+            }
+        }
+
+        diesel::table! {
             track_revisions (team_id, shard) {
                 team_id -> $uuid,
                 shard -> SmallInt,
@@ -259,6 +280,8 @@ macro_rules! tables {
             tags,
             time_entries,
             time_entry_tags,
+            running_timers,
+            running_timer_tags,
             sender_addresses,
             invoice_serials,
             invoices,

@@ -1,8 +1,9 @@
-//! The tracking ports over diesel: tags, projects, sections and time entries.
+//! The tracking ports over diesel: tags, projects, sections, time entries and (in
+//! `timers`) running timers.
 //!
-//! The delete rules are foreign keys: an entry restricts deleting its project or section
-//! (the violation becomes `HasTimeEntries`), a project's sections and a tag's entry links
-//! are deleted with them.
+//! The delete rules are foreign keys: an entry or a running timer restricts deleting its
+//! project or section (the violation becomes `HasTimeEntries`), a project's sections and a
+//! tag's entry and timer links are deleted with them.
 
 use std::collections::HashMap;
 
@@ -189,6 +190,25 @@ macro_rules! insert_links {
         }
     };
 }
+
+/// Inserts `entry` and its tag links.
+macro_rules! insert_entry {
+    ($conn:ident, $entry:expr) => {
+        diesel::insert_into(time_entries::table)
+            .values((
+                time_entries::team_id.eq(DbUuid::of($entry.team_id)),
+                time_entries::id.eq(DbUuid::of($entry.id)),
+                entry_values!($entry),
+                time_entries::created_at.eq($entry.created_at),
+            ))
+            .execute($conn)
+            .await?;
+        insert_links!($conn, $entry);
+    };
+}
+use insert_entry;
+
+mod timers;
 
 /// Entries of `$team` matching `$filter`, as a boxed query on `time_entries`.
 macro_rules! filtered_entries {
@@ -545,16 +565,7 @@ impl TimeEntryRepository for SqlStore {
     async fn create_entry(&self, entry: &TimeEntry) -> Result<(), SaveEntryError> {
         db_run!(self, |conn| conn
             .transaction(async |conn| {
-                diesel::insert_into(time_entries::table)
-                    .values((
-                        time_entries::team_id.eq(DbUuid::of(entry.team_id)),
-                        time_entries::id.eq(DbUuid::of(entry.id)),
-                        entry_values!(entry),
-                        time_entries::created_at.eq(entry.created_at),
-                    ))
-                    .execute(conn)
-                    .await?;
-                insert_links!(conn, entry);
+                insert_entry!(conn, entry);
                 Ok::<_, diesel::result::Error>(())
             })
             .await

@@ -27,6 +27,11 @@ impl DurationSeconds {
         }
     }
 
+    /// `seconds` brought into the bounds: below 1 is 1, above [`Self::MAX`] is the maximum.
+    pub fn clamped(seconds: i64) -> Self {
+        Self(u64::try_from(seconds).unwrap_or(0).clamp(1, Self::MAX))
+    }
+
     pub fn get(self) -> u64 {
         self.0
     }
@@ -45,6 +50,9 @@ mod tests {
         assert_eq!(DurationSeconds::parse(1).map(DurationSeconds::get), Ok(1));
         assert!(DurationSeconds::parse(i128::from(DurationSeconds::MAX)).is_ok());
         assert!(DurationSeconds::parse(i128::from(DurationSeconds::MAX) + 1).is_err());
+        assert_eq!(DurationSeconds::clamped(-3).get(), 1);
+        assert_eq!(DurationSeconds::clamped(42).get(), 42);
+        assert_eq!(DurationSeconds::clamped(i64::MAX).get(), DurationSeconds::MAX);
     }
 
     #[test]

@@ -1,11 +1,11 @@
-//! Time tracking: time entries, tags, projects and sections.
+//! Time tracking: time entries, running timers, tags, projects and sections.
 //!
 //! The rules live here: the bounds of every field, the period a listing covers (day, ISO
 //! week, calendar month, in UTC), who may log or see time for whom, how an entry's
 //! project, section and tags must fit together, and when a project or section may be
-//! deleted. Storage is four repository ports ([`TagRepository`], [`ProjectRepository`],
-//! [`SectionRepository`], [`TimeEntryRepository`]); the [`service`] functions combine them
-//! with the rules. This crate knows nothing of HTTP or SQL.
+//! deleted. Storage is five repository ports ([`TagRepository`], [`ProjectRepository`],
+//! [`SectionRepository`], [`TimeEntryRepository`],
+//! [`TimerRepository`]); the [`service`] functions combine them with the rules. This crate knows nothing of HTTP or SQL.
 
 pub mod access;
 pub mod entry;
@@ -15,6 +15,7 @@ pub mod project;
 pub mod section;
 pub mod service;
 pub mod tag;
+pub mod timer;
 
 pub use access::Actor;
 pub use entry::{EntryFilter, SaveEntryError, TagRef, TimeEntry, TimeEntryId, TimeEntryRepository};
@@ -22,8 +23,9 @@ pub use fields::{Description, DurationSeconds, ProjectCode, TaskName, Title};
 pub use period::{Frequency, Period};
 pub use project::{Project, ProjectChanges, ProjectId, ProjectRepository, ProjectStatus, SaveProjectError};
 pub use section::{CreateSectionError, Section, SectionId, SectionRepository};
-pub use service::{EntryChanges, EntryDraft, TrackError};
+pub use service::{EntryChanges, EntryDraft, TimerDraft, TrackError};
 pub use tag::{Tag, TagId, TagRepository};
+pub use timer::{RunningTimer, StartTimerError, StopTimerError, TimerId, TimerRepository};
 
 use kernel::StoreError;
 
@@ -40,9 +42,15 @@ pub enum DeleteError {
 }
 
 /// Every tracking port at once, for adapters that implement them all.
-pub trait TrackStore: TagRepository + ProjectRepository + SectionRepository + TimeEntryRepository {}
+pub trait TrackStore:
+    TagRepository + ProjectRepository + SectionRepository + TimeEntryRepository + TimerRepository
+{
+}
 
-impl<T: TagRepository + ProjectRepository + SectionRepository + TimeEntryRepository> TrackStore for T {}
+impl<T> TrackStore for T where
+    T: TagRepository + ProjectRepository + SectionRepository + TimeEntryRepository + TimerRepository
+{
+}
 
 /// Orders by title, case-insensitively (full Unicode lowercase, so every store orders
 /// alike), then by id: the listing order of tags, projects and sections.

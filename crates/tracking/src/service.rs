@@ -12,8 +12,9 @@ use chrono::{DateTime, Utc};
 use kernel::{FieldError, Id, StoreError};
 
 use crate::{
-    Actor, DeleteError, Description, DurationSeconds, EntryFilter, ProjectId, SaveEntryError, SectionId,
-    TagId, TagRef, TaskName, TimeEntry, TimeEntryId, TrackStore,
+    Actor, DeleteError, Description, DurationSeconds, EntryFilter, ProjectId, RunningTimer, SaveEntryError,
+    SectionId, StartTimerError, StopTimerError, TagId, TagRef, TaskName, TimeEntry, TimeEntryId, TimerId,
+    TrackStore,
 };
 
 /// Why a time-entry use case refused.
@@ -28,6 +29,9 @@ pub enum TrackError {
     /// No such entry, or one the actor may not see.
     #[error("time entry not found")]
     NotFound,
+    /// The actor has no running timer.
+    #[error("no timer is running")]
+    NoTimer,
     /// The write lost a race with a delete; nothing was written.
     #[error("{0}")]
     Conflict(String),
@@ -60,6 +64,16 @@ pub struct EntryDraft {
     pub section_id: Option<SectionId>,
     pub tags: Vec<TagId>,
     pub ai_generated: bool,
+}
+
+/// A timer to start, each field valid on its own. It measures the actor's time.
+#[derive(Debug, Clone)]
+pub struct TimerDraft {
+    pub task_name: TaskName,
+    pub description: Option<Description>,
+    pub project_id: Option<ProjectId>,
+    pub section_id: Option<SectionId>,
+    pub tags: Vec<TagId>,
 }
 
 /// A partial update: `None` leaves a field as it is; `Some(None)` clears a nullable one.
@@ -203,6 +217,85 @@ pub async fn delete_time(
         DeleteError::NotFound | DeleteError::HasTimeEntries => TrackError::NotFound,
         DeleteError::Store(error) => TrackError::Store(error),
     })
+}
+
+/// Starts a timer for the actor, filed as a new entry would be (the section decides the
+/// project, no archived project, tags of the team). A second running timer is refused.
+pub async fn start_timer(
+    store: &dyn TrackStore,
+    actor: &Actor,
+    team: TeamId,
+    draft: TimerDraft,
+    now: DateTime<Utc>,
+) -> Result<RunningTimer, TrackError> {
+    let (project_id, section_id) = place(store, team, draft.project_id, draft.section_id).await?;
+    let tags = resolve_tags(store, team, &draft.tags).await?;
+    let timer = RunningTimer {
+        id: TimerId::generate(),
+        team_id: team,
+        user_id: actor.user_id,
+        task_name: draft.task_name,
+        description: draft.description,
+        project_id,
+        section_id,
+        tags,
+        started_at: now,
+    };
+    store.start_timer(&timer).await.map_err(|error| match error {
+        StartTimerError::AlreadyRunning => {
+            TrackError::Conflict("a timer is already running; stop it first".to_owned())
+        }
+        StartTimerError::MissingReference => TrackError::Conflict(TIMER_REFERENCE_GONE.to_owned()),
+        StartTimerError::Store(error) => TrackError::Store(error),
+    })?;
+    Ok(timer)
+}
+
+/// The actor's running timer.
+pub async fn running_timer(
+    store: &dyn TrackStore,
+    actor: &Actor,
+    team: TeamId,
+) -> Result<RunningTimer, TrackError> {
+    store.running_timer(team, actor.user_id).await?.ok_or(TrackError::NoTimer)
+}
+
+/// Stops the actor's running timer into a time entry of the whole seconds it ran (at
+/// least 1), dated at its start. The entry's rules hold at the stop: a timer whose
+/// project was archived while it ran is refused, and stays running until discarded.
+pub async fn stop_timer(
+    store: &dyn TrackStore,
+    actor: &Actor,
+    team: TeamId,
+    now: DateTime<Utc>,
+) -> Result<TimeEntry, TrackError> {
+    let timer = running_timer(store, actor, team).await?;
+    place(store, team, timer.project_id, timer.section_id).await?;
+    let id = timer.id;
+    let entry = timer.into_entry(TimeEntryId::generate(), now);
+    store.stop_timer(team, id, &entry).await.map_err(timer_error)?;
+    Ok(entry)
+}
+
+/// Discards the actor's running timer without logging its time.
+pub async fn discard_timer(
+    store: &dyn TrackStore,
+    actor: &Actor,
+    team: TeamId,
+) -> Result<RunningTimer, TrackError> {
+    let timer = running_timer(store, actor, team).await?;
+    store.discard_timer(team, timer.id).await.map_err(timer_error)?;
+    Ok(timer)
+}
+
+const TIMER_REFERENCE_GONE: &str = "a project, section or tag of the timer was deleted meanwhile; retry";
+
+fn timer_error(error: StopTimerError) -> TrackError {
+    match error {
+        StopTimerError::NotRunning => TrackError::NoTimer,
+        StopTimerError::MissingReference => TrackError::Conflict(TIMER_REFERENCE_GONE.to_owned()),
+        StopTimerError::Store(error) => TrackError::Store(error),
+    }
 }
 
 async fn check_user(

@@ -460,6 +460,45 @@ def _(s: dict[str, Any]) -> None:
     check(len(e.tags) == 1 and e.section_id == s["section"].id, "fields not given changed")
 
 
+# The running timer
+
+
+@step("no timer is running (404 ErrorBody)")
+def _(s: dict[str, Any]) -> None:
+    error_call("get_timer", 404, "no timer is running")
+
+
+@step("start a timer in the section, with the tag (201 TimerBody)")
+def _(s: dict[str, Any]) -> None:
+    tag = model("EntryTagInput")(id=s["tag"].id, title=s["tag"].title)
+    body = model("TimerInput")(task_name="Review", section_id=s["section"].id, tags=[tag])
+    t = call("start_timer", 201, model("TimerBody"), body=body).parsed
+    check(t.project_id == s["project"].id and t.section_id == s["section"].id, f"timer {t}")
+    check(t.elapsed_seconds >= 1 and t.description is None, f"timer {t}")
+    s["timer"] = t
+
+
+@step("a second timer is refused while one runs (409 ErrorBody)")
+def _(s: dict[str, Any]) -> None:
+    body = model("TimerInput")(task_name="Something else")
+    error_call("start_timer", 409, "a timer is already running", body=body)
+
+
+@step("get the running timer (200 TimerBody)")
+def _(s: dict[str, Any]) -> None:
+    t = call("get_timer", 200, model("TimerBody")).parsed
+    check(t.id == s["timer"].id and t.started_at == s["timer"].started_at, f"timer {t}")
+
+
+@step("stop the timer: a time entry dated at its start (201 TimeEntryBody)")
+def _(s: dict[str, Any]) -> None:
+    e = call("stop_timer", 201, model("TimeEntryBody")).parsed
+    check(e.date == s["timer"].started_at and e.duration_seconds >= 1, f"entry {e}")
+    check(e.task_name == "Review" and [t.id for t in e.tags] == [s["tag"].id], f"entry {e}")
+    error_call("get_timer", 404, "no timer is running")
+    call("delete_time", 200, model("Deleted"), id=e.id)
+
+
 def listed_entries(day: str, frequency: str) -> list[Any]:
     f = model("Frequency")(frequency)
     return call("list_time", 200, [model("TimeEntryBody")], date=date.fromisoformat(day), frequency=f).parsed

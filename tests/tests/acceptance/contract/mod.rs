@@ -34,6 +34,7 @@ macro_rules! for_each_adapter {
 mod agent;
 mod deliveries;
 mod invoices;
+mod timers;
 mod tracking;
 mod turns;
 

@@ -831,3 +831,148 @@ async fn listings_are_gzipped_for_clients_that_accept_it() {
         assert_eq!(body, plain);
     }
 }
+
+const TIMER: &str = "/v1/track/timer";
+
+/// A timer started on one instance is running on every instance, and its stop there is the
+/// time entry of the seconds it ran.
+#[tokio::test]
+async fn a_timer_runs_until_stopped_into_a_time_entry() {
+    let app = spawn_app().await;
+    let other = app.another_instance();
+    let website = project(&app, "Website", Some("WEB")).await;
+    let design = section(&app, &website, "Design").await;
+    let urgent = tag(&app, "urgent").await;
+    let message = expect(&app, &app.key, Method::GET, TIMER, None, 404).await;
+    assert_eq!(message, json!({"error": "no timer is running"}));
+    expect(&app, &app.key, Method::POST, &format!("{TIMER}/stop"), None, 404).await;
+
+    let before = chrono::Utc::now();
+    let start = json!({"taskName": "Mock-ups", "description": "Hero section", "sectionId": design["id"],
+                       "tags": [tag_ref(&urgent), tag_ref(&urgent)]});
+    let response = app.request(Method::POST, &format!("{TIMER}/start"), &app.key).json(&start).send().await;
+    let response = response.unwrap();
+    assert_eq!(response.status(), 201);
+    assert_eq!(response.headers()["location"], TIMER);
+    let timer: Value = response.json().await.unwrap();
+    assert_eq!(timer["projectId"], website["id"], "the section implies its project");
+    assert_eq!(timer["tags"], json!([tag_ref(&urgent)]));
+    assert_eq!(timer["elapsedSeconds"], 1);
+    let started: chrono::DateTime<chrono::Utc> = timer["startedAt"].as_str().unwrap().parse().unwrap();
+    assert!(started >= before - chrono::TimeDelta::milliseconds(1));
+
+    let again = json!({"taskName": "Another"});
+    let refused = expect(&app, &app.key, Method::POST, &format!("{TIMER}/start"), Some(again), 409).await;
+    assert_eq!(refused["error"], "a timer is already running; stop it first");
+    // The running timer holds its project and section, as an entry would.
+    let held = expect(&app, &app.key, Method::DELETE, &at(&design["id"], SECTIONS), None, 409).await;
+    assert_eq!(held["error"], "the section has time entries and cannot be deleted");
+
+    tokio::time::sleep(std::time::Duration::from_millis(2100)).await;
+    let read_there = app.http.get(format!("{other}{TIMER}")).header("X-API-Key", &app.key).send().await;
+    let read_there: Value = read_there.unwrap().json().await.unwrap();
+    assert_eq!(read_there["id"], timer["id"], "seen on every instance");
+    assert!(read_there["elapsedSeconds"].as_u64().unwrap() >= 2, "{read_there}");
+
+    let stop =
+        app.http.post(format!("{other}{TIMER}/stop")).header("X-API-Key", &app.key).send().await.unwrap();
+    assert_eq!(stop.status(), 201);
+    let location = stop.headers()["location"].to_str().unwrap().to_owned();
+    let entry: Value = stop.json().await.unwrap();
+    let ran = (chrono::Utc::now() - started).num_seconds();
+    let seconds = entry["durationSeconds"].as_i64().unwrap();
+    assert!((2..=ran).contains(&seconds), "{seconds} s logged for a timer that ran {ran} s");
+    assert_eq!(location, at(&entry["id"], TIME));
+    assert_eq!(entry["date"], timer["startedAt"]);
+    for field in ["taskName", "description", "projectId", "sectionId", "tags", "userId"] {
+        assert_eq!(entry[field], timer[field], "{field}");
+    }
+    assert_eq!(expect(&app, &app.key, Method::GET, &location, None, 200).await, entry);
+    let day = format!("{TIME}?date={}", &timer["startedAt"].as_str().unwrap()[..10]);
+    assert_eq!(
+        ids(&expect(&app, &app.key, Method::GET, &day, None, 200).await),
+        [entry["id"].as_str().unwrap()]
+    );
+
+    expect(&app, &app.key, Method::GET, TIMER, None, 404).await;
+    let stopped = expect(&app, &app.key, Method::POST, &format!("{TIMER}/stop"), None, 404).await;
+    assert_eq!(stopped["error"], "no timer is running");
+}
+
+#[tokio::test]
+async fn a_timer_keeps_the_rules_of_time_entries_and_is_each_users_own() {
+    let app = spawn_app().await;
+    let start = format!("{TIMER}/start");
+    let archived = project(&app, "Old", None).await;
+    let update = json!({"id": archived["id"], "data": {"status": "ARCHIVED"}});
+    expect(&app, &app.key, Method::PUT, &at(&archived["id"], PROJECTS), Some(update), 200).await;
+    for (body, message) in [
+        (json!({}), "taskName: is required"),
+        (json!({"taskName": ""}), "taskName: must not be empty"),
+        (json!({"taskName": "x", "durationSeconds": 5}), "durationSeconds: not accepted"),
+        (json!({"taskName": "x", "projectId": "nope"}), "projectId: no such project in the team"),
+        (
+            json!({"taskName": "x", "projectId": archived["id"]}),
+            "projectId: the project is archived; no time can be logged on it",
+        ),
+        (
+            json!({"taskName": "x", "tags": [{"id": archived["id"], "title": "t"}]}),
+            "tags[0].id: no such tag in the team",
+        ),
+    ] {
+        assert_eq!(refused(&app, &app.key, Method::POST, &start, body).await, message);
+    }
+    expect(&app, &app.key, Method::GET, TIMER, None, 404).await;
+
+    // Each user runs a timer of their own; an owner's is not a member's.
+    let (_, member) = key_of(&app, Role::Member).await;
+    expect(&app, &app.key, Method::POST, &start, Some(json!({"taskName": "Owner's"})), 201).await;
+    expect(&app, &member, Method::GET, TIMER, None, 404).await;
+    let theirs =
+        expect(&app, &member, Method::POST, &start, Some(json!({"taskName": "Member's"})), 201).await;
+    assert_eq!(expect(&app, &member, Method::GET, TIMER, None, 200).await["id"], theirs["id"]);
+
+    // Discarded: no time logged, and a new one may start.
+    let discarded = expect(&app, &member, Method::DELETE, TIMER, None, 200).await;
+    assert_eq!(discarded, json!({"message": "timer deleted"}));
+    expect(&app, &member, Method::DELETE, TIMER, None, 404).await;
+    let today = format!("{TIME}?date={}", chrono::Utc::now().format("%Y-%m-%d"));
+    assert_eq!(expect(&app, &member, Method::GET, &today, None, 200).await, json!([]));
+    expect(&app, &member, Method::POST, &start, Some(json!({"taskName": "Again"})), 201).await;
+
+    // A project archived while its timer runs: the stop is refused and the timer kept.
+    let live = project(&app, "Live", None).await;
+    expect(&app, &app.key, Method::DELETE, TIMER, None, 200).await;
+    expect(
+        &app,
+        &app.key,
+        Method::POST,
+        &start,
+        Some(json!({"taskName": "x", "projectId": live["id"]})),
+        201,
+    )
+    .await;
+    let archive = json!({"id": live["id"], "data": {"status": "ARCHIVED"}});
+    expect(&app, &app.key, Method::PUT, &at(&live["id"], PROJECTS), Some(archive), 200).await;
+    let message = refused(&app, &app.key, Method::POST, &format!("{TIMER}/stop"), json!({})).await;
+    assert_eq!(message, "projectId: the project is archived; no time can be logged on it");
+    expect(&app, &app.key, Method::GET, TIMER, None, 200).await;
+
+    // Another team's key sees no timer of this team.
+    let stranger_team = create_team(&app.store, "Other").await;
+    let stranger = create_user(&app.store, stranger_team, Role::Owner).await;
+    let (_, stranger_key) = create_key(&app.store, stranger_team, stranger, Scope::Write, None).await;
+    expect(&app, &stranger_key, Method::GET, TIMER, None, 404).await;
+
+    // Reading needs track:read, the rest track:write.
+    let read_only = create_key(&app.store, app.team, app.owner, Scope::ReadOnly, None).await.1;
+    expect(&app, &read_only, Method::GET, TIMER, None, 200).await;
+    for (method, path) in [
+        (Method::POST, start.clone()),
+        (Method::POST, format!("{TIMER}/stop")),
+        (Method::DELETE, TIMER.to_owned()),
+    ] {
+        let answer = expect(&app, &read_only, method, &path, Some(json!({"taskName": "x"})), 403).await;
+        assert_eq!(answer["error"], "this API key lacks the track:write permission");
+    }
+}

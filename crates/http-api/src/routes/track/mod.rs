@@ -5,6 +5,7 @@ pub(crate) mod projects;
 pub(crate) mod sections;
 pub(crate) mod tags;
 pub(crate) mod time;
+pub(crate) mod timer;
 
 use actix_web::http::StatusCode;
 use tracking::{DeleteError, Title, TrackError};
@@ -18,6 +19,7 @@ impl From<TrackError> for ApiError {
             TrackError::Invalid(error) => error.into(),
             TrackError::Forbidden(message) => ApiError::new(StatusCode::FORBIDDEN, message),
             TrackError::NotFound => not_found("time entry"),
+            TrackError::NoTimer => ApiError::new(StatusCode::NOT_FOUND, "no timer is running"),
             TrackError::Conflict(message) => ApiError::conflict(message),
             TrackError::Store(error) => error.into(),
         }

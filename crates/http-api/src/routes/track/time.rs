@@ -8,7 +8,10 @@ use kernel::{FieldError, Id, InvalidValue, parse_instant};
 use serde::{Deserialize, Serialize};
 use serde_json::Number;
 use tracking::service::{self, EntryChanges, EntryDraft};
-use tracking::{Actor, Description, DurationSeconds, Frequency, TagId, TaskName, TimeEntry, TimeEntryId};
+use tracking::{
+    Actor, Description, DurationSeconds, Frequency, ProjectId, SectionId, TagId, TagRef, TaskName, TimeEntry,
+    TimeEntryId,
+};
 use utoipa::{IntoParams, ToSchema};
 use uuid::Uuid;
 
@@ -25,6 +28,11 @@ use crate::state::ApiState;
 pub(crate) struct EntryTag {
     id: Uuid,
     title: String,
+}
+
+/// Tags as an entry or a timer shows them.
+pub(super) fn entry_tags(tags: Vec<TagRef>) -> Vec<EntryTag> {
+    tags.into_iter().map(|t| EntryTag { id: t.id.as_uuid(), title: t.title.into_string() }).collect()
 }
 
 /// A time entry.
@@ -64,11 +72,7 @@ impl From<TimeEntry> for TimeEntryBody {
             user_id: entry.user_id.as_uuid(),
             project_id: entry.project_id.map(|id| id.as_uuid()),
             section_id: entry.section_id.map(|id| id.as_uuid()),
-            tags: entry
-                .tags
-                .into_iter()
-                .map(|t| EntryTag { id: t.id.as_uuid(), title: t.title.into_string() })
-                .collect(),
+            tags: entry_tags(entry.tags),
             ai_generated: entry.ai_generated,
             team_id: entry.team_id.as_uuid(),
             created_at: Timestamp(entry.created_at),
@@ -168,11 +172,11 @@ fn duration(number: &Number) -> Result<DurationSeconds, FieldError> {
         .map_err(|e| e.at("durationSeconds"))
 }
 
-fn task_name(text: String) -> Result<TaskName, FieldError> {
+pub(super) fn task_name(text: String) -> Result<TaskName, FieldError> {
     TaskName::parse(text).map_err(|e| e.at("taskName"))
 }
 
-fn description(text: String) -> Result<Description, FieldError> {
+pub(super) fn description(text: String) -> Result<Description, FieldError> {
     Description::parse(text).map_err(|e| e.at("description"))
 }
 
@@ -184,20 +188,30 @@ fn user(text: &str) -> Result<UserId, FieldError> {
     body_id(text, "userId", "user")
 }
 
-fn tags(tags: &[EntryTagInput]) -> Result<Vec<TagId>, FieldError> {
+pub(super) fn tags(tags: &[EntryTagInput]) -> Result<Vec<TagId>, FieldError> {
     tags.iter().enumerate().map(|(i, tag)| body_id(&tag.id, &format!("tags[{i}].id"), "tag")).collect()
+}
+
+/// `projectId` and `sectionId` as a body gives them.
+pub(super) fn placement(
+    project: Option<&str>,
+    section: Option<&str>,
+) -> Result<(Option<ProjectId>, Option<SectionId>), FieldError> {
+    let project = project.map(|p| body_id(p, "projectId", "project")).transpose()?;
+    Ok((project, section.map(|s| body_id(s, "sectionId", "section")).transpose()?))
 }
 
 impl TimeEntryInput {
     fn parse(self) -> Result<EntryDraft, FieldError> {
+        let (project_id, section_id) = placement(self.project_id.as_deref(), self.section_id.as_deref())?;
         Ok(EntryDraft {
             duration: duration(&self.duration_seconds)?,
             task_name: task_name(self.task_name)?,
             description: self.description.map(description).transpose()?,
             date: date(&self.date)?,
             user_id: self.user_id.as_deref().map(user).transpose()?,
-            project_id: self.project_id.as_deref().map(|p| body_id(p, "projectId", "project")).transpose()?,
-            section_id: self.section_id.as_deref().map(|s| body_id(s, "sectionId", "section")).transpose()?,
+            project_id,
+            section_id,
             tags: tags(&self.tags)?,
             ai_generated: self.ai_generated,
         })

@@ -1,0 +1,2 @@
+DROP TABLE running_timer_tags;
+DROP TABLE running_timers;
