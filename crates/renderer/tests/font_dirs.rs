@@ -12,9 +12,8 @@ use std::process::Command;
 use renderer::{FONT_DIRS_VARIABLE, multilingual_document, render_pdf};
 use support::run;
 
-/// The Noto CJK faces of Debian's `fonts-noto-cjk`: sans-serif (what the system's fonts
-/// give first) and serif (what the configured directory holds).
-const SANS_CJK: &str = "NotoSansCJK";
+/// Noto Serif CJK of Debian's `fonts-noto-cjk`: what the configured directory holds. The
+/// system's fonts give Noto Sans CJK first.
 const SERIF_CJK: &str = "/usr/share/fonts/opentype/noto/NotoSerifCJK-Regular.ttc";
 
 /// The names of the fonts embedded in the multilingual invoice.
@@ -26,12 +25,15 @@ fn embedded_fonts() -> String {
 fn a_configured_font_directory_comes_before_the_systems_fonts() {
     assert!(std::env::var_os(FONT_DIRS_VARIABLE).is_none(), "run without {FONT_DIRS_VARIABLE}");
     let system = embedded_fonts();
-    assert!(system.contains(SANS_CJK) && !system.contains("NotoSerifCJK"), "{system}");
+    assert!(system.contains("NotoSansCJKjp-Regular") && !system.contains("NotoSerifCJK"), "{system}");
 
     let dir = std::env::temp_dir().join(format!("billable-font-dirs-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let _ = std::fs::remove_file(dir.join("serif.ttc"));
-    std::os::unix::fs::symlink(SERIF_CJK, dir.join("serif.ttc")).unwrap();
+    // A link or a copy, not a symlink: fontdb reads a symlink as the file it points to,
+    // which is not in the configured directory.
+    let serif = dir.join("serif.ttc");
+    std::fs::hard_link(SERIF_CJK, &serif).or_else(|_| std::fs::copy(SERIF_CJK, &serif).map(drop)).unwrap();
     let missing = std::env::temp_dir().join("billable-no-such-font-dir");
     let dirs = std::env::join_paths([&missing, &dir]).unwrap();
     let child = Command::new(std::env::current_exe().unwrap())
@@ -50,5 +52,10 @@ fn a_configured_font_directory_comes_before_the_systems_fonts() {
 fn with_the_configured_directory() {
     assert!(std::env::var_os(FONT_DIRS_VARIABLE).is_some(), "{FONT_DIRS_VARIABLE} must be set");
     let configured = embedded_fonts();
-    assert!(configured.contains("NotoSerifCJK") && !configured.contains(SANS_CJK), "{configured}");
+    // The regular text's CJK comes from the configured face. (Bold text keeps the system's
+    // bold face: within a family the nearest weight wins, and the directory has no bold.)
+    assert!(
+        configured.contains("NotoSerifCJKjp-Regular") && !configured.contains("NotoSansCJKjp-Regular"),
+        "{configured}"
+    );
 }
