@@ -232,6 +232,7 @@ pub fn serve_config() -> ServeConfig {
         workers: Some(1),
         trust_forwarded: false,
         listing_cache_mb: 32,
+        idempotency_ttl: Duration::from_hours(24),
         pdf_renderer_url: None,
         pdf_renderer_timeout: Duration::from_secs(10),
         agent: None,

@@ -5,12 +5,16 @@
 //! permission, and which role may act for other users. Storage is a port,
 //! [`AccountStore`]; this crate knows nothing of HTTP or SQL.
 
+mod idempotency;
 mod key;
 mod scope;
 mod service;
 mod store;
 mod team;
 
+pub use idempotency::{
+    Claimed, IdempotencyKey, IdempotencyStore, KeptResponse, KeyClaim, RequestFingerprint,
+};
 pub use key::{ApiKey, ApiKeyId, ApiKeySecret, Credential, KeyHash, Principal, Refusal};
 pub use scope::{Permission, Scope};
 pub use service::{IssuedKey, bootstrap, issue_api_key, new_team, new_user};

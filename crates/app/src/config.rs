@@ -99,6 +99,10 @@ pub struct ServeConfig {
     /// none. A kept listing is served while nothing it shows has changed.
     #[arg(long, env = "BILLABLE_LISTING_CACHE_MB", default_value_t = 32)]
     pub listing_cache_mb: u64,
+    /// How long an Idempotency-Key and the answer it got are kept: a retry within this
+    /// time gets the first answer. From 1 min to 30 days.
+    #[arg(long, env = "BILLABLE_IDEMPOTENCY_TTL", default_value = "24h", value_parser = parse_idempotency_ttl)]
+    pub idempotency_ttl: Duration,
     /// Worker threads [default: one per core].
     #[arg(long, env = "BILLABLE_WORKERS")]
     pub workers: Option<usize>,
@@ -172,7 +176,18 @@ impl ServeConfig {
             key_cache_ttl: self.key_cache_ttl,
             trust_forwarded: self.trust_forwarded,
             listing_cache_bytes: self.listing_cache_mb.saturating_mul(1 << 20),
+            idempotency_ttl: self.idempotency_ttl,
         })
+    }
+}
+
+/// Parses how long idempotency keys are kept: from 1 min to 30 days.
+fn parse_idempotency_ttl(text: &str) -> Result<Duration, String> {
+    let ttl = humantime::parse_duration(text).map_err(|e| e.to_string())?;
+    if (Duration::from_mins(1)..=Duration::from_hours(30 * 24)).contains(&ttl) {
+        Ok(ttl)
+    } else {
+        Err("must be from 1m to 30days".to_owned())
     }
 }
 

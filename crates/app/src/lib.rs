@@ -52,6 +52,7 @@ impl Store {
                 track: store.clone(),
                 agent: store.clone(),
                 health: store.clone(),
+                idempotency: store.clone(),
             },
             Self::Memory(store) => Stores {
                 accounts: store.clone(),
@@ -59,6 +60,7 @@ impl Store {
                 track: store.clone(),
                 agent: store.clone(),
                 health: store.clone(),
+                idempotency: store.clone(),
             },
         }
     }
@@ -127,6 +129,7 @@ impl Application {
         let renderer = config.renderer()?;
         let state = web::Data::new(ApiState::new(store.stores(), renderer, clock, config.http_settings()?));
         spawn_sweeps(state.clone(), |state| state.limits.sweep());
+        spawn_idempotency_purge(state.clone());
         let server = http_api::serve(listener, state.clone(), config.workers())?;
         Ok(Self { port, trigger_ports: Vec::new(), servers: vec![server], worker: None, state })
     }
@@ -201,6 +204,24 @@ fn spawn_sweeps<T: Send + Sync + 'static>(state: web::Data<T>, sweep: fn(&T)) {
         loop {
             every_minute.tick().await;
             sweep(&state);
+        }
+    });
+}
+
+/// Forgets expired idempotency keys at start and hourly after. Every replica does it; a
+/// purge is one indexed delete, so more than one at a time costs little.
+fn spawn_idempotency_purge(state: web::Data<ApiState>) {
+    tokio::spawn(async move {
+        let mut every_hour = tokio::time::interval(std::time::Duration::from_hours(1));
+        loop {
+            every_hour.tick().await;
+            match state.stores.idempotency.purge_idempotency_keys(state.clock.now()).await {
+                Ok(0) => {}
+                Ok(purged) => tracing::info!(purged, "forgot expired idempotency keys"),
+                Err(error) => {
+                    tracing::warn!(error = format!("{error:#}"), "could not forget expired idempotency keys");
+                }
+            }
         }
     });
 }

@@ -42,15 +42,19 @@ impl<T: DeserializeOwned + 'static> FromRequest for Json<T> {
                     "content-type: must be application/json",
                 ));
             }
-            let bytes = bytes.await.map_err(|error| match error.as_error::<PayloadError>() {
-                Some(PayloadError::Overflow) => ApiError::new(
-                    StatusCode::PAYLOAD_TOO_LARGE,
-                    format!("body: must be at most {BODY_LIMIT} bytes"),
-                ),
-                _ => ApiError::new(StatusCode::BAD_REQUEST, "body: could not be read"),
-            })?;
+            let bytes = bytes.await.map_err(|error| unread_body(&error))?;
             parse(&bytes).map(Json)
         })
+    }
+}
+
+/// Why a body could not be read: too long (413), or cut off (400).
+pub(crate) fn unread_body(error: &actix_web::Error) -> ApiError {
+    match error.as_error::<PayloadError>() {
+        Some(PayloadError::Overflow) => {
+            ApiError::new(StatusCode::PAYLOAD_TOO_LARGE, format!("body: must be at most {BODY_LIMIT} bytes"))
+        }
+        _ => ApiError::new(StatusCode::BAD_REQUEST, "body: could not be read"),
     }
 }
 

@@ -2,7 +2,8 @@
 //!
 //! A request passes, outermost first: `conventions::request_id` (id, span, log line),
 //! `metrics::record`, `conventions::json_errors`, then for `/v1` routes
-//! `auth::require_api_key` (401, 429) and the handler, whose [`auth::Auth`] extractor
+//! `auth::require_api_key` (401, 429), `idempotency::replay_retries` (a write's
+//! `Idempotency-Key`: 400, 409, 422, or the kept answer) and the handler, whose [`auth::Auth`] extractor
 //! checks the permission (403) before the [`body::Json`] body is parsed (400). Handlers
 //! parse input into domain types, call a port, and map its errors with [`ApiError`].
 
@@ -10,6 +11,7 @@ pub mod auth;
 pub mod body;
 pub mod conventions;
 pub mod error;
+pub mod idempotency;
 pub mod listings;
 mod mcp;
 pub mod metrics;
@@ -48,6 +50,7 @@ where
     app.openapi(ApiDoc::openapi())
         .service(
             scope("/v1/invoices/clients")
+                .wrap(from_fn(idempotency::replay_retries))
                 .wrap(from_fn(auth::require_api_key))
                 .service(ledger.check(routes::clients::list_clients))
                 .service(ledger.check(routes::clients::create_client))
@@ -60,6 +63,7 @@ where
         .service(scope("/v1/invoices/pdf").service(ledger.check(routes::invoices::invoice_pdf)))
         .service(
             scope("/v1/invoices")
+                .wrap(from_fn(idempotency::replay_retries))
                 .wrap(from_fn(auth::require_api_key))
                 .service(ledger.check(routes::invoices::list_invoices))
                 .service(ledger.check(routes::invoices::create_invoice))
@@ -70,6 +74,7 @@ where
         )
         .service(
             scope("/v1/track/time")
+                .wrap(from_fn(idempotency::replay_retries))
                 .wrap(from_fn(auth::require_api_key))
                 .service(ledger.check(routes::track::time::list_time))
                 .service(ledger.check(routes::track::time::create_time))
@@ -79,6 +84,7 @@ where
         )
         .service(
             scope("/v1/track/timer")
+                .wrap(from_fn(idempotency::replay_retries))
                 .wrap(from_fn(auth::require_api_key))
                 .service(ledger.check(routes::track::timer::get_timer))
                 .service(ledger.check(routes::track::timer::start_timer))
@@ -87,6 +93,7 @@ where
         )
         .service(
             scope("/v1/track/tags")
+                .wrap(from_fn(idempotency::replay_retries))
                 .wrap(from_fn(auth::require_api_key))
                 .service(ledger.check(routes::track::tags::list_tags))
                 .service(ledger.check(routes::track::tags::create_tag))
@@ -95,6 +102,7 @@ where
         )
         .service(
             scope("/v1/track/projects")
+                .wrap(from_fn(idempotency::replay_retries))
                 .wrap(from_fn(auth::require_api_key))
                 .service(ledger.check(routes::track::projects::list_projects))
                 .service(ledger.check(routes::track::projects::create_project))
@@ -103,6 +111,7 @@ where
         )
         .service(
             scope("/v1/track/sections")
+                .wrap(from_fn(idempotency::replay_retries))
                 .wrap(from_fn(auth::require_api_key))
                 .service(ledger.check(routes::track::sections::list_sections))
                 .service(ledger.check(routes::track::sections::create_section))
@@ -111,12 +120,14 @@ where
         )
         .service(
             scope("/v1/agent/runs")
+                .wrap(from_fn(idempotency::replay_retries))
                 .wrap(from_fn(auth::require_api_key))
                 .service(ledger.check(routes::agent::list_runs))
                 .service(ledger.check(routes::agent::get_run)),
         )
         .service(
             scope("/v1/agent/deliveries")
+                .wrap(from_fn(idempotency::replay_retries))
                 .wrap(from_fn(auth::require_api_key))
                 .service(ledger.check(routes::agent::list_deliveries)),
         )

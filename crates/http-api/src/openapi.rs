@@ -229,8 +229,67 @@ pub(crate) fn finish(doc: &mut Value) {
             }
         }
     }
+    for (path, item) in paths_mut(doc) {
+        if is_keyed(path) {
+            for (method, operation) in item.as_object_mut().into_iter().flat_map(|item| item.iter_mut()) {
+                if ["post", "put", "patch", "delete"].contains(&method.as_str()) {
+                    declare_idempotency(operation);
+                }
+            }
+        }
+    }
     link_collections(doc);
     require_response_fields(doc);
+}
+
+/// The `Idempotency-Key` header of a keyed write, and the answers it adds.
+fn declare_idempotency(operation: &mut Value) {
+    let parameter = json!({
+        "name": "Idempotency-Key",
+        "in": "header",
+        "required": false,
+        "description": "Makes a retry safe: the first request with a key is carried out and its \
+            answer kept (24 h by default, per team); a retry with the same key, method, path, body \
+            and API key gets that answer again, with `Idempotent-Replayed: true`, and changes \
+            nothing. The same key for another request is 422; while the first is still running, 409.",
+        "schema": {"type": "string", "minLength": 1, "maxLength": 255, "pattern": "^[!-~]+$"},
+    });
+    let parameters = operation.as_object_mut().map(|o| o.entry("parameters").or_insert_with(|| json!([])));
+    if let Some(parameters) = parameters.and_then(Value::as_array_mut) {
+        parameters.push(parameter);
+    }
+    let Some(responses) = operation.get_mut("responses").and_then(Value::as_object_mut) else { return };
+    let error = json!({"application/json": {"schema": {"$ref": "#/components/schemas/ErrorBody"}}});
+    for (status, description) in [
+        ("409", "A request with this `Idempotency-Key` is still being processed; retry after `Retry-After`."),
+        ("422", "This `Idempotency-Key` was used for a different request."),
+    ] {
+        let response = match responses.entry(status) {
+            serde_json::map::Entry::Vacant(vacant) => {
+                vacant.insert(json!({"description": description, "content": error, "headers": {}}))
+            }
+            serde_json::map::Entry::Occupied(occupied) => {
+                let response = occupied.into_mut();
+                let both = format!("{} {description}", response["description"].as_str().unwrap_or_default());
+                response["description"] = json!(both);
+                response
+            }
+        };
+        response["headers"]["Retry-After"] = json!({
+            "description": "Whole seconds to wait before a retry (sent while the key is in flight).",
+            "required": false,
+            "schema": {"type": "integer", "minimum": 0},
+        });
+    }
+    for (status, response) in responses.iter_mut() {
+        if status.starts_with('2') {
+            response["headers"]["Idempotent-Replayed"] = json!({
+                "description": "`true` when this is the kept answer of an earlier request with the same `Idempotency-Key`.",
+                "required": false,
+                "schema": {"type": "string", "enum": ["true"]},
+            });
+        }
+    }
 }
 
 fn declare_key_scheme(doc: &mut Value) {

@@ -3,7 +3,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use accounts::AccountStore;
+use accounts::{AccountStore, IdempotencyStore};
 use billing::{BillingStore, InvoiceRenderer};
 use kernel::{Clock, StoreHealth};
 use tracking::TrackStore;
@@ -30,6 +30,8 @@ pub struct HttpSettings {
     pub trust_forwarded: bool,
     /// Bytes of rendered time-entry listings kept for repeated requests; 0 keeps none.
     pub listing_cache_bytes: u64,
+    /// How long an `Idempotency-Key` and its answer are kept.
+    pub idempotency_ttl: Duration,
 }
 
 /// The storage ports the API serves from.
@@ -42,6 +44,8 @@ pub struct Stores {
     /// The agent's run history and delivery log.
     pub agent: Arc<dyn AgentStore>,
     pub health: Arc<dyn StoreHealth>,
+    /// Idempotency keys and their kept answers.
+    pub idempotency: Arc<dyn IdempotencyStore>,
 }
 
 impl std::fmt::Debug for Stores {

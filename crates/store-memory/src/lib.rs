@@ -17,6 +17,7 @@ use kernel::{StoreError, StoreHealth, StoreStatus};
 
 mod agent;
 mod deliveries;
+mod idempotency;
 mod invoices;
 mod time_tracking;
 
@@ -44,6 +45,7 @@ struct State {
     deliveries: Vec<deliveries::StoredDelivery>,
     /// Accepted deliveries' (team, delivery id, body hash, accepted at).
     dedupe: Vec<deliveries::DedupeRecord>,
+    idempotency_keys: Vec<idempotency::KeyRecord>,
 }
 
 /// All ports over one in-process state.

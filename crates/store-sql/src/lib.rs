@@ -14,6 +14,7 @@ mod accounts;
 mod agent;
 mod clients;
 mod deliveries;
+mod idempotency;
 mod invoices;
 mod pool;
 mod runtime_pool;

@@ -139,6 +139,20 @@ macro_rules! tables {
         }
 
         diesel::table! {
+            idempotency_keys (team_id, key) {
+                team_id -> $uuid,
+                key -> Text,
+                fingerprint -> $blob,
+                claimed_at -> $ts,
+                lease_until -> $ts,
+                expires_at -> $ts,
+                status -> Nullable<Integer>,
+                headers -> Nullable<Text>,
+                body -> Nullable<$blob>,
+            }
+        }
+
+        diesel::table! {
             track_revisions (team_id, shard) {
                 team_id -> $uuid,
                 shard -> SmallInt,
@@ -291,6 +305,7 @@ macro_rules! tables {
             agent_deliveries,
             agent_delivery_dedupe,
             track_revisions,
+            idempotency_keys,
         );
     };
 }

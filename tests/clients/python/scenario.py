@@ -271,6 +271,23 @@ def _(s: dict[str, Any]) -> None:
     s["invoice2"] = i
 
 
+@step("retry an invoice create with an Idempotency-Key: one invoice, the same answer (201, Idempotent-Replayed)")
+def _(s: dict[str, Any]) -> None:
+    before = len(call("list_invoices", 200, [model("InvoiceBody")]).parsed)
+    key = str(uuid.uuid4())
+    body = model("InvoiceInput")(line_items=[line("Retried", 10, 1)], client_id=str(s["client"].id))
+    first = call("create_invoice", 201, model("InvoiceBody"), body=body, idempotency_key=key)
+    retry = call("create_invoice", 201, model("InvoiceBody"), body=body, idempotency_key=key)
+    check(retry.headers.get("idempotent-replayed") == "true", f"retry headers {dict(retry.headers)}")
+    check("idempotent-replayed" not in first.headers, "the first answer is not a replay")
+    check(retry.parsed.id == first.parsed.id and retry.parsed.serial == first.parsed.serial, "the same invoice")
+    after = len(call("list_invoices", 200, [model("InvoiceBody")]).parsed)
+    check(after == before + 1, f"{before} invoices before, {after} after two requests")
+    other = model("InvoiceInput")(line_items=[line("Retried", 11, 1)], client_id=str(s["client"].id))
+    error_call("create_invoice", 422, "Idempotency-Key: was used for a different request", body=other, idempotency_key=key)
+    call("delete_invoice", 200, model("Deleted"), id=first.parsed.id)
+
+
 @step("list invoices (200 list[InvoiceBody]) holds both")
 def _(s: dict[str, Any]) -> None:
     listed = call("list_invoices", 200, [model("InvoiceBody")]).parsed

@@ -33,6 +33,7 @@ macro_rules! for_each_adapter {
 
 mod agent;
 mod deliveries;
+mod idempotency;
 mod invoices;
 mod timers;
 mod tracking;

@@ -4,6 +4,7 @@
 mod auth;
 mod clients;
 mod conventions;
+mod idempotency;
 mod invoices;
 mod mcp;
 mod openapi;
