@@ -16,6 +16,7 @@ pub mod listings;
 mod mcp;
 pub mod metrics;
 mod openapi;
+pub mod paging;
 pub mod ratelimit;
 pub mod revisions;
 mod routes;
@@ -96,6 +97,7 @@ where
                 .wrap(from_fn(idempotency::replay_retries))
                 .wrap(from_fn(auth::require_api_key))
                 .service(ledger.check(routes::track::tags::list_tags))
+                .service(ledger.check(routes::track::tags::get_tag))
                 .service(ledger.check(routes::track::tags::create_tag))
                 .service(ledger.check(routes::track::tags::rename_tag))
                 .service(ledger.check(routes::track::tags::delete_tag)),
@@ -105,6 +107,7 @@ where
                 .wrap(from_fn(idempotency::replay_retries))
                 .wrap(from_fn(auth::require_api_key))
                 .service(ledger.check(routes::track::projects::list_projects))
+                .service(ledger.check(routes::track::projects::get_project))
                 .service(ledger.check(routes::track::projects::create_project))
                 .service(ledger.check(routes::track::projects::update_project))
                 .service(ledger.check(routes::track::projects::delete_project)),
@@ -114,6 +117,7 @@ where
                 .wrap(from_fn(idempotency::replay_retries))
                 .wrap(from_fn(auth::require_api_key))
                 .service(ledger.check(routes::track::sections::list_sections))
+                .service(ledger.check(routes::track::sections::get_section))
                 .service(ledger.check(routes::track::sections::create_section))
                 .service(ledger.check(routes::track::sections::update_section))
                 .service(ledger.check(routes::track::sections::delete_section)),

@@ -19,7 +19,7 @@ use accounts::TeamId;
 use actix_web::web::Bytes;
 use flate2::Compression;
 use flate2::write::GzEncoder;
-use tracking::EntryFilter;
+use tracking::{EntryFilter, EntryPosition};
 
 /// Bodies smaller than this are sent as they are: gzip would save less than a packet.
 const MIN_GZIP_BYTES: usize = 1400;
@@ -30,6 +30,8 @@ const MIN_GZIP_BYTES: usize = 1400;
 pub struct Listing {
     revision: u64,
     body: Bytes,
+    /// Where the next page starts, when this is a page with more after it.
+    next: Option<EntryPosition>,
     gzipped: Arc<OnceLock<Option<Bytes>>>,
 }
 
@@ -43,8 +45,13 @@ impl std::fmt::Debug for Listing {
 }
 
 impl Listing {
-    fn new(revision: u64, body: Bytes) -> Self {
-        Self { revision, body, gzipped: Arc::new(OnceLock::new()) }
+    fn new(revision: u64, body: Bytes, next: Option<EntryPosition>) -> Self {
+        Self { revision, body, next, gzipped: Arc::new(OnceLock::new()) }
+    }
+
+    /// The position the next page continues after, if there is a next page.
+    pub fn next(&self) -> Option<EntryPosition> {
+        self.next
     }
 
     /// The JSON.
@@ -106,9 +113,17 @@ impl ListingCache {
         (listing.revision == revision).then_some(listing)
     }
 
-    /// Keeps `body`, the listing of `filter` read after `revision` was read, and returns it.
-    pub fn keep(&self, team: TeamId, filter: EntryFilter, revision: u64, body: Bytes) -> Listing {
-        let listing = Listing::new(revision, body);
+    /// Keeps `body`, the listing of `filter` read after `revision` was read (with the
+    /// position of the next page, if any), and returns it.
+    pub fn keep(
+        &self,
+        team: TeamId,
+        filter: EntryFilter,
+        revision: u64,
+        body: Bytes,
+        next: Option<EntryPosition>,
+    ) -> Listing {
+        let listing = Listing::new(revision, body, next);
         if let Some(kept) = &self.kept {
             kept.insert((team, filter), listing.clone());
         }
@@ -139,9 +154,9 @@ mod tests {
     fn a_listing_is_served_only_at_the_revision_it_was_kept_at() {
         let cache = ListingCache::new(1 << 20);
         let team = TeamId::generate();
-        let filter = EntryFilter { period: month(), user: None };
+        let filter = EntryFilter::within(month());
         assert_eq!(body_at(&cache, team, &filter, 0), None);
-        cache.keep(team, filter, 3, Bytes::from_static(b"[1]"));
+        cache.keep(team, filter, 3, Bytes::from_static(b"[1]"), None);
         assert_eq!(body_at(&cache, team, &filter, 3), Some(Bytes::from_static(b"[1]")));
         assert_eq!(body_at(&cache, team, &filter, 4), None, "a change since");
         // Another team, another user, another period: other listings.
@@ -150,7 +165,7 @@ mod tests {
         assert_eq!(body_at(&cache, team, &mine, 3), None);
         let day = EntryFilter { period: Frequency::Day.period_around(month().start), ..filter };
         assert_eq!(body_at(&cache, team, &day, 3), None);
-        cache.keep(team, filter, 4, Bytes::from_static(b"[1,2]"));
+        cache.keep(team, filter, 4, Bytes::from_static(b"[1,2]"), None);
         assert_eq!(body_at(&cache, team, &filter, 4), Some(Bytes::from_static(b"[1,2]")));
     }
 
@@ -158,8 +173,8 @@ mod tests {
     fn a_size_of_zero_keeps_nothing_but_still_renders() {
         let cache = ListingCache::new(0);
         let team = TeamId::generate();
-        let filter = EntryFilter { period: month(), user: None };
-        let listing = cache.keep(team, filter, 1, Bytes::from_static(b"[]"));
+        let filter = EntryFilter::within(month());
+        let listing = cache.keep(team, filter, 1, Bytes::from_static(b"[]"), None);
         assert_eq!(listing.body(), Bytes::from_static(b"[]"));
         assert_eq!(body_at(&cache, team, &filter, 1), None);
     }
@@ -168,7 +183,7 @@ mod tests {
     fn large_listings_are_gzipped_once_and_small_ones_not_at_all() {
         let entry = r#"{"id":"019a0000-0000-7000-8000-000000000000","taskName":"Write the report"}"#;
         let json = format!("[{}]", vec![entry; 200].join(","));
-        let listing = Listing::new(1, Bytes::from(json.clone()));
+        let listing = Listing::new(1, Bytes::from(json.clone()), None);
         let gzipped = listing.gzipped().expect("large enough");
         assert!(gzipped.len() * 10 < json.len(), "{} bytes of {}", gzipped.len(), json.len());
         let mut unzipped = String::new();
@@ -176,6 +191,6 @@ mod tests {
         assert_eq!(unzipped, json);
         // The same bytes again: compressed once.
         assert_eq!(listing.gzipped().unwrap().as_ptr(), gzipped.as_ptr());
-        assert_eq!(Listing::new(1, Bytes::from_static(b"[]")).gzipped(), None);
+        assert_eq!(Listing::new(1, Bytes::from_static(b"[]"), None).gzipped(), None);
     }
 }

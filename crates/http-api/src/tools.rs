@@ -88,7 +88,9 @@ fn describe(doc: &Value, tool: BuiltinTool) -> ToolDescription {
 fn parameters(doc: &Value, operation: &Value) -> Value {
     let mut properties = Map::new();
     let mut required = Vec::new();
-    for parameter in operation["parameters"].as_array().into_iter().flatten() {
+    // Headers (`Idempotency-Key`) belong to HTTP requests; a tool call is none.
+    let arguments = operation["parameters"].as_array().into_iter().flatten().filter(|p| p["in"] != "header");
+    for parameter in arguments {
         let Some(name) = parameter["name"].as_str() else { continue };
         let mut schema = inline(doc, &parameter["schema"], 0);
         if let (Some(text), Some(object)) = (parameter["description"].as_str(), schema.as_object_mut()) {
@@ -272,6 +274,7 @@ mod tests {
             assert_eq!(required.contains(&"id"), takes_id, "{}: {required:?}", tool.name);
         }
         let create = descriptions().iter().find(|t| t.name == "create_client").unwrap();
+        assert!(create.parameters["properties"].get("Idempotency-Key").is_none(), "headers are no arguments");
         for field in ["name", "email"] {
             assert!(create.parameters["required"].as_array().unwrap().contains(&field.into()), "{field}");
         }

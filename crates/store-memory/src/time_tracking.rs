@@ -250,6 +250,7 @@ impl TimeEntryRepository for MemoryStore {
             .map(|e| state.shown(e))
             .collect();
         tracking::entry::sort_for_listing(&mut entries);
+        entries.truncate(filter.limit.map_or(usize::MAX, |limit| limit as usize));
         Ok(entries)
     }
 

@@ -210,7 +210,7 @@ use insert_entry;
 
 mod timers;
 
-/// Entries of `$team` matching `$filter`, as a boxed query on `time_entries`.
+/// Entries of `$team` matching `$filter` (but for its tag and limit), as a boxed query on `time_entries`.
 macro_rules! filtered_entries {
     ($source:expr, $team:expr, $filter:expr) => {{
         let mut query = $source
@@ -220,6 +220,22 @@ macro_rules! filtered_entries {
             .into_boxed();
         if let Some(user) = $filter.user {
             query = query.filter(time_entries::user_id.eq(DbUuid::of(user)));
+        }
+        if let Some(project) = $filter.project {
+            query = query.filter(time_entries::project_id.eq(DbUuid::of(project)));
+        }
+        if let Some(section) = $filter.section {
+            query = query.filter(time_entries::section_id.eq(DbUuid::of(section)));
+        }
+        if let Some(after) = $filter.after {
+            // Listing order is (date, created_at, id): strictly after `after` in it.
+            query = query.filter(
+                time_entries::date.gt(after.date).or(time_entries::date.eq(after.date).and(
+                    time_entries::created_at.gt(after.created_at).or(time_entries::created_at
+                        .eq(after.created_at)
+                        .and(time_entries::id.gt(DbUuid::of(after.id)))),
+                )),
+            );
         }
         query
     }};
@@ -492,12 +508,26 @@ impl TimeEntryRepository for SqlStore {
     #[tracing::instrument(skip(self))]
     async fn list_entries(&self, team: TeamId, filter: &EntryFilter) -> Result<Vec<TimeEntry>, StoreError> {
         let (rows, links): (Vec<EntryRow>, Vec<LinkRow>) = db_run!(self, |conn| {
-            let rows = filtered_entries!(time_entries::table, team, filter)
-                .order((time_entries::date, time_entries::created_at, time_entries::id))
-                .load(conn)
-                .await
-                .or_store()?;
-            let links = filtered_entries!(
+            let mut rows = filtered_entries!(time_entries::table, team, filter).order((
+                time_entries::date,
+                time_entries::created_at,
+                time_entries::id,
+            ));
+            if let Some(tag) = filter.tag {
+                rows = rows.filter(
+                    time_entries::id.eq_any(
+                        time_entry_tags::table
+                            .filter(time_entry_tags::team_id.eq(DbUuid::of(team)))
+                            .filter(time_entry_tags::tag_id.eq(DbUuid::of(tag)))
+                            .select(time_entry_tags::entry_id),
+                    ),
+                );
+            }
+            if let Some(limit) = filter.limit {
+                rows = rows.limit(i64::from(limit));
+            }
+            let rows: Vec<EntryRow> = rows.load(conn).await.or_store()?;
+            let tagged =
                 time_entries::table
                     .inner_join(
                         time_entry_tags::table.on(time_entry_tags::team_id
@@ -505,15 +535,21 @@ impl TimeEntryRepository for SqlStore {
                             .and(time_entry_tags::entry_id.eq(time_entries::id))),
                     )
                     .inner_join(tags::table.on(
-                        tags::team_id.eq(time_entry_tags::team_id).and(tags::id.eq(time_entry_tags::tag_id))
-                    ),),
-                team,
-                filter
-            )
-            .select((time_entry_tags::entry_id, tags::id, tags::title))
-            .load(conn)
-            .await
-            .or_store()?;
+                        tags::team_id.eq(time_entry_tags::team_id).and(tags::id.eq(time_entry_tags::tag_id)),
+                    ))
+                    .select((time_entry_tags::entry_id, tags::id, tags::title));
+            let links = if filter.limit.is_some() || filter.tag.is_some() {
+                // A page, or the entries of a tag: the tags of the entries found, by id.
+                let ids: Vec<DbUuid> = rows.iter().map(|row| row.id).collect();
+                tagged
+                    .filter(time_entries::team_id.eq(DbUuid::of(team)))
+                    .filter(time_entries::id.eq_any(ids))
+                    .load(conn)
+                    .await
+                    .or_store()?
+            } else {
+                filtered_entries!(tagged, team, filter).load(conn).await.or_store()?
+            };
             (rows, links)
         });
         assemble(rows, links)

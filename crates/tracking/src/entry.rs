@@ -58,18 +58,52 @@ pub fn sort_for_listing(entries: &mut [TimeEntry]) {
     entries.sort_by_key(|e| (e.date, e.created_at, e.id));
 }
 
-/// Which entries a listing asks for.
+/// Where an entry stands in listing order: what a page of a listing continues after.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct EntryPosition {
+    pub date: DateTime<Utc>,
+    pub created_at: DateTime<Utc>,
+    pub id: TimeEntryId,
+}
+
+impl EntryPosition {
+    pub fn of(entry: &TimeEntry) -> Self {
+        Self { date: entry.date, created_at: entry.created_at, id: entry.id }
+    }
+}
+
+/// Which entries a listing asks for: those matching every filter given, in listing order,
+/// after `after`, at most `limit` of them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct EntryFilter {
     /// Entries whose `date` lies in the period.
     pub period: Period,
     /// Only this user's entries; every user's when `None`.
     pub user: Option<UserId>,
+    pub project: Option<ProjectId>,
+    pub section: Option<SectionId>,
+    /// Only entries carrying this tag.
+    pub tag: Option<TagId>,
+    /// Only entries that come after this position.
+    pub after: Option<EntryPosition>,
+    /// At most this many entries; all of them when `None`.
+    pub limit: Option<u32>,
 }
 
 impl EntryFilter {
+    /// Every entry of `period`.
+    pub fn within(period: Period) -> Self {
+        Self { period, user: None, project: None, section: None, tag: None, after: None, limit: None }
+    }
+
+    /// Whether `entry` is one the listing shows (before `limit` is applied).
     pub fn matches(&self, entry: &TimeEntry) -> bool {
-        self.period.contains(entry.date) && self.user.is_none_or(|user| entry.user_id == user)
+        self.period.contains(entry.date)
+            && self.user.is_none_or(|user| entry.user_id == user)
+            && self.project.is_none_or(|project| entry.project_id == Some(project))
+            && self.section.is_none_or(|section| entry.section_id == Some(section))
+            && self.tag.is_none_or(|tag| entry.tags.iter().any(|t| t.id == tag))
+            && self.after.is_none_or(|after| EntryPosition::of(entry) > after)
     }
 }
 
@@ -89,7 +123,8 @@ pub enum SaveEntryError {
 /// caller may see an entry is decided by [`crate::Actor`], not here.
 #[async_trait]
 pub trait TimeEntryRepository: Send + Sync {
-    /// Entries matching `filter`, in [`sort_for_listing`] order, each with its tags.
+    /// Entries matching `filter`, in [`sort_for_listing`] order, each with its tags: the
+    /// first `filter.limit` of them when it is set.
     async fn list_entries(&self, team: TeamId, filter: &EntryFilter) -> Result<Vec<TimeEntry>, StoreError>;
 
     /// The team's listing revision: it grows with every committed change that a listing of

@@ -18,7 +18,9 @@ pub mod tag;
 pub mod timer;
 
 pub use access::Actor;
-pub use entry::{EntryFilter, SaveEntryError, TagRef, TimeEntry, TimeEntryId, TimeEntryRepository};
+pub use entry::{
+    EntryFilter, EntryPosition, SaveEntryError, TagRef, TimeEntry, TimeEntryId, TimeEntryRepository,
+};
 pub use fields::{Description, DurationSeconds, ProjectCode, TaskName, Title};
 pub use period::{Frequency, Period};
 pub use project::{Project, ProjectChanges, ProjectId, ProjectRepository, ProjectStatus, SaveProjectError};

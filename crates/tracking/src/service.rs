@@ -101,7 +101,7 @@ pub fn listing_filter(
     let user = actor.listing_user(requested_user).map_err(|_| {
         TrackError::Forbidden("userId: only owners and admins may list another user's time".to_owned())
     })?;
-    Ok(EntryFilter { period, user })
+    Ok(EntryFilter { user, ..EntryFilter::within(period) })
 }
 
 /// One entry, if `actor` may see it.

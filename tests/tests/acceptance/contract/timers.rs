@@ -119,7 +119,7 @@ async fn a_stop_makes_one_entry_and_ends_the_timer(store: Store) {
         Err(StopTimerError::NotRunning)
     ));
 
-    let filter = tracking::EntryFilter { period: Frequency::Day.period_around(timer.started_at), user: None };
+    let filter = tracking::EntryFilter::within(Frequency::Day.period_around(timer.started_at));
     let listed = f.track.list_entries(f.team, &filter).await.unwrap();
     assert_eq!(listed.len(), 1);
     let logged = &listed[0];
@@ -138,7 +138,7 @@ async fn a_discarded_timer_logs_nothing(store: Store) {
     assert!(matches!(f.track.discard_timer(f.team, timer.id).await, Err(StopTimerError::NotRunning)));
     let entry = timer.clone().into_entry(TimeEntryId::generate(), at("2026-11-24T10:00:00Z"));
     assert!(matches!(f.track.stop_timer(f.team, timer.id, &entry).await, Err(StopTimerError::NotRunning)));
-    let filter = tracking::EntryFilter { period: Frequency::Day.period_around(timer.started_at), user: None };
+    let filter = tracking::EntryFilter::within(Frequency::Day.period_around(timer.started_at));
     assert!(f.track.list_entries(f.team, &filter).await.unwrap().is_empty());
     // A new timer starts once the old one is gone.
     f.track.start_timer(&f.timer(&[])).await.unwrap();

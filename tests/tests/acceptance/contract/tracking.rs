@@ -7,9 +7,9 @@ use app::Store;
 use chrono::{DateTime, TimeDelta, Utc};
 use kernel::{Id, parse_instant};
 use tracking::{
-    CreateSectionError, DeleteError, DurationSeconds, EntryFilter, Frequency, Project, ProjectChanges,
-    ProjectCode, ProjectStatus, SaveEntryError, SaveProjectError, Section, Tag, TagRef, TaskName, TimeEntry,
-    TimeEntryId, Title, TrackStore,
+    CreateSectionError, DeleteError, DurationSeconds, EntryFilter, EntryPosition, Frequency, Project,
+    ProjectChanges, ProjectCode, ProjectStatus, SaveEntryError, SaveProjectError, Section, Tag, TagRef,
+    TaskName, TimeEntry, TimeEntryId, Title, TrackStore,
 };
 
 for_each_adapter!(
@@ -21,6 +21,7 @@ for_each_adapter!(
     sections_need_a_project_of_the_team,
     entries_round_trip_with_their_tags,
     entries_list_by_period_and_user_in_order,
+    entries_filter_by_project_section_and_tag_and_page_in_order,
     replacing_an_entry_replaces_its_tags,
     entries_refuse_references_outside_the_team,
     tracking_is_invisible_to_other_teams,
@@ -102,7 +103,7 @@ impl Fixture {
 }
 
 fn month_of(date: &str) -> EntryFilter {
-    EntryFilter { period: Frequency::Month.period_around(at(date)), user: None }
+    EntryFilter::within(Frequency::Month.period_around(at(date)))
 }
 
 fn titles(entry: &TimeEntry) -> Vec<&str> {
@@ -262,15 +263,75 @@ async fn entries_list_by_period_and_user_in_order(store: Store) {
 
     let week = Frequency::Week.period_around(at("2026-11-20"));
     let ids = |entries: Vec<TimeEntry>| entries.into_iter().map(|e| e.id).collect::<Vec<_>>();
-    let all = f.track.list_entries(f.team, &EntryFilter { period: week, user: None }).await.unwrap();
+    let all = f.track.list_entries(f.team, &EntryFilter::within(week)).await.unwrap();
     assert_eq!(ids(all), [monday.id, monday_late.id, theirs.id, sunday.id]);
-    let mine = f.track.list_entries(f.team, &EntryFilter { period: week, user: Some(f.user) }).await.unwrap();
+    let mine = f
+        .track
+        .list_entries(f.team, &EntryFilter { user: Some(f.user), ..EntryFilter::within(week) })
+        .await
+        .unwrap();
     assert_eq!(ids(mine), [monday.id, monday_late.id, sunday.id]);
     let day = Frequency::Day.period_around(at("2026-11-18"));
-    let that_day = f.track.list_entries(f.team, &EntryFilter { period: day, user: None }).await.unwrap();
+    let that_day = f.track.list_entries(f.team, &EntryFilter::within(day)).await.unwrap();
     assert_eq!(ids(that_day), [theirs.id]);
     let month = f.track.list_entries(f.team, &month_of("2026-11-30")).await.unwrap();
     assert_eq!(month.len(), 6);
+}
+
+async fn entries_filter_by_project_section_and_tag_and_page_in_order(store: Store) {
+    let f = fixture(store).await;
+    let (urgent, other) = (f.tag("urgent").await, f.tag("other").await);
+    let website = f.project("Website", None).await;
+    let design = f.section(&website, "Design").await;
+    let placed = |entry: TimeEntry, section: Option<&Section>| TimeEntry {
+        project_id: Some(website.id),
+        section_id: section.map(|s| s.id),
+        ..entry
+    };
+    // Three entries at one date, told apart by creation time, then by id.
+    let same_time =
+        |n: i64| TimeEntry { created_at: now() + TimeDelta::seconds(n), ..f.entry("2026-11-10", &[&urgent]) };
+    let mut entries = vec![
+        f.logged(placed(f.entry("2026-11-02", &[&urgent, &other]), Some(&design))).await,
+        f.logged(placed(f.entry("2026-11-03", &[]), None)).await,
+        f.logged(same_time(1)).await,
+        f.logged(same_time(1)).await,
+        f.logged(same_time(2)).await,
+        f.logged(f.entry("2026-11-20", &[&other])).await,
+    ];
+    entries[2..4].sort_by_key(|e| e.id);
+    let ids = |listed: &[TimeEntry]| listed.iter().map(|e| e.id).collect::<Vec<_>>();
+    let list = async |filter: EntryFilter| f.track.list_entries(f.team, &filter).await.unwrap();
+    let month = month_of("2026-11-01");
+    let all = list(month).await;
+    assert_eq!(ids(&all), ids(&entries));
+    assert_eq!(ids(&list(EntryFilter { project: Some(website.id), ..month }).await), ids(&entries[..2]));
+    assert_eq!(ids(&list(EntryFilter { section: Some(design.id), ..month }).await), ids(&entries[..1]));
+    let tagged = list(EntryFilter { tag: Some(urgent.id), ..month }).await;
+    assert_eq!(ids(&tagged), [entries[0].id, entries[2].id, entries[3].id, entries[4].id]);
+    assert_eq!(titles(&tagged[0]), ["other", "urgent"], "a tag filter keeps the entries' other tags");
+    let both = EntryFilter { tag: Some(other.id), project: Some(website.id), ..month };
+    assert_eq!(ids(&list(both).await), ids(&entries[..1]));
+
+    // Pages of two, each after the last of the one before, add up to the whole listing.
+    let mut paged = Vec::new();
+    let mut after = None;
+    loop {
+        let page = list(EntryFilter { limit: Some(2), after, ..month }).await;
+        assert!(page.len() <= 2);
+        let Some(final_entry) = page.last() else { break };
+        after = Some(EntryPosition::of(final_entry));
+        paged.extend(page);
+    }
+    assert_eq!(paged, all, "pages hold the same entries, tags and all");
+    let tagged_page = list(EntryFilter {
+        tag: Some(urgent.id),
+        limit: Some(2),
+        after: Some(EntryPosition::of(&entries[2])),
+        ..month
+    })
+    .await;
+    assert_eq!(ids(&tagged_page), [entries[3].id, entries[4].id]);
 }
 
 async fn replacing_an_entry_replaces_its_tags(store: Store) {

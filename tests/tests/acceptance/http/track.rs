@@ -976,3 +976,116 @@ async fn a_timer_keeps_the_rules_of_time_entries_and_is_each_users_own() {
         assert_eq!(answer["error"], "this API key lacks the track:write permission");
     }
 }
+
+/// The pages of a listing, followed through each `Link: <…>; rel="next"`.
+async fn pages(app: &TestApp, first: &str) -> Vec<Value> {
+    let mut pages = Vec::new();
+    let mut next = Some(first.to_owned());
+    while let Some(path) = next.take() {
+        let response = app.request(Method::GET, &path, &app.key).send().await.unwrap();
+        assert_eq!(response.status(), StatusCode::OK, "{path}");
+        if let Some(link) = response.headers().get("link") {
+            let link = link.to_str().unwrap();
+            let url = link.strip_prefix('<').and_then(|l| l.strip_suffix(">; rel=\"next\"")).unwrap();
+            next = Some(url.to_owned());
+        }
+        pages.push(response.json().await.unwrap());
+        assert!(pages.len() < 20, "the pages end");
+    }
+    pages
+}
+
+#[tokio::test]
+async fn time_entries_filter_and_page_through_link_headers() {
+    let app = spawn_app().await;
+    let website = project(&app, "Website", None).await;
+    let design = section(&app, &website, "Design").await;
+    let urgent = tag(&app, "urgent").await;
+    let mut logged = Vec::new();
+    for day in 1..=7 {
+        let placed = match day % 3 {
+            0 => json!({"sectionId": design["id"], "tags": [tag_ref(&urgent)]}),
+            1 => json!({"projectId": website["id"]}),
+            _ => json!({}),
+        };
+        logged.push(log(&app, &app.key, with(entry(&format!("2026-11-0{day}")), &placed)).await);
+    }
+    let listed_ids = |answer: &Value| ids(answer).into_iter().map(str::to_owned).collect::<Vec<_>>();
+    let all_ids = |pages: &[Value]| pages.iter().flat_map(listed_ids).collect::<Vec<_>>();
+    let logged_ids = |pick: &dyn Fn(usize) -> bool| {
+        (1..=7)
+            .filter(|d| pick(*d))
+            .map(|d| logged[d - 1]["id"].as_str().unwrap().to_owned())
+            .collect::<Vec<_>>()
+    };
+
+    let month = format!("{TIME}?date=2026-11-15&frequency=month");
+    let whole = pages(&app, &month).await;
+    assert_eq!(whole.len(), 1, "without limit, one page");
+    assert_eq!(all_ids(&whole), logged_ids(&|_| true));
+    let paged = pages(&app, &format!("{TIME}?from=2026-11-01&to=2026-11-30&limit=3")).await;
+    assert_eq!(paged.iter().map(|p| p.as_array().unwrap().len()).collect::<Vec<_>>(), [3, 3, 1]);
+    assert_eq!(all_ids(&paged), logged_ids(&|_| true), "the pages add up to the listing");
+    let project_pages =
+        pages(&app, &format!("{month}&projectId={}&limit=2", website["id"].as_str().unwrap())).await;
+    assert_eq!(all_ids(&project_pages), logged_ids(&|d| d % 3 != 2));
+    let in_section = pages(&app, &format!("{month}&sectionId={}", design["id"].as_str().unwrap())).await;
+    assert_eq!(all_ids(&in_section), logged_ids(&|d| d % 3 == 0));
+    let tagged = pages(
+        &app,
+        &format!("{TIME}?from=2026-11-04&to=2026-11-06&tagId={}", urgent["id"].as_str().unwrap()),
+    )
+    .await;
+    assert_eq!(all_ids(&tagged), logged_ids(&|d| d == 6), "the days from and to, both included");
+    // A last page exactly full has no next link.
+    assert_eq!(pages(&app, &format!("{month}&limit=7")).await.len(), 1);
+
+    let other = format!("{TIME}?date=2026-11-01");
+    for (query, message) in [
+        (format!("{month}&limit=0"), "limit: must be a whole number from 1 to 1000"),
+        (format!("{month}&limit=1001"), "limit: must be a whole number from 1 to 1000"),
+        (format!("{month}&cursor=not-ours"), "cursor: is not a cursor of this listing"),
+        (format!("{month}&projectId=42"), "projectId: must be a UUID"),
+        (format!("{month}&tagId=x"), "tagId: must be a UUID"),
+        (format!("{TIME}?from=2026-01-01&to=2027-01-02"), "to: the period may be at most 366 days"),
+        (format!("{TIME}?from=2026-11-02&to=2026-11-01"), "to: must not be before from"),
+        (format!("{TIME}?from=2026-11-02"), "to: is required with from"),
+        (format!("{TIME}?from=2026-11-31&to=2026-12-01"), "from: must be a date YYYY-MM-DD"),
+        (
+            format!("{other}&from=2026-11-01&to=2026-11-02"),
+            "date: give either date (with frequency) or from and to, not both",
+        ),
+        (
+            format!("{TIME}?from=2026-11-01&to=2026-11-02&frequency=week"),
+            "frequency: is only taken with date",
+        ),
+        (TIME.to_owned(), "date: is required (or from and to)"),
+    ] {
+        let answer = expect(&app, &app.key, Method::GET, &query, None, 400).await;
+        assert_eq!(answer["error"], message, "{query}");
+    }
+    // 366 days is the most; a leap year's whole is within it.
+    expect(&app, &app.key, Method::GET, &format!("{TIME}?from=2028-01-01&to=2028-12-31"), None, 200).await;
+}
+
+#[tokio::test]
+async fn tags_projects_and_sections_are_read_one_by_one() {
+    let app = spawn_app().await;
+    let website = project(&app, "Website", Some("WEB")).await;
+    let design = section(&app, &website, "Design").await;
+    let urgent = tag(&app, "urgent").await;
+    for (base, made) in [(TAGS, &urgent), (PROJECTS, &website), (SECTIONS, &design)] {
+        let read = expect(&app, &app.key, Method::GET, &at(&made["id"], base), None, 200).await;
+        assert_eq!(&read, made, "{base}");
+        expect(&app, &app.key, Method::GET, &format!("{base}/{}", uuid::Uuid::now_v7()), None, 404).await;
+        expect(&app, &app.key, Method::GET, &format!("{base}/not-an-id"), None, 404).await;
+    }
+    // Another team sees none of them.
+    let team = create_team(&app.store, "Globex").await;
+    let owner = create_user(&app.store, team, Role::Owner).await;
+    let (_, theirs) = create_key(&app.store, team, owner, Scope::Write, None).await;
+    for (base, made) in [(TAGS, &urgent), (PROJECTS, &website), (SECTIONS, &design)] {
+        let answer = expect(&app, &theirs, Method::GET, &at(&made["id"], base), None, 404).await;
+        assert!(answer["error"].as_str().unwrap().ends_with("not found"), "{answer}");
+    }
+}

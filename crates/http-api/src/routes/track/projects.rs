@@ -141,6 +141,26 @@ pub(crate) async fn list(state: &ApiState, who: &Principal) -> Result<Vec<Projec
     Ok(projects.into_iter().map(ProjectBody::from).collect())
 }
 
+/// Get a project
+///
+/// Returns one project of the key's team, archived or not; another team's is a 404 like an
+/// unknown one. Needs `track:read`.
+#[utoipa::path(
+    tag = "Projects",
+    params(("id" = Uuid, Path, description = "Project id")),
+    responses((status = 200, description = "The project", body = ProjectBody), NotFound, KeyedErrors)
+)]
+#[get("/{id}")]
+pub(crate) async fn get_project(
+    auth: Auth<TrackRead>,
+    path: web::Path<String>,
+    state: web::Data<ApiState>,
+) -> Result<web::Json<ProjectBody>, ApiError> {
+    let id: ProjectId = path_id(&path, "project")?;
+    let project = state.stores.track.get_project(auth.principal.team_id, id).await?;
+    Ok(web::Json(project.ok_or_else(|| not_found("project"))?.into()))
+}
+
 /// Create a project
 ///
 /// Creates a project, `ACTIVE`. A non-empty `code` must be unique in the team (409

@@ -112,6 +112,26 @@ pub(crate) async fn list(
     Ok(sections.into_iter().map(SectionBody::from).collect())
 }
 
+/// Get a section
+///
+/// Returns one section of the key's team; another team's is a 404 like an unknown one.
+/// Needs `track:read`.
+#[utoipa::path(
+    tag = "Sections",
+    params(("id" = Uuid, Path, description = "Section id")),
+    responses((status = 200, description = "The section", body = SectionBody), NotFound, KeyedErrors)
+)]
+#[get("/{id}")]
+pub(crate) async fn get_section(
+    auth: Auth<TrackRead>,
+    path: web::Path<String>,
+    state: web::Data<ApiState>,
+) -> Result<web::Json<SectionBody>, ApiError> {
+    let id: SectionId = path_id(&path, "section")?;
+    let section = state.stores.track.get_section(auth.principal.team_id, id).await?;
+    Ok(web::Json(section.ok_or_else(|| not_found("section"))?.into()))
+}
+
 /// Create a section
 ///
 /// Creates a section in a project of the team; an unknown `projectId` is a 400 naming it.

@@ -67,6 +67,26 @@ pub(crate) async fn list(state: &ApiState, who: &Principal) -> Result<Vec<TagBod
     Ok(tags.into_iter().map(TagBody::from).collect())
 }
 
+/// Get a tag
+///
+/// Returns one tag of the key's team; another team's is a 404 like an unknown one. Needs
+/// `track:read`.
+#[utoipa::path(
+    tag = "Tags",
+    params(("id" = Uuid, Path, description = "Tag id")),
+    responses((status = 200, description = "The tag", body = TagBody), NotFound, KeyedErrors)
+)]
+#[get("/{id}")]
+pub(crate) async fn get_tag(
+    auth: Auth<TrackRead>,
+    path: web::Path<String>,
+    state: web::Data<ApiState>,
+) -> Result<web::Json<TagBody>, ApiError> {
+    let id: TagId = path_id(&path, "tag")?;
+    let found = state.stores.track.find_tags(auth.principal.team_id, &[id]).await?;
+    Ok(web::Json(found.into_iter().next().ok_or_else(|| not_found("tag"))?.into()))
+}
+
 /// Create a tag
 ///
 /// Creates a tag in the key's team. Needs `track:write`.

@@ -9,8 +9,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::Number;
 use tracking::service::{self, EntryChanges, EntryDraft};
 use tracking::{
-    Actor, Description, DurationSeconds, Frequency, ProjectId, SectionId, TagId, TagRef, TaskName, TimeEntry,
-    TimeEntryId,
+    Actor, Description, DurationSeconds, EntryFilter, EntryPosition, Frequency, Period, ProjectId, SectionId,
+    TagId, TagRef, TaskName, TimeEntry, TimeEntryId,
 };
 use utoipa::{IntoParams, ToSchema};
 use uuid::Uuid;
@@ -20,6 +20,7 @@ use crate::body::{Json, Patch};
 use crate::error::ApiError;
 use crate::listings::Listing;
 use crate::openapi::{Frequency as FrequencySchema, InstantInput};
+use crate::paging;
 use crate::routes::{BodyErrors, Deleted, KeyedErrors, NotFound, Timestamp, body_id, created, path_id};
 use crate::state::ApiState;
 
@@ -251,29 +252,56 @@ impl TimeEntryPatch {
 #[into_params(parameter_in = Query)]
 pub(crate) struct TimeQuery {
     /// A date `YYYY-MM-DD` or an RFC 3339 datetime; its UTC day decides the period.
-    #[param(required = true, value_type = InstantInput)]
+    /// Required unless `from` and `to` are given.
+    #[param(value_type = Option<InstantInput>)]
     date: Option<String>,
     /// `day` (default), `week` (ISO week, Monday to Sunday) or `month`, all in UTC.
     #[param(value_type = Option<FrequencySchema>)]
     frequency: Option<String>,
+    /// With `to`, instead of `date`: the first UTC day of the period, `YYYY-MM-DD`.
+    #[param(value_type = Option<String>, format = Date)]
+    from: Option<String>,
+    /// With `from`: the last UTC day of the period, included; at most 366 days in all.
+    #[param(value_type = Option<String>, format = Date)]
+    to: Option<String>,
     /// Only this user's entries. Owners and admins see the whole team's entries by
     /// default; members see only their own, and naming another user is a 403 for them.
     #[param(format = Uuid)]
     user_id: Option<String>,
+    /// Only entries filed under this project.
+    #[param(format = Uuid)]
+    project_id: Option<String>,
+    /// Only entries filed under this section.
+    #[param(format = Uuid)]
+    section_id: Option<String>,
+    /// Only entries carrying this tag.
+    #[param(format = Uuid)]
+    tag_id: Option<String>,
+    /// At most this many entries (1 to 1000); the `Link` header then names the next page.
+    #[param(value_type = Option<u32>, minimum = 1, maximum = 1000)]
+    limit: Option<String>,
+    /// Where to continue: the `cursor` of a `Link: <…>; rel="next"` this listing gave.
+    cursor: Option<String>,
 }
+
+/// The longest period `from` and `to` may name.
+const MAX_RANGE_DAYS: i64 = 366;
 
 /// List time entries
 ///
 /// Lists the time entries of the UTC day, ISO week (Monday to Sunday) or calendar month
-/// around `date` (`frequency`, default `day`), ordered by `date`, then creation. Members see
+/// around `date` (`frequency`, default `day`), or of the days `from` to `to`, ordered by
+/// `date`, then creation; optionally only those of a project, section or tag. Members see
 /// only their own entries; owners and admins see the team's and may filter with `userId`
-/// (naming another user is a 403 for a member). Needs `track:read`.
+/// (naming another user is a 403 for a member). With `limit`, a page: a `Link` header with
+/// `rel="next"` names the next one while there is more. Needs `track:read`.
 #[utoipa::path(
     tag = "Time entries",
     params(TimeQuery),
     responses(
-        (status = 200, description = "The entries of the period", body = [TimeEntryBody]),
-        (status = 400, description = "`date`, `frequency` or `userId` missing or invalid", body = crate::ErrorBody),
+        (status = 200, description = "The entries of the period", body = [TimeEntryBody],
+         headers(("Link" = String, description = "`<URL of the next page>; rel=\"next\"`, on a page with more after it"))),
+        (status = 400, description = "A query parameter missing or invalid (the message names it)", body = crate::ErrorBody),
         KeyedErrors,
     )
 )]
@@ -287,6 +315,9 @@ pub(crate) async fn list_time(
     let listing = listing(&state, &auth.principal, query.into_inner()).await?;
     let mut response = HttpResponse::Ok();
     response.content_type(ContentType::json()).insert_header((VARY, "accept-encoding"));
+    if let Some(next) = listing.next() {
+        response.insert_header(paging::next_link(&request, &cursor_of(next)));
+    }
     // Only for a client that takes it: compressing is most of a miss's cost otherwise.
     match accepts_gzip(&request).then(|| listing.gzipped()).flatten() {
         Some(gzipped) => Ok(response.insert_header(ContentEncoding::Gzip).body(gzipped)),
@@ -294,32 +325,106 @@ pub(crate) async fn list_time(
     }
 }
 
-/// The caller's time entries of the period `query` names, as kept or read now.
+fn cursor_of(position: EntryPosition) -> String {
+    let instant = |at: chrono::DateTime<chrono::Utc>| at.to_rfc3339_opts(chrono::SecondsFormat::AutoSi, true);
+    paging::encode_cursor(&[instant(position.date), instant(position.created_at), position.id.to_string()])
+}
+
+fn position(cursor: &str) -> Result<EntryPosition, FieldError> {
+    let parts = paging::decode_cursor(cursor)?;
+    let [date, created_at, id] = parts.as_slice() else { return Err(paging::not_a_cursor()) };
+    let instant = |text: &str| chrono::DateTime::parse_from_rfc3339(text).map(|at| at.to_utc()).ok();
+    Ok(EntryPosition {
+        date: instant(date).ok_or_else(paging::not_a_cursor)?,
+        created_at: instant(created_at).ok_or_else(paging::not_a_cursor)?,
+        id: TimeEntryId::parse(id).ok_or_else(paging::not_a_cursor)?,
+    })
+}
+
+/// An id given as a query parameter.
+fn query_id<I: Id>(text: Option<&str>, field: &str) -> Result<Option<I>, FieldError> {
+    text.map(|text| I::parse(text).ok_or_else(|| FieldError::new(field, "must be a UUID"))).transpose()
+}
+
+/// A day `YYYY-MM-DD` as `from` or `to` gives it.
+fn day(text: &str, field: &str) -> Result<chrono::NaiveDate, FieldError> {
+    chrono::NaiveDate::parse_from_str(text, "%Y-%m-%d")
+        .map_err(|_| FieldError::new(field, "must be a date YYYY-MM-DD"))
+}
+
+/// The period a listing asks for: around `date` (by `frequency`), or `from` to `to`.
+fn period(query: &TimeQuery) -> Result<Period, FieldError> {
+    match (&query.date, &query.from, &query.to) {
+        (Some(_), Some(_), _) | (Some(_), _, Some(_)) => {
+            Err(FieldError::new("date", "give either date (with frequency) or from and to, not both"))
+        }
+        (Some(at), None, None) => {
+            let frequency = query
+                .frequency
+                .as_deref()
+                .map(Frequency::parse)
+                .transpose()
+                .map_err(|e| e.at("frequency"))?;
+            Ok(frequency.unwrap_or_default().period_around(date(at)?))
+        }
+        (None, Some(from), Some(to)) => {
+            if query.frequency.is_some() {
+                return Err(FieldError::new("frequency", "is only taken with date"));
+            }
+            let (first, last) = (day(from, "from")?, day(to, "to")?);
+            let days = (last - first).num_days() + 1;
+            if days < 1 {
+                return Err(FieldError::new("to", "must not be before from"));
+            }
+            if days > MAX_RANGE_DAYS {
+                return Err(FieldError::new(
+                    "to",
+                    format!("the period may be at most {MAX_RANGE_DAYS} days"),
+                ));
+            }
+            let midnight = |day: chrono::NaiveDate| day.and_time(chrono::NaiveTime::MIN).and_utc();
+            Ok(Period { start: midnight(first), end: midnight(last) + chrono::TimeDelta::days(1) })
+        }
+        (None, Some(_), None) => Err(FieldError::new("to", "is required with from")),
+        (None, None, Some(_)) => Err(FieldError::new("from", "is required with to")),
+        (None, None, None) => Err(FieldError::new("date", "is required (or from and to)")),
+    }
+}
+
+/// The caller's time entries `query` asks for, as kept or read now.
 pub(crate) async fn listing(
     state: &ApiState,
     who: &Principal,
     query: TimeQuery,
 ) -> Result<Listing, ApiError> {
-    let at = date(&query.date.ok_or_else(|| FieldError::new("date", "is required"))?)?;
-    let frequency =
-        query.frequency.map(|f| Frequency::parse(&f)).transpose().map_err(|e| e.at("frequency"))?;
-    let requested = query
-        .user_id
-        .map(|u| UserId::parse(&u).ok_or_else(|| FieldError::new("userId", "must be a UUID")))
-        .transpose()?;
-    let period = frequency.unwrap_or_default().period_around(at);
+    let period = period(&query)?;
+    let requested = query_id(query.user_id.as_deref(), "userId")?;
     let team = who.team_id;
-    let filter = service::listing_filter(&Actor::from(who), period, requested)?;
+    let mut filter = service::listing_filter(&Actor::from(who), period, requested)?;
+    filter.project = query_id(query.project_id.as_deref(), "projectId")?;
+    filter.section = query_id(query.section_id.as_deref(), "sectionId")?;
+    filter.tag = query_id(query.tag_id.as_deref(), "tagId")?;
+    filter.limit = paging::limit(query.limit.as_deref())?;
+    filter.after = query.cursor.as_deref().map(position).transpose()?;
     // The revision first: the listing read after it is at least as new (see `listings`).
     // With nothing kept, it would be a read for nothing.
     let revision = if state.listings.keeps() { state.revisions.read(team).await? } else { 0 };
     if let Some(kept) = state.listings.get(team, &filter, revision) {
         return Ok(kept);
     }
-    let entries = state.stores.track.list_entries(team, &filter).await?;
+    // One more than the page holds tells whether there is a next page.
+    let read = EntryFilter { limit: filter.limit.map(|limit| limit + 1), ..filter };
+    let mut entries = state.stores.track.list_entries(team, &read).await?;
+    let next = match filter.limit {
+        Some(limit) if entries.len() > limit as usize => {
+            entries.truncate(limit as usize);
+            entries.last().map(EntryPosition::of)
+        }
+        _ => None,
+    };
     let bodies: Vec<TimeEntryBody> = entries.into_iter().map(TimeEntryBody::from).collect();
     let body = serde_json::to_vec(&bodies).map_err(|e| ApiError::internal(e.into()))?;
-    Ok(state.listings.keep(team, filter, revision, body.into()))
+    Ok(state.listings.keep(team, filter, revision, body.into(), next))
 }
 
 /// Whether the client takes gzip rather than the JSON as it is, by its `Accept-Encoding`.
