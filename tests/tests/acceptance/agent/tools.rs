@@ -162,7 +162,7 @@ async fn the_apis_errors_reach_the_model_as_text() {
     let requests = model.requests();
     assert_eq!(tool_result(&requests[1]), "error: email: is required");
     assert_eq!(tool_result(&requests[2]), "error: client not found");
-    assert_eq!(tool_result(&requests[3]), "error: date: is required");
+    assert_eq!(tool_result(&requests[3]), "error: date: is required (or from and to)");
     let made: Value = serde_json::from_str(&tool_result(&requests[4])).unwrap();
     assert_eq!(made["name"], "Zed");
     let (_, clients) = app.get_json("/v1/invoices/clients").await;
