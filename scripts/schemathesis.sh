@@ -43,7 +43,21 @@ done
 
 # One worker: with two threads, Python 3.11's ast module can fail inside hypothesis with
 # "AST constructor recursion depth mismatch" (a CPython bug), failing the run at random.
-schemathesis --config-file tests/schemathesis/schemathesis.toml run "$BASE_URL/openapi.json" \
+# The description without its Idempotency-Key parameters: schemathesis would reuse a few
+# generated keys across unrelated requests, and a key's 422 or kept answer (a replayed
+# create of a since-deleted resource) is right by the key's rules but not by the checks.
+# tests/acceptance/http/idempotency.rs tests the keys through the real server instead.
+spec=$(mktemp "${TMPDIR:-/tmp}/billable-openapi.XXXXXX.json")
+curl -fsS "$BASE_URL/openapi.json" | python3 -c '
+import json, sys
+doc = json.load(sys.stdin)
+for item in doc["paths"].values():
+    for operation in item.values():
+        if isinstance(operation, dict) and "parameters" in operation:
+            operation["parameters"] = [p for p in operation["parameters"] if p.get("name") != "Idempotency-Key"]
+json.dump(doc, sys.stdout)
+' >"$spec"
+schemathesis --config-file tests/schemathesis/schemathesis.toml run "$spec" --url "$BASE_URL" \
     --header "X-API-Key: $API_KEY" \
     --checks all \
     --phases examples,coverage,fuzzing,stateful \

@@ -78,6 +78,11 @@ impl RouteTable {
     }
 
     /// The methods served at `path`, when some template matches it.
+    /// Whether some route takes `method` at `path`.
+    pub(crate) fn routes(&self, path: &str, method: &Method) -> bool {
+        self.methods_at(path).is_some_and(|methods| methods.contains(method))
+    }
+
     fn methods_at(&self, path: &str) -> Option<Vec<Method>> {
         let segments: Vec<&str> = path.split('/').collect();
         let matches = |template: &[String]| {

@@ -261,6 +261,7 @@ fn declare_idempotency(operation: &mut Value) {
     let Some(responses) = operation.get_mut("responses").and_then(Value::as_object_mut) else { return };
     let error = json!({"application/json": {"schema": {"$ref": "#/components/schemas/ErrorBody"}}});
     for (status, description) in [
+        ("400", "A malformed `Idempotency-Key`."),
         ("409", "A request with this `Idempotency-Key` is still being processed; retry after `Retry-After`."),
         ("422", "This `Idempotency-Key` was used for a different request."),
     ] {
@@ -321,8 +322,9 @@ fn declare_headers(response: &mut Value, status: &str, keyed: bool) {
     let promised = !status.starts_with('5');
     let headers = response.as_object_mut().map(|r| r.entry("headers").or_insert_with(|| json!({})));
     let Some(headers) = headers.and_then(Value::as_object_mut) else { return };
-    for header in headers.values_mut() {
-        header["required"] = json!(promised);
+    for (name, header) in headers.iter_mut() {
+        // `Link` comes only on a page with more after it.
+        header["required"] = json!(promised && name != "Link");
     }
     headers.insert(
         "x-request-id".to_owned(),
