@@ -39,12 +39,12 @@ pub(crate) async fn replay_retries(
 ) -> Result<ServiceResponse<BoxBody>, actix_web::Error> {
     let is_write = matches!(*req.method(), Method::POST | Method::PUT | Method::PATCH | Method::DELETE);
     // A method no route takes is the router's 404 or 405, whatever the header says.
-    let routed = req
-        .app_data::<web::Data<crate::conventions::RouteTable>>()
-        .is_some_and(|table| table.routes(req.path(), req.method()));
-    let is_write = is_write && routed;
+    let is_routed = |req: &ServiceRequest| {
+        req.app_data::<web::Data<crate::conventions::RouteTable>>()
+            .is_some_and(|table| table.routes(req.path(), req.method()))
+    };
     let mut presented = req.headers().get_all(IDEMPOTENCY_KEY);
-    let Some(first) = presented.next().filter(|_| is_write) else {
+    let Some(first) = presented.next().filter(|_| is_write && is_routed(&req)) else {
         return next.call(req).await.map(ServiceResponse::map_into_boxed_body);
     };
     if presented.next().is_some() {

@@ -47,8 +47,10 @@ pub(crate) fn next_link(request: &HttpRequest, next: &str) -> (HeaderName, Heade
         request.query_string().split('&').filter(|pair| !pair.is_empty() && !pair.starts_with("cursor="));
     let query: Vec<String> = kept.map(str::to_owned).chain([format!("cursor={next}")]).collect();
     let link = format!("<{}?{}>; rel=\"next\"", request.path(), query.join("&"));
-    // The path and query came in as a valid request line, and the cursor is base64url.
-    let value = HeaderValue::from_str(&link).unwrap_or_else(|_| HeaderValue::from_static(""));
+    // The path and query came in a request line, so they hold no control characters
+    // (bytes above 0x7F, which a lenient parser lets in, are obs-text); the cursor is
+    // base64url.
+    let value = HeaderValue::from_bytes(link.as_bytes()).unwrap_or_else(|_| HeaderValue::from_static(""));
     (actix_web::http::header::LINK, value)
 }
 

@@ -538,8 +538,10 @@ impl TimeEntryRepository for SqlStore {
                         tags::team_id.eq(time_entry_tags::team_id).and(tags::id.eq(time_entry_tags::tag_id)),
                     ))
                     .select((time_entry_tags::entry_id, tags::id, tags::title));
-            let links = if filter.limit.is_some() || filter.tag.is_some() {
-                // A page, or the entries of a tag: the tags of the entries found, by id.
+            // A page's tags by its entries' ids (at most 1,001, within SQLite's bind limit);
+            // otherwise the period's, which for a tag's entries is more than they carry,
+            // and `assemble` leaves the rest out.
+            let links = if filter.limit.is_some() {
                 let ids: Vec<DbUuid> = rows.iter().map(|row| row.id).collect();
                 tagged
                     .filter(time_entries::team_id.eq(DbUuid::of(team)))

@@ -223,5 +223,9 @@ async fn a_malformed_key_is_refused_by_name() {
     let response = response.send().await.unwrap();
     assert_eq!(response.status(), 400);
     assert_eq!(error_of(response).await, "Idempotency-Key: must be sent once");
+    // A method no route takes is the router's answer, whatever the key.
+    let response =
+        app.request(Method::PUT, CLIENTS, &app.key).header("Idempotency-Key", "has space").json(&body);
+    assert_eq!(response.send().await.unwrap().status(), 405);
     assert!(listed(&app, CLIENTS).await.is_empty());
 }
