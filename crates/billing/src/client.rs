@@ -3,7 +3,7 @@
 use accounts::TeamId;
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
-use kernel::{Email, StoreError, Text, define_id};
+use kernel::{Email, SearchText, StoreError, Text, define_id};
 
 define_id!(
     /// Identifies a client of a team.
@@ -48,6 +48,11 @@ impl Client {
     pub fn new(team_id: TeamId, details: ClientDetails, now: DateTime<Utc>) -> Self {
         use kernel::Id;
         Self { id: ClientId::generate(), team_id, details, created_at: now, updated_at: now }
+    }
+
+    /// Whether a search for `text` finds the client: in its name or its email.
+    pub fn is_found_by(&self, text: &SearchText) -> bool {
+        text.found_in(self.details.name.as_str()) || text.found_in(self.details.email.as_str())
     }
 
     /// The client after a full replacement of its details.

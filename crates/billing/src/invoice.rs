@@ -2,7 +2,7 @@
 
 use accounts::TeamId;
 use chrono::{DateTime, Utc};
-use kernel::{FieldError, InvalidValue, Text, Words, define_id};
+use kernel::{FieldError, InvalidValue, SearchText, Text, Words, define_id};
 use rust_decimal::Decimal;
 
 use crate::money::{Currency, MAX_LINE_ITEMS, round_to_minor};
@@ -39,6 +39,21 @@ impl Serial {
     #[must_use]
     pub fn next(self) -> Self {
         Self(self.0.saturating_add(1))
+    }
+
+    /// The serial a search names, if it names one: `INV-0042`, `inv-42`, `0042` and `42`
+    /// all name serial 42.
+    pub fn named_by(text: &str) -> Option<Self> {
+        let digits = match text.get(..4) {
+            Some(prefix) if prefix.eq_ignore_ascii_case("inv-") => &text[4..],
+            _ => text,
+        };
+        if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+            return None;
+        }
+        let number = digits.trim_start_matches('0');
+        // Longer than any u32: no serial.
+        Self::new(if number.is_empty() { 0 } else { number.parse().ok()? })
     }
 }
 
@@ -260,7 +275,58 @@ pub fn check_dates(issue: DateTime<Utc>, due: Option<DateTime<Utc>>) -> Result<(
 
 /// Puts invoices in listing order: newest `issueDate` first, then `serial` descending.
 pub fn sort_for_listing(invoices: &mut [Invoice]) {
-    invoices.sort_by(|a, b| b.issue_date.cmp(&a.issue_date).then(b.serial.cmp(&a.serial)));
+    invoices.sort_by_key(|invoice| std::cmp::Reverse(InvoicePosition::of(invoice)));
+}
+
+/// Where an invoice stands in listing order (which is this order, reversed): what a page
+/// of a listing continues after.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct InvoicePosition {
+    pub issue_date: DateTime<Utc>,
+    pub serial: Serial,
+}
+
+impl InvoicePosition {
+    pub fn of(invoice: &Invoice) -> Self {
+        Self { issue_date: invoice.issue_date, serial: invoice.serial }
+    }
+}
+
+/// Which of a team's invoices a listing shows, and how many. The default shows them all.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct InvoiceFilter {
+    /// Invoices whose status at `now` is one of these; any status when empty.
+    pub statuses: Vec<InvoiceStatus>,
+    /// The instant that decides which PENDING invoices read OVERDUE.
+    pub now: DateTime<Utc>,
+    pub client: Option<ClientId>,
+    /// Issued at or after this instant.
+    pub issued_from: Option<DateTime<Utc>>,
+    /// Issued before this instant.
+    pub issued_before: Option<DateTime<Utc>>,
+    /// Invoices whose serial the text names, or whose description or client's name holds it.
+    pub text: Option<SearchText>,
+    /// Only invoices that come after this position in listing order.
+    pub after: Option<InvoicePosition>,
+    /// At most this many invoices; all of them when `None`.
+    pub limit: Option<u32>,
+}
+
+impl InvoiceFilter {
+    /// Whether `invoice`, billed to a client named `client_name`, is one the listing shows
+    /// (before `limit` is applied).
+    pub fn matches(&self, invoice: &Invoice, client_name: &str) -> bool {
+        (self.statuses.is_empty() || self.statuses.contains(&invoice.status_at(self.now)))
+            && self.client.is_none_or(|client| invoice.client_id == client)
+            && self.issued_from.is_none_or(|from| invoice.issue_date >= from)
+            && self.issued_before.is_none_or(|before| invoice.issue_date < before)
+            && self.text.as_ref().is_none_or(|text| {
+                Serial::named_by(text.as_str()) == Some(invoice.serial)
+                    || invoice.description.as_ref().is_some_and(|d| text.found_in(d.as_str()))
+                    || text.found_in(client_name)
+            })
+            && self.after.is_none_or(|after| InvoicePosition::of(invoice) < after)
+    }
 }
 
 #[cfg(test)]
@@ -269,6 +335,17 @@ mod tests {
 
     use super::*;
     use crate::money::{MAX_MONEY, MAX_QUANTITY, parse_decimal};
+
+    #[test]
+    fn a_search_names_a_serial_with_or_without_prefix_and_zeros() {
+        let serial = |n| Serial::new(n);
+        for text in ["INV-0042", "inv-42", "0042", "42"] {
+            assert_eq!(Serial::named_by(text), serial(42), "{text}");
+        }
+        for text in ["INV-", "0", "INV-0", "4 2", "INV-42x", "99999999999", "-42", "42 "] {
+            assert_eq!(Serial::named_by(text), None, "{text}");
+        }
+    }
 
     fn dec(text: &str) -> Decimal {
         parse_decimal(text).unwrap()

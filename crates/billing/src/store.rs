@@ -7,8 +7,8 @@ use kernel::{Email, StoreError};
 
 use crate::invoice::Description;
 use crate::{
-    Client, ClientId, ClientRepository, Invoice, InvoiceId, InvoiceStatus, LineItem, SenderAddressId,
-    SenderRepository, Serial, TaxRule, Totals, money::Currency,
+    Client, ClientId, ClientRepository, Invoice, InvoiceFilter, InvoiceId, InvoiceStatus, LineItem,
+    SenderAddressId, SenderRepository, Serial, TaxRule, Totals, money::Currency,
 };
 
 /// Who a new invoice is billed to.
@@ -96,9 +96,9 @@ pub enum DeleteInvoiceError {
 /// [`InvoiceRepository::find_invoice`]: the public PDF link carries only the id.
 #[async_trait]
 pub trait InvoiceRepository: Send + Sync {
-    /// The team's invoices in [`crate::invoice::sort_for_listing`] order, items in
-    /// position order.
-    async fn list_invoices(&self, team: TeamId) -> Result<Vec<Invoice>, StoreError>;
+    /// The team's invoices that `filter` shows, in [`crate::invoice::sort_for_listing`]
+    /// order, at most its `limit` of them, items in position order.
+    async fn list_invoices(&self, team: TeamId, filter: &InvoiceFilter) -> Result<Vec<Invoice>, StoreError>;
 
     async fn get_invoice(&self, team: TeamId, id: InvoiceId) -> Result<Option<Invoice>, StoreError>;
 

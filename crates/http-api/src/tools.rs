@@ -20,6 +20,7 @@ use serde_json::{Map, Value, json};
 use triggers::{BUILTIN_TOOLS, BuiltinTool};
 
 use crate::error::ApiError;
+use crate::paging::{self, Page};
 use crate::routes::track::{projects, sections, tags, time};
 use crate::routes::{clients, invoices};
 use crate::state::ApiState;
@@ -184,10 +185,10 @@ impl BuiltinTools {
         let (state, who) = (&*self.state, &self.caller);
         let id = arguments.remove("id");
         match name {
-            "list_clients" => answer(async move { clients::list(state, who).await }),
+            "list_clients" => paged(async move { clients::list(state, who, arguments).await }),
             "get_client" => answer(async move { clients::get(state, who, &id_of(id)?).await }),
             "create_client" => answer(async move { clients::create(state, who, body(arguments)?).await }),
-            "list_invoices" => answer(async move { invoices::list(state, who).await }),
+            "list_invoices" => paged(async move { invoices::list(state, who, arguments).await }),
             "get_invoice" => answer(async move { invoices::get(state, who, &id_of(id)?).await }),
             "create_invoice" => answer(async move { invoices::create(state, who, body(arguments)?).await }),
             "update_invoice" => {
@@ -195,8 +196,10 @@ impl BuiltinTools {
             }
             "mark_invoice_paid" => answer(async move { invoices::mark_paid(state, who, &id_of(id)?).await }),
             "list_time_entries" => Box::pin(async move {
-                let listing = time::listing(state, who, body(arguments)?).await?;
-                serde_json::from_slice(&listing.body()).map_err(|e| ApiError::internal(e.into()))
+                let listing = time::listing(state, who, paging::read_query(arguments)?).await?;
+                let items: Vec<Value> =
+                    serde_json::from_slice(&listing.body()).map_err(|e| ApiError::internal(e.into()))?;
+                Page { items, next: listing.next().map(time::cursor_of) }.into_tool_result()
             }),
             "get_time_entry" => answer(async move { time::get(state, who, &id_of(id)?).await }),
             "create_time_entry" => answer(async move { time::create(state, who, body(arguments)?).await }),
@@ -204,11 +207,11 @@ impl BuiltinTools {
                 answer(async move { time::update(state, who, &id_of(id)?, body(arguments)?).await })
             }
             "delete_time_entry" => answer(async move { time::delete(state, who, &id_of(id)?).await }),
-            "list_projects" => answer(async move { projects::list(state, who).await }),
+            "list_projects" => paged(async move { projects::list(state, who, arguments).await }),
             "create_project" => answer(async move { projects::create(state, who, body(arguments)?).await }),
-            "list_tags" => answer(async move { tags::list(state, who).await }),
+            "list_tags" => paged(async move { tags::list(state, who, arguments).await }),
             "create_tag" => answer(async move { tags::create(state, who, body(arguments)?).await }),
-            "list_sections" => answer(async move { sections::list(state, who, body(arguments)?).await }),
+            "list_sections" => paged(async move { sections::list(state, who, arguments).await }),
             _ => {
                 let error = ApiError::new(StatusCode::NOT_FOUND, format!("there is no tool named {name:?}"));
                 Box::pin(async move { Err(error) })
@@ -223,6 +226,11 @@ fn answer<'a, T: Serialize>(call: impl Future<Output = Result<T, ApiError>> + Se
         let result = call.await?;
         serde_json::to_value(result).map_err(|e| ApiError::internal(e.into()))
     })
+}
+
+/// A call whose result is a page of a listing: see [`Page::into_tool_result`].
+fn paged<'a, T: Serialize>(call: impl Future<Output = Result<Page<T>, ApiError>> + Send + 'a) -> Call<'a> {
+    Box::pin(async move { call.await?.into_tool_result() })
 }
 
 /// The arguments besides `id`, read as the operation's body (or query) type, with the

@@ -9,6 +9,7 @@ mod email;
 mod error;
 mod id;
 mod instant;
+mod search;
 mod text;
 mod words;
 
@@ -17,6 +18,7 @@ pub use email::Email;
 pub use error::{FieldError, InvalidValue, StoreError, StoreHealth, StoreStatus};
 pub use id::Id;
 pub use instant::parse_instant;
+pub use search::SearchText;
 pub use text::Text;
 pub use words::Words;
 

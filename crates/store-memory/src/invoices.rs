@@ -4,8 +4,8 @@ use accounts::TeamId;
 use async_trait::async_trait;
 use billing::store::{BillTo, CreateInvoiceError, DeleteInvoiceError, NewInvoice, SaveInvoiceError};
 use billing::{
-    Invoice, InvoiceId, InvoiceRepository, SenderAddress, SenderAddressId, SenderDetails, SenderRepository,
-    Serial,
+    Invoice, InvoiceFilter, InvoiceId, InvoiceRepository, SenderAddress, SenderAddressId, SenderDetails,
+    SenderRepository, Serial,
 };
 use chrono::{DateTime, Utc};
 use kernel::StoreError;
@@ -24,10 +24,23 @@ impl State {
 
 #[async_trait]
 impl InvoiceRepository for MemoryStore {
-    async fn list_invoices(&self, team: TeamId) -> Result<Vec<Invoice>, StoreError> {
-        let mut invoices: Vec<Invoice> =
-            self.state().invoices.iter().filter(|i| i.team_id == team).cloned().collect();
+    async fn list_invoices(&self, team: TeamId, filter: &InvoiceFilter) -> Result<Vec<Invoice>, StoreError> {
+        let state = self.state();
+        let client_name = |id: billing::ClientId| {
+            state
+                .clients
+                .iter()
+                .find(|c| c.team_id == team && c.id == id)
+                .map_or("", |c| c.details.name.as_str())
+        };
+        let mut invoices: Vec<Invoice> = state
+            .invoices
+            .iter()
+            .filter(|i| i.team_id == team && filter.matches(i, client_name(i.client_id)))
+            .cloned()
+            .collect();
         billing::invoice::sort_for_listing(&mut invoices);
+        invoices.truncate(filter.limit.map_or(usize::MAX, |limit| limit as usize));
         Ok(invoices)
     }
 

@@ -15,8 +15,8 @@ use billing::invoice::Description;
 use billing::sender::{Logo, PaymentDetails, SenderPostalCode};
 use billing::store::{BillTo, CreateInvoiceError, DeleteInvoiceError, NewInvoice, SaveInvoiceError};
 use billing::{
-    ClientId, Invoice, InvoiceId, InvoiceRepository, InvoiceStatus, LineItem, SenderAddress, SenderAddressId,
-    SenderDetails, SenderRepository, Serial, TaxRule, Totals,
+    ClientId, Invoice, InvoiceFilter, InvoiceId, InvoiceRepository, InvoiceStatus, LineItem, SenderAddress,
+    SenderAddressId, SenderDetails, SenderRepository, Serial, TaxRule, Totals,
 };
 use chrono::{DateTime, Utc};
 use diesel::prelude::*;
@@ -119,6 +119,120 @@ fn assemble(rows: Vec<InvoiceRow>, lines: Vec<LineRow>) -> Result<Vec<Invoice>, 
         .collect()
 }
 
+/// SQL's functions the listing uses.
+pub(crate) mod sql {
+    use diesel::sql_types::{Nullable, Text};
+
+    diesel::define_sql_function! {
+        /// `lower`: on SQLite it folds ASCII letters only.
+        fn lower(text: Nullable<Text>) -> Nullable<Text>;
+    }
+}
+pub(crate) use sql::lower;
+
+/// `text` as a `LIKE` pattern that finds it anywhere, with `\` escaping the wildcards.
+pub(crate) fn anywhere(text: &str) -> String {
+    let mut pattern = String::with_capacity(text.len() + 2);
+    pattern.push('%');
+    for c in text.chars() {
+        if matches!(c, '%' | '_' | '\\') {
+            pattern.push('\\');
+        }
+        pattern.push(c);
+    }
+    pattern.push('%');
+    pattern
+}
+
+/// Which PENDING invoices a status filter takes, beside those whose stored status it names.
+pub(crate) enum PendingTaken {
+    None,
+    All,
+    /// Not (yet) due at the filter's `now`: they read PENDING.
+    NotDue,
+    /// Due before `now`: they read OVERDUE.
+    Overdue,
+}
+
+/// The stored statuses a filter takes as they are, and which PENDING ones it takes.
+pub(crate) fn status_terms(filter: &InvoiceFilter) -> (Vec<&'static str>, PendingTaken) {
+    let wants = |status| filter.statuses.contains(&status);
+    let stored =
+        filter.statuses.iter().filter(|s| **s != InvoiceStatus::Pending).map(|s| s.as_str()).collect();
+    let pending = match (wants(InvoiceStatus::Pending), wants(InvoiceStatus::Overdue)) {
+        (true, true) => PendingTaken::All,
+        (true, false) => PendingTaken::NotDue,
+        (false, true) => PendingTaken::Overdue,
+        (false, false) => PendingTaken::None,
+    };
+    (stored, pending)
+}
+
+/// The invoices of `$team` that `$filter` shows, in listing order, at most its `limit`.
+macro_rules! filtered_invoices {
+    ($team:expr, $filter:expr) => {{
+        let team = DbUuid::of($team);
+        let filter: &InvoiceFilter = $filter;
+        let mut query = invoices::table
+            .filter(invoices::team_id.eq(team))
+            .order((invoices::issue_date.desc(), invoices::serial.desc()))
+            .into_boxed();
+        if !filter.statuses.is_empty() {
+            let (stored, pending) = status_terms(filter);
+            let stored = invoices::status.eq_any(stored);
+            let is_pending = invoices::status.eq(InvoiceStatus::Pending.as_str());
+            let due = invoices::due_date;
+            query = match pending {
+                PendingTaken::None => query.filter(stored),
+                PendingTaken::All => query.filter(stored.or(is_pending)),
+                PendingTaken::NotDue => {
+                    query.filter(stored.or(is_pending.and(due.is_null().or(due.ge(filter.now)))))
+                }
+                PendingTaken::Overdue => query.filter(stored.or(is_pending.and(due.lt(filter.now)))),
+            };
+        }
+        if let Some(client) = filter.client {
+            query = query.filter(invoices::client_id.eq(DbUuid::of(client)));
+        }
+        if let Some(from) = filter.issued_from {
+            query = query.filter(invoices::issue_date.ge(from));
+        }
+        if let Some(before) = filter.issued_before {
+            query = query.filter(invoices::issue_date.lt(before));
+        }
+        if let Some(text) = &filter.text {
+            let pattern = || lower(Some(anywhere(text.as_str())));
+            // A serial beyond the column's range names no invoice; 0 is no serial.
+            let named =
+                Serial::named_by(text.as_str()).and_then(|s| i32::try_from(s.number()).ok()).unwrap_or(0);
+            let clients_named = clients::table
+                .filter(clients::team_id.eq(team))
+                .filter(lower(clients::name.nullable()).like(pattern()).escape('\\'))
+                .select(clients::id);
+            query = query.filter(
+                invoices::serial
+                    .eq(named)
+                    .or(lower(invoices::description).like(pattern()).escape('\\'))
+                    .or(invoices::client_id.eq_any(clients_named)),
+            );
+        }
+        if let Some(after) = filter.after {
+            let serial = i32::try_from(after.serial.number()).unwrap_or(i32::MAX);
+            query = query.filter(
+                invoices::issue_date
+                    .lt(after.issue_date)
+                    .or(invoices::issue_date.eq(after.issue_date).and(invoices::serial.lt(serial))),
+            );
+        }
+        if let Some(limit) = filter.limit {
+            query = query.limit(i64::from(limit));
+        }
+        query
+    }};
+}
+
+pub(crate) use filtered_invoices;
+
 /// The columns an update writes.
 macro_rules! invoice_values {
     ($invoice:expr) => {
@@ -199,16 +313,12 @@ impl<E: From<StoreError>> TxError<E> {
 #[async_trait]
 impl InvoiceRepository for SqlStore {
     #[tracing::instrument(skip(self))]
-    async fn list_invoices(&self, team: TeamId) -> Result<Vec<Invoice>, StoreError> {
+    async fn list_invoices(&self, team: TeamId, filter: &InvoiceFilter) -> Result<Vec<Invoice>, StoreError> {
         let (rows, lines): (Vec<InvoiceRow>, Vec<LineRow>) = db_run!(self, |conn| {
-            let rows = invoices::table
-                .filter(invoices::team_id.eq(DbUuid::of(team)))
-                .order((invoices::issue_date.desc(), invoices::serial.desc()))
-                .load(conn)
-                .await
-                .or_store()?;
+            let rows = filtered_invoices!(team, filter).load(conn).await.or_store()?;
             let lines = line_items::table
                 .filter(line_items::team_id.eq(DbUuid::of(team)))
+                .filter(line_items::invoice_id.eq_any(filtered_invoices!(team, filter).select(invoices::id)))
                 .order((line_items::invoice_id, line_items::position))
                 .load(conn)
                 .await

@@ -16,6 +16,7 @@ mod clients;
 mod deliveries;
 mod idempotency;
 mod invoices;
+mod plans;
 mod pool;
 mod runtime_pool;
 mod schema;

@@ -241,6 +241,32 @@ macro_rules! filtered_entries {
     }};
 }
 
+/// The entries of `$team` that `$filter` shows, in listing order, at most its `limit`.
+macro_rules! listed_entries {
+    ($team:expr, $filter:expr) => {{
+        let mut rows = filtered_entries!(time_entries::table, $team, $filter).order((
+            time_entries::date,
+            time_entries::created_at,
+            time_entries::id,
+        ));
+        if let Some(tag) = $filter.tag {
+            rows = rows.filter(
+                time_entries::id.eq_any(
+                    time_entry_tags::table
+                        .filter(time_entry_tags::team_id.eq(DbUuid::of($team)))
+                        .filter(time_entry_tags::tag_id.eq(DbUuid::of(tag)))
+                        .select(time_entry_tags::entry_id),
+                ),
+            );
+        }
+        if let Some(limit) = $filter.limit {
+            rows = rows.limit(i64::from(limit));
+        }
+        rows
+    }};
+}
+pub(crate) use {filtered_entries, listed_entries};
+
 /// Why a write of an entry failed, in the port's terms.
 fn entry_write_error(error: diesel::result::Error) -> SaveEntryError {
     match violation(&error) {
@@ -508,24 +534,7 @@ impl TimeEntryRepository for SqlStore {
     #[tracing::instrument(skip(self))]
     async fn list_entries(&self, team: TeamId, filter: &EntryFilter) -> Result<Vec<TimeEntry>, StoreError> {
         let (rows, links): (Vec<EntryRow>, Vec<LinkRow>) = db_run!(self, |conn| {
-            let mut rows = filtered_entries!(time_entries::table, team, filter).order((
-                time_entries::date,
-                time_entries::created_at,
-                time_entries::id,
-            ));
-            if let Some(tag) = filter.tag {
-                rows = rows.filter(
-                    time_entries::id.eq_any(
-                        time_entry_tags::table
-                            .filter(time_entry_tags::team_id.eq(DbUuid::of(team)))
-                            .filter(time_entry_tags::tag_id.eq(DbUuid::of(tag)))
-                            .select(time_entry_tags::entry_id),
-                    ),
-                );
-            }
-            if let Some(limit) = filter.limit {
-                rows = rows.limit(i64::from(limit));
-            }
+            let rows = listed_entries!(team, filter);
             let rows: Vec<EntryRow> = rows.load(conn).await.or_store()?;
             let tagged =
                 time_entries::table

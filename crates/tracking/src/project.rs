@@ -3,7 +3,7 @@
 use accounts::TeamId;
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
-use kernel::{Id, InvalidValue, StoreError, Words, define_id};
+use kernel::{Id, InvalidValue, SearchText, StoreError, Words, define_id};
 
 use crate::{DeleteError, ProjectCode, Title};
 
@@ -64,6 +64,12 @@ impl Project {
             created_at: now,
             updated_at: now,
         }
+    }
+
+    /// Whether a search for `text` finds the project: in its title or its code.
+    pub fn is_found_by(&self, text: &SearchText) -> bool {
+        text.found_in(self.title.as_str())
+            || self.code.as_ref().is_some_and(|code| text.found_in(code.as_str()))
     }
 
     /// The project with `changes` applied.

@@ -31,6 +31,7 @@ import traceback
 import uuid
 from datetime import date, datetime, timezone
 from typing import Any, Callable
+from urllib.parse import parse_qs, urlsplit
 
 BASE_URL = os.environ["BASE_URL"]
 API_KEY = os.environ["API_KEY"]
@@ -293,6 +294,55 @@ def _(s: dict[str, Any]) -> None:
     listed = call("list_invoices", 200, [model("InvoiceBody")]).parsed
     ids = [i.id for i in listed]
     check(s["invoice"].id in ids and s["invoice2"].id in ids, f"listed {ids}")
+
+
+def next_cursor(response: Any) -> str | None:
+    """The cursor of the `Link: <…>; rel="next"` a listing answered with, if any."""
+    link = response.headers.get("link")
+    if link is None:
+        return None
+    check(link.endswith('>; rel="next"'), f"Link {link!r}")
+    query = parse_qs(urlsplit(link[1 : -len('>; rel="next"')]).query)
+    return query["cursor"][0]
+
+
+@step("page invoices one at a time through Link headers (200, Link rel=next)")
+def _(s: dict[str, Any]) -> None:
+    seen: list[str] = []
+    cursor: Any = UNSET
+    while True:
+        response = call("list_invoices", 200, [model("InvoiceBody")], limit=1, cursor=cursor)
+        check(len(response.parsed) <= 1, f"a page of {len(response.parsed)}")
+        seen += [i.id for i in response.parsed]
+        cursor = next_cursor(response)
+        if cursor is None:
+            break
+        check(len(seen) < 100, "the pages end")
+    whole = [i.id for i in call("list_invoices", 200, [model("InvoiceBody")]).parsed]
+    check(seen == whole, f"pages {seen} != listing {whole}")
+
+
+@step("filter invoices by status (repeated), client and q (200 list[InvoiceBody])")
+def _(s: dict[str, Any]) -> None:
+    status = model("InvoiceStatus")
+    pending = call("list_invoices", 200, [model("InvoiceBody")], status=[status("PENDING"), status("PAID")]).parsed
+    check({i.id for i in pending} >= {s["invoice"].id, s["invoice2"].id}, "both are PENDING")
+    overdue = call("list_invoices", 200, [model("InvoiceBody")], status=[status("OVERDUE")]).parsed
+    check(all(i.id not in (s["invoice"].id, s["invoice2"].id) for i in overdue), "none is overdue")
+    mine = call("list_invoices", 200, [model("InvoiceBody")], client_id=s["client"].id).parsed
+    check([i.id for i in mine] == [s["invoice2"].id], f"by client {[i.id for i in mine]}")
+    serial = s["invoice2"].serial
+    found = call("list_invoices", 200, [model("InvoiceBody")], q=serial.lower()).parsed
+    check([i.serial for i in found] == [serial], f"q={serial.lower()} found {[i.serial for i in found]}")
+    error_call("list_invoices", 400, "issuedTo: must not be before issuedFrom",
+               issued_from=date(2026, 11, 2), issued_to=date(2026, 11, 1))
+
+
+@step("find clients by q (200 list[ClientBody])")
+def _(s: dict[str, Any]) -> None:
+    name = s["client"].name
+    found = call("list_clients", 200, [model("ClientBody")], q=name.upper()).parsed
+    check(s["client"].id in [c.id for c in found], f"q={name.upper()} found {[c.name for c in found]}")
 
 
 @step("get the invoice (200 InvoiceBody)")

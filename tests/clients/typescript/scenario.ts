@@ -255,6 +255,62 @@ await step("mark an invoice paid", async () => {
   equal(listed.find((i) => i.id === id)?.status, "PAID", "listed status");
 });
 
+/** The `cursor` of a listing answer's `Link: <…>; rel="next"`, if it has one. */
+function nextCursor(response: Response): string | undefined {
+  const link = response.headers.get("link");
+  if (link === null) return undefined;
+  const match = /^<([^>]*)>; rel="next"$/.exec(link);
+  check(match !== null, `Link ${link}`);
+  return new URL(match[1] ?? "", baseUrl).searchParams.get("cursor") ?? undefined;
+}
+
+let retriedId: string | undefined;
+
+await step("retry an invoice create with an Idempotency-Key", async () => {
+  const key = `scenario-${stamp}`;
+  const send = () =>
+    api.POST("/v1/invoices", {
+      params: { header: { "Idempotency-Key": key } },
+      body: body("/v1/invoices", "post", {
+        clientId: need(inlineClientId, "an invoice's client"),
+        lineItems: [{ description: "Retried", unitPrice: 10, quantity: 1 }],
+      }),
+    });
+  const first = await send();
+  const retry = await send();
+  const invoice = typed(ok(first, 201, "create invoice with a key"));
+  equal(typed(ok(retry, 201, "the retry")).id, invoice.id, "the retry's invoice");
+  equal(retry.response.headers.get("idempotent-replayed"), "true", "Idempotent-Replayed");
+  equal(first.response.headers.get("idempotent-replayed"), null, "the first answer is no replay");
+  retriedId = invoice.id;
+});
+
+await step("page invoices through Link headers and filter them", async () => {
+  const seen: string[] = [];
+  let cursor: string | undefined;
+  do {
+    const result = await api.GET("/v1/invoices", { params: { query: { limit: 1, cursor } } });
+    const page = typed(ok(result, 200, "a page of invoices"));
+    check(page.length <= 1, `a page of ${page.length}`);
+    seen.push(...page.map((i) => i.id));
+    cursor = nextCursor(result.response);
+    check(seen.length < 100, "the pages end");
+  } while (cursor !== undefined);
+  const whole = typed(ok(await api.GET("/v1/invoices"), 200, "list invoices")).map((i) => i.id);
+  equal(seen.join(), whole.join(), "the pages add up to the listing");
+
+  const clientId = need(inlineClientId, "an invoice's client");
+  const query = { status: ["PAID", "PENDING"] as ("PAID" | "PENDING")[], clientId };
+  const mine = typed(ok(await api.GET("/v1/invoices", { params: { query } }), 200, "filtered invoices"));
+  equal(mine.map((i) => i.id).sort().join(), [need(invoiceId, "an invoice"), need(retriedId, "a retried invoice")].sort().join(), "by client and status");
+  const overdue = await api.GET("/v1/invoices", { params: { query: { status: ["OVERDUE"], clientId } } });
+  equal(typed(ok(overdue, 200, "overdue invoices")).length, 0, "none of the client's is overdue");
+  const found = await api.GET("/v1/invoices/clients", { params: { query: { q: `INLINE ${stamp}` } } });
+  equal(typed(ok(found, 200, "clients found by q")).map((c) => c.id).join(), clientId, "q finds the client");
+  const bad = await api.GET("/v1/invoices", { params: { query: { limit: 0 } } });
+  equal(refused(bad, 400, "limit 0").error, "limit: must be a whole number from 1 to 1000", "error");
+});
+
 await step("fetch the invoice PDF", async () => {
   const id = need(invoiceId, "an invoice");
   // Public: sent without a key.
@@ -342,6 +398,35 @@ for (const frequency of ["week", "month"] as const) {
   });
 }
 
+await step("filter and page time entries", async () => {
+  const id = need(entryId, "a time entry");
+  const query = { from: "2026-11-16", to: "2026-11-22", projectId: need(projectId, "a project"), limit: 1 };
+  const result = await api.GET("/v1/track/time", { params: { query } });
+  equal(typed(ok(result, 200, "entries of the project")).map((e) => e.id).join(), id, "the project's entry");
+  equal(nextCursor(result.response), undefined, "one page");
+  const other = await api.GET("/v1/track/time", { params: { query: { ...query, tagId: stamp } } });
+  equal(refused(other, 400, "a tag id that is no UUID").error, "tagId: must be a UUID", "error");
+});
+
+let timedEntryId: string | undefined;
+
+await step("run a timer: start, read, stop into a time entry", async () => {
+  const started = await api.POST("/v1/track/timer/start", {
+    body: body("/v1/track/timer/start", "post", { taskName: "Timed", projectId: need(projectId, "a project") }),
+  });
+  const timer = typed(ok(started, 201, "start timer"));
+  equal(timer.taskName, "Timed", "taskName");
+  const again = await api.POST("/v1/track/timer/start", { body: { taskName: "Twice" } });
+  equal(refused(again, 409, "a second timer").error, "a timer is already running", "error");
+  const running = typed(ok(await api.GET("/v1/track/timer"), 200, "read timer"));
+  equal(running.id, timer.id, "the running timer");
+  const entry = typed(ok(await api.POST("/v1/track/timer/stop"), 201, "stop timer"));
+  equal(entry.date, timer.startedAt, "dated at its start");
+  check(entry.durationSeconds >= 1, `duration ${entry.durationSeconds}`);
+  refused(await api.GET("/v1/track/timer"), 404, "no timer after stop");
+  timedEntryId = entry.id;
+});
+
 await step("the day around another date does not hold the entry", async () => {
   const id = need(entryId, "a time entry");
   const result = await api.GET("/v1/track/time", { params: { query: { date: "2026-11-20", frequency: "day" } } });
@@ -380,16 +465,18 @@ await step("a request without a key is a 401", async () => {
 });
 
 await step("clean up", async () => {
-  const entry = need(entryId, "a time entry");
-  ok(await api.DELETE("/v1/track/time/{id}", { params: { path: { id: entry } } }), 200, "delete time entry");
+  for (const entry of [need(entryId, "a time entry"), need(timedEntryId, "a timed entry")]) {
+    ok(await api.DELETE("/v1/track/time/{id}", { params: { path: { id: entry } } }), 200, "delete time entry");
+  }
   const section = need(sectionId, "a section");
   ok(await api.DELETE("/v1/track/sections/{id}", { params: { path: { id: section } } }), 200, "delete section");
   const project = need(projectId, "a project");
   ok(await api.DELETE("/v1/track/projects/{id}", { params: { path: { id: project } } }), 200, "delete project");
   const tag = need(tagId, "a tag");
   ok(await api.DELETE("/v1/track/tags/{id}", { params: { path: { id: tag } } }), 200, "delete tag");
-  const invoice = need(invoiceId, "an invoice");
-  ok(await api.DELETE("/v1/invoices/{id}", { params: { path: { id: invoice } } }), 200, "delete invoice");
+  for (const invoice of [need(invoiceId, "an invoice"), need(retriedId, "a retried invoice")]) {
+    ok(await api.DELETE("/v1/invoices/{id}", { params: { path: { id: invoice } } }), 200, "delete invoice");
+  }
   const client = need(inlineClientId, "an invoice's client");
   ok(await api.DELETE("/v1/invoices/clients/{id}", { params: { path: { id: client } } }), 200, "delete client");
 });

@@ -6,13 +6,18 @@ use billing::client::{OptionalText, PostalCode, RequiredText};
 use billing::{Client, ClientDetails, ClientId, DeleteClientError, ReplaceClientError};
 use kernel::{Email, FieldError, Id};
 use serde::{Deserialize, Serialize};
-use utoipa::ToSchema;
+use serde_json::{Map, Value};
+use utoipa::{IntoParams, ToSchema};
 use uuid::Uuid;
 
 use crate::auth::{Auth, ClientsRead, ClientsWrite};
 use crate::body::Json;
 use crate::error::{ApiError, ErrorBody};
-use crate::routes::{BodyErrors, Deleted, KeyedErrors, NotFound, Timestamp, created, not_found, path_id};
+use crate::paging::{self, Page};
+use crate::routes::{
+    BodyErrors, Deleted, KeyedErrors, NotFound, QueryErrors, Timestamp, created, not_found, path_id,
+    query_search,
+};
 use crate::state::ApiState;
 
 /// A client: who invoices are billed to.
@@ -108,28 +113,54 @@ fn client_not_found() -> ApiError {
     not_found("client")
 }
 
+/// The client listing's filter.
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub(crate) struct ClientQuery {
+    /// Only clients whose name or email holds this, in any case of its letters (1 to 100
+    /// characters).
+    #[param(min_length = 1, max_length = 100)]
+    q: Option<String>,
+}
+
 /// List clients
 ///
-/// Lists the team's clients, by name (case-insensitive), then id. Needs `clients:read`.
+/// Lists the team's clients, by name (case-insensitive), then id; with `q`, only those it
+/// finds. With `limit`, a page: a `Link` header with `rel="next"` names the next one while
+/// there is more. Needs `clients:read`.
 #[utoipa::path(
     tag = "Clients",
+    params(ClientQuery, paging::PageQuery),
     responses(
-        (status = 200, description = "The team's clients", body = [ClientBody]),
+        (status = 200, description = "The team's clients", body = [ClientBody],
+         headers(("Link" = String, description = "`<URL of the next page>; rel=\"next\"`, on a page with more after it"))),
+        QueryErrors,
         KeyedErrors,
     )
 )]
 #[get("")]
 pub(crate) async fn list_clients(
     auth: Auth<ClientsRead>,
+    listing: paging::Listing,
     state: web::Data<ApiState>,
-) -> Result<web::Json<Vec<ClientBody>>, ApiError> {
-    Ok(web::Json(list(&state, &auth.principal).await?))
+) -> Result<HttpResponse, ApiError> {
+    listing.respond(list(&state, &auth.principal, listing.parameters.clone()).await)
 }
 
-/// The team's clients, by name.
-pub(crate) async fn list(state: &ApiState, who: &Principal) -> Result<Vec<ClientBody>, ApiError> {
-    let clients = state.stores.billing.list(who.team_id).await?;
-    Ok(clients.into_iter().map(ClientBody::from).collect())
+/// The team's clients that the parameters in `query` ask for, by name.
+pub(crate) async fn list(
+    state: &ApiState,
+    who: &Principal,
+    query: Map<String, Value>,
+) -> Result<Page<ClientBody>, ApiError> {
+    let (query, page) = paging::read_listing::<ClientQuery>(query)?;
+    let search = query_search(query.q.as_deref())?;
+    let mut clients = state.stores.billing.list(who.team_id).await?;
+    if let Some(search) = &search {
+        clients.retain(|client| client.is_found_by(search));
+    }
+    let key = |client: &Client| [client.details.name.as_str().to_lowercase(), client.id.to_string()];
+    Ok(paging::page_in_order(clients, key, &page)?.map(ClientBody::from))
 }
 
 /// Create a client

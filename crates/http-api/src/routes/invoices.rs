@@ -10,10 +10,13 @@ use billing::money::{
 };
 use billing::service::{self, BillingError, InvoiceChanges, InvoiceDraft};
 use billing::store::BillTo;
-use billing::{Client, ClientDetails, Invoice, InvoiceId, InvoiceStatus, LineInput, LineItem};
+use billing::{
+    Client, ClientDetails, Invoice, InvoiceFilter, InvoiceId, InvoicePosition, InvoiceStatus, LineInput,
+    LineItem,
+};
 use kernel::{Email, FieldError, Id, parse_instant};
 use serde::{Deserialize, Serialize};
-use serde_json::Number;
+use serde_json::{Map, Number, Value};
 use utoipa::{IntoParams, ToSchema};
 use uuid::Uuid;
 
@@ -21,8 +24,10 @@ use crate::auth::{Auth, InvoicesRead, InvoicesWrite, client_ip, too_many_request
 use crate::body::{Json, Patch};
 use crate::error::{ApiError, ErrorBody};
 use crate::openapi::{Binary, InstantInput, InvoiceStatus as InvoiceStatusSchema};
+use crate::paging::{self, Page};
 use crate::routes::{
-    BodyErrors, Deleted, KeyedErrors, NotFound, Timestamp, body_id, created, not_found, path_id,
+    BodyErrors, Deleted, KeyedErrors, NotFound, QueryErrors, Timestamp, body_id, created, midnight,
+    not_found, path_id, query_day, query_id, query_search,
 };
 use crate::state::ApiState;
 
@@ -429,31 +434,100 @@ fn invoice_not_found() -> ApiError {
     not_found("invoice")
 }
 
+/// The invoice listing's filters.
+#[derive(Debug, Deserialize, IntoParams)]
+#[serde(rename_all = "camelCase")]
+#[into_params(parameter_in = Query)]
+pub(crate) struct InvoiceQuery {
+    /// Only invoices of this status; repeat the parameter for several
+    /// (`status=PENDING&status=OVERDUE`). OVERDUE is a PENDING invoice past its `dueDate`.
+    #[param(value_type = Option<Vec<InvoiceStatusSchema>>, style = Form, explode)]
+    status: Option<paging::OneOrMany>,
+    /// Only invoices billed to this client.
+    #[param(format = Uuid)]
+    client_id: Option<String>,
+    /// Only invoices issued on or after this UTC day, `YYYY-MM-DD`.
+    #[param(value_type = Option<String>, format = Date)]
+    issued_from: Option<String>,
+    /// Only invoices issued on or before this UTC day, `YYYY-MM-DD`.
+    #[param(value_type = Option<String>, format = Date)]
+    issued_to: Option<String>,
+    /// Only invoices whose serial this names (`INV-0042`, `42`), or whose description or
+    /// client's name holds it in any case of its letters (1 to 100 characters).
+    #[param(min_length = 1, max_length = 100)]
+    q: Option<String>,
+}
+
 /// List invoices
 ///
 /// Lists the team's invoices with their line items: newest `issueDate` first, then `serial`
-/// descending. A PENDING invoice whose `dueDate` has passed reads OVERDUE. Needs
-/// `invoices:read`.
+/// descending. A PENDING invoice whose `dueDate` has passed reads OVERDUE. Every filter
+/// given narrows the listing. With `limit`, a page: a `Link` header with `rel="next"`
+/// names the next one while there is more. Needs `invoices:read`.
 #[utoipa::path(
     tag = "Invoices",
+    params(InvoiceQuery, paging::PageQuery),
     responses(
-        (status = 200, description = "The team's invoices", body = [InvoiceBody]),
+        (status = 200, description = "The team's invoices", body = [InvoiceBody],
+         headers(("Link" = String, description = "`<URL of the next page>; rel=\"next\"`, on a page with more after it"))),
+        QueryErrors,
         KeyedErrors,
     )
 )]
 #[get("")]
 pub(crate) async fn list_invoices(
     auth: Auth<InvoicesRead>,
+    listing: paging::Listing,
     state: web::Data<ApiState>,
-) -> Result<web::Json<Vec<InvoiceBody>>, ApiError> {
-    Ok(web::Json(list(&state, &auth.principal).await?))
+) -> Result<HttpResponse, ApiError> {
+    listing.respond(list(&state, &auth.principal, listing.parameters.clone()).await)
 }
 
-/// The team's invoices, newest first.
-pub(crate) async fn list(state: &ApiState, who: &Principal) -> Result<Vec<InvoiceBody>, ApiError> {
-    let invoices = state.stores.billing.list_invoices(who.team_id).await?;
+/// The team's invoices that the parameters in `query` ask for, newest first.
+pub(crate) async fn list(
+    state: &ApiState,
+    who: &Principal,
+    query: Map<String, Value>,
+) -> Result<Page<InvoiceBody>, ApiError> {
+    let (query, page) = paging::read_listing::<InvoiceQuery>(query)?;
     let now = state.clock.now();
-    Ok(invoices.into_iter().map(|i| InvoiceBody::new(i, now)).collect())
+    let statuses = query.status.map(paging::OneOrMany::into_vec).unwrap_or_default();
+    let statuses = statuses.iter().map(|s| InvoiceStatus::parse(s).map_err(|e| e.at("status")));
+    let issued_to = query.issued_to.as_deref().map(|to| query_day(to, "issuedTo")).transpose()?;
+    let issued_from = query.issued_from.as_deref().map(|from| query_day(from, "issuedFrom")).transpose()?;
+    if let (Some(from), Some(to)) = (issued_from, issued_to)
+        && to < from
+    {
+        return Err(FieldError::new("issuedTo", "must not be before issuedFrom").into());
+    }
+    let filter = InvoiceFilter {
+        statuses: statuses.collect::<Result<_, _>>()?,
+        now,
+        client: query_id(query.client_id.as_deref(), "clientId")?,
+        issued_from: issued_from.map(midnight),
+        issued_before: issued_to.and_then(|to| to.succ_opt()).map(midnight),
+        text: query_search(query.q.as_deref())?,
+        after: page.cursor.as_deref().map(position).transpose()?,
+        limit: paging::limit(page.limit.as_deref())?,
+    };
+    let read = InvoiceFilter { limit: paging::one_more(filter.limit), ..filter.clone() };
+    let mut invoices = state.stores.billing.list_invoices(who.team_id, &read).await?;
+    let more = paging::cut(&mut invoices, filter.limit);
+    let next = if more { invoices.last().map(|last| cursor_of(InvoicePosition::of(last))) } else { None };
+    Ok(Page { items: invoices, next }.map(|invoice| InvoiceBody::new(invoice, now)))
+}
+
+fn cursor_of(position: InvoicePosition) -> String {
+    let issued = position.issue_date.to_rfc3339_opts(chrono::SecondsFormat::AutoSi, true);
+    paging::encode_cursor(&[issued, position.serial.number().to_string()])
+}
+
+fn position(cursor: &str) -> Result<InvoicePosition, FieldError> {
+    let parts = paging::decode_cursor(cursor)?;
+    let [issued, serial] = parts.as_slice() else { return Err(paging::not_a_cursor()) };
+    let issue_date = chrono::DateTime::parse_from_rfc3339(issued).map_err(|_| paging::not_a_cursor())?;
+    let serial = serial.parse().ok().and_then(billing::Serial::new).ok_or_else(paging::not_a_cursor)?;
+    Ok(InvoicePosition { issue_date: issue_date.to_utc(), serial })
 }
 
 /// Create an invoice

@@ -83,6 +83,37 @@ pub(crate) fn no_such(field: &str, what: &str) -> FieldError {
     FieldError::new(field, format!("no such {what} in the team"))
 }
 
+/// An id given as a query parameter.
+pub(crate) fn query_id<I: Id>(text: Option<&str>, field: &str) -> Result<Option<I>, FieldError> {
+    text.map(|text| I::parse(text).ok_or_else(|| FieldError::new(field, "must be a UUID"))).transpose()
+}
+
+/// A UTC day `YYYY-MM-DD` given as a query parameter.
+pub(crate) fn query_day(text: &str, field: &str) -> Result<chrono::NaiveDate, FieldError> {
+    chrono::NaiveDate::parse_from_str(text, "%Y-%m-%d")
+        .map_err(|_| FieldError::new(field, "must be a date YYYY-MM-DD"))
+}
+
+/// The instant a UTC day starts.
+pub(crate) fn midnight(day: chrono::NaiveDate) -> DateTime<Utc> {
+    day.and_time(chrono::NaiveTime::MIN).and_utc()
+}
+
+/// A listing's `q`, as a search.
+pub(crate) fn query_search(text: Option<&str>) -> Result<Option<kernel::SearchText>, FieldError> {
+    text.map(|text| kernel::SearchText::parse(text).map_err(|e| e.at("q"))).transpose()
+}
+
+/// The failures of a listing that takes query parameters.
+#[derive(IntoResponses)]
+#[allow(dead_code)]
+pub(crate) enum QueryErrors {
+    /// A query parameter is invalid (the message names it), or the cursor is not one this
+    /// listing gave.
+    #[response(status = 400)]
+    Invalid(ErrorBody),
+}
+
 /// The failures every keyed endpoint can answer with.
 #[derive(IntoResponses)]
 #[allow(dead_code)]

@@ -11,11 +11,12 @@ use billing::invoice::{Description, price_lines};
 use billing::money::parse_decimal;
 use billing::store::{BillTo, CreateInvoiceError, DeleteInvoiceError, NewInvoice, SaveInvoiceError};
 use billing::{
-    BillingStore, Client, ClientDetails, ClientId, DeleteClientError, Invoice, InvoiceId, InvoiceStatus,
-    LineInput, SenderAddress, SenderAddressId, SenderDetails, TaxRule, Totals,
+    BillingStore, Client, ClientDetails, ClientId, DeleteClientError, Invoice, InvoiceFilter, InvoiceId,
+    InvoicePosition, InvoiceStatus, LineInput, SenderAddress, SenderAddressId, SenderDetails, TaxRule,
+    Totals,
 };
 use chrono::{DateTime, TimeDelta, Utc};
-use kernel::{Email, Id, parse_instant};
+use kernel::{Email, Id, SearchText, parse_instant};
 
 for_each_adapter!(
     invoices_round_trip_with_items_in_order,
@@ -24,6 +25,8 @@ for_each_adapter!(
     inline_clients_match_by_email_oldest_first_or_are_made,
     replacing_changes_fields_and_items,
     invoices_list_newest_issue_date_first_then_serial,
+    invoices_filter_by_status_client_issue_date_and_text_and_page_in_order,
+    invoice_filters_are_served_by_indexes_on_postgres,
     invoices_are_invisible_to_other_teams,
     clients_with_invoices_cannot_be_deleted,
     deleting_an_invoice_takes_its_items,
@@ -132,8 +135,14 @@ impl Fixture {
     }
 
     async fn serials(&self) -> Vec<u32> {
-        let mut serials: Vec<u32> =
-            self.billing.list_invoices(self.team).await.unwrap().iter().map(|i| i.serial.number()).collect();
+        let mut serials: Vec<u32> = self
+            .billing
+            .list_invoices(self.team, &InvoiceFilter::default())
+            .await
+            .unwrap()
+            .iter()
+            .map(|i| i.serial.number())
+            .collect();
         serials.sort_unstable();
         serials
     }
@@ -151,7 +160,7 @@ async fn invoices_round_trip_with_items_in_order(store: Store) {
     assert_eq!(stored, invoice);
     assert_eq!(stored.line_items[1].unit_price.to_string(), "0.1");
     assert_eq!(f.billing.find_invoice(invoice.id).await.unwrap(), Some(invoice.clone()));
-    assert_eq!(f.billing.list_invoices(f.team).await.unwrap(), [invoice]);
+    assert_eq!(f.billing.list_invoices(f.team, &InvoiceFilter::default()).await.unwrap(), [invoice]);
 }
 
 async fn serials_are_gapless_under_concurrency(store: Store) {
@@ -256,8 +265,14 @@ async fn invoices_list_newest_issue_date_first_then_serial(store: Store) {
     for issued in ["2026-10-01", "2026-11-01", "2026-10-01", "2026-09-15"] {
         f.invoice(issued).await;
     }
-    let listed: Vec<String> =
-        f.billing.list_invoices(f.team).await.unwrap().iter().map(|i| i.serial.to_string()).collect();
+    let listed: Vec<String> = f
+        .billing
+        .list_invoices(f.team, &InvoiceFilter::default())
+        .await
+        .unwrap()
+        .iter()
+        .map(|i| i.serial.to_string())
+        .collect();
     assert_eq!(listed, ["INV-0002", "INV-0003", "INV-0001", "INV-0004"]);
 }
 
@@ -266,7 +281,7 @@ async fn invoices_are_invisible_to_other_teams(store: Store) {
     let invoice = f.invoice("2026-11-20").await;
     let other = fixture_for(store, create_team(&f.store, "Other").await).await;
     assert_eq!(f.billing.get_invoice(other.team, invoice.id).await.unwrap(), None);
-    assert!(f.billing.list_invoices(other.team).await.unwrap().is_empty());
+    assert!(f.billing.list_invoices(other.team, &InvoiceFilter::default()).await.unwrap().is_empty());
     assert!(matches!(
         f.billing.delete_invoice(other.team, invoice.id).await,
         Err(DeleteInvoiceError::NotFound)
@@ -299,7 +314,7 @@ async fn deleting_an_invoice_takes_its_items(store: Store) {
     assert_eq!(f.billing.get_invoice(f.team, gone.id).await.unwrap(), None);
     assert_eq!(f.billing.find_invoice(gone.id).await.unwrap(), None);
     assert!(matches!(f.billing.delete_invoice(f.team, gone.id).await, Err(DeleteInvoiceError::NotFound)));
-    assert_eq!(f.billing.list_invoices(f.team).await.unwrap(), [kept]);
+    assert_eq!(f.billing.list_invoices(f.team, &InvoiceFilter::default()).await.unwrap(), [kept]);
     // A deleted invoice's serial is not given again.
     assert_eq!(f.invoice("2026-11-22").await.serial.to_string(), "INV-0003");
 }
@@ -366,4 +381,93 @@ async fn the_document_prints_the_senders_payment_details_and_logo(store: Store) 
     sender.details.logo = None;
     f.billing.update_sender(f.team, sender.id, &sender.details, now).await.unwrap().unwrap();
     assert_eq!(document(plain.id).await.unwrap().unwrap().logo, None, "removed");
+}
+
+async fn invoices_filter_by_status_client_issue_date_and_text_and_page_in_order(store: Store) {
+    let f = fixture(store).await;
+    let other =
+        Client::new(f.team, client_details("Bright Ideas Ltd", "ops@bright.example"), at("2026-01-01"));
+    f.billing.create(&other).await.unwrap();
+    // Serials 1 to 6, issued on 1 to 6 November, due 30 days later.
+    let mut made = Vec::new();
+    for day in 1..=6 {
+        let bill_to = BillTo::Existing(if day % 2 == 0 { other.id } else { f.client });
+        let mut draft = f.draft(bill_to, &format!("2026-11-0{day}"), &[("Work", "10", "1")]);
+        draft.description = Some(Description::parse(format!("Sprint {day} of 100% effort")).unwrap());
+        made.push(f.billing.create_invoice(draft).await.unwrap());
+    }
+    let mut paid = made[4].clone();
+    paid.status = InvoiceStatus::Paid;
+    f.billing.replace_invoice(&paid, false).await.unwrap();
+    let serials = |invoices: Vec<Invoice>| invoices.iter().map(|i| i.serial.number()).collect::<Vec<_>>();
+    let list = async |filter: InvoiceFilter| serials(f.billing.list_invoices(f.team, &filter).await.unwrap());
+    // Due dates are 1 to 6 December: on 3 December 12:00, serials 1 to 3 read OVERDUE.
+    let now = at("2026-12-03T12:00:00Z");
+    let statuses =
+        |statuses: &[InvoiceStatus]| InvoiceFilter { statuses: statuses.to_vec(), now, ..Default::default() };
+    assert_eq!(list(statuses(&[InvoiceStatus::Overdue])).await, [3, 2, 1]);
+    assert_eq!(list(statuses(&[InvoiceStatus::Pending])).await, [6, 4]);
+    assert_eq!(list(statuses(&[InvoiceStatus::Paid, InvoiceStatus::Pending])).await, [6, 5, 4]);
+    assert_eq!(list(statuses(&[InvoiceStatus::Pending, InvoiceStatus::Overdue])).await, [6, 4, 3, 2, 1]);
+    assert_eq!(list(statuses(&[InvoiceStatus::Expired])).await, Vec::<u32>::new());
+    let by_client = InvoiceFilter { client: Some(other.id), ..Default::default() };
+    assert_eq!(list(by_client).await, [6, 4, 2]);
+    let issued = InvoiceFilter {
+        issued_from: Some(at("2026-11-02")),
+        issued_before: Some(at("2026-11-05")),
+        ..Default::default()
+    };
+    assert_eq!(list(issued).await, [4, 3, 2]);
+    let text = |q: &str| InvoiceFilter { text: Some(SearchText::parse(q).unwrap()), ..Default::default() };
+    assert_eq!(list(text("INV-0003")).await, [3], "the serial");
+    assert_eq!(list(text("sprint 4")).await, [4], "the description, in any case");
+    assert_eq!(list(text("BRIGHT")).await, [6, 4, 2], "the client's name");
+    assert_eq!(list(text("100%")).await, [6, 5, 4, 3, 2, 1], "% is a character, not a wildcard");
+    assert_eq!(list(text("0%_")).await, Vec::<u32>::new(), "_ is a character, not a wildcard");
+    // Pages in listing order, continuing after the last one's position.
+    let mut pages = Vec::new();
+    let mut after = None;
+    loop {
+        let filter = InvoiceFilter { after, limit: Some(4), ..Default::default() };
+        let page = f.billing.list_invoices(f.team, &filter).await.unwrap();
+        after = page.last().map(InvoicePosition::of);
+        pages.push(serials(page));
+        if after.is_none() {
+            break;
+        }
+    }
+    assert_eq!(pages, [vec![6, 5, 4, 3], vec![2, 1], vec![]]);
+    let stranger = fixture(f.store.clone()).await;
+    assert!(stranger.billing.list_invoices(stranger.team, &text("Sprint")).await.unwrap().is_empty());
+}
+
+async fn invoice_filters_are_served_by_indexes_on_postgres(store: Store) {
+    let Store::Sql(sql) = &store else { return };
+    let f = fixture(store.clone()).await;
+    let all = InvoiceFilter::default();
+    if sql.invoice_listing_plan(f.team, &all).await.unwrap().is_none() {
+        return; // SQLite
+    }
+    // 400 invoices, one a day: one in forty paid, one in forty to another client.
+    let other = Client::new(f.team, client_details("Other", "other@example.com"), at("2026-01-01"));
+    f.billing.create(&other).await.unwrap();
+    for n in 0..400_i64 {
+        let bill_to = BillTo::Existing(if n % 40 == 1 { other.id } else { f.client });
+        let mut draft = f.draft(bill_to, "2025-01-01", &[("Work", "10", "1")]);
+        draft.issue_date += TimeDelta::days(n);
+        draft.due_date = None;
+        if n % 40 == 0 {
+            draft.status = InvoiceStatus::Paid;
+        }
+        f.billing.create_invoice(draft).await.unwrap();
+    }
+    let cases = [
+        ("invoices_listing", InvoiceFilter { issued_from: Some(at("2026-01-20")), ..all.clone() }),
+        ("invoices_status", InvoiceFilter { statuses: vec![InvoiceStatus::Paid], ..all.clone() }),
+        ("invoices_client_listing", InvoiceFilter { client: Some(other.id), ..all.clone() }),
+    ];
+    for (index, filter) in cases {
+        let plan = sql.invoice_listing_plan(f.team, &filter).await.unwrap().unwrap();
+        assert!(plan.contains(index), "{index} serves {filter:?}:\n{plan}");
+    }
 }

@@ -22,6 +22,7 @@ for_each_adapter!(
     entries_round_trip_with_their_tags,
     entries_list_by_period_and_user_in_order,
     entries_filter_by_project_section_and_tag_and_page_in_order,
+    entry_filters_are_served_by_indexes_on_postgres,
     replacing_an_entry_replaces_its_tags,
     entries_refuse_references_outside_the_team,
     tracking_is_invisible_to_other_teams,
@@ -452,4 +453,40 @@ async fn the_listing_revision_grows_with_every_change_a_listing_shows(store: Sto
     other.logged(other.entry("2026-11-20", &[])).await;
     assert_eq!(revision().await, seen);
     assert!(other.track.listing_revision(other.team).await.unwrap() > 0);
+}
+
+async fn entry_filters_are_served_by_indexes_on_postgres(store: Store) {
+    let Store::Sql(sql) = &store else { return };
+    let f = fixture(store.clone()).await;
+    let month = month_of("2026-11-01");
+    if sql.entry_listing_plan(f.team, &month).await.unwrap().is_none() {
+        return; // SQLite
+    }
+    let (tag, project) = (f.tag("urgent").await, f.project("Website", None).await);
+    let section = f.section(&project, "Design").await;
+    // A year of a team's time, 600 entries: a tenth of them the fixture user's, a sixtieth
+    // on the project, fewer in the section or with the tag.
+    let colleague = create_user(&f.store, f.team, Role::Member).await;
+    for n in 0..600_i64 {
+        let tagged = [&tag];
+        let mut entry = f.entry("2026-01-01", if n % 100 == 0 { &tagged } else { &[] });
+        entry.date += TimeDelta::hours(14 * n);
+        entry.user_id = if n % 10 == 0 { f.user } else { colleague };
+        if n % 60 == 0 {
+            entry.project_id = Some(project.id);
+            entry.section_id = (n % 120 == 0).then_some(section.id);
+        }
+        f.logged(entry).await;
+    }
+    let cases = [
+        ("time_entries_date", month),
+        ("time_entries_user_date", EntryFilter { user: Some(f.user), ..month }),
+        ("time_entries_project_date", EntryFilter { project: Some(project.id), ..month }),
+        ("time_entries_section_date", EntryFilter { section: Some(section.id), ..month }),
+        ("time_entry_tags_tag_entry", EntryFilter { tag: Some(tag.id), ..month }),
+    ];
+    for (index, filter) in cases {
+        let plan = sql.entry_listing_plan(f.team, &filter).await.unwrap().unwrap();
+        assert!(plan.contains(index), "{index} serves {filter:?}:\n{plan}");
+    }
 }

@@ -2,7 +2,7 @@ use acceptance::spawn_app;
 use reqwest::Method;
 use serde_json::{Value, json};
 
-use super::error_of;
+use super::{error_of, pages};
 
 const CLIENTS: &str = "/v1/invoices/clients";
 
@@ -184,4 +184,26 @@ async fn another_teams_clients_are_invisible_and_untouched() {
     assert_eq!(listed, json!([]));
     let still: Value = app.request(Method::GET, &path, &app.key).send().await.unwrap().json().await.unwrap();
     assert_eq!(still, theirs);
+}
+
+#[tokio::test]
+async fn clients_are_found_by_name_or_email_and_paged_by_name() {
+    let app = spawn_app().await;
+    for name in ["delta Co", "Alpha", "Charlie", "bravo"] {
+        app.create_client(&app.key, name).await;
+    }
+    let names = |pages: &[Value]| -> Vec<Vec<String>> {
+        pages
+            .iter()
+            .map(|p| p.as_array().unwrap().iter().map(|c| c["name"].as_str().unwrap().to_owned()).collect())
+            .collect()
+    };
+    let paged = pages(&app, "/v1/invoices/clients?limit=3").await;
+    assert_eq!(names(&paged), [vec!["Alpha", "bravo", "Charlie"], vec!["delta Co"]]);
+    assert_eq!(names(&pages(&app, "/v1/invoices/clients?q=DELTA").await), [vec!["delta Co"]]);
+    // Every client of the fixture has the same email.
+    assert_eq!(names(&pages(&app, "/v1/invoices/clients?q=billing%40").await)[0].len(), 4);
+    let response = app.request(Method::GET, "/v1/invoices/clients?q=", &app.key).send().await.unwrap();
+    assert_eq!(response.status(), 400);
+    assert_eq!(error_of(response).await, "q: must not be empty");
 }

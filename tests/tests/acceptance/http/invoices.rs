@@ -6,7 +6,7 @@ use kernel::{Clock, SystemClock};
 use reqwest::Method;
 use serde_json::{Value, json};
 
-use super::error_of;
+use super::{error_of, pages};
 
 const INVOICES: &str = "/v1/invoices";
 
@@ -401,6 +401,67 @@ async fn pending_invoices_past_due_read_overdue_and_lists_are_ordered() {
         .await
         .unwrap();
     assert_eq!((&cleared["status"], &cleared["dueDate"]), (&json!("PENDING"), &Value::Null));
+}
+
+/// The serials of a listing's pages, page by page.
+fn serials_of(pages: &[Value]) -> Vec<Vec<String>> {
+    let serials = |page: &Value| {
+        page.as_array().unwrap().iter().map(|i| i["serial"].as_str().unwrap().to_owned()).collect()
+    };
+    pages.iter().map(serials).collect()
+}
+
+#[tokio::test]
+async fn invoices_filter_by_status_client_issue_date_and_text_and_page_through_link_headers() {
+    let app = spawn_app().await;
+    let acme = client_id(&app).await;
+    let bright = app.create_client(&app.key, "Bright Ideas Ltd").await["id"].as_str().unwrap().to_owned();
+    let one = items(&[("Work", json!(1), json!(1))]);
+    // INV-0001..0005, issued 1 to 5 November 2020; the first three long overdue, the fourth
+    // paid, the fifth with no due date.
+    for day in 1..=5 {
+        let client = if day % 2 == 0 { &bright } else { &acme };
+        let mut body = json!({"clientId": client, "issueDate": format!("2020-11-0{day}"), "lineItems": one,
+                              "description": format!("Sprint {day}")});
+        match day {
+            1..=3 => body["dueDate"] = json!("2020-12-01"),
+            4 => body["status"] = json!("PAID"),
+            _ => {}
+        }
+        create(&app, &body).await;
+    }
+    let listed = async |query: &str| serials_of(&pages(&app, &format!("{INVOICES}?{query}")).await).concat();
+    let serials = |numbers: &[u32]| numbers.iter().map(|n| format!("INV-{n:04}")).collect::<Vec<_>>();
+    assert_eq!(listed("").await, serials(&[5, 4, 3, 2, 1]));
+    assert_eq!(listed("status=OVERDUE").await, serials(&[3, 2, 1]));
+    assert_eq!(listed("status=PENDING&status=PAID").await, serials(&[5, 4]));
+    assert_eq!(listed(&format!("clientId={bright}")).await, serials(&[4, 2]));
+    assert_eq!(
+        listed("issuedFrom=2020-11-02&issuedTo=2020-11-03").await,
+        serials(&[3, 2]),
+        "both days included"
+    );
+    assert_eq!(listed("q=inv-2").await, serials(&[2]));
+    assert_eq!(listed("q=SPRINT%205").await, serials(&[5]));
+    assert_eq!(listed("q=bright&status=OVERDUE").await, serials(&[2]), "filters narrow together");
+    let paged = pages(&app, &format!("{INVOICES}?limit=2&status=PENDING&status=OVERDUE")).await;
+    assert_eq!(serials_of(&paged), [serials(&[5, 3]), serials(&[2, 1])]);
+
+    for (query, message) in [
+        ("status=LATE", "status: must be one of PENDING, PAID, PAID_PARTIAL, EXPIRED, OVERDUE"),
+        ("clientId=42", "clientId: must be a UUID"),
+        ("issuedFrom=2020-13-01", "issuedFrom: must be a date YYYY-MM-DD"),
+        ("issuedFrom=2020-11-02&issuedTo=2020-11-01", "issuedTo: must not be before issuedFrom"),
+        ("q=", "q: must not be empty"),
+        ("limit=0", "limit: must be a whole number from 1 to 1000"),
+        ("cursor=bm90IG91cnM", "cursor: is not a cursor of this listing"),
+        ("clientId=a&clientId=b", "clientId: invalid type: sequence, expected a string"),
+    ] {
+        let response =
+            app.request(Method::GET, &format!("{INVOICES}?{query}"), &app.key).send().await.unwrap();
+        assert_eq!(response.status(), 400, "{query}");
+        assert_eq!(error_of(response).await, message, "{query}");
+    }
 }
 
 #[tokio::test]

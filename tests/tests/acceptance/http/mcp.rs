@@ -143,3 +143,44 @@ async fn the_key_comes_as_a_header_or_a_bearer_and_bad_messages_get_json_rpc_err
     let get = app.request(Method::GET, "/mcp", &app.key).send().await.unwrap();
     assert_eq!(get.status(), 405, "no server-sent event stream");
 }
+
+/// The JSON a successful tool call answered with.
+async fn tool_answer(app: &TestApp, name: &str, arguments: Value) -> Value {
+    let called = result(app, &app.key, "tools/call", json!({"name": name, "arguments": arguments})).await;
+    assert_eq!(called["isError"], false, "{name}: {called}");
+    serde_json::from_str(called["content"][0]["text"].as_str().unwrap()).unwrap()
+}
+
+#[tokio::test]
+async fn listing_tools_filter_and_page_with_the_next_cursor_in_their_answer() {
+    let app = spawn_app().await;
+    for name in ["Ada", "Bea", "Cid"] {
+        app.create_client(&app.key, name).await;
+    }
+    let first = tool_answer(&app, "list_clients", json!({"limit": 2})).await;
+    let names = |page: &Value| page.as_array().unwrap().iter().map(|c| c["name"].clone()).collect::<Vec<_>>();
+    assert_eq!(names(&first["items"]), ["Ada", "Bea"], "{first}");
+    let cursor = first["nextCursor"].as_str().expect("a cursor while more follow");
+    let last = tool_answer(&app, "list_clients", json!({"limit": 2, "cursor": cursor})).await;
+    assert_eq!(names(&last), ["Cid"], "the last page is the array itself");
+    assert_eq!(names(&tool_answer(&app, "list_clients", json!({"q": "bea"})).await), ["Bea"]);
+
+    for day in ["2026-11-02", "2026-11-03"] {
+        let body = json!({"durationSeconds": 60, "taskName": "Work", "date": day});
+        let logged = app.request(Method::POST, "/v1/track/time", &app.key).json(&body).send().await.unwrap();
+        assert_eq!(logged.status(), 201);
+    }
+    let month = json!({"from": "2026-11-01", "to": "2026-11-30", "limit": 1});
+    let page = tool_answer(&app, "list_time_entries", month.clone()).await;
+    let cursor = page["nextCursor"].as_str().expect("a cursor while more follow");
+    let rest = tool_answer(
+        &app,
+        "list_time_entries",
+        json!({"cursor": cursor, "from": "2026-11-01", "to": "2026-11-30", "limit": 1}),
+    )
+    .await;
+    let dates = [&page["items"][0]["date"], &rest[0]["date"]];
+    assert_eq!(dates, ["2026-11-02T00:00:00.000Z", "2026-11-03T00:00:00.000Z"]);
+    let statuses = tool_answer(&app, "list_invoices", json!({"status": ["PAID", "OVERDUE"]})).await;
+    assert_eq!(statuses, json!([]));
+}

@@ -10,6 +10,8 @@ mod mcp;
 mod openapi;
 mod track;
 
+use acceptance::TestApp;
+use reqwest::{Method, StatusCode};
 use serde_json::Value;
 
 /// The `error` member of an error body.
@@ -18,4 +20,22 @@ async fn error_of(response: reqwest::Response) -> String {
     assert_eq!(content_type.as_deref(), Some("application/json"), "error bodies are JSON");
     let body: Value = response.json().await.unwrap();
     body["error"].as_str().unwrap_or_else(|| panic!("no error member in {body}")).to_owned()
+}
+
+/// The pages of a listing, followed through each `Link: <…>; rel="next"`.
+pub(super) async fn pages(app: &TestApp, first: &str) -> Vec<Value> {
+    let mut pages = Vec::new();
+    let mut next = Some(first.to_owned());
+    while let Some(path) = next.take() {
+        let response = app.request(Method::GET, &path, &app.key).send().await.unwrap();
+        assert_eq!(response.status(), StatusCode::OK, "{path}");
+        if let Some(link) = response.headers().get("link") {
+            let link = link.to_str().unwrap();
+            let url = link.strip_prefix('<').and_then(|l| l.strip_suffix(">; rel=\"next\"")).unwrap();
+            next = Some(url.to_owned());
+        }
+        pages.push(response.json().await.unwrap());
+        assert!(pages.len() < 20, "the pages end");
+    }
+    pages
 }

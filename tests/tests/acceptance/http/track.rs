@@ -8,7 +8,7 @@ use accounts::{Permission, Role, Scope, UserId};
 use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};
 
-use super::error_of;
+use super::{error_of, pages};
 
 const TIME: &str = "/v1/track/time";
 const TAGS: &str = "/v1/track/tags";
@@ -977,24 +977,6 @@ async fn a_timer_keeps_the_rules_of_time_entries_and_is_each_users_own() {
     }
 }
 
-/// The pages of a listing, followed through each `Link: <…>; rel="next"`.
-async fn pages(app: &TestApp, first: &str) -> Vec<Value> {
-    let mut pages = Vec::new();
-    let mut next = Some(first.to_owned());
-    while let Some(path) = next.take() {
-        let response = app.request(Method::GET, &path, &app.key).send().await.unwrap();
-        assert_eq!(response.status(), StatusCode::OK, "{path}");
-        if let Some(link) = response.headers().get("link") {
-            let link = link.to_str().unwrap();
-            let url = link.strip_prefix('<').and_then(|l| l.strip_suffix(">; rel=\"next\"")).unwrap();
-            next = Some(url.to_owned());
-        }
-        pages.push(response.json().await.unwrap());
-        assert!(pages.len() < 20, "the pages end");
-    }
-    pages
-}
-
 #[tokio::test]
 async fn time_entries_filter_and_page_through_link_headers() {
     let app = spawn_app().await;
@@ -1087,5 +1069,50 @@ async fn tags_projects_and_sections_are_read_one_by_one() {
     for (base, made) in [(TAGS, &urgent), (PROJECTS, &website), (SECTIONS, &design)] {
         let answer = expect(&app, &theirs, Method::GET, &at(&made["id"], base), None, 404).await;
         assert!(answer["error"].as_str().unwrap().ends_with("not found"), "{answer}");
+    }
+}
+
+#[tokio::test]
+async fn projects_filter_by_status_and_text_and_tags_and_sections_page_by_title() {
+    let app = spawn_app().await;
+    let website = project(&app, "Website", Some("WEB")).await;
+    project(&app, "Mobile app", Some("APP")).await;
+    let archived = project(&app, "Archive", None).await;
+    let path = at(&archived["id"], "/v1/track/projects");
+    expect(
+        &app,
+        &app.key,
+        Method::PUT,
+        &path,
+        Some(json!({"id": archived["id"], "data": {"status": "ARCHIVED"}})),
+        200,
+    )
+    .await;
+    let titles = |pages: &[Value]| -> Vec<String> {
+        pages
+            .iter()
+            .flat_map(|p| p.as_array().unwrap().iter().map(|x| x["title"].as_str().unwrap().to_owned()))
+            .collect()
+    };
+    let listed = async |query: &str| titles(&pages(&app, query).await);
+    assert_eq!(listed("/v1/track/projects?status=ACTIVE").await, ["Mobile app", "Website"]);
+    assert_eq!(listed("/v1/track/projects?status=ARCHIVED&status=PENDING").await, ["Archive"]);
+    assert_eq!(listed("/v1/track/projects?q=web").await, ["Website"], "the code or the title");
+    assert_eq!(listed("/v1/track/projects?q=app").await, ["Mobile app"]);
+    assert_eq!(pages(&app, "/v1/track/projects?limit=2").await.len(), 2);
+    for title in ["b", "A", "c"] {
+        tag(&app, title).await;
+        section(&app, &website, title).await;
+    }
+    let tag_pages = pages(&app, "/v1/track/tags?limit=2").await;
+    assert_eq!((tag_pages.len(), titles(&tag_pages)), (2, vec!["A".to_owned(), "b".into(), "c".into()]));
+    let sections = format!("/v1/track/sections?projectId={}&limit=1", website["id"].as_str().unwrap());
+    assert_eq!(titles(&pages(&app, &sections).await), ["A", "b", "c"]);
+    for (query, message) in [
+        ("/v1/track/projects?status=DONE", "status: must be one of PENDING, ACTIVE, COMPLETED, ARCHIVED"),
+        ("/v1/track/tags?limit=x", "limit: must be a whole number from 1 to 1000"),
+        ("/v1/track/tags?cursor=x", "cursor: is not a cursor of this listing"),
+    ] {
+        assert_eq!(expect(&app, &app.key, Method::GET, query, None, 400).await["error"], message, "{query}");
     }
 }

@@ -37,6 +37,11 @@ fn delete_error(what: &str) -> impl Fn(DeleteError) -> ApiError {
     }
 }
 
+/// Where a titled item stands in a listing: by title, case-insensitively, then id.
+fn title_key(title: &Title, id: impl std::fmt::Display) -> [String; 2] {
+    [title.as_str().to_lowercase(), id.to_string()]
+}
+
 fn title(text: String) -> Result<Title, kernel::FieldError> {
     Title::parse(text).map_err(|e| e.at("title"))
 }

@@ -6,16 +6,21 @@ use actix_web::{HttpResponse, delete, get, post, put, web};
 use kernel::FieldError;
 use kernel::Id;
 use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
 use tracking::{Project, ProjectChanges, ProjectCode, ProjectId, ProjectStatus, SaveProjectError, Title};
-use utoipa::ToSchema;
+use utoipa::{IntoParams, ToSchema};
 use uuid::Uuid;
 
-use super::{delete_error, title};
+use super::{delete_error, title, title_key};
 use crate::auth::{Auth, TrackRead, TrackWrite};
 use crate::body::{Json, Patch};
 use crate::error::ApiError;
 use crate::openapi::ProjectStatus as ProjectStatusSchema;
-use crate::routes::{BodyErrors, Deleted, KeyedErrors, NotFound, Timestamp, created, not_found, path_id};
+use crate::paging::{self, Page};
+use crate::routes::{
+    BodyErrors, Deleted, KeyedErrors, NotFound, QueryErrors, Timestamp, created, not_found, path_id,
+    query_search,
+};
 use crate::state::ApiState;
 
 /// A project.
@@ -120,25 +125,64 @@ fn save_error(error: SaveProjectError) -> ApiError {
     }
 }
 
+/// The project listing's filters.
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub(crate) struct ProjectQuery {
+    /// Only projects of this status; repeat the parameter for several
+    /// (`status=ACTIVE&status=PENDING`).
+    #[param(value_type = Option<Vec<ProjectStatusSchema>>, style = Form, explode)]
+    status: Option<paging::OneOrMany>,
+    /// Only projects whose title or code holds this, in any case of its letters (1 to 100
+    /// characters).
+    #[param(min_length = 1, max_length = 100)]
+    q: Option<String>,
+}
+
 /// List projects
 ///
-/// Lists the team's projects, by title (case-insensitive), then id. Needs `track:read`.
+/// Lists the team's projects, by title (case-insensitive), then id; with `status` or `q`,
+/// only those they find. With `limit`, a page: a `Link` header with `rel="next"` names the
+/// next one while there is more. Needs `track:read`.
 #[utoipa::path(
     tag = "Projects",
-    responses((status = 200, description = "The team's projects", body = [ProjectBody]), KeyedErrors)
+    params(ProjectQuery, paging::PageQuery),
+    responses(
+        (status = 200, description = "The team's projects", body = [ProjectBody],
+         headers(("Link" = String, description = "`<URL of the next page>; rel=\"next\"`, on a page with more after it"))),
+        QueryErrors,
+        KeyedErrors,
+    )
 )]
 #[get("")]
 pub(crate) async fn list_projects(
     auth: Auth<TrackRead>,
+    listing: paging::Listing,
     state: web::Data<ApiState>,
-) -> Result<web::Json<Vec<ProjectBody>>, ApiError> {
-    Ok(web::Json(list(&state, &auth.principal).await?))
+) -> Result<HttpResponse, ApiError> {
+    listing.respond(list(&state, &auth.principal, listing.parameters.clone()).await)
 }
 
-/// The team's projects, by title.
-pub(crate) async fn list(state: &ApiState, who: &Principal) -> Result<Vec<ProjectBody>, ApiError> {
-    let projects = state.stores.track.list_projects(who.team_id).await?;
-    Ok(projects.into_iter().map(ProjectBody::from).collect())
+/// The team's projects that the parameters in `query` ask for, by title.
+pub(crate) async fn list(
+    state: &ApiState,
+    who: &Principal,
+    query: Map<String, Value>,
+) -> Result<Page<ProjectBody>, ApiError> {
+    let (query, page) = paging::read_listing::<ProjectQuery>(query)?;
+    let statuses = query.status.map(paging::OneOrMany::into_vec).unwrap_or_default();
+    let statuses = statuses
+        .iter()
+        .map(|s| ProjectStatus::parse(s).map_err(|e| e.at("status")))
+        .collect::<Result<Vec<_>, _>>()?;
+    let search = query_search(query.q.as_deref())?;
+    let mut projects = state.stores.track.list_projects(who.team_id).await?;
+    projects.retain(|project| {
+        (statuses.is_empty() || statuses.contains(&project.status))
+            && search.as_ref().is_none_or(|search| project.is_found_by(search))
+    });
+    let key = |project: &Project| title_key(&project.title, project.id);
+    Ok(paging::page_in_order(projects, key, &page)?.map(ProjectBody::from))
 }
 
 /// Get a project

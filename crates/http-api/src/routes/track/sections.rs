@@ -5,14 +5,16 @@ use actix_web::http::StatusCode;
 use actix_web::{HttpResponse, delete, get, post, put, web};
 use kernel::Id;
 use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
 use tracking::{CreateSectionError, ProjectId, Section, SectionId};
 use utoipa::{IntoParams, ToSchema};
 use uuid::Uuid;
 
-use super::{delete_error, title};
+use super::{delete_error, title, title_key};
 use crate::auth::{Auth, TrackRead, TrackWrite};
 use crate::body::{Json, Patch};
 use crate::error::ApiError;
+use crate::paging::{self, Page};
 use crate::routes::{
     BodyErrors, Deleted, KeyedErrors, NotFound, Timestamp, body_id, created, no_such, not_found, path_id,
 };
@@ -76,13 +78,16 @@ pub(crate) struct SectionQuery {
 /// List a project's sections
 ///
 /// Lists the sections of the project `projectId` (required), by title (case-insensitive),
-/// then id. A project that is not the key's team's is a 404. Needs `track:read`.
+/// then id. A project that is not the key's team's is a 404. With `limit`, a page: a
+/// `Link` header with `rel="next"` names the next one while there is more. Needs
+/// `track:read`.
 #[utoipa::path(
     tag = "Sections",
-    params(SectionQuery),
+    params(SectionQuery, paging::PageQuery),
     responses(
-        (status = 200, description = "The project's sections", body = [SectionBody]),
-        (status = 400, description = "`projectId` missing or not an id", body = crate::ErrorBody),
+        (status = 200, description = "The project's sections", body = [SectionBody],
+         headers(("Link" = String, description = "`<URL of the next page>; rel=\"next\"`, on a page with more after it"))),
+        (status = 400, description = "`projectId` missing or not an id, or a page parameter invalid", body = crate::ErrorBody),
         (status = 404, description = "No such project in the key's team", body = crate::ErrorBody),
         KeyedErrors,
     )
@@ -90,18 +95,19 @@ pub(crate) struct SectionQuery {
 #[get("")]
 pub(crate) async fn list_sections(
     auth: Auth<TrackRead>,
-    query: web::Query<SectionQuery>,
+    listing: paging::Listing,
     state: web::Data<ApiState>,
-) -> Result<web::Json<Vec<SectionBody>>, ApiError> {
-    Ok(web::Json(list(&state, &auth.principal, query.into_inner()).await?))
+) -> Result<HttpResponse, ApiError> {
+    listing.respond(list(&state, &auth.principal, listing.parameters.clone()).await)
 }
 
-/// The sections of the caller's team's project `query.project_id`, by title.
+/// The sections of the caller's team's project that the parameters in `query` name, by title.
 pub(crate) async fn list(
     state: &ApiState,
     who: &Principal,
-    query: SectionQuery,
-) -> Result<Vec<SectionBody>, ApiError> {
+    query: Map<String, Value>,
+) -> Result<Page<SectionBody>, ApiError> {
+    let (query, page) = paging::read_listing::<SectionQuery>(query)?;
     let text = query.project_id.as_deref().filter(|p| !p.is_empty());
     let text = text.ok_or_else(|| ApiError::new(StatusCode::BAD_REQUEST, "projectId: is required"))?;
     let project = <ProjectId as kernel::Id>::parse(text)
@@ -109,7 +115,8 @@ pub(crate) async fn list(
     let team = who.team_id;
     state.stores.track.get_project(team, project).await?.ok_or_else(|| not_found("project"))?;
     let sections = state.stores.track.list_sections(team, project).await?;
-    Ok(sections.into_iter().map(SectionBody::from).collect())
+    let key = |section: &Section| title_key(&section.title, section.id);
+    Ok(paging::page_in_order(sections, key, &page)?.map(SectionBody::from))
 }
 
 /// Get a section

@@ -4,15 +4,19 @@ use accounts::Principal;
 use actix_web::{HttpResponse, delete, get, patch, post, web};
 use kernel::Id;
 use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
 use tracking::{Tag, TagId};
 use utoipa::ToSchema;
 use uuid::Uuid;
 
-use super::{delete_error, title};
+use super::{delete_error, title, title_key};
 use crate::auth::{Auth, TrackRead, TrackWrite};
 use crate::body::Json;
 use crate::error::ApiError;
-use crate::routes::{BodyErrors, Deleted, KeyedErrors, NotFound, Timestamp, created, not_found, path_id};
+use crate::paging::{self, Page, PageQuery};
+use crate::routes::{
+    BodyErrors, Deleted, KeyedErrors, NotFound, QueryErrors, Timestamp, created, not_found, path_id,
+};
 use crate::state::ApiState;
 
 /// A tag. Entries carrying it show its current title.
@@ -48,23 +52,38 @@ pub(crate) struct TagInput {
 
 /// List tags
 ///
-/// Lists the team's tags, by title (case-insensitive), then id. Needs `track:read`.
+/// Lists the team's tags, by title (case-insensitive), then id. With `limit`, a page: a
+/// `Link` header with `rel="next"` names the next one while there is more. Needs
+/// `track:read`.
 #[utoipa::path(
     tag = "Tags",
-    responses((status = 200, description = "The team's tags", body = [TagBody]), KeyedErrors)
+    params(paging::PageQuery),
+    responses(
+        (status = 200, description = "The team's tags", body = [TagBody],
+         headers(("Link" = String, description = "`<URL of the next page>; rel=\"next\"`, on a page with more after it"))),
+        QueryErrors,
+        KeyedErrors,
+    )
 )]
 #[get("")]
 pub(crate) async fn list_tags(
     auth: Auth<TrackRead>,
+    listing: paging::Listing,
     state: web::Data<ApiState>,
-) -> Result<web::Json<Vec<TagBody>>, ApiError> {
-    Ok(web::Json(list(&state, &auth.principal).await?))
+) -> Result<HttpResponse, ApiError> {
+    listing.respond(list(&state, &auth.principal, listing.parameters.clone()).await)
 }
 
-/// The team's tags, by title.
-pub(crate) async fn list(state: &ApiState, who: &Principal) -> Result<Vec<TagBody>, ApiError> {
+/// The page of the team's tags that the parameters in `query` ask for, by title.
+pub(crate) async fn list(
+    state: &ApiState,
+    who: &Principal,
+    query: Map<String, Value>,
+) -> Result<Page<TagBody>, ApiError> {
+    let page: PageQuery = paging::read_query(query)?;
     let tags = state.stores.track.list_tags(who.team_id).await?;
-    Ok(tags.into_iter().map(TagBody::from).collect())
+    let key = |tag: &Tag| title_key(&tag.title, tag.id);
+    Ok(paging::page_in_order(tags, key, &page)?.map(TagBody::from))
 }
 
 /// Get a tag

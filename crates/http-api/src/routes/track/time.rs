@@ -21,7 +21,10 @@ use crate::error::ApiError;
 use crate::listings::Listing;
 use crate::openapi::{Frequency as FrequencySchema, InstantInput};
 use crate::paging;
-use crate::routes::{BodyErrors, Deleted, KeyedErrors, NotFound, Timestamp, body_id, created, path_id};
+use crate::routes::{
+    BodyErrors, Deleted, KeyedErrors, NotFound, Timestamp, body_id, created, midnight, path_id, query_day,
+    query_id,
+};
 use crate::state::ApiState;
 
 /// A tag on a time entry, with the tag's current title.
@@ -325,7 +328,7 @@ pub(crate) async fn list_time(
     }
 }
 
-fn cursor_of(position: EntryPosition) -> String {
+pub(crate) fn cursor_of(position: EntryPosition) -> String {
     let instant = |at: chrono::DateTime<chrono::Utc>| at.to_rfc3339_opts(chrono::SecondsFormat::AutoSi, true);
     paging::encode_cursor(&[instant(position.date), instant(position.created_at), position.id.to_string()])
 }
@@ -339,17 +342,6 @@ fn position(cursor: &str) -> Result<EntryPosition, FieldError> {
         created_at: instant(created_at).ok_or_else(paging::not_a_cursor)?,
         id: TimeEntryId::parse(id).ok_or_else(paging::not_a_cursor)?,
     })
-}
-
-/// An id given as a query parameter.
-fn query_id<I: Id>(text: Option<&str>, field: &str) -> Result<Option<I>, FieldError> {
-    text.map(|text| I::parse(text).ok_or_else(|| FieldError::new(field, "must be a UUID"))).transpose()
-}
-
-/// A day `YYYY-MM-DD` as `from` or `to` gives it.
-fn day(text: &str, field: &str) -> Result<chrono::NaiveDate, FieldError> {
-    chrono::NaiveDate::parse_from_str(text, "%Y-%m-%d")
-        .map_err(|_| FieldError::new(field, "must be a date YYYY-MM-DD"))
 }
 
 /// The period a listing asks for: around `date` (by `frequency`), or `from` to `to`.
@@ -371,7 +363,7 @@ fn period(query: &TimeQuery) -> Result<Period, FieldError> {
             if query.frequency.is_some() {
                 return Err(FieldError::new("frequency", "is only taken with date"));
             }
-            let (first, last) = (day(from, "from")?, day(to, "to")?);
+            let (first, last) = (query_day(from, "from")?, query_day(to, "to")?);
             let days = (last - first).num_days() + 1;
             if days < 1 {
                 return Err(FieldError::new("to", "must not be before from"));
@@ -382,7 +374,6 @@ fn period(query: &TimeQuery) -> Result<Period, FieldError> {
                     format!("the period may be at most {MAX_RANGE_DAYS} days"),
                 ));
             }
-            let midnight = |day: chrono::NaiveDate| day.and_time(chrono::NaiveTime::MIN).and_utc();
             Ok(Period { start: midnight(first), end: midnight(last) + chrono::TimeDelta::days(1) })
         }
         (None, Some(_), None) => Err(FieldError::new("to", "is required with from")),
@@ -412,16 +403,10 @@ pub(crate) async fn listing(
     if let Some(kept) = state.listings.get(team, &filter, revision) {
         return Ok(kept);
     }
-    // One more than the page holds tells whether there is a next page.
-    let read = EntryFilter { limit: filter.limit.map(|limit| limit + 1), ..filter };
+    let read = EntryFilter { limit: paging::one_more(filter.limit), ..filter };
     let mut entries = state.stores.track.list_entries(team, &read).await?;
-    let next = match filter.limit {
-        Some(limit) if entries.len() > limit as usize => {
-            entries.truncate(limit as usize);
-            entries.last().map(EntryPosition::of)
-        }
-        _ => None,
-    };
+    let more = paging::cut(&mut entries, filter.limit);
+    let next = if more { entries.last().map(EntryPosition::of) } else { None };
     let bodies: Vec<TimeEntryBody> = entries.into_iter().map(TimeEntryBody::from).collect();
     let body = serde_json::to_vec(&bodies).map_err(|e| ApiError::internal(e.into()))?;
     Ok(state.listings.keep(team, filter, revision, body.into(), next))
