@@ -417,7 +417,7 @@ await step("run a timer: start, read, stop into a time entry", async () => {
   const timer = typed(ok(started, 201, "start timer"));
   equal(timer.taskName, "Timed", "taskName");
   const again = await api.POST("/v1/track/timer/start", { body: { taskName: "Twice" } });
-  equal(refused(again, 409, "a second timer").error, "a timer is already running", "error");
+  equal(refused(again, 409, "a second timer").error, "a timer is already running; stop it first", "error");
   const running = typed(ok(await api.GET("/v1/track/timer"), 200, "read timer"));
   equal(running.id, timer.id, "the running timer");
   const entry = typed(ok(await api.POST("/v1/track/timer/stop"), 201, "stop timer"));
