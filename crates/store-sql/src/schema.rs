@@ -106,6 +106,7 @@ macro_rules! tables {
                 ai_generated -> Bool,
                 created_at -> $ts,
                 updated_at -> $ts,
+                tag_ids -> Text,
             }
         }
 

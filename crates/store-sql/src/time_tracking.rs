@@ -5,13 +5,14 @@
 //! project or section (the violation becomes `HasTimeEntries`), a project's sections and a
 //! tag's entry and timer links are deleted with them.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use accounts::TeamId;
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use diesel::prelude::*;
 use diesel::result::DatabaseErrorKind;
+use diesel::sql_types::Text;
 use diesel_async::{AsyncConnection, RunQueryDsl};
 use kernel::StoreError;
 use tracking::{
@@ -110,6 +111,21 @@ struct EntryRow {
     ai_generated: bool,
     created_at: DateTime<Utc>,
     updated_at: DateTime<Utc>,
+    /// The ids of the entry's tags, as [`tag_ids_text`] writes them.
+    tag_ids: String,
+}
+
+/// The most tag ids a listing binds to read their titles; beyond, it reads all the team's.
+const MAX_BOUND_TAGS: usize = 1000;
+
+/// The `tag_ids` column of an entry with `tags`: their ids, comma-separated.
+pub(crate) fn tag_ids_text(tags: &[TagRef]) -> String {
+    tags.iter().map(|tag| tag.id.to_string()).collect::<Vec<_>>().join(",")
+}
+
+/// The ids in a `tag_ids` column.
+fn tag_ids(text: &str) -> impl Iterator<Item = &str> {
+    text.split(',').filter(|id| !id.is_empty())
 }
 
 impl EntryRow {
@@ -139,15 +155,33 @@ impl EntryRow {
     }
 }
 
+/// SQL's text functions that deleting a tag uses.
+mod sql {
+    use diesel::sql_types::Text;
+
+    diesel::define_sql_function! {
+        /// `replace(text, from, to)`.
+        fn replace(text: Text, from: Text, to: Text) -> Text;
+    }
+    diesel::define_sql_function! {
+        /// `trim(text, characters)`: PostgreSQL reads it as `btrim`.
+        fn trim(text: Text, characters: Text) -> Text;
+    }
+}
+
 /// Entry id, tag id, tag title: one tag of one entry.
 type LinkRow = (DbUuid, DbUuid, String);
+
+/// The tag of a link row.
+fn link_tag((_, tag, title): LinkRow) -> Result<TagRef, StoreError> {
+    Ok(TagRef { id: tag.into_id(), title: Title::parse(title).map_err(|e| corrupt("tag title", e))? })
+}
 
 /// Attaches each entry's tags to it.
 fn assemble(rows: Vec<EntryRow>, links: Vec<LinkRow>) -> Result<Vec<TimeEntry>, StoreError> {
     let mut tags: HashMap<DbUuid, Vec<TagRef>> = HashMap::new();
-    for (entry, tag, title) in links {
-        let title = Title::parse(title).map_err(|e| corrupt("tag title", e))?;
-        tags.entry(entry).or_default().push(TagRef { id: tag.into_id(), title });
+    for link in links {
+        tags.entry(link.0).or_default().push(link_tag(link)?);
     }
     rows.into_iter()
         .map(|row| {
@@ -170,6 +204,7 @@ macro_rules! entry_values {
             time_entries::section_id.eq($entry.section_id.map(DbUuid::of)),
             time_entries::ai_generated.eq($entry.ai_generated),
             time_entries::updated_at.eq($entry.updated_at),
+            time_entries::tag_ids.eq($crate::time_tracking::tag_ids_text(&$entry.tags)),
         )
     };
 }
@@ -358,11 +393,30 @@ impl TagRepository for SqlStore {
 
     #[tracing::instrument(skip(self))]
     async fn delete_tag(&self, team: TeamId, id: TagId) -> Result<(), DeleteError> {
-        deletion(db_run!(self, |conn| diesel::delete(
-            tags::table.filter(tags::team_id.eq(DbUuid::of(team))).filter(tags::id.eq(DbUuid::of(id)))
-        )
-        .execute(conn)
-        .await))
+        let team = DbUuid::of(team);
+        let tag = DbUuid::of(id);
+        deletion(db_run!(self, |conn| conn
+            .transaction(async |conn| {
+                // The entries' own lists first (the cascade takes the links with the tag):
+                // `,a,b,c,` with `,b,` made `,` is `,a,c,`, trimmed `a,c`.
+                let carrying = time_entry_tags::table
+                    .filter(time_entry_tags::team_id.eq(team))
+                    .filter(time_entry_tags::tag_id.eq(tag))
+                    .select(time_entry_tags::entry_id);
+                let listed = ",".into_sql::<Text>().concat(time_entries::tag_ids).concat(",");
+                diesel::update(time_entries::table.filter(time_entries::team_id.eq(team)))
+                    .filter(time_entries::id.eq_any(carrying))
+                    .set(
+                        time_entries::tag_ids
+                            .eq(sql::trim(sql::replace(listed, format!(",{id},"), ","), ",")),
+                    )
+                    .execute(conn)
+                    .await?;
+                diesel::delete(tags::table.filter(tags::team_id.eq(team)).filter(tags::id.eq(tag)))
+                    .execute(conn)
+                    .await
+            })
+            .await))
     }
 }
 
@@ -533,37 +587,35 @@ impl SectionRepository for SqlStore {
 impl TimeEntryRepository for SqlStore {
     #[tracing::instrument(skip(self))]
     async fn list_entries(&self, team: TeamId, filter: &EntryFilter) -> Result<Vec<TimeEntry>, StoreError> {
-        let (rows, links): (Vec<EntryRow>, Vec<LinkRow>) = db_run!(self, |conn| {
-            let rows = listed_entries!(team, filter);
-            let rows: Vec<EntryRow> = rows.load(conn).await.or_store()?;
-            let tagged =
-                time_entries::table
-                    .inner_join(
-                        time_entry_tags::table.on(time_entry_tags::team_id
-                            .eq(time_entries::team_id)
-                            .and(time_entry_tags::entry_id.eq(time_entries::id))),
-                    )
-                    .inner_join(tags::table.on(
-                        tags::team_id.eq(time_entry_tags::team_id).and(tags::id.eq(time_entry_tags::tag_id)),
-                    ))
-                    .select((time_entry_tags::entry_id, tags::id, tags::title));
-            // A page's tags by its entries' ids (at most 1,001, within SQLite's bind limit);
-            // otherwise the period's, which for a tag's entries is more than they carry,
-            // and `assemble` leaves the rest out.
-            let links = if filter.limit.is_some() {
-                let ids: Vec<DbUuid> = rows.iter().map(|row| row.id).collect();
-                tagged
-                    .filter(time_entries::team_id.eq(DbUuid::of(team)))
-                    .filter(time_entries::id.eq_any(ids))
-                    .load(conn)
-                    .await
-                    .or_store()?
+        let (rows, titles): (Vec<EntryRow>, Vec<(DbUuid, String)>) = db_run!(self, |conn| {
+            let rows: Vec<EntryRow> = listed_entries!(team, filter).load(conn).await.or_store()?;
+            // The titles of the tags the entries carry: by id while they are few enough to
+            // bind (SQLite takes 32,766 values), else every tag of the team.
+            let ids: HashSet<&str> = rows.iter().flat_map(|row| tag_ids(&row.tag_ids)).collect();
+            let team_tags =
+                tags::table.filter(tags::team_id.eq(DbUuid::of(team))).select((tags::id, tags::title));
+            let titles = if ids.is_empty() {
+                Vec::new()
+            } else if ids.len() <= MAX_BOUND_TAGS {
+                let ids: Vec<DbUuid> = ids.iter().filter_map(|id| id.parse().ok()).map(DbUuid).collect();
+                team_tags.filter(tags::id.eq_any(ids)).load(conn).await.or_store()?
             } else {
-                filtered_entries!(tagged, team, filter).load(conn).await.or_store()?
+                team_tags.load(conn).await.or_store()?
             };
-            (rows, links)
+            (rows, titles)
         });
-        assemble(rows, links)
+        let titles: HashMap<String, (DbUuid, String)> =
+            titles.into_iter().map(|(id, title)| (id.0.to_string(), (id, title))).collect();
+        rows.into_iter()
+            .map(|row| {
+                // An id without a title is of a tag deleted between the two reads.
+                let links = tag_ids(&row.tag_ids)
+                    .filter_map(|id| titles.get(id))
+                    .map(|(id, title)| (row.id, *id, title.clone()));
+                let tags = links.map(link_tag).collect::<Result<_, _>>()?;
+                row.into_entry(tags)
+            })
+            .collect()
     }
 
     /// Triggers of the migration `track_revisions` keep the counters (see there).

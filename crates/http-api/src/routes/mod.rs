@@ -41,7 +41,46 @@ pub(crate) struct Timestamp(pub(crate) DateTime<Utc>);
 
 impl Serialize for Timestamp {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.serialize_str(&self.0.to_rfc3339_opts(SecondsFormat::Millis, true))
+        // A listing writes thousands: formatted on the stack, not through `fmt`.
+        let mut text = [0_u8; 24];
+        match self.write_into(&mut text) {
+            Some(text) => serializer.serialize_str(text),
+            None => serializer.serialize_str(&self.0.to_rfc3339_opts(SecondsFormat::Millis, true)),
+        }
+    }
+}
+
+impl Timestamp {
+    /// `YYYY-MM-DDTHH:MM:SS.mmmZ` written into `text`, for the years 0 to 9999 (others are
+    /// `None`: their year takes another width).
+    fn write_into(self, text: &mut [u8; 24]) -> Option<&str> {
+        use chrono::{Datelike, Timelike};
+        let (at, year) = (self.0, self.0.year());
+        if !(0..=9999).contains(&year) {
+            return None;
+        }
+        // A leap second's millisecond reads 1000 and up: shown as chrono shows it.
+        let millis = at.timestamp_subsec_millis();
+        if millis > 999 {
+            return None;
+        }
+        let parts = [
+            (0, 4, year.unsigned_abs()),
+            (5, 2, at.month()),
+            (8, 2, at.day()),
+            (11, 2, at.hour()),
+            (14, 2, at.minute()),
+            (17, 2, at.second()),
+            (20, 3, millis),
+        ];
+        text.copy_from_slice(b"0000-00-00T00:00:00.000Z");
+        for (start, width, mut value) in parts {
+            for digit in text[start..start + width].iter_mut().rev() {
+                *digit = b'0' + u8::try_from(value % 10).unwrap_or(0);
+                value /= 10;
+            }
+        }
+        std::str::from_utf8(text).ok()
     }
 }
 
@@ -157,4 +196,30 @@ pub(crate) enum NotFound {
     /// No such resource in the key's team (a malformed id included).
     #[response(status = 404)]
     NotFound(ErrorBody),
+}
+
+#[cfg(test)]
+mod tests {
+    use chrono::{DateTime, SecondsFormat, TimeZone, Utc};
+
+    use super::Timestamp;
+
+    fn shown(at: DateTime<Utc>) -> String {
+        serde_json::to_value(Timestamp(at)).unwrap().as_str().unwrap().to_owned()
+    }
+
+    #[test]
+    fn timestamps_read_as_chrono_writes_them() {
+        let mut at = Utc.with_ymd_and_hms(1, 1, 1, 0, 0, 0).unwrap();
+        // Over ten thousand years, by steps of about two years and an odd number of millis.
+        while chrono::Datelike::year(&at) < 9999 {
+            assert_eq!(shown(at), at.to_rfc3339_opts(SecondsFormat::Millis, true));
+            at += chrono::TimeDelta::milliseconds(63_113_904_123 + 3_601_007);
+        }
+        let odd = [Utc.timestamp_millis_opt(-62_200_000_000_000).unwrap(), DateTime::<Utc>::MAX_UTC];
+        for at in odd {
+            assert_eq!(shown(at), at.to_rfc3339_opts(SecondsFormat::Millis, true), "{at:?}");
+        }
+        assert_eq!(shown(Utc.with_ymd_and_hms(2026, 11, 20, 9, 30, 5).unwrap()), "2026-11-20T09:30:05.000Z");
+    }
 }

@@ -127,6 +127,8 @@ async fn tags_rename_and_delete_reach_every_entry(store: Store) {
     f.track.delete_tag(f.team, urgent.id).await.unwrap();
     assert_eq!(titles(&f.stored(first.id).await), ["Billable"]);
     assert!(f.stored(second.id).await.tags.is_empty());
+    let listed = f.track.list_entries(f.team, &month_of("2026-11-01")).await.unwrap();
+    assert_eq!(listed.iter().map(titles).collect::<Vec<_>>(), [vec!["Billable"], vec![]], "listings too");
     let remaining = f.track.list_tags(f.team).await.unwrap();
     assert_eq!(remaining.iter().map(|t| t.id).collect::<Vec<_>>(), [billable.id]);
     assert!(matches!(f.track.delete_tag(f.team, urgent.id).await, Err(DeleteError::NotFound)));
