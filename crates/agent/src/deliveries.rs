@@ -204,6 +204,7 @@ impl DeliveryWorker {
                 input: claimed.input.clone(),
                 conversation: claimed.conversation.clone(),
                 tools: inner.settings.tools.clone(),
+                summary: Some(claimed.summary.clone()),
             };
             let outcome = tokio::select! {
                 outcome = inner.agent.run(TriggerKind::Github, request) => outcome,

@@ -309,7 +309,7 @@ impl Inner {
             team_id: self.team,
             trigger,
             conversation: request.conversation.clone(),
-            input_excerpt: excerpt(&request.input),
+            input_excerpt: excerpt(request.summary.as_deref().unwrap_or(&request.input)),
             status,
             steps: progress.steps,
             usage: progress.usage,

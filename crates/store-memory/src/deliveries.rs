@@ -158,6 +158,7 @@ impl DeliveryQueue for MemoryStore {
             delivery: stored.entry.delivery.clone(),
             conversation: stored.entry.conversation.clone(),
             input: input.clone(),
+            summary: stored.entry.summary.clone(),
             attempts: progress.attempts,
         }))
     }

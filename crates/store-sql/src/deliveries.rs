@@ -34,6 +34,7 @@ struct EntryRow {
     note: Option<String>,
     body_sha256: String,
     received_at: DateTime<Utc>,
+    summary: String,
     state: Option<String>,
     attempts: i32,
     run_id: Option<DbUuid>,
@@ -74,6 +75,7 @@ impl TryFrom<EntryRow> for DeliveryEntry {
             action: row.action,
             repository: row.repository,
             conversation: conversation(row.conversation_key)?,
+            summary: row.summary,
             verdict: Verdict::parse(&row.verdict).ok_or_else(|| corrupt("delivery verdict", &row.verdict))?,
             note: row.note,
             body_sha256: row.body_sha256,
@@ -98,6 +100,7 @@ macro_rules! entry_values {
             agent_deliveries::note.eq($note),
             agent_deliveries::body_sha256.eq(&$entry.body_sha256),
             agent_deliveries::received_at.eq($entry.received_at),
+            agent_deliveries::summary.eq(&$entry.summary),
         )
     };
 }
@@ -196,7 +199,7 @@ impl diesel::query_builder::QueryFragment<diesel::pg::Pg> for AcceptNewOnPostgre
         out.push_sql(
             ") ON CONFLICT DO NOTHING RETURNING 1) \
              INSERT INTO agent_deliveries (team_id, id, delivery_id, event, action, repository, \
-             conversation_key, verdict, note, body_sha256, received_at, input, state, next_attempt_at) \
+             conversation_key, verdict, note, body_sha256, received_at, summary, input, state, next_attempt_at) \
              SELECT ",
         );
         binds!(out,
@@ -211,6 +214,7 @@ impl diesel::query_builder::QueryFragment<diesel::pg::Pg> for AcceptNewOnPostgre
             Nullable<Text>: &entry.note,
             Text: &entry.body_sha256,
             Timestamptz: &entry.received_at,
+            Text: &entry.summary,
             Text: self.input,
             Text: DeliveryState::Queued.as_str(),
             Timestamptz: &entry.received_at,
@@ -335,7 +339,7 @@ impl DeliveryQueue for SqlStore {
         id: DeliveryEntryId,
         lease_until: DateTime<Utc>,
     ) -> Result<Option<ClaimedDelivery>, StoreError> {
-        type Row = (String, Option<String>, Option<String>, i32);
+        type Row = (String, Option<String>, Option<String>, String, i32);
         let row: Option<Row> = db_run!(self, |conn| diesel::update(
             agent_deliveries::table
                 .filter(agent_deliveries::team_id.eq(DbUuid::of(team)))
@@ -351,18 +355,20 @@ impl DeliveryQueue for SqlStore {
             agent_deliveries::delivery_id,
             agent_deliveries::conversation_key,
             agent_deliveries::input,
+            agent_deliveries::summary,
             agent_deliveries::attempts,
         ))
         .get_result(conn)
         .await
         .optional()
         .or_store()?);
-        row.map(|(delivery, key, input, count)| {
+        row.map(|(delivery, key, input, summary, count)| {
             Ok(ClaimedDelivery {
                 id,
                 delivery: DeliveryId::parse(&delivery).map_err(|e| corrupt("delivery id", e))?,
                 conversation: conversation(key)?,
                 input: input.ok_or_else(|| corrupt("delivery input", "missing"))?,
+                summary,
                 attempts: attempts(count)?,
             })
         })
@@ -503,6 +509,7 @@ impl DeliveryQueue for SqlStore {
                     agent_deliveries::note,
                     agent_deliveries::body_sha256,
                     agent_deliveries::received_at,
+                    agent_deliveries::summary,
                     agent_deliveries::state,
                     agent_deliveries::attempts,
                     agent_deliveries::run_id,

@@ -273,6 +273,7 @@ macro_rules! tables {
                 error -> Nullable<Text>,
                 finished_at -> Nullable<$ts>,
                 lease_until -> Nullable<$ts>,
+                summary -> Text,
             }
         }
 

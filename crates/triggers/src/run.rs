@@ -74,6 +74,9 @@ pub struct RunRequest {
     pub input: String,
     pub conversation: Option<ConversationKey>,
     pub tools: ToolChoice,
+    /// What the run's record keeps of the input: its first [`INPUT_EXCERPT_CHARS`]
+    /// characters when `None`. A trigger whose input is a framed rendering names it here.
+    pub summary: Option<String>,
 }
 
 impl RunRequest {
@@ -89,7 +92,7 @@ impl RunRequest {
             .map(ConversationKey::parse)
             .transpose()
             .map_err(|message| FieldError::new("conversation_id", message))?;
-        Ok(Self { input, conversation, tools: ToolChoice::All })
+        Ok(Self { input, conversation, tools: ToolChoice::All, summary: None })
     }
 
     /// The same request, limited to the tools `tools` allows.

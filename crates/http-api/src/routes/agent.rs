@@ -197,6 +197,9 @@ pub(crate) struct DeliveryBody {
     repository: Option<String>,
     /// `github:<owner>/<repo>#<number>`; `null` for an event that runs one-shot.
     conversation_id: Option<String>,
+    /// One line naming the event: `pull_request.opened octo-org/hello-world#42: Fix the
+    /// parser`, or as much of it as the payload has. Its run's `input` is this line too.
+    summary: String,
     #[schema(value_type = VerdictSchema)]
     verdict: &'static str,
     /// Why it was ignored, or what it duplicates.
@@ -226,6 +229,7 @@ impl From<DeliveryEntry> for DeliveryBody {
             action: entry.action,
             repository: entry.repository,
             conversation_id: entry.conversation.map(|key| key.as_str().to_owned()),
+            summary: entry.summary,
             verdict: entry.verdict.as_str(),
             note: entry.note,
             body_sha256: entry.body_sha256,

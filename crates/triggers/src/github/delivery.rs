@@ -86,6 +86,9 @@ pub struct DeliveryEntry {
     pub action: Option<String>,
     pub repository: Option<String>,
     pub conversation: Option<ConversationKey>,
+    /// One line naming the event ([`crate::github::render::EventFacts::summary`]): what
+    /// the log and the run history show of it.
+    pub summary: String,
     pub verdict: Verdict,
     /// Why it was ignored, or what it duplicates.
     pub note: Option<String>,
@@ -142,6 +145,8 @@ pub struct ClaimedDelivery {
     pub delivery: DeliveryId,
     pub conversation: Option<ConversationKey>,
     pub input: String,
+    /// The delivery's [`DeliveryEntry::summary`], which its run's record keeps.
+    pub summary: String,
     /// Including this one.
     pub attempts: u32,
 }

@@ -118,6 +118,7 @@ impl Intake {
             action: facts.action.as_deref().map(|a| bounded(a, 100)),
             repository: facts.repository.as_deref().map(|r| bounded(r, 300)),
             conversation: facts.conversation_key(),
+            summary: facts.summary(&payload),
             verdict,
             note,
             body_sha256: sha256_hex(body),

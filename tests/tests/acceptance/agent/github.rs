@@ -59,14 +59,14 @@ fn fast_retries(max_attempts: u32) -> triggers::RetryPolicy {
 
 /// A delivery as GitHub sends it.
 struct Delivery {
-    event: &'static str,
+    event: String,
     id: String,
     body: Vec<u8>,
 }
 
 impl Delivery {
-    fn new(event: &'static str, id: &str, payload: &Value) -> Self {
-        Self { event, id: id.to_owned(), body: serde_json::to_vec(payload).unwrap() }
+    fn new(event: &str, id: &str, payload: &Value) -> Self {
+        Self { event: event.to_owned(), id: id.to_owned(), body: serde_json::to_vec(payload).unwrap() }
     }
 
     async fn send_signed(&self, app: &AgentApp, signature: Option<&str>) -> reqwest::Response {
@@ -74,7 +74,7 @@ impl Delivery {
             .http
             .post(format!("{}/github", app.trigger))
             .header("content-type", "application/json")
-            .header("x-github-event", self.event)
+            .header("x-github-event", &self.event)
             .header("x-github-delivery", &self.id)
             .body(self.body.clone());
         if let Some(signature) = signature {
@@ -170,6 +170,66 @@ async fn a_pull_request_is_acknowledged_then_run_on_its_rendering() {
     assert_eq!(run["conversationId"], "github:octo-org/hello-world#42");
 }
 
+/// Every example delivery GitHub's SDK project publishes (`tests/fixtures/github/octokit`),
+/// as (event, raw body), in a stable order.
+fn github_examples() -> Vec<(String, Vec<u8>)> {
+    let root = format!("{}/fixtures/github/octokit", env!("CARGO_MANIFEST_DIR"));
+    let mut examples = Vec::new();
+    for folder in std::fs::read_dir(root).unwrap().map(|entry| entry.unwrap().path()).filter(|p| p.is_dir()) {
+        let event = folder.file_name().unwrap().to_str().unwrap().to_owned();
+        for file in std::fs::read_dir(&folder).unwrap().map(|entry| entry.unwrap().path()) {
+            if file.to_str().unwrap().ends_with("payload.json") {
+                examples.push((event.clone(), std::fs::read(&file).unwrap()));
+            }
+        }
+    }
+    examples.sort();
+    examples
+}
+
+#[tokio::test]
+async fn every_example_github_publishes_is_acknowledged_and_run_once() {
+    let app = start(&agent(None, "", "")).await;
+    let examples = github_examples();
+    assert!(examples.len() >= 270, "{} examples", examples.len());
+    for (n, (event, body)) in examples.iter().enumerate() {
+        let delivery = Delivery { event: event.clone(), id: format!("example-{n}"), body: body.clone() };
+        let status = delivery.send(&app).await.status();
+        let expected = if event == "ping" { StatusCode::OK } else { StatusCode::ACCEPTED };
+        assert_eq!(status, expected, "{event} #{n}");
+    }
+    // A redelivery of each is recognised and runs nothing.
+    let (event, body) = &examples[0];
+    let again = Delivery { event: event.clone(), id: "example-0".into(), body: body.clone() };
+    let duplicate = json!({"status": "duplicate", "delivery": "example-0"});
+    assert_eq!(answer(again.send(&app).await).await, (StatusCode::ACCEPTED, duplicate));
+
+    let log = settled(&app).await;
+    let accepted: Vec<&Value> = log.iter().filter(|d| d["verdict"] == "accepted").collect();
+    let pings = examples.iter().filter(|(event, _)| event == "ping").count();
+    assert_eq!(accepted.len(), examples.len() - pings, "every example but the pings runs");
+    assert_eq!(log.iter().filter(|d| d["verdict"] == "duplicate").count(), 1);
+    let mut runs = std::collections::HashSet::new();
+    for delivery in &accepted {
+        assert_eq!(
+            (delivery["state"].as_str(), delivery["attempts"].as_u64()),
+            (Some("done"), Some(1)),
+            "{delivery}"
+        );
+        assert!(runs.insert(delivery["runId"].as_str().unwrap().to_owned()), "one run each: {delivery}");
+        let summary = delivery["summary"].as_str().unwrap();
+        assert!(summary.starts_with(delivery["event"].as_str().unwrap()), "{delivery}");
+    }
+    // The run history says which event each run was about.
+    let (_, listed) = app.get_json("/v1/agent/runs?limit=500").await;
+    let listed = listed.as_array().unwrap();
+    assert_eq!(listed.len(), accepted.len());
+    for delivery in &accepted {
+        let run = listed.iter().find(|run| run["id"] == delivery["runId"]).unwrap();
+        assert_eq!((&run["input"], &run["status"]), (&delivery["summary"], &json!("ok")), "{delivery}");
+    }
+}
+
 #[tokio::test]
 async fn bad_signatures_are_401_and_leave_no_trace() {
     let app = start(&agent(None, "", "")).await;
@@ -194,7 +254,7 @@ async fn bad_signatures_are_401_and_leave_no_trace() {
         assert!(body["error"].as_str().unwrap().contains("X-Hub-Signature-256"), "{body}");
     }
     // A body that is not even JSON is refused for its signature, before it is parsed.
-    let garbage = Delivery { event: "issues", id: "guid-x".into(), body: b"not json".to_vec() };
+    let garbage = Delivery { event: "issues".into(), id: "guid-x".into(), body: b"not json".to_vec() };
     assert_eq!(garbage.send_signed(&app, Some(&good)).await.status(), StatusCode::UNAUTHORIZED);
     assert!(deliveries(&app).await.is_empty(), "refused deliveries are not logged");
     // The hex digits may come in upper case.

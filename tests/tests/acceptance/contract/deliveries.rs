@@ -40,6 +40,7 @@ fn entry(team: TeamId, delivery: &str, body: &str, key: Option<&str>, at: DateTi
         action: Some("opened".into()),
         repository: Some("octo-org/hello-world".into()),
         conversation: key.map(|k| ConversationKey::parse(k).unwrap()),
+        summary: format!("pull_request.opened octo-org/hello-world: {delivery}"),
         verdict: Verdict::Accepted,
         note: None,
         body_sha256: sha256_hex(body.as_bytes()),
@@ -89,6 +90,7 @@ async fn accepted_deliveries_are_queued_logged_and_claimed_once(store: Store) {
     assert_eq!(claimed.input, delivery.input);
     assert_eq!(claimed.attempts, 1);
     assert_eq!(claimed.conversation, delivery.entry.conversation);
+    assert_eq!(claimed.summary, delivery.entry.summary, "the run keeps the summary");
     assert!(
         store.agent().claim_delivery(team, delivery.entry.id, lease()).await.unwrap().is_none(),
         "claimed once"

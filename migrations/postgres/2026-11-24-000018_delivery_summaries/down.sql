@@ -1,0 +1,1 @@
+ALTER TABLE agent_deliveries DROP COLUMN summary;
