@@ -315,7 +315,7 @@ impl Inner {
             usage: progress.usage,
             started_at,
             finished_at: self.clock.now(),
-            error,
+            error: error.map(|error| triggers::run::storable(&error)),
             tool_calls: progress.tool_calls.clone(),
         };
         if let Some(error) = &record.error {

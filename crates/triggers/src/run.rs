@@ -85,6 +85,9 @@ impl RunRequest {
         if input.trim().is_empty() {
             return Err(FieldError::new("input", "must not be empty"));
         }
+        if input.contains('\0') {
+            return Err(FieldError::new("input", "must not contain NUL characters"));
+        }
         if input.chars().count() > MAX_INPUT_CHARS {
             return Err(FieldError::new("input", format!("must be at most {MAX_INPUT_CHARS} characters")));
         }
@@ -206,12 +209,19 @@ pub fn excerpt(input: &str) -> String {
     clip(input, INPUT_EXCERPT_CHARS)
 }
 
-/// The first `chars` characters of `text`, marked with `…` when cut.
+/// The first `chars` characters of `text`, marked with `…` when cut, [`storable`].
 fn clip(text: &str, chars: usize) -> String {
     match text.char_indices().nth(chars) {
-        Some((end, _)) => format!("{}…", &text[..end]),
-        None => text.to_owned(),
+        Some((end, _)) => format!("{}…", storable(&text[..end])),
+        None => storable(text),
     }
+}
+
+/// `text` as every database can keep it: PostgreSQL's text refuses U+0000, so each one
+/// becomes U+FFFD. For text that cannot be refused (a model's reply, a tool's answer, an
+/// error), which a run must still record and a conversation still remember.
+pub fn storable(text: &str) -> String {
+    text.replace('\0', "\u{FFFD}")
 }
 
 /// Which runs to list, newest first.
@@ -239,17 +249,18 @@ pub struct Message {
 
 impl Message {
     pub fn user(content: impl Into<String>) -> Self {
-        Self { role: Role::User, content: content.into() }
+        Self { role: Role::User, content: storable(&content.into()) }
     }
 
     pub fn assistant(content: impl Into<String>) -> Self {
-        Self { role: Role::Assistant, content: content.into() }
+        Self { role: Role::Assistant, content: storable(&content.into()) }
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::{ConversationKey, RunRequest, excerpt};
+    use super::{ConversationKey, RunRequest, ToolCallRecord, excerpt};
+    use crate::Message;
 
     #[test]
     fn run_requests_name_the_refused_field() {
@@ -261,6 +272,19 @@ mod tests {
         assert!(RunRequest::parse("hi".into(), Some("a\nb")).is_err());
         let request = RunRequest::parse("hi".into(), Some("ticket-42")).unwrap();
         assert_eq!(request.conversation, Some(ConversationKey::parse("ticket-42").unwrap()));
+    }
+
+    #[test]
+    fn nul_is_refused_in_input_and_kept_as_a_replacement_character_elsewhere() {
+        let error = RunRequest::parse("a\0b".into(), None).unwrap_err();
+        assert_eq!(error.to_string(), "input: must not contain NUL characters");
+        assert_eq!(Message::assistant("a\0b").content, "a\u{FFFD}b");
+        let record = ToolCallRecord::new("t", "{\"x\": \"\0\"}", "\0", true, 1);
+        assert_eq!(
+            (record.arguments.as_str(), record.result.as_str()),
+            ("{\"x\": \"\u{FFFD}\"}", "\u{FFFD}")
+        );
+        assert_eq!(excerpt("\0"), "\u{FFFD}");
     }
 
     #[test]

@@ -108,6 +108,10 @@ impl Intake {
             })?;
         let payload: Value = serde_json::from_slice(body)
             .map_err(|e| FieldError::new("body", format!("is not a JSON payload: {e}")))?;
+        // GitHub sends every event as an object; anything else is no event to run on.
+        if !payload.is_object() {
+            return Err(FieldError::new("body", "must be a JSON object, as GitHub sends every event").into());
+        }
         let now = self.clock.now();
         let facts = EventFacts::of(&event, &payload);
         let entry = |verdict, note: Option<String>| DeliveryEntry {

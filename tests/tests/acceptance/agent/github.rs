@@ -490,6 +490,23 @@ async fn malformed_deliveries_are_400_or_415_naming_what_is_wrong() {
         assert_eq!(got.as_u16(), status, "{body}");
         assert!(body["error"].as_str().unwrap().contains(named), "{body} should name {named}");
     }
+    // Valid JSON that is no event: GitHub sends every event as an object.
+    for (n, not_an_event) in
+        ["\"issues\"", "42", "[]", "[{\"action\": \"opened\"}]", "null", "true"].iter().enumerate()
+    {
+        let response = post(
+            Some("issues"),
+            Some(&format!("g-{n}")),
+            "application/json",
+            not_an_event.as_bytes().to_vec(),
+        );
+        let (got, body) = answer(response.await.unwrap()).await;
+        assert_eq!(got, StatusCode::BAD_REQUEST, "{not_an_event}: {body}");
+        assert_eq!(
+            body["error"], "body: must be a JSON object, as GitHub sends every event",
+            "{not_an_event}"
+        );
+    }
     assert!(deliveries(&app).await.is_empty());
 }
 

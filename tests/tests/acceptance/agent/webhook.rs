@@ -364,3 +364,30 @@ async fn the_agent_runs_for_the_team_it_names_or_the_only_one() {
         .unwrap();
     assert_eq!(runs.len(), 1, "the run belongs to Acme");
 }
+
+#[tokio::test]
+async fn nul_in_input_is_refused_and_in_a_reply_recorded_and_remembered() {
+    let refused = start(&echo_agent("memory:\n  scope: thread")).await;
+    for body in [json!({"input": "a\u{0}b"}), json!({"input": "a\u{0}b", "conversation_id": "c"})] {
+        let response = refused.call("/", Some(TOKEN), &body).send().await.unwrap();
+        assert_eq!(response.status(), StatusCode::BAD_REQUEST);
+        assert_eq!(error_of(response).await, "input: must not contain NUL characters");
+    }
+    assert_eq!(refused.get_json("/v1/agent/runs").await.1, json!([]), "nothing ran");
+
+    // A model may answer with U+0000 all the same: the caller gets it, the record and
+    // the conversation's memory keep U+FFFD in its place, on every database.
+    let model = FakeModel::start(vec![Answer::reply("one\u{0}two")], Some(Answer::Reflect));
+    let app = start(&model_agent(&model, "memory:\n  scope: thread")).await;
+    let first = app.call("/", Some(TOKEN), &json!({"input": "Say it.", "conversation_id": "nul"}));
+    let response = first.send().await.unwrap();
+    assert_eq!(response.status(), StatusCode::OK);
+    assert_eq!(json_of(response).await["reply"], "one\u{0}two");
+    let second = app.call("/", Some(TOKEN), &json!({"input": "Again?", "conversation_id": "nul"}));
+    let reply = json_of(second.send().await.unwrap()).await;
+    assert!(reply["reply"].as_str().unwrap().contains("assistant: one\u{FFFD}two"), "{reply}");
+    let (_, runs) = app.get_json("/v1/agent/runs?conversationId=nul").await;
+    let statuses: Vec<&str> =
+        runs.as_array().unwrap().iter().map(|r| r["status"].as_str().unwrap()).collect();
+    assert_eq!(statuses, ["ok", "ok"]);
+}
