@@ -5,6 +5,8 @@
 #   - POST at BENCH_CONNECTIONS connections, each request on its own conversation;
 #   - the same, all on one conversation (runs serialised by its queue; 429 once
 #     limits.queue_depth requests wait);
+#   - on SQLite, distinct conversations again with BILLABLE_SQLITE_SYNCHRONOUS=normal, beside
+#     the default full: what syncing every acknowledged write costs;
 #   - on PostgreSQL, distinct conversations again with two replicas on one database (each
 #     taking half the connections), beside pgbench's durable one-row INSERT at the same
 #     concurrency, the database's own limit for work that writes per run;
@@ -314,6 +316,20 @@ pgbench_insert pg-insert "hello"
 run_trigger sqlite "sqlite://${WORK}/bench.db" "$SQLITE_POOL_SIZE" count_sqlite_runs
 SQLITE_RUNS="$RUNS_RECORDED $RUNS_ANSWERED"
 
+# The same on SQLite with commits synced at checkpoints only (BILLABLE_SQLITE_SYNCHRONOUS=
+# normal): what syncing every acknowledged write (the default, full) costs.
+log "starting billable on sqlite with synchronous = NORMAL"
+serve_agent "sqlite://${WORK}/bench-normal.db" "$SQLITE_POOL_SIZE" server-sqlite-normal.log \
+    BENCH_WEBHOOK_TOKEN="$TOKEN" BILLABLE_SQLITE_SYNCHRONOUS=normal
+wait_for "$API_BASE/healthz" "$SERVER_PID" billable
+trigger_ready "$TRIGGER_URL"
+wrk -t"$THREADS" -c"$CONNECTIONS" -d"${WARMUP}s" -s "$WORK/distinct.lua" "$TRIGGER_URL" >/dev/null
+echo
+echo "=== webhook trigger on sqlite, synchronous = NORMAL, distinct conversations (wrk, ${CONNECTIONS} connections, ${DURATION}s) ==="
+run_wrk sqlite-normal "$TRIGGER_URL" distinct
+stop "$SERVER_PID"
+SERVER_PID=
+
 # ---------------------------------------------------------------------------------------------
 # The bare handler, same client script, the billable server stopped.
 log "starting the bare handler on ${BARE_URL}"
@@ -354,6 +370,8 @@ line "bare actix-web handler" bare
 printf '\n'
 printf '  %-36s %8s req/s   p99 %8s ms\n' "postgres, two replicas, distinct" "$(pair_rps replicas)" "$(pair_p99_ms replicas)"
 line "postgres, lines in process, distinct" postgres-local
+printf '\n'
+line "sqlite, synchronous NORMAL, distinct" sqlite-normal
 printf '\n'
 printf '  %-36s %8s tps\n' "pgbench, durable one-row INSERT" "$(pgbench_tps pg-insert)"
 printf '\n'

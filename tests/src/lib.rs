@@ -143,6 +143,7 @@ impl TestDb {
             db_pool_size: Some(size),
             db_wait_timeout: wait,
             db_statement_timeout: Duration::from_secs(30),
+            sqlite_synchronous: app::config::SqliteSynchronous::Full,
         }
     }
 

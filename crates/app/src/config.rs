@@ -14,7 +14,7 @@ use clap::{Args, ValueEnum};
 use http_api::ratelimit::SharedCounter;
 use http_api::triggers::TriggerSettings;
 use http_api::{HttpSettings, Rate};
-use store_sql::PoolSettings;
+use store_sql::{PoolSettings, SqliteSync};
 
 /// Where data lives and how connections are pooled.
 #[derive(Debug, Clone, Args)]
@@ -31,6 +31,17 @@ pub struct DatabaseConfig {
     /// PostgreSQL statement_timeout.
     #[arg(long, env = "BILLABLE_DB_STATEMENT_TIMEOUT", default_value = "30s", value_parser = humantime::parse_duration, global = true)]
     pub db_statement_timeout: Duration,
+    /// When SQLite's commits reach the disk: full (each before it is acknowledged) or
+    /// normal (at checkpoints: faster, but a power cut may lose the last writes).
+    #[arg(long, env = "BILLABLE_SQLITE_SYNCHRONOUS", value_enum, default_value = "full", global = true)]
+    pub sqlite_synchronous: SqliteSynchronous,
+}
+
+/// `BILLABLE_SQLITE_SYNCHRONOUS`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum SqliteSynchronous {
+    Full,
+    Normal,
 }
 
 impl DatabaseConfig {
@@ -41,6 +52,10 @@ impl DatabaseConfig {
             max_size: self.db_pool_size.unwrap_or(if is_sqlite { 4 } else { 16 }),
             wait_timeout: self.db_wait_timeout,
             statement_timeout: self.db_statement_timeout,
+            sqlite_sync: match self.sqlite_synchronous {
+                SqliteSynchronous::Full => SqliteSync::Full,
+                SqliteSynchronous::Normal => SqliteSync::Normal,
+            },
         }
     }
 }

@@ -25,7 +25,7 @@ mod tls;
 mod turns;
 mod types;
 
-pub use pool::{Backend, PoolSettings, SqlStore};
+pub use pool::{Backend, PoolSettings, SqlStore, SqliteSync};
 pub use tls::{PgTarget, SslMode};
 pub use turns::SharedTurns;
 

@@ -118,6 +118,29 @@ pub struct PoolSettings {
     /// connection), so that each runtime drives the connections it uses; see
     /// `runtime_pool`. SQLite connections have no driver task and stay in one pool.
     pub runtimes: usize,
+    /// When SQLite's commits reach the disk.
+    pub sqlite_sync: SqliteSync,
+}
+
+/// SQLite's `synchronous` setting, in WAL mode.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum SqliteSync {
+    /// Every commit is on disk before it returns: an acknowledged write survives a power
+    /// cut. The default.
+    #[default]
+    Full,
+    /// Commits reach the disk at checkpoints: a crash of the process loses nothing, a
+    /// power cut may lose the last commits. Faster writes.
+    Normal,
+}
+
+impl SqliteSync {
+    fn pragma(self) -> &'static str {
+        match self {
+            Self::Full => "FULL",
+            Self::Normal => "NORMAL",
+        }
+    }
 }
 
 impl Default for PoolSettings {
@@ -127,6 +150,7 @@ impl Default for PoolSettings {
             wait_timeout: Duration::from_secs(5),
             statement_timeout: Duration::from_secs(30),
             runtimes: 1,
+            sqlite_sync: SqliteSync::Full,
         }
     }
 }
@@ -183,12 +207,13 @@ impl SqlStore {
             }
             Backend::Sqlite(path) => {
                 let busy_ms = settings.wait_timeout.as_millis();
+                let sync = settings.sqlite_sync;
                 let mut config = ManagerConfig::<SqliteAsync>::default();
                 config.custom_setup = Box::new(move |path| {
                     let path = path.to_owned();
                     Box::pin(async move {
                         let mut conn = SqliteAsync::establish(&path).await?;
-                        conn.batch_execute(&sqlite_pragmas(busy_ms))
+                        conn.batch_execute(&sqlite_pragmas(busy_ms, sync))
                             .await
                             .map_err(diesel::ConnectionError::CouldntSetupConfiguration)?;
                         Ok(conn)
@@ -252,7 +277,10 @@ impl SqlStore {
                 tokio::task::spawn_blocking(move || -> anyhow::Result<()> {
                     let mut conn = SqliteConnection::establish(&path)
                         .with_context(|| format!("opening SQLite database {path}"))?;
-                    diesel::connection::SimpleConnection::batch_execute(&mut conn, &sqlite_pragmas(5000))?;
+                    diesel::connection::SimpleConnection::batch_execute(
+                        &mut conn,
+                        &sqlite_pragmas(5000, SqliteSync::Full),
+                    )?;
                     conn.run_pending_migrations(SQLITE_MIGRATIONS)
                         .map_err(|e| anyhow::anyhow!(e))
                         .context("running SQLite migrations")?;
@@ -264,10 +292,11 @@ impl SqlStore {
     }
 }
 
-fn sqlite_pragmas(busy_timeout_ms: u128) -> String {
+fn sqlite_pragmas(busy_timeout_ms: u128, sync: SqliteSync) -> String {
     format!(
         "PRAGMA foreign_keys = ON; PRAGMA busy_timeout = {busy_timeout_ms}; \
-         PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL;"
+         PRAGMA journal_mode = WAL; PRAGMA synchronous = {};",
+        sync.pragma()
     )
 }
 
@@ -320,7 +349,7 @@ mod tests {
     use diesel::{Connection, RunQueryDsl, SqliteConnection, sql_query};
     use diesel_migrations::MigrationHarness;
 
-    use super::{SQLITE_MIGRATIONS, sqlite_pragmas};
+    use super::{SQLITE_MIGRATIONS, SqliteSync, sqlite_pragmas};
 
     const TEAM: &str = "00000000-0000-7000-8000-000000000001";
     const CLIENT: &str = "00000000-0000-7000-8000-000000000002";
@@ -334,13 +363,33 @@ mod tests {
         sql_query(sql).get_result::<Count>(conn).unwrap().n
     }
 
+    #[test]
+    fn sqlite_connections_sync_every_commit_unless_told_otherwise() {
+        #[derive(diesel::QueryableByName)]
+        struct Synchronous {
+            #[diesel(sql_type = diesel::sql_types::Integer)]
+            synchronous: i32,
+        }
+        let path = std::env::temp_dir().join(format!("billable_sync_{}.db", uuid::Uuid::now_v7()));
+        // SQLite's codes: NORMAL is 1, FULL is 2.
+        for (sync, code) in [(SqliteSync::Full, 2), (SqliteSync::Normal, 1), (SqliteSync::default(), 2)] {
+            let mut conn = SqliteConnection::establish(&path.display().to_string()).unwrap();
+            conn.batch_execute(&sqlite_pragmas(5000, sync)).unwrap();
+            let read = sql_query("PRAGMA synchronous").get_result::<Synchronous>(&mut conn).unwrap();
+            assert_eq!(read.synchronous, code, "{sync:?}");
+        }
+        for file in ["", "-wal", "-shm"] {
+            let _ = std::fs::remove_file(format!("{}{file}", path.display()));
+        }
+    }
+
     /// The rebuild of `clients` (SQLite cannot drop a CHECK) keeps every row and the
     /// invoices that refer to them, both ways, and foreign keys still hold afterwards.
     #[test]
     fn rebuilding_clients_for_empty_addresses_keeps_clients_and_their_invoices() {
         let path = std::env::temp_dir().join(format!("billable_migration_{}.db", uuid::Uuid::now_v7()));
         let mut conn = SqliteConnection::establish(&path.display().to_string()).unwrap();
-        conn.batch_execute(&sqlite_pragmas(5000)).unwrap();
+        conn.batch_execute(&sqlite_pragmas(5000, SqliteSync::Full)).unwrap();
         conn.run_pending_migrations(SQLITE_MIGRATIONS).unwrap();
         // Back to just before the rebuild (diesel writes versions without dashes).
         let rebuild = "20261124000007";
