@@ -203,7 +203,8 @@ impl OneOrMany {
 /// A cursor: the position a page ended at, as the listing writes it (its sort key's parts),
 /// encoded so that clients treat it as opaque.
 pub(crate) fn encode_cursor(parts: &[String]) -> String {
-    URL_SAFE_NO_PAD.encode(parts.join("\n"))
+    // A JSON array: a part may hold any character (a client's name, a newline included).
+    URL_SAFE_NO_PAD.encode(serde_json::to_vec(parts).unwrap_or_default())
 }
 
 /// The parts of a cursor this API gave, or a 400 naming `cursor`.
@@ -211,8 +212,7 @@ pub(crate) fn decode_cursor(text: &str) -> Result<Vec<String>, FieldError> {
     URL_SAFE_NO_PAD
         .decode(text)
         .ok()
-        .and_then(|bytes| String::from_utf8(bytes).ok())
-        .map(|text| text.split('\n').map(str::to_owned).collect())
+        .and_then(|bytes| serde_json::from_slice(&bytes).ok())
         .ok_or_else(not_a_cursor)
 }
 
@@ -241,6 +241,8 @@ mod tests {
     fn cursors_round_trip_and_strangers_are_refused() {
         let parts = vec!["2026-11-24T09:00:00.000Z".to_owned(), "0199".to_owned()];
         assert_eq!(decode_cursor(&encode_cursor(&parts)).unwrap(), parts);
+        let odd = vec!["two\nlines, \"quoted\"".to_owned(), String::new()];
+        assert_eq!(decode_cursor(&encode_cursor(&odd)).unwrap(), odd, "any text in a part");
         assert_eq!(decode_cursor("%%%").unwrap_err().field, "cursor");
     }
 

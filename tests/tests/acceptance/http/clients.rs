@@ -207,3 +207,14 @@ async fn clients_are_found_by_name_or_email_and_paged_by_name() {
     assert_eq!(response.status(), 400);
     assert_eq!(error_of(response).await, "q: must not be empty");
 }
+
+#[tokio::test]
+async fn a_page_continues_after_a_name_of_several_lines() {
+    let app = spawn_app().await;
+    for name in ["Acme\nEast", "Acme\nWest", "Acme"] {
+        app.create_client(&app.key, name).await;
+    }
+    let paged = pages(&app, "/v1/invoices/clients?limit=1").await;
+    let names: Vec<&str> = paged.iter().map(|page| page[0]["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["Acme", "Acme\nEast", "Acme\nWest"]);
+}
