@@ -210,7 +210,7 @@ pub fn excerpt(input: &str) -> String {
 }
 
 /// The first `chars` characters of `text`, marked with `…` when cut, [`storable`].
-fn clip(text: &str, chars: usize) -> String {
+pub(crate) fn clip(text: &str, chars: usize) -> String {
     match text.char_indices().nth(chars) {
         Some((end, _)) => format!("{}…", storable(&text[..end])),
         None => storable(text),

@@ -452,3 +452,15 @@ fn model_input_without_a_sender_names_no_user() {
     assert!(!input.contains("@unknown"), "{input}");
     assert!(input.contains("\"zen\": \"Keep it logically awesome.\""));
 }
+
+#[test]
+fn the_summary_names_the_event_on_one_line_of_at_most_200_characters() {
+    let mut payload = payload(PULL_REQUEST);
+    let facts = EventFacts::of("pull_request", &payload);
+    let summary = facts.summary(&payload);
+    assert!(summary.starts_with("pull_request.opened octo-org/hello-world#42: "), "{summary}");
+    payload["pull_request"]["title"] = json!(format!("Two\nlines {}", "é".repeat(300)));
+    let long = facts.summary(&payload);
+    assert_eq!(long.chars().count(), 200, "{long}");
+    assert!(long.ends_with('…') && !long.contains('\n'), "{long}");
+}

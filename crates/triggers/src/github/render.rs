@@ -80,11 +80,8 @@ impl EventFacts {
             line.push_str(": ");
             line.push_str(title);
         }
-        let line = one_line(&line);
-        match line.char_indices().nth(SUMMARY_CHARS) {
-            Some((end, _)) => format!("{}…", &line[..line.floor_char_boundary(end - 1)]),
-            None => line,
-        }
+        // One character is kept for the `…` of a cut line.
+        crate::run::clip(&one_line(&line), SUMMARY_CHARS - 1)
     }
 
     /// `github:<owner>/<repo>#<number>` when both repository and number are known, else None
