@@ -112,10 +112,7 @@ impl TestDb {
         let tag = format!("{}_{n}_{}", std::process::id(), &uuid::Uuid::new_v4().simple().to_string()[..8]);
         match backend {
             Backend::Memory => Self { url: "memory:".to_owned(), cleanup: Cleanup::Nothing },
-            Backend::Sqlite => {
-                let path = std::env::temp_dir().join(format!("billable_test_{tag}.db"));
-                Self { url: format!("sqlite://{}", path.display()), cleanup: Cleanup::File(path) }
-            }
+            Backend::Sqlite => Self::sqlite_at(std::env::temp_dir().join(format!("billable_test_{tag}.db"))),
             Backend::Postgres => {
                 if !SWEPT.is_completed() {
                     let _ = sweep_leftover_schemas().await;
@@ -131,6 +128,11 @@ impl TestDb {
                 Self { url, cleanup: Cleanup::Schema(schema) }
             }
         }
+    }
+
+    /// A SQLite database at `path`, its files removed when dropped.
+    pub fn sqlite_at(path: PathBuf) -> Self {
+        Self { url: format!("sqlite://{}", path.display()), cleanup: Cleanup::File(path) }
     }
 
     pub fn config(&self) -> DatabaseConfig {
@@ -231,6 +233,8 @@ pub fn serve_config() -> ServeConfig {
         redis_prefix: "billable:".to_owned(),
         key_cache_ttl: Duration::from_secs(5),
         workers: Some(1),
+        body_timeout: Duration::from_secs(30),
+        max_connections: 10_000,
         trust_forwarded: false,
         listing_cache_mb: 32,
         idempotency_ttl: Duration::from_hours(24),

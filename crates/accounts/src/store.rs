@@ -69,6 +69,11 @@ pub trait AccountStore: Send + Sync {
     /// return `NotFound` for an unknown id.
     async fn revoke_api_key(&self, id: ApiKeyId, at: DateTime<Utc>) -> Result<(), RevokeApiKeyError>;
 
+    /// How many keys have ever been revoked, over every team. Keys are never un-revoked,
+    /// so the number changes exactly when a key is revoked: processes that cache keys
+    /// watch it to forget them at once.
+    async fn revoked_key_count(&self) -> Result<u64, StoreError>;
+
     /// Records that the key was used at `at` (never moves the time backwards).
     async fn record_key_use(&self, team: TeamId, id: ApiKeyId, at: DateTime<Utc>) -> Result<(), StoreError>;
 

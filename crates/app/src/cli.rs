@@ -157,7 +157,7 @@ pub enum KeysCommand {
         #[arg(long)]
         team: String,
     },
-    /// Revoke a key by id; it stops working within the key cache TTL of running servers.
+    /// Revoke a key by id; it stops working on every running server within a second.
     Revoke { key_id: String },
 }
 

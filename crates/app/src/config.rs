@@ -13,7 +13,7 @@ use billing::InvoiceRenderer;
 use clap::{Args, ValueEnum};
 use http_api::ratelimit::SharedCounter;
 use http_api::triggers::TriggerSettings;
-use http_api::{HttpSettings, Rate};
+use http_api::{ClientLimits, HttpSettings, Rate};
 use store_sql::{PoolSettings, SqliteSync};
 
 /// Where data lives and how connections are pooled.
@@ -107,7 +107,9 @@ pub struct ServeConfig {
     /// Prefix of billable's keys in that Redis, for deployments that share one.
     #[arg(long, env = "BILLABLE_REDIS_PREFIX", default_value = "billable:")]
     pub redis_prefix: String,
-    /// How long a key check is cached; a revoked key stops working within this time.
+    /// How long a key check is cached. A revoked key stops working on every process within
+    /// a quarter of a second whatever this is (each process watches for revocations); the
+    /// cache bounds how long other changes to a key's user, such as a new role, take.
     #[arg(long, env = "BILLABLE_KEY_CACHE_TTL", default_value = "5s", value_parser = humantime::parse_duration)]
     pub key_cache_ttl: Duration,
     /// Memory for rendered time-entry listings kept for repeated requests, in MiB; 0 keeps
@@ -118,6 +120,14 @@ pub struct ServeConfig {
     /// time gets the first answer. From 1 min to 30 days.
     #[arg(long, env = "BILLABLE_IDEMPOTENCY_TTL", default_value = "24h", value_parser = parse_idempotency_ttl)]
     pub idempotency_ttl: Duration,
+    /// How long a client has to send a request's body once its head has arrived; later,
+    /// the answer is 408 and the connection is closed. From 1 s to 10 min.
+    #[arg(long, env = "BILLABLE_BODY_TIMEOUT", default_value = "30s", value_parser = parse_body_timeout)]
+    pub body_timeout: Duration,
+    /// Connections one process keeps open at once, over all its workers; past it, new
+    /// connections wait in the kernel's queue until one closes.
+    #[arg(long, env = "BILLABLE_MAX_CONNECTIONS", default_value_t = 10_000, value_parser = clap::value_parser!(u32).range(1..))]
+    pub max_connections: u32,
     /// Worker threads [default: one per core].
     #[arg(long, env = "BILLABLE_WORKERS")]
     pub workers: Option<usize>,
@@ -173,6 +183,11 @@ impl ServeConfig {
         })
     }
 
+    /// How long clients may take and how many this process serves at once.
+    pub fn client_limits(&self) -> ClientLimits {
+        ClientLimits { body_deadline: self.body_timeout, max_connections: self.max_connections as usize }
+    }
+
     pub fn trigger_settings(&self) -> TriggerSettings {
         TriggerSettings { failed_auth: self.trigger_auth_failures, trust_forwarded: self.trust_forwarded }
     }
@@ -196,24 +211,25 @@ impl ServeConfig {
     }
 }
 
+/// A duration in `min..=max`, refused with the range written as `range`.
+fn within(text: &str, min: Duration, max: Duration, range: &str) -> Result<Duration, String> {
+    let duration = humantime::parse_duration(text).map_err(|e| e.to_string())?;
+    if (min..=max).contains(&duration) { Ok(duration) } else { Err(format!("must be from {range}")) }
+}
+
+/// Parses the body deadline: from 1 s to 10 min.
+fn parse_body_timeout(text: &str) -> Result<Duration, String> {
+    within(text, Duration::from_secs(1), Duration::from_mins(10), "1s to 10m")
+}
+
 /// Parses how long idempotency keys are kept: from 1 min to 30 days.
 fn parse_idempotency_ttl(text: &str) -> Result<Duration, String> {
-    let ttl = humantime::parse_duration(text).map_err(|e| e.to_string())?;
-    if (Duration::from_mins(1)..=Duration::from_hours(30 * 24)).contains(&ttl) {
-        Ok(ttl)
-    } else {
-        Err("must be from 1m to 30days".to_owned())
-    }
+    within(text, Duration::from_mins(1), Duration::from_hours(30 * 24), "1m to 30days")
 }
 
 /// Parses a delivery lease: a duration from 3 s (renewed every second) to 1 h.
 fn parse_lease(text: &str) -> Result<Duration, String> {
-    let lease = humantime::parse_duration(text).map_err(|e| e.to_string())?;
-    if (Duration::from_secs(3)..=Duration::from_hours(1)).contains(&lease) {
-        Ok(lease)
-    } else {
-        Err("must be from 3s to 1h".to_owned())
-    }
+    within(text, Duration::from_secs(3), Duration::from_hours(1), "3s to 1h")
 }
 
 /// Parses `BURST/PERIOD`, e.g. `100/10s`, `5/s`, `1000/1m`.

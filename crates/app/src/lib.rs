@@ -130,7 +130,9 @@ impl Application {
         let state = web::Data::new(ApiState::new(store.stores(), renderer, clock, config.http_settings()?));
         spawn_sweeps(state.clone(), |state| state.limits.sweep());
         spawn_idempotency_purge(state.clone());
-        let server = http_api::serve(listener, state.clone(), config.workers())?;
+        let watched = state.clone();
+        tokio::spawn(async move { watched.authenticator.watch_revocations(REVOCATION_CHECK).await });
+        let server = http_api::serve(listener, state.clone(), config.workers(), config.client_limits())?;
         Ok(Self { port, trigger_ports: Vec::new(), servers: vec![server], worker: None, state })
     }
 
@@ -152,6 +154,7 @@ impl Application {
                 state.clone(),
                 routes.clone(),
                 config.workers(),
+                config.client_limits(),
             )?);
             self.trigger_ports.push((port, bound));
         }
@@ -198,6 +201,9 @@ impl Application {
 }
 
 /// Keeps the rate limiters' memory bounded by forgetting idle callers each minute.
+/// How often each process asks the database whether a key was revoked.
+const REVOCATION_CHECK: std::time::Duration = std::time::Duration::from_millis(250);
+
 fn spawn_sweeps<T: Send + Sync + 'static>(state: web::Data<T>, sweep: fn(&T)) {
     tokio::spawn(async move {
         let mut every_minute = tokio::time::interval(std::time::Duration::from_mins(1));

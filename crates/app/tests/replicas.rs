@@ -310,3 +310,36 @@ fn shared_limits_in_slices_stay_within_the_stated_tolerance() {
     let slice = 100_usize.div_ceil(32);
     assert!((100 - 2 * slice..=100).contains(&granted), "{granted} granted of a limit of 100");
 }
+
+/// `billable keys revoke`, run as a process of its own, stops the key on two running
+/// replicas within a second, although each caches key checks for a minute.
+#[test]
+fn a_revoked_key_stops_working_on_every_replica_within_a_second() {
+    let schema = Schema::new("revoke");
+    let url = schema.url("sslmode=disable");
+    let replica = || {
+        let mut command = billable(&url);
+        command.env("BILLABLE_KEY_CACHE_TTL", "60s");
+        Replica::start_with(command).unwrap_or_else(|log| panic!("a replica failed:\n{log}"))
+    };
+    let mut first = replica();
+    let second = replica();
+    let key = first.printed_key().expect("the first replica prints the first key");
+    for replica in [&first, &second] {
+        assert_eq!(replica.get("/v1/invoices/clients", &key), 200, "the key is cached on every replica");
+    }
+    let id = psql(&format!("SELECT id FROM {}.api_keys", schema.0));
+    let revoked = billable(&url).args(["keys", "revoke", &id]).output().unwrap();
+    assert!(revoked.status.success(), "{}", String::from_utf8_lossy(&revoked.stderr));
+    let after = std::time::Instant::now();
+    for replica in [&first, &second] {
+        while replica.get("/v1/invoices/clients", &key) != 401 {
+            assert!(
+                after.elapsed() < Duration::from_secs(1),
+                "still accepted {:?} after the revocation",
+                after.elapsed()
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}

@@ -5,7 +5,7 @@ use chrono::{DateTime, Utc};
 use kernel::{FieldError, InvalidValue, SearchText, Text, Words, define_id};
 use rust_decimal::Decimal;
 
-use crate::money::{Currency, MAX_LINE_ITEMS, round_to_minor};
+use crate::money::{Currency, MAX_LINE_ITEMS, line_amount, percentage_of, round_to_minor};
 use crate::{ClientId, SenderAddressId};
 
 define_id!(
@@ -87,13 +87,14 @@ impl InvoiceStatus {
 }
 
 /// A line item as a caller gives it, each number within its bounds
-/// ([`crate::money::money_input`], [`crate::money::quantity_input`]).
+/// ([`crate::money::UNIT_PRICE`], [`crate::money::QUANTITY`], [`crate::money::AMOUNT`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LineInput {
     pub description: Description,
     pub unit_price: Decimal,
     pub quantity: Decimal,
-    pub amount: Decimal,
+    /// The amount the caller sent, to be checked; `None` when left out.
+    pub amount: Option<Decimal>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -129,15 +130,15 @@ pub fn price_lines(
         .into_iter()
         .zip(0_u32..)
         .map(|(input, position)| {
-            // Both factors are bounded (10¹⁵ × 10⁹), far inside the decimal's range.
-            let product = input.unit_price.checked_mul(input.quantity).ok_or_else(|| {
+            let expected = line_amount(input.unit_price, input.quantity, currency).ok_or_else(|| {
                 FieldError::new(
                     format!("lineItems[{position}].quantity"),
                     "unitPrice × quantity is too large",
                 )
             })?;
-            let expected = round_to_minor(product, currency);
-            if round_to_minor(input.amount, currency) != expected {
+            if let Some(given) = input.amount
+                && round_to_minor(given, currency) != expected
+            {
                 return Err(FieldError::new(
                     format!("lineItems[{position}].amount"),
                     format!("must equal unitPrice × quantity = {expected}"),
@@ -213,9 +214,9 @@ impl Totals {
         let subtotal = round_to_minor(items.iter().map(|item| item.amount).sum(), currency);
         let tax = match rule {
             TaxRule::Percentage(percentage) => {
-                // Divide first: the subtotal may reach 10²⁷ and the percentage 100, so the
-                // product taken the other way round could leave the decimal's range.
-                let computed = round_to_minor(subtotal * (percentage / Decimal::ONE_HUNDRED), currency);
+                let computed = percentage_of(subtotal, percentage, currency).ok_or_else(|| {
+                    FieldError::new("taxPercentage", "subtotal × taxPercentage is too large")
+                })?;
                 if let Some(given) = given_tax
                     && round_to_minor(given, currency) != computed
                 {
@@ -334,7 +335,7 @@ mod tests {
     use proptest::prelude::*;
 
     use super::*;
-    use crate::money::{MAX_MONEY, MAX_QUANTITY, parse_decimal};
+    use crate::money::{QUANTITY, UNIT_PRICE, parse_decimal};
 
     #[test]
     fn a_search_names_a_serial_with_or_without_prefix_and_zeros() {
@@ -360,7 +361,7 @@ mod tests {
             description: Description::parse("Work").unwrap(),
             unit_price: dec(unit_price),
             quantity: dec(quantity),
-            amount: dec(amount),
+            amount: Some(dec(amount)),
         }
     }
 
@@ -500,8 +501,8 @@ mod tests {
 
     fn arbitrary_line() -> impl Strategy<Value = (Decimal, Decimal)> {
         (
-            decimal_up_to(MAX_MONEY, 6),
-            decimal_up_to(MAX_QUANTITY, 4).prop_filter("q > 0", |q| *q > Decimal::ZERO),
+            decimal_up_to(UNIT_PRICE.max, UNIT_PRICE.decimals),
+            decimal_up_to(QUANTITY.max, QUANTITY.decimals).prop_filter("q > 0", |q| *q > Decimal::ZERO),
         )
     }
 
@@ -509,7 +510,7 @@ mod tests {
         #[test]
         fn totals_add_up_at_the_minor_unit(
             lines in prop::collection::vec(arbitrary_line(), 1..40),
-            percentage in decimal_up_to(Decimal::ONE_HUNDRED, 3),
+            percentage in decimal_up_to(Decimal::ONE_HUNDRED, 4),
             code in prop::sample::select(vec!["EUR", "JPY", "KWD", "USD"]),
         ) {
             let currency = currency(code);
@@ -517,7 +518,7 @@ mod tests {
                 description: Description::parse("x").unwrap(),
                 unit_price: *price,
                 quantity: *quantity,
-                amount: *price * *quantity,
+                amount: None,
             }).collect();
             let items = price_lines(inputs, currency, Utc::now()).unwrap();
             let rule = TaxRule::changed(None, Some(percentage), None);
@@ -530,7 +531,7 @@ mod tests {
                 prop_assert!(value >= Decimal::ZERO);
             }
             for item in &items {
-                prop_assert_eq!(item.amount, round_to_minor(item.unit_price * item.quantity, currency));
+                prop_assert_eq!(Some(item.amount), line_amount(item.unit_price, item.quantity, currency));
             }
         }
     }

@@ -1,29 +1,89 @@
 //! Exact money: decimals (never binary floating point), rounded to the currency's minor
-//! unit half away from zero, and the bounds every money input must keep.
+//! unit half away from zero, and the bounds every money input must keep. Within those
+//! bounds no sum or product of an invoice is ever rounded except to the minor unit.
 
 pub use accounts::Currency;
 use kernel::InvalidValue;
 pub use rust_decimal::Decimal;
 use rust_decimal::RoundingStrategy;
 
-/// The largest price, amount or flat tax accepted: 10¹⁵ in major units. With at most
-/// [`MAX_LINE_ITEMS`] items nothing a client can send overflows the 96-bit decimal.
-pub const MAX_MONEY: Decimal = Decimal::from_parts(0xA4C6_8000, 0x0003_8D7E, 0, false, 0);
-/// The largest quantity accepted: 10⁹.
-pub const MAX_QUANTITY: Decimal = Decimal::from_parts(1_000_000_000, 0, 0, false, 0);
-/// The largest tax percentage accepted.
-pub const MAX_TAX_PERCENTAGE: Decimal = Decimal::ONE_HUNDRED;
+/// What one money or quantity field accepts: a largest value and a most decimal places,
+/// chosen so that every sum and product of an invoice is exact (see [`line_amount`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Bound {
+    pub max: Decimal,
+    /// Most digits after the decimal point.
+    pub decimals: u32,
+    /// Whether 0 itself is refused.
+    pub above_zero: bool,
+}
+
+/// A line's `unitPrice`: `0..=10¹²`, at most 6 decimals.
+pub const UNIT_PRICE: Bound =
+    Bound { max: Decimal::from_parts(0xD4A5_1000, 0xE8, 0, false, 0), decimals: 6, above_zero: false };
+/// A line's `quantity`: greater than 0, at most 10⁹, at most 6 decimals.
+pub const QUANTITY: Bound =
+    Bound { max: Decimal::from_parts(1_000_000_000, 0, 0, false, 0), decimals: 6, above_zero: true };
+/// A given line `amount` or flat `tax`: `0..=10²¹` (the largest price times the largest
+/// quantity). Both are rounded to the minor unit, the one rounding the contract asks for,
+/// so they take as many decimals as a decimal holds (a float-minded client's
+/// `0.30000000000000004` is `0.30`).
+pub const AMOUNT: Bound = Bound {
+    max: Decimal::from_parts(0xDEA0_0000, 0x35C9_ADC5, 0x36, false, 0),
+    decimals: 28,
+    above_zero: false,
+};
+/// A `taxPercentage`: `0..=100`, at most 4 decimals.
+pub const TAX_PERCENTAGE: Bound = Bound { max: Decimal::ONE_HUNDRED, decimals: 4, above_zero: false };
 /// The most line items one invoice holds.
 pub const MAX_LINE_ITEMS: usize = 1000;
 
-/// Parses a number as JSON writes it (`12`, `0.1`, `1.5e3`) into an exact decimal.
+impl Bound {
+    /// `value` if it keeps this bound; `-0` reads back as 0.
+    pub fn check(self, value: Decimal) -> Result<Decimal, InvalidValue> {
+        if self.above_zero && value <= Decimal::ZERO {
+            return Err(InvalidValue::new("must be greater than 0"));
+        }
+        if value.is_sign_negative() && !value.is_zero() {
+            return Err(InvalidValue::new("must be at least 0"));
+        }
+        if value > self.max {
+            return Err(InvalidValue::new(format!("must be at most {}", self.max)));
+        }
+        let value = value.abs().normalize();
+        if value.scale() > self.decimals {
+            return Err(InvalidValue::new(format!("must have at most {} decimal places", self.decimals)));
+        }
+        Ok(value)
+    }
+
+    /// The step every accepted value is a multiple of (`0.000001` for 6 decimals).
+    pub fn step(self) -> Decimal {
+        Decimal::new(1, self.decimals)
+    }
+}
+
+/// Parses a number as JSON writes it (`12`, `0.1`, `1.5e3`) into an exact decimal; a
+/// number with more significant digits than a decimal holds (28) is refused, never rounded.
 pub fn parse_decimal(text: &str) -> Result<Decimal, InvalidValue> {
     let parsed = if text.contains(['e', 'E']) {
-        Decimal::from_scientific(text)
+        Decimal::from_scientific(text).ok().filter(|value| scientific_is_exact(text, *value))
     } else {
-        Decimal::from_str_exact(text).or_else(|_| text.parse::<Decimal>())
+        // Zeros after the last significant decimal change nothing and may run past 28 digits.
+        let trimmed =
+            if text.contains('.') { text.trim_end_matches('0').trim_end_matches('.') } else { text };
+        Decimal::from_str_exact(trimmed).ok()
     };
-    parsed.map_err(|_| InvalidValue::new("must be a number of at most 28 significant digits"))
+    parsed.ok_or_else(|| InvalidValue::new("must be a number of at most 28 significant digits"))
+}
+
+/// Whether `value` holds every significant digit of the mantissa of `text` (`1.5e3`).
+fn scientific_is_exact(text: &str, value: Decimal) -> bool {
+    let mantissa = text.split(['e', 'E']).next().unwrap_or_default();
+    let digits = mantissa.trim_start_matches(['-', '+']).replace('.', "");
+    let significant = digits.trim_start_matches('0').trim_end_matches('0');
+    let kept = value.normalize().mantissa().unsigned_abs().to_string();
+    significant.is_empty() || kept.trim_end_matches('0') == significant
 }
 
 /// `value` rounded to `currency`'s minor unit, half away from zero, and written with
@@ -35,34 +95,32 @@ pub fn round_to_minor(value: Decimal, currency: Currency) -> Decimal {
     rounded
 }
 
-/// A decimal in `0..=max`; `greater_than_zero` excludes 0.
-fn bounded(value: Decimal, max: Decimal, greater_than_zero: bool) -> Result<Decimal, InvalidValue> {
-    if greater_than_zero && value <= Decimal::ZERO {
-        return Err(InvalidValue::new("must be greater than 0"));
-    }
-    if value.is_sign_negative() && !value.is_zero() {
-        return Err(InvalidValue::new("must be at least 0"));
-    }
-    if value > max {
-        return Err(InvalidValue::new(format!("must be at most {max}")));
-    }
-    // `-0` reads back as 0 everywhere.
-    Ok(value.abs())
+/// `price × quantity` rounded to the minor unit, computed exactly: within [`UNIT_PRICE`]
+/// and [`QUANTITY`] the full product has at most 34 digits, which a decimal (28) could
+/// not hold but a 128-bit integer can. `None` past those bounds.
+pub fn line_amount(price: Decimal, quantity: Decimal, currency: Currency) -> Option<Decimal> {
+    let product = price.mantissa().checked_mul(quantity.mantissa())?;
+    rounded_scaled(product, price.scale() + quantity.scale(), currency)
 }
 
-/// A price, amount or flat tax: `0..=10¹⁵`, as precise as given.
-pub fn money_input(value: Decimal) -> Result<Decimal, InvalidValue> {
-    bounded(value, MAX_MONEY, false)
+/// `amount × percentage / 100` rounded to the minor unit, computed exactly.
+pub fn percentage_of(amount: Decimal, percentage: Decimal, currency: Currency) -> Option<Decimal> {
+    let product = amount.mantissa().checked_mul(percentage.mantissa())?;
+    rounded_scaled(product, amount.scale() + percentage.scale() + 2, currency)
 }
 
-/// A quantity: greater than 0, at most 10⁹, as precise as given.
-pub fn quantity_input(value: Decimal) -> Result<Decimal, InvalidValue> {
-    bounded(value, MAX_QUANTITY, true)
-}
-
-/// A tax percentage: `0..=100`.
-pub fn tax_percentage_input(value: Decimal) -> Result<Decimal, InvalidValue> {
-    bounded(value, MAX_TAX_PERCENTAGE, false)
+/// `mantissa × 10^-scale` rounded half away from zero to the minor unit.
+fn rounded_scaled(mantissa: i128, scale: u32, currency: Currency) -> Option<Decimal> {
+    let minor = currency.minor_unit();
+    let units = if scale <= minor {
+        mantissa.checked_mul(10_i128.checked_pow(minor - scale)?)?
+    } else {
+        let divisor = 10_i128.checked_pow(scale - minor)?;
+        let (quotient, remainder) = (mantissa / divisor, mantissa % divisor);
+        let away = if remainder.unsigned_abs() * 2 >= divisor.unsigned_abs() { mantissa.signum() } else { 0 };
+        quotient + away
+    };
+    Decimal::try_from_i128_with_scale(units, minor).ok()
 }
 
 /// `amount` for display in `currency`: rounded to the minor unit, thousands separated,
@@ -116,8 +174,36 @@ mod tests {
 
     #[test]
     fn constants_say_what_their_names_say() {
-        assert_eq!(MAX_MONEY, dec("1000000000000000"));
-        assert_eq!(MAX_QUANTITY, dec("1000000000"));
+        assert_eq!(UNIT_PRICE.max, dec("1000000000000"));
+        assert_eq!(QUANTITY.max, dec("1000000000"));
+        assert_eq!(AMOUNT.max, UNIT_PRICE.max * QUANTITY.max);
+        assert_eq!(QUANTITY.step().to_string(), "0.000001");
+    }
+
+    #[test]
+    fn refuses_what_it_would_have_to_round() {
+        let long = format!("1.{}1", "0".repeat(398));
+        assert!(parse_decimal(&long).is_err());
+        assert!(parse_decimal("123456789012345678901234567890").is_err());
+        assert!(parse_decimal("1.23456789012345678901234567891e2").is_err());
+        assert_eq!(dec(&format!("2.5{}", "0".repeat(400))).to_string(), "2.5");
+        assert_eq!(dec("1.2500e2").to_string(), "125.00");
+        assert_eq!(dec("0e5"), Decimal::ZERO);
+    }
+
+    #[test]
+    fn products_are_exact_where_a_decimal_would_round() {
+        // The full product, 436072499852474662333.524999965355, has 36 digits, more than a
+        // decimal holds: it is worked out whole, then rounded once.
+        let (price, quantity) = (dec("912702340527.064441"), dec("477781726.297155"));
+        let usd = currency("USD");
+        assert_eq!(line_amount(price, quantity, usd).unwrap().to_string(), "436072499852474662333.52");
+        let largest = line_amount(UNIT_PRICE.max, QUANTITY.max, currency("KWD")).unwrap();
+        assert_eq!(largest.to_string(), format!("1{}.000", "0".repeat(21)));
+        assert_eq!(line_amount(dec("0.125"), dec("1"), currency("EUR")).unwrap().to_string(), "0.13");
+        assert_eq!(line_amount(dec("0.005"), dec("1"), currency("JPY")).unwrap().to_string(), "0");
+        assert_eq!(percentage_of(dec("10.00"), dec("7.25"), currency("USD")).unwrap().to_string(), "0.73");
+        assert_eq!(percentage_of(dec("1"), dec("50"), currency("JPY")).unwrap().to_string(), "1");
     }
 
     #[test]
@@ -147,11 +233,13 @@ mod tests {
 
     #[test]
     fn bounds_name_the_rule_broken() {
-        assert_eq!(quantity_input(Decimal::ZERO).unwrap_err().0, "must be greater than 0");
-        assert_eq!(money_input(dec("-0.01")).unwrap_err().0, "must be at least 0");
-        assert_eq!(money_input(dec("-0")).unwrap(), Decimal::ZERO);
-        assert!(money_input(MAX_MONEY).is_ok());
-        assert_eq!(tax_percentage_input(dec("100.01")).unwrap_err().0, "must be at most 100");
+        assert_eq!(QUANTITY.check(Decimal::ZERO).unwrap_err().0, "must be greater than 0");
+        assert_eq!(UNIT_PRICE.check(dec("-0.01")).unwrap_err().0, "must be at least 0");
+        assert_eq!(UNIT_PRICE.check(dec("-0")).unwrap(), Decimal::ZERO);
+        assert!(UNIT_PRICE.check(UNIT_PRICE.max).is_ok());
+        assert_eq!(TAX_PERCENTAGE.check(dec("100.01")).unwrap_err().0, "must be at most 100");
+        assert_eq!(TAX_PERCENTAGE.check(dec("8.87501")).unwrap_err().0, "must have at most 4 decimal places");
+        assert_eq!(QUANTITY.check(dec("1.5000000")).unwrap().to_string(), "1.5");
     }
 
     #[test]

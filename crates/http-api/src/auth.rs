@@ -54,6 +54,40 @@ impl Authenticator {
         Self { accounts, clock, cache }
     }
 
+    /// Forgets every cached key check, so the next use of each key reads the database.
+    pub fn forget_keys(&self) {
+        self.cache.invalidate_all();
+    }
+
+    /// Forgets the cached key checks whenever the store's count of revoked keys moves,
+    /// looking every `interval`: a key revoked by any process (another replica, `billable
+    /// keys revoke`) stops working here within that time and one query. Runs until the
+    /// task holding it is dropped.
+    pub async fn watch_revocations(&self, interval: Duration) {
+        let mut seen = None;
+        let mut ticks = tokio::time::interval(interval);
+        ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        loop {
+            ticks.tick().await;
+            match self.accounts.revoked_key_count().await {
+                Ok(count) if seen != Some(count) => {
+                    if seen.is_some() {
+                        self.forget_keys();
+                        tracing::info!(revoked = count, "a key was revoked: cached key checks forgotten");
+                    }
+                    seen = Some(count);
+                }
+                Ok(_) => {}
+                // Unsure what changed meanwhile: forget, and compare afresh once it answers.
+                Err(error) => {
+                    self.forget_keys();
+                    seen = None;
+                    tracing::debug!(error = format!("{error:#}"), "could not read the revoked keys' count");
+                }
+            }
+        }
+    }
+
     pub async fn authenticate(&self, presented: Option<&str>) -> Result<Principal, AuthFailure> {
         let presented = presented.ok_or(AuthFailure::Missing)?;
         let secret = ApiKeySecret::parse(presented).ok_or(AuthFailure::Refused(Refusal::Unknown))?;

@@ -15,6 +15,9 @@ pub struct ErrorBody {
     pub error: String,
 }
 
+/// The answer to a write the database's disk has no room for.
+pub const DISK_FULL: &str = "the database's disk is full: writes are refused until there is room again";
+
 /// An error on its way to becoming a response.
 #[derive(Debug)]
 pub struct ApiError {
@@ -96,6 +99,9 @@ impl From<StoreError> for ApiError {
                 ..Self::new(StatusCode::SERVICE_UNAVAILABLE, "service temporarily unavailable, retry later")
                     .with_header(header::RETRY_AFTER, 1)
             },
+            StoreError::Full(source) => {
+                Self { source: Some(source), ..Self::new(StatusCode::INSUFFICIENT_STORAGE, DISK_FULL) }
+            }
             StoreError::Unexpected(source) => Self::internal(source),
         }
     }

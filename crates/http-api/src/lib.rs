@@ -10,6 +10,7 @@
 pub mod auth;
 pub mod body;
 pub mod conventions;
+pub mod deadline;
 pub mod error;
 pub mod idempotency;
 pub mod listings;
@@ -39,6 +40,7 @@ use utoipa_swagger_ui::{Config, SwaggerUi};
 
 use crate::openapi::{ApiDoc, SchemaLedger};
 
+pub use deadline::ClientLimits;
 pub use error::{ApiError, ErrorBody};
 pub use openapi::API_VERSION;
 pub use ratelimit::Rate;
@@ -220,6 +222,7 @@ pub fn app(
             }),
         )
         .default_service(web::to(conventions::no_route))
+        .wrap(from_fn(deadline::body_deadline))
         .wrap(from_fn(conventions::json_errors))
         .wrap(from_fn(metrics::record))
         .wrap(from_fn(conventions::request_id))
@@ -228,9 +231,15 @@ pub fn app(
 /// Binds the API to `listener` and returns the running server. On SIGTERM it stops
 /// gracefully: new connections are refused and requests in flight get 30 s to finish.
 /// SIGINT (Ctrl-C) stops at once.
-pub fn serve(listener: TcpListener, state: web::Data<ApiState>, workers: usize) -> std::io::Result<Server> {
-    Ok(HttpServer::new(move || app(state.clone()))
+pub fn serve(
+    listener: TcpListener,
+    state: web::Data<ApiState>,
+    workers: usize,
+    limits: ClientLimits,
+) -> std::io::Result<Server> {
+    Ok(HttpServer::new(move || app(state.clone()).app_data(web::Data::new(limits)))
         .workers(workers.max(1))
+        .max_connections(limits.per_worker(workers))
         .shutdown_timeout(30)
         .listen(listener)?
         .run())

@@ -94,7 +94,36 @@ pub(crate) async fn record(
     let response = next.call(req).await?;
     if let Some(state) = state {
         let route = response.request().match_pattern().unwrap_or_else(|| "unmatched".to_owned());
-        state.metrics.observe(&method, &route, response.status().as_u16(), started.elapsed().as_secs_f64());
+        let status = response.status();
+        state.metrics.observe(&method, &route, status.as_u16(), started.elapsed().as_secs_f64());
+        state.room.observe(response.request().method(), status);
     }
     Ok(response)
+}
+
+/// Whether the database's disk had room for the last write, as the answers tell: a 507
+/// marks it full, a write answered 2xx marks it roomy again. `/readyz` reports it.
+#[derive(Debug, Default)]
+pub struct DiskRoom {
+    last_refusal: std::sync::Mutex<Option<Instant>>,
+}
+
+impl DiskRoom {
+    /// How long a refusal counts when no write follows it to say otherwise.
+    const MEMORY: std::time::Duration = std::time::Duration::from_mins(1);
+
+    fn observe(&self, method: &actix_web::http::Method, status: actix_web::http::StatusCode) {
+        let refused = status == actix_web::http::StatusCode::INSUFFICIENT_STORAGE;
+        let written = status.is_success() && !method.is_safe();
+        if refused || written {
+            let mut last = self.last_refusal.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+            *last = refused.then(Instant::now);
+        }
+    }
+
+    /// How long ago the last write was refused for want of room, while it still counts.
+    pub fn full_since(&self) -> Option<std::time::Duration> {
+        let last = *self.last_refusal.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        last.map(|at| at.elapsed()).filter(|ago| *ago < Self::MEMORY)
+    }
 }

@@ -11,7 +11,7 @@ use triggers::AgentStore;
 
 use crate::auth::Authenticator;
 use crate::listings::ListingCache;
-use crate::metrics::Metrics;
+use crate::metrics::{DiskRoom, Metrics};
 use crate::ratelimit::{Rate, RateLimits, SharedCounter};
 use crate::revisions::RevisionReads;
 
@@ -64,6 +64,8 @@ pub struct ApiState {
     pub authenticator: Authenticator,
     pub limits: RateLimits,
     pub metrics: Metrics,
+    /// Whether the database's disk had room for the last write.
+    pub room: DiskRoom,
     pub listings: ListingCache,
     /// Listing revision reads, shared by concurrent requests of a team.
     pub revisions: RevisionReads,
@@ -89,6 +91,7 @@ impl ApiState {
             listings: ListingCache::new(settings.listing_cache_bytes),
             revisions: RevisionReads::of(stores.track.clone()),
             metrics: Metrics::new(),
+            room: DiskRoom::default(),
             authenticator,
             stores,
             renderer,

@@ -26,6 +26,7 @@ use triggers::{
 
 use crate::auth::{client_ip, too_many_requests};
 use crate::conventions;
+use crate::deadline::{self, ClientLimits};
 use crate::error::ApiError;
 use crate::ratelimit::{FailureThrottle, Rate};
 
@@ -136,6 +137,7 @@ pub fn trigger_app(
         app = app.service(resource.default_service(web::to(method_not_allowed)));
     }
     app.default_service(web::to(no_such_trigger))
+        .wrap(from_fn(deadline::body_deadline))
         .wrap(from_fn(conventions::json_errors))
         .wrap(from_fn(conventions::request_id))
 }
@@ -146,9 +148,11 @@ pub fn serve_triggers(
     state: web::Data<TriggerState>,
     routes: Vec<TriggerRoute>,
     workers: usize,
+    limits: ClientLimits,
 ) -> std::io::Result<Server> {
-    Ok(HttpServer::new(move || trigger_app(state.clone(), routes.clone()))
+    Ok(HttpServer::new(move || trigger_app(state.clone(), routes.clone()).app_data(web::Data::new(limits)))
         .workers(workers.max(1))
+        .max_connections(limits.per_worker(workers))
         .shutdown_timeout(30)
         .listen(listener)?
         .run())

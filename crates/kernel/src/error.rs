@@ -44,6 +44,10 @@ pub enum StoreError {
     /// retry; the HTTP adapter answers 503.
     #[error("storage unavailable")]
     Unavailable(#[source] anyhow::Error),
+    /// The database's disk has no room for the write. Reads go on; writes succeed again
+    /// once an operator makes room. The HTTP adapter answers 507.
+    #[error("the database's disk is full")]
+    Full(#[source] anyhow::Error),
     /// Anything else: a bug or an operational fault, logged with its whole chain.
     #[error("unexpected storage failure")]
     Unexpected(#[source] anyhow::Error),

@@ -136,6 +136,10 @@ impl AccountStore for MemoryStore {
         Ok(())
     }
 
+    async fn revoked_key_count(&self) -> Result<u64, StoreError> {
+        Ok(self.state().keys.iter().filter(|(key, _)| key.revoked_at.is_some()).count() as u64)
+    }
+
     async fn record_key_use(&self, team: TeamId, id: ApiKeyId, at: DateTime<Utc>) -> Result<(), StoreError> {
         let mut state = self.state();
         if let Some((key, _)) = state.keys.iter_mut().find(|(k, _)| k.id == id && k.team_id == team) {

@@ -183,7 +183,7 @@ impl AccountStore for SqlStore {
             Err(e) if violation(&e) == Some(DatabaseErrorKind::ForeignKeyViolation) => {
                 Err(CreateUserError::TeamNotFound)
             }
-            Err(e) => Err(StoreError::Unexpected(e.into()).into()),
+            Err(e) => Err(crate::store_error(e).into()),
         }
     }
 
@@ -220,7 +220,7 @@ impl AccountStore for SqlStore {
             Err(e) if violation(&e) == Some(DatabaseErrorKind::ForeignKeyViolation) => {
                 Err(CreateApiKeyError::UserNotInTeam)
             }
-            Err(e) => Err(StoreError::Unexpected(e.into()).into()),
+            Err(e) => Err(crate::store_error(e).into()),
         }
     }
 
@@ -273,6 +273,18 @@ impl AccountStore for SqlStore {
             return Err(RevokeApiKeyError::NotFound);
         }
         Ok(())
+    }
+
+    async fn revoked_key_count(&self) -> Result<u64, StoreError> {
+        let count: i64 = db_run!(self, |conn| {
+            api_keys::table
+                .filter(api_keys::revoked_at.is_not_null())
+                .count()
+                .get_result(conn)
+                .await
+                .or_store()?
+        });
+        Ok(u64::try_from(count).unwrap_or_default())
     }
 
     async fn record_key_use(&self, team: TeamId, id: ApiKeyId, at: DateTime<Utc>) -> Result<(), StoreError> {

@@ -162,7 +162,7 @@ impl ClientRepository for SqlStore {
             Err(e) if violation(&e) == Some(DatabaseErrorKind::ForeignKeyViolation) => {
                 Err(DeleteClientError::HasInvoices)
             }
-            Err(e) => Err(StoreError::Unexpected(e.into()).into()),
+            Err(e) => Err(crate::store_error(e).into()),
         }
     }
 }

@@ -304,7 +304,7 @@ impl<E> From<diesel::result::Error> for TxError<E> {
 impl<E: From<StoreError>> TxError<E> {
     fn into_port(self) -> E {
         match self {
-            Self::Db(error) => StoreError::Unexpected(error.into()).into(),
+            Self::Db(error) => crate::store_error(error).into(),
             Self::Refused(error) => error,
         }
     }

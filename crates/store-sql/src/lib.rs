@@ -66,8 +66,39 @@ pub(crate) trait OrStoreError<T> {
 
 impl<T> OrStoreError<T> for Result<T, diesel::result::Error> {
     fn or_store(self) -> Result<T, StoreError> {
-        self.map_err(|error| StoreError::Unexpected(error.into()))
+        self.map_err(store_error)
     }
+}
+
+/// What a database error means to a caller: the database gone or going (retry later),
+/// its disk full (retry once an operator has made room), or anything else.
+pub(crate) fn store_error(error: diesel::result::Error) -> StoreError {
+    use diesel::result::{DatabaseErrorKind as Kind, Error};
+    match &error {
+        // The connection broke or the server is stopping (SQLSTATE class 57).
+        Error::DatabaseError(Kind::UnableToSendCommand | Kind::ClosedConnection, _) => {
+            StoreError::Unavailable(error.into())
+        }
+        Error::DatabaseError(_, info) if is_full(info.message()) => StoreError::Full(error.into()),
+        Error::DatabaseError(_, info) if is_going_away(info.message()) => {
+            StoreError::Unavailable(error.into())
+        }
+        _ => StoreError::Unexpected(error.into()),
+    }
+}
+
+/// SQLite's `SQLITE_FULL`, and PostgreSQL's `disk_full` (53100) or a write that found no
+/// room on its device.
+fn is_full(message: &str) -> bool {
+    message.contains("database or disk is full") || message.contains("No space left on device")
+}
+
+/// PostgreSQL's messages of SQLSTATE class 57 (operator intervention): a shutdown or a
+/// restart in progress.
+fn is_going_away(message: &str) -> bool {
+    ["terminating connection", "the database system is shutting down", "the database system is starting up"]
+        .iter()
+        .any(|sign| message.contains(sign))
 }
 
 /// The constraint a failed write ran into, when that is why it failed.

@@ -306,7 +306,7 @@ pub(crate) use {filtered_entries, listed_entries};
 fn entry_write_error(error: diesel::result::Error) -> SaveEntryError {
     match violation(&error) {
         Some(DatabaseErrorKind::ForeignKeyViolation) => SaveEntryError::MissingReference,
-        _ => SaveEntryError::Store(StoreError::Unexpected(error.into())),
+        _ => SaveEntryError::Store(crate::store_error(error)),
     }
 }
 
@@ -318,7 +318,7 @@ fn deletion(result: Result<usize, diesel::result::Error>) -> Result<(), DeleteEr
         Err(e) if violation(&e) == Some(DatabaseErrorKind::ForeignKeyViolation) => {
             Err(DeleteError::HasTimeEntries)
         }
-        Err(e) => Err(StoreError::Unexpected(e.into()).into()),
+        Err(e) => Err(crate::store_error(e).into()),
     }
 }
 
@@ -326,7 +326,7 @@ fn deletion(result: Result<usize, diesel::result::Error>) -> Result<(), DeleteEr
 fn project_write<T>(result: Result<T, diesel::result::Error>) -> Result<T, SaveProjectError> {
     result.map_err(|e| match violation(&e) {
         Some(DatabaseErrorKind::UniqueViolation) => SaveProjectError::CodeTaken,
-        _ => SaveProjectError::Store(StoreError::Unexpected(e.into())),
+        _ => SaveProjectError::Store(crate::store_error(e)),
     })
 }
 
@@ -546,7 +546,7 @@ impl SectionRepository for SqlStore {
             Err(e) if violation(&e) == Some(DatabaseErrorKind::ForeignKeyViolation) => {
                 Err(CreateSectionError::ProjectNotFound)
             }
-            Err(e) => Err(StoreError::Unexpected(e.into()).into()),
+            Err(e) => Err(crate::store_error(e).into()),
         }
     }
 

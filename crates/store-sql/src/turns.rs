@@ -125,6 +125,7 @@ fn stored_number(ticket: &Ticket) -> i64 {
 fn again(error: &StoreError) -> StoreError {
     match error {
         StoreError::Unavailable(e) => StoreError::Unavailable(anyhow::anyhow!("{e:#}")),
+        StoreError::Full(e) => StoreError::Full(anyhow::anyhow!("{e:#}")),
         StoreError::Unexpected(e) => StoreError::Unexpected(anyhow::anyhow!("{e:#}")),
     }
 }

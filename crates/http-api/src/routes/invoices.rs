@@ -6,7 +6,7 @@ use actix_web::{HttpRequest, HttpResponse, delete, get, patch, post, web};
 use billing::client::{KeptPostalCode, OptionalText, RequiredText};
 use billing::invoice::Description;
 use billing::money::{
-    Decimal, money_input, parse_decimal, quantity_input, round_to_minor, tax_percentage_input,
+    AMOUNT, Bound, Decimal, QUANTITY, TAX_PERCENTAGE, UNIT_PRICE, parse_decimal, round_to_minor,
 };
 use billing::service::{self, BillingError, InvoiceChanges, InvoiceDraft};
 use billing::store::BillTo;
@@ -149,13 +149,15 @@ impl InvoiceBody {
 pub(crate) struct LineItemInput {
     #[schema(pattern = r"^[^\u0000]*$", max_length = 1000)]
     description: String,
-    #[schema(value_type = f64, minimum = 0, maximum = 1_000_000_000_000_000_i64)]
+    /// At most 6 decimal places; kept as given.
+    #[schema(value_type = f64, minimum = 0, maximum = 1_000_000_000_000_i64)]
     unit_price: Number,
-    /// Greater than 0.
+    /// Greater than 0, at most 6 decimal places; kept as given.
     #[schema(value_type = f64, exclusive_minimum = 0, maximum = 1_000_000_000)]
     quantity: Number,
+    /// Rounded to the minor unit before it is compared.
     #[serde(default)]
-    #[schema(value_type = f64, minimum = 0, maximum = 1_000_000_000_000_000_i64)]
+    #[schema(value_type = f64, minimum = 0, maximum = 1e21)]
     amount: Option<Number>,
 }
 
@@ -223,16 +225,17 @@ pub(crate) struct InvoiceInput {
     #[serde(default)]
     #[schema(format = Uuid)]
     senders_address_id: Option<String>,
-    /// 0 to 100. When greater than 0 the tax is computed from it.
+    /// 0 to 100, at most 4 decimal places. When greater than 0 the tax is computed from it.
     #[serde(default)]
     #[schema(value_type = f64, minimum = 0, maximum = 100, default = 0)]
     tax_percentage: Option<Number>,
     /// Left out, it is computed from `taxPercentage` when that is above 0, and is 0
     /// otherwise: no constant default, so that a client filling in defaults does not send
     /// a tax that contradicts its percentage. Given with a `taxPercentage` above 0, it
-    /// must equal the computed tax; with `taxPercentage` 0 it is a flat tax.
+    /// must equal the computed tax; with `taxPercentage` 0 it is a flat tax, rounded to
+    /// the minor unit.
     #[serde(default)]
-    #[schema(value_type = f64, minimum = 0, maximum = 1_000_000_000_000_000_i64)]
+    #[schema(value_type = f64, minimum = 0, maximum = 1e21)]
     tax: Option<Number>,
 }
 
@@ -261,11 +264,13 @@ pub(crate) struct InvoicePatch {
     #[serde(default)]
     #[schema(value_type = String, format = Uuid)]
     senders_address_id: Patch<String>,
+    /// 0 to 100, at most 4 decimal places.
     #[serde(default)]
     #[schema(value_type = f64, minimum = 0, maximum = 100)]
     tax_percentage: Patch<Number>,
+    /// Rounded to the minor unit.
     #[serde(default)]
-    #[schema(value_type = f64, minimum = 0, maximum = 1_000_000_000_000_000_i64)]
+    #[schema(value_type = f64, minimum = 0, maximum = 1e21)]
     tax: Patch<Number>,
     /// Replaces every item.
     #[serde(default)]
@@ -273,13 +278,9 @@ pub(crate) struct InvoicePatch {
     line_items: Patch<Vec<LineItemInput>>,
 }
 
-/// A number field as an exact decimal within `bounds`.
-fn number(
-    value: &Number,
-    field: &str,
-    bounds: fn(Decimal) -> Result<Decimal, kernel::InvalidValue>,
-) -> Result<Decimal, FieldError> {
-    parse_decimal(&value.to_string()).and_then(bounds).map_err(|e| e.at(field))
+/// A number field as an exact decimal within `bound`.
+fn number(value: &Number, field: &str, bound: Bound) -> Result<Decimal, FieldError> {
+    parse_decimal(&value.to_string()).and_then(|value| bound.check(value)).map_err(|e| e.at(field))
 }
 
 fn lines(inputs: Vec<LineItemInput>) -> Result<Vec<LineInput>, FieldError> {
@@ -288,13 +289,10 @@ fn lines(inputs: Vec<LineItemInput>) -> Result<Vec<LineInput>, FieldError> {
         .enumerate()
         .map(|(i, input)| {
             let at = |name: &str| format!("lineItems[{i}].{name}");
-            let unit_price = number(&input.unit_price, &at("unitPrice"), money_input)?;
-            let quantity = number(&input.quantity, &at("quantity"), quantity_input)?;
-            let amount = match &input.amount {
-                Some(amount) => number(amount, &at("amount"), money_input)?,
-                // Left out: what it must be.
-                None => unit_price * quantity,
-            };
+            let unit_price = number(&input.unit_price, &at("unitPrice"), UNIT_PRICE)?;
+            let quantity = number(&input.quantity, &at("quantity"), QUANTITY)?;
+            let amount =
+                input.amount.as_ref().map(|amount| number(amount, &at("amount"), AMOUNT)).transpose()?;
             Ok(LineInput {
                 description: Description::parse(input.description).map_err(|e| e.at(at("description")))?,
                 unit_price,
@@ -375,9 +373,9 @@ impl InvoiceInput {
             sender_id: self.senders_address_id.as_deref().map(sender).transpose()?,
             tax_percentage: self
                 .tax_percentage
-                .map(|n| number(&n, "taxPercentage", tax_percentage_input))
+                .map(|n| number(&n, "taxPercentage", TAX_PERCENTAGE))
                 .transpose()?,
-            tax: self.tax.map(|n| number(&n, "tax", money_input)).transpose()?,
+            tax: self.tax.map(|n| number(&n, "tax", AMOUNT)).transpose()?,
             line_items: lines(self.line_items)?,
         })
     }
@@ -408,9 +406,9 @@ impl InvoicePatch {
             tax_percentage: self
                 .tax_percentage
                 .required("taxPercentage")?
-                .map(|n| number(&n, "taxPercentage", tax_percentage_input))
+                .map(|n| number(&n, "taxPercentage", TAX_PERCENTAGE))
                 .transpose()?,
-            tax: self.tax.required("tax")?.map(|n| number(&n, "tax", money_input)).transpose()?,
+            tax: self.tax.required("tax")?.map(|n| number(&n, "tax", AMOUNT)).transpose()?,
             line_items: self.line_items.required("lineItems")?.map(lines).transpose()?,
         })
     }

@@ -1,10 +1,11 @@
 //! Operational endpoints: liveness, readiness, metrics.
 
+use actix_web::http::StatusCode;
 use actix_web::{HttpResponse, get, web};
 use serde::Serialize;
 use utoipa::ToSchema;
 
-use crate::error::{ApiError, ErrorBody};
+use crate::error::{ApiError, DISK_FULL, ErrorBody};
 use crate::state::ApiState;
 
 #[derive(Debug, Serialize, ToSchema)]
@@ -24,17 +25,25 @@ pub(crate) async fn healthz() -> web::Json<Health> {
 
 /// Check readiness
 ///
-/// Readiness: answers `ready` when the database answers, 503 when it does not. Needs no key.
+/// Readiness: answers `ready` when the database answers and has room for writes; 503
+/// when it does not answer, or when its disk was full for the last write (within the last
+/// minute). Needs no key.
 #[utoipa::path(
     tag = "Operations",
     responses(
         (status = 200, description = "Ready", body = Health),
-        (status = 503, description = "The database does not answer", body = ErrorBody),
+        (status = 503, description = "The database does not answer, or its disk is full", body = ErrorBody),
     )
 )]
 #[get("/readyz")]
 pub(crate) async fn readyz(state: web::Data<ApiState>) -> Result<web::Json<Health>, ApiError> {
     state.stores.health.ping().await?;
+    if let Some(ago) = state.room.full_since() {
+        return Err(ApiError::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            format!("{DISK_FULL} (a write was refused {} s ago)", ago.as_secs()),
+        ));
+    }
     Ok(web::Json(Health { status: "ready" }))
 }
 

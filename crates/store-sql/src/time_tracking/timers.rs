@@ -129,7 +129,7 @@ impl TimerRepository for SqlStore {
             .map_err(|error| match violation(&error) {
                 Some(DatabaseErrorKind::UniqueViolation) => StartTimerError::AlreadyRunning,
                 Some(DatabaseErrorKind::ForeignKeyViolation) => StartTimerError::MissingReference,
-                _ => StartTimerError::Store(StoreError::Unexpected(error.into())),
+                _ => StartTimerError::Store(crate::store_error(error)),
             }))
     }
 
@@ -152,7 +152,7 @@ impl TimerRepository for SqlStore {
             .await
             .map_err(|error| match violation(&error) {
                 Some(DatabaseErrorKind::ForeignKeyViolation) => StopTimerError::MissingReference,
-                _ => StopTimerError::Store(StoreError::Unexpected(error.into())),
+                _ => StopTimerError::Store(crate::store_error(error)),
             })?);
         if stopped { Ok(()) } else { Err(StopTimerError::NotRunning) }
     }

@@ -97,7 +97,7 @@ fn lines(items: &[(&str, &str, &str)]) -> Vec<LineInput> {
                 description: Description::parse(*description).unwrap(),
                 unit_price,
                 quantity,
-                amount: unit_price * quantity,
+                amount: None,
             }
         })
         .collect()

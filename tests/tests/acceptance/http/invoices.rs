@@ -41,6 +41,11 @@ async fn simple_invoice(app: &TestApp, client: &str) -> Value {
     create(app, &json!({"clientId": client, "lineItems": items(&[("A", json!(1), json!(1))])})).await
 }
 
+/// A JSON number with exactly the digits of `text`.
+fn exact(text: &str) -> Value {
+    serde_json::from_str(text).unwrap()
+}
+
 fn items(list: &[(&str, Value, Value)]) -> Value {
     list.iter().map(|(d, p, q)| json!({"description": d, "unitPrice": p, "quantity": q})).collect()
 }
@@ -149,7 +154,7 @@ async fn create_read_list_patch_mark_delete() {
 }
 
 /// A team in `currency` with an owner's write key.
-async fn team_in(app: &TestApp, currency: &str) -> String {
+pub(super) async fn team_in(app: &TestApp, currency: &str) -> String {
     let team = accounts::new_team(
         TeamName::parse("Other").unwrap(),
         Currency::parse(currency).unwrap(),
@@ -211,18 +216,22 @@ async fn totals_on_representative_cases() {
     );
 }
 
+/// A one-item invoice body for `client`, with `extra`'s members set over it.
+fn one_item_invoice(client: &str, extra: Value) -> Value {
+    let mut body = json!({"clientId": client, "lineItems": items(&[("A", json!(1), json!(1))])});
+    let Value::Object(members) = extra else { panic!("extra members are an object") };
+    for (name, value) in members {
+        body[name] = value;
+    }
+    body
+}
+
 #[tokio::test]
 async fn every_field_is_validated_and_named() {
     let app = spawn_app().await;
     let client = client_id(&app).await;
     let one = items(&[("A", json!(1), json!(1))]);
-    let with = |extra: Value| {
-        let mut body = json!({"clientId": client, "lineItems": one});
-        for (k, v) in extra.as_object().unwrap() {
-            body[k] = v.clone();
-        }
-        body
-    };
+    let with = |extra: Value| one_item_invoice(&client, extra);
     let cases = [
         (json!({"clientId": client}), "lineItems: is required"),
         (with(json!({"lineItems": []})), "lineItems: must have at least 1 item"),
@@ -277,10 +286,6 @@ async fn every_field_is_validated_and_named() {
             "dueDate: must not be before issueDate",
         ),
         (with(json!({"description": "x".repeat(1001)})), "description: must be at most 1000 characters"),
-        (
-            with(json!({"lineItems": items(&[("A", json!(1e16), json!(1))])})),
-            "lineItems[0].unitPrice: must be at most 1000000000000000",
-        ),
         (json!({"client": {"email": "not-an-email", "name": "A"}, "lineItems": one}), "client.email: "),
         (
             json!({"client": {"email": "new@example.com", "name": "A", "address": {"postalCode": "x".repeat(33)}}, "lineItems": one}),
@@ -297,6 +302,70 @@ async fn every_field_is_validated_and_named() {
         json!([])
     );
     assert_eq!(create(&app, &with(json!({}))).await["serial"], "INV-0001");
+}
+
+#[tokio::test]
+async fn money_beyond_its_bounds_is_refused_naming_the_field() {
+    let app = spawn_app().await;
+    let client = client_id(&app).await;
+    let with = |extra: Value| one_item_invoice(&client, extra);
+    let cases = [
+        (
+            with(json!({"lineItems": items(&[("A", json!(1e13), json!(1))])})),
+            "lineItems[0].unitPrice: must be at most 1000000000000",
+        ),
+        (
+            with(json!({"lineItems": items(&[("A", exact("0.1234567"), json!(1))])})),
+            "lineItems[0].unitPrice: must have at most 6 decimal places",
+        ),
+        (
+            with(json!({"lineItems": items(&[("A", json!(1), exact(&format!("1.{}1", "0".repeat(398))))])})),
+            "lineItems[0].quantity: must be a number of at most 28 significant digits",
+        ),
+        (
+            with(json!({"lineItems": items(&[("A", json!(1), exact("1e-7"))])})),
+            "lineItems[0].quantity: must have at most 6 decimal places",
+        ),
+        (
+            with(json!({"taxPercentage": exact("8.87501")})),
+            "taxPercentage: must have at most 4 decimal places",
+        ),
+        (
+            with(json!({"tax": exact(&format!("{}1", "9".repeat(399)))})),
+            "tax: must be a number of at most 28",
+        ),
+        (with(json!({"tax": 1e22})), "tax: must be at most 1000000000000000000000"),
+    ];
+    for (body, expected) in cases {
+        let message = refused(&app, Method::POST, INVOICES, &body).await;
+        assert!(message.starts_with(expected), "{body}: {message:?} does not start with {expected:?}");
+    }
+}
+
+#[tokio::test]
+async fn the_largest_invoice_keeps_every_digit_and_the_minor_unit() {
+    let app = spawn_app().await;
+    let client = client_id(&app).await;
+    let largest = vec![json!({"description": "x", "unitPrice": 1e12, "quantity": 1e9}); 1000];
+    let body = json!({"clientId": client, "lineItems": largest, "taxPercentage": 100});
+    let created = create(&app, &body).await;
+    let total = format!("2{}.00", "0".repeat(24));
+    assert_eq!(num(&created["total"]), total);
+    assert_eq!(num(&created["lineItems"][999]["amount"]), format!("1{}.00", "0".repeat(21)));
+    let id = created["id"].as_str().unwrap();
+    let read: Value = app
+        .request(Method::GET, &format!("{INVOICES}/{id}"), &app.key)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(num(&read["total"]), total);
+    // A product of 36 digits, worked out whole and rounded once.
+    let odd = items(&[("y", exact("912702340527.064441"), exact("477781726.297155"))]);
+    let created = create(&app, &json!({"clientId": client, "lineItems": odd})).await;
+    assert_eq!(num(&created["lineItems"][0]["amount"]), "436072499852474662333.52");
 }
 
 #[tokio::test]

@@ -7,6 +7,7 @@ mod conventions;
 mod idempotency;
 mod invoices;
 mod mcp;
+mod money;
 mod openapi;
 mod track;
 
