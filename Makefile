@@ -5,7 +5,7 @@ CARGO ?= cargo
 DOMAIN_CRATES := kernel accounts billing tracking triggers
 export TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/postgres
 
-.PHONY: help run test lint fmt fmt-check clippy layering deny test-all mcp-servers pdf-tools openapi schemathesis mcp bench audit doc
+.PHONY: help run test lint fmt fmt-check clippy layering deny test-all mcp-servers pdf-tools openapi schemathesis mcp bench audit doc fuzz
 
 help:
 	@echo "make run     build and serve on the embedded SQLite default (http://127.0.0.1:3000)"
@@ -16,6 +16,7 @@ help:
 	@echo "make fmt     format the code"
 	@echo "make bench   release build on PostgreSQL under load, with pgbench beside it; PDF render times;"
 	@echo "             the agent's webhook trigger beside a bare actix-web handler"
+	@echo "make fuzz    each cargo-fuzz target for FUZZ_SECONDS (default 60) on nightly"
 
 # `make run ARGS="--agent examples/agent.yaml"` passes options on to `serve`.
 run:
@@ -70,6 +71,10 @@ deny:
 
 audit:
 	$(CARGO) deny --locked check advisories
+
+# Each cargo-fuzz target for FUZZ_SECONDS (default 60) on nightly; see docs/operations.md.
+fuzz:
+	./scripts/fuzz.sh
 
 # The served /openapi.json as its users meet it: openapi-spec-validator and Spectral, a
 # Python client (openapi-python-client) and a TypeScript one (openapi-typescript,

@@ -324,6 +324,13 @@ impl TestApp {
     }
 
     /// Creates a client through the API and returns its JSON.
+    /// The JSON of `GET path` with the team's key, which must answer 200.
+    pub async fn get_json(&self, path: &str) -> serde_json::Value {
+        let response = self.request(reqwest::Method::GET, path, &self.key).send().await.unwrap();
+        assert_eq!(response.status(), 200, "GET {path}");
+        response.json().await.unwrap()
+    }
+
     pub async fn create_client(&self, key: &str, name: &str) -> serde_json::Value {
         let response = self
             .request(reqwest::Method::POST, "/v1/invoices/clients", key)

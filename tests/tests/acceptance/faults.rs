@@ -51,15 +51,7 @@ async fn a_body_that_never_arrives_is_a_408_and_the_connection_closes() {
     assert!(waited >= Duration::from_secs(1) && waited < Duration::from_secs(5), "{waited:?}");
 
     // Nothing was written, and the same key with the whole body goes through.
-    let listed: Value = app
-        .request(Method::GET, "/v1/invoices/clients", &app.key)
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
-    assert_eq!(listed, serde_json::json!([]));
+    assert_eq!(app.get_json("/v1/invoices/clients").await, serde_json::json!([]));
     let retried = app
         .request(Method::POST, "/v1/invoices/clients", &app.key)
         .header("Idempotency-Key", "slow-1")

@@ -117,6 +117,32 @@ async fn failed_authentication_is_throttled_per_address() {
 }
 
 #[tokio::test]
+async fn a_body_that_never_arrives_is_a_408_and_runs_nothing() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let config = app::config::ServeConfig { body_timeout: Duration::from_secs(1), ..serve_config() };
+    let app = AgentApp::start_with(
+        config,
+        triggers::RetryPolicy::default(),
+        &echo_agent(""),
+        ENV,
+        TestDb::new(Backend::Memory).await,
+    )
+    .await
+    .unwrap();
+    let mut stream = tokio::net::TcpStream::connect(app.trigger.trim_start_matches("http://")).await.unwrap();
+    let head = format!(
+        "POST / HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer {TOKEN}\r\n\
+         Content-Type: application/json\r\nContent-Length: 100\r\n\r\n{{\"input\""
+    );
+    stream.write_all(head.as_bytes()).await.unwrap();
+    let mut answer = String::new();
+    tokio::time::timeout(Duration::from_secs(10), stream.read_to_string(&mut answer)).await.unwrap().unwrap();
+    assert!(answer.starts_with("HTTP/1.1 408"), "{answer}");
+    assert!(answer.ends_with(r#"{"error":"body: did not arrive within 1 s"}"#), "{answer}");
+    assert_eq!(app.get_json("/v1/agent/runs").await, (200, json!([])));
+}
+
+#[tokio::test]
 async fn bodies_that_are_not_a_run_request_are_400_naming_the_field() {
     let app = AgentApp::start(&echo_agent(""), ENV, TestDb::new(Backend::Memory).await).await.unwrap();
     let post = |body: &'static str| {

@@ -353,15 +353,7 @@ async fn the_largest_invoice_keeps_every_digit_and_the_minor_unit() {
     assert_eq!(num(&created["total"]), total);
     assert_eq!(num(&created["lineItems"][999]["amount"]), format!("1{}.00", "0".repeat(21)));
     let id = created["id"].as_str().unwrap();
-    let read: Value = app
-        .request(Method::GET, &format!("{INVOICES}/{id}"), &app.key)
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
-    assert_eq!(num(&read["total"]), total);
+    assert_eq!(num(&app.get_json(&format!("{INVOICES}/{id}")).await["total"]), total);
     // A product of 36 digits, worked out whole and rounded once.
     let odd = items(&[("y", exact("912702340527.064441"), exact("477781726.297155"))]);
     let created = create(&app, &json!({"clientId": client, "lineItems": odd})).await;
