@@ -323,7 +323,6 @@ impl TestApp {
         self.http.request(method, self.url(path)).header("X-API-Key", key)
     }
 
-    /// Creates a client through the API and returns its JSON.
     /// The JSON of `GET path` with the team's key, which must answer 200.
     pub async fn get_json(&self, path: &str) -> serde_json::Value {
         let response = self.request(reqwest::Method::GET, path, &self.key).send().await.unwrap();
@@ -331,6 +330,7 @@ impl TestApp {
         response.json().await.unwrap()
     }
 
+    /// Creates a client through the API and returns its JSON.
     pub async fn create_client(&self, key: &str, name: &str) -> serde_json::Value {
         let response = self
             .request(reqwest::Method::POST, "/v1/invoices/clients", key)

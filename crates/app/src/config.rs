@@ -124,8 +124,8 @@ pub struct ServeConfig {
     /// the answer is 408 and the connection is closed. From 1 s to 10 min.
     #[arg(long, env = "BILLABLE_BODY_TIMEOUT", default_value = "30s", value_parser = parse_body_timeout)]
     pub body_timeout: Duration,
-    /// Connections one process keeps open at once, over all its workers; past it, new
-    /// connections wait in the kernel's queue until one closes.
+    /// Connections each listener (the REST API, each trigger port) keeps open at once, over
+    /// all its workers; past it, new connections wait in the kernel's queue until one closes.
     #[arg(long, env = "BILLABLE_MAX_CONNECTIONS", default_value_t = 10_000, value_parser = clap::value_parser!(u32).range(1..))]
     pub max_connections: u32,
     /// Worker threads [default: one per core].

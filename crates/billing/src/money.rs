@@ -66,13 +66,17 @@ impl Bound {
 /// Parses a number as JSON writes it (`12`, `0.1`, `1.5e3`) into an exact decimal; a
 /// number with more significant digits than a decimal holds (28) is refused, never rounded.
 pub fn parse_decimal(text: &str) -> Result<Decimal, InvalidValue> {
-    let parsed = if text.contains(['e', 'E']) {
-        Decimal::from_scientific(text).ok().filter(|value| scientific_is_exact(text, *value))
-    } else {
-        // Zeros after the last significant decimal change nothing and may run past 28 digits.
+    // Zeros after the last significant decimal change nothing and may run past 28 digits.
+    let trim = |digits: &'_ str| -> String {
         let trimmed =
-            if text.contains('.') { text.trim_end_matches('0').trim_end_matches('.') } else { text };
-        Decimal::from_str_exact(trimmed).ok()
+            if digits.contains('.') { digits.trim_end_matches('0').trim_end_matches('.') } else { digits };
+        trimmed.to_owned()
+    };
+    let parsed = if let Some((mantissa, exponent)) = text.split_once(['e', 'E']) {
+        let text = format!("{}e{exponent}", trim(mantissa));
+        Decimal::from_scientific(&text).ok().filter(|value| scientific_is_exact(&text, *value))
+    } else {
+        Decimal::from_str_exact(&trim(text)).ok()
     };
     parsed.ok_or_else(|| InvalidValue::new("must be a number of at most 28 significant digits"))
 }
@@ -187,7 +191,8 @@ mod tests {
         assert!(parse_decimal("123456789012345678901234567890").is_err());
         assert!(parse_decimal("1.23456789012345678901234567891e2").is_err());
         assert_eq!(dec(&format!("2.5{}", "0".repeat(400))).to_string(), "2.5");
-        assert_eq!(dec("1.2500e2").to_string(), "125.00");
+        assert_eq!(dec("1.2500e2").to_string(), "125");
+        assert_eq!(dec(&format!("1.{}e0", "0".repeat(40))), Decimal::ONE);
         assert_eq!(dec("0e5"), Decimal::ZERO);
     }
 

@@ -49,7 +49,7 @@ const WRITES: [(&str, &str); 16] = [
     ("POST", "/mcp"),
 ];
 
-/// The first byte picks the write of [`WRITES`]; the rest is its body.
+/// The first byte picks one of the writes (`WRITES`); the rest is its body.
 pub fn rest_body(data: &[u8]) {
     let Some((&pick, body)) = data.split_first() else { return };
     let (method, template) = WRITES[usize::from(pick) % WRITES.len()];

@@ -32,6 +32,9 @@ pub struct Authenticator {
     accounts: Arc<dyn AccountStore>,
     clock: Arc<dyn Clock>,
     cache: moka::sync::Cache<[u8; 32], Arc<Credential>>,
+    /// Moves on every [`Authenticator::forget_keys`]: a lookup that began before it keeps
+    /// its answer out of the cache, lest a key read before a revocation outlive it there.
+    forgotten: std::sync::atomic::AtomicU64,
 }
 
 impl std::fmt::Debug for Authenticator {
@@ -51,11 +54,12 @@ pub enum AuthFailure {
 impl Authenticator {
     pub fn new(accounts: Arc<dyn AccountStore>, clock: Arc<dyn Clock>, ttl: Duration) -> Self {
         let cache = moka::sync::Cache::builder().max_capacity(100_000).time_to_live(ttl).build();
-        Self { accounts, clock, cache }
+        Self { accounts, clock, cache, forgotten: std::sync::atomic::AtomicU64::new(0) }
     }
 
     /// Forgets every cached key check, so the next use of each key reads the database.
     pub fn forget_keys(&self) {
+        self.forgotten.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
         self.cache.invalidate_all();
     }
 
@@ -64,25 +68,36 @@ impl Authenticator {
     /// keys revoke`) stops working here within that time and one query. Runs until the
     /// task holding it is dropped.
     pub async fn watch_revocations(&self, interval: Duration) {
-        let mut seen = None;
+        let mut seen: Option<u64> = None;
+        // Whether a count could not be read since the last one that could.
+        let mut lost = false;
         let mut ticks = tokio::time::interval(interval);
         ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         loop {
             ticks.tick().await;
             match self.accounts.revoked_key_count().await {
-                Ok(count) if seen != Some(count) => {
-                    if seen.is_some() {
-                        self.forget_keys();
+                Ok(count) => {
+                    if seen.is_some_and(|seen| seen != count) {
                         tracing::info!(revoked = count, "a key was revoked: cached key checks forgotten");
+                        self.forget_keys();
+                    } else if lost {
+                        // A revocation may have come and gone unseen while the count could
+                        // not be read.
+                        self.forget_keys();
                     }
-                    seen = Some(count);
+                    (seen, lost) = (Some(count), false);
                 }
-                Ok(_) => {}
-                // Unsure what changed meanwhile: forget, and compare afresh once it answers.
+                // Forgotten once when the count is lost, not on every tick: while the
+                // database struggles, looking every key up again would only add load.
                 Err(error) => {
-                    self.forget_keys();
-                    seen = None;
-                    tracing::debug!(error = format!("{error:#}"), "could not read the revoked keys' count");
+                    if !lost {
+                        tracing::warn!(
+                            error = format!("{error:#}"),
+                            "could not read the revoked keys' count"
+                        );
+                        self.forget_keys();
+                    }
+                    lost = true;
                 }
             }
         }
@@ -95,9 +110,15 @@ impl Authenticator {
         let (credential, cache_miss) = if let Some(credential) = self.cache.get(&hash) {
             (credential, false)
         } else {
+            let generation = self.forgotten.load(std::sync::atomic::Ordering::SeqCst);
             let found = self.accounts.find_credential(&KeyHash(hash)).await.map_err(AuthFailure::Store)?;
             let credential = Arc::new(found.ok_or(AuthFailure::Refused(Refusal::Unknown))?);
             self.cache.insert(hash, credential.clone());
+            // Checked after the insert, so a forgetting at any point since the lookup began
+            // takes this entry out again.
+            if self.forgotten.load(std::sync::atomic::Ordering::SeqCst) != generation {
+                self.cache.invalidate(&hash);
+            }
             (credential, true)
         };
         let principal = credential.authenticate(self.clock.now()).map_err(AuthFailure::Refused)?;

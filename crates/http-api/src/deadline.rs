@@ -27,7 +27,7 @@ use crate::error::ApiError;
 pub struct ClientLimits {
     /// From the end of a request's head to the last byte of its body.
     pub body_deadline: Duration,
-    /// Open connections per process, over all its workers.
+    /// Open connections per listener, over all its workers.
     pub max_connections: usize,
 }
 

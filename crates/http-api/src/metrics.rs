@@ -96,7 +96,10 @@ pub(crate) async fn record(
         let route = response.request().match_pattern().unwrap_or_else(|| "unmatched".to_owned());
         let status = response.status();
         state.metrics.observe(&method, &route, status.as_u16(), started.elapsed().as_secs_f64());
-        state.room.observe(response.request().method(), status);
+        // A kept answer given back again wrote nothing: it says nothing of the disk.
+        if !response.headers().contains_key(crate::idempotency::REPLAYED) {
+            state.room.observe(response.request().method(), status);
+        }
     }
     Ok(response)
 }

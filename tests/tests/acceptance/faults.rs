@@ -272,15 +272,16 @@ async fn postgres_cut_away_is_503_with_retry_after_and_serving_resumes_on_its_re
     let app = std::sync::Arc::new(acceptance::start(serve_config(), db, store).await);
 
     let started = Instant::now();
-    let end = Duration::from_secs(6);
+    // The writers stop once the test has watched serving resume for a while.
+    let (stop, stopped) = tokio::sync::watch::channel(false);
     let mut load = tokio::task::JoinSet::new();
     for writer in 0..6 {
-        let app = app.clone();
+        let (app, stopped) = (app.clone(), stopped.clone());
         load.spawn(async move {
             let mut done = Vec::new();
             for n in 0.. {
                 let sent = started.elapsed();
-                if sent > end {
+                if *stopped.borrow() {
                     break;
                 }
                 let name = format!("w{writer}-{n}");
@@ -313,6 +314,8 @@ async fn postgres_cut_away_is_503_with_retry_after_and_serving_resumes_on_its_re
     assert_eq!(readyz.headers().get("retry-after").unwrap(), "1");
     proxy.restore();
     let back_at = started.elapsed();
+    tokio::time::sleep(Duration::from_secs(4)).await;
+    stop.send_replace(true);
     let writes: Vec<Write> = load.join_all().await.into_iter().flatten().collect();
 
     for write in &writes {

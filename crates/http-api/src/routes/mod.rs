@@ -172,6 +172,9 @@ pub(crate) enum KeyedErrors {
     /// Storage unavailable; retry.
     #[response(status = 503, headers(("Retry-After" = u64, description = "Seconds to wait")))]
     Unavailable(ErrorBody),
+    /// The database's disk is full: writes are refused until there is room again.
+    #[response(status = 507)]
+    InsufficientStorage(ErrorBody),
 }
 
 /// The failures of an endpoint that reads a JSON body.
@@ -181,6 +184,10 @@ pub(crate) enum BodyErrors {
     /// Invalid input; the message starts with the offending field.
     #[response(status = 400)]
     Invalid(ErrorBody),
+    /// The body did not arrive within the server's body deadline (30 s by default); the
+    /// connection is closed.
+    #[response(status = 408)]
+    RequestTimeout(ErrorBody),
     /// Body over 1 MiB.
     #[response(status = 413)]
     TooLarge(ErrorBody),
