@@ -268,7 +268,7 @@ impl TimeEntryRepository for MemoryStore {
         if !state.references_hold(entry) {
             return Err(SaveEntryError::MissingReference);
         }
-        state.entries.push(entry.clone());
+        state.entries.push(TimeEntry { invoice_id: None, ..entry.clone() });
         state.bump_revision(entry.team_id);
         Ok(())
     }
@@ -282,9 +282,9 @@ impl TimeEntryRepository for MemoryStore {
         if !state.references_hold(entry) {
             return Err(SaveEntryError::MissingReference);
         }
-        // Like the SQL row, the creation time stays as stored.
-        let created_at = state.entries[index].created_at;
-        state.entries[index] = TimeEntry { created_at, ..entry.clone() };
+        // Like the SQL row, the creation time and the billing invoice stay as stored.
+        let (created_at, invoice_id) = (state.entries[index].created_at, state.entries[index].invoice_id);
+        state.entries[index] = TimeEntry { created_at, invoice_id, ..entry.clone() };
         state.bump_revision(entry.team_id);
         Ok(())
     }

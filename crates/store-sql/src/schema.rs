@@ -68,6 +68,7 @@ macro_rules! tables {
                 status -> Text,
                 created_at -> $ts,
                 updated_at -> $ts,
+                rate -> Nullable<$num>,
             }
         }
 
@@ -107,6 +108,8 @@ macro_rules! tables {
                 created_at -> $ts,
                 updated_at -> $ts,
                 tag_ids -> Text,
+                billable -> Bool,
+                invoice_id -> Nullable<$uuid>,
             }
         }
 

@@ -16,13 +16,13 @@ use diesel::sql_types::Text;
 use diesel_async::{AsyncConnection, RunQueryDsl};
 use kernel::StoreError;
 use tracking::{
-    CreateSectionError, DeleteError, Description, DurationSeconds, EntryFilter, Project, ProjectChanges,
-    ProjectCode, ProjectId, ProjectRepository, ProjectStatus, SaveEntryError, SaveProjectError, Section,
-    SectionId, SectionRepository, Tag, TagId, TagRef, TagRepository, TaskName, TimeEntry, TimeEntryId,
-    TimeEntryRepository, Title,
+    CreateSectionError, DeleteError, Description, DurationSeconds, EntryFilter, HourlyRate, Project,
+    ProjectChanges, ProjectCode, ProjectId, ProjectRepository, ProjectStatus, SaveEntryError,
+    SaveProjectError, Section, SectionId, SectionRepository, Tag, TagId, TagRef, TagRepository, TaskName,
+    TimeEntry, TimeEntryId, TimeEntryRepository, Title,
 };
 
-use crate::types::DbUuid;
+use crate::types::{DbDecimal, DbUuid};
 use crate::{OrStoreError, SqlStore, corrupt, db_run, violation};
 
 #[derive(Queryable)]
@@ -56,6 +56,7 @@ struct ProjectRow {
     status: String,
     created_at: DateTime<Utc>,
     updated_at: DateTime<Utc>,
+    rate: Option<DbDecimal>,
 }
 
 impl TryFrom<ProjectRow> for Project {
@@ -67,6 +68,11 @@ impl TryFrom<ProjectRow> for Project {
             title: Title::parse(row.title).map_err(|e| corrupt("project title", e))?,
             code: row.code.map(ProjectCode::parse).transpose().map_err(|e| corrupt("project code", e))?,
             status: ProjectStatus::parse(&row.status).map_err(|e| corrupt("project status", e))?,
+            rate: row
+                .rate
+                .map(|rate| HourlyRate::parse(rate.0))
+                .transpose()
+                .map_err(|e| corrupt("project rate", e))?,
             created_at: row.created_at,
             updated_at: row.updated_at,
         })
@@ -113,6 +119,8 @@ struct EntryRow {
     updated_at: DateTime<Utc>,
     /// The ids of the entry's tags, as [`tag_ids_text`] writes them.
     tag_ids: String,
+    billable: bool,
+    invoice_id: Option<DbUuid>,
 }
 
 /// The most tag ids a listing binds to read their titles; beyond, it reads all the team's.
@@ -149,6 +157,8 @@ impl EntryRow {
             section_id: self.section_id.map(DbUuid::into_id),
             tags,
             ai_generated: self.ai_generated,
+            billable: self.billable,
+            invoice_id: self.invoice_id.map(DbUuid::into_id),
             created_at: self.created_at,
             updated_at: self.updated_at,
         })
@@ -203,6 +213,7 @@ macro_rules! entry_values {
             time_entries::project_id.eq($entry.project_id.map(DbUuid::of)),
             time_entries::section_id.eq($entry.section_id.map(DbUuid::of)),
             time_entries::ai_generated.eq($entry.ai_generated),
+            time_entries::billable.eq($entry.billable),
             time_entries::updated_at.eq($entry.updated_at),
             time_entries::tag_ids.eq($crate::time_tracking::tag_ids_text(&$entry.tags)),
         )
@@ -455,6 +466,7 @@ impl ProjectRepository for SqlStore {
                 projects::title.eq(project.title.as_str()),
                 projects::code.eq(project.code.as_ref().map(kernel::Text::as_str)),
                 projects::status.eq(project.status.as_str()),
+                projects::rate.eq(project.rate.map(|rate| DbDecimal(rate.amount()))),
                 projects::created_at.eq(project.created_at),
                 projects::updated_at.eq(project.updated_at),
             ))
@@ -481,6 +493,7 @@ impl ProjectRepository for SqlStore {
             changes.title.as_ref().map(|title| projects::title.eq(title.as_str())),
             changes.code.as_ref().map(|code| projects::code.eq(code.as_ref().map(kernel::Text::as_str))),
             changes.status.map(|status| projects::status.eq(status.as_str())),
+            changes.rate.map(|rate| projects::rate.eq(rate.map(|rate| DbDecimal(rate.amount())))),
             projects::updated_at.eq(now),
         ))
         .get_result(conn)

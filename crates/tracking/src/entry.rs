@@ -3,6 +3,7 @@
 
 use accounts::{TeamId, UserId};
 use async_trait::async_trait;
+use billing::InvoiceId;
 use chrono::{DateTime, Utc};
 use kernel::{StoreError, define_id};
 
@@ -37,6 +38,10 @@ pub struct TimeEntry {
     /// Distinct tags, ordered by title (case-insensitively), then id.
     pub tags: Vec<TagRef>,
     pub ai_generated: bool,
+    /// Whether the time is to be billed (default `true`).
+    pub billable: bool,
+    /// The invoice that billed the entry; set only when time is billed, never by an edit.
+    pub invoice_id: Option<InvoiceId>,
     pub created_at: DateTime<Utc>,
     pub updated_at: DateTime<Utc>,
 }
@@ -136,12 +141,13 @@ pub trait TimeEntryRepository: Send + Sync {
 
     async fn get_entry(&self, team: TeamId, id: TimeEntryId) -> Result<Option<TimeEntry>, StoreError>;
 
-    /// Stores the entry and its tag links together. The tags' titles are not stored.
-    /// MUST return `MissingReference` when the user, project, section or a tag is not the
+    /// Stores the entry and its tag links together. The tags' titles are not stored, and
+    /// neither is `invoice_id`: a new entry is not billed yet. MUST return `MissingReference` when the user, project, section or a tag is not the
     /// team's, or the section is not in the project.
     async fn create_entry(&self, entry: &TimeEntry) -> Result<(), SaveEntryError>;
 
-    /// Replaces every field and the tag links of a stored entry together. MUST return
+    /// Replaces every field but `invoice_id` (which only billing sets) and the tag links of
+    /// a stored entry together. MUST return
     /// `NotFound` when the entry is not the team's, and `MissingReference` as
     /// [`TimeEntryRepository::create_entry`] does.
     async fn replace_entry(&self, entry: &TimeEntry) -> Result<(), SaveEntryError>;

@@ -23,7 +23,9 @@ pub use entry::{
 };
 pub use fields::{Description, DurationSeconds, ProjectCode, TaskName, Title};
 pub use period::{Frequency, Period};
-pub use project::{Project, ProjectChanges, ProjectId, ProjectRepository, ProjectStatus, SaveProjectError};
+pub use project::{
+    HourlyRate, Project, ProjectChanges, ProjectId, ProjectRepository, ProjectStatus, SaveProjectError,
+};
 pub use section::{CreateSectionError, Section, SectionId, SectionRepository};
 pub use service::{EntryChanges, EntryDraft, TimerDraft, TrackError};
 pub use tag::{Tag, TagId, TagRepository};

@@ -2,6 +2,7 @@
 
 use accounts::TeamId;
 use async_trait::async_trait;
+use billing::money::{Decimal, UNIT_PRICE};
 use chrono::{DateTime, Utc};
 use kernel::{Id, InvalidValue, SearchText, StoreError, Words, define_id};
 
@@ -41,6 +42,22 @@ impl ProjectStatus {
     }
 }
 
+/// What an hour of a project's time is billed at, in the team's currency. It becomes the
+/// unit price of the invoice line billing that time, so it keeps a unit price's bounds
+/// ([`billing::money::UNIT_PRICE`]: 0 to 10¹², at most 6 decimals).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct HourlyRate(Decimal);
+
+impl HourlyRate {
+    pub fn parse(value: Decimal) -> Result<Self, InvalidValue> {
+        UNIT_PRICE.check(value).map(Self)
+    }
+
+    pub fn amount(self) -> Decimal {
+        self.0
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Project {
     pub id: ProjectId,
@@ -49,6 +66,8 @@ pub struct Project {
     /// Unique in the team when present.
     pub code: Option<ProjectCode>,
     pub status: ProjectStatus,
+    /// What its time is billed at; `None` for no rate.
+    pub rate: Option<HourlyRate>,
     pub created_at: DateTime<Utc>,
     pub updated_at: DateTime<Utc>,
 }
@@ -61,9 +80,16 @@ impl Project {
             title,
             code,
             status: ProjectStatus::default(),
+            rate: None,
             created_at: now,
             updated_at: now,
         }
+    }
+
+    /// The project billed at `rate`.
+    #[must_use]
+    pub fn with_rate(self, rate: Option<HourlyRate>) -> Self {
+        Self { rate, ..self }
     }
 
     /// Whether a search for `text` finds the project: in its title or its code.
@@ -79,6 +105,7 @@ impl Project {
             title: changes.title.clone().unwrap_or(self.title),
             code: changes.code.clone().unwrap_or(self.code),
             status: changes.status.unwrap_or(self.status),
+            rate: changes.rate.unwrap_or(self.rate),
             updated_at: now,
             ..self
         }
@@ -86,12 +113,13 @@ impl Project {
 }
 
 /// An update of a project: `None` leaves a field as it is; `code: Some(None)` removes the
-/// code.
+/// code, `rate: Some(None)` the rate.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ProjectChanges {
     pub title: Option<Title>,
     pub code: Option<Option<ProjectCode>>,
     pub status: Option<ProjectStatus>,
+    pub rate: Option<Option<HourlyRate>>,
 }
 
 /// Puts projects in listing order: by title, case-insensitively, then by id.
@@ -168,6 +196,21 @@ mod tests {
             (ProjectStatus::Archived, later, now)
         );
         let uncoded = project.changed(&ProjectChanges { code: Some(None), ..Default::default() }, later);
-        assert_eq!((uncoded.code, uncoded.status), (None, ProjectStatus::Active));
+        assert_eq!((&uncoded.code, uncoded.status, uncoded.rate), (&None, ProjectStatus::Active, None));
+        let rate = HourlyRate::parse(Decimal::new(9550, 2)).ok();
+        let rated = uncoded.changed(&ProjectChanges { rate: Some(rate), ..Default::default() }, later);
+        assert_eq!(rated.rate.map(HourlyRate::amount), Some(Decimal::new(9550, 2)));
+        let unrated = rated.changed(&ProjectChanges { rate: Some(None), ..Default::default() }, later);
+        assert_eq!(unrated.rate, None);
+    }
+
+    #[test]
+    fn rates_keep_a_unit_price_bounds() {
+        assert!(HourlyRate::parse(Decimal::ZERO).is_ok());
+        assert_eq!(HourlyRate::parse(Decimal::new(-1, 0)).unwrap_err().0, "must be at least 0");
+        assert_eq!(
+            HourlyRate::parse(Decimal::new(1, 7)).unwrap_err().0,
+            "must have at most 6 decimal places"
+        );
     }
 }

@@ -64,6 +64,7 @@ pub struct EntryDraft {
     pub section_id: Option<SectionId>,
     pub tags: Vec<TagId>,
     pub ai_generated: bool,
+    pub billable: bool,
 }
 
 /// A timer to start, each field valid on its own. It measures the actor's time.
@@ -88,6 +89,7 @@ pub struct EntryChanges {
     pub section_id: Option<Option<SectionId>>,
     /// Replaces the whole set.
     pub tags: Option<Vec<TagId>>,
+    pub billable: Option<bool>,
 }
 
 /// Which entries `actor` may list in `period` (`requested_user` narrows to one user), or why
@@ -140,6 +142,8 @@ pub async fn log_time(
         section_id,
         tags,
         ai_generated: draft.ai_generated,
+        billable: draft.billable,
+        invoice_id: None,
         created_at: now,
         updated_at: now,
     };
@@ -198,6 +202,7 @@ pub async fn change_time(
         project_id,
         section_id,
         tags,
+        billable: changes.billable.unwrap_or(entry.billable),
         updated_at: now,
         ..entry
     };

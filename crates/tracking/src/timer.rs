@@ -53,6 +53,8 @@ impl RunningTimer {
             section_id: self.section_id,
             tags: self.tags,
             ai_generated: false,
+            billable: true,
+            invoice_id: None,
             created_at: now,
             updated_at: now,
         }

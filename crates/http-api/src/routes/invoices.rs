@@ -33,7 +33,7 @@ use crate::state::ApiState;
 
 /// An exact decimal, written as a JSON number with every digit it has (`10.50`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Exact(Decimal);
+pub(crate) struct Exact(pub(crate) Decimal);
 
 impl Serialize for Exact {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {

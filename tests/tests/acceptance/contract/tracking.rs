@@ -88,6 +88,8 @@ impl Fixture {
             section_id: None,
             tags: tags.iter().map(|t| TagRef { id: t.id, title: t.title.clone() }).collect(),
             ai_generated: false,
+            billable: true,
+            invoice_id: None,
             created_at: now(),
             updated_at: now(),
         }
@@ -165,12 +167,20 @@ async fn project_updates_change_only_what_they_name(store: Store) {
     let archived = f.track.update_project(f.team, project.id, &archive, later).await.unwrap();
     assert_eq!(archived, project.clone().changed(&archive, later));
     assert_eq!(f.track.get_project(f.team, project.id).await.unwrap(), Some(archived.clone()));
-    let uncode = ProjectChanges { title: Some(title("Site")), code: Some(None), status: None };
+    let rate = |cents| Some(tracking::HourlyRate::parse(billing::money::Decimal::new(cents, 2)).unwrap());
+    let uncode =
+        ProjectChanges { title: Some(title("Site")), code: Some(None), status: None, rate: Some(rate(9550)) };
     let changed = f.track.update_project(f.team, project.id, &uncode, later).await.unwrap();
     assert_eq!(
-        (changed.title.as_str(), changed.code, changed.status),
-        ("Site", None, ProjectStatus::Archived)
+        (changed.title.as_str(), &changed.code, changed.status, changed.rate),
+        ("Site", &None, ProjectStatus::Archived, rate(9550))
     );
+    assert_eq!(f.track.get_project(f.team, project.id).await.unwrap(), Some(changed));
+    let unrate = ProjectChanges { rate: Some(None), ..Default::default() };
+    assert_eq!(f.track.update_project(f.team, project.id, &unrate, later).await.unwrap().rate, None);
+    let rated = Project::new(f.team, title("Rated"), None, now()).with_rate(rate(12_345_678));
+    f.track.create_project(&rated).await.unwrap();
+    assert_eq!(f.track.get_project(f.team, rated.id).await.unwrap(), Some(rated));
     let missing = f.track.update_project(f.team, tracking::ProjectId::generate(), &uncode, later).await;
     assert!(matches!(missing, Err(SaveProjectError::NotFound)));
 }
@@ -238,6 +248,7 @@ async fn entries_round_trip_with_their_tags(store: Store) {
         section_id: Some(section.id),
         duration: DurationSeconds::parse(i128::from(DurationSeconds::MAX)).unwrap(),
         ai_generated: true,
+        billable: false,
         ..f.entry("2026-11-20", &[&tag])
     };
     f.logged(entry.clone()).await;
@@ -351,9 +362,16 @@ async fn replacing_an_entry_replaces_its_tags(store: Store) {
     };
     f.track.replace_entry(&changed).await.unwrap();
     assert_eq!(f.stored(entry.id).await, changed);
-    let untagged = TimeEntry { tags: Vec::new(), ..changed };
+    let untagged = TimeEntry { tags: Vec::new(), billable: false, ..changed };
     f.track.replace_entry(&untagged).await.unwrap();
     assert_eq!(f.stored(entry.id).await, untagged);
+    // Only billing sets the invoice: neither a new entry nor a replacement carries one in.
+    let claimed = TimeEntry { invoice_id: Some(billing::InvoiceId::generate()), ..untagged.clone() };
+    f.track.replace_entry(&claimed).await.unwrap();
+    assert_eq!(f.stored(entry.id).await.invoice_id, None);
+    let born_billed =
+        f.logged(TimeEntry { invoice_id: claimed.invoice_id, ..f.entry("2026-11-22", &[]) }).await;
+    assert_eq!(f.stored(born_billed.id).await.invoice_id, None);
     let missing = TimeEntry { id: TimeEntryId::generate(), ..untagged };
     assert!(matches!(f.track.replace_entry(&missing).await, Err(SaveEntryError::NotFound)));
 }

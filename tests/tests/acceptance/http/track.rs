@@ -101,6 +101,52 @@ async fn key_of(app: &TestApp, role: Role) -> (UserId, String) {
 }
 
 #[tokio::test]
+async fn projects_have_hourly_rates_and_entries_say_whether_they_are_billable() {
+    let app = spawn_app().await;
+    let body = json!({"title": "Consulting", "rate": 95.5});
+    let consulting = expect(&app, &app.key, Method::POST, PROJECTS, Some(body), 201).await;
+    assert_eq!(consulting["rate"].to_string(), "95.5");
+    assert_eq!(project(&app, "Internal", None).await["rate"], Value::Null);
+    let path = at(&consulting["id"], PROJECTS);
+    let update = |rate: Value| Some(json!({"id": consulting["id"], "data": {"rate": rate}}));
+    let raised = expect(&app, &app.key, Method::PUT, &path, update(json!(120.125)), 200).await;
+    assert_eq!(raised["rate"].to_string(), "120.125");
+    assert_eq!(expect(&app, &app.key, Method::GET, &path, None, 200).await, raised);
+    let unrated = expect(&app, &app.key, Method::PUT, &path, update(Value::Null), 200).await;
+    assert_eq!((&unrated["rate"], &unrated["title"]), (&Value::Null, &json!("Consulting")));
+    for (rate, error) in [
+        (json!(-1), "rate: must be at least 0"),
+        (json!(0.123_456_7), "rate: must have at most 6 decimal places"),
+        (json!(1e13), "rate: must be at most 1000000000000"),
+        (json!("95"), "rate: "),
+    ] {
+        let message =
+            refused(&app, &app.key, Method::POST, PROJECTS, json!({"title": "X", "rate": rate})).await;
+        assert!(message.starts_with(error), "{message}");
+        let message = refused(&app, &app.key, Method::PUT, &path, update(rate).unwrap()).await;
+        assert!(message.starts_with(&format!("data.{error}")), "{message}");
+    }
+
+    // Time is billable unless it says otherwise; which invoice billed it is not for a client to say.
+    let logged = log(&app, &app.key, entry("2026-11-20")).await;
+    assert_eq!((&logged["billable"], &logged["invoiceId"]), (&json!(true), &Value::Null));
+    let unbilled = log(&app, &app.key, with(entry("2026-11-20"), &json!({"billable": false}))).await;
+    assert_eq!(unbilled["billable"], json!(false));
+    let location = at(&logged["id"], TIME);
+    let changed =
+        expect(&app, &app.key, Method::PATCH, &location, Some(json!({"billable": false})), 200).await;
+    assert_eq!((&changed["billable"], &changed["taskName"]), (&json!(false), &logged["taskName"]));
+    assert_eq!(expect(&app, &app.key, Method::GET, &location, None, 200).await["billable"], json!(false));
+    let message = refused(&app, &app.key, Method::PATCH, &location, json!({"billable": null})).await;
+    assert_eq!(message, "billable: must not be null");
+    let invoice = json!({"invoiceId": uuid::Uuid::now_v7()});
+    let message = refused(&app, &app.key, Method::PATCH, &location, invoice.clone()).await;
+    assert!(message.starts_with("invoiceId: "), "{message}");
+    let message = refused(&app, &app.key, Method::POST, TIME, with(entry("2026-11-20"), &invoice)).await;
+    assert!(message.starts_with("invoiceId: "), "{message}");
+}
+
+#[tokio::test]
 async fn a_week_of_time_end_to_end() {
     let app = spawn_app().await;
     let website = project(&app, "Website", Some("WEB")).await;
@@ -125,7 +171,8 @@ async fn a_week_of_time_end_to_end() {
         "id": monday["id"], "durationSeconds": 3600, "taskName": "Write the report", "description": "Ёлка — ΑΒΓ",
         "date": "2026-11-16T08:00:00.000Z", "userId": app.owner.to_string(),
         "projectId": website["id"], "sectionId": design["id"],
-        "tags": [{"id": urgent["id"], "title": "urgent"}], "aiGenerated": true, "teamId": app.team.to_string(),
+        "tags": [{"id": urgent["id"], "title": "urgent"}], "aiGenerated": true, "billable": true, "invoiceId": null,
+        "teamId": app.team.to_string(),
         "createdAt": monday["createdAt"], "updatedAt": monday["createdAt"],
     });
     assert_eq!(monday, expected);

@@ -3,11 +3,14 @@
 use accounts::Principal;
 use actix_web::http::StatusCode;
 use actix_web::{HttpResponse, delete, get, post, put, web};
+use billing::money::parse_decimal;
 use kernel::FieldError;
 use kernel::Id;
 use serde::{Deserialize, Serialize};
-use serde_json::{Map, Value};
-use tracking::{Project, ProjectChanges, ProjectCode, ProjectId, ProjectStatus, SaveProjectError, Title};
+use serde_json::{Map, Number, Value};
+use tracking::{
+    HourlyRate, Project, ProjectChanges, ProjectCode, ProjectId, ProjectStatus, SaveProjectError, Title,
+};
 use utoipa::{IntoParams, ToSchema};
 use uuid::Uuid;
 
@@ -17,6 +20,7 @@ use crate::body::{Json, Patch};
 use crate::error::ApiError;
 use crate::openapi::ProjectStatus as ProjectStatusSchema;
 use crate::paging::{self, Page};
+use crate::routes::invoices::Exact;
 use crate::routes::{
     BodyErrors, Deleted, KeyedErrors, NotFound, QueryErrors, Timestamp, created, not_found, path_id,
     query_search,
@@ -35,6 +39,10 @@ pub(crate) struct ProjectBody {
     /// `ACTIVE` when created. No time can be logged on an `ARCHIVED` project.
     #[schema(value_type = ProjectStatusSchema)]
     status: &'static str,
+    /// What an hour of the project's time is billed at, in the team's currency; `null`
+    /// for no rate.
+    #[schema(required = true)]
+    rate: Option<Exact>,
     team_id: Uuid,
     created_at: Timestamp,
     updated_at: Timestamp,
@@ -47,6 +55,7 @@ impl From<Project> for ProjectBody {
             title: project.title.into_string(),
             code: project.code.map(ProjectCode::into_string),
             status: project.status.as_str(),
+            rate: project.rate.map(|rate| Exact(rate.amount().normalize())),
             team_id: project.team_id.as_uuid(),
             created_at: Timestamp(project.created_at),
             updated_at: Timestamp(project.updated_at),
@@ -64,6 +73,11 @@ pub(crate) struct ProjectInput {
     #[serde(default)]
     #[schema(pattern = r"^[^\u0000]*$", max_length = 50, nullable)]
     code: Option<String>,
+    /// Hourly rate in the team's currency: 0 to 10¹², at most 6 decimal places; `null` or
+    /// left out for none.
+    #[serde(default)]
+    #[schema(value_type = Option<f64>, minimum = 0, maximum = 1_000_000_000_000_i64, nullable)]
+    rate: Option<Number>,
 }
 
 /// The fields a project update may change; each is optional.
@@ -80,6 +94,10 @@ pub(crate) struct ProjectData {
     #[serde(default)]
     #[schema(value_type = ProjectStatusSchema)]
     status: Patch<String>,
+    /// Hourly rate, 0 to 10¹², at most 6 decimal places; `null` removes it.
+    #[serde(default)]
+    #[schema(value_type = Option<f64>, minimum = 0, maximum = 1_000_000_000_000_i64)]
+    rate: Patch<Number>,
 }
 
 /// A project update: `id` must be the id in the path.
@@ -89,6 +107,11 @@ pub(crate) struct ProjectUpdate {
     #[schema(format = Uuid)]
     id: String,
     data: ProjectData,
+}
+
+/// An hourly rate given as a JSON number.
+fn rate(value: &Number, field: &str) -> Result<HourlyRate, FieldError> {
+    parse_decimal(&value.to_string()).and_then(HourlyRate::parse).map_err(|e| e.at(field))
 }
 
 /// An optional code: empty means none.
@@ -113,6 +136,7 @@ impl ProjectData {
                 .required("data.status")?
                 .map(|s| ProjectStatus::parse(&s).map_err(|e| e.at("data.status")))
                 .transpose()?,
+            rate: self.rate.nullable().map(|r| r.map(|r| rate(&r, "data.rate")).transpose()).transpose()?,
         })
     }
 }
@@ -236,14 +260,15 @@ pub(crate) async fn create(
     input: ProjectInput,
 ) -> Result<ProjectBody, ApiError> {
     let project =
-        Project::new(who.team_id, title(input.title)?, code(input.code, "code")?, state.clock.now());
+        Project::new(who.team_id, title(input.title)?, code(input.code, "code")?, state.clock.now())
+            .with_rate(input.rate.map(|r| rate(&r, "rate")).transpose()?);
     state.stores.track.create_project(&project).await.map_err(save_error)?;
     Ok(project.into())
 }
 
 /// Update a project
 ///
-/// Updates a project's title, code or status; fields left out of `data` stay as they are.
+/// Updates a project's title, code, status or hourly rate; fields left out of `data` stay as they are.
 /// The body's `id` must equal the path id (400 otherwise), and a non-empty `code` must be
 /// unique in the team (409 otherwise). Needs `track:write`.
 #[utoipa::path(

@@ -60,6 +60,11 @@ pub(crate) struct TimeEntryBody {
     /// Ordered by title (case-insensitive), then id.
     tags: Vec<EntryTag>,
     ai_generated: bool,
+    /// Whether the time is to be billed.
+    billable: bool,
+    /// The invoice that billed this time; `null` until it is billed. Read-only.
+    #[schema(required = true)]
+    invoice_id: Option<Uuid>,
     team_id: Uuid,
     created_at: Timestamp,
     updated_at: Timestamp,
@@ -78,6 +83,8 @@ impl From<TimeEntry> for TimeEntryBody {
             section_id: entry.section_id.map(|id| id.as_uuid()),
             tags: entry_tags(entry.tags),
             ai_generated: entry.ai_generated,
+            billable: entry.billable,
+            invoice_id: entry.invoice_id.map(|id| id.as_uuid()),
             team_id: entry.team_id.as_uuid(),
             created_at: Timestamp(entry.created_at),
             updated_at: Timestamp(entry.updated_at),
@@ -129,6 +136,14 @@ pub(crate) struct TimeEntryInput {
     #[serde(default)]
     #[schema(default = false)]
     ai_generated: bool,
+    /// Whether the time is to be billed.
+    #[serde(default = "billable_by_default")]
+    #[schema(default = true)]
+    billable: bool,
+}
+
+fn billable_by_default() -> bool {
+    true
 }
 
 /// A partial update of a time entry: only the fields given change.
@@ -165,6 +180,9 @@ pub(crate) struct TimeEntryPatch {
     #[serde(default)]
     #[schema(value_type = Vec<EntryTagInput>)]
     tags: Patch<Vec<EntryTagInput>>,
+    #[serde(default)]
+    #[schema(value_type = bool)]
+    billable: Patch<bool>,
 }
 
 /// `durationSeconds`: a JSON integer in bounds.
@@ -218,6 +236,7 @@ impl TimeEntryInput {
             section_id,
             tags: tags(&self.tags)?,
             ai_generated: self.ai_generated,
+            billable: self.billable,
         })
     }
 }
@@ -246,6 +265,7 @@ impl TimeEntryPatch {
                 .map(|s| s.as_deref().map(|s| body_id(s, "sectionId", "section")).transpose())
                 .transpose()?,
             tags: self.tags.required("tags")?.as_deref().map(tags).transpose()?,
+            billable: self.billable.required("billable")?,
         })
     }
 }

@@ -1,0 +1,5 @@
+DROP TRIGGER invoices_delete_releases_time_entries;
+DROP INDEX time_entries_invoice;
+ALTER TABLE time_entries DROP COLUMN invoice_id;
+ALTER TABLE time_entries DROP COLUMN billable;
+ALTER TABLE projects DROP COLUMN rate;
