@@ -112,7 +112,19 @@ impl InvoiceRepository for MemoryStore {
         let mut state = self.state();
         let before = state.invoices.len();
         state.invoices.retain(|i| !(i.team_id == team && i.id == id));
-        if state.invoices.len() == before { Err(DeleteInvoiceError::NotFound) } else { Ok(()) }
+        if state.invoices.len() == before {
+            return Err(DeleteInvoiceError::NotFound);
+        }
+        // The time it billed is released with it, as the SQL stores' foreign key does.
+        let mut released = false;
+        for entry in state.entries.iter_mut().filter(|e| e.team_id == team && e.invoice_id == Some(id)) {
+            entry.invoice_id = None;
+            released = true;
+        }
+        if released {
+            state.bump_revision(team);
+        }
+        Ok(())
     }
 }
 

@@ -3,19 +3,20 @@
 
 use accounts::{TeamId, UserId};
 use async_trait::async_trait;
+use billing::InvoiceId;
 use chrono::{DateTime, Utc};
 use kernel::{Id, StoreError};
 use tracking::{
-    CreateSectionError, DeleteError, EntryFilter, Project, ProjectChanges, ProjectId, ProjectRepository,
-    RunningTimer, SaveEntryError, SaveProjectError, Section, SectionId, SectionRepository, StartTimerError,
-    StopTimerError, Tag, TagId, TagRef, TagRepository, TimeEntry, TimeEntryId, TimeEntryRepository, TimerId,
-    TimerRepository, Title,
+    BillEntriesError, CreateSectionError, DeleteError, EntryFilter, Project, ProjectChanges, ProjectId,
+    ProjectRepository, RunningTimer, SaveEntryError, SaveProjectError, Section, SectionId, SectionRepository,
+    StartTimerError, StopTimerError, Tag, TagId, TagRef, TagRepository, TimeEntry, TimeEntryId,
+    TimeEntryRepository, TimerId, TimerRepository, Title,
 };
 
 use crate::{MemoryStore, State};
 
 impl State {
-    fn bump_revision(&mut self, team: TeamId) {
+    pub(crate) fn bump_revision(&mut self, team: TeamId) {
         *self.revisions.entry(team).or_default() += 1;
     }
 
@@ -282,6 +283,9 @@ impl TimeEntryRepository for MemoryStore {
         if !state.references_hold(entry) {
             return Err(SaveEntryError::MissingReference);
         }
+        if state.entries[index].invoice_id.is_some() {
+            return Err(SaveEntryError::Billed);
+        }
         // Like the SQL row, the creation time and the billing invoice stay as stored.
         let (created_at, invoice_id) = (state.entries[index].created_at, state.entries[index].invoice_id);
         state.entries[index] = TimeEntry { created_at, invoice_id, ..entry.clone() };
@@ -291,10 +295,31 @@ impl TimeEntryRepository for MemoryStore {
 
     async fn delete_entry(&self, team: TeamId, id: TimeEntryId) -> Result<(), DeleteError> {
         let mut state = self.state();
-        let before = state.entries.len();
-        state.entries.retain(|e| !(e.team_id == team && e.id == id));
-        if state.entries.len() == before {
+        let Some(index) = state.entries.iter().position(|e| e.team_id == team && e.id == id) else {
             return Err(DeleteError::NotFound);
+        };
+        if state.entries[index].invoice_id.is_some() {
+            return Err(DeleteError::Billed);
+        }
+        state.entries.remove(index);
+        state.bump_revision(team);
+        Ok(())
+    }
+
+    async fn bill_entries(
+        &self,
+        team: TeamId,
+        invoice: InvoiceId,
+        entries: &[TimeEntryId],
+    ) -> Result<(), BillEntriesError> {
+        let mut state = self.state();
+        let billable =
+            |e: &&mut TimeEntry| e.team_id == team && entries.contains(&e.id) && e.invoice_id.is_none();
+        if state.entries.iter_mut().filter(billable).count() != tracking::entry::distinct(entries).len() {
+            return Err(BillEntriesError::Unbillable);
+        }
+        for entry in state.entries.iter_mut().filter(billable) {
+            entry.invoice_id = Some(invoice);
         }
         state.bump_revision(team);
         Ok(())

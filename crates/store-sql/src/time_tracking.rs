@@ -9,6 +9,7 @@ use std::collections::{HashMap, HashSet};
 
 use accounts::TeamId;
 use async_trait::async_trait;
+use billing::InvoiceId;
 use chrono::{DateTime, Utc};
 use diesel::prelude::*;
 use diesel::result::DatabaseErrorKind;
@@ -16,8 +17,8 @@ use diesel::sql_types::Text;
 use diesel_async::{AsyncConnection, RunQueryDsl};
 use kernel::StoreError;
 use tracking::{
-    CreateSectionError, DeleteError, Description, DurationSeconds, EntryFilter, HourlyRate, Project,
-    ProjectChanges, ProjectCode, ProjectId, ProjectRepository, ProjectStatus, SaveEntryError,
+    BillEntriesError, CreateSectionError, DeleteError, Description, DurationSeconds, EntryFilter, HourlyRate,
+    Project, ProjectChanges, ProjectCode, ProjectId, ProjectRepository, ProjectStatus, SaveEntryError,
     SaveProjectError, Section, SectionId, SectionRepository, Tag, TagId, TagRef, TagRepository, TaskName,
     TimeEntry, TimeEntryId, TimeEntryRepository, Title,
 };
@@ -123,6 +124,9 @@ struct EntryRow {
     invoice_id: Option<DbUuid>,
 }
 
+/// The most entry ids one statement binds (SQLite takes 32,766 parameters).
+const MAX_BOUND_IDS: usize = 1000;
+
 /// The most tag ids a listing binds to read their titles; beyond, it reads all the team's.
 const MAX_BOUND_TAGS: usize = 1000;
 
@@ -217,6 +221,19 @@ macro_rules! entry_values {
             time_entries::updated_at.eq($entry.updated_at),
             time_entries::tag_ids.eq($crate::time_tracking::tag_ids_text(&$entry.tags)),
         )
+    };
+}
+
+/// Whether the team has the entry, on `$conn`.
+macro_rules! entry_exists {
+    ($conn:ident, $team:expr, $id:expr) => {
+        diesel::select(diesel::dsl::exists(
+            time_entries::table
+                .filter(time_entries::team_id.eq(DbUuid::of($team)))
+                .filter(time_entries::id.eq(DbUuid::of($id))),
+        ))
+        .get_result::<bool>($conn)
+        .await
     };
 }
 
@@ -686,18 +703,25 @@ impl TimeEntryRepository for SqlStore {
 
     #[tracing::instrument(skip_all, fields(team = %entry.team_id, entry = %entry.id))]
     async fn replace_entry(&self, entry: &TimeEntry) -> Result<(), SaveEntryError> {
-        let found = db_run!(self, |conn| conn
+        db_run!(self, |conn| conn
             .transaction(async |conn| {
+                // Billed time is locked: the condition is part of the write itself.
                 let updated = diesel::update(
                     time_entries::table
                         .filter(time_entries::team_id.eq(DbUuid::of(entry.team_id)))
-                        .filter(time_entries::id.eq(DbUuid::of(entry.id))),
+                        .filter(time_entries::id.eq(DbUuid::of(entry.id)))
+                        .filter(time_entries::invoice_id.is_null()),
                 )
                 .set(entry_values!(entry))
                 .execute(conn)
                 .await?;
                 if updated == 0 {
-                    return Ok(false);
+                    let billed = entry_exists!(conn, entry.team_id, entry.id)?;
+                    return Ok(if billed {
+                        Err(SaveEntryError::Billed)
+                    } else {
+                        Err(SaveEntryError::NotFound)
+                    });
                 }
                 diesel::delete(
                     time_entry_tags::table
@@ -707,22 +731,67 @@ impl TimeEntryRepository for SqlStore {
                 .execute(conn)
                 .await?;
                 insert_links!(conn, entry);
-                Ok::<_, diesel::result::Error>(true)
+                Ok::<_, diesel::result::Error>(Ok(()))
             })
             .await
-            .map_err(entry_write_error)?);
-        if found { Ok(()) } else { Err(SaveEntryError::NotFound) }
+            .map_err(entry_write_error)?)
     }
 
     #[tracing::instrument(skip(self))]
     async fn delete_entry(&self, team: TeamId, id: TimeEntryId) -> Result<(), DeleteError> {
-        // The entry's tag links go with it (ON DELETE CASCADE).
-        deletion(db_run!(self, |conn| diesel::delete(
-            time_entries::table
-                .filter(time_entries::team_id.eq(DbUuid::of(team)))
-                .filter(time_entries::id.eq(DbUuid::of(id)))
-        )
-        .execute(conn)
-        .await))
+        // The entry's tag links go with it (ON DELETE CASCADE); billed time stays.
+        let deleted = db_run!(self, |conn| {
+            let deleted = diesel::delete(
+                time_entries::table
+                    .filter(time_entries::team_id.eq(DbUuid::of(team)))
+                    .filter(time_entries::id.eq(DbUuid::of(id)))
+                    .filter(time_entries::invoice_id.is_null()),
+            )
+            .execute(conn)
+            .await;
+            match deleted {
+                Ok(0) => match entry_exists!(conn, team, id) {
+                    Ok(true) => return Err(DeleteError::Billed),
+                    Ok(false) => Ok(0),
+                    Err(error) => Err(error),
+                },
+                other => other,
+            }
+        });
+        deletion(deleted)
+    }
+
+    #[tracing::instrument(skip(self, entries))]
+    async fn bill_entries(
+        &self,
+        team: TeamId,
+        invoice: InvoiceId,
+        entries: &[TimeEntryId],
+    ) -> Result<(), BillEntriesError> {
+        let ids: Vec<DbUuid> = tracking::entry::distinct(entries).into_iter().map(DbUuid::of).collect();
+        let billed = db_run!(self, |conn| conn
+            .transaction(async |conn| {
+                let mut marked = 0;
+                // In slices, so that no statement binds more parameters than SQLite takes.
+                for slice in ids.chunks(MAX_BOUND_IDS) {
+                    marked += diesel::update(
+                        time_entries::table
+                            .filter(time_entries::team_id.eq(DbUuid::of(team)))
+                            .filter(time_entries::id.eq_any(slice))
+                            .filter(time_entries::invoice_id.is_null()),
+                    )
+                    .set(time_entries::invoice_id.eq(Some(DbUuid::of(invoice))))
+                    .execute(conn)
+                    .await?;
+                }
+                // All or none: a missing or billed entry undoes the others.
+                if marked == ids.len() { Ok(true) } else { Err(diesel::result::Error::RollbackTransaction) }
+            })
+            .await
+            .or_else(|error| match error {
+                diesel::result::Error::RollbackTransaction => Ok(false),
+                other => Err(crate::store_error(other)),
+            })?);
+        if billed { Ok(()) } else { Err(BillEntriesError::Unbillable) }
     }
 }

@@ -120,6 +120,27 @@ pub enum SaveEntryError {
     /// while the entry was being saved); nothing was written.
     #[error("a user, project, section or tag of the entry no longer exists")]
     MissingReference,
+    /// The stored entry is billed on an invoice: its time is locked; nothing was written.
+    #[error("the entry is billed")]
+    Billed,
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// `ids` without repeats, in order: the entries a billing names.
+pub fn distinct(ids: &[TimeEntryId]) -> Vec<TimeEntryId> {
+    let mut ids = ids.to_vec();
+    ids.sort_unstable();
+    ids.dedup();
+    ids
+}
+
+/// Why entries were not marked billed.
+#[derive(Debug, thiserror::Error)]
+pub enum BillEntriesError {
+    /// One of the entries is not the team's, or is billed already; none was marked.
+    #[error("an entry is missing or billed already")]
+    Unbillable,
     #[error(transparent)]
     Store(#[from] StoreError),
 }
@@ -147,11 +168,25 @@ pub trait TimeEntryRepository: Send + Sync {
     async fn create_entry(&self, entry: &TimeEntry) -> Result<(), SaveEntryError>;
 
     /// Replaces every field but `invoice_id` (which only billing sets) and the tag links of
-    /// a stored entry together. MUST return
+    /// a stored entry together. MUST return `Billed`, writing nothing, when the stored entry
+    /// has an invoice (checked in the write itself, so no billing can slip in between), and
+    /// MUST return
     /// `NotFound` when the entry is not the team's, and `MissingReference` as
     /// [`TimeEntryRepository::create_entry`] does.
     async fn replace_entry(&self, entry: &TimeEntry) -> Result<(), SaveEntryError>;
 
-    /// MUST return `NotFound` when the entry is not the team's.
+    /// MUST return `NotFound` when the entry is not the team's, and `Billed`, deleting
+    /// nothing, when it has an invoice.
     async fn delete_entry(&self, team: TeamId, id: TimeEntryId) -> Result<(), crate::DeleteError>;
+
+    /// Marks `entries` billed on `invoice`, an invoice of the team, all or none. MUST
+    /// return `Unbillable`, marking nothing, unless every entry is the team's and has no
+    /// invoice yet (checked in the write itself: of two billings racing for an entry, one
+    /// gets it). Repeated ids count once.
+    async fn bill_entries(
+        &self,
+        team: TeamId,
+        invoice: InvoiceId,
+        entries: &[TimeEntryId],
+    ) -> Result<(), BillEntriesError>;
 }

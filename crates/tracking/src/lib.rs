@@ -19,7 +19,8 @@ pub mod timer;
 
 pub use access::Actor;
 pub use entry::{
-    EntryFilter, EntryPosition, SaveEntryError, TagRef, TimeEntry, TimeEntryId, TimeEntryRepository,
+    BillEntriesError, EntryFilter, EntryPosition, SaveEntryError, TagRef, TimeEntry, TimeEntryId,
+    TimeEntryRepository,
 };
 pub use fields::{Description, DurationSeconds, ProjectCode, TaskName, Title};
 pub use period::{Frequency, Period};
@@ -41,6 +42,9 @@ pub enum DeleteError {
     /// Time entries refer to it (projects and sections only); nothing was deleted.
     #[error("has time entries")]
     HasTimeEntries,
+    /// The time entry is billed on an invoice, which locks it; nothing was deleted.
+    #[error("billed")]
+    Billed,
     #[error(transparent)]
     Store(#[from] StoreError),
 }

@@ -32,7 +32,7 @@ pub enum TrackError {
     /// The actor has no running timer.
     #[error("no timer is running")]
     NoTimer,
-    /// The write lost a race with a delete; nothing was written.
+    /// The write lost a race with a delete, or the entry is billed; nothing was written.
     #[error("{0}")]
     Conflict(String),
     #[error(transparent)]
@@ -46,6 +46,7 @@ impl From<SaveEntryError> for TrackError {
             SaveEntryError::MissingReference => Self::Conflict(
                 "a user, project, section or tag of the entry was deleted meanwhile; retry".to_owned(),
             ),
+            SaveEntryError::Billed => billed(),
             SaveEntryError::Store(error) => Self::Store(error),
         }
     }
@@ -166,6 +167,7 @@ pub async fn change_time(
     now: DateTime<Utc>,
 ) -> Result<TimeEntry, TrackError> {
     let entry = get_time(store, actor, team, id).await?;
+    refuse_billed(&entry)?;
     let user_id = changes.user_id.unwrap_or(entry.user_id);
     if user_id != entry.user_id {
         check_user(users, actor, team, user_id).await?;
@@ -217,11 +219,25 @@ pub async fn delete_time(
     team: TeamId,
     id: TimeEntryId,
 ) -> Result<(), TrackError> {
-    get_time(store, actor, team, id).await?;
+    let entry = get_time(store, actor, team, id).await?;
+    refuse_billed(&entry)?;
     store.delete_entry(team, id).await.map_err(|error| match error {
         DeleteError::NotFound | DeleteError::HasTimeEntries => TrackError::NotFound,
+        DeleteError::Billed => billed(),
         DeleteError::Store(error) => TrackError::Store(error),
     })
+}
+
+/// The refusal of a change to billed time.
+fn billed() -> TrackError {
+    TrackError::Conflict(
+        "invoiceId: the entry is billed and its time is locked; deleting the invoice releases it".to_owned(),
+    )
+}
+
+/// Billed time is locked: its invoice shows it as it was billed.
+fn refuse_billed(entry: &TimeEntry) -> Result<(), TrackError> {
+    if entry.invoice_id.is_some() { Err(billed()) } else { Ok(()) }
 }
 
 /// Starts a timer for the actor, filed as a new entry would be (the section decides the

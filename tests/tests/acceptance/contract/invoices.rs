@@ -55,9 +55,9 @@ fn client_details(name: &str, email: &str) -> ClientDetails {
     }
 }
 
-struct Fixture {
+pub(super) struct Fixture {
     store: Store,
-    billing: Arc<dyn BillingStore>,
+    pub(super) billing: Arc<dyn BillingStore>,
     team: TeamId,
     sender: SenderAddressId,
     client: ClientId,
@@ -68,7 +68,7 @@ async fn fixture(store: Store) -> Fixture {
     fixture_for(store, team).await
 }
 
-async fn fixture_for(store: Store, team: TeamId) -> Fixture {
+pub(super) async fn fixture_for(store: Store, team: TeamId) -> Fixture {
     let billing = store.billing();
     let sender = default_sender(&billing, team).await.id;
     let client =
@@ -125,7 +125,7 @@ impl Fixture {
         }
     }
 
-    async fn invoice(&self, issued: &str) -> Invoice {
+    pub(super) async fn invoice(&self, issued: &str) -> Invoice {
         let draft = self.draft(
             BillTo::Existing(self.client),
             issued,

@@ -14,6 +14,7 @@ use tracking::{
 
 for_each_adapter!(
     tags_rename_and_delete_reach_every_entry,
+    billed_time_is_locked_and_released_with_its_invoice,
     projects_keep_codes_unique_per_team,
     project_updates_change_only_what_they_name,
     projects_and_sections_with_entries_cannot_be_deleted,
@@ -509,4 +510,39 @@ async fn entry_filters_are_served_by_indexes_on_postgres(store: Store) {
         let plan = sql.entry_listing_plan(f.team, &filter).await.unwrap().unwrap();
         assert!(plan.contains(index), "{index} serves {filter:?}:\n{plan}");
     }
+}
+
+async fn billed_time_is_locked_and_released_with_its_invoice(store: Store) {
+    let f = fixture(store).await;
+    let invoices = super::invoices::fixture_for(f.store.clone(), f.team).await;
+    let (invoice, other) = (invoices.invoice("2026-11-20").await, invoices.invoice("2026-11-21").await);
+    let a = f.logged(f.entry("2026-11-02", &[])).await;
+    let b = f.logged(f.entry("2026-11-03", &[])).await;
+    let c = f.logged(f.entry("2026-11-04", &[])).await;
+    let billed_on = async |entry: &TimeEntry| f.stored(entry.id).await.invoice_id;
+
+    f.track.bill_entries(f.team, invoice.id, &[a.id, b.id, a.id]).await.unwrap();
+    assert_eq!((billed_on(&a).await, billed_on(&b).await), (Some(invoice.id), Some(invoice.id)));
+    // All or none: b is billed already, so c is not billed either; nor by another team.
+    let twice = f.track.bill_entries(f.team, other.id, &[b.id, c.id]).await;
+    assert!(matches!(twice, Err(tracking::BillEntriesError::Unbillable)));
+    let unknown = f.track.bill_entries(f.team, other.id, &[c.id, TimeEntryId::generate()]).await;
+    assert!(matches!(unknown, Err(tracking::BillEntriesError::Unbillable)));
+    let stranger = create_team(&f.store, "Stranger").await;
+    let foreign = f.track.bill_entries(stranger, other.id, &[c.id]).await;
+    assert!(matches!(foreign, Err(tracking::BillEntriesError::Unbillable)));
+    assert_eq!((billed_on(&b).await, billed_on(&c).await), (Some(invoice.id), None));
+
+    // Billed time is locked.
+    let edited = TimeEntry { task_name: TaskName::parse("Other").unwrap(), ..f.stored(a.id).await };
+    assert!(matches!(f.track.replace_entry(&edited).await, Err(SaveEntryError::Billed)));
+    assert!(matches!(f.track.delete_entry(f.team, a.id).await, Err(DeleteError::Billed)));
+    assert_eq!(f.stored(a.id).await.task_name, a.task_name);
+
+    // Deleting the invoice releases its time, and only its time.
+    f.track.bill_entries(f.team, other.id, &[c.id]).await.unwrap();
+    invoices.billing.delete_invoice(f.team, invoice.id).await.unwrap();
+    assert_eq!((billed_on(&a).await, billed_on(&b).await, billed_on(&c).await), (None, None, Some(other.id)));
+    f.track.replace_entry(&edited).await.unwrap();
+    f.track.delete_entry(f.team, b.id).await.unwrap();
 }

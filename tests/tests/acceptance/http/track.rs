@@ -147,6 +147,34 @@ async fn projects_have_hourly_rates_and_entries_say_whether_they_are_billable() 
 }
 
 #[tokio::test]
+async fn billed_time_is_locked_until_its_invoice_is_deleted() {
+    let app = spawn_app().await;
+    let logged = log(&app, &app.key, entry("2026-11-20")).await;
+    let client = app.create_client(&app.key, "Buyer").await;
+    let items = json!([{"description": "Work", "unitPrice": 100, "quantity": 1}]);
+    let body = json!({"clientId": client["id"], "lineItems": items});
+    let invoice = expect(&app, &app.key, Method::POST, "/v1/invoices", Some(body), 201).await;
+    let invoice_id = <billing::InvoiceId as kernel::Id>::parse(invoice["id"].as_str().unwrap()).unwrap();
+    let entry_id = <tracking::TimeEntryId as kernel::Id>::parse(logged["id"].as_str().unwrap()).unwrap();
+    app.store.stores().track.bill_entries(app.team, invoice_id, &[entry_id]).await.unwrap();
+
+    let location = at(&logged["id"], TIME);
+    assert_eq!(expect(&app, &app.key, Method::GET, &location, None, 200).await["invoiceId"], invoice["id"]);
+    let locked = "invoiceId: the entry is billed and its time is locked; deleting the invoice releases it";
+    let patched =
+        expect(&app, &app.key, Method::PATCH, &location, Some(json!({"durationSeconds": 60})), 409).await;
+    assert_eq!(patched["error"], locked);
+    assert_eq!(expect(&app, &app.key, Method::DELETE, &location, None, 409).await["error"], locked);
+    assert_eq!(expect(&app, &app.key, Method::GET, &location, None, 200).await["durationSeconds"], 3600);
+
+    expect(&app, &app.key, Method::DELETE, &at(&invoice["id"], "/v1/invoices"), None, 200).await;
+    assert_eq!(expect(&app, &app.key, Method::GET, &location, None, 200).await["invoiceId"], Value::Null);
+    let patched =
+        expect(&app, &app.key, Method::PATCH, &location, Some(json!({"durationSeconds": 60})), 200).await;
+    assert_eq!(patched["durationSeconds"], 60);
+}
+
+#[tokio::test]
 async fn a_week_of_time_end_to_end() {
     let app = spawn_app().await;
     let website = project(&app, "Website", Some("WEB")).await;

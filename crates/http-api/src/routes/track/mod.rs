@@ -33,6 +33,7 @@ fn delete_error(what: &str) -> impl Fn(DeleteError) -> ApiError {
         DeleteError::HasTimeEntries => {
             ApiError::conflict(format!("the {what} has time entries and cannot be deleted"))
         }
+        DeleteError::Billed => ApiError::conflict(format!("invoiceId: the {what} is billed and locked")),
         DeleteError::Store(error) => error.into(),
     }
 }
