@@ -4,8 +4,7 @@
 
 pub use accounts::Currency;
 use kernel::InvalidValue;
-pub use rust_decimal::Decimal;
-use rust_decimal::RoundingStrategy;
+pub use rust_decimal::{Decimal, RoundingStrategy};
 
 /// What one money or quantity field accepts: a largest value and a most decimal places,
 /// chosen so that every sum and product of an invoice is exact (see [`line_amount`]).

@@ -10,6 +10,7 @@
 pub mod access;
 pub mod entry;
 pub mod fields;
+pub mod invoicing;
 pub mod period;
 pub mod project;
 pub mod section;

@@ -1,0 +1,384 @@
+//! From tracked time to invoice lines: which entries may be billed, how each entry's
+//! duration is rounded, how entries group into lines, and at what rate each line bills.
+//! What Harvest calls "create an invoice from tracked time", as pure rules; the use case
+//! that reads the entries and stores the invoice wires them to the ports.
+
+use std::collections::BTreeMap;
+
+use billing::LineInput;
+use billing::invoice::Description as LineDescription;
+use billing::money::{Decimal, QUANTITY, RoundingStrategy};
+use kernel::{FieldError, InvalidValue, Words};
+
+use crate::{HourlyRate, Project, ProjectId, TimeEntry, TimeEntryId};
+
+/// Whether `entry` may be billed now: marked billable and not billed yet.
+pub fn is_billable(entry: &TimeEntry) -> bool {
+    entry.billable && entry.invoice_id.is_none()
+}
+
+/// Which way a duration goes to a whole step.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum RoundingMode {
+    Up,
+    Down,
+    /// To the nearer step; a duration halfway goes up.
+    Nearest,
+}
+
+kernel::words!(RoundingMode {
+    Up => "up",
+    Down => "down",
+    Nearest => "nearest",
+});
+
+/// How each entry's duration is rounded before a line sums it (Kimai's, Harvest's and
+/// Toggl's rounding). The entries keep their own durations.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Rounding {
+    step_seconds: u64,
+    mode: RoundingMode,
+}
+
+impl Rounding {
+    /// Rounding to steps of `minutes` (1 to 60) in `mode` (`up`, `down`, `nearest`),
+    /// naming `rounding.minutes` or `rounding.mode` when refused.
+    pub fn parse(minutes: i64, mode: &str) -> Result<Self, FieldError> {
+        let minutes = u64::try_from(minutes)
+            .ok()
+            .filter(|m| (1..=60).contains(m))
+            .ok_or_else(|| FieldError::new("rounding.minutes", "must be from 1 to 60"))?;
+        let mode = RoundingMode::parse_word(mode).map_err(|e: InvalidValue| e.at("rounding.mode"))?;
+        Ok(Self { step_seconds: minutes * 60, mode })
+    }
+
+    /// `seconds` rounded to a whole number of steps.
+    pub fn apply(self, seconds: u64) -> u64 {
+        let step = self.step_seconds;
+        let (whole, rest) = (seconds / step, seconds % step);
+        let up = match self.mode {
+            RoundingMode::Up => rest > 0,
+            RoundingMode::Down => false,
+            RoundingMode::Nearest => rest * 2 >= step,
+        };
+        (whole + u64::from(up)).saturating_mul(step)
+    }
+}
+
+/// What makes one line of billed time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum GroupBy {
+    /// One line per project (the default).
+    #[default]
+    Project,
+    /// One line per task name (and rate, when a task's time is billed at several).
+    Task,
+    /// One line per entry, named by its date and task.
+    Entry,
+}
+
+kernel::words!(GroupBy {
+    Project => "project",
+    Task => "task",
+    Entry => "entry",
+});
+
+impl GroupBy {
+    pub fn parse(text: &str) -> Result<Self, InvalidValue> {
+        Self::parse_word(text)
+    }
+}
+
+/// A group's hours as a line's quantity: `seconds ÷ 3600` to 4 decimals, half away from
+/// zero.
+pub fn hours(seconds: u64) -> Decimal {
+    (Decimal::from(seconds) / Decimal::from(3600))
+        .round_dp_with_strategy(4, RoundingStrategy::MidpointAwayFromZero)
+}
+
+/// The name of the line of time logged on no project.
+pub const NO_PROJECT: &str = "Time without a project";
+
+/// One line of billed time: what it says, its hours, its rate, and the entries it bills.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TimeLine {
+    pub description: LineDescription,
+    pub hours: Decimal,
+    pub rate: HourlyRate,
+    pub entries: Vec<TimeEntryId>,
+}
+
+impl TimeLine {
+    /// The invoice line: `hours` at `rate`; the amount follows the invoice's rule.
+    pub fn line_input(&self) -> LineInput {
+        LineInput {
+            description: self.description.clone(),
+            unit_price: self.rate.amount(),
+            quantity: self.hours,
+            amount: None,
+        }
+    }
+}
+
+/// The lines that bill `entries` (already chosen: billable, in range, of the projects
+/// asked for), grouped by `group_by`, each entry's duration rounded by `rounding` first.
+/// Each line bills at `rate` when given, else at its project's rate. `projects` holds at
+/// least the projects the entries are on.
+///
+/// Refused, naming the field: no entry (`from`); an entry whose project has no rate while
+/// no `rate` is given (`rate`, listing those projects). A group whose rounded time is
+/// nothing makes no line (its entries are billed all the same, at nothing); when no line
+/// is left, the answer names `rounding`.
+pub fn time_lines(
+    entries: &[TimeEntry],
+    projects: &[Project],
+    group_by: GroupBy,
+    rate: Option<HourlyRate>,
+    rounding: Option<Rounding>,
+) -> Result<Vec<TimeLine>, FieldError> {
+    if entries.is_empty() {
+        return Err(FieldError::new("from", "no billable time that is not billed yet in the range"));
+    }
+    let project = |id: Option<ProjectId>| id.and_then(|id| projects.iter().find(|p| p.id == id));
+    let project_name = |id: Option<ProjectId>| project(id).map_or(NO_PROJECT, |p| p.title.as_str());
+    let mut unrated: Vec<&str> = entries
+        .iter()
+        .filter(|entry| rate.is_none() && project(entry.project_id).and_then(|p| p.rate).is_none())
+        .map(|entry| project_name(entry.project_id))
+        .collect();
+    if !unrated.is_empty() {
+        unrated.sort_unstable();
+        unrated.dedup();
+        return Err(FieldError::new(
+            "rate",
+            format!("is required: no hourly rate is set on {}", unrated.join(", ")),
+        ));
+    }
+    // Ordered keys make the lines' order: by project title, task name, or entry date.
+    let mut groups: BTreeMap<(String, String, String), Group> = BTreeMap::new();
+    for entry in entries {
+        let line_rate = rate.or_else(|| project(entry.project_id).and_then(|p| p.rate));
+        let Some(line_rate) = line_rate else { continue };
+        let (key, description) = match group_by {
+            GroupBy::Project => {
+                let name = project_name(entry.project_id);
+                // Time on no project comes last.
+                let order =
+                    if entry.project_id.is_some() { name.to_lowercase() } else { "\u{10FFFF}".to_owned() };
+                (
+                    (order, entry.project_id.map(|id| id.to_string()).unwrap_or_default(), String::new()),
+                    name.to_owned(),
+                )
+            }
+            GroupBy::Task => {
+                let name = entry.task_name.as_str();
+                ((name.to_lowercase(), name.to_owned(), line_rate.amount().to_string()), name.to_owned())
+            }
+            GroupBy::Entry => {
+                let day = entry.date.format("%Y-%m-%d").to_string();
+                let order = format!("{day} {} {}", entry.created_at.to_rfc3339(), entry.id);
+                ((order, String::new(), String::new()), format!("{day} {}", entry.task_name.as_str()))
+            }
+        };
+        let seconds = rounding.map_or(entry.duration.get(), |r| r.apply(entry.duration.get()));
+        let group = groups.entry(key).or_insert_with(|| Group {
+            description,
+            rate: line_rate,
+            seconds: 0,
+            entries: Vec::new(),
+        });
+        group.seconds = group.seconds.saturating_add(seconds);
+        group.entries.push(entry.id);
+    }
+    let lines: Vec<TimeLine> =
+        groups.into_values().filter(|group| group.seconds > 0).map(Group::line).collect::<Result<_, _>>()?;
+    if lines.is_empty() {
+        return Err(FieldError::new("rounding", "leaves no time to bill"));
+    }
+    Ok(lines)
+}
+
+/// The entries of one line as they are summed.
+struct Group {
+    description: String,
+    rate: HourlyRate,
+    seconds: u64,
+    entries: Vec<TimeEntryId>,
+}
+
+impl Group {
+    fn line(self) -> Result<TimeLine, FieldError> {
+        let hours = QUANTITY
+            .check(hours(self.seconds))
+            .map_err(|e| FieldError::new("to", format!("a line's hours {}", e.0)))?;
+        let description = LineDescription::parse(self.description).map_err(|e| e.at("groupBy"))?;
+        Ok(TimeLine { description, hours, rate: self.rate, entries: self.entries })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use accounts::{TeamId, UserId};
+    use chrono::{DateTime, TimeDelta, Utc};
+    use kernel::Id;
+
+    use super::*;
+    use crate::{DurationSeconds, TaskName, Title};
+
+    fn rate(text: &str) -> Option<HourlyRate> {
+        HourlyRate::parse(billing::money::parse_decimal(text).ok()?).ok()
+    }
+
+    fn project(title: &str, hourly: Option<HourlyRate>) -> Project {
+        Project::new(TeamId::generate(), Title::parse(title).unwrap(), None, Utc::now()).with_rate(hourly)
+    }
+
+    fn entry(day: u32, minutes: u64, task: &str, project: Option<&Project>) -> TimeEntry {
+        let date: DateTime<Utc> = format!("2026-11-{day:02}T09:00:00Z").parse().unwrap();
+        TimeEntry {
+            id: TimeEntryId::generate(),
+            team_id: TeamId::generate(),
+            user_id: UserId::generate(),
+            duration: DurationSeconds::parse(i128::from(minutes * 60)).unwrap(),
+            task_name: TaskName::parse(task).unwrap(),
+            description: None,
+            date,
+            project_id: project.map(|p| p.id),
+            section_id: None,
+            tags: Vec::new(),
+            ai_generated: false,
+            billable: true,
+            invoice_id: None,
+            created_at: date + TimeDelta::hours(1),
+            updated_at: date,
+        }
+    }
+
+    /// Each line as (description, hours, rate).
+    fn shown(lines: &[TimeLine]) -> Vec<(String, String, String)> {
+        lines
+            .iter()
+            .map(|l| (l.description.as_str().to_owned(), l.hours.to_string(), l.rate.amount().to_string()))
+            .collect()
+    }
+
+    fn row(description: &str, hours: &str, rate: &str) -> (String, String, String) {
+        (description.to_owned(), hours.to_owned(), rate.to_owned())
+    }
+
+    #[test]
+    fn rounding_goes_by_whole_steps() {
+        let quarter = |mode| Rounding::parse(15, mode).unwrap();
+        let cases = [
+            ("up", 1, 900),
+            ("up", 900, 900),
+            ("up", 901, 1800),
+            ("down", 899, 0),
+            ("down", 1799, 900),
+            ("nearest", 449, 0),
+            ("nearest", 450, 900),
+            ("nearest", 1349, 900),
+            ("nearest", 1350, 1800),
+        ];
+        for (mode, seconds, expected) in cases {
+            assert_eq!(quarter(mode).apply(seconds), expected, "{mode} {seconds}");
+        }
+        assert_eq!(Rounding::parse(1, "up").unwrap().apply(61), 120);
+        assert_eq!(
+            Rounding::parse(0, "up").unwrap_err().to_string(),
+            "rounding.minutes: must be from 1 to 60"
+        );
+        assert_eq!(Rounding::parse(61, "up").unwrap_err().field, "rounding.minutes");
+        assert_eq!(Rounding::parse(15, "sideways").unwrap_err().field, "rounding.mode");
+    }
+
+    #[test]
+    fn hours_have_four_decimals_rounded_half_away_from_zero() {
+        for (seconds, expected) in
+            [(5400, "1.5"), (1, "0.0003"), (3599, "0.9997"), (18, "0.005"), (3600 * 160, "160")]
+        {
+            assert_eq!(hours(seconds).normalize().to_string(), expected, "{seconds}");
+        }
+    }
+
+    #[test]
+    fn time_groups_by_project_at_each_projects_rate() {
+        let (site, app) = (project("Website", rate("95.5")), project("app", rate("120")));
+        let entries = [
+            entry(2, 90, "Design", Some(&site)),
+            entry(3, 30, "Build", Some(&app)),
+            entry(4, 45, "Build", Some(&site)),
+        ];
+        let lines = time_lines(&entries, &[site.clone(), app.clone()], GroupBy::Project, None, None).unwrap();
+        assert_eq!(shown(&lines), [row("app", "0.5", "120"), row("Website", "2.25", "95.5")]);
+        assert_eq!(lines[1].entries, [entries[0].id, entries[2].id]);
+        let input = lines[1].line_input();
+        assert_eq!(
+            (input.unit_price, input.quantity, input.amount),
+            (rate("95.5").unwrap().amount(), lines[1].hours, None)
+        );
+        // A rate given overrides the projects'.
+        let flat = time_lines(&entries, &[site, app], GroupBy::Project, rate("80"), None).unwrap();
+        assert_eq!(shown(&flat), [row("app", "0.5", "80"), row("Website", "2.25", "80")]);
+    }
+
+    #[test]
+    fn time_groups_by_task_or_entry_and_time_without_a_project_comes_last() {
+        let (site, app) = (project("Website", rate("95.5")), project("App", rate("120")));
+        let entries = [
+            entry(3, 60, "Build", Some(&app)),
+            entry(2, 30, "Build", Some(&site)),
+            entry(2, 15, "Admin", None),
+            entry(4, 60, "Build", Some(&site)),
+        ];
+        let projects = [site, app];
+        let by_task = time_lines(&entries, &projects, GroupBy::Task, rate("100"), None).unwrap();
+        assert_eq!(shown(&by_task), [row("Admin", "0.25", "100"), row("Build", "2.5", "100")]);
+        let rated = &entries[..2];
+        let by_task = time_lines(rated, &projects, GroupBy::Task, None, None).unwrap();
+        assert_eq!(shown(&by_task), [row("Build", "1", "120"), row("Build", "0.5", "95.5")]);
+        let by_entry = time_lines(&entries, &projects, GroupBy::Entry, rate("100"), None).unwrap();
+        let days: Vec<String> = by_entry.iter().map(|l| l.description.as_str().to_owned()).collect();
+        assert_eq!(
+            days,
+            ["2026-11-02 Build", "2026-11-02 Admin", "2026-11-03 Build", "2026-11-04 Build"]
+                .map(String::from)
+        );
+        let by_project = time_lines(&entries, &projects, GroupBy::Project, rate("100"), None).unwrap();
+        let names: Vec<&str> = by_project.iter().map(|l| l.description.as_str()).collect();
+        assert_eq!(names, ["App", "Website", NO_PROJECT]);
+    }
+
+    #[test]
+    fn each_entry_is_rounded_before_its_line_sums_it() {
+        let site = project("Website", rate("100"));
+        let entries =
+            [entry(2, 10, "a", Some(&site)), entry(3, 10, "b", Some(&site)), entry(4, 10, "c", Some(&site))];
+        let projects = [site];
+        let up = Rounding::parse(15, "up").ok();
+        let lines = time_lines(&entries, &projects, GroupBy::Project, None, up).unwrap();
+        assert_eq!(shown(&lines), [row("Website", "0.75", "100")]);
+        let down = Rounding::parse(15, "down").ok();
+        let error = time_lines(&entries, &projects, GroupBy::Project, None, down).unwrap_err();
+        assert_eq!(error.to_string(), "rounding: leaves no time to bill");
+    }
+
+    #[test]
+    fn refusals_name_the_field() {
+        let (unrated, other) = (project("Website", None), project("App", None));
+        let entries =
+            [entry(2, 60, "a", Some(&unrated)), entry(3, 60, "b", Some(&other)), entry(4, 60, "c", None)];
+        let error = time_lines(&entries, &[unrated, other], GroupBy::Project, None, None).unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            format!("rate: is required: no hourly rate is set on App, {NO_PROJECT}, Website")
+        );
+        let error = time_lines(&[], &[], GroupBy::Project, rate("1"), None).unwrap_err();
+        assert_eq!(error.field, "from");
+        assert!(!is_billable(&TimeEntry { billable: false, ..entries[0].clone() }));
+        let billed = TimeEntry { invoice_id: Some(billing::InvoiceId::generate()), ..entries[0].clone() };
+        assert!(!is_billable(&billed) && is_billable(&entries[0]));
+        assert_eq!(GroupBy::parse("task"), Ok(GroupBy::Task));
+        assert!(GroupBy::parse("Task").is_err());
+    }
+}
