@@ -23,6 +23,9 @@ pub enum BillingError {
     Invalid(#[from] FieldError),
     #[error("invoice not found")]
     NotFound,
+    /// The state changed under the request (time billed meanwhile); nothing was written.
+    #[error("{0}")]
+    Conflict(String),
     #[error(transparent)]
     Store(#[from] StoreError),
 }
@@ -61,6 +64,8 @@ pub struct InvoiceDraft {
     pub tax_percentage: Option<Decimal>,
     pub tax: Option<Decimal>,
     pub line_items: Vec<LineInput>,
+    /// The time entries the invoice bills (see [`NewInvoice::time_entries`]).
+    pub time_entries: Vec<kernel::uuid::Uuid>,
 }
 
 /// A partial update: `None` leaves a field; `Some(None)` clears a nullable one.
@@ -140,10 +145,14 @@ pub async fn create_invoice(
         totals,
         line_items,
         created_at: now,
+        time_entries: draft.time_entries,
     };
     store.create_invoice(new).await.map_err(|error| match error {
         CreateInvoiceError::UnknownClient => unknown_client().into(),
         CreateInvoiceError::UnknownSender => unknown_sender().into(),
+        CreateInvoiceError::TimeTaken => BillingError::Conflict(
+            "time entries to bill were billed, changed or deleted meanwhile; nothing was made".to_owned(),
+        ),
         CreateInvoiceError::Store(error) => error.into(),
     })
 }

@@ -37,9 +37,21 @@ pub struct NewInvoice {
     pub totals: Totals,
     pub line_items: Vec<LineItem>,
     pub created_at: DateTime<Utc>,
+    /// The ids of the team's time entries the invoice bills. The store marks each billed
+    /// by this invoice in the invoice's own transaction, only if it is still billable and
+    /// unbilled, or makes nothing at all ([`CreateInvoiceError::TimeTaken`]).
+    pub time_entries: Vec<kernel::uuid::Uuid>,
 }
 
 impl NewInvoice {
+    /// [`NewInvoice::time_entries`] without repeats, in order.
+    pub fn distinct_time_entries(&self) -> Vec<kernel::uuid::Uuid> {
+        let mut ids = self.time_entries.clone();
+        ids.sort_unstable();
+        ids.dedup();
+        ids
+    }
+
     /// The invoice once storage has given it `serial` and settled its client.
     pub fn into_invoice(self, serial: Serial, client_id: ClientId) -> Invoice {
         Invoice {
@@ -68,6 +80,9 @@ pub enum CreateInvoiceError {
     UnknownClient,
     #[error("no such sender address in the team")]
     UnknownSender,
+    /// A time entry to bill is gone, not billable, or billed already; nothing was made.
+    #[error("time to bill was billed, changed or deleted meanwhile")]
+    TimeTaken,
     #[error(transparent)]
     Store(#[from] StoreError),
 }

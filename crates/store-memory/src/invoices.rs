@@ -75,6 +75,22 @@ impl InvoiceRepository for MemoryStore {
         if !state.has_sender(team, new.sender_id) {
             return Err(CreateInvoiceError::UnknownSender);
         }
+        let wanted = new.distinct_time_entries();
+        let billable = |e: &tracking::TimeEntry| {
+            e.team_id == team
+                && wanted.contains(&kernel::Id::as_uuid(&e.id))
+                && e.billable
+                && e.invoice_id.is_none()
+        };
+        if state.entries.iter().filter(|e| billable(e)).count() != wanted.len() {
+            return Err(CreateInvoiceError::TimeTaken);
+        }
+        for entry in state.entries.iter_mut().filter(|e| billable(e)) {
+            entry.invoice_id = Some(new.id);
+        }
+        if !wanted.is_empty() {
+            state.bump_revision(team);
+        }
         let serial = state.serials.get(&team).map_or(Serial::FIRST, |last| last.next());
         state.serials.insert(team, serial);
         state.clients.extend(new_client);

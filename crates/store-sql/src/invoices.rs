@@ -425,6 +425,27 @@ impl InvoiceRepository for SqlStore {
                     .execute(conn)
                     .await?;
                 insert_lines!(conn, invoice);
+                if !new.time_entries.is_empty() {
+                    let wanted = new.distinct_time_entries();
+                    let mut billed = 0;
+                    // In slices, so that no statement binds more parameters than SQLite takes.
+                    for slice in wanted.chunks(1000) {
+                        let ids: Vec<DbUuid> = slice.iter().map(|id| DbUuid(*id)).collect();
+                        billed += diesel::update(
+                            time_entries::table
+                                .filter(time_entries::team_id.eq(DbUuid::of(team)))
+                                .filter(time_entries::id.eq_any(ids))
+                                .filter(time_entries::billable.eq(true))
+                                .filter(time_entries::invoice_id.is_null()),
+                        )
+                        .set(time_entries::invoice_id.eq(Some(DbUuid::of(invoice.id))))
+                        .execute(conn)
+                        .await?;
+                    }
+                    if billed != wanted.len() {
+                        return Err(TxError::Refused(CreateInvoiceError::TimeTaken));
+                    }
+                }
                 Ok::<_, TxError<CreateInvoiceError>>(invoice)
             })
             .await

@@ -377,6 +377,7 @@ impl InvoiceInput {
                 .transpose()?,
             tax: self.tax.map(|n| number(&n, "tax", AMOUNT)).transpose()?,
             line_items: lines(self.line_items)?,
+            time_entries: Vec::new(),
         })
     }
 }
@@ -419,6 +420,7 @@ impl From<BillingError> for ApiError {
         match error {
             BillingError::Invalid(error) => error.into(),
             BillingError::NotFound => invoice_not_found(),
+            BillingError::Conflict(message) => ApiError::conflict(message),
             BillingError::Store(error) => error.into(),
         }
     }

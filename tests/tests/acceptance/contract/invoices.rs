@@ -60,7 +60,7 @@ pub(super) struct Fixture {
     pub(super) billing: Arc<dyn BillingStore>,
     team: TeamId,
     sender: SenderAddressId,
-    client: ClientId,
+    pub(super) client: ClientId,
 }
 
 async fn fixture(store: Store) -> Fixture {
@@ -104,7 +104,7 @@ fn lines(items: &[(&str, &str, &str)]) -> Vec<LineInput> {
 }
 
 impl Fixture {
-    fn draft(&self, bill_to: BillTo, issued: &str, items: &[(&str, &str, &str)]) -> NewInvoice {
+    pub(super) fn draft(&self, bill_to: BillTo, issued: &str, items: &[(&str, &str, &str)]) -> NewInvoice {
         let now = at("2026-11-20T10:00:00Z");
         let line_items = price_lines(lines(items), eur(), now).unwrap();
         let tax_rule = TaxRule::Percentage(parse_decimal("19").unwrap());
@@ -122,6 +122,7 @@ impl Fixture {
             totals: Totals::compute(&line_items, tax_rule, None, eur()).unwrap(),
             line_items,
             created_at: now,
+            time_entries: Vec::new(),
         }
     }
 

@@ -15,6 +15,7 @@ use tracking::{
 for_each_adapter!(
     tags_rename_and_delete_reach_every_entry,
     billed_time_is_locked_and_released_with_its_invoice,
+    an_invoice_bills_its_time_in_its_own_transaction,
     projects_keep_codes_unique_per_team,
     project_updates_change_only_what_they_name,
     projects_and_sections_with_entries_cannot_be_deleted,
@@ -545,4 +546,39 @@ async fn billed_time_is_locked_and_released_with_its_invoice(store: Store) {
     assert_eq!((billed_on(&a).await, billed_on(&b).await, billed_on(&c).await), (None, None, Some(other.id)));
     f.track.replace_entry(&edited).await.unwrap();
     f.track.delete_entry(f.team, b.id).await.unwrap();
+}
+
+async fn an_invoice_bills_its_time_in_its_own_transaction(store: Store) {
+    let f = fixture(store).await;
+    let invoices = super::invoices::fixture_for(f.store.clone(), f.team).await;
+    let (a, b, c) = (
+        f.logged(f.entry("2026-11-02", &[])).await,
+        f.logged(f.entry("2026-11-03", &[])).await,
+        f.logged(f.entry("2026-11-04", &[])).await,
+    );
+    let unbillable = f.logged(TimeEntry { billable: false, ..f.entry("2026-11-05", &[]) }).await;
+    let billing = |entries: &[&TimeEntry]| billing::store::NewInvoice {
+        time_entries: entries.iter().map(|e| e.id.as_uuid()).collect(),
+        ..invoices.draft(
+            billing::store::BillTo::Existing(invoices.client),
+            "2026-11-20",
+            &[("Time", "100", "1")],
+        )
+    };
+
+    let first = invoices.billing.create_invoice(billing(&[&a, &b, &a])).await.unwrap();
+    assert_eq!(first.serial.to_string(), "INV-0001");
+    assert_eq!(
+        (f.stored(a.id).await.invoice_id, f.stored(b.id).await.invoice_id),
+        (Some(first.id), Some(first.id))
+    );
+    // b is billed already, and time not billable is never billed: nothing is made, not even a serial.
+    for claim in [vec![&b, &c], vec![&unbillable]] {
+        let refused = invoices.billing.create_invoice(billing(&claim)).await;
+        assert!(matches!(refused, Err(billing::store::CreateInvoiceError::TimeTaken)));
+    }
+    assert_eq!((f.stored(c.id).await.invoice_id, f.stored(unbillable.id).await.invoice_id), (None, None));
+    let next = invoices.billing.create_invoice(billing(&[&c])).await.unwrap();
+    assert_eq!(next.serial.to_string(), "INV-0002");
+    assert_eq!(f.stored(c.id).await.invoice_id, Some(next.id));
 }
