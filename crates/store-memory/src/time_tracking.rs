@@ -3,14 +3,13 @@
 
 use accounts::{TeamId, UserId};
 use async_trait::async_trait;
-use billing::InvoiceId;
 use chrono::{DateTime, Utc};
 use kernel::{Id, StoreError};
 use tracking::{
-    BillEntriesError, CreateSectionError, DeleteError, EntryFilter, Project, ProjectChanges, ProjectId,
-    ProjectRepository, RunningTimer, SaveEntryError, SaveProjectError, Section, SectionId, SectionRepository,
-    StartTimerError, StopTimerError, Tag, TagId, TagRef, TagRepository, TimeEntry, TimeEntryId,
-    TimeEntryRepository, TimerId, TimerRepository, Title,
+    CreateSectionError, DeleteError, EntryFilter, Project, ProjectChanges, ProjectId, ProjectRepository,
+    RunningTimer, SaveEntryError, SaveProjectError, Section, SectionId, SectionRepository, StartTimerError,
+    StopTimerError, Tag, TagId, TagRef, TagRepository, TimeEntry, TimeEntryId, TimeEntryRepository, TimerId,
+    TimerRepository, Title,
 };
 
 use crate::{MemoryStore, State};
@@ -302,25 +301,6 @@ impl TimeEntryRepository for MemoryStore {
             return Err(DeleteError::Billed);
         }
         state.entries.remove(index);
-        state.bump_revision(team);
-        Ok(())
-    }
-
-    async fn bill_entries(
-        &self,
-        team: TeamId,
-        invoice: InvoiceId,
-        entries: &[TimeEntryId],
-    ) -> Result<(), BillEntriesError> {
-        let mut state = self.state();
-        let billable =
-            |e: &&mut TimeEntry| e.team_id == team && entries.contains(&e.id) && e.invoice_id.is_none();
-        if state.entries.iter_mut().filter(billable).count() != tracking::entry::distinct(entries).len() {
-            return Err(BillEntriesError::Unbillable);
-        }
-        for entry in state.entries.iter_mut().filter(billable) {
-            entry.invoice_id = Some(invoice);
-        }
         state.bump_revision(team);
         Ok(())
     }

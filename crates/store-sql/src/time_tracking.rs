@@ -9,7 +9,6 @@ use std::collections::{HashMap, HashSet};
 
 use accounts::TeamId;
 use async_trait::async_trait;
-use billing::InvoiceId;
 use chrono::{DateTime, Utc};
 use diesel::prelude::*;
 use diesel::result::DatabaseErrorKind;
@@ -17,8 +16,8 @@ use diesel::sql_types::Text;
 use diesel_async::{AsyncConnection, RunQueryDsl};
 use kernel::StoreError;
 use tracking::{
-    BillEntriesError, CreateSectionError, DeleteError, Description, DurationSeconds, EntryFilter, HourlyRate,
-    Project, ProjectChanges, ProjectCode, ProjectId, ProjectRepository, ProjectStatus, SaveEntryError,
+    CreateSectionError, DeleteError, Description, DurationSeconds, EntryFilter, HourlyRate, Project,
+    ProjectChanges, ProjectCode, ProjectId, ProjectRepository, ProjectStatus, SaveEntryError,
     SaveProjectError, Section, SectionId, SectionRepository, Tag, TagId, TagRef, TagRepository, TaskName,
     TimeEntry, TimeEntryId, TimeEntryRepository, Title,
 };
@@ -123,9 +122,6 @@ struct EntryRow {
     billable: bool,
     invoice_id: Option<DbUuid>,
 }
-
-/// The most entry ids one statement binds (SQLite takes 32,766 parameters).
-const MAX_BOUND_IDS: usize = 1000;
 
 /// The most tag ids a listing binds to read their titles; beyond, it reads all the team's.
 const MAX_BOUND_TAGS: usize = 1000;
@@ -759,39 +755,5 @@ impl TimeEntryRepository for SqlStore {
             }
         });
         deletion(deleted)
-    }
-
-    #[tracing::instrument(skip(self, entries))]
-    async fn bill_entries(
-        &self,
-        team: TeamId,
-        invoice: InvoiceId,
-        entries: &[TimeEntryId],
-    ) -> Result<(), BillEntriesError> {
-        let ids: Vec<DbUuid> = tracking::entry::distinct(entries).into_iter().map(DbUuid::of).collect();
-        let billed = db_run!(self, |conn| conn
-            .transaction(async |conn| {
-                let mut marked = 0;
-                // In slices, so that no statement binds more parameters than SQLite takes.
-                for slice in ids.chunks(MAX_BOUND_IDS) {
-                    marked += diesel::update(
-                        time_entries::table
-                            .filter(time_entries::team_id.eq(DbUuid::of(team)))
-                            .filter(time_entries::id.eq_any(slice))
-                            .filter(time_entries::invoice_id.is_null()),
-                    )
-                    .set(time_entries::invoice_id.eq(Some(DbUuid::of(invoice))))
-                    .execute(conn)
-                    .await?;
-                }
-                // All or none: a missing or billed entry undoes the others.
-                if marked == ids.len() { Ok(true) } else { Err(diesel::result::Error::RollbackTransaction) }
-            })
-            .await
-            .or_else(|error| match error {
-                diesel::result::Error::RollbackTransaction => Ok(false),
-                other => Err(crate::store_error(other)),
-            })?);
-        if billed { Ok(()) } else { Err(BillEntriesError::Unbillable) }
     }
 }

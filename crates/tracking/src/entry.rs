@@ -127,24 +127,6 @@ pub enum SaveEntryError {
     Store(#[from] StoreError),
 }
 
-/// `ids` without repeats, in order: the entries a billing names.
-pub fn distinct(ids: &[TimeEntryId]) -> Vec<TimeEntryId> {
-    let mut ids = ids.to_vec();
-    ids.sort_unstable();
-    ids.dedup();
-    ids
-}
-
-/// Why entries were not marked billed.
-#[derive(Debug, thiserror::Error)]
-pub enum BillEntriesError {
-    /// One of the entries is not the team's, or is billed already; none was marked.
-    #[error("an entry is missing or billed already")]
-    Unbillable,
-    #[error(transparent)]
-    Store(#[from] StoreError),
-}
-
 /// Storage of time entries and their tags, scoped to a team like every port. Whether the
 /// caller may see an entry is decided by [`crate::Actor`], not here.
 #[async_trait]
@@ -178,15 +160,4 @@ pub trait TimeEntryRepository: Send + Sync {
     /// MUST return `NotFound` when the entry is not the team's, and `Billed`, deleting
     /// nothing, when it has an invoice.
     async fn delete_entry(&self, team: TeamId, id: TimeEntryId) -> Result<(), crate::DeleteError>;
-
-    /// Marks `entries` billed on `invoice`, an invoice of the team, all or none. MUST
-    /// return `Unbillable`, marking nothing, unless every entry is the team's and has no
-    /// invoice yet (checked in the write itself: of two billings racing for an entry, one
-    /// gets it). Repeated ids count once.
-    async fn bill_entries(
-        &self,
-        team: TeamId,
-        invoice: InvoiceId,
-        entries: &[TimeEntryId],
-    ) -> Result<(), BillEntriesError>;
 }

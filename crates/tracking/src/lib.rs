@@ -20,8 +20,7 @@ pub mod timer;
 
 pub use access::Actor;
 pub use entry::{
-    BillEntriesError, EntryFilter, EntryPosition, SaveEntryError, TagRef, TimeEntry, TimeEntryId,
-    TimeEntryRepository,
+    EntryFilter, EntryPosition, SaveEntryError, TagRef, TimeEntry, TimeEntryId, TimeEntryRepository,
 };
 pub use fields::{Description, DurationSeconds, ProjectCode, TaskName, Title};
 pub use period::{Frequency, Period};

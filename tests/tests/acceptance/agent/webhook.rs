@@ -25,6 +25,12 @@ fn model_agent(model: &FakeModel, extra: &str) -> String {
     )
 }
 
+/// The echo agent on its own in-memory database, served with `config`.
+async fn echo_with(config: app::config::ServeConfig) -> AgentApp {
+    let db = TestDb::new(Backend::Memory).await;
+    AgentApp::start_with(config, triggers::RetryPolicy::default(), &echo_agent(""), ENV, db).await.unwrap()
+}
+
 async fn start(yaml: &str) -> AgentApp {
     AgentApp::start(yaml, ENV, TestDb::new(Backend::from_env()).await).await.unwrap()
 }
@@ -90,15 +96,7 @@ async fn the_bearer_token_is_required_and_either_rotation_token_works() {
 async fn failed_authentication_is_throttled_per_address() {
     let mut config = serve_config();
     config.trigger_auth_failures = parse_rate("3/60s").unwrap();
-    let app = AgentApp::start_with(
-        config,
-        triggers::RetryPolicy::default(),
-        &echo_agent(""),
-        ENV,
-        TestDb::new(Backend::Memory).await,
-    )
-    .await
-    .unwrap();
+    let app = echo_with(config).await;
     let body = json!({"input": "hi"});
     for _ in 0..3 {
         assert_eq!(
@@ -120,15 +118,7 @@ async fn failed_authentication_is_throttled_per_address() {
 async fn a_body_that_never_arrives_is_a_408_and_runs_nothing() {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
     let config = app::config::ServeConfig { body_timeout: Duration::from_secs(1), ..serve_config() };
-    let app = AgentApp::start_with(
-        config,
-        triggers::RetryPolicy::default(),
-        &echo_agent(""),
-        ENV,
-        TestDb::new(Backend::Memory).await,
-    )
-    .await
-    .unwrap();
+    let app = echo_with(config).await;
     let mut stream = tokio::net::TcpStream::connect(app.trigger.trim_start_matches("http://")).await.unwrap();
     let head = format!(
         "POST / HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer {TOKEN}\r\n\

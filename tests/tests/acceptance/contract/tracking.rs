@@ -513,26 +513,29 @@ async fn entry_filters_are_served_by_indexes_on_postgres(store: Store) {
     }
 }
 
+/// Makes an invoice of `invoices`' team that bills `entries`, as the from-time use case does.
+async fn invoice_billing(
+    invoices: &super::invoices::Fixture,
+    entries: &[TimeEntryId],
+) -> Result<billing::Invoice, billing::store::CreateInvoiceError> {
+    let draft = invoices.draft(
+        billing::store::BillTo::Existing(invoices.client),
+        "2026-11-20",
+        &[("Time", "100", "1")],
+    );
+    let time_entries = entries.iter().map(Id::as_uuid).collect();
+    invoices.billing.create_invoice(billing::store::NewInvoice { time_entries, ..draft }).await
+}
+
 async fn billed_time_is_locked_and_released_with_its_invoice(store: Store) {
     let f = fixture(store).await;
     let invoices = super::invoices::fixture_for(f.store.clone(), f.team).await;
-    let (invoice, other) = (invoices.invoice("2026-11-20").await, invoices.invoice("2026-11-21").await);
     let a = f.logged(f.entry("2026-11-02", &[])).await;
     let b = f.logged(f.entry("2026-11-03", &[])).await;
     let c = f.logged(f.entry("2026-11-04", &[])).await;
+    let invoice = invoice_billing(&invoices, &[a.id, b.id]).await.unwrap();
+    let other = invoice_billing(&invoices, &[c.id]).await.unwrap();
     let billed_on = async |entry: &TimeEntry| f.stored(entry.id).await.invoice_id;
-
-    f.track.bill_entries(f.team, invoice.id, &[a.id, b.id, a.id]).await.unwrap();
-    assert_eq!((billed_on(&a).await, billed_on(&b).await), (Some(invoice.id), Some(invoice.id)));
-    // All or none: b is billed already, so c is not billed either; nor by another team.
-    let twice = f.track.bill_entries(f.team, other.id, &[b.id, c.id]).await;
-    assert!(matches!(twice, Err(tracking::BillEntriesError::Unbillable)));
-    let unknown = f.track.bill_entries(f.team, other.id, &[c.id, TimeEntryId::generate()]).await;
-    assert!(matches!(unknown, Err(tracking::BillEntriesError::Unbillable)));
-    let stranger = create_team(&f.store, "Stranger").await;
-    let foreign = f.track.bill_entries(stranger, other.id, &[c.id]).await;
-    assert!(matches!(foreign, Err(tracking::BillEntriesError::Unbillable)));
-    assert_eq!((billed_on(&b).await, billed_on(&c).await), (Some(invoice.id), None));
 
     // Billed time is locked.
     let edited = TimeEntry { task_name: TaskName::parse("Other").unwrap(), ..f.stored(a.id).await };
@@ -541,7 +544,6 @@ async fn billed_time_is_locked_and_released_with_its_invoice(store: Store) {
     assert_eq!(f.stored(a.id).await.task_name, a.task_name);
 
     // Deleting the invoice releases its time, and only its time.
-    f.track.bill_entries(f.team, other.id, &[c.id]).await.unwrap();
     invoices.billing.delete_invoice(f.team, invoice.id).await.unwrap();
     assert_eq!((billed_on(&a).await, billed_on(&b).await, billed_on(&c).await), (None, None, Some(other.id)));
     f.track.replace_entry(&edited).await.unwrap();
@@ -557,28 +559,26 @@ async fn an_invoice_bills_its_time_in_its_own_transaction(store: Store) {
         f.logged(f.entry("2026-11-04", &[])).await,
     );
     let unbillable = f.logged(TimeEntry { billable: false, ..f.entry("2026-11-05", &[]) }).await;
-    let billing = |entries: &[&TimeEntry]| billing::store::NewInvoice {
-        time_entries: entries.iter().map(|e| e.id.as_uuid()).collect(),
-        ..invoices.draft(
-            billing::store::BillTo::Existing(invoices.client),
-            "2026-11-20",
-            &[("Time", "100", "1")],
-        )
-    };
 
-    let first = invoices.billing.create_invoice(billing(&[&a, &b, &a])).await.unwrap();
+    let first = invoice_billing(&invoices, &[a.id, b.id, a.id]).await.unwrap();
     assert_eq!(first.serial.to_string(), "INV-0001");
     assert_eq!(
         (f.stored(a.id).await.invoice_id, f.stored(b.id).await.invoice_id),
         (Some(first.id), Some(first.id))
     );
-    // b is billed already, and time not billable is never billed: nothing is made, not even a serial.
-    for claim in [vec![&b, &c], vec![&unbillable]] {
-        let refused = invoices.billing.create_invoice(billing(&claim)).await;
-        assert!(matches!(refused, Err(billing::store::CreateInvoiceError::TimeTaken)));
+    // b is billed already, time not billable is never billed, an unknown entry is none of the
+    // team's: nothing is made, not even a serial.
+    for claim in [vec![b.id, c.id], vec![unbillable.id], vec![c.id, TimeEntryId::generate()]] {
+        let refused = invoice_billing(&invoices, &claim).await;
+        assert!(matches!(refused, Err(billing::store::CreateInvoiceError::TimeTaken)), "{claim:?}");
     }
+    // Nor does another team's invoice bill the team's time.
+    let stranger = create_team(&f.store, "Stranger").await;
+    let theirs = super::invoices::fixture_for(f.store.clone(), stranger).await;
+    let foreign = invoice_billing(&theirs, &[c.id]).await;
+    assert!(matches!(foreign, Err(billing::store::CreateInvoiceError::TimeTaken)));
     assert_eq!((f.stored(c.id).await.invoice_id, f.stored(unbillable.id).await.invoice_id), (None, None));
-    let next = invoices.billing.create_invoice(billing(&[&c])).await.unwrap();
+    let next = invoice_billing(&invoices, &[c.id]).await.unwrap();
     assert_eq!(next.serial.to_string(), "INV-0002");
     assert_eq!(f.stored(c.id).await.invoice_id, Some(next.id));
 }

@@ -151,12 +151,29 @@ async fn billed_time_is_locked_until_its_invoice_is_deleted() {
     let app = spawn_app().await;
     let logged = log(&app, &app.key, entry("2026-11-20")).await;
     let client = app.create_client(&app.key, "Buyer").await;
-    let items = json!([{"description": "Work", "unitPrice": 100, "quantity": 1}]);
-    let body = json!({"clientId": client["id"], "lineItems": items});
-    let invoice = expect(&app, &app.key, Method::POST, "/v1/invoices", Some(body), 201).await;
-    let invoice_id = <billing::InvoiceId as kernel::Id>::parse(invoice["id"].as_str().unwrap()).unwrap();
-    let entry_id = <tracking::TimeEntryId as kernel::Id>::parse(logged["id"].as_str().unwrap()).unwrap();
-    app.store.stores().track.bill_entries(app.team, invoice_id, &[entry_id]).await.unwrap();
+    // Billed as the from-time use case bills: the invoice marks the entry in its transaction.
+    let parse = |value: &Value| kernel::uuid::Uuid::parse_str(value.as_str().unwrap()).unwrap();
+    let draft = billing::service::InvoiceDraft {
+        bill_to: billing::store::BillTo::Existing(kernel::Id::from_uuid(parse(&client["id"]))),
+        issue_date: None,
+        due_date: None,
+        description: None,
+        status: None,
+        sender_id: None,
+        tax_percentage: None,
+        tax: None,
+        line_items: vec![billing::LineInput {
+            description: billing::invoice::Description::parse("Work").unwrap(),
+            unit_price: billing::money::Decimal::ONE_HUNDRED,
+            quantity: billing::money::Decimal::ONE,
+            amount: None,
+        }],
+        time_entries: vec![parse(&logged["id"])],
+    };
+    let (billing, accounts) = (app.store.billing(), app.store.accounts());
+    let made =
+        billing::service::create_invoice(&*billing, &*accounts, app.team, draft, chrono::Utc::now()).await;
+    let invoice = json!({"id": made.unwrap().id.to_string()});
 
     let location = at(&logged["id"], TIME);
     assert_eq!(expect(&app, &app.key, Method::GET, &location, None, 200).await["invoiceId"], invoice["id"]);
