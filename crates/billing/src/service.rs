@@ -117,6 +117,43 @@ pub async fn create_invoice(
     draft: InvoiceDraft,
     now: DateTime<Utc>,
 ) -> Result<Invoice, BillingError> {
+    let new = new_invoice(store, accounts, team, draft, now).await?;
+    store.create_invoice(new).await.map_err(refused)
+}
+
+/// The invoice [`create_invoice`] would make now, checked as a create is, with the serial
+/// it would take; nothing is kept or reserved.
+pub async fn preview_invoice(
+    store: &dyn BillingStore,
+    accounts: &dyn AccountStore,
+    team: TeamId,
+    draft: InvoiceDraft,
+    now: DateTime<Utc>,
+) -> Result<Invoice, BillingError> {
+    let new = new_invoice(store, accounts, team, draft, now).await?;
+    store.preview_invoice(new).await.map_err(refused)
+}
+
+/// Why storage refused a new invoice, as the use cases say it.
+fn refused(error: CreateInvoiceError) -> BillingError {
+    match error {
+        CreateInvoiceError::UnknownClient => unknown_client().into(),
+        CreateInvoiceError::UnknownSender => unknown_sender().into(),
+        CreateInvoiceError::TimeTaken => BillingError::Conflict(
+            "time entries to bill were billed, changed or deleted meanwhile; nothing was made".to_owned(),
+        ),
+        CreateInvoiceError::Store(error) => error.into(),
+    }
+}
+
+/// `draft` priced and checked, in the team's currency, ready to store.
+async fn new_invoice(
+    store: &dyn BillingStore,
+    accounts: &dyn AccountStore,
+    team: TeamId,
+    draft: InvoiceDraft,
+    now: DateTime<Utc>,
+) -> Result<NewInvoice, BillingError> {
     let currency = accounts
         .get_team(team)
         .await?
@@ -131,7 +168,7 @@ pub async fn create_invoice(
         Some(id) => id,
         None => default_sender(store, accounts, team, now).await?.id,
     };
-    let new = NewInvoice {
+    Ok(NewInvoice {
         id: InvoiceId::generate(),
         team_id: team,
         bill_to: draft.bill_to,
@@ -146,14 +183,6 @@ pub async fn create_invoice(
         line_items,
         created_at: now,
         time_entries: draft.time_entries,
-    };
-    store.create_invoice(new).await.map_err(|error| match error {
-        CreateInvoiceError::UnknownClient => unknown_client().into(),
-        CreateInvoiceError::UnknownSender => unknown_sender().into(),
-        CreateInvoiceError::TimeTaken => BillingError::Conflict(
-            "time entries to bill were billed, changed or deleted meanwhile; nothing was made".to_owned(),
-        ),
-        CreateInvoiceError::Store(error) => error.into(),
     })
 }
 

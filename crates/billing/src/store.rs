@@ -127,6 +127,11 @@ pub trait InvoiceRepository: Send + Sync {
     /// the team's.
     async fn create_invoice(&self, invoice: NewInvoice) -> Result<Invoice, CreateInvoiceError>;
 
+    /// Does all that [`InvoiceRepository::create_invoice`] would, checks included, and keeps
+    /// none of it (a transaction rolled back): the answer is the invoice a create would
+    /// store now, with the serial it would take. Nothing is reserved.
+    async fn preview_invoice(&self, invoice: NewInvoice) -> Result<Invoice, CreateInvoiceError>;
+
     /// Writes every field of `invoice` but its identity, serial, currency and creation
     /// time; with `lines_changed`, replaces all its items. All or nothing. MUST check
     /// that the client and the sender address are the team's.

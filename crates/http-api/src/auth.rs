@@ -252,17 +252,17 @@ async fn authenticated(
     Ok(response.map_into_left_body())
 }
 
-/// A permission a handler needs, as a type.
+/// The permissions a handler needs, as a type.
 pub trait Needs {
-    const PERMISSION: Permission;
+    const PERMISSIONS: &'static [Permission];
 }
 
 macro_rules! needs {
-    ($($name:ident => $permission:ident),* $(,)?) => {$(
+    ($($name:ident => $($permission:ident)&+),* $(,)?) => {$(
         #[derive(Debug)]
         pub struct $name;
         impl Needs for $name {
-            const PERMISSION: Permission = Permission::$permission;
+            const PERMISSIONS: &'static [Permission] = &[$(Permission::$permission),+];
         }
     )*};
 }
@@ -275,6 +275,8 @@ needs!(
     TrackRead => TrackRead,
     TrackWrite => TrackWrite,
     AgentRead => AgentRead,
+    // Billing time reads the team's time and writes an invoice of it.
+    BillTime => InvoicesWrite & TrackRead,
 );
 
 /// The authenticated caller, proven to hold permission `P` (403 otherwise). Put it first
@@ -293,11 +295,13 @@ impl<P: Needs> FromRequest for Auth<P> {
         let principal = req.extensions().get::<Principal>().cloned();
         ready(match principal {
             None => Err(ApiError::new(StatusCode::UNAUTHORIZED, "missing X-API-Key header")),
-            Some(principal) if !principal.may(P::PERMISSION) => Err(ApiError::new(
-                StatusCode::FORBIDDEN,
-                format!("this API key lacks the {} permission", P::PERMISSION.as_str()),
-            )),
-            Some(principal) => Ok(Self { principal, needs: PhantomData }),
+            Some(principal) => match P::PERMISSIONS.iter().find(|needed| !principal.may(**needed)) {
+                Some(lacking) => Err(ApiError::new(
+                    StatusCode::FORBIDDEN,
+                    format!("this API key lacks the {} permission", lacking.as_str()),
+                )),
+                None => Ok(Self { principal, needs: PhantomData }),
+            },
         })
     }
 }

@@ -65,6 +65,12 @@ where
         // never sees `pdf` (another method on it is a 405 here).
         .service(scope("/v1/invoices/pdf").service(ledger.check(routes::invoices::invoice_pdf)))
         .service(
+            scope("/v1/invoices/from-time")
+                .wrap(from_fn(idempotency::replay_retries))
+                .wrap(from_fn(auth::require_api_key))
+                .service(ledger.check(routes::billed_time::invoice_time)),
+        )
+        .service(
             scope("/v1/invoices")
                 .wrap(from_fn(idempotency::replay_retries))
                 .wrap(from_fn(auth::require_api_key))

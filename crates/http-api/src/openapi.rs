@@ -90,6 +90,12 @@ word_schemas! {
     /// The period a time listing covers around its date, in UTC: the day, the ISO week
     /// (Monday to Sunday) or the calendar month.
     Frequency => tracking::Frequency;
+    /// What makes one line of billed time: a `project`, a `task` name (and rate), or each
+    /// `entry`.
+    GroupBy => tracking::invoicing::GroupBy;
+    /// Which way an entry's duration goes to a whole step: `nearest` takes a halfway
+    /// duration up.
+    RoundingMode => tracking::invoicing::RoundingMode;
     /// How a run ended: `rejected` when its conversation's queue was full.
     RunStatus => triggers::RunStatus;
     /// The trigger that started a run.
@@ -354,8 +360,9 @@ fn declare_headers(response: &mut Value, status: &str, keyed: bool) {
 }
 
 /// Creates whose 201 answers a resource of another collection: the create's path, and the
-/// collection the resource is in (a stopped timer is a time entry).
-const CREATES_ELSEWHERE: [(&str, &str); 1] = [("/v1/track/timer/stop", "/v1/track/time")];
+/// collection the resource is in (a stopped timer is a time entry, billed time an invoice).
+const CREATES_ELSEWHERE: [(&str, &str); 2] =
+    [("/v1/track/timer/stop", "/v1/track/time"), ("/v1/invoices/from-time", "/v1/invoices")];
 
 /// Creates that start a singleton, and the singleton's path: every operation there is on
 /// what the create made, and takes no id.

@@ -53,50 +53,11 @@ impl InvoiceRepository for MemoryStore {
     }
 
     async fn create_invoice(&self, new: NewInvoice) -> Result<Invoice, CreateInvoiceError> {
-        let mut state = self.state();
-        let team = new.team_id;
-        // Check everything before the first change: the lock makes this one transaction.
-        let (client_id, new_client) = match &new.bill_to {
-            BillTo::Existing(id) if state.has_client(team, *id) => (*id, None),
-            BillTo::Existing(_) => return Err(CreateInvoiceError::UnknownClient),
-            BillTo::Inline { email, new_client } => {
-                let key = email.normalized();
-                let matched = state
-                    .clients
-                    .iter()
-                    .filter(|c| c.team_id == team && c.details.email.normalized() == key)
-                    .min_by_key(|c| (c.created_at, c.id));
-                match matched {
-                    Some(client) => (client.id, None),
-                    None => (new_client.id, Some(new_client.as_ref().clone())),
-                }
-            }
-        };
-        if !state.has_sender(team, new.sender_id) {
-            return Err(CreateInvoiceError::UnknownSender);
-        }
-        let wanted = new.distinct_time_entries();
-        let billable = |e: &tracking::TimeEntry| {
-            e.team_id == team
-                && wanted.contains(&kernel::Id::as_uuid(&e.id))
-                && e.billable
-                && e.invoice_id.is_none()
-        };
-        if state.entries.iter().filter(|e| billable(e)).count() != wanted.len() {
-            return Err(CreateInvoiceError::TimeTaken);
-        }
-        for entry in state.entries.iter_mut().filter(|e| billable(e)) {
-            entry.invoice_id = Some(new.id);
-        }
-        if !wanted.is_empty() {
-            state.bump_revision(team);
-        }
-        let serial = state.serials.get(&team).map_or(Serial::FIRST, |last| last.next());
-        state.serials.insert(team, serial);
-        state.clients.extend(new_client);
-        let invoice = new.into_invoice(serial, client_id);
-        state.invoices.push(invoice.clone());
-        Ok(invoice)
+        self.store_invoice(new, Keep::Commit)
+    }
+
+    async fn preview_invoice(&self, new: NewInvoice) -> Result<Invoice, CreateInvoiceError> {
+        self.store_invoice(new, Keep::RollBack)
     }
 
     async fn replace_invoice(&self, invoice: &Invoice, _lines_changed: bool) -> Result<(), SaveInvoiceError> {
@@ -182,5 +143,64 @@ impl SenderRepository for MemoryStore {
         sender.details = details.clone();
         sender.updated_at = now;
         Ok(Some(sender.clone()))
+    }
+}
+
+/// Whether a create keeps what it did, or only answers what it would have made.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Keep {
+    Commit,
+    RollBack,
+}
+
+impl MemoryStore {
+    /// A create, all checked before the first change: the lock makes it one transaction.
+    fn store_invoice(&self, new: NewInvoice, keep: Keep) -> Result<Invoice, CreateInvoiceError> {
+        let mut state = self.state();
+        let team = new.team_id;
+        let (client_id, new_client) = match &new.bill_to {
+            BillTo::Existing(id) if state.has_client(team, *id) => (*id, None),
+            BillTo::Existing(_) => return Err(CreateInvoiceError::UnknownClient),
+            BillTo::Inline { email, new_client } => {
+                let key = email.normalized();
+                let matched = state
+                    .clients
+                    .iter()
+                    .filter(|c| c.team_id == team && c.details.email.normalized() == key)
+                    .min_by_key(|c| (c.created_at, c.id));
+                match matched {
+                    Some(client) => (client.id, None),
+                    None => (new_client.id, Some(new_client.as_ref().clone())),
+                }
+            }
+        };
+        if !state.has_sender(team, new.sender_id) {
+            return Err(CreateInvoiceError::UnknownSender);
+        }
+        let wanted: std::collections::HashSet<_> = new.distinct_time_entries().into_iter().collect();
+        let billable = |e: &tracking::TimeEntry| {
+            e.team_id == team
+                && wanted.contains(&kernel::Id::as_uuid(&e.id))
+                && e.billable
+                && e.invoice_id.is_none()
+        };
+        if state.entries.iter().filter(|e| billable(e)).count() != wanted.len() {
+            return Err(CreateInvoiceError::TimeTaken);
+        }
+        let serial = state.serials.get(&team).map_or(Serial::FIRST, |last| last.next());
+        if keep == Keep::RollBack {
+            return Ok(new.into_invoice(serial, client_id));
+        }
+        for entry in state.entries.iter_mut().filter(|e| billable(e)) {
+            entry.invoice_id = Some(new.id);
+        }
+        if !wanted.is_empty() {
+            state.bump_revision(team);
+        }
+        state.serials.insert(team, serial);
+        state.clients.extend(new_client);
+        let invoice = new.into_invoice(serial, client_id);
+        state.invoices.push(invoice.clone());
+        Ok(invoice)
     }
 }

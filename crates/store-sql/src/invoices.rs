@@ -290,12 +290,14 @@ macro_rules! exists {
 }
 
 /// A failure inside a write transaction: the database's, or a refusal that rolls it back.
-enum TxError<E> {
+enum TxError<E, P = std::convert::Infallible> {
     Db(diesel::result::Error),
     Refused(E),
+    /// A preview's answer, given by rolling its transaction back.
+    Previewed(P),
 }
 
-impl<E> From<diesel::result::Error> for TxError<E> {
+impl<E, P> From<diesel::result::Error> for TxError<E, P> {
     fn from(error: diesel::result::Error) -> Self {
         Self::Db(error)
     }
@@ -306,8 +308,16 @@ impl<E: From<StoreError>> TxError<E> {
         match self {
             Self::Db(error) => crate::store_error(error).into(),
             Self::Refused(error) => error,
+            Self::Previewed(never) => match never {},
         }
     }
+}
+
+/// Whether a create keeps what it did, or only answers what it would have made.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Keep {
+    Commit,
+    RollBack,
 }
 
 #[async_trait]
@@ -367,89 +377,12 @@ impl InvoiceRepository for SqlStore {
 
     #[tracing::instrument(skip_all, fields(team = %new.team_id, invoice = %new.id))]
     async fn create_invoice(&self, new: NewInvoice) -> Result<Invoice, CreateInvoiceError> {
-        let team = new.team_id;
-        db_run!(self, |conn| conn
-            .transaction(async |conn| {
-                let serial: i32 = diesel::insert_into(invoice_serials::table)
-                    .values((
-                        invoice_serials::team_id.eq(DbUuid::of(team)),
-                        invoice_serials::last_serial.eq(1),
-                    ))
-                    .on_conflict(invoice_serials::team_id)
-                    .do_update()
-                    .set(invoice_serials::last_serial.eq(invoice_serials::last_serial + 1))
-                    .returning(invoice_serials::last_serial)
-                    .get_result(conn)
-                    .await?;
-                let client_id: ClientId = match &new.bill_to {
-                    BillTo::Existing(id) => {
-                        if !exists!(conn, clients, team, *id)? {
-                            return Err(TxError::Refused(CreateInvoiceError::UnknownClient));
-                        }
-                        *id
-                    }
-                    BillTo::Inline { email, new_client } => {
-                        let matched: Option<DbUuid> = clients::table
-                            .filter(clients::team_id.eq(DbUuid::of(team)))
-                            .filter(clients::email_key.eq(email.normalized()))
-                            .order((clients::created_at, clients::id))
-                            .select(clients::id)
-                            .first(conn)
-                            .await
-                            .optional()?;
-                        if let Some(id) = matched {
-                            id.into_id()
-                        } else {
-                            insert_client!(conn, new_client)?;
-                            new_client.id
-                        }
-                    }
-                };
-                if !exists!(conn, sender_addresses, team, new.sender_id)? {
-                    return Err(TxError::Refused(CreateInvoiceError::UnknownSender));
-                }
-                let number = u32::try_from(serial).ok().and_then(Serial::new);
-                let Some(number) = number else {
-                    return Err(TxError::Refused(corrupt("serial", serial).into()));
-                };
-                let invoice = new.clone().into_invoice(number, client_id);
-                diesel::insert_into(invoices::table)
-                    .values((
-                        invoices::team_id.eq(DbUuid::of(team)),
-                        invoices::id.eq(DbUuid::of(invoice.id)),
-                        invoices::serial.eq(serial),
-                        invoices::currency.eq(invoice.currency.as_str()),
-                        invoices::created_at.eq(invoice.created_at),
-                        invoice_values!(invoice),
-                    ))
-                    .execute(conn)
-                    .await?;
-                insert_lines!(conn, invoice);
-                if !new.time_entries.is_empty() {
-                    let wanted = new.distinct_time_entries();
-                    let mut billed = 0;
-                    // In slices, so that no statement binds more parameters than SQLite takes.
-                    for slice in wanted.chunks(1000) {
-                        let ids: Vec<DbUuid> = slice.iter().map(|id| DbUuid(*id)).collect();
-                        billed += diesel::update(
-                            time_entries::table
-                                .filter(time_entries::team_id.eq(DbUuid::of(team)))
-                                .filter(time_entries::id.eq_any(ids))
-                                .filter(time_entries::billable.eq(true))
-                                .filter(time_entries::invoice_id.is_null()),
-                        )
-                        .set(time_entries::invoice_id.eq(Some(DbUuid::of(invoice.id))))
-                        .execute(conn)
-                        .await?;
-                    }
-                    if billed != wanted.len() {
-                        return Err(TxError::Refused(CreateInvoiceError::TimeTaken));
-                    }
-                }
-                Ok::<_, TxError<CreateInvoiceError>>(invoice)
-            })
-            .await
-            .map_err(TxError::into_port))
+        self.store_invoice(new, Keep::Commit).await
+    }
+
+    #[tracing::instrument(skip_all, fields(team = %new.team_id, invoice = %new.id))]
+    async fn preview_invoice(&self, new: NewInvoice) -> Result<Invoice, CreateInvoiceError> {
+        self.store_invoice(new, Keep::RollBack).await
     }
 
     #[tracing::instrument(skip_all, fields(team = %invoice.team_id, invoice = %invoice.id))]
@@ -637,5 +570,102 @@ impl SenderRepository for SqlStore {
         .optional()
         .or_store()?);
         row.map(SenderAddress::try_from).transpose()
+    }
+}
+
+impl SqlStore {
+    /// A create in one transaction, committed or, for a preview, rolled back.
+    async fn store_invoice(&self, new: NewInvoice, keep: Keep) -> Result<Invoice, CreateInvoiceError> {
+        let team = new.team_id;
+        let done: Result<Invoice, TxError<CreateInvoiceError, Box<Invoice>>> = db_run!(self, |conn| conn
+            .transaction(async |conn| {
+                let serial: i32 = diesel::insert_into(invoice_serials::table)
+                    .values((
+                        invoice_serials::team_id.eq(DbUuid::of(team)),
+                        invoice_serials::last_serial.eq(1),
+                    ))
+                    .on_conflict(invoice_serials::team_id)
+                    .do_update()
+                    .set(invoice_serials::last_serial.eq(invoice_serials::last_serial + 1))
+                    .returning(invoice_serials::last_serial)
+                    .get_result(conn)
+                    .await?;
+                let client_id: ClientId = match &new.bill_to {
+                    BillTo::Existing(id) => {
+                        if !exists!(conn, clients, team, *id)? {
+                            return Err(TxError::Refused(CreateInvoiceError::UnknownClient));
+                        }
+                        *id
+                    }
+                    BillTo::Inline { email, new_client } => {
+                        let matched: Option<DbUuid> = clients::table
+                            .filter(clients::team_id.eq(DbUuid::of(team)))
+                            .filter(clients::email_key.eq(email.normalized()))
+                            .order((clients::created_at, clients::id))
+                            .select(clients::id)
+                            .first(conn)
+                            .await
+                            .optional()?;
+                        if let Some(id) = matched {
+                            id.into_id()
+                        } else {
+                            insert_client!(conn, new_client)?;
+                            new_client.id
+                        }
+                    }
+                };
+                if !exists!(conn, sender_addresses, team, new.sender_id)? {
+                    return Err(TxError::Refused(CreateInvoiceError::UnknownSender));
+                }
+                let number = u32::try_from(serial).ok().and_then(Serial::new);
+                let Some(number) = number else {
+                    return Err(TxError::Refused(corrupt("serial", serial).into()));
+                };
+                let invoice = new.clone().into_invoice(number, client_id);
+                diesel::insert_into(invoices::table)
+                    .values((
+                        invoices::team_id.eq(DbUuid::of(team)),
+                        invoices::id.eq(DbUuid::of(invoice.id)),
+                        invoices::serial.eq(serial),
+                        invoices::currency.eq(invoice.currency.as_str()),
+                        invoices::created_at.eq(invoice.created_at),
+                        invoice_values!(invoice),
+                    ))
+                    .execute(conn)
+                    .await?;
+                insert_lines!(conn, invoice);
+                if !new.time_entries.is_empty() {
+                    let wanted = new.distinct_time_entries();
+                    let mut billed = 0;
+                    // In slices, so that no statement binds more parameters than SQLite takes.
+                    for slice in wanted.chunks(1000) {
+                        let ids: Vec<DbUuid> = slice.iter().map(|id| DbUuid(*id)).collect();
+                        billed += diesel::update(
+                            time_entries::table
+                                .filter(time_entries::team_id.eq(DbUuid::of(team)))
+                                .filter(time_entries::id.eq_any(ids))
+                                .filter(time_entries::billable.eq(true))
+                                .filter(time_entries::invoice_id.is_null()),
+                        )
+                        .set(time_entries::invoice_id.eq(Some(DbUuid::of(invoice.id))))
+                        .execute(conn)
+                        .await?;
+                    }
+                    if billed != wanted.len() {
+                        return Err(TxError::Refused(CreateInvoiceError::TimeTaken));
+                    }
+                }
+                match keep {
+                    Keep::Commit => Ok(invoice),
+                    Keep::RollBack => Err(TxError::Previewed(Box::new(invoice))),
+                }
+            })
+            .await);
+        match done {
+            Ok(invoice) => Ok(invoice),
+            Err(TxError::Previewed(invoice)) => Ok(*invoice),
+            Err(TxError::Refused(error)) => Err(error),
+            Err(TxError::Db(error)) => Err(crate::store_error(error).into()),
+        }
     }
 }

@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 
 use billing::LineInput;
 use billing::invoice::Description as LineDescription;
-use billing::money::{Decimal, QUANTITY, RoundingStrategy};
+use billing::money::{Decimal, MAX_LINE_ITEMS, QUANTITY, RoundingStrategy};
 use kernel::{FieldError, InvalidValue, Words};
 
 use crate::{HourlyRate, Project, ProjectId, TimeEntry, TimeEntryId};
@@ -194,6 +194,15 @@ pub fn time_lines(
         groups.into_values().filter(|group| group.seconds > 0).map(Group::line).collect::<Result<_, _>>()?;
     if lines.is_empty() {
         return Err(FieldError::new("rounding", "leaves no time to bill"));
+    }
+    if lines.len() > MAX_LINE_ITEMS {
+        return Err(FieldError::new(
+            "groupBy",
+            format!(
+                "makes {} lines, and an invoice holds at most {MAX_LINE_ITEMS}: group by project or task, or bill fewer days",
+                lines.len()
+            ),
+        ));
     }
     Ok(lines)
 }

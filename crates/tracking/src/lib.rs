@@ -28,7 +28,7 @@ pub use project::{
     HourlyRate, Project, ProjectChanges, ProjectId, ProjectRepository, ProjectStatus, SaveProjectError,
 };
 pub use section::{CreateSectionError, Section, SectionId, SectionRepository};
-pub use service::{EntryChanges, EntryDraft, TimerDraft, TrackError};
+pub use service::{EntryChanges, EntryDraft, TimeBilling, TimerDraft, TrackError};
 pub use tag::{Tag, TagId, TagRepository};
 pub use timer::{RunningTimer, StartTimerError, StopTimerError, TimerId, TimerRepository};
 

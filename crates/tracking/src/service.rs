@@ -8,13 +8,16 @@
 use std::collections::HashSet;
 
 use accounts::{AccountStore, TeamId, UserId};
+use billing::service::{BillingError, InvoiceDraft};
+use billing::{BillingStore, Invoice};
 use chrono::{DateTime, Utc};
 use kernel::{FieldError, Id, StoreError};
 
+use crate::invoicing::{GroupBy, Rounding, TimeLine, is_billable, time_lines};
 use crate::{
-    Actor, DeleteError, Description, DurationSeconds, EntryFilter, ProjectId, RunningTimer, SaveEntryError,
-    SectionId, StartTimerError, StopTimerError, TagId, TagRef, TaskName, TimeEntry, TimeEntryId, TimerId,
-    TrackStore,
+    Actor, DeleteError, Description, DurationSeconds, EntryFilter, HourlyRate, Period, ProjectId,
+    RunningTimer, SaveEntryError, SectionId, StartTimerError, StopTimerError, TagId, TagRef, TaskName,
+    TimeEntry, TimeEntryId, TimerId, TrackStore,
 };
 
 /// Why a time-entry use case refused.
@@ -296,6 +299,63 @@ pub async fn stop_timer(
     let entry = timer.into_entry(TimeEntryId::generate(), now);
     store.stop_timer(team, id, &entry).await.map_err(timer_error)?;
     Ok(entry)
+}
+
+/// What to bill: the time logged on a span of days, and the invoice to make of it.
+#[derive(Debug, Clone)]
+pub struct TimeBilling {
+    /// The days whose entries are billed, by each entry's `date`.
+    pub days: Period,
+    /// Only time on these projects; all of it (time on no project too) when `None`.
+    pub projects: Option<Vec<ProjectId>>,
+    pub group_by: GroupBy,
+    /// Bills every line at this rate instead of its project's.
+    pub rate: Option<HourlyRate>,
+    pub rounding: Option<Rounding>,
+    /// The invoice's own fields; its lines and time entries are the billing's to fill.
+    pub invoice: InvoiceDraft,
+    /// Answers the invoice that would be made, and makes nothing.
+    pub preview: bool,
+}
+
+/// Makes one invoice of the billable, not yet billed time of `request.days`: one line per
+/// group, each entry billed by the invoice in the invoice's own transaction, so that no
+/// entry is billed twice however requests race. Members bill their own time; owners and
+/// admins the team's.
+pub async fn bill_time(
+    tracking: &dyn TrackStore,
+    billing: &dyn BillingStore,
+    accounts: &dyn AccountStore,
+    actor: &Actor,
+    team: TeamId,
+    request: TimeBilling,
+    now: DateTime<Utc>,
+) -> Result<Invoice, BillingError> {
+    let projects = tracking.list_projects(team).await?;
+    let wanted: Option<HashSet<ProjectId>> = request.projects.map(|ids| ids.into_iter().collect());
+    if let Some(unknown) = wanted.iter().flatten().find(|id| !projects.iter().any(|p| p.id == **id)) {
+        return Err(FieldError::new("projectIds", format!("{unknown}: no such project in the team")).into());
+    }
+    let user = actor.listing_user(None).unwrap_or(Some(actor.user_id));
+    let filter = EntryFilter { user, ..EntryFilter::within(request.days) };
+    let entries: Vec<TimeEntry> = tracking
+        .list_entries(team, &filter)
+        .await?
+        .into_iter()
+        .filter(is_billable)
+        .filter(|entry| wanted.as_ref().is_none_or(|w| entry.project_id.is_some_and(|p| w.contains(&p))))
+        .collect();
+    let lines = time_lines(&entries, &projects, request.group_by, request.rate, request.rounding)?;
+    let draft = InvoiceDraft {
+        line_items: lines.iter().map(TimeLine::line_input).collect(),
+        time_entries: entries.iter().map(|entry| entry.id.as_uuid()).collect(),
+        ..request.invoice
+    };
+    if request.preview {
+        billing::service::preview_invoice(billing, accounts, team, draft, now).await
+    } else {
+        billing::service::create_invoice(billing, accounts, team, draft, now).await
+    }
 }
 
 /// Discards the actor's running timer without logging its time.

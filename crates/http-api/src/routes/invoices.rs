@@ -74,7 +74,7 @@ pub(crate) struct LineItemBody {
 #[derive(Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub(crate) struct InvoiceBody {
-    id: Uuid,
+    pub(crate) id: Uuid,
     /// Per team, gapless: `INV-0001`, `INV-0002`, …
     #[schema(example = "INV-0001")]
     serial: String,
@@ -105,7 +105,7 @@ pub(crate) struct InvoiceBody {
 }
 
 impl InvoiceBody {
-    fn new(invoice: Invoice, now: chrono::DateTime<chrono::Utc>) -> Self {
+    pub(crate) fn new(invoice: Invoice, now: chrono::DateTime<chrono::Utc>) -> Self {
         let status = invoice.status_at(now).as_str();
         let invoice_id = invoice.id.as_uuid();
         let line = |item: LineItem| LineItemBody {
@@ -193,50 +193,83 @@ pub(crate) struct InlineClientInput {
     address: Option<AddressInput>,
 }
 
-/// A new invoice. Exactly one of `clientId` and `client`. `subtotal` and `total` are
-/// computed, not accepted.
-#[derive(Debug, Deserialize, ToSchema)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
-pub(crate) struct InvoiceInput {
-    /// `position` follows this order.
-    #[schema(min_items = 1, max_items = 1000)]
-    line_items: Vec<LineItemInput>,
-    #[serde(default)]
-    #[schema(format = Uuid)]
-    client_id: Option<String>,
-    #[serde(default)]
-    client: Option<InlineClientInput>,
-    /// Default: now.
-    #[serde(default)]
-    #[schema(value_type = Option<InstantInput>)]
-    issue_date: Option<String>,
-    /// Not before `issueDate`. Default: none.
-    #[serde(default)]
-    #[schema(value_type = Option<InstantInput>)]
-    due_date: Option<String>,
-    #[serde(default)]
-    #[schema(pattern = r"^[^\u0000]*$", max_length = 1000, nullable)]
-    description: Option<String>,
-    /// Default PENDING.
-    #[serde(default)]
-    #[schema(value_type = Option<InvoiceStatusSchema>)]
-    status: Option<String>,
-    /// One of the team's sender addresses. Default: the team's default sender.
-    #[serde(default)]
-    #[schema(format = Uuid)]
-    senders_address_id: Option<String>,
-    /// 0 to 100, at most 4 decimal places. When greater than 0 the tax is computed from it.
-    #[serde(default)]
-    #[schema(value_type = f64, minimum = 0, maximum = 100, default = 0)]
-    tax_percentage: Option<Number>,
-    /// Left out, it is computed from `taxPercentage` when that is above 0, and is 0
-    /// otherwise: no constant default, so that a client filling in defaults does not send
-    /// a tax that contradicts its percentage. Given with a `taxPercentage` above 0, it
-    /// must equal the computed tax; with `taxPercentage` 0 it is a flat tax, rounded to
-    /// the minor unit.
-    #[serde(default)]
-    #[schema(value_type = f64, minimum = 0, maximum = 1e21)]
-    tax: Option<Number>,
+/// Declares a request body that makes an invoice: the fields given, then the fields of
+/// every new invoice (client, dates, description, sender, tax), which its `head` takes
+/// out. The caller imports what the fields name (`InlineClientInput`, `InstantInput`,
+/// `Number`, `InvoiceHead`).
+macro_rules! invoice_body {
+    ($(#[$meta:meta])* pub(crate) struct $name:ident { $($fields:tt)* }) => {
+        $(#[$meta])*
+        #[derive(Debug, Deserialize, ToSchema)]
+        #[serde(deny_unknown_fields, rename_all = "camelCase")]
+        pub(crate) struct $name {
+            $($fields)*
+            #[serde(default)]
+            #[schema(format = Uuid)]
+            client_id: Option<String>,
+            #[serde(default)]
+            client: Option<InlineClientInput>,
+            /// Default: now.
+            #[serde(default)]
+            #[schema(value_type = Option<InstantInput>)]
+            issue_date: Option<String>,
+            /// Not before `issueDate`. Default: none.
+            #[serde(default)]
+            #[schema(value_type = Option<InstantInput>)]
+            due_date: Option<String>,
+            #[serde(default)]
+            #[schema(pattern = r"^[^\u0000]*$", max_length = 1000, nullable)]
+            description: Option<String>,
+            /// One of the team's sender addresses. Default: the team's default sender.
+            #[serde(default)]
+            #[schema(format = Uuid)]
+            senders_address_id: Option<String>,
+            /// 0 to 100, at most 4 decimal places. When greater than 0 the tax is computed
+            /// from it.
+            #[serde(default)]
+            #[schema(value_type = f64, minimum = 0, maximum = 100, default = 0)]
+            tax_percentage: Option<Number>,
+            /// Left out, it is computed from `taxPercentage` when that is above 0, and is 0
+            /// otherwise: no constant default, so that a client filling in defaults does not
+            /// send a tax that contradicts its percentage. Given with a `taxPercentage` above
+            /// 0, it must equal the computed tax; with `taxPercentage` 0 it is a flat tax,
+            /// rounded to the minor unit.
+            #[serde(default)]
+            #[schema(value_type = f64, minimum = 0, maximum = 1e21)]
+            tax: Option<Number>,
+        }
+
+        impl $name {
+            /// The invoice's own fields, taken out of the body.
+            fn head(&mut self) -> InvoiceHead {
+                InvoiceHead {
+                    client_id: self.client_id.take(),
+                    client: self.client.take(),
+                    issue_date: self.issue_date.take(),
+                    due_date: self.due_date.take(),
+                    description: self.description.take(),
+                    senders_address_id: self.senders_address_id.take(),
+                    tax_percentage: self.tax_percentage.take(),
+                    tax: self.tax.take(),
+                }
+            }
+        }
+    };
+}
+pub(crate) use invoice_body;
+
+invoice_body! {
+    /// A new invoice. Exactly one of `clientId` and `client`. `subtotal` and `total` are
+    /// computed, not accepted.
+    pub(crate) struct InvoiceInput {
+        /// `position` follows this order.
+        #[schema(min_items = 1, max_items = 1000)]
+        line_items: Vec<LineItemInput>,
+        /// Default PENDING.
+        #[serde(default)]
+        #[schema(value_type = Option<InvoiceStatusSchema>)]
+        status: Option<String>,
+    }
 }
 
 /// A partial update: only the fields given change. `lineItems` replaces every item;
@@ -350,8 +383,21 @@ impl InlineClientInput {
     }
 }
 
-impl InvoiceInput {
-    fn parse(
+/// The fields of a new invoice besides its lines and status, as given.
+pub(crate) struct InvoiceHead {
+    pub(crate) client_id: Option<String>,
+    pub(crate) client: Option<InlineClientInput>,
+    pub(crate) issue_date: Option<String>,
+    pub(crate) due_date: Option<String>,
+    pub(crate) description: Option<String>,
+    pub(crate) senders_address_id: Option<String>,
+    pub(crate) tax_percentage: Option<Number>,
+    pub(crate) tax: Option<Number>,
+}
+
+impl InvoiceHead {
+    /// The draft of a PENDING invoice with no lines yet, or the first field that is wrong.
+    pub(crate) fn parse(
         self,
         team: accounts::TeamId,
         now: chrono::DateTime<chrono::Utc>,
@@ -369,15 +415,30 @@ impl InvoiceInput {
             issue_date: self.issue_date.as_deref().map(|d| instant(d, "issueDate")).transpose()?,
             due_date: self.due_date.as_deref().map(|d| instant(d, "dueDate")).transpose()?,
             description: self.description.map(description).transpose()?,
-            status: self.status.as_deref().map(status).transpose()?,
+            status: None,
             sender_id: self.senders_address_id.as_deref().map(sender).transpose()?,
             tax_percentage: self
                 .tax_percentage
                 .map(|n| number(&n, "taxPercentage", TAX_PERCENTAGE))
                 .transpose()?,
             tax: self.tax.map(|n| number(&n, "tax", AMOUNT)).transpose()?,
-            line_items: lines(self.line_items)?,
+            line_items: Vec::new(),
             time_entries: Vec::new(),
+        })
+    }
+}
+
+impl InvoiceInput {
+    fn parse(
+        mut self,
+        team: accounts::TeamId,
+        now: chrono::DateTime<chrono::Utc>,
+    ) -> Result<InvoiceDraft, FieldError> {
+        let draft = self.head().parse(team, now)?;
+        Ok(InvoiceDraft {
+            status: self.status.as_deref().map(status).transpose()?,
+            line_items: lines(self.line_items)?,
+            ..draft
         })
     }
 }

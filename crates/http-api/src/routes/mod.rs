@@ -2,6 +2,7 @@
 //! keyed endpoint documents, id parsing, timestamps.
 
 pub(crate) mod agent;
+pub(crate) mod billed_time;
 pub(crate) mod clients;
 pub(crate) mod invoices;
 pub(crate) mod ops;

@@ -42,7 +42,7 @@ fn eur() -> Currency {
     Currency::parse("EUR").unwrap()
 }
 
-fn client_details(name: &str, email: &str) -> ClientDetails {
+pub(super) fn client_details(name: &str, email: &str) -> ClientDetails {
     ClientDetails {
         name: RequiredText::parse(name).unwrap(),
         email: Email::parse(email).unwrap(),

@@ -16,6 +16,7 @@ for_each_adapter!(
     tags_rename_and_delete_reach_every_entry,
     billed_time_is_locked_and_released_with_its_invoice,
     an_invoice_bills_its_time_in_its_own_transaction,
+    a_preview_checks_as_a_create_does_and_keeps_nothing,
     projects_keep_codes_unique_per_team,
     project_updates_change_only_what_they_name,
     projects_and_sections_with_entries_cannot_be_deleted,
@@ -581,4 +582,41 @@ async fn an_invoice_bills_its_time_in_its_own_transaction(store: Store) {
     let next = invoice_billing(&invoices, &[c.id]).await.unwrap();
     assert_eq!(next.serial.to_string(), "INV-0002");
     assert_eq!(f.stored(c.id).await.invoice_id, Some(next.id));
+}
+
+async fn a_preview_checks_as_a_create_does_and_keeps_nothing(store: Store) {
+    let f = fixture(store).await;
+    let invoices = super::invoices::fixture_for(f.store.clone(), f.team).await;
+    let (a, b) = (f.logged(f.entry("2026-11-02", &[])).await, f.logged(f.entry("2026-11-03", &[])).await);
+    let first = invoice_billing(&invoices, &[a.id]).await.unwrap();
+    let previewing = |entries: &[TimeEntryId], bill_to: billing::store::BillTo| {
+        let draft = invoices.draft(bill_to, "2026-11-20", &[("Time", "100", "1")]);
+        let time_entries = entries.iter().map(Id::as_uuid).collect();
+        invoices.billing.preview_invoice(billing::store::NewInvoice { time_entries, ..draft })
+    };
+
+    let email = kernel::Email::parse("new@example.com").unwrap();
+    let newcomer =
+        billing::Client::new(f.team, super::invoices::client_details("New", "new@example.com"), now());
+    let inline = billing::store::BillTo::Inline { email, new_client: Box::new(newcomer.clone()) };
+    let preview = previewing(&[b.id], inline).await.unwrap();
+    assert_eq!((preview.serial.to_string(), preview.client_id), ("INV-0002".to_owned(), newcomer.id));
+    // Nothing is kept: not the invoice, its serial, its client, nor the billing of b.
+    assert!(invoices.billing.get_invoice(f.team, preview.id).await.unwrap().is_none());
+    assert!(invoices.billing.get(f.team, newcomer.id).await.unwrap().is_none());
+    assert_eq!(f.stored(b.id).await.invoice_id, None);
+    // Refused as a create is.
+    let existing = billing::store::BillTo::Existing(invoices.client);
+    let taken = previewing(&[a.id], existing.clone()).await;
+    assert!(matches!(taken, Err(billing::store::CreateInvoiceError::TimeTaken)));
+    let stranger = billing::store::BillTo::Existing(billing::ClientId::generate());
+    assert!(matches!(
+        previewing(&[b.id], stranger).await,
+        Err(billing::store::CreateInvoiceError::UnknownClient)
+    ));
+    let made = invoice_billing(&invoices, &[b.id]).await.unwrap();
+    assert_eq!(
+        (made.serial.to_string(), first.serial.to_string()),
+        ("INV-0002".to_owned(), "INV-0001".to_owned())
+    );
 }

@@ -2,6 +2,7 @@
 //! `TEST_BACKEND` names.
 
 mod auth;
+mod billed_time;
 mod clients;
 mod conventions;
 mod idempotency;

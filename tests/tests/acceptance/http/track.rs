@@ -10,9 +10,9 @@ use serde_json::{Value, json};
 
 use super::{error_of, pages};
 
-const TIME: &str = "/v1/track/time";
+pub(super) const TIME: &str = "/v1/track/time";
 const TAGS: &str = "/v1/track/tags";
-const PROJECTS: &str = "/v1/track/projects";
+pub(super) const PROJECTS: &str = "/v1/track/projects";
 const SECTIONS: &str = "/v1/track/sections";
 
 /// Sends `body` (when given) and returns the status and JSON answer.
@@ -33,7 +33,7 @@ async fn call(
 }
 
 /// Expects `status` and returns the answer.
-async fn expect(
+pub(super) async fn expect(
     app: &TestApp,
     key: &str,
     method: Method,
@@ -47,7 +47,7 @@ async fn expect(
 }
 
 /// Expects a 400 and returns its message.
-async fn refused(app: &TestApp, key: &str, method: Method, path: &str, body: Value) -> String {
+pub(super) async fn refused(app: &TestApp, key: &str, method: Method, path: &str, body: Value) -> String {
     let answer = expect(app, key, method, path, Some(body), 400).await;
     answer["error"].as_str().unwrap().to_owned()
 }
@@ -56,7 +56,7 @@ async fn tag(app: &TestApp, title: &str) -> Value {
     expect(app, &app.key, Method::POST, TAGS, Some(json!({"title": title})), 201).await
 }
 
-async fn project(app: &TestApp, title: &str, code: Option<&str>) -> Value {
+pub(super) async fn project(app: &TestApp, title: &str, code: Option<&str>) -> Value {
     expect(app, &app.key, Method::POST, PROJECTS, Some(json!({"title": title, "code": code})), 201).await
 }
 
@@ -65,7 +65,7 @@ async fn section(app: &TestApp, project: &Value, title: &str) -> Value {
     expect(app, &app.key, Method::POST, SECTIONS, Some(body), 201).await
 }
 
-async fn log(app: &TestApp, key: &str, body: Value) -> Value {
+pub(super) async fn log(app: &TestApp, key: &str, body: Value) -> Value {
     expect(app, key, Method::POST, TIME, Some(body), 201).await
 }
 
@@ -74,11 +74,11 @@ fn tag_ref(tag: &Value) -> Value {
     json!({"id": tag["id"], "title": tag["title"]})
 }
 
-fn entry(date: &str) -> Value {
+pub(super) fn entry(date: &str) -> Value {
     json!({"durationSeconds": 3600, "taskName": "Write the report", "date": date})
 }
 
-fn with(mut base: Value, extra: &Value) -> Value {
+pub(super) fn with(mut base: Value, extra: &Value) -> Value {
     for (field, value) in extra.as_object().unwrap() {
         base[field] = value.clone();
     }
@@ -89,12 +89,12 @@ fn ids(list: &Value) -> Vec<&str> {
     list.as_array().unwrap().iter().map(|e| e["id"].as_str().unwrap()).collect()
 }
 
-fn at(id: &Value, base: &str) -> String {
+pub(super) fn at(id: &Value, base: &str) -> String {
     format!("{base}/{}", id.as_str().unwrap())
 }
 
 /// A key of a new user with `role` in the app's team.
-async fn key_of(app: &TestApp, role: Role) -> (UserId, String) {
+pub(super) async fn key_of(app: &TestApp, role: Role) -> (UserId, String) {
     let user = create_user(&app.store, app.team, role).await;
     let (_, key) = create_key(&app.store, app.team, user, Scope::Write, None).await;
     (user, key)
@@ -144,51 +144,6 @@ async fn projects_have_hourly_rates_and_entries_say_whether_they_are_billable() 
     assert!(message.starts_with("invoiceId: "), "{message}");
     let message = refused(&app, &app.key, Method::POST, TIME, with(entry("2026-11-20"), &invoice)).await;
     assert!(message.starts_with("invoiceId: "), "{message}");
-}
-
-#[tokio::test]
-async fn billed_time_is_locked_until_its_invoice_is_deleted() {
-    let app = spawn_app().await;
-    let logged = log(&app, &app.key, entry("2026-11-20")).await;
-    let client = app.create_client(&app.key, "Buyer").await;
-    // Billed as the from-time use case bills: the invoice marks the entry in its transaction.
-    let parse = |value: &Value| kernel::uuid::Uuid::parse_str(value.as_str().unwrap()).unwrap();
-    let draft = billing::service::InvoiceDraft {
-        bill_to: billing::store::BillTo::Existing(kernel::Id::from_uuid(parse(&client["id"]))),
-        issue_date: None,
-        due_date: None,
-        description: None,
-        status: None,
-        sender_id: None,
-        tax_percentage: None,
-        tax: None,
-        line_items: vec![billing::LineInput {
-            description: billing::invoice::Description::parse("Work").unwrap(),
-            unit_price: billing::money::Decimal::ONE_HUNDRED,
-            quantity: billing::money::Decimal::ONE,
-            amount: None,
-        }],
-        time_entries: vec![parse(&logged["id"])],
-    };
-    let (billing, accounts) = (app.store.billing(), app.store.accounts());
-    let made =
-        billing::service::create_invoice(&*billing, &*accounts, app.team, draft, chrono::Utc::now()).await;
-    let invoice = json!({"id": made.unwrap().id.to_string()});
-
-    let location = at(&logged["id"], TIME);
-    assert_eq!(expect(&app, &app.key, Method::GET, &location, None, 200).await["invoiceId"], invoice["id"]);
-    let locked = "invoiceId: the entry is billed and its time is locked; deleting the invoice releases it";
-    let patched =
-        expect(&app, &app.key, Method::PATCH, &location, Some(json!({"durationSeconds": 60})), 409).await;
-    assert_eq!(patched["error"], locked);
-    assert_eq!(expect(&app, &app.key, Method::DELETE, &location, None, 409).await["error"], locked);
-    assert_eq!(expect(&app, &app.key, Method::GET, &location, None, 200).await["durationSeconds"], 3600);
-
-    expect(&app, &app.key, Method::DELETE, &at(&invoice["id"], "/v1/invoices"), None, 200).await;
-    assert_eq!(expect(&app, &app.key, Method::GET, &location, None, 200).await["invoiceId"], Value::Null);
-    let patched =
-        expect(&app, &app.key, Method::PATCH, &location, Some(json!({"durationSeconds": 60})), 200).await;
-    assert_eq!(patched["durationSeconds"], 60);
 }
 
 #[tokio::test]

@@ -110,7 +110,7 @@ pub(crate) struct ProjectUpdate {
 }
 
 /// An hourly rate given as a JSON number.
-fn rate(value: &Number, field: &str) -> Result<HourlyRate, FieldError> {
+pub(crate) fn rate(value: &Number, field: &str) -> Result<HourlyRate, FieldError> {
     parse_decimal(&value.to_string()).and_then(HourlyRate::parse).map_err(|e| e.at(field))
 }
 

@@ -450,7 +450,7 @@ fn accepts_gzip(request: &HttpRequest) -> bool {
     request_body = TimeEntryInput,
     responses(
         (status = 201, description = "Created", body = TimeEntryBody, headers(("Location" = String, description = "URL of the new entry"))),
-        (status = 409, description = "A referenced project, section, tag or user was deleted meanwhile", body = crate::ErrorBody),
+        (status = 409, description = "The entry is billed (`invoiceId`), or a referenced project, section, tag or user was deleted meanwhile", body = crate::ErrorBody),
         BodyErrors,
         KeyedErrors,
     )
@@ -515,7 +515,7 @@ pub(crate) async fn get(state: &ApiState, who: &Principal, id: &str) -> Result<T
     request_body = TimeEntryPatch,
     responses(
         (status = 200, description = "The changed entry", body = TimeEntryBody),
-        (status = 409, description = "A referenced project, section, tag or user was deleted meanwhile", body = crate::ErrorBody),
+        (status = 409, description = "The entry is billed (`invoiceId`), or a referenced project, section, tag or user was deleted meanwhile", body = crate::ErrorBody),
         BodyErrors,
         NotFound,
         KeyedErrors,
@@ -550,11 +550,17 @@ pub(crate) async fn update(
 /// Delete a time entry
 ///
 /// Deletes the entry. Members can only delete their own; another user's entry is a 404 for
-/// them. Needs `track:write`.
+/// them. A billed entry (`invoiceId` set) is locked until its invoice is deleted. Needs
+/// `track:write`.
 #[utoipa::path(
     tag = "Time entries",
     params(("id" = Uuid, Path, description = "Time entry id")),
-    responses((status = 200, description = "Deleted", body = Deleted), NotFound, KeyedErrors)
+    responses(
+        (status = 200, description = "Deleted", body = Deleted),
+        (status = 409, description = "The entry is billed (`invoiceId`)", body = crate::ErrorBody),
+        NotFound,
+        KeyedErrors,
+    )
 )]
 #[delete("/{id}")]
 pub(crate) async fn delete_time(

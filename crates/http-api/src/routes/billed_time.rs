@@ -1,0 +1,167 @@
+//! `POST /v1/invoices/from-time`: an invoice made of a span of tracked time.
+
+use accounts::Principal;
+use actix_web::{HttpResponse, post, web};
+use kernel::FieldError;
+use serde::Deserialize;
+use serde_json::Number;
+use tracking::invoicing::{GroupBy, Rounding};
+use tracking::{Actor, Period, TimeBilling};
+use utoipa::ToSchema;
+
+use crate::auth::{Auth, BillTime};
+use crate::body::Json;
+use crate::error::ApiError;
+use crate::openapi::{GroupBy as GroupBySchema, InstantInput, RoundingMode as RoundingModeSchema};
+use crate::routes::invoices::{InlineClientInput, InvoiceBody, InvoiceHead, invoice_body};
+use crate::routes::track::projects::rate;
+use crate::routes::{BodyErrors, KeyedErrors, body_id, created, midnight, query_day};
+use crate::state::ApiState;
+
+/// How each entry's duration is rounded before its line sums it; the entries keep their
+/// own durations.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RoundingInput {
+    /// The step, in minutes.
+    #[schema(minimum = 1, maximum = 60)]
+    minutes: i64,
+    #[schema(value_type = RoundingModeSchema)]
+    mode: String,
+}
+
+invoice_body! {
+    /// The time to bill and the invoice to make of it. Exactly one of `clientId` and
+    /// `client`.
+    pub(crate) struct TimeInvoiceInput {
+        /// The first UTC day whose entries are billed, `YYYY-MM-DD`.
+        #[schema(value_type = String, format = Date)]
+        from: String,
+        /// The last UTC day whose entries are billed (included), `YYYY-MM-DD`.
+        #[schema(value_type = String, format = Date)]
+        to: String,
+        /// Only time on these projects of the team. Default: all the time of the days, time on
+        /// no project included.
+        #[serde(default)]
+        #[schema(value_type = Option<Vec<String>>, min_items = 1, max_items = 1000)]
+        project_ids: Option<Vec<String>>,
+        /// One line per project (default), per task name (and rate), or per entry.
+        #[serde(default)]
+        #[schema(value_type = Option<GroupBySchema>)]
+        group_by: Option<String>,
+        /// An hourly rate for every line, instead of each project's `rate`: 0 to 10¹², at
+        /// most 6 decimal places. Required when some time to bill has no project rate.
+        #[serde(default)]
+        #[schema(value_type = Option<f64>, minimum = 0, maximum = 1_000_000_000_000_i64)]
+        rate: Option<Number>,
+        #[serde(default)]
+        rounding: Option<RoundingInput>,
+        /// `true` answers 200 with the invoice that would be made now, its serial included,
+        /// and writes nothing.
+        #[serde(default)]
+        #[schema(default = false)]
+        preview: bool,
+    }
+}
+
+impl TimeInvoiceInput {
+    fn parse(
+        mut self,
+        team: accounts::TeamId,
+        now: chrono::DateTime<chrono::Utc>,
+    ) -> Result<TimeBilling, FieldError> {
+        let head = self.head();
+        let from = query_day(&self.from, "from")?;
+        let to = query_day(&self.to, "to")?;
+        if to < from {
+            return Err(FieldError::new("to", "must not be before from"));
+        }
+        let end = to.succ_opt().ok_or_else(|| FieldError::new("to", "is too far in the future"))?;
+        let projects = self
+            .project_ids
+            .map(|ids| {
+                if ids.is_empty() {
+                    return Err(FieldError::new(
+                        "projectIds",
+                        "must name at least one project, or be left out",
+                    ));
+                }
+                ids.iter()
+                    .map(|id| body_id(id, "projectIds", "project"))
+                    .collect::<Result<Vec<tracking::ProjectId>, _>>()
+            })
+            .transpose()?;
+        let group_by =
+            self.group_by.as_deref().map(GroupBy::parse).transpose().map_err(|e| e.at("groupBy"))?;
+        let rounding = self.rounding.map(|r| Rounding::parse(r.minutes, &r.mode)).transpose()?;
+        let invoice = head.parse(team, now)?;
+        Ok(TimeBilling {
+            days: Period { start: midnight(from), end: midnight(end) },
+            projects,
+            group_by: group_by.unwrap_or_default(),
+            rate: self.rate.as_ref().map(|r| rate(r, "rate")).transpose()?,
+            rounding,
+            invoice,
+            preview: self.preview,
+        })
+    }
+}
+
+/// Invoice tracked time
+///
+/// Makes one invoice of the billable, not yet invoiced time entries dated `from` to `to`
+/// (UTC days, both included), in one transaction that sets each entry's `invoiceId`: one
+/// line item per project, task or entry (`groupBy`), its `quantity` the hours
+/// (`seconds ÷ 3600` of the rounded durations, 4 decimals, half away from zero) and its
+/// `unitPrice` the `rate`, or else the project's. Members bill their own time; owners and
+/// admins the team's. An entry is never billed twice: a request that loses a race for
+/// the same time is a 409 and makes nothing. `"preview": true` answers 200 with the invoice
+/// that would be made and writes nothing. Needs `invoices:write` and `track:read`.
+#[utoipa::path(
+    tag = "Invoices",
+    request_body = TimeInvoiceInput,
+    responses(
+        (status = 201, description = "Created, with its time billed", body = InvoiceBody,
+         headers(("Location" = String, description = "URL of the new invoice"))),
+        (status = 200, description = "`preview`: the invoice that would be made; nothing is written", body = InvoiceBody),
+        (status = 409, description = "Time to bill was billed, changed or deleted meanwhile; nothing was made", body = crate::ErrorBody),
+        BodyErrors,
+        KeyedErrors,
+    )
+)]
+#[post("")]
+pub(crate) async fn invoice_time(
+    auth: Auth<BillTime>,
+    Json(input): Json<TimeInvoiceInput>,
+    state: web::Data<ApiState>,
+) -> Result<HttpResponse, ApiError> {
+    let preview = input.preview;
+    let invoice = bill(&state, &auth.principal, input).await?;
+    if preview {
+        Ok(HttpResponse::Ok().json(invoice))
+    } else {
+        Ok(created(format!("/v1/invoices/{}", invoice.id), invoice))
+    }
+}
+
+/// Bills the time `input` names in the caller's team, or previews it.
+pub(crate) async fn bill(
+    state: &ApiState,
+    who: &Principal,
+    input: TimeInvoiceInput,
+) -> Result<InvoiceBody, ApiError> {
+    let now = state.clock.now();
+    let request = input.parse(who.team_id, now)?;
+    let stores = &state.stores;
+    let invoice = tracking::service::bill_time(
+        &*stores.track,
+        &*stores.billing,
+        &*stores.accounts,
+        &Actor::from(who),
+        who.team_id,
+        request,
+        now,
+    )
+    .await?;
+    Ok(InvoiceBody::new(invoice, now))
+}

@@ -1,0 +1,340 @@
+//! Tracked time to an invoice (`POST /v1/invoices/from-time`), and the lock on billed
+//! time, through the real server.
+
+use std::collections::BTreeSet;
+
+use acceptance::{TestApp, create_key, create_team, create_user, spawn_app};
+use accounts::{Permission, Role, Scope};
+use reqwest::Method;
+use serde_json::{Value, json};
+
+use super::track::{PROJECTS, TIME, at, entry, expect, key_of, log, refused, with};
+
+const FROM_TIME: &str = "/v1/invoices/from-time";
+const INVOICES: &str = "/v1/invoices";
+
+async fn rated(app: &TestApp, title: &str, rate: Option<f64>) -> Value {
+    expect(app, &app.key, Method::POST, PROJECTS, Some(json!({"title": title, "rate": rate})), 201).await
+}
+
+/// Logs `seconds` of `task` on `date` (on `project` when given) as the app's owner.
+async fn logged(app: &TestApp, date: &str, seconds: u64, task: &str, project: Option<&Value>) -> Value {
+    let body = json!({"durationSeconds": seconds, "taskName": task, "date": date,
+                      "projectId": project.map(|p| p["id"].clone())});
+    log(app, &app.key, body).await
+}
+
+/// The invoice billing an entry now (`null` when none).
+async fn billed_by(app: &TestApp, entry: &Value) -> Value {
+    expect(app, &app.key, Method::GET, &at(&entry["id"], TIME), None, 200).await["invoiceId"].clone()
+}
+
+/// Each line item as `(description, quantity, unitPrice, amount)`, numbers as written.
+fn lines(invoice: &Value) -> Vec<(String, String, String, String)> {
+    let items = invoice["lineItems"].as_array().unwrap();
+    let text = |item: &Value, field: &str| item[field].to_string();
+    items
+        .iter()
+        .map(|item| {
+            let description = item["description"].as_str().unwrap().to_owned();
+            (description, text(item, "quantity"), text(item, "unitPrice"), text(item, "amount"))
+        })
+        .collect()
+}
+
+fn line(
+    description: &str,
+    quantity: &str,
+    unit_price: &str,
+    amount: &str,
+) -> (String, String, String, String) {
+    (description.to_owned(), quantity.to_owned(), unit_price.to_owned(), amount.to_owned())
+}
+
+fn november(client: &Value) -> Value {
+    json!({"clientId": client["id"], "from": "2026-11-01", "to": "2026-11-30"})
+}
+
+#[tokio::test]
+async fn a_month_of_time_becomes_one_invoice_of_its_billable_unbilled_entries() {
+    let app = spawn_app().await;
+    let website = rated(&app, "Website", Some(100.0)).await;
+    let support = rated(&app, "support", Some(80.5)).await;
+    let internal = rated(&app, "Internal", None).await;
+    let billed = [
+        logged(&app, "2026-11-01T00:00:00Z", 3600, "Design", Some(&website)).await,
+        logged(&app, "2026-11-10", 1800, "Build", Some(&website)).await,
+        logged(&app, "2026-11-28", 4500, "Build", Some(&website)).await,
+        logged(&app, "2026-11-05", 1200, "Calls", Some(&support)).await,
+        logged(&app, "2026-11-30T23:59:59Z", 600, "Calls", Some(&support)).await,
+    ];
+    let not_billable = log(
+        &app,
+        &app.key,
+        with(entry("2026-11-12"), &json!({"projectId": website["id"], "billable": false})),
+    )
+    .await;
+    let december = logged(&app, "2026-12-01T00:00:00Z", 3600, "Build", Some(&website)).await;
+    let october = logged(&app, "2026-10-31T23:59:59Z", 3600, "Build", Some(&website)).await;
+    let unrated = logged(&app, "2026-11-15", 3600, "Admin", Some(&internal)).await;
+    let client = app.create_client(&app.key, "Buyer").await;
+
+    // Every project by default: Internal's time has no rate, and no rate is given.
+    let message = refused(&app, &app.key, Method::POST, FROM_TIME, november(&client)).await;
+    assert_eq!(message, "rate: is required: no hourly rate is set on Internal");
+
+    let body = with(
+        november(&client),
+        &json!({"projectIds": [website["id"], support["id"]], "description": "November"}),
+    );
+    let response = app.request(Method::POST, FROM_TIME, &app.key).json(&body).send().await.unwrap();
+    assert_eq!(response.status(), 201);
+    let location = response.headers()["location"].to_str().unwrap().to_owned();
+    let invoice: Value = response.json().await.unwrap();
+    assert_eq!(location, at(&invoice["id"], INVOICES));
+    // One line per project, by title; hours = seconds ÷ 3600 to 4 places, at the project's rate.
+    assert_eq!(
+        lines(&invoice),
+        [line("support", "0.5", "80.5", "40.25"), line("Website", "2.75", "100", "275.00")]
+    );
+    assert_eq!(
+        (&invoice["subtotal"].to_string(), &invoice["total"].to_string(), &invoice["description"]),
+        (&"315.25".to_owned(), &"315.25".to_owned(), &json!("November"))
+    );
+    assert_eq!(expect(&app, &app.key, Method::GET, &location, None, 200).await, invoice);
+    for entry in &billed {
+        assert_eq!(billed_by(&app, entry).await, invoice["id"], "{entry}");
+    }
+    for entry in [&not_billable, &december, &october, &unrated] {
+        assert_eq!(billed_by(&app, entry).await, Value::Null, "{entry}");
+    }
+
+    // Billed time is not billed again.
+    let message = refused(&app, &app.key, Method::POST, FROM_TIME, body).await;
+    assert_eq!(message, "from: no billable time that is not billed yet in the range");
+    // A rate for every line bills the rest, Internal's time included.
+    let rest = with(november(&client), &json!({"rate": 50}));
+    let second = expect(&app, &app.key, Method::POST, FROM_TIME, Some(rest), 201).await;
+    assert_eq!(lines(&second), [line("Internal", "1", "50", "50.00")]);
+    assert_eq!(billed_by(&app, &unrated).await, second["id"]);
+}
+
+#[tokio::test]
+async fn a_preview_shows_the_invoice_that_would_be_made_and_writes_nothing() {
+    let app = spawn_app().await;
+    let website = rated(&app, "Website", Some(120.0)).await;
+    let entries = [
+        logged(&app, "2026-11-02", 5400, "Build", Some(&website)).await,
+        logged(&app, "2026-11-03", 900, "Build", Some(&website)).await,
+    ];
+    // An inline client is matched or made as on invoice create; a preview makes none.
+    let body = json!({"client": {"email": "buyer@example.com", "name": "Buyer"},
+                      "from": "2026-11-01", "to": "2026-11-30", "preview": true, "taxPercentage": 20});
+    let preview = expect(&app, &app.key, Method::POST, FROM_TIME, Some(body.clone()), 200).await;
+    assert_eq!(lines(&preview), [line("Website", "1.75", "120", "210.00")]);
+    assert_eq!((&preview["serial"], &preview["tax"].to_string()), (&json!("INV-0001"), &"42.00".to_owned()));
+    for entry in &entries {
+        assert_eq!(billed_by(&app, entry).await, Value::Null);
+    }
+    assert_eq!(app.get_json(INVOICES).await, json!([]));
+    assert_eq!(app.get_json("/v1/invoices/clients").await, json!([]));
+
+    let made =
+        expect(&app, &app.key, Method::POST, FROM_TIME, Some(with(body, &json!({"preview": false}))), 201)
+            .await;
+    assert_eq!(lines(&made), lines(&preview));
+    for field in ["serial", "subtotal", "tax", "total", "status", "currency"] {
+        assert_eq!(made[field], preview[field], "{field}");
+    }
+    assert_eq!(app.get_json(INVOICES).await[0]["id"], made["id"]);
+}
+
+#[tokio::test]
+async fn lines_group_by_project_task_or_entry_after_each_entry_is_rounded() {
+    let app = spawn_app().await;
+    let client = app.create_client(&app.key, "Buyer").await;
+    logged(&app, "2026-11-02", 7 * 60, "Calls", None).await;
+    logged(&app, "2026-11-03T08:00:00Z", 22 * 60, "Calls", None).await;
+    logged(&app, "2026-11-03T09:00:00Z", 50 * 60, "Design", None).await;
+    let preview = |extra: Value| {
+        let body = with(november(&client), &with(json!({"rate": 60, "preview": true}), &extra));
+        expect(&app, &app.key, Method::POST, FROM_TIME, Some(body), 200)
+    };
+
+    // 79 minutes on no project: 1.31666… hours, to 4 places.
+    let by_project = preview(json!({})).await;
+    assert_eq!(lines(&by_project), [line("Time without a project", "1.3167", "60", "79.00")]);
+    // Each entry rounded up to 15 minutes first: 15 + 30 for Calls, 60 for Design.
+    let by_task = preview(json!({"groupBy": "task", "rounding": {"minutes": 15, "mode": "up"}})).await;
+    assert_eq!(lines(&by_task), [line("Calls", "0.75", "60", "45.00"), line("Design", "1", "60", "60.00")]);
+    // To the nearest 15 minutes, the 7-minute entry is nothing and makes no line.
+    let by_entry = preview(json!({"groupBy": "entry", "rounding": {"minutes": 15, "mode": "nearest"}})).await;
+    assert_eq!(
+        lines(&by_entry),
+        [line("2026-11-03 Calls", "0.25", "60", "15.00"), line("2026-11-03 Design", "0.75", "60", "45.00")]
+    );
+    let body = with(november(&client), &json!({"rate": 60, "rounding": {"minutes": 60, "mode": "down"}}));
+    let message = refused(&app, &app.key, Method::POST, FROM_TIME, body).await;
+    assert_eq!(message, "rounding: leaves no time to bill");
+}
+
+#[tokio::test]
+async fn bad_requests_name_their_field_and_bill_nothing() {
+    let app = spawn_app().await;
+    let client = app.create_client(&app.key, "Buyer").await;
+    let mine = rated(&app, "Mine", Some(10.0)).await;
+    let entry = logged(&app, "2026-11-02", 3600, "Build", Some(&mine)).await;
+    let other_team = create_team(&app.store, "Other").await;
+    let other_user = create_user(&app.store, other_team, Role::Owner).await;
+    let (_, other_key) = create_key(&app.store, other_team, other_user, Scope::Write, None).await;
+    let theirs =
+        expect(&app, &other_key, Method::POST, PROJECTS, Some(json!({"title": "Theirs", "rate": 1})), 201)
+            .await;
+    let their_entry = logged_as(&app, &other_key, &theirs).await;
+
+    let base = november(&client);
+    for (extra, error) in [
+        (json!({"from": "2026-13-01"}), "from: must be a date YYYY-MM-DD".to_owned()),
+        (json!({"to": "2026-10-31"}), "to: must not be before from".to_owned()),
+        (
+            json!({"projectIds": [theirs["id"]]}),
+            format!("projectIds: {}: no such project in the team", theirs["id"].as_str().unwrap()),
+        ),
+        (json!({"projectIds": ["nope"]}), "projectIds: no such project in the team".to_owned()),
+        (json!({"projectIds": []}), "projectIds: must name at least one project, or be left out".to_owned()),
+        (json!({"groupBy": "client"}), "groupBy: must be one of project, task, entry".to_owned()),
+        (
+            json!({"rounding": {"minutes": 0, "mode": "up"}}),
+            "rounding.minutes: must be from 1 to 60".to_owned(),
+        ),
+        (
+            json!({"rounding": {"minutes": 15, "mode": "sideways"}}),
+            "rounding.mode: must be one of up, down, nearest".to_owned(),
+        ),
+        (json!({"rate": -1}), "rate: must be at least 0".to_owned()),
+        (json!({"clientId": null}), "clientId: is required when client is not given".to_owned()),
+        (json!({"clientId": uuid::Uuid::now_v7()}), "clientId: no such client in the team".to_owned()),
+        (json!({"dueDate": "2020-01-01"}), "dueDate: must not be before issueDate".to_owned()),
+        (json!({"status": "PAID"}), "status: not accepted".to_owned()),
+    ] {
+        for preview in [false, true] {
+            let body = with(base.clone(), &with(extra.clone(), &json!({"preview": preview})));
+            let message = refused(&app, &app.key, Method::POST, FROM_TIME, body).await;
+            assert!(message.starts_with(&error), "{extra}: {message}");
+        }
+    }
+    let message =
+        refused(&app, &app.key, Method::POST, FROM_TIME, with(base.clone(), &json!({"from": "2026-11-03"})))
+            .await;
+    assert_eq!(message, "from: no billable time that is not billed yet in the range");
+    assert_eq!(app.get_json(INVOICES).await, json!([]));
+    assert_eq!(billed_by(&app, &entry).await, Value::Null);
+
+    // The other team's hour of the same day is neither billed nor counted.
+    let invoice = expect(&app, &app.key, Method::POST, FROM_TIME, Some(base), 201).await;
+    assert_eq!(lines(&invoice), [line("Mine", "1", "10", "10.00")]);
+    let theirs_now = expect(&app, &other_key, Method::GET, &at(&their_entry["id"], TIME), None, 200).await;
+    assert_eq!(theirs_now["invoiceId"], Value::Null);
+}
+
+async fn logged_as(app: &TestApp, key: &str, project: &Value) -> Value {
+    log(app, key, with(entry("2026-11-02"), &json!({"projectId": project["id"]}))).await
+}
+
+#[tokio::test]
+async fn billing_time_needs_invoices_write_and_track_read_and_members_bill_their_own() {
+    let app = spawn_app().await;
+    let client = app.create_client(&app.key, "Buyer").await;
+    let body = with(november(&client), &json!({"rate": 10}));
+    let restricted = |permissions: &[Permission]| {
+        let scope = Scope::Restricted(permissions.iter().copied().collect::<BTreeSet<_>>());
+        create_key(&app.store, app.team, app.owner, scope, None)
+    };
+    let (_, invoices_only) = restricted(&[Permission::InvoicesWrite]).await;
+    let (_, track_only) = restricted(&[Permission::TrackWrite, Permission::InvoicesRead]).await;
+    let (_, both) = restricted(&[Permission::InvoicesWrite, Permission::TrackRead]).await;
+    for (key, lacking) in [(&invoices_only, "track:read"), (&track_only, "invoices:write")] {
+        let answer = expect(&app, key, Method::POST, FROM_TIME, Some(body.clone()), 403).await;
+        assert_eq!(answer["error"], format!("this API key lacks the {lacking} permission"));
+    }
+
+    let owners = log(&app, &app.key, entry("2026-11-02")).await;
+    let (_, member) = key_of(&app, Role::Member).await;
+    let members = log(&app, &member, entry("2026-11-03")).await;
+    let billed = expect(&app, &member, Method::POST, FROM_TIME, Some(body.clone()), 201).await;
+    assert_eq!(lines(&billed), [line("Time without a project", "1", "10", "10.00")]);
+    assert_eq!(
+        (billed_by(&app, &members).await, billed_by(&app, &owners).await),
+        (billed["id"].clone(), Value::Null)
+    );
+    let rest = expect(&app, &both, Method::POST, FROM_TIME, Some(body), 201).await;
+    assert_eq!(billed_by(&app, &owners).await, rest["id"]);
+}
+
+#[tokio::test]
+async fn racing_requests_bill_each_entry_once() {
+    let app = spawn_app().await;
+    let client = app.create_client(&app.key, "Buyer").await;
+    let mut entries = Vec::new();
+    for day in 1..=20 {
+        entries.push(logged(&app, &format!("2026-11-{day:02}"), 1800, "Build", None).await);
+    }
+    let body = with(november(&client), &json!({"rate": 100}));
+    let racers: Vec<_> = (0..6)
+        .map(|_| tokio::spawn(app.request(Method::POST, FROM_TIME, &app.key).json(&body).send()))
+        .collect();
+    let mut answers = Vec::new();
+    for racer in racers {
+        let response = racer.await.unwrap().unwrap();
+        answers.push((response.status(), response.json::<Value>().await.unwrap()));
+    }
+    let made: Vec<&Value> =
+        answers.iter().filter(|(status, _)| status.as_u16() == 201).map(|(_, a)| a).collect();
+    assert_eq!(made.len(), 1, "{answers:?}");
+    for (status, answer) in &answers {
+        assert!([201, 400, 409].contains(&status.as_u16()), "{status}: {answer}");
+    }
+    assert_eq!(lines(made[0]), [line("Time without a project", "10", "100", "1000.00")]);
+    for entry in &entries {
+        assert_eq!(billed_by(&app, entry).await, made[0]["id"]);
+    }
+    // A refused racer took no serial: the next invoice is the second.
+    let next = app.create_client(&app.key, "Next").await;
+    let invoice =
+        json!({"clientId": next["id"], "lineItems": [{"description": "x", "unitPrice": 1, "quantity": 1}]});
+    assert_eq!(
+        expect(&app, &app.key, Method::POST, INVOICES, Some(invoice), 201).await["serial"],
+        "INV-0002"
+    );
+}
+
+#[tokio::test]
+async fn billed_time_is_locked_until_its_invoice_is_deleted() {
+    let app = spawn_app().await;
+    let logged = log(&app, &app.key, entry("2026-11-20")).await;
+    let client = app.create_client(&app.key, "Buyer").await;
+    let invoice = expect(
+        &app,
+        &app.key,
+        Method::POST,
+        FROM_TIME,
+        Some(with(november(&client), &json!({"rate": 100}))),
+        201,
+    )
+    .await;
+
+    let location = at(&logged["id"], TIME);
+    assert_eq!(billed_by(&app, &logged).await, invoice["id"]);
+    let locked = "invoiceId: the entry is billed and its time is locked; deleting the invoice releases it";
+    let patched =
+        expect(&app, &app.key, Method::PATCH, &location, Some(json!({"durationSeconds": 60})), 409).await;
+    assert_eq!(patched["error"], locked);
+    assert_eq!(expect(&app, &app.key, Method::DELETE, &location, None, 409).await["error"], locked);
+    assert_eq!(expect(&app, &app.key, Method::GET, &location, None, 200).await["durationSeconds"], 3600);
+
+    expect(&app, &app.key, Method::DELETE, &at(&invoice["id"], INVOICES), None, 200).await;
+    assert_eq!(billed_by(&app, &logged).await, Value::Null);
+    let patched =
+        expect(&app, &app.key, Method::PATCH, &location, Some(json!({"durationSeconds": 60})), 200).await;
+    assert_eq!(patched["durationSeconds"], 60);
+}
