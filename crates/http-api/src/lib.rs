@@ -101,6 +101,11 @@ where
                 .service(ledger.check(routes::track::timer::discard_timer)),
         )
         .service(
+            scope("/v1/track/reports")
+                .wrap(from_fn(auth::require_api_key))
+                .service(ledger.check(routes::track::reports::get_report)),
+        )
+        .service(
             scope("/v1/track/tags")
                 .wrap(from_fn(idempotency::replay_retries))
                 .wrap(from_fn(auth::require_api_key))

@@ -45,7 +45,7 @@ pub(crate) const METHODS: [&str; 5] = ["get", "post", "put", "patch", "delete"];
             carries `x-request-id`. `HEAD` is answered wherever `GET` is."
     ),
     // Schemas only query parameters refer to: parameters do not bring their schemas along.
-    components(schemas(Frequency, Verdict, InstantInput)),
+    components(schemas(Frequency, Verdict, InstantInput, ReportGroupBy)),
     tags(
         (name = "Clients", description = "Who invoices are billed to"),
         (name = "Invoices", description = "Invoices with line items and exact money; PDFs by public link"),
@@ -56,6 +56,7 @@ pub(crate) const METHODS: [&str; 5] = ["get", "post", "put", "patch", "delete"];
         (name = "Tags", description = "Labels on time entries"),
         (name = "Projects", description = "What time is logged against"),
         (name = "Sections", description = "Parts of a project"),
+        (name = "Reports", description = "Where tracked time went: summed per project, task, user, tag or day"),
         (name = "Agent runs", description = "The agent runtime's run history: every call of its triggers, \
             with status, steps and tokens; and the repository trigger's delivery log: every verified \
             delivery with its verdict and what became of it. Needs `agent:read`"),
@@ -96,6 +97,9 @@ word_schemas! {
     /// Which way an entry's duration goes to a whole step: `nearest` takes a halfway
     /// duration up.
     RoundingMode => tracking::invoicing::RoundingMode;
+    /// What a report's groups are: projects, task names, users, tags (an entry with two
+    /// counts under both) or UTC days.
+    ReportGroupBy => tracking::ReportGroupBy;
     /// How a run ended: `rejected` when its conversation's queue was full.
     RunStatus => triggers::RunStatus;
     /// The trigger that started a run.

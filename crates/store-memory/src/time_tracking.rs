@@ -1,15 +1,18 @@
 //! The tracking ports in memory. Entries keep their tag ids; titles are looked up on
 //! every read, so a renamed tag shows its new title everywhere, as in the SQL adapter.
 
+use std::collections::HashMap;
+
 use accounts::{TeamId, UserId};
 use async_trait::async_trait;
+use billing::money::Decimal;
 use chrono::{DateTime, Utc};
 use kernel::{Id, StoreError};
 use tracking::{
-    CreateSectionError, DeleteError, EntryFilter, Project, ProjectChanges, ProjectId, ProjectRepository,
-    RunningTimer, SaveEntryError, SaveProjectError, Section, SectionId, SectionRepository, StartTimerError,
-    StopTimerError, Tag, TagId, TagRef, TagRepository, TimeEntry, TimeEntryId, TimeEntryRepository, TimerId,
-    TimerRepository, Title,
+    CreateSectionError, DeleteError, EntryFilter, HourlyRate, Project, ProjectChanges, ProjectId,
+    ProjectRepository, ReportGroupBy, ReportQuery, ReportRow, RunningTimer, SaveEntryError, SaveProjectError,
+    Section, SectionId, SectionRepository, StartTimerError, StopTimerError, Tag, TagId, TagRef,
+    TagRepository, TimeEntry, TimeEntryId, TimeEntryRepository, TimerId, TimerRepository, Title,
 };
 
 use crate::{MemoryStore, State};
@@ -256,6 +259,39 @@ impl TimeEntryRepository for MemoryStore {
 
     async fn listing_revision(&self, team: TeamId) -> Result<u64, StoreError> {
         Ok(self.state().revisions.get(&team).copied().unwrap_or(0))
+    }
+
+    async fn report(&self, team: TeamId, query: &ReportQuery) -> Result<Vec<ReportRow>, StoreError> {
+        let state = self.state();
+        let filter = EntryFilter { user: query.user, ..EntryFilter::within(query.period) };
+        let rates: HashMap<ProjectId, Option<HourlyRate>> =
+            state.projects.iter().filter(|p| p.team_id == team).map(|p| (p.id, p.rate)).collect();
+        let mut rows: HashMap<(Option<String>, Option<Decimal>), ReportRow> = HashMap::new();
+        for entry in state.entries.iter().filter(|e| e.team_id == team && filter.matches(e)) {
+            let rate = entry.project_id.and_then(|id| rates.get(&id).copied().flatten());
+            let keys: Vec<Option<String>> = match query.group_by {
+                ReportGroupBy::Project => vec![entry.project_id.map(|id| id.to_string())],
+                ReportGroupBy::Task => vec![Some(entry.task_name.to_string())],
+                ReportGroupBy::User => vec![Some(entry.user_id.to_string())],
+                ReportGroupBy::Tag if entry.tags.is_empty() => vec![None],
+                ReportGroupBy::Tag => entry.tags.iter().map(|tag| Some(tag.id.to_string())).collect(),
+                ReportGroupBy::Day => vec![Some(entry.date.format("%Y-%m-%d").to_string())],
+            };
+            let seconds = u128::from(entry.duration.get());
+            for key in keys {
+                let row = rows.entry((key.clone(), rate.map(HourlyRate::amount))).or_insert(ReportRow {
+                    key,
+                    rate,
+                    seconds: 0,
+                    billable_seconds: 0,
+                    invoiced_seconds: 0,
+                });
+                row.seconds += seconds;
+                row.billable_seconds += if entry.billable { seconds } else { 0 };
+                row.invoiced_seconds += if entry.invoice_id.is_some() { seconds } else { 0 };
+            }
+        }
+        Ok(rows.into_values().collect())
     }
 
     async fn get_entry(&self, team: TeamId, id: TimeEntryId) -> Result<Option<TimeEntry>, StoreError> {

@@ -26,6 +26,7 @@ mod turns;
 mod types;
 
 pub use pool::{Backend, PoolSettings, SqlStore, SqliteSync};
+pub use time_tracking::report::{Dialect, report_sql};
 pub use tls::{PgTarget, SslMode};
 pub use turns::SharedTurns;
 

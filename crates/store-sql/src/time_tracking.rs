@@ -267,6 +267,7 @@ macro_rules! insert_entry {
 }
 use insert_entry;
 
+pub(crate) mod report;
 mod timers;
 
 /// Entries of `$team` matching `$filter` (but for its tag and limit), as a boxed query on `time_entries`.
@@ -611,6 +612,15 @@ impl SectionRepository for SqlStore {
 
 #[async_trait]
 impl TimeEntryRepository for SqlStore {
+    #[tracing::instrument(skip(self))]
+    async fn report(
+        &self,
+        team: TeamId,
+        query: &tracking::ReportQuery,
+    ) -> Result<Vec<tracking::ReportRow>, StoreError> {
+        self.report_rows(team, query).await
+    }
+
     #[tracing::instrument(skip(self))]
     async fn list_entries(&self, team: TeamId, filter: &EntryFilter) -> Result<Vec<TimeEntry>, StoreError> {
         let (rows, titles): (Vec<EntryRow>, Vec<(DbUuid, String)>) = db_run!(self, |conn| {

@@ -160,4 +160,13 @@ pub trait TimeEntryRepository: Send + Sync {
     /// MUST return `NotFound` when the entry is not the team's, and `Billed`, deleting
     /// nothing, when it has an invoice.
     async fn delete_entry(&self, team: TeamId, id: TimeEntryId) -> Result<(), crate::DeleteError>;
+
+    /// The time of the entries `query` covers, summed per group and per hourly rate of the
+    /// entries' projects (one row each), in any order: by the database, not by reading
+    /// the entries.
+    async fn report(
+        &self,
+        team: TeamId,
+        query: &crate::ReportQuery,
+    ) -> Result<Vec<crate::ReportRow>, StoreError>;
 }

@@ -13,6 +13,7 @@ pub mod fields;
 pub mod invoicing;
 pub mod period;
 pub mod project;
+pub mod report;
 pub mod section;
 pub mod service;
 pub mod tag;
@@ -27,6 +28,7 @@ pub use period::{Frequency, Period};
 pub use project::{
     HourlyRate, Project, ProjectChanges, ProjectId, ProjectRepository, ProjectStatus, SaveProjectError,
 };
+pub use report::{Report, ReportGroup, ReportGroupBy, ReportQuery, ReportRow};
 pub use section::{CreateSectionError, Section, SectionId, SectionRepository};
 pub use service::{EntryChanges, EntryDraft, TimeBilling, TimerDraft, TrackError};
 pub use tag::{Tag, TagId, TagRepository};

@@ -5,7 +5,7 @@
 //! keys, so a reference deleted in between makes the write fail
 //! ([`SaveEntryError::MissingReference`]) rather than leave a dangling entry.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 use accounts::{AccountStore, TeamId, UserId};
 use billing::service::{BillingError, InvoiceDraft};
@@ -13,7 +13,8 @@ use billing::{BillingStore, Invoice};
 use chrono::{DateTime, Utc};
 use kernel::{FieldError, Id, StoreError};
 
-use crate::invoicing::{GroupBy, Rounding, TimeLine, is_billable, time_lines};
+use crate::invoicing::{GroupBy, NO_PROJECT, Rounding, TimeLine, is_billable, time_lines};
+use crate::report::{Report, ReportGroupBy, ReportQuery, report_groups};
 use crate::{
     Actor, DeleteError, Description, DurationSeconds, EntryFilter, HourlyRate, Period, ProjectId,
     RunningTimer, SaveEntryError, SectionId, StartTimerError, StopTimerError, TagId, TagRef, TaskName,
@@ -356,6 +357,62 @@ pub async fn bill_time(
     } else {
         billing::service::create_invoice(billing, accounts, team, draft, now).await
     }
+}
+
+/// Where the time of `period` went, grouped by `group_by`: the actor's own time, or, for
+/// owners and admins, the team's (or `user`'s). Summed by storage; titled, priced in the
+/// team's currency and ordered here.
+pub async fn time_report(
+    store: &dyn TrackStore,
+    accounts: &dyn AccountStore,
+    actor: &Actor,
+    team: TeamId,
+    query: ReportQuery,
+) -> Result<Report, TrackError> {
+    let query = ReportQuery { user: listing_filter(actor, query.period, query.user)?.user, ..query };
+    let rows = store.report(team, &query).await?;
+    let currency = accounts
+        .get_team(team)
+        .await?
+        .ok_or_else(|| StoreError::Unexpected(anyhow::anyhow!("team {team} does not exist")))?
+        .currency;
+    let names: HashMap<String, String> = match query.group_by {
+        ReportGroupBy::Project => store
+            .list_projects(team)
+            .await?
+            .into_iter()
+            .map(|p| (p.id.to_string(), p.title.into_string()))
+            .collect(),
+        ReportGroupBy::Tag => store
+            .list_tags(team)
+            .await?
+            .into_iter()
+            .map(|t| (t.id.to_string(), t.title.into_string()))
+            .collect(),
+        ReportGroupBy::User => accounts
+            .list_users(team)
+            .await?
+            .into_iter()
+            .map(|u| (u.id.to_string(), u.name.to_string()))
+            .collect(),
+        ReportGroupBy::Task | ReportGroupBy::Day => HashMap::new(),
+    };
+    let none = match query.group_by {
+        ReportGroupBy::Tag => "Time without a tag",
+        _ => NO_PROJECT,
+    };
+    // A key without a name is of something deleted between the two reads: shown as is.
+    let title = |key: Option<&str>| {
+        key.map_or(none.to_owned(), |key| names.get(key).map_or(key, String::as_str).to_owned())
+    };
+    let total_seconds = if query.group_by == ReportGroupBy::Tag {
+        let once = ReportQuery { group_by: ReportGroupBy::Day, ..query };
+        store.report(team, &once).await?.iter().map(|row| row.seconds).sum()
+    } else {
+        rows.iter().map(|row| row.seconds).sum()
+    };
+    let groups = report_groups(rows, query.group_by, currency, title)?;
+    Ok(Report { groups, currency, total_seconds })
 }
 
 /// Discards the actor's running timer without logging its time.

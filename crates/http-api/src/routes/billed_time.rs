@@ -6,7 +6,7 @@ use kernel::FieldError;
 use serde::Deserialize;
 use serde_json::Number;
 use tracking::invoicing::{GroupBy, Rounding};
-use tracking::{Actor, Period, TimeBilling};
+use tracking::{Actor, TimeBilling};
 use utoipa::ToSchema;
 
 use crate::auth::{Auth, BillTime};
@@ -15,7 +15,7 @@ use crate::error::ApiError;
 use crate::openapi::{GroupBy as GroupBySchema, InstantInput, RoundingMode as RoundingModeSchema};
 use crate::routes::invoices::{InlineClientInput, InvoiceBody, InvoiceHead, invoice_body};
 use crate::routes::track::projects::rate;
-use crate::routes::{BodyErrors, KeyedErrors, body_id, created, midnight, query_day};
+use crate::routes::{BodyErrors, KeyedErrors, body_id, created, days};
 use crate::state::ApiState;
 
 /// How each entry's duration is rounded before its line sums it; the entries keep their
@@ -71,12 +71,7 @@ impl TimeInvoiceInput {
         now: chrono::DateTime<chrono::Utc>,
     ) -> Result<TimeBilling, FieldError> {
         let head = self.head();
-        let from = query_day(&self.from, "from")?;
-        let to = query_day(&self.to, "to")?;
-        if to < from {
-            return Err(FieldError::new("to", "must not be before from"));
-        }
-        let end = to.succ_opt().ok_or_else(|| FieldError::new("to", "is too far in the future"))?;
+        let days = days(&self.from, &self.to, None)?;
         let projects = self
             .project_ids
             .map(|ids| {
@@ -96,7 +91,7 @@ impl TimeInvoiceInput {
         let rounding = self.rounding.map(|r| Rounding::parse(r.minutes, &r.mode)).transpose()?;
         let invoice = head.parse(team, now)?;
         Ok(TimeBilling {
-            days: Period { start: midnight(from), end: midnight(end) },
+            days,
             projects,
             group_by: group_by.unwrap_or_default(),
             rate: self.rate.as_ref().map(|r| rate(r, "rate")).transpose()?,

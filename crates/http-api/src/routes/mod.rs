@@ -134,6 +134,21 @@ pub(crate) fn query_day(text: &str, field: &str) -> Result<chrono::NaiveDate, Fi
         .map_err(|_| FieldError::new(field, "must be a date YYYY-MM-DD"))
 }
 
+/// The UTC days `from` to `to` (texts `YYYY-MM-DD` of the fields so named), both included,
+/// as a period: at most `most` days when given.
+pub(crate) fn days(from: &str, to: &str, most: Option<i64>) -> Result<tracking::Period, FieldError> {
+    let (first, last) = (query_day(from, "from")?, query_day(to, "to")?);
+    let days = (last - first).num_days() + 1;
+    if days < 1 {
+        return Err(FieldError::new("to", "must not be before from"));
+    }
+    if let Some(most) = most.filter(|most| days > *most) {
+        return Err(FieldError::new("to", format!("the period may be at most {most} days")));
+    }
+    let end = last.succ_opt().ok_or_else(|| FieldError::new("to", "is too far in the future"))?;
+    Ok(tracking::Period { start: midnight(first), end: midnight(end) })
+}
+
 /// The instant a UTC day starts.
 pub(crate) fn midnight(day: chrono::NaiveDate) -> DateTime<Utc> {
     day.and_time(chrono::NaiveTime::MIN).and_utc()

@@ -7,9 +7,9 @@ use app::Store;
 use chrono::{DateTime, TimeDelta, Utc};
 use kernel::{Id, parse_instant};
 use tracking::{
-    CreateSectionError, DeleteError, DurationSeconds, EntryFilter, EntryPosition, Frequency, Project,
-    ProjectChanges, ProjectCode, ProjectStatus, SaveEntryError, SaveProjectError, Section, Tag, TagRef,
-    TaskName, TimeEntry, TimeEntryId, Title, TrackStore,
+    CreateSectionError, DeleteError, DurationSeconds, EntryFilter, EntryPosition, Frequency, HourlyRate,
+    Project, ProjectChanges, ProjectCode, ProjectStatus, ReportGroupBy, ReportQuery, SaveEntryError,
+    SaveProjectError, Section, Tag, TagRef, TaskName, TimeEntry, TimeEntryId, Title, TrackStore,
 };
 
 for_each_adapter!(
@@ -17,6 +17,7 @@ for_each_adapter!(
     billed_time_is_locked_and_released_with_its_invoice,
     an_invoice_bills_its_time_in_its_own_transaction,
     a_preview_checks_as_a_create_does_and_keeps_nothing,
+    reports_sum_time_per_group_and_rate,
     projects_keep_codes_unique_per_team,
     project_updates_change_only_what_they_name,
     projects_and_sections_with_entries_cannot_be_deleted,
@@ -619,4 +620,102 @@ async fn a_preview_checks_as_a_create_does_and_keeps_nothing(store: Store) {
         (made.serial.to_string(), first.serial.to_string()),
         ("INV-0002".to_owned(), "INV-0001".to_owned())
     );
+}
+
+/// A report row as `(key, rate, seconds, billable seconds, invoiced seconds)`.
+type SumRow = (Option<String>, Option<String>, u128, u128, u128);
+
+async fn reports_sum_time_per_group_and_rate(store: Store) {
+    let f = fixture(store).await;
+    let rate = |text: &str| Some(HourlyRate::parse(billing::money::parse_decimal(text).unwrap()).unwrap());
+    let rated = async |name: &str, hourly: Option<HourlyRate>| {
+        let project = Project::new(f.team, title(name), None, now()).with_rate(hourly);
+        f.track.create_project(&project).await.unwrap();
+        project
+    };
+    let (website, support, internal) = (
+        rated("Website", rate("100.5")).await,
+        rated("Support", rate("80")).await,
+        rated("Internal", None).await,
+    );
+    let (urgent, client) = (f.tag("urgent").await, f.tag("client").await);
+    let other = create_user(&f.store, f.team, Role::Member).await;
+    let on = |project: &Project, date: &str, seconds: i128, tags: &[&Tag]| TimeEntry {
+        project_id: Some(project.id),
+        duration: DurationSeconds::parse(seconds).unwrap(),
+        ..f.entry(date, tags)
+    };
+    f.logged(on(&website, "2026-11-02T10:00:00Z", 3600, &[&urgent, &client])).await;
+    f.logged(TimeEntry { billable: false, ..on(&website, "2026-11-02T23:59:59Z", 1800, &[&urgent]) }).await;
+    f.logged(on(&support, "2026-11-03", 600, &[])).await;
+    f.logged(TimeEntry { user_id: other, ..on(&internal, "2026-11-03", 1200, &[&client]) }).await;
+    let billed = f.logged(f.entry("2026-11-04", &[])).await;
+    f.logged(on(&website, "2026-12-01T00:00:00Z", 7200, &[])).await;
+    f.logged(on(&website, "2026-10-31T23:59:59Z", 7200, &[])).await;
+    let invoices = super::invoices::fixture_for(f.store.clone(), f.team).await;
+    invoice_billing(&invoices, &[billed.id]).await.unwrap();
+    // Another team's time never counts.
+    let stranger = fixture(f.store.clone()).await;
+    stranger.logged(stranger.entry("2026-11-02", &[])).await;
+
+    let report = async |group_by: ReportGroupBy, user: Option<UserId>| {
+        let query = ReportQuery { period: Frequency::Month.period_around(at("2026-11-15")), user, group_by };
+        let mut rows: Vec<SumRow> = f
+            .track
+            .report(f.team, &query)
+            .await
+            .unwrap()
+            .into_iter()
+            .map(|r| {
+                (
+                    r.key,
+                    r.rate.map(|r| r.amount().normalize().to_string()),
+                    r.seconds,
+                    r.billable_seconds,
+                    r.invoiced_seconds,
+                )
+            })
+            .collect();
+        rows.sort();
+        rows
+    };
+    let id = |project: &Project| Some(project.id.to_string());
+    let text = |t: &str| Some(t.to_owned());
+    let mut expected = vec![
+        (None, None, 1800, 1800, 1800),
+        (id(&internal), None, 1200, 1200, 0),
+        (id(&support), text("80"), 600, 600, 0),
+        (id(&website), text("100.5"), 5400, 3600, 0),
+    ];
+    expected.sort();
+    assert_eq!(report(ReportGroupBy::Project, None).await, expected);
+    // An entry with two tags counts under both; one per rate within a group.
+    let tags = report(ReportGroupBy::Tag, None).await;
+    let tag_of = |tag: &Tag| Some(tag.id.to_string());
+    let mut expected = vec![
+        (None, None, 1800, 1800, 1800),
+        (None, text("80"), 600, 600, 0),
+        (tag_of(&client), None, 1200, 1200, 0),
+        (tag_of(&client), text("100.5"), 3600, 3600, 0),
+        (tag_of(&urgent), text("100.5"), 5400, 3600, 0),
+    ];
+    expected.sort();
+    assert_eq!(tags, expected);
+    let days = report(ReportGroupBy::Day, None).await;
+    let day_totals: Vec<(Option<String>, u128)> = days.iter().map(|r| (r.0.clone(), r.2)).collect();
+    let mut expected_days = vec![
+        (text("2026-11-02"), 5400),
+        (text("2026-11-03"), 600),
+        (text("2026-11-03"), 1200),
+        (text("2026-11-04"), 1800),
+    ];
+    expected_days.sort();
+    let mut day_totals = day_totals;
+    day_totals.sort();
+    assert_eq!(day_totals, expected_days);
+    let tasks = report(ReportGroupBy::Task, Some(other)).await;
+    assert_eq!(tasks, [(text("Write the report"), None, 1200, 1200, 0)]);
+    let users = report(ReportGroupBy::User, None).await;
+    let user_totals: u128 = users.iter().filter(|r| r.0 == Some(f.user.to_string())).map(|r| r.2).sum();
+    assert_eq!(user_totals, 5400 + 600 + 1800);
 }

@@ -10,6 +10,7 @@ mod invoices;
 mod mcp;
 mod money;
 mod openapi;
+mod reports;
 mod track;
 
 use acceptance::TestApp;

@@ -2,6 +2,7 @@
 //! `track:read` (GET) or `track:write` (the rest).
 
 pub(crate) mod projects;
+pub(crate) mod reports;
 pub(crate) mod sections;
 pub(crate) mod tags;
 pub(crate) mod time;

@@ -7,6 +7,7 @@ use actix_web::{HttpRequest, HttpResponse, delete, get, patch, post, web};
 use kernel::{FieldError, Id, InvalidValue, parse_instant};
 use serde::{Deserialize, Serialize};
 use serde_json::Number;
+use tracking::report::MAX_REPORT_DAYS;
 use tracking::service::{self, EntryChanges, EntryDraft};
 use tracking::{
     Actor, Description, DurationSeconds, EntryFilter, EntryPosition, Frequency, Period, ProjectId, SectionId,
@@ -22,8 +23,7 @@ use crate::listings::Listing;
 use crate::openapi::{Frequency as FrequencySchema, InstantInput};
 use crate::paging;
 use crate::routes::{
-    BodyErrors, Deleted, KeyedErrors, NotFound, Timestamp, body_id, created, midnight, path_id, query_day,
-    query_id,
+    BodyErrors, Deleted, KeyedErrors, NotFound, Timestamp, body_id, created, days, path_id, query_id,
 };
 use crate::state::ApiState;
 
@@ -307,9 +307,6 @@ pub(crate) struct TimeQuery {
     cursor: Option<String>,
 }
 
-/// The longest period `from` and `to` may name.
-const MAX_RANGE_DAYS: i64 = 366;
-
 /// List time entries
 ///
 /// Lists the time entries of the UTC day, ISO week (Monday to Sunday) or calendar month
@@ -383,18 +380,7 @@ fn period(query: &TimeQuery) -> Result<Period, FieldError> {
             if query.frequency.is_some() {
                 return Err(FieldError::new("frequency", "is only taken with date"));
             }
-            let (first, last) = (query_day(from, "from")?, query_day(to, "to")?);
-            let days = (last - first).num_days() + 1;
-            if days < 1 {
-                return Err(FieldError::new("to", "must not be before from"));
-            }
-            if days > MAX_RANGE_DAYS {
-                return Err(FieldError::new(
-                    "to",
-                    format!("the period may be at most {MAX_RANGE_DAYS} days"),
-                ));
-            }
-            Ok(Period { start: midnight(first), end: midnight(last) + chrono::TimeDelta::days(1) })
+            days(from, to, Some(MAX_REPORT_DAYS))
         }
         (None, Some(_), None) => Err(FieldError::new("to", "is required with from")),
         (None, None, Some(_)) => Err(FieldError::new("from", "is required with to")),

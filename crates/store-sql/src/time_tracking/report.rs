@@ -1,0 +1,144 @@
+//! The time report's sums, added up by the database: one statement per report, grouped by
+//! the report's key and the hourly rate of each entry's project.
+
+use std::str::FromStr;
+
+use accounts::TeamId;
+use billing::money::Decimal;
+use diesel::QueryableByName;
+use diesel::sql_types::{Nullable, Text};
+use diesel_async::RunQueryDsl;
+use kernel::{Id, StoreError};
+use tracking::{HourlyRate, ReportGroupBy, ReportQuery, ReportRow};
+
+use crate::{OrStoreError, SqlStore, corrupt};
+
+/// Which SQL dialect a statement is written in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Dialect {
+    Postgres,
+    Sqlite,
+}
+
+/// The report's statement in `dialect`. Its parameters, in order: the team, the first
+/// instant, the instant after the last, and (with `one_user`) the user. Each row is one
+/// group at one rate: `key`, `rate`, and the `seconds`, `billable_seconds` and
+/// `invoiced_seconds` summed, all as text (PostgreSQL's sum of bigint is a numeric).
+pub fn report_sql(dialect: Dialect, group_by: ReportGroupBy, one_user: bool) -> String {
+    let postgres = dialect == Dialect::Postgres;
+    let key = match (group_by, postgres) {
+        (ReportGroupBy::Project, true) => "e.project_id::text",
+        (ReportGroupBy::User, true) => "e.user_id::text",
+        (ReportGroupBy::Tag, true) => "t.tag_id::text",
+        (ReportGroupBy::Day, true) => "to_char(e.date AT TIME ZONE 'UTC', 'YYYY-MM-DD')",
+        (ReportGroupBy::Project, false) => "e.project_id",
+        (ReportGroupBy::User, false) => "e.user_id",
+        (ReportGroupBy::Tag, false) => "t.tag_id",
+        // Stored as RFC 3339 text in UTC: the day is its first ten characters.
+        (ReportGroupBy::Day, false) => "substr(e.date, 1, 10)",
+        (ReportGroupBy::Task, _) => "e.task_name",
+    };
+    let rate = if postgres { "p.rate::text" } else { "p.rate" };
+    let param = |n: usize| if postgres { format!("${n}") } else { "?".to_owned() };
+    let sum = |of: &str| {
+        if postgres { format!("SUM({of})::text") } else { format!("CAST(SUM({of}) AS TEXT)") }
+    };
+    let tags = if group_by == ReportGroupBy::Tag {
+        " LEFT JOIN time_entry_tags t ON t.team_id = e.team_id AND t.entry_id = e.id"
+    } else {
+        ""
+    };
+    let user = if one_user { format!(" AND e.user_id = {}", param(4)) } else { String::new() };
+    format!(
+        "SELECT {key} AS key, {rate} AS rate, {seconds} AS seconds, {billable} AS billable_seconds, \
+         {invoiced} AS invoiced_seconds \
+         FROM time_entries e \
+         LEFT JOIN projects p ON p.team_id = e.team_id AND p.id = e.project_id{tags} \
+         WHERE e.team_id = {team} AND e.date >= {from} AND e.date < {until}{user} \
+         GROUP BY 1, 2",
+        seconds = sum("e.duration_seconds"),
+        billable = sum("CASE WHEN e.billable THEN e.duration_seconds ELSE 0 END"),
+        invoiced = sum("CASE WHEN e.invoice_id IS NOT NULL THEN e.duration_seconds ELSE 0 END"),
+        team = param(1),
+        from = param(2),
+        until = param(3),
+    )
+}
+
+#[derive(QueryableByName)]
+struct SumRow {
+    #[diesel(sql_type = Nullable<Text>)]
+    key: Option<String>,
+    #[diesel(sql_type = Nullable<Text>)]
+    rate: Option<String>,
+    #[diesel(sql_type = Text)]
+    seconds: String,
+    #[diesel(sql_type = Text)]
+    billable_seconds: String,
+    #[diesel(sql_type = Text)]
+    invoiced_seconds: String,
+}
+
+impl SumRow {
+    fn into_row(self) -> Result<ReportRow, StoreError> {
+        let count = |text: &str| text.parse::<u128>().map_err(|_| corrupt("sum of seconds", text));
+        let rate = self
+            .rate
+            .map(|text| {
+                Decimal::from_str(&text)
+                    .ok()
+                    .and_then(|r| HourlyRate::parse(r).ok())
+                    .ok_or_else(|| corrupt("rate", &text))
+            })
+            .transpose()?;
+        Ok(ReportRow {
+            rate,
+            seconds: count(&self.seconds)?,
+            billable_seconds: count(&self.billable_seconds)?,
+            invoiced_seconds: count(&self.invoiced_seconds)?,
+            key: self.key,
+        })
+    }
+}
+
+impl SqlStore {
+    pub(crate) async fn report_rows(
+        &self,
+        team: TeamId,
+        query: &ReportQuery,
+    ) -> Result<Vec<ReportRow>, StoreError> {
+        let (from, until) = (query.period.start, query.period.end);
+        let user = query.user.map(|user| user.as_uuid());
+        let rows: Vec<SumRow> = crate::db_run!(self,
+            postgres: |conn| {
+                use diesel::sql_types::{Timestamptz, Uuid};
+                let sql = report_sql(Dialect::Postgres, query.group_by, user.is_some());
+                let statement = diesel::sql_query(sql)
+                    .into_boxed()
+                    .bind::<Uuid, _>(team.as_uuid())
+                    .bind::<Timestamptz, _>(from)
+                    .bind::<Timestamptz, _>(until);
+                let statement = match user {
+                    Some(user) => statement.bind::<Uuid, _>(user),
+                    None => statement,
+                };
+                statement.load(conn).await.or_store()?
+            },
+            sqlite: |conn| {
+                use diesel::sql_types::TimestamptzSqlite;
+                let sql = report_sql(Dialect::Sqlite, query.group_by, user.is_some());
+                let statement = diesel::sql_query(sql)
+                    .into_boxed()
+                    .bind::<Text, _>(team.as_uuid().to_string())
+                    .bind::<TimestamptzSqlite, _>(from)
+                    .bind::<TimestamptzSqlite, _>(until);
+                let statement = match user {
+                    Some(user) => statement.bind::<Text, _>(user.to_string()),
+                    None => statement,
+                };
+                statement.load(conn).await.or_store()?
+            }
+        );
+        rows.into_iter().map(SumRow::into_row).collect()
+    }
+}
