@@ -10,6 +10,7 @@
 pub mod auth;
 pub mod body;
 pub mod conventions;
+mod csv;
 pub mod deadline;
 pub mod error;
 pub mod idempotency;

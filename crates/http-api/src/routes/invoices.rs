@@ -22,6 +22,7 @@ use uuid::Uuid;
 
 use crate::auth::{Auth, InvoicesRead, InvoicesWrite, client_ip, too_many_requests};
 use crate::body::{Json, Patch};
+use crate::csv;
 use crate::error::{ApiError, ErrorBody};
 use crate::openapi::{Binary, InstantInput, InvoiceStatus as InvoiceStatusSchema};
 use crate::paging::{self, Page};
@@ -529,7 +530,7 @@ pub(crate) struct InvoiceQuery {
     tag = "Invoices",
     params(InvoiceQuery, paging::PageQuery),
     responses(
-        (status = 200, description = "The team's invoices", body = [InvoiceBody],
+        (status = 200, description = "The team's invoices; with `Accept: text/csv`, all of them as CSV, one row per invoice", content((Vec<InvoiceBody> = "application/json"), (String = "text/csv")),
          headers(("Link" = String, description = "`<URL of the next page>; rel=\"next\"`, on a page with more after it"))),
         QueryErrors,
         KeyedErrors,
@@ -538,10 +539,92 @@ pub(crate) struct InvoiceQuery {
 #[get("")]
 pub(crate) async fn list_invoices(
     auth: Auth<InvoicesRead>,
+    request: HttpRequest,
     listing: paging::Listing,
     state: web::Data<ApiState>,
 ) -> Result<HttpResponse, ApiError> {
+    if csv::wanted(&request) {
+        return list_csv(&state, &auth.principal, listing.parameters.clone()).await;
+    }
     listing.respond(list(&state, &auth.principal, listing.parameters.clone()).await)
+}
+
+/// A team's invoices as CSV, read a page at a time: one row per invoice.
+#[derive(Clone)]
+struct InvoicesCsv {
+    store: std::sync::Arc<dyn billing::BillingStore>,
+    team: accounts::TeamId,
+    filter: InvoiceFilter,
+}
+
+impl csv::PagedListing for InvoicesCsv {
+    type Item = Invoice;
+    type Position = InvoicePosition;
+
+    async fn read(&self, after: Option<InvoicePosition>, limit: u32) -> Result<Vec<Invoice>, ApiError> {
+        let filter = InvoiceFilter { after, limit: Some(limit), ..self.filter.clone() };
+        Ok(self.store.list_invoices(self.team, &filter).await?)
+    }
+
+    fn position(invoice: &Invoice) -> InvoicePosition {
+        InvoicePosition::of(invoice)
+    }
+
+    fn header() -> &'static [&'static str] {
+        &[
+            "id",
+            "serial",
+            "status",
+            "issueDate",
+            "dueDate",
+            "clientId",
+            "currency",
+            "subtotal",
+            "taxPercentage",
+            "tax",
+            "total",
+            "description",
+            "lineItems",
+            "sendersAddressId",
+            "createdAt",
+            "updatedAt",
+        ]
+    }
+
+    fn cells(&self, invoice: &Invoice) -> Vec<String> {
+        let money = |value: Decimal| round_to_minor(value, invoice.currency).to_string();
+        vec![
+            invoice.id.to_string(),
+            invoice.serial.to_string(),
+            invoice.status_at(self.filter.now).as_str().to_owned(),
+            Timestamp(invoice.issue_date).text(),
+            invoice.due_date.map(|due| Timestamp(due).text()).unwrap_or_default(),
+            invoice.client_id.to_string(),
+            invoice.currency.as_str().to_owned(),
+            money(invoice.totals.subtotal),
+            invoice.tax_rule.percentage().normalize().to_string(),
+            money(invoice.totals.tax),
+            money(invoice.totals.total),
+            invoice.description.as_ref().map(|d| d.as_str().to_owned()).unwrap_or_default(),
+            invoice.line_items.len().to_string(),
+            invoice.sender_id.to_string(),
+            Timestamp(invoice.created_at).text(),
+            Timestamp(invoice.updated_at).text(),
+        ]
+    }
+}
+
+/// Every invoice the parameters in `query` ask for, as CSV.
+async fn list_csv(
+    state: &ApiState,
+    who: &Principal,
+    query: Map<String, Value>,
+) -> Result<HttpResponse, ApiError> {
+    let (query, page) = paging::read_listing::<InvoiceQuery>(query)?;
+    csv::refuse_paging(page.limit.as_deref(), page.cursor.as_deref())?;
+    let filter = filter_of(query, state.clock.now())?;
+    let listing = InvoicesCsv { store: state.stores.billing.clone(), team: who.team_id, filter };
+    csv::stream("invoices.csv", listing).await
 }
 
 /// The team's invoices that the parameters in `query` ask for, newest first.
@@ -552,6 +635,20 @@ pub(crate) async fn list(
 ) -> Result<Page<InvoiceBody>, ApiError> {
     let (query, page) = paging::read_listing::<InvoiceQuery>(query)?;
     let now = state.clock.now();
+    let filter = InvoiceFilter {
+        after: page.cursor.as_deref().map(position).transpose()?,
+        limit: paging::limit(page.limit.as_deref())?,
+        ..filter_of(query, now)?
+    };
+    let read = InvoiceFilter { limit: paging::one_more(filter.limit), ..filter.clone() };
+    let mut invoices = state.stores.billing.list_invoices(who.team_id, &read).await?;
+    let more = paging::cut(&mut invoices, filter.limit);
+    let next = if more { invoices.last().map(|last| cursor_of(InvoicePosition::of(last))) } else { None };
+    Ok(Page { items: invoices, next }.map(|invoice| InvoiceBody::new(invoice, now)))
+}
+
+/// The invoices `query` asks for at `now`, leaving out the page.
+fn filter_of(query: InvoiceQuery, now: chrono::DateTime<chrono::Utc>) -> Result<InvoiceFilter, ApiError> {
     let statuses = query.status.map(paging::OneOrMany::into_vec).unwrap_or_default();
     let statuses = statuses.iter().map(|s| InvoiceStatus::parse(s).map_err(|e| e.at("status")));
     let issued_to = query.issued_to.as_deref().map(|to| query_day(to, "issuedTo")).transpose()?;
@@ -561,21 +658,16 @@ pub(crate) async fn list(
     {
         return Err(FieldError::new("issuedTo", "must not be before issuedFrom").into());
     }
-    let filter = InvoiceFilter {
+    Ok(InvoiceFilter {
         statuses: statuses.collect::<Result<_, _>>()?,
         now,
         client: query_id(query.client_id.as_deref(), "clientId")?,
         issued_from: issued_from.map(midnight),
         issued_before: issued_to.and_then(|to| to.succ_opt()).map(midnight),
         text: query_search(query.q.as_deref())?,
-        after: page.cursor.as_deref().map(position).transpose()?,
-        limit: paging::limit(page.limit.as_deref())?,
-    };
-    let read = InvoiceFilter { limit: paging::one_more(filter.limit), ..filter.clone() };
-    let mut invoices = state.stores.billing.list_invoices(who.team_id, &read).await?;
-    let more = paging::cut(&mut invoices, filter.limit);
-    let next = if more { invoices.last().map(|last| cursor_of(InvoicePosition::of(last))) } else { None };
-    Ok(Page { items: invoices, next }.map(|invoice| InvoiceBody::new(invoice, now)))
+        after: None,
+        limit: None,
+    })
 }
 
 fn cursor_of(position: InvoicePosition) -> String {

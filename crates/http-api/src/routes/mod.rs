@@ -46,12 +46,21 @@ impl Serialize for Timestamp {
         let mut text = [0_u8; 24];
         match self.write_into(&mut text) {
             Some(text) => serializer.serialize_str(text),
-            None => serializer.serialize_str(&self.0.to_rfc3339_opts(SecondsFormat::Millis, true)),
+            None => serializer.serialize_str(&self.text()),
         }
     }
 }
 
 impl Timestamp {
+    /// The timestamp as responses write it.
+    pub(crate) fn text(self) -> String {
+        let mut text = [0_u8; 24];
+        match self.write_into(&mut text) {
+            Some(text) => text.to_owned(),
+            None => self.0.to_rfc3339_opts(SecondsFormat::Millis, true),
+        }
+    }
+
     /// `YYYY-MM-DDTHH:MM:SS.mmmZ` written into `text`, for the years 0 to 9999 (others are
     /// `None`: their year takes another width).
     fn write_into(self, text: &mut [u8; 24]) -> Option<&str> {

@@ -204,3 +204,164 @@ async fn report_parameters_are_checked_and_reports_need_track_read() {
     let answer = expect(app, &key, Method::GET, &november("day"), None, 403).await;
     assert_eq!(answer["error"], "this API key lacks the track:read permission");
 }
+
+/// `path` asked for as CSV: its rows, header first, after checking the answer's headers.
+async fn csv_rows(app: &TestApp, key: &str, path: &str) -> Vec<Vec<String>> {
+    let response = app.request(Method::GET, path, key).header("accept", "text/csv").send().await.unwrap();
+    assert_eq!(response.status(), 200, "{path}");
+    let headers = response.headers();
+    assert_eq!(headers["content-type"], "text/csv; charset=utf-8");
+    assert!(
+        headers["content-disposition"].to_str().unwrap().starts_with("attachment; filename="),
+        "{headers:?}"
+    );
+    let body = response.bytes().await.unwrap();
+    let text = std::str::from_utf8(&body).unwrap();
+    assert!(text.ends_with("\r\n"), "RFC 4180 lines end in CRLF");
+    let mut reader = csv::ReaderBuilder::new().has_headers(false).from_reader(&body[..]);
+    reader.records().map(|record| record.unwrap().iter().map(str::to_owned).collect()).collect()
+}
+
+#[tokio::test]
+async fn time_invoices_and_reports_answer_csv_that_agrees_with_their_json() {
+    let m = month().await;
+    let app = &m.app;
+    // Text a spreadsheet would run as a formula is written with a leading quote.
+    let risky = json!({"durationSeconds": 60, "taskName": "=HYPERLINK(\"http://x\")", "date": "2026-11-05",
+                       "description": "-2+3, \"quoted\"\nsecond line"});
+    let risky = log(app, &app.key, risky).await;
+    let path = "/v1/track/time?from=2026-11-01&to=2026-11-30";
+    let json = app.get_json(path).await;
+    let rows = csv_rows(app, &app.key, path).await;
+    assert_eq!(
+        rows[0],
+        [
+            "id",
+            "date",
+            "userId",
+            "projectId",
+            "sectionId",
+            "taskName",
+            "description",
+            "durationSeconds",
+            "hours",
+            "tags",
+            "billable",
+            "invoiceId",
+            "aiGenerated",
+            "createdAt",
+            "updatedAt"
+        ]
+    );
+    let entries = json.as_array().unwrap();
+    assert_eq!(rows.len(), entries.len() + 1);
+    for (row, entry) in rows[1..].iter().zip(entries) {
+        assert_eq!(row[0], entry["id"].as_str().unwrap());
+        assert_eq!(
+            (&row[1], &row[7]),
+            (&entry["date"].as_str().unwrap().to_owned(), &entry["durationSeconds"].to_string())
+        );
+        assert_eq!(row[11], entry["invoiceId"].as_str().unwrap_or(""));
+    }
+    let row = rows.iter().find(|row| row[0] == risky["id"].as_str().unwrap()).unwrap();
+    assert_eq!(
+        (row[5].as_str(), row[6].as_str()),
+        ("'=HYPERLINK(\"http://x\")", "'-2+3, \"quoted\"\nsecond line")
+    );
+    assert_eq!(row[8], "0.0167");
+    let tagged = rows.iter().find(|row| row[5] == "Design").unwrap();
+    assert_eq!(
+        (tagged[3].as_str(), tagged[9].as_str()),
+        (m.website["id"].as_str().unwrap(), "Client, urgent")
+    );
+    // JSON stays JSON, whatever it holds; JSON wins where it is preferred.
+    assert_eq!(
+        json.as_array().unwrap().iter().find(|e| e["id"] == risky["id"]).unwrap()["taskName"],
+        risky["taskName"]
+    );
+    for accept in ["application/json, text/csv;q=0.5", "*/*"] {
+        let response =
+            app.request(Method::GET, path, &app.key).header("accept", accept).send().await.unwrap();
+        assert_eq!(response.headers()["content-type"], "application/json", "{accept}");
+    }
+    let response = app
+        .request(Method::GET, &format!("{path}&limit=5"), &app.key)
+        .header("accept", "text/csv")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 400);
+    let error: Value = response.json().await.unwrap();
+    assert_eq!(error["error"], "limit: is not taken with Accept: text/csv, which answers every match");
+
+    let invoices = app.get_json("/v1/invoices").await;
+    let rows = csv_rows(app, &app.key, "/v1/invoices").await;
+    assert_eq!(rows[0][..4], ["id", "serial", "status", "issueDate"]);
+    assert_eq!(rows.len(), 2);
+    let invoice = &invoices[0];
+    assert_eq!(
+        (&rows[1][1], &rows[1][2], &rows[1][6], &rows[1][10], &rows[1][12]),
+        (
+            &"INV-0001".to_owned(),
+            &"PENDING".to_owned(),
+            &"EUR".to_owned(),
+            &invoice["total"].to_string(),
+            &"1".to_owned()
+        )
+    );
+
+    let report = app.get_json(&november("project")).await;
+    let rows = csv_rows(app, &app.key, &november("project")).await;
+    assert_eq!(rows[0], ["key", "title", "seconds", "hours", "billableSeconds", "invoicedSeconds", "amount"]);
+    // The JSON's groups, with the hours CSV adds: one row each, in the same order.
+    let expected: Vec<Vec<String>> = groups(&report)
+        .into_iter()
+        .map(|(key, title, seconds, billable, invoiced, amount)| {
+            let hours =
+                [(1200, "0.3333"), (6300, "1.75"), (660, "0.1833")].iter().find(|(s, _)| *s == seconds);
+            let amount = if amount == "null" { String::new() } else { amount };
+            let key = key.as_str().unwrap_or("").to_owned();
+            let hours = hours.unwrap().1.to_owned();
+            vec![key, title, seconds.to_string(), hours, billable.to_string(), invoiced.to_string(), amount]
+        })
+        .collect();
+    assert_eq!(rows[1..], expected);
+}
+
+#[tokio::test]
+async fn a_long_listing_streams_as_csv_a_page_at_a_time() {
+    let app = spawn_app().await;
+    let track = app.store.stores().track;
+    let start: chrono::DateTime<chrono::Utc> = "2026-01-01T00:00:00Z".parse().unwrap();
+    let count = 2345;
+    for n in 0..count {
+        let at = start + chrono::TimeDelta::minutes(n * 7);
+        let entry = tracking::TimeEntry {
+            id: kernel::Id::generate(),
+            team_id: app.team,
+            user_id: app.owner,
+            duration: tracking::DurationSeconds::parse(60).unwrap(),
+            task_name: tracking::TaskName::parse(format!("Task {n}")).unwrap(),
+            description: None,
+            date: at,
+            project_id: None,
+            section_id: None,
+            tags: Vec::new(),
+            ai_generated: false,
+            billable: true,
+            invoice_id: None,
+            created_at: at,
+            updated_at: at,
+        };
+        track.create_entry(&entry).await.unwrap();
+    }
+    let path = "/v1/track/time?from=2026-01-01&to=2026-12-31";
+    let response =
+        app.request(Method::GET, path, &app.key).header("accept", "text/csv").send().await.unwrap();
+    assert!(response.headers().get("content-length").is_none(), "streamed: {:?}", response.headers());
+    let rows = csv_rows(&app, &app.key, path).await;
+    assert_eq!(rows.len(), usize::try_from(count).unwrap() + 1);
+    let tasks: Vec<&str> = rows[1..].iter().map(|row| row[5].as_str()).collect();
+    let expected: Vec<String> = (0..count).map(|n| format!("Task {n}")).collect();
+    assert_eq!(tasks, expected, "every entry once, in listing order, across the pages");
+}

@@ -1,7 +1,7 @@
 //! `/v1/track/reports`: where a span's time went, summed by the database.
 
 use accounts::Principal;
-use actix_web::{get, web};
+use actix_web::{HttpRequest, HttpResponse, get, web};
 use serde::{Deserialize, Serialize};
 use tracking::report::MAX_REPORT_DAYS;
 use tracking::service;
@@ -9,6 +9,7 @@ use tracking::{Actor, Report, ReportGroupBy, ReportQuery};
 use utoipa::{IntoParams, ToSchema};
 
 use crate::auth::{Auth, TrackRead};
+use crate::csv;
 use crate::error::ApiError;
 use crate::openapi::ReportGroupBy as ReportGroupBySchema;
 use crate::paging::{self, Listing};
@@ -90,7 +91,7 @@ pub(crate) struct ReportBody {
     tag = "Reports",
     params(ReportParams),
     responses(
-        (status = 200, description = "The report", body = ReportBody),
+        (status = 200, description = "The report; with `Accept: text/csv`, its groups as CSV", content((ReportBody = "application/json"), (String = "text/csv"))),
         (status = 400, description = "A query parameter missing or invalid (the message names it)", body = crate::ErrorBody),
         KeyedErrors,
     )
@@ -98,10 +99,35 @@ pub(crate) struct ReportBody {
 #[get("")]
 pub(crate) async fn get_report(
     auth: Auth<TrackRead>,
+    request: HttpRequest,
     listing: Listing,
     state: web::Data<ApiState>,
-) -> Result<web::Json<ReportBody>, ApiError> {
-    Ok(web::Json(report(&state, &auth.principal, listing.parameters).await?))
+) -> Result<HttpResponse, ApiError> {
+    let report = report(&state, &auth.principal, listing.parameters).await?;
+    if !csv::wanted(&request) {
+        return Ok(HttpResponse::Ok().json(report));
+    }
+    let mut rows = csv::Rows::new();
+    rows.row(["key", "title", "seconds", "hours", "billableSeconds", "invoicedSeconds", "amount"])?;
+    for group in &report.groups {
+        rows.row([
+            group.key.clone().unwrap_or_default(),
+            group.title.clone(),
+            group.seconds.to_string(),
+            hours(group.seconds),
+            group.billable_seconds.to_string(),
+            group.invoiced_seconds.to_string(),
+            group.amount.map(|amount| amount.0.to_string()).unwrap_or_default(),
+        ])?;
+    }
+    let name = format!("report-{}-{}-{}.csv", report.from, report.to, report.group_by);
+    Ok(csv::answer(&name, rows.take()?))
+}
+
+/// Seconds as hours to 4 decimals, as invoices bill them.
+fn hours(seconds: u128) -> String {
+    u64::try_from(seconds)
+        .map_or_else(|_| String::new(), |s| tracking::invoicing::hours(s).normalize().to_string())
 }
 
 /// The report `parameters` ask for, of the time the caller may see.

@@ -18,6 +18,7 @@ use uuid::Uuid;
 
 use crate::auth::{Auth, TrackRead, TrackWrite};
 use crate::body::{Json, Patch};
+use crate::csv;
 use crate::error::ApiError;
 use crate::listings::Listing;
 use crate::openapi::{Frequency as FrequencySchema, InstantInput};
@@ -319,7 +320,7 @@ pub(crate) struct TimeQuery {
     tag = "Time entries",
     params(TimeQuery),
     responses(
-        (status = 200, description = "The entries of the period", body = [TimeEntryBody],
+        (status = 200, description = "The entries of the period; with `Accept: text/csv`, all of them as CSV", content((Vec<TimeEntryBody> = "application/json"), (String = "text/csv")),
          headers(("Link" = String, description = "`<URL of the next page>; rel=\"next\"`, on a page with more after it"))),
         (status = 400, description = "A query parameter missing or invalid (the message names it)", body = crate::ErrorBody),
         KeyedErrors,
@@ -332,6 +333,9 @@ pub(crate) async fn list_time(
     query: web::Query<TimeQuery>,
     state: web::Data<ApiState>,
 ) -> Result<HttpResponse, ApiError> {
+    if csv::wanted(&request) {
+        return listing_csv(&state, &auth.principal, &query).await;
+    }
     let listing = listing(&state, &auth.principal, query.into_inner()).await?;
     let mut response = HttpResponse::Ok();
     response.content_type(ContentType::json()).insert_header((VARY, "accept-encoding"));
@@ -394,13 +398,8 @@ pub(crate) async fn listing(
     who: &Principal,
     query: TimeQuery,
 ) -> Result<Listing, ApiError> {
-    let period = period(&query)?;
-    let requested = query_id(query.user_id.as_deref(), "userId")?;
     let team = who.team_id;
-    let mut filter = service::listing_filter(&Actor::from(who), period, requested)?;
-    filter.project = query_id(query.project_id.as_deref(), "projectId")?;
-    filter.section = query_id(query.section_id.as_deref(), "sectionId")?;
-    filter.tag = query_id(query.tag_id.as_deref(), "tagId")?;
+    let mut filter = filter_of(who, &query)?;
     filter.limit = paging::limit(query.limit.as_deref())?;
     filter.after = query.cursor.as_deref().map(position).transpose()?;
     // The revision first: the listing read after it is at least as new (see `listings`).
@@ -418,6 +417,89 @@ pub(crate) async fn listing(
     let mut body = Vec::with_capacity(bodies.len() * 512 + 2);
     serde_json::to_writer(&mut body, &bodies).map_err(|e| ApiError::internal(e.into()))?;
     Ok(state.listings.keep(team, filter, revision, body.into(), next))
+}
+
+/// The entries `query` asks for, of those the caller may see, leaving out the page.
+fn filter_of(who: &Principal, query: &TimeQuery) -> Result<EntryFilter, ApiError> {
+    let period = period(query)?;
+    let requested = query_id(query.user_id.as_deref(), "userId")?;
+    let mut filter = service::listing_filter(&Actor::from(who), period, requested)?;
+    filter.project = query_id(query.project_id.as_deref(), "projectId")?;
+    filter.section = query_id(query.section_id.as_deref(), "sectionId")?;
+    filter.tag = query_id(query.tag_id.as_deref(), "tagId")?;
+    Ok(filter)
+}
+
+/// A team's entries as CSV, read a page at a time.
+#[derive(Clone)]
+struct EntriesCsv {
+    store: std::sync::Arc<dyn tracking::TrackStore>,
+    team: accounts::TeamId,
+    filter: EntryFilter,
+}
+
+impl csv::PagedListing for EntriesCsv {
+    type Item = TimeEntry;
+    type Position = EntryPosition;
+
+    async fn read(&self, after: Option<EntryPosition>, limit: u32) -> Result<Vec<TimeEntry>, ApiError> {
+        let filter = EntryFilter { after, limit: Some(limit), ..self.filter };
+        Ok(self.store.list_entries(self.team, &filter).await?)
+    }
+
+    fn position(entry: &TimeEntry) -> EntryPosition {
+        EntryPosition::of(entry)
+    }
+
+    fn header() -> &'static [&'static str] {
+        &[
+            "id",
+            "date",
+            "userId",
+            "projectId",
+            "sectionId",
+            "taskName",
+            "description",
+            "durationSeconds",
+            "hours",
+            "tags",
+            "billable",
+            "invoiceId",
+            "aiGenerated",
+            "createdAt",
+            "updatedAt",
+        ]
+    }
+
+    fn cells(&self, entry: &TimeEntry) -> Vec<String> {
+        let id = |id: Option<String>| id.unwrap_or_default();
+        let tags: Vec<&str> = entry.tags.iter().map(|tag| tag.title.as_str()).collect();
+        vec![
+            entry.id.to_string(),
+            Timestamp(entry.date).text(),
+            entry.user_id.to_string(),
+            id(entry.project_id.map(|p| p.to_string())),
+            id(entry.section_id.map(|s| s.to_string())),
+            entry.task_name.as_str().to_owned(),
+            entry.description.as_ref().map(|d| d.as_str().to_owned()).unwrap_or_default(),
+            entry.duration.get().to_string(),
+            tracking::invoicing::hours(entry.duration.get()).normalize().to_string(),
+            tags.join(", "),
+            entry.billable.to_string(),
+            id(entry.invoice_id.map(|i| i.to_string())),
+            entry.ai_generated.to_string(),
+            Timestamp(entry.created_at).text(),
+            Timestamp(entry.updated_at).text(),
+        ]
+    }
+}
+
+/// Every entry `query` asks for, as CSV.
+async fn listing_csv(state: &ApiState, who: &Principal, query: &TimeQuery) -> Result<HttpResponse, ApiError> {
+    csv::refuse_paging(query.limit.as_deref(), query.cursor.as_deref())?;
+    let listing =
+        EntriesCsv { store: state.stores.track.clone(), team: who.team_id, filter: filter_of(who, query)? };
+    csv::stream("time-entries.csv", listing).await
 }
 
 /// Whether the client takes gzip rather than the JSON as it is, by its `Accept-Encoding`.
