@@ -33,7 +33,7 @@ async def main(base_url: str, key: str) -> None:
                 init = await session.initialize()
                 check(init.server_info.name == "billable", f"server name: {init.server_info}")
                 tools = {tool.name: tool for tool in (await session.list_tools()).tools}
-                check(len(tools) == 18, f"a write key sees the 18 tools: {sorted(tools)}")
+                check(len(tools) == 20, f"a write key sees the 20 tools: {sorted(tools)}")
                 schema = tools["create_client"].input_schema
                 check({"name", "email"} <= set(schema["required"]), f"create_client's schema: {schema}")
 
@@ -44,14 +44,29 @@ async def main(base_url: str, key: str) -> None:
                 listed = json.loads(text_of(await session.call_tool("list_clients", {})))
                 check([c["id"] for c in listed] == [client["id"]], f"list_clients: {listed}")
 
-                project = await session.call_tool("create_project", {"title": "Website", "code": "web"})
+                project = await session.call_tool("create_project", {"title": "Website", "code": "web", "rate": 90})
                 check(not project.is_error, f"create_project: {text_of(project)}")
                 projects = json.loads(text_of(await session.call_tool("list_projects", {})))
                 check([p["code"] for p in projects] == ["web"], f"list_projects: {projects}")
 
+                # A month of time, reported and billed through the tools.
+                entry = {"durationSeconds": 4500, "taskName": "Build", "date": "2026-11-10",
+                         "projectId": projects[0]["id"]}
+                logged = await session.call_tool("create_time_entry", entry)
+                check(not logged.is_error, f"create_time_entry: {text_of(logged)}")
+                month = {"from": "2026-11-01", "to": "2026-11-30"}
+                report = json.loads(text_of(await session.call_tool("time_report", {**month, "groupBy": "project"})))
+                check(report["groups"][0]["amount"] == 112.5, f"time_report: {report}")
+                billed = await session.call_tool("bill_time", {**month, "clientId": client["id"]})
+                check(not billed.is_error, f"bill_time: {text_of(billed)}")
+                invoice = json.loads(text_of(billed))
+                check(invoice["lineItems"][0]["quantity"] == 1.25 and invoice["total"] == 112.5, f"bill_time: {invoice}")
+                again = await session.call_tool("bill_time", {**month, "clientId": client["id"]})
+                check(again.is_error and "no billable time" in text_of(again), f"billed twice: {text_of(again)}")
+
                 refused = await session.call_tool("get_client", {"id": "not-an-id"})
                 check(refused.is_error and text_of(refused) == "client not found", f"a refusal: {refused}")
-    print(f"mcp client: {len(tools)} tools listed, 4 calls made, a refusal reported as a tool error")
+    print(f"mcp client: {len(tools)} tools listed, 9 calls made (a month of time billed), refusals reported as tool errors")
 
 
 if __name__ == "__main__":

@@ -21,12 +21,12 @@ use triggers::{BUILTIN_TOOLS, BuiltinTool};
 
 use crate::error::ApiError;
 use crate::paging::{self, Page};
-use crate::routes::track::{projects, sections, tags, time};
-use crate::routes::{clients, invoices};
+use crate::routes::track::{projects, reports, sections, tags, time};
+use crate::routes::{billed_time, clients, invoices};
 use crate::state::ApiState;
 
 /// Where each built-in tool's operation is in the OpenAPI description.
-const OPERATIONS: [(&str, &str, &str); 18] = [
+const OPERATIONS: [(&str, &str, &str); 20] = [
     ("list_clients", "get", "/v1/invoices/clients"),
     ("get_client", "get", "/v1/invoices/clients/{id}"),
     ("create_client", "post", "/v1/invoices/clients"),
@@ -45,6 +45,8 @@ const OPERATIONS: [(&str, &str, &str); 18] = [
     ("list_tags", "get", "/v1/track/tags"),
     ("create_tag", "post", "/v1/track/tags"),
     ("list_sections", "get", "/v1/track/sections"),
+    ("bill_time", "post", "/v1/invoices/from-time"),
+    ("time_report", "get", "/v1/track/reports"),
 ];
 
 /// How a built-in tool is shown to a model or an MCP client.
@@ -54,7 +56,8 @@ pub struct ToolDescription {
     pub description: String,
     /// JSON Schema of the arguments object.
     pub parameters: Value,
-    pub permission: Permission,
+    /// All of them.
+    pub permissions: &'static [Permission],
 }
 
 /// Every built-in tool's description, cut once from the OpenAPI description.
@@ -80,7 +83,7 @@ fn describe(doc: &Value, tool: BuiltinTool) -> ToolDescription {
         name: tool.name,
         description: description.join(". "),
         parameters: parameters(doc, operation),
-        permission: tool.permission,
+        permissions: tool.permissions,
     }
 }
 
@@ -152,7 +155,7 @@ impl BuiltinTools {
 
     /// The tools the caller's permissions allow.
     pub fn allowed(&self) -> impl Iterator<Item = &'static ToolDescription> + '_ {
-        descriptions().iter().filter(|tool| self.caller.may(tool.permission))
+        descriptions().iter().filter(|tool| self.lacking(tool).is_none())
     }
 
     /// Calls tool `name` with `arguments`; the result is the operation's response body.
@@ -162,10 +165,10 @@ impl BuiltinTools {
         let Some(tool) = descriptions().iter().find(|tool| tool.name == name) else {
             return Err(ApiError::new(StatusCode::NOT_FOUND, format!("there is no tool named {name:?}")));
         };
-        if !self.caller.may(tool.permission) {
+        if let Some(lacking) = self.lacking(tool) {
             return Err(ApiError::new(
                 StatusCode::FORBIDDEN,
-                format!("this caller lacks the {} permission", tool.permission.as_str()),
+                format!("this caller lacks the {} permission", lacking.as_str()),
             ));
         }
         let Value::Object(arguments) = arguments else {
@@ -179,6 +182,11 @@ impl BuiltinTools {
             return Err(ApiError::new(StatusCode::BAD_REQUEST, format!("{field}: unknown field")));
         }
         self.run(name, arguments).await
+    }
+
+    /// The first permission `tool` needs that the caller lacks.
+    fn lacking(&self, tool: &ToolDescription) -> Option<Permission> {
+        tool.permissions.iter().copied().find(|permission| !self.caller.may(*permission))
     }
 
     fn run(&self, name: &str, mut arguments: Map<String, Value>) -> Call<'_> {
@@ -212,6 +220,8 @@ impl BuiltinTools {
             "list_tags" => paged(async move { tags::list(state, who, arguments).await }),
             "create_tag" => answer(async move { tags::create(state, who, body(arguments)?).await }),
             "list_sections" => paged(async move { sections::list(state, who, arguments).await }),
+            "bill_time" => answer(async move { billed_time::bill(state, who, body(arguments)?).await }),
+            "time_report" => answer(async move { reports::report(state, who, arguments).await }),
             _ => {
                 let error = ApiError::new(StatusCode::NOT_FOUND, format!("there is no tool named {name:?}"));
                 Box::pin(async move { Err(error) })

@@ -632,12 +632,12 @@ fn tool_choice(at: &str, names: Option<Vec<String>>, agent: &AgentTools<'_>) -> 
             return Err(invalid(at, "names a tool, but the agent has none (tools.billable is not set)"));
         }
         if !allowed.contains(&tool) {
+            let scope = tools.map(BillableTools::scope);
+            let lacking = tool.lacking(|p| scope.as_ref().is_some_and(|s| s.allows(p)));
+            let lacking = lacking.map_or("a permission", accounts::Permission::as_str);
             return Err(invalid(
                 at,
-                format!(
-                    "{name} needs {}, which tools.billable.permissions does not grant",
-                    tool.permission.as_str()
-                ),
+                format!("{name} needs {lacking}, which tools.billable.permissions does not grant"),
             ));
         }
     }

@@ -1,41 +1,52 @@
 //! What the agent may do besides talking: the built-in tools over the team's billing and
-//! time, each needing one permission, and the agent definition's choice of them.
+//! time, each needing its permissions, and the agent definition's choice of them.
 
 use std::collections::BTreeSet;
 
 use accounts::Permission;
 
-/// A built-in tool: one operation of the REST API, by name, and the permission it needs.
+/// A built-in tool: one operation of the REST API, by name, and the permissions it needs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct BuiltinTool {
     pub name: &'static str,
-    pub permission: Permission,
+    /// All of them (one, but for billing time, which reads time and writes an invoice).
+    pub permissions: &'static [Permission],
 }
 
-const fn tool(name: &'static str, permission: Permission) -> BuiltinTool {
-    BuiltinTool { name, permission }
+impl BuiltinTool {
+    /// The first permission the tool needs that `granted` does not say yes to; `None` when
+    /// it may be called.
+    pub fn lacking(&self, granted: impl Fn(Permission) -> bool) -> Option<Permission> {
+        self.permissions.iter().copied().find(|permission| !granted(*permission))
+    }
+}
+
+const fn tool(name: &'static str, permissions: &'static [Permission]) -> BuiltinTool {
+    BuiltinTool { name, permissions }
 }
 
 /// Every built-in tool, by name. The names are part of the agent definition's contract.
-pub const BUILTIN_TOOLS: [BuiltinTool; 18] = [
-    tool("list_clients", Permission::ClientsRead),
-    tool("get_client", Permission::ClientsRead),
-    tool("create_client", Permission::ClientsWrite),
-    tool("list_invoices", Permission::InvoicesRead),
-    tool("get_invoice", Permission::InvoicesRead),
-    tool("create_invoice", Permission::InvoicesWrite),
-    tool("update_invoice", Permission::InvoicesWrite),
-    tool("mark_invoice_paid", Permission::InvoicesWrite),
-    tool("list_time_entries", Permission::TrackRead),
-    tool("get_time_entry", Permission::TrackRead),
-    tool("create_time_entry", Permission::TrackWrite),
-    tool("update_time_entry", Permission::TrackWrite),
-    tool("delete_time_entry", Permission::TrackWrite),
-    tool("list_projects", Permission::TrackRead),
-    tool("create_project", Permission::TrackWrite),
-    tool("list_tags", Permission::TrackRead),
-    tool("create_tag", Permission::TrackWrite),
-    tool("list_sections", Permission::TrackRead),
+pub const BUILTIN_TOOLS: [BuiltinTool; 20] = [
+    tool("list_clients", &[Permission::ClientsRead]),
+    tool("get_client", &[Permission::ClientsRead]),
+    tool("create_client", &[Permission::ClientsWrite]),
+    tool("list_invoices", &[Permission::InvoicesRead]),
+    tool("get_invoice", &[Permission::InvoicesRead]),
+    tool("create_invoice", &[Permission::InvoicesWrite]),
+    tool("update_invoice", &[Permission::InvoicesWrite]),
+    tool("mark_invoice_paid", &[Permission::InvoicesWrite]),
+    tool("list_time_entries", &[Permission::TrackRead]),
+    tool("get_time_entry", &[Permission::TrackRead]),
+    tool("create_time_entry", &[Permission::TrackWrite]),
+    tool("update_time_entry", &[Permission::TrackWrite]),
+    tool("delete_time_entry", &[Permission::TrackWrite]),
+    tool("list_projects", &[Permission::TrackRead]),
+    tool("create_project", &[Permission::TrackWrite]),
+    tool("list_tags", &[Permission::TrackRead]),
+    tool("create_tag", &[Permission::TrackWrite]),
+    tool("list_sections", &[Permission::TrackRead]),
+    tool("bill_time", &[Permission::InvoicesWrite, Permission::TrackRead]),
+    tool("time_report", &[Permission::TrackRead]),
 ];
 
 /// The built-in tool named `name`.
@@ -53,11 +64,16 @@ pub struct BillableTools {
 }
 
 impl BillableTools {
+    /// The permissions as a restricted key's scope.
+    pub fn scope(&self) -> accounts::Scope {
+        accounts::Scope::Restricted(self.permissions.clone())
+    }
+
     /// The built-in tools these permissions allow, in catalogue order (a write
     /// permission allows its read, as for keys).
     pub fn allowed(&self) -> Vec<BuiltinTool> {
-        let scope = accounts::Scope::Restricted(self.permissions.clone());
-        BUILTIN_TOOLS.iter().copied().filter(|tool| scope.allows(tool.permission)).collect()
+        let scope = self.scope();
+        BUILTIN_TOOLS.iter().copied().filter(|tool| tool.lacking(|p| scope.allows(p)).is_none()).collect()
     }
 }
 
@@ -120,7 +136,10 @@ mod tests {
         names.sort_unstable();
         names.dedup();
         assert_eq!(names.len(), BUILTIN_TOOLS.len());
-        assert_eq!(builtin_tool("mark_invoice_paid").map(|t| t.permission), Some(Permission::InvoicesWrite));
+        assert_eq!(
+            builtin_tool("mark_invoice_paid").map(|t| t.permissions),
+            Some(&[Permission::InvoicesWrite][..])
+        );
         assert_eq!(builtin_tool("drop_database"), None);
     }
 

@@ -46,6 +46,17 @@ fn tool_result(request: &Value) -> String {
     last["content"].as_str().unwrap().to_owned()
 }
 
+/// POSTs `body` to the REST API's `path` with the app's key, expecting a 201.
+async fn created(app: &AgentApp, path: &str, body: &Value) -> Value {
+    let response =
+        app.http.post(format!("{}{path}", app.rest)).header("x-api-key", &app.key).json(body).send().await;
+    let response = response.unwrap();
+    let status = response.status();
+    let answer: Value = response.json().await.unwrap();
+    assert_eq!(status, 201, "{answer}");
+    answer
+}
+
 /// An invoice of 100.00 USD made through the REST API.
 async fn invoice(app: &AgentApp) -> Value {
     let body = json!({
@@ -53,18 +64,85 @@ async fn invoice(app: &AgentApp) -> Value {
         "issueDate": "2026-11-01", "dueDate": "2026-12-01", "taxPercentage": 0,
         "lineItems": [{"description": "Consulting", "quantity": 1, "unitPrice": 100}],
     });
-    let response = app
-        .http
-        .post(format!("{}/v1/invoices", app.rest))
-        .header("x-api-key", &app.key)
-        .json(&body)
-        .send()
-        .await;
-    let response = response.unwrap();
-    let status = response.status();
-    let answer: Value = response.json().await.unwrap();
-    assert_eq!(status, 201, "{answer}");
-    answer
+    created(app, "/v1/invoices", &body).await
+}
+
+#[tokio::test]
+async fn the_agent_reports_a_month_of_time_and_bills_it() {
+    let model = FakeModel::start(vec![], None);
+    let app = start(&agent(&model, "invoices:write, track:read", "")).await;
+    let project = created(&app, "/v1/track/projects", &json!({"title": "Website", "rate": 80})).await;
+    for (date, seconds) in [("2026-11-03", 5400), ("2026-11-20", 1800)] {
+        let entry = json!({"durationSeconds": seconds, "taskName": "Build", "date": date, "projectId": project["id"]});
+        created(&app, "/v1/track/time", &entry).await;
+    }
+    let client = created(
+        &app,
+        "/v1/invoices/clients",
+        &json!({"name": "Acme", "email": "a@acme.test", "line1": "1 Way", "postalCode": "1"}),
+    )
+    .await;
+    let month = json!({"from": "2026-11-01", "to": "2026-11-30"});
+    let report = json!({"groupBy": "project", "from": month["from"], "to": month["to"]});
+    let bill = json!({"clientId": client["id"], "from": month["from"], "to": month["to"]});
+    model.queue_answers(vec![
+        Answer::call("time_report", &report),
+        Answer::call(
+            "bill_time",
+            &json!({"preview": true, "clientId": client["id"], "from": "2026-11-01", "to": "2026-11-30"}),
+        ),
+        Answer::call("bill_time", &bill),
+        Answer::call("bill_time", &bill),
+        Answer::reply("billed"),
+    ]);
+    let (reply, recorded) = run(&app, "Bill November").await;
+    assert_eq!(reply["reply"], "billed");
+    let outcomes: Vec<bool> =
+        recorded["toolCalls"].as_array().unwrap().iter().map(|c| c["ok"] == true).collect();
+    assert_eq!(outcomes, [true, true, true, false], "the second bill finds nothing left to bill");
+
+    let requests = model.requests();
+    let tools = offered(&requests[0]);
+    assert!(
+        tools.contains(&"bill_time".to_owned()) && tools.contains(&"time_report".to_owned()),
+        "{tools:?}"
+    );
+    let reported: Value = serde_json::from_str(&tool_result(&requests[1])).unwrap();
+    let website = &reported["groups"][0];
+    assert_eq!(
+        (website["title"].as_str(), website["amount"].to_string()),
+        (Some("Website"), "160.00".to_owned())
+    );
+    let preview: Value = serde_json::from_str(&tool_result(&requests[2])).unwrap();
+    let billed: Value = serde_json::from_str(&tool_result(&requests[3])).unwrap();
+    assert_eq!(
+        (preview["total"].to_string(), billed["total"].to_string()),
+        ("160.00".into(), "160.00".into())
+    );
+    assert_eq!(
+        tool_result(&requests[4]),
+        "error: from: no billable time that is not billed yet in the range"
+    );
+    let (_, invoices) = app.get_json("/v1/invoices").await;
+    assert_eq!(invoices.as_array().unwrap().len(), 1, "the preview wrote nothing, the bill one invoice");
+    let (_, entries) = app.get_json("/v1/track/time?from=2026-11-01&to=2026-11-30").await;
+    assert!(entries.as_array().unwrap().iter().all(|e| e["invoiceId"] == billed["id"]), "{entries}");
+}
+
+#[tokio::test]
+async fn billing_time_needs_both_of_its_permissions() {
+    let model = FakeModel::start(vec![], None);
+    let yaml = agent(&model, "invoices:write", "    tools: [bill_time]\n");
+    let error = AgentApp::start(&yaml, ENV, TestDb::new(Backend::Memory).await).await.unwrap_err();
+    assert_eq!(
+        error.to_string(),
+        "agent.yaml: triggers[0].tools[0]: bill_time needs track:read, which tools.billable.permissions does not grant"
+    );
+    let app = start(&agent(&model, "invoices:write, track:write", "")).await;
+    model.queue_answers(vec![Answer::reply("nothing to do")]);
+    run(&app, "hello").await;
+    let tools = offered(&model.requests()[0]);
+    assert!(tools.contains(&"bill_time".to_owned()), "track:write implies track:read: {tools:?}");
 }
 
 #[tokio::test]
