@@ -52,6 +52,7 @@ KEYED_OPERATIONS = [
     "list_tags", "create_tag", "rename_tag", "delete_tag",
     "list_projects", "create_project", "update_project", "delete_project",
     "list_sections", "create_section", "update_section", "delete_section",
+    "invoice_time", "get_report",
 ]
 PUBLIC_OPERATIONS = ["invoice_pdf"]
 
@@ -609,6 +610,76 @@ def _(s: dict[str, Any]) -> None:
 def _(s: dict[str, Any]) -> None:
     d = call("delete_tag", 200, model("Deleted"), id=s["tag"].id).parsed
     check(d.message == "tag deleted", f"message {d.message!r}")
+
+
+# A month of tracked time becomes an invoice
+
+OCTOBER = {"from_": date(2026, 10, 1), "to": date(2026, 10, 31)}
+
+
+@step("log a month of time on a project with an hourly rate (201 ProjectBody, 201 TimeEntryBody)")
+def _(s: dict[str, Any]) -> None:
+    p = call("create_project", 201, model("ProjectBody"), body=model("ProjectInput")(title="Support", rate=120)).parsed
+    check(p.rate == 120, f"rate {p.rate}")
+    s["rated"], s["month"] = p, []
+    for day, seconds in [("2026-10-05T10:00:00Z", 3600), ("2026-10-12T10:00:00Z", 1800), ("2026-10-31T23:59:59Z", 900)]:
+        body = model("TimeEntryInput")(duration_seconds=seconds, task_name="Calls", date=utc(day), project_id=p.id)
+        e = call("create_time", 201, model("TimeEntryBody"), body=body).parsed
+        check(e.billable is True and e.invoice_id is None, f"entry {e}")
+        s["month"].append(e)
+    body = model("TimeEntryInput")(
+        duration_seconds=7200, task_name="Internal", date=utc("2026-10-20T10:00:00Z"), project_id=p.id, billable=False
+    )
+    s["unbillable"] = call("create_time", 201, model("TimeEntryBody"), body=body).parsed
+
+
+@step("report the month by project (200 ReportBody)")
+def _(s: dict[str, Any]) -> None:
+    r = call("get_report", 200, model("ReportBody"), group_by=model("ReportGroupBy")("project"), **OCTOBER).parsed
+    group = next(g for g in r.groups if g.key == str(s["rated"].id))
+    check((group.seconds, group.billable_seconds, group.amount) == (13500, 6300, 210), f"group {group}")
+
+
+def month_bill(s: dict[str, Any], **extra: Any) -> Any:
+    return model("TimeInvoiceInput")(
+        client_id=str(s["invoice"].client_id), project_ids=[str(s["rated"].id)], **OCTOBER, **extra
+    )
+
+
+@step("preview the month's invoice, rounded up to 15 minutes (200 InvoiceBody, nothing written)")
+def _(s: dict[str, Any]) -> None:
+    rounding = model("RoundingInput")(minutes=15, mode=model("RoundingMode")("up"))
+    i = call("invoice_time", 200, model("InvoiceBody"), body=month_bill(s, rounding=rounding, preview=True)).parsed
+    check([(li.description, li.quantity, li.unit_price) for li in i.line_items] == [("Support", 1.75, 120)], f"{i}")
+    check(i.total == 210, f"total {i.total}")
+    e = call("get_time", 200, model("TimeEntryBody"), id=s["month"][0].id).parsed
+    check(e.invoice_id is None, "the preview billed an entry")
+
+
+@step("bill the month (201 InvoiceBody): its entries carry the invoice and are locked (409)")
+def _(s: dict[str, Any]) -> None:
+    i = call("invoice_time", 201, model("InvoiceBody"), body=month_bill(s)).parsed
+    check(i.total == 210 and re.fullmatch(r"INV-\d{4}", i.serial) is not None, f"invoice {i}")
+    for entry in s["month"]:
+        e = call("get_time", 200, model("TimeEntryBody"), id=entry.id).parsed
+        check(e.invoice_id == i.id, f"entry {e.id} is billed by {e.invoice_id}")
+    free = call("get_time", 200, model("TimeEntryBody"), id=s["unbillable"].id).parsed
+    check(free.invoice_id is None, "time not billable was billed")
+    locked = model("TimeEntryPatch")(duration_seconds=60)
+    error_call("update_time", 409, "invoiceId: ", id=s["month"][0].id, body=locked)
+    error_call("delete_time", 409, "invoiceId: ", id=s["month"][0].id)
+    error_call("invoice_time", 400, "from: no billable time", body=month_bill(s))
+    s["time_invoice"] = i
+
+
+@step("delete the month's invoice: its time is released (200 Deleted, invoiceId null)")
+def _(s: dict[str, Any]) -> None:
+    call("delete_invoice", 200, model("Deleted"), id=s["time_invoice"].id)
+    for entry in [*s["month"], s["unbillable"]]:
+        e = call("get_time", 200, model("TimeEntryBody"), id=entry.id).parsed
+        check(e.invoice_id is None, f"entry {e.id} still billed")
+        call("delete_time", 200, model("Deleted"), id=entry.id)
+    call("delete_project", 200, model("Deleted"), id=s["rated"].id)
 
 
 # Rate limit: last, since it spends the key's allowance.

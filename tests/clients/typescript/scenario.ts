@@ -436,6 +436,112 @@ await step("the day around another date does not hold the entry", async () => {
   check(!entries.some((e) => e.id === id), "the entry is listed on another day");
 });
 
+// ---- A month of tracked time becomes an invoice ------------------------------------------
+
+const october = { from: "2026-10-01", to: "2026-10-31" };
+let ratedProjectId: string | undefined;
+let monthEntries: string[] = [];
+let unbilledEntryId: string | undefined;
+let timeInvoiceId: string | undefined;
+
+await step("log a month of time on a project with an hourly rate", async () => {
+  const made = await api.POST("/v1/track/projects", {
+    body: body("/v1/track/projects", "post", { title: `Support ${stamp}`, rate: 120 }),
+  });
+  const project = typed(ok(made, 201, "create project"));
+  equal(project.rate, 120, "rate");
+  ratedProjectId = project.id;
+  for (const [date, durationSeconds] of [["2026-10-05", 3600], ["2026-10-12", 1800], ["2026-10-31T23:59:59Z", 900]] as const) {
+    const entry = body("/v1/track/time", "post", { durationSeconds, taskName: "Calls", date, projectId: project.id });
+    const logged = typed(ok(await api.POST("/v1/track/time", { body: entry }), 201, "log time"));
+    equal(logged.billable, true, "billable by default");
+    equal(logged.invoiceId, null, "not billed yet");
+    monthEntries.push(logged.id);
+  }
+  const free = body("/v1/track/time", "post", {
+    durationSeconds: 7200, taskName: "Internal", date: "2026-10-20", projectId: project.id, billable: false,
+  });
+  unbilledEntryId = typed(ok(await api.POST("/v1/track/time", { body: free }), 201, "log unbillable time")).id;
+});
+
+await step("report the month by project", async () => {
+  const query = { ...october, groupBy: "project" as const };
+  const report = typed(ok(await api.GET("/v1/track/reports", { params: { query } }), 200, "report"));
+  const group = report.groups.find((g) => g.key === need(ratedProjectId, "a rated project"));
+  check(group !== undefined, "the project has no group");
+  equal(group.seconds, 13500, "seconds");
+  equal(group.billableSeconds, 6300, "billableSeconds");
+  equal(group.amount, 210, "amount: 1.75 billable hours at 120");
+});
+
+await step("preview the month's invoice: nothing is written", async () => {
+  const preview = body("/v1/invoices/from-time", "post", {
+    ...october,
+    clientId: need(inlineClientId, "a client"),
+    projectIds: [need(ratedProjectId, "a rated project")],
+    rounding: { minutes: 15, mode: "up" },
+    preview: true,
+  });
+  const invoice = typed(ok(await api.POST("/v1/invoices/from-time", { body: preview }), 200, "preview"));
+  equal(invoice.lineItems.length, 1, "one line for the project");
+  equal(invoice.lineItems[0]?.quantity, 1.75, "hours");
+  equal(invoice.total, 210, "total");
+  const first = need(monthEntries[0], "an entry");
+  const entry = typed(ok(await api.GET("/v1/track/time/{id}", { params: { path: { id: first } } }), 200, "entry"));
+  equal(entry.invoiceId, null, "the preview billed nothing");
+});
+
+await step("bill the month: its entries carry the invoice and are locked", async () => {
+  const bill = body("/v1/invoices/from-time", "post", {
+    ...october,
+    clientId: need(inlineClientId, "a client"),
+    projectIds: [need(ratedProjectId, "a rated project")],
+  });
+  const invoice = typed(ok(await api.POST("/v1/invoices/from-time", { body: bill }), 201, "bill"));
+  equal(invoice.total, 210, "total");
+  timeInvoiceId = invoice.id;
+  for (const id of monthEntries) {
+    const entry = typed(ok(await api.GET("/v1/track/time/{id}", { params: { path: { id } } }), 200, "entry"));
+    equal(entry.invoiceId, invoice.id, "billed by the invoice");
+  }
+  const free = need(unbilledEntryId, "an unbillable entry");
+  const unbilled = typed(ok(await api.GET("/v1/track/time/{id}", { params: { path: { id: free } } }), 200, "entry"));
+  equal(unbilled.invoiceId, null, "time not billable is not billed");
+  const id = need(monthEntries[0], "an entry");
+  const patched = await api.PATCH("/v1/track/time/{id}", { params: { path: { id } }, body: { durationSeconds: 60 } });
+  check(refused(patched, 409, "change billed time").error.startsWith("invoiceId: "), "the lock names invoiceId");
+  const deleted = await api.DELETE("/v1/track/time/{id}", { params: { path: { id } } });
+  check(refused(deleted, 409, "delete billed time").error.startsWith("invoiceId: "), "the lock names invoiceId");
+  const again = await api.POST("/v1/invoices/from-time", { body: bill });
+  equal(refused(again, 400, "bill twice").error, "from: no billable time that is not billed yet in the range", "error");
+});
+
+await step("the month's time as CSV", async () => {
+  const result = await api.GET("/v1/track/time", {
+    params: { query: { ...october, projectId: need(ratedProjectId, "a rated project") } },
+    headers: { Accept: "text/csv" },
+    parseAs: "text",
+  });
+  const csv = typed(ok(result, 200, "time as CSV"));
+  equal(result.response.headers.get("content-type"), "text/csv; charset=utf-8", "content-type");
+  const lines = csv.trimEnd().split("\r\n");
+  check(lines[0]?.startsWith("id,date,userId,projectId") === true, `header ${lines[0]}`);
+  equal(lines.length, 5, "a header and four entries");
+  check(monthEntries.every((id) => csv.includes(`${id},`)), "every entry is a row");
+});
+
+await step("delete the invoice: its time is released", async () => {
+  const invoice = need(timeInvoiceId, "the month's invoice");
+  ok(await api.DELETE("/v1/invoices/{id}", { params: { path: { id: invoice } } }), 200, "delete invoice");
+  for (const id of [...monthEntries, need(unbilledEntryId, "an unbillable entry")]) {
+    const entry = typed(ok(await api.GET("/v1/track/time/{id}", { params: { path: { id } } }), 200, "entry"));
+    equal(entry.invoiceId, null, "released");
+    ok(await api.DELETE("/v1/track/time/{id}", { params: { path: { id } } }), 200, "delete released time");
+  }
+  const project = need(ratedProjectId, "a rated project");
+  ok(await api.DELETE("/v1/track/projects/{id}", { params: { path: { id: project } } }), 200, "delete project");
+});
+
 await step("a 404 has a typed error body", async () => {
   const result = await api.GET("/v1/invoices/{id}", {
     params: { path: { id: "019a3c2e-7b1d-7c3e-9a4f-5b6c7d8e9f01" } },
