@@ -150,9 +150,9 @@ end
 LUA
 }
 
-# run_wrk NAME URL SCRIPT : runs wrk with $WORK/SCRIPT.lua, keeps its output in
+# run_wrk_lua NAME URL SCRIPT : runs wrk with $WORK/SCRIPT.lua, keeps its output in
 # $WORK/NAME.txt and echoes it.
-run_wrk() {
+run_wrk_lua() {
     local name=$1 url=$2 script=$3
     wrk -t"$THREADS" -c"$CONNECTIONS" -d"${DURATION}s" --latency -s "$WORK/$script.lua" "$url" \
         >"$WORK/$name.txt"
@@ -176,12 +176,9 @@ run_wrk_pair() {
     cat "$WORK/$name-a.txt" "$WORK/$name-b.txt"
     grep -q '^Requests/sec:' "$WORK/$name-a.txt" "$WORK/$name-b.txt" || die "wrk ($name) produced no Requests/sec line"
 }
-wrk_rps() { awk '/^Requests\/sec:/ { printf "%.0f", $2 }' "$WORK/$1.txt"; }
 # pair_rps NAME / pair_p99_ms NAME : the pair's summed rate, its worse p99.
 pair_rps() { echo $(( $(wrk_rps "$1-a") + $(wrk_rps "$1-b") )); }
 pair_p99_ms() { printf '%s\n%s\n' "$(wrk_pct_ms "$1-a" 99)" "$(wrk_pct_ms "$1-b" 99)" | sort -g | tail -n 1; }
-# Lines of the "Latency Distribution" block look like "     99%    4.21ms".
-wrk_pct_ms() { awk -v p="$2%" '$1 == p { print $2; exit }' "$WORK/$1.txt" | to_ms; }
 # wrk_status NAME 200|429|other : the count the script's `done` printed.
 wrk_status() { awk -v s="$2" '$1 == "status" && $2 == s ":" { n = $3 } END { print n + 0 }' "$WORK/$1.txt"; }
 
@@ -247,11 +244,11 @@ run_trigger() {
 
     echo
     echo "=== webhook trigger on ${backend}, distinct conversations (wrk, ${CONNECTIONS} connections, ${DURATION}s) ==="
-    run_wrk "${backend}-distinct" "$TRIGGER_URL" distinct
+    run_wrk_lua "${backend}-distinct" "$TRIGGER_URL" distinct
 
     echo
     echo "=== webhook trigger on ${backend}, one conversation (wrk, ${CONNECTIONS} connections, ${DURATION}s) ==="
-    run_wrk "${backend}-one" "$TRIGGER_URL" one
+    run_wrk_lua "${backend}-one" "$TRIGGER_URL" one
 
     # Let runs still in flight (the one conversation's queue) finish and be recorded.
     sleep 1
@@ -306,7 +303,7 @@ trigger_ready "$TRIGGER_URL"
 wrk -t"$THREADS" -c"$CONNECTIONS" -d"${WARMUP}s" -s "$WORK/distinct.lua" "$TRIGGER_URL" >/dev/null
 echo
 echo "=== webhook trigger on postgres, lines in the process, distinct conversations (wrk, ${CONNECTIONS} connections, ${DURATION}s) ==="
-run_wrk postgres-local "$TRIGGER_URL" distinct
+run_wrk_lua postgres-local "$TRIGGER_URL" distinct
 stop "$SERVER_PID"
 SERVER_PID=
 
@@ -326,7 +323,7 @@ trigger_ready "$TRIGGER_URL"
 wrk -t"$THREADS" -c"$CONNECTIONS" -d"${WARMUP}s" -s "$WORK/distinct.lua" "$TRIGGER_URL" >/dev/null
 echo
 echo "=== webhook trigger on sqlite, synchronous = NORMAL, distinct conversations (wrk, ${CONNECTIONS} connections, ${DURATION}s) ==="
-run_wrk sqlite-normal "$TRIGGER_URL" distinct
+run_wrk_lua sqlite-normal "$TRIGGER_URL" distinct
 stop "$SERVER_PID"
 SERVER_PID=
 
@@ -340,7 +337,7 @@ wrk -t"$THREADS" -c"$CONNECTIONS" -d"${WARMUP}s" -s "$WORK/distinct.lua" "$BARE_
 
 echo
 echo "=== bare actix-web handler (wrk, ${CONNECTIONS} connections, ${DURATION}s) ==="
-run_wrk bare "$BARE_URL" distinct
+run_wrk_lua bare "$BARE_URL" distinct
 stop "$REFERENCE_PID"
 REFERENCE_PID=
 

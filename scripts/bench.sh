@@ -52,35 +52,6 @@ psql_admin -c "CREATE DATABASE ${DB_NAME}" >/dev/null
 PORT=${BENCH_PORT:-$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')}
 BASE="http://127.0.0.1:${PORT}"
 
-# serve PORT LOG [VAR=VALUE...] : starts `billable serve` on the benchmark's database in the
-# background (its pid in SERVED_PID), logging into $WORK/LOG, and waits for /healthz
-# (migrations run before the listener binds). Rate limits raised far above what wrk can
-# send: the figures must measure the service, not the limiter's 429s. Logging at warn so
-# per-request logs don't dominate. VAR=VALUE pairs join its environment.
-serve() {
-    local port=$1 log_file=$2
-    shift 2
-    setsid env "$@" \
-        DATABASE_URL="$PG_DATABASE_URL" \
-        BILLABLE_LISTEN="127.0.0.1:${port}" \
-        BILLABLE_RATE_LIMIT="100000000/1s" \
-        BILLABLE_IP_RATE_LIMIT="100000000/1s" \
-        BILLABLE_DB_POOL_SIZE="$POOL_SIZE" \
-        BILLABLE_LOG=warn \
-        "$BIN" serve >"$WORK/$log_file" 2>&1 &
-    SERVED_PID=$!
-    for _ in $(seq 1 60); do
-        kill -0 "$SERVED_PID" 2>/dev/null || die "server ($log_file) exited during startup"
-        if curl -fsS -o /dev/null --max-time 1 "http://127.0.0.1:${port}/healthz" 2>/dev/null; then
-            # Memory and CPU are read from this pid.
-            [[ $(cat "/proc/$SERVED_PID/comm") == billable ]] || die "pid $SERVED_PID is not the server"
-            return 0
-        fi
-        sleep 0.5
-    done
-    die "server ($log_file) did not answer http://127.0.0.1:${port}/healthz within 30 s"
-}
-
 log "starting server on ${BASE}"
 serve "$PORT" server.log
 SERVER_PID=$SERVED_PID
@@ -112,20 +83,6 @@ status=$(curl -sS -o /dev/null -w '%{http_code}' -H "X-API-Key: $KEY" "$GET_URL"
 # ---------------------------------------------------------------------------------------------
 # wrk helpers.
 
-# run_wrk NAME ARGS... : runs wrk, keeps its output in $WORK/NAME.txt and echoes it.
-run_wrk() {
-    local name=$1
-    shift
-    wrk -t"$THREADS" -c"$CONNECTIONS" -d"${DURATION}s" --latency "$@" >"$WORK/$name.txt"
-    cat "$WORK/$name.txt"
-    grep -q '^Requests/sec:' "$WORK/$name.txt" || die "wrk ($name) produced no Requests/sec line"
-    if grep -q 'Non-2xx or 3xx responses' "$WORK/$name.txt"; then
-        warn "$name: $(grep 'Non-2xx or 3xx responses' "$WORK/$name.txt" | sed 's/^ *//') (figures include errors)"
-    fi
-    if grep -q 'Socket errors' "$WORK/$name.txt"; then
-        warn "$name: $(grep 'Socket errors' "$WORK/$name.txt" | sed 's/^ *//')"
-    fi
-}
 # post_script NAME BODY : a wrk Lua script POSTing BODY with the key, at $WORK/NAME.lua.
 # wrk can only send bodies from Lua; the key is base62, safe in a Lua string.
 post_script() {
@@ -136,9 +93,6 @@ wrk.headers["Content-Type"] = "application/json"
 wrk.headers["X-API-Key"] = "${KEY}"
 LUA
 }
-wrk_rps() { awk '/^Requests\/sec:/ { printf "%.0f", $2 }' "$WORK/$1.txt"; }
-# Lines of the "Latency Distribution" block look like "     99%    4.21ms".
-wrk_pct_ms() { awk -v p="$2%" '$1 == p { print $2; exit }' "$WORK/$1.txt" | to_ms; }
 
 # ---------------------------------------------------------------------------------------------
 # GET benchmark. A short warm-up first fills the connection pool and the key cache, so

@@ -24,25 +24,29 @@ pub enum Dialect {
 /// instant, the instant after the last, and (with `one_user`) the user. Each row is one
 /// group at one rate: `key`, `rate`, and the `seconds`, `billable_seconds` and
 /// `invoiced_seconds` summed, all as text (PostgreSQL's sum of bigint is a numeric).
+///
+/// The entries are summed first by key and project, on the keys' own types, and only the
+/// few sums are joined to their projects' rates and turned into text: a third of the
+/// time of joining and casting every entry.
 pub fn report_sql(dialect: Dialect, group_by: ReportGroupBy, one_user: bool) -> String {
     let postgres = dialect == Dialect::Postgres;
-    let key = match (group_by, postgres) {
-        (ReportGroupBy::Project, true) => "e.project_id::text",
-        (ReportGroupBy::User, true) => "e.user_id::text",
-        (ReportGroupBy::Tag, true) => "t.tag_id::text",
-        (ReportGroupBy::Day, true) => "to_char(e.date AT TIME ZONE 'UTC', 'YYYY-MM-DD')",
-        (ReportGroupBy::Project, false) => "e.project_id",
-        (ReportGroupBy::User, false) => "e.user_id",
-        (ReportGroupBy::Tag, false) => "t.tag_id",
+    // (the key of an entry, the key as the answer writes it)
+    let (key, shown) = match (group_by, postgres) {
+        (ReportGroupBy::Project, true) => ("e.project_id", "s.key::text"),
+        (ReportGroupBy::User, true) => ("e.user_id", "s.key::text"),
+        (ReportGroupBy::Tag, true) => ("t.tag_id", "s.key::text"),
+        (ReportGroupBy::Day, true) => ("(e.date AT TIME ZONE 'UTC')::date", "to_char(s.key, 'YYYY-MM-DD')"),
+        (ReportGroupBy::Project, false) => ("e.project_id", "s.key"),
+        (ReportGroupBy::User, false) => ("e.user_id", "s.key"),
+        (ReportGroupBy::Tag, false) => ("t.tag_id", "s.key"),
         // Stored as RFC 3339 text in UTC: the day is its first ten characters.
-        (ReportGroupBy::Day, false) => "substr(e.date, 1, 10)",
-        (ReportGroupBy::Task, _) => "e.task_name",
+        (ReportGroupBy::Day, false) => ("substr(e.date, 1, 10)", "s.key"),
+        (ReportGroupBy::Task, _) => ("e.task_name", "s.key"),
     };
     let rate = if postgres { "p.rate::text" } else { "p.rate" };
-    let param = |n: usize| if postgres { format!("${n}") } else { "?".to_owned() };
-    let sum = |of: &str| {
-        if postgres { format!("SUM({of})::text") } else { format!("CAST(SUM({of}) AS TEXT)") }
-    };
+    // SQLite numbers its parameters `?N`, so that the team's can be named twice.
+    let param = |n: usize| if postgres { format!("${n}") } else { format!("?{n}") };
+    let text = |sum: &str| if postgres { format!("{sum}::text") } else { format!("CAST({sum} AS TEXT)") };
     let tags = if group_by == ReportGroupBy::Tag {
         " LEFT JOIN time_entry_tags t ON t.team_id = e.team_id AND t.entry_id = e.id"
     } else {
@@ -50,15 +54,19 @@ pub fn report_sql(dialect: Dialect, group_by: ReportGroupBy, one_user: bool) -> 
     };
     let user = if one_user { format!(" AND e.user_id = {}", param(4)) } else { String::new() };
     format!(
-        "SELECT {key} AS key, {rate} AS rate, {seconds} AS seconds, {billable} AS billable_seconds, \
+        "SELECT {shown} AS key, {rate} AS rate, {seconds} AS seconds, {billable} AS billable_seconds, \
          {invoiced} AS invoiced_seconds \
-         FROM time_entries e \
-         LEFT JOIN projects p ON p.team_id = e.team_id AND p.id = e.project_id{tags} \
+         FROM (SELECT {key} AS key, e.project_id, SUM(e.duration_seconds) AS seconds, \
+         SUM(CASE WHEN e.billable THEN e.duration_seconds ELSE 0 END) AS billable, \
+         SUM(CASE WHEN e.invoice_id IS NOT NULL THEN e.duration_seconds ELSE 0 END) AS invoiced \
+         FROM time_entries e{tags} \
          WHERE e.team_id = {team} AND e.date >= {from} AND e.date < {until}{user} \
+         GROUP BY 1, 2) s \
+         LEFT JOIN projects p ON p.team_id = {team} AND p.id = s.project_id \
          GROUP BY 1, 2",
-        seconds = sum("e.duration_seconds"),
-        billable = sum("CASE WHEN e.billable THEN e.duration_seconds ELSE 0 END"),
-        invoiced = sum("CASE WHEN e.invoice_id IS NOT NULL THEN e.duration_seconds ELSE 0 END"),
+        seconds = text("SUM(s.seconds)"),
+        billable = text("SUM(s.billable)"),
+        invoiced = text("SUM(s.invoiced)"),
         team = param(1),
         from = param(2),
         until = param(3),
@@ -140,5 +148,20 @@ impl SqlStore {
             }
         );
         rows.into_iter().map(SumRow::into_row).collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use tracking::ReportGroupBy;
+
+    use super::{Dialect, report_sql};
+
+    /// `make bench` runs pgbench on this file beside the report: it must be the report's SQL.
+    #[test]
+    fn the_benchmark_runs_the_reports_own_statement() {
+        let file = include_str!("../../../../scripts/report-by-project.sql");
+        let statement = report_sql(Dialect::Postgres, ReportGroupBy::Project, false);
+        assert_eq!(file.trim_end().trim_end_matches(';'), statement);
     }
 }
