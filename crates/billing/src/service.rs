@@ -1,14 +1,14 @@
 //! The invoice use cases: the rules that need more than one entity (the team's currency
 //! and default sender, the client, the totals) applied over the ports.
 
-use accounts::{AccountStore, TeamId};
+use accounts::{AccountStore, Team, TeamId};
 use chrono::{DateTime, Utc};
 use kernel::{FieldError, Id, StoreError};
 use rust_decimal::Decimal;
 
 use crate::invoice::{Description, check_dates, price_lines};
 use crate::store::{
-    BillTo, BillingStore, CreateInvoiceError, DeleteInvoiceError, NewInvoice, SaveInvoiceError,
+    BillTo, BillingStore, CreateInvoiceError, DeleteInvoiceError, NewInvoice, SaveInvoiceError, SenderChoice,
 };
 use crate::{
     ClientId, Invoice, InvoiceDocument, InvoiceId, InvoiceStatus, LineInput, SenderAddress, SenderAddressId,
@@ -65,7 +65,7 @@ pub struct InvoiceDraft {
     pub tax: Option<Decimal>,
     pub line_items: Vec<LineInput>,
     /// The time entries the invoice bills (see [`NewInvoice::time_entries`]).
-    pub time_entries: Vec<kernel::uuid::Uuid>,
+    pub time_entries: Vec<crate::store::TimeToBill>,
 }
 
 /// A partial update: `None` leaves a field; `Some(None)` clears a nullable one.
@@ -94,19 +94,25 @@ pub async fn default_sender(
     if let Some(sender) = store.default_sender(team).await? {
         return Ok(sender);
     }
-    let name = accounts
-        .get_team(team)
-        .await?
-        .ok_or_else(|| StoreError::Unexpected(anyhow::anyhow!("team {team} does not exist")))?
-        .name;
-    let sender = SenderAddress {
+    store.ensure_default_sender(&named_sender(&the_team(accounts, team).await?, now)).await
+}
+
+/// A sender address made from the team's name: what a team without one gets as its default.
+fn named_sender(team: &Team, now: DateTime<Utc>) -> SenderAddress {
+    SenderAddress {
         id: SenderAddressId::generate(),
-        team_id: team,
-        details: SenderDetails::named(name),
+        team_id: team.id,
+        details: SenderDetails::named(team.name.clone()),
         created_at: now,
         updated_at: now,
-    };
-    store.ensure_default_sender(&sender).await
+    }
+}
+
+async fn the_team(accounts: &dyn AccountStore, team: TeamId) -> Result<Team, StoreError> {
+    accounts
+        .get_team(team)
+        .await?
+        .ok_or_else(|| StoreError::Unexpected(anyhow::anyhow!("team {team} does not exist")))
 }
 
 /// Creates an invoice in the team's currency with the next serial.
@@ -117,7 +123,7 @@ pub async fn create_invoice(
     draft: InvoiceDraft,
     now: DateTime<Utc>,
 ) -> Result<Invoice, BillingError> {
-    let new = new_invoice(store, accounts, team, draft, now).await?;
+    let new = new_invoice(accounts, team, draft, now).await?;
     store.create_invoice(new).await.map_err(refused)
 }
 
@@ -130,7 +136,7 @@ pub async fn preview_invoice(
     draft: InvoiceDraft,
     now: DateTime<Utc>,
 ) -> Result<Invoice, BillingError> {
-    let new = new_invoice(store, accounts, team, draft, now).await?;
+    let new = new_invoice(accounts, team, draft, now).await?;
     store.preview_invoice(new).await.map_err(refused)
 }
 
@@ -148,31 +154,29 @@ fn refused(error: CreateInvoiceError) -> BillingError {
 
 /// `draft` priced and checked, in the team's currency, ready to store.
 async fn new_invoice(
-    store: &dyn BillingStore,
     accounts: &dyn AccountStore,
     team: TeamId,
     draft: InvoiceDraft,
     now: DateTime<Utc>,
 ) -> Result<NewInvoice, BillingError> {
-    let currency = accounts
-        .get_team(team)
-        .await?
-        .ok_or_else(|| StoreError::Unexpected(anyhow::anyhow!("team {team} does not exist")))?
-        .currency;
+    let the_team = the_team(accounts, team).await?;
+    let currency = the_team.currency;
     let issue_date = draft.issue_date.unwrap_or(now);
     check_dates(issue_date, draft.due_date)?;
     let line_items = price_lines(draft.line_items, currency, now)?;
     let tax_rule = TaxRule::changed(None, draft.tax_percentage, draft.tax);
     let totals = Totals::compute(&line_items, tax_rule, draft.tax, currency)?;
-    let sender_id = match draft.sender_id {
-        Some(id) => id,
-        None => default_sender(store, accounts, team, now).await?.id,
+    // A team without a default sender gets one in the invoice's transaction, so that a
+    // refused create or a preview leaves none behind.
+    let sender = match draft.sender_id {
+        Some(id) => SenderChoice::Given(id),
+        None => SenderChoice::TeamDefault { fallback: Box::new(named_sender(&the_team, now)) },
     };
     Ok(NewInvoice {
         id: InvoiceId::generate(),
         team_id: team,
         bill_to: draft.bill_to,
-        sender_id,
+        sender,
         description: draft.description,
         issue_date,
         due_date: draft.due_date,

@@ -8,7 +8,7 @@ use kernel::{Email, StoreError};
 use crate::invoice::Description;
 use crate::{
     Client, ClientId, ClientRepository, Invoice, InvoiceFilter, InvoiceId, InvoiceStatus, LineItem,
-    SenderAddressId, SenderRepository, Serial, TaxRule, Totals, money::Currency,
+    SenderAddress, SenderAddressId, SenderRepository, Serial, TaxRule, Totals, money::Currency,
 };
 
 /// Who a new invoice is billed to.
@@ -21,13 +21,23 @@ pub enum BillTo {
     Inline { email: Email, new_client: Box<Client> },
 }
 
+/// Whose sender address a new invoice carries.
+#[derive(Debug, Clone)]
+pub enum SenderChoice {
+    /// One of the team's sender addresses.
+    Given(SenderAddressId),
+    /// The team's default sender address, or else `fallback`, made the team's default in
+    /// the invoice's transaction (teams made before invoices existed have none).
+    TeamDefault { fallback: Box<SenderAddress> },
+}
+
 /// An invoice ready to store but for its serial and, for an inline client, its client.
 #[derive(Debug, Clone)]
 pub struct NewInvoice {
     pub id: InvoiceId,
     pub team_id: TeamId,
     pub bill_to: BillTo,
-    pub sender_id: SenderAddressId,
+    pub sender: SenderChoice,
     pub description: Option<Description>,
     pub issue_date: DateTime<Utc>,
     pub due_date: Option<DateTime<Utc>>,
@@ -37,23 +47,32 @@ pub struct NewInvoice {
     pub totals: Totals,
     pub line_items: Vec<LineItem>,
     pub created_at: DateTime<Utc>,
-    /// The ids of the team's time entries the invoice bills. The store marks each billed
-    /// by this invoice in the invoice's own transaction, only if it is still billable and
-    /// unbilled, or makes nothing at all ([`CreateInvoiceError::TimeTaken`]).
-    pub time_entries: Vec<kernel::uuid::Uuid>,
+    /// The team's time entries the invoice bills, as they were read. The store marks each
+    /// billed by this invoice in the invoice's own transaction, only if it is still
+    /// billable, unbilled and unchanged since, or makes nothing at all
+    /// ([`CreateInvoiceError::TimeTaken`]).
+    pub time_entries: Vec<TimeToBill>,
+}
+
+/// A time entry to bill, by id, as of its last change: the lines were made from that
+/// version, so a later change (hours, day, project, user) must not be billed unseen.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct TimeToBill {
+    pub id: kernel::uuid::Uuid,
+    pub updated_at: DateTime<Utc>,
 }
 
 impl NewInvoice {
-    /// [`NewInvoice::time_entries`] without repeats, in order.
-    pub fn distinct_time_entries(&self) -> Vec<kernel::uuid::Uuid> {
-        let mut ids = self.time_entries.clone();
-        ids.sort_unstable();
-        ids.dedup();
-        ids
+    /// [`NewInvoice::time_entries`] without repeats, in order of id.
+    pub fn distinct_time_entries(&self) -> Vec<TimeToBill> {
+        let mut entries = self.time_entries.clone();
+        entries.sort_unstable();
+        entries.dedup_by_key(|entry| entry.id);
+        entries
     }
 
-    /// The invoice once storage has given it `serial` and settled its client.
-    pub fn into_invoice(self, serial: Serial, client_id: ClientId) -> Invoice {
+    /// The invoice once storage has given it `serial` and settled its client and sender.
+    pub fn into_invoice(self, serial: Serial, client_id: ClientId, sender_id: SenderAddressId) -> Invoice {
         Invoice {
             id: self.id,
             team_id: self.team_id,
@@ -66,7 +85,7 @@ impl NewInvoice {
             tax_rule: self.tax_rule,
             totals: self.totals,
             client_id,
-            sender_id: self.sender_id,
+            sender_id,
             line_items: self.line_items,
             created_at: self.created_at,
             updated_at: self.created_at,
@@ -80,7 +99,8 @@ pub enum CreateInvoiceError {
     UnknownClient,
     #[error("no such sender address in the team")]
     UnknownSender,
-    /// A time entry to bill is gone, not billable, or billed already; nothing was made.
+    /// A time entry to bill is gone, changed, not billable, or billed already; nothing was
+    /// made.
     #[error("time to bill was billed, changed or deleted meanwhile")]
     TimeTaken,
     #[error(transparent)]
@@ -123,8 +143,9 @@ pub trait InvoiceRepository: Send + Sync {
     /// Stores a new invoice, all or nothing, in one transaction: the team's next serial
     /// (the last one given plus one, never reused, gapless under concurrency because a
     /// failed create gives its serial back), the inline client when one is to be made,
-    /// the invoice and its items. MUST check that the client and the sender address are
-    /// the team's.
+    /// the team's default sender when it has none and the invoice asks for it, the
+    /// invoice and its items. MUST check that the client and the sender address are the
+    /// team's.
     async fn create_invoice(&self, invoice: NewInvoice) -> Result<Invoice, CreateInvoiceError>;
 
     /// Does all that [`InvoiceRepository::create_invoice`] would, checks included, and keeps

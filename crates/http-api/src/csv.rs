@@ -5,7 +5,7 @@
 use std::borrow::Cow;
 use std::future::Future;
 
-use actix_web::http::header::{self, Accept, Header};
+use actix_web::http::header::{self, Accept, Header, Quality};
 use actix_web::web::Bytes;
 use actix_web::{HttpRequest, HttpResponse};
 use kernel::FieldError;
@@ -15,13 +15,18 @@ use crate::error::ApiError;
 /// The media type of every CSV answer.
 pub(crate) const CONTENT_TYPE: &str = "text/csv; charset=utf-8";
 
+/// What an answer that may be CSV or JSON varies on.
+pub(crate) const VARY: &str = "accept, accept-encoding";
+
 /// How many items a streamed listing reads at a time.
 const PAGE: u32 = 1000;
 
-/// Whether the request prefers CSV to JSON by its `Accept`.
+/// Whether the request prefers CSV to JSON by its `Accept` (a type at `q=0` is refused,
+/// not preferred).
 pub(crate) fn wanted(request: &HttpRequest) -> bool {
-    let Ok(accept) = Accept::parse(request) else { return false };
-    accept
+    let Ok(Accept(items)) = Accept::parse(request) else { return false };
+    let acceptable = items.into_iter().filter(|item| item.quality > Quality::ZERO).collect();
+    Accept(acceptable)
         .ranked()
         .into_iter()
         .find(|mime| mime.essence_str() == "text/csv" || mime.type_() == "application" || mime.type_() == "*")
@@ -86,6 +91,7 @@ fn ok(name: &str) -> actix_web::HttpResponseBuilder {
     let mut response = HttpResponse::Ok();
     response
         .content_type(CONTENT_TYPE)
+        .insert_header((header::VARY, VARY))
         .insert_header((header::CONTENT_DISPOSITION, format!("attachment; filename=\"{name}\"")));
     response
 }

@@ -2,7 +2,9 @@
 
 use accounts::TeamId;
 use async_trait::async_trait;
-use billing::store::{BillTo, CreateInvoiceError, DeleteInvoiceError, NewInvoice, SaveInvoiceError};
+use billing::store::{
+    BillTo, CreateInvoiceError, DeleteInvoiceError, NewInvoice, SaveInvoiceError, SenderChoice,
+};
 use billing::{
     Invoice, InvoiceFilter, InvoiceId, InvoiceRepository, SenderAddress, SenderAddressId, SenderDetails,
     SenderRepository, Serial,
@@ -174,13 +176,21 @@ impl MemoryStore {
                 }
             }
         };
-        if !state.has_sender(team, new.sender_id) {
-            return Err(CreateInvoiceError::UnknownSender);
-        }
-        let wanted: std::collections::HashSet<_> = new.distinct_time_entries().into_iter().collect();
+        let (sender_id, new_sender) = match &new.sender {
+            SenderChoice::Given(id) if state.has_sender(team, *id) => (*id, None),
+            SenderChoice::Given(_) => return Err(CreateInvoiceError::UnknownSender),
+            SenderChoice::TeamDefault { fallback } => {
+                match state.senders.iter().find(|s| s.team_id == team) {
+                    Some(default) => (default.id, None),
+                    None => (fallback.id, Some(fallback.as_ref().clone())),
+                }
+            }
+        };
+        let wanted: std::collections::HashMap<_, _> =
+            new.distinct_time_entries().into_iter().map(|entry| (entry.id, entry.updated_at)).collect();
         let billable = |e: &tracking::TimeEntry| {
             e.team_id == team
-                && wanted.contains(&kernel::Id::as_uuid(&e.id))
+                && wanted.get(&kernel::Id::as_uuid(&e.id)) == Some(&e.updated_at)
                 && e.billable
                 && e.invoice_id.is_none()
         };
@@ -189,7 +199,7 @@ impl MemoryStore {
         }
         let serial = state.serials.get(&team).map_or(Serial::FIRST, |last| last.next());
         if keep == Keep::RollBack {
-            return Ok(new.into_invoice(serial, client_id));
+            return Ok(new.into_invoice(serial, client_id, sender_id));
         }
         for entry in state.entries.iter_mut().filter(|e| billable(e)) {
             entry.invoice_id = Some(new.id);
@@ -199,7 +209,8 @@ impl MemoryStore {
         }
         state.serials.insert(team, serial);
         state.clients.extend(new_client);
-        let invoice = new.into_invoice(serial, client_id);
+        state.senders.extend(new_sender);
+        let invoice = new.into_invoice(serial, client_id, sender_id);
         state.invoices.push(invoice.clone());
         Ok(invoice)
     }

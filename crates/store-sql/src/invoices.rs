@@ -13,7 +13,9 @@ use async_trait::async_trait;
 use billing::client::{OptionalText, RequiredText};
 use billing::invoice::Description;
 use billing::sender::{Logo, PaymentDetails, SenderPostalCode};
-use billing::store::{BillTo, CreateInvoiceError, DeleteInvoiceError, NewInvoice, SaveInvoiceError};
+use billing::store::{
+    BillTo, CreateInvoiceError, DeleteInvoiceError, NewInvoice, SaveInvoiceError, SenderChoice, TimeToBill,
+};
 use billing::{
     ClientId, Invoice, InvoiceFilter, InvoiceId, InvoiceRepository, InvoiceStatus, LineItem, SenderAddress,
     SenderAddressId, SenderDetails, SenderRepository, Serial, TaxRule, Totals,
@@ -320,6 +322,84 @@ enum Keep {
     RollBack,
 }
 
+/// Inserts `$sender` as its team's default sender address. The partial unique index on
+/// `(team_id) WHERE is_default` turns a second default into a conflict, which is ignored.
+macro_rules! insert_default_sender {
+    ($conn:expr, $sender:expr) => {
+        diesel::insert_into(sender_addresses::table)
+            .values((
+                sender_addresses::team_id.eq(DbUuid::of($sender.team_id)),
+                sender_addresses::id.eq(DbUuid::of($sender.id)),
+                sender_addresses::is_default.eq(true),
+                sender_values!($sender.details),
+                sender_addresses::created_at.eq($sender.created_at),
+                sender_addresses::updated_at.eq($sender.updated_at),
+            ))
+            .on_conflict_do_nothing()
+    };
+}
+
+/// The sender address `$choice` names, in a create's transaction: a given one, checked to
+/// be the team's, or the team's default, made from the fallback when there is none.
+macro_rules! settle_sender {
+    ($conn:ident, $team:expr, $choice:expr) => {
+        match $choice {
+            SenderChoice::Given(id) => {
+                if !exists!($conn, sender_addresses, $team, *id)? {
+                    return Err(TxError::Refused(CreateInvoiceError::UnknownSender));
+                }
+                *id
+            }
+            SenderChoice::TeamDefault { fallback } => {
+                let default = sender_addresses::table
+                    .filter(sender_addresses::team_id.eq(DbUuid::of($team)))
+                    .filter(sender_addresses::is_default.eq(true))
+                    .select(sender_addresses::id);
+                match default.first::<DbUuid>($conn).await.optional()? {
+                    Some(id) => id.into_id(),
+                    None => {
+                        // A concurrent first invoice may make it first: its default stands
+                        // (the partial unique index), and is read back.
+                        insert_default_sender!($conn, fallback).execute($conn).await?;
+                        default.first::<DbUuid>($conn).await?.into_id()
+                    }
+                }
+            }
+        }
+    };
+}
+
+/// Marks `$wanted` (distinct, in order) billed by `$invoice` in a create's transaction,
+/// each only if still billable, unbilled and unchanged since it was read; else refuses
+/// with `TimeTaken`, and the transaction makes nothing.
+macro_rules! bill_entries {
+    ($conn:expr, $team:expr, $invoice:expr, $wanted:expr) => {
+        let wanted: Vec<TimeToBill> = $wanted;
+        let mut billed: Vec<TimeToBill> = Vec::with_capacity(wanted.len());
+        // In slices, so that no statement binds more parameters than SQLite takes.
+        for slice in wanted.chunks(1000) {
+            let ids: Vec<DbUuid> = slice.iter().map(|entry| DbUuid(entry.id)).collect();
+            let marked: Vec<(DbUuid, DateTime<Utc>)> = diesel::update(
+                time_entries::table
+                    .filter(time_entries::team_id.eq(DbUuid::of($team)))
+                    .filter(time_entries::id.eq_any(ids))
+                    .filter(time_entries::billable.eq(true))
+                    .filter(time_entries::invoice_id.is_null()),
+            )
+            .set(time_entries::invoice_id.eq(Some(DbUuid::of($invoice))))
+            .returning((time_entries::id, time_entries::updated_at))
+            .get_results($conn)
+            .await?;
+            billed.extend(marked.into_iter().map(|(id, updated_at)| TimeToBill { id: id.0, updated_at }));
+        }
+        // Each as it was read: one changed since is not billed on its old lines.
+        billed.sort_unstable();
+        if billed != wanted {
+            return Err(TxError::Refused(CreateInvoiceError::TimeTaken));
+        }
+    };
+}
+
 #[async_trait]
 impl InvoiceRepository for SqlStore {
     #[tracing::instrument(skip(self))]
@@ -531,21 +611,7 @@ impl SenderRepository for SqlStore {
 
     #[tracing::instrument(skip_all, fields(team = %sender.team_id))]
     async fn ensure_default_sender(&self, sender: &SenderAddress) -> Result<SenderAddress, StoreError> {
-        // The partial unique index on (team_id) WHERE is_default turns a second default
-        // into a conflict, which is ignored.
-        db_run!(self, |conn| diesel::insert_into(sender_addresses::table)
-            .values((
-                sender_addresses::team_id.eq(DbUuid::of(sender.team_id)),
-                sender_addresses::id.eq(DbUuid::of(sender.id)),
-                sender_addresses::is_default.eq(true),
-                sender_values!(sender.details),
-                sender_addresses::created_at.eq(sender.created_at),
-                sender_addresses::updated_at.eq(sender.updated_at),
-            ))
-            .on_conflict_do_nothing()
-            .execute(conn)
-            .await
-            .or_store()?);
+        db_run!(self, |conn| insert_default_sender!(conn, sender).execute(conn).await.or_store()?);
         self.default_sender(sender.team_id)
             .await?
             .ok_or_else(|| StoreError::Unexpected(anyhow::anyhow!("default sender vanished after insert")))
@@ -614,14 +680,12 @@ impl SqlStore {
                         }
                     }
                 };
-                if !exists!(conn, sender_addresses, team, new.sender_id)? {
-                    return Err(TxError::Refused(CreateInvoiceError::UnknownSender));
-                }
+                let sender_id = settle_sender!(conn, team, &new.sender);
                 let number = u32::try_from(serial).ok().and_then(Serial::new);
                 let Some(number) = number else {
                     return Err(TxError::Refused(corrupt("serial", serial).into()));
                 };
-                let invoice = new.clone().into_invoice(number, client_id);
+                let invoice = new.clone().into_invoice(number, client_id, sender_id);
                 diesel::insert_into(invoices::table)
                     .values((
                         invoices::team_id.eq(DbUuid::of(team)),
@@ -635,25 +699,7 @@ impl SqlStore {
                     .await?;
                 insert_lines!(conn, invoice);
                 if !new.time_entries.is_empty() {
-                    let wanted = new.distinct_time_entries();
-                    let mut billed = 0;
-                    // In slices, so that no statement binds more parameters than SQLite takes.
-                    for slice in wanted.chunks(1000) {
-                        let ids: Vec<DbUuid> = slice.iter().map(|id| DbUuid(*id)).collect();
-                        billed += diesel::update(
-                            time_entries::table
-                                .filter(time_entries::team_id.eq(DbUuid::of(team)))
-                                .filter(time_entries::id.eq_any(ids))
-                                .filter(time_entries::billable.eq(true))
-                                .filter(time_entries::invoice_id.is_null()),
-                        )
-                        .set(time_entries::invoice_id.eq(Some(DbUuid::of(invoice.id))))
-                        .execute(conn)
-                        .await?;
-                    }
-                    if billed != wanted.len() {
-                        return Err(TxError::Refused(CreateInvoiceError::TimeTaken));
-                    }
+                    bill_entries!(conn, team, invoice.id, new.distinct_time_entries());
                 }
                 match keep {
                     Keep::Commit => Ok(invoice),

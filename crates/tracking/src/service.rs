@@ -9,6 +9,7 @@ use std::collections::{HashMap, HashSet};
 
 use accounts::{AccountStore, TeamId, UserId};
 use billing::service::{BillingError, InvoiceDraft};
+use billing::store::TimeToBill;
 use billing::{BillingStore, Invoice};
 use chrono::{DateTime, Utc};
 use kernel::{FieldError, Id, StoreError};
@@ -349,7 +350,10 @@ pub async fn bill_time(
     let lines = time_lines(&entries, &projects, request.group_by, request.rate, request.rounding)?;
     let draft = InvoiceDraft {
         line_items: lines.iter().map(TimeLine::line_input).collect(),
-        time_entries: entries.iter().map(|entry| entry.id.as_uuid()).collect(),
+        time_entries: entries
+            .iter()
+            .map(|entry| TimeToBill { id: entry.id.as_uuid(), updated_at: entry.updated_at })
+            .collect(),
         ..request.invoice
     };
     if request.preview {

@@ -6,6 +6,7 @@ use kernel::FieldError;
 use serde::Deserialize;
 use serde_json::Number;
 use tracking::invoicing::{GroupBy, Rounding};
+use tracking::report::MAX_REPORT_DAYS;
 use tracking::{Actor, TimeBilling};
 use utoipa::ToSchema;
 
@@ -17,6 +18,9 @@ use crate::routes::invoices::{InlineClientInput, InvoiceBody, InvoiceHead, invoi
 use crate::routes::track::projects::rate;
 use crate::routes::{BodyErrors, KeyedErrors, body_id, created, days};
 use crate::state::ApiState;
+
+/// The most projects `projectIds` may name.
+const MAX_PROJECT_IDS: usize = 1000;
 
 /// How each entry's duration is rounded before its line sums it; the entries keep their
 /// own durations.
@@ -37,7 +41,8 @@ invoice_body! {
         /// The first UTC day whose entries are billed, `YYYY-MM-DD`.
         #[schema(value_type = String, format = Date)]
         from: String,
-        /// The last UTC day whose entries are billed (included), `YYYY-MM-DD`.
+        /// The last UTC day whose entries are billed (included), `YYYY-MM-DD`; at most 366
+    /// days after `from`'s.
         #[schema(value_type = String, format = Date)]
         to: String,
         /// Only time on these projects of the team. Default: all the time of the days, time on
@@ -71,10 +76,16 @@ impl TimeInvoiceInput {
         now: chrono::DateTime<chrono::Utc>,
     ) -> Result<TimeBilling, FieldError> {
         let head = self.head();
-        let days = days(&self.from, &self.to, None)?;
+        let days = days(&self.from, &self.to, Some(MAX_REPORT_DAYS))?;
         let projects = self
             .project_ids
             .map(|ids| {
+                if ids.len() > MAX_PROJECT_IDS {
+                    return Err(FieldError::new(
+                        "projectIds",
+                        format!("must name at most {MAX_PROJECT_IDS} projects"),
+                    ));
+                }
                 if ids.is_empty() {
                     return Err(FieldError::new(
                         "projectIds",

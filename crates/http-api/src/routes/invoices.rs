@@ -546,7 +546,9 @@ pub(crate) async fn list_invoices(
     if csv::wanted(&request) {
         return list_csv(&state, &auth.principal, listing.parameters.clone()).await;
     }
-    listing.respond(list(&state, &auth.principal, listing.parameters.clone()).await)
+    let mut response = listing.respond(list(&state, &auth.principal, listing.parameters.clone()).await)?;
+    response.headers_mut().insert(header::VARY, header::HeaderValue::from_static(csv::VARY));
+    Ok(response)
 }
 
 /// A team's invoices as CSV, read a page at a time: one row per invoice.

@@ -137,10 +137,20 @@ pub(crate) fn query_id<I: Id>(text: Option<&str>, field: &str) -> Result<Option<
     text.map(|text| I::parse(text).ok_or_else(|| FieldError::new(field, "must be a UUID"))).transpose()
 }
 
-/// A UTC day `YYYY-MM-DD` given as a query parameter.
+/// A UTC day `YYYY-MM-DD` given as a query parameter: four digits of year (0001 to 9999),
+/// two of month, two of day, and nothing else (chrono alone would take a sign, a longer
+/// year or leading blanks).
 pub(crate) fn query_day(text: &str, field: &str) -> Result<chrono::NaiveDate, FieldError> {
-    chrono::NaiveDate::parse_from_str(text, "%Y-%m-%d")
-        .map_err(|_| FieldError::new(field, "must be a date YYYY-MM-DD"))
+    let shaped = text.len() == 10
+        && text
+            .bytes()
+            .enumerate()
+            .all(|(i, b)| if i == 4 || i == 7 { b == b'-' } else { b.is_ascii_digit() });
+    shaped
+        .then(|| chrono::NaiveDate::parse_from_str(text, "%Y-%m-%d").ok())
+        .flatten()
+        .filter(|day| chrono::Datelike::year(day) >= 1)
+        .ok_or_else(|| FieldError::new(field, "must be a date YYYY-MM-DD"))
 }
 
 /// The UTC days `from` to `to` (texts `YYYY-MM-DD` of the fields so named), both included,

@@ -9,7 +9,9 @@ use app::Store;
 use billing::client::{KeptPostalCode, OptionalText, RequiredText};
 use billing::invoice::{Description, price_lines};
 use billing::money::parse_decimal;
-use billing::store::{BillTo, CreateInvoiceError, DeleteInvoiceError, NewInvoice, SaveInvoiceError};
+use billing::store::{
+    BillTo, CreateInvoiceError, DeleteInvoiceError, NewInvoice, SaveInvoiceError, SenderChoice,
+};
 use billing::{
     BillingStore, Client, ClientDetails, ClientId, DeleteClientError, Invoice, InvoiceFilter, InvoiceId,
     InvoicePosition, InvoiceStatus, LineInput, SenderAddress, SenderAddressId, SenderDetails, TaxRule,
@@ -31,6 +33,7 @@ for_each_adapter!(
     clients_with_invoices_cannot_be_deleted,
     deleting_an_invoice_takes_its_items,
     a_team_has_one_default_sender,
+    a_first_invoice_makes_the_default_sender_in_its_own_transaction,
     the_document_prints_the_senders_payment_details_and_logo,
 );
 
@@ -112,7 +115,7 @@ impl Fixture {
             id: InvoiceId::generate(),
             team_id: self.team,
             bill_to,
-            sender_id: self.sender,
+            sender: SenderChoice::Given(self.sender),
             description: Some(Description::parse("November").unwrap()),
             issue_date: at(issued),
             due_date: Some(at(issued) + TimeDelta::days(30)),
@@ -191,12 +194,12 @@ async fn a_refused_create_writes_nothing_and_gives_its_serial_back(store: Store)
     let refused = f.billing.create_invoice(unknown_client).await;
     assert!(matches!(refused, Err(CreateInvoiceError::UnknownClient)), "{refused:?}");
     let mut unknown_sender = f.draft(BillTo::Existing(f.client), "2026-11-20", &[("A", "1", "1")]);
-    unknown_sender.sender_id = SenderAddressId::generate();
+    unknown_sender.sender = SenderChoice::Given(SenderAddressId::generate());
     let refused = f.billing.create_invoice(unknown_sender).await;
     assert!(matches!(refused, Err(CreateInvoiceError::UnknownSender)), "{refused:?}");
     // An inline client made in a refused create is rolled back with it.
     let mut inline = f.draft(inline_bill_to(f.team, "new@example.com"), "2026-11-20", &[("A", "1", "1")]);
-    inline.sender_id = SenderAddressId::generate();
+    inline.sender = SenderChoice::Given(SenderAddressId::generate());
     assert!(f.billing.create_invoice(inline).await.is_err());
     assert_eq!(f.billing.list(f.team).await.unwrap().len(), 1);
     assert_eq!(f.invoice("2026-11-21").await.serial.to_string(), "INV-0002");
@@ -348,6 +351,44 @@ async fn a_team_has_one_default_sender(store: Store) {
     let other = create_team(&store, "Other").await;
     assert_eq!(billing.get_sender(other, a.id).await.unwrap(), None);
     assert_eq!(billing.update_sender(other, a.id, &details, now).await.unwrap(), None);
+}
+
+async fn a_first_invoice_makes_the_default_sender_in_its_own_transaction(store: Store) {
+    let team = create_team(&store, "Ακμή").await;
+    let billing = store.billing();
+    let client = Client::new(team, client_details("Zoë", "zoe@example.com"), at("2026-01-01"));
+    billing.create(&client).await.unwrap();
+    let fallback = |name: &str| SenderAddress {
+        id: SenderAddressId::generate(),
+        team_id: team,
+        details: SenderDetails::named(RequiredText::parse(name).unwrap()),
+        created_at: at("2026-11-20"),
+        updated_at: at("2026-11-20"),
+    };
+    let f = Fixture {
+        store: store.clone(),
+        billing: billing.clone(),
+        team,
+        sender: SenderAddressId::generate(),
+        client: client.id,
+    };
+    let draft = |bill_to: BillTo, sender: &SenderAddress| NewInvoice {
+        sender: SenderChoice::TeamDefault { fallback: Box::new(sender.clone()) },
+        ..f.draft(bill_to, "2026-11-20", &[("A", "1", "1")])
+    };
+    // A preview, or a create refused for another reason, keeps no sender.
+    let first = fallback("Ακμή");
+    let preview = billing.preview_invoice(draft(BillTo::Existing(client.id), &first)).await.unwrap();
+    assert_eq!(preview.sender_id, first.id);
+    let refused = billing.create_invoice(draft(BillTo::Existing(ClientId::generate()), &first)).await;
+    assert!(matches!(refused, Err(CreateInvoiceError::UnknownClient)), "{refused:?}");
+    assert_eq!(billing.default_sender(team).await.unwrap(), None);
+    // The first invoice made makes it; later ones find it.
+    let made = billing.create_invoice(draft(BillTo::Existing(client.id), &first)).await.unwrap();
+    assert_eq!(made.sender_id, first.id);
+    assert_eq!(billing.default_sender(team).await.unwrap().map(|s| s.id), Some(first.id));
+    let next = billing.create_invoice(draft(BillTo::Existing(client.id), &fallback("Other"))).await.unwrap();
+    assert_eq!(next.sender_id, first.id, "the team's default stands");
 }
 
 /// A logo's bytes, NUL and bytes that are not UTF-8 among them: a store that kept them as text would lose them.

@@ -515,17 +515,25 @@ async fn entry_filters_are_served_by_indexes_on_postgres(store: Store) {
     }
 }
 
+/// `entries` as billing takes them: each by id, as of its last change.
+fn to_bill(entries: &[&TimeEntry]) -> Vec<billing::store::TimeToBill> {
+    entries
+        .iter()
+        .map(|e| billing::store::TimeToBill { id: e.id.as_uuid(), updated_at: e.updated_at })
+        .collect()
+}
+
 /// Makes an invoice of `invoices`' team that bills `entries`, as the from-time use case does.
 async fn invoice_billing(
     invoices: &super::invoices::Fixture,
-    entries: &[TimeEntryId],
+    entries: &[&TimeEntry],
 ) -> Result<billing::Invoice, billing::store::CreateInvoiceError> {
     let draft = invoices.draft(
         billing::store::BillTo::Existing(invoices.client),
         "2026-11-20",
         &[("Time", "100", "1")],
     );
-    let time_entries = entries.iter().map(Id::as_uuid).collect();
+    let time_entries = to_bill(entries);
     invoices.billing.create_invoice(billing::store::NewInvoice { time_entries, ..draft }).await
 }
 
@@ -535,8 +543,8 @@ async fn billed_time_is_locked_and_released_with_its_invoice(store: Store) {
     let a = f.logged(f.entry("2026-11-02", &[])).await;
     let b = f.logged(f.entry("2026-11-03", &[])).await;
     let c = f.logged(f.entry("2026-11-04", &[])).await;
-    let invoice = invoice_billing(&invoices, &[a.id, b.id]).await.unwrap();
-    let other = invoice_billing(&invoices, &[c.id]).await.unwrap();
+    let invoice = invoice_billing(&invoices, &[&a, &b]).await.unwrap();
+    let other = invoice_billing(&invoices, &[&c]).await.unwrap();
     let billed_on = async |entry: &TimeEntry| f.stored(entry.id).await.invoice_id;
 
     // Billed time is locked.
@@ -562,7 +570,7 @@ async fn an_invoice_bills_its_time_in_its_own_transaction(store: Store) {
     );
     let unbillable = f.logged(TimeEntry { billable: false, ..f.entry("2026-11-05", &[]) }).await;
 
-    let first = invoice_billing(&invoices, &[a.id, b.id, a.id]).await.unwrap();
+    let first = invoice_billing(&invoices, &[&a, &b, &a]).await.unwrap();
     assert_eq!(first.serial.to_string(), "INV-0001");
     assert_eq!(
         (f.stored(a.id).await.invoice_id, f.stored(b.id).await.invoice_id),
@@ -570,17 +578,27 @@ async fn an_invoice_bills_its_time_in_its_own_transaction(store: Store) {
     );
     // b is billed already, time not billable is never billed, an unknown entry is none of the
     // team's: nothing is made, not even a serial.
-    for claim in [vec![b.id, c.id], vec![unbillable.id], vec![c.id, TimeEntryId::generate()]] {
+    // So is an entry changed since it was read: its lines were made from the old version.
+    let unknown = f.entry("2026-11-06", &[]);
+    let changed = TimeEntry {
+        duration: DurationSeconds::parse(60).unwrap(),
+        updated_at: now() + TimeDelta::seconds(1),
+        ..c.clone()
+    };
+    f.track.replace_entry(&changed).await.unwrap();
+    for claim in [vec![&b, &c], vec![&unbillable], vec![&changed, &unknown], vec![&c]] {
         let refused = invoice_billing(&invoices, &claim).await;
-        assert!(matches!(refused, Err(billing::store::CreateInvoiceError::TimeTaken)), "{claim:?}");
+        let ids: Vec<_> = claim.iter().map(|e| e.id).collect();
+        assert!(matches!(refused, Err(billing::store::CreateInvoiceError::TimeTaken)), "{ids:?}");
     }
+    let c = f.stored(c.id).await;
     // Nor does another team's invoice bill the team's time.
     let stranger = create_team(&f.store, "Stranger").await;
     let theirs = super::invoices::fixture_for(f.store.clone(), stranger).await;
-    let foreign = invoice_billing(&theirs, &[c.id]).await;
+    let foreign = invoice_billing(&theirs, &[&c]).await;
     assert!(matches!(foreign, Err(billing::store::CreateInvoiceError::TimeTaken)));
     assert_eq!((f.stored(c.id).await.invoice_id, f.stored(unbillable.id).await.invoice_id), (None, None));
-    let next = invoice_billing(&invoices, &[c.id]).await.unwrap();
+    let next = invoice_billing(&invoices, &[&c]).await.unwrap();
     assert_eq!(next.serial.to_string(), "INV-0002");
     assert_eq!(f.stored(c.id).await.invoice_id, Some(next.id));
 }
@@ -589,10 +607,10 @@ async fn a_preview_checks_as_a_create_does_and_keeps_nothing(store: Store) {
     let f = fixture(store).await;
     let invoices = super::invoices::fixture_for(f.store.clone(), f.team).await;
     let (a, b) = (f.logged(f.entry("2026-11-02", &[])).await, f.logged(f.entry("2026-11-03", &[])).await);
-    let first = invoice_billing(&invoices, &[a.id]).await.unwrap();
-    let previewing = |entries: &[TimeEntryId], bill_to: billing::store::BillTo| {
+    let first = invoice_billing(&invoices, &[&a]).await.unwrap();
+    let previewing = |entries: &[&TimeEntry], bill_to: billing::store::BillTo| {
         let draft = invoices.draft(bill_to, "2026-11-20", &[("Time", "100", "1")]);
-        let time_entries = entries.iter().map(Id::as_uuid).collect();
+        let time_entries = to_bill(entries);
         invoices.billing.preview_invoice(billing::store::NewInvoice { time_entries, ..draft })
     };
 
@@ -600,7 +618,7 @@ async fn a_preview_checks_as_a_create_does_and_keeps_nothing(store: Store) {
     let newcomer =
         billing::Client::new(f.team, super::invoices::client_details("New", "new@example.com"), now());
     let inline = billing::store::BillTo::Inline { email, new_client: Box::new(newcomer.clone()) };
-    let preview = previewing(&[b.id], inline).await.unwrap();
+    let preview = previewing(&[&b], inline).await.unwrap();
     assert_eq!((preview.serial.to_string(), preview.client_id), ("INV-0002".to_owned(), newcomer.id));
     // Nothing is kept: not the invoice, its serial, its client, nor the billing of b.
     assert!(invoices.billing.get_invoice(f.team, preview.id).await.unwrap().is_none());
@@ -608,14 +626,14 @@ async fn a_preview_checks_as_a_create_does_and_keeps_nothing(store: Store) {
     assert_eq!(f.stored(b.id).await.invoice_id, None);
     // Refused as a create is.
     let existing = billing::store::BillTo::Existing(invoices.client);
-    let taken = previewing(&[a.id], existing.clone()).await;
+    let taken = previewing(&[&a], existing.clone()).await;
     assert!(matches!(taken, Err(billing::store::CreateInvoiceError::TimeTaken)));
     let stranger = billing::store::BillTo::Existing(billing::ClientId::generate());
     assert!(matches!(
-        previewing(&[b.id], stranger).await,
+        previewing(&[&b], stranger).await,
         Err(billing::store::CreateInvoiceError::UnknownClient)
     ));
-    let made = invoice_billing(&invoices, &[b.id]).await.unwrap();
+    let made = invoice_billing(&invoices, &[&b]).await.unwrap();
     assert_eq!(
         (made.serial.to_string(), first.serial.to_string()),
         ("INV-0002".to_owned(), "INV-0001".to_owned())
@@ -653,7 +671,7 @@ async fn reports_sum_time_per_group_and_rate(store: Store) {
     f.logged(on(&website, "2026-12-01T00:00:00Z", 7200, &[])).await;
     f.logged(on(&website, "2026-10-31T23:59:59Z", 7200, &[])).await;
     let invoices = super::invoices::fixture_for(f.store.clone(), f.team).await;
-    invoice_billing(&invoices, &[billed.id]).await.unwrap();
+    invoice_billing(&invoices, &[&billed]).await.unwrap();
     // Another team's time never counts.
     let stranger = fixture(f.store.clone()).await;
     stranger.logged(stranger.entry("2026-11-02", &[])).await;

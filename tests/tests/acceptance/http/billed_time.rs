@@ -216,6 +216,14 @@ async fn bad_requests_name_their_field_and_bill_nothing() {
         (json!({"clientId": uuid::Uuid::now_v7()}), "clientId: no such client in the team".to_owned()),
         (json!({"dueDate": "2020-01-01"}), "dueDate: must not be before issueDate".to_owned()),
         (json!({"status": "PAID"}), "status: not accepted".to_owned()),
+        (
+            json!({"from": "2025-11-01", "to": "2026-11-02"}),
+            "to: the period may be at most 366 days".to_owned(),
+        ),
+        (
+            json!({"projectIds": vec![mine["id"].clone(); 1001]}),
+            "projectIds: must name at most 1000 projects".to_owned(),
+        ),
     ] {
         for preview in [false, true] {
             let body = with(base.clone(), &with(extra.clone(), &json!({"preview": preview})));

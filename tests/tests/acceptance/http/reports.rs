@@ -184,6 +184,11 @@ async fn report_parameters_are_checked_and_reports_need_track_read() {
         ("from=2025-11-01&to=2026-11-02&groupBy=day", "to: the period may be at most 366 days"),
         ("from=2026-11-01&to=2026-11-30&groupBy=day&userId=x", "userId: must be a UUID"),
         ("from=2026-11-01&to=2026-11-30&groupBy=day&limit=5", "limit: not accepted"),
+        // A date is exactly YYYY-MM-DD: no sign, no longer year, no blanks.
+        ("from=%2B2026-11-01&to=2026-11-30&groupBy=day", "from: must be a date YYYY-MM-DD"),
+        ("from=%0A2026-11-01&to=2026-11-30&groupBy=day", "from: must be a date YYYY-MM-DD"),
+        ("from=2026-11-01&to=12026-11-30&groupBy=day", "to: must be a date YYYY-MM-DD"),
+        ("from=0000-01-01&to=0000-01-02&groupBy=day", "from: must be a date YYYY-MM-DD"),
     ] {
         let answer = expect(app, &app.key, Method::GET, &format!("{REPORTS}?{query}"), None, 400).await;
         assert_eq!(answer["error"], error, "{query}");
@@ -279,10 +284,11 @@ async fn time_invoices_and_reports_answer_csv_that_agrees_with_their_json() {
         json.as_array().unwrap().iter().find(|e| e["id"] == risky["id"]).unwrap()["taskName"],
         risky["taskName"]
     );
-    for accept in ["application/json, text/csv;q=0.5", "*/*"] {
+    for accept in ["application/json, text/csv;q=0.5", "*/*", "text/csv;q=0, application/json;q=0.1"] {
         let response =
             app.request(Method::GET, path, &app.key).header("accept", accept).send().await.unwrap();
         assert_eq!(response.headers()["content-type"], "application/json", "{accept}");
+        assert_eq!(response.headers()["vary"], "accept, accept-encoding", "{accept}");
     }
     let response = app
         .request(Method::GET, &format!("{path}&limit=5"), &app.key)

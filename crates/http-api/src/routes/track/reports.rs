@@ -1,6 +1,7 @@
 //! `/v1/track/reports`: where a span's time went, summed by the database.
 
 use accounts::Principal;
+use actix_web::http::header;
 use actix_web::{HttpRequest, HttpResponse, get, web};
 use serde::{Deserialize, Serialize};
 use tracking::report::MAX_REPORT_DAYS;
@@ -105,7 +106,7 @@ pub(crate) async fn get_report(
 ) -> Result<HttpResponse, ApiError> {
     let report = report(&state, &auth.principal, listing.parameters).await?;
     if !csv::wanted(&request) {
-        return Ok(HttpResponse::Ok().json(report));
+        return Ok(HttpResponse::Ok().insert_header((header::VARY, csv::VARY)).json(report));
     }
     let mut rows = csv::Rows::new();
     rows.row(["key", "title", "seconds", "hours", "billableSeconds", "invoicedSeconds", "amount"])?;

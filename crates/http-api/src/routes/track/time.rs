@@ -338,7 +338,7 @@ pub(crate) async fn list_time(
     }
     let listing = listing(&state, &auth.principal, query.into_inner()).await?;
     let mut response = HttpResponse::Ok();
-    response.content_type(ContentType::json()).insert_header((VARY, "accept-encoding"));
+    response.content_type(ContentType::json()).insert_header((VARY, csv::VARY));
     if let Some(next) = listing.next() {
         response.insert_header(paging::next_link(&request, &cursor_of(next)));
     }
