@@ -30,7 +30,7 @@ thread_local! {
 }
 
 /// The writes a body can be sent to, with `{name}` standing for a resource's id.
-const WRITES: [(&str, &str); 16] = [
+const WRITES: [(&str, &str); 17] = [
     ("POST", "/v1/invoices/clients"),
     ("PATCH", "/v1/invoices/clients/{client}"),
     ("POST", "/v1/invoices"),
@@ -47,6 +47,7 @@ const WRITES: [(&str, &str); 16] = [
     ("POST", "/v1/track/sections"),
     ("PUT", "/v1/track/sections/{section}"),
     ("POST", "/mcp"),
+    ("POST", "/v1/invoices/from-time"),
 ];
 
 /// The first byte picks one of the writes (`WRITES`); the rest is its body.
