@@ -397,7 +397,11 @@ pub async fn time_report(
             .list_users(team)
             .await?
             .into_iter()
-            .map(|u| (u.id.to_string(), u.name.to_string()))
+            // A user may have no name: then their email says who they are.
+            .map(|u| {
+                let title = if u.name.as_str().is_empty() { u.email.to_string() } else { u.name.to_string() };
+                (u.id.to_string(), title)
+            })
             .collect(),
         ReportGroupBy::Task | ReportGroupBy::Day => HashMap::new(),
     };

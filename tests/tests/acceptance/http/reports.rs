@@ -165,6 +165,21 @@ async fn reports_sum_the_time_of_the_days_per_group() {
     assert!(answer["error"].as_str().unwrap().starts_with("userId: "), "{answer}");
     let empty = app.get_json(&format!("{REPORTS}?from=2025-01-01&to=2025-12-31&groupBy=tag")).await;
     assert_eq!((&empty["groups"], &empty["totalSeconds"]), (&json!([]), &json!(0)));
+
+    // A user without a name is titled by their email.
+    let email = kernel::Email::parse("nameless@example.com").unwrap();
+    let nameless = accounts::new_user(
+        app.team,
+        email,
+        accounts::UserName::parse("").unwrap(),
+        Role::Member,
+        chrono::Utc::now(),
+    );
+    app.store.accounts().create_user(&nameless).await.unwrap();
+    let theirs = json!({"durationSeconds": 60, "taskName": "x", "date": "2026-06-01", "userId": nameless.id.to_string()});
+    log(app, &app.key, theirs).await;
+    let june = app.get_json(&format!("{REPORTS}?from=2026-06-01&to=2026-06-30&groupBy=user")).await;
+    assert_eq!(june["groups"][0]["title"], "nameless@example.com");
 }
 
 #[tokio::test]

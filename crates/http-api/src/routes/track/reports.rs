@@ -44,7 +44,7 @@ pub(crate) struct ReportGroupBody {
     /// task name, or the day `YYYY-MM-DD`.
     #[schema(required = true)]
     key: Option<String>,
-    /// The project's or tag's title, the user's name, the task name, or the day.
+    /// The project's or tag's title, the user's name (their email when they have none), the task name, or the day.
     title: String,
     #[schema(value_type = u64)]
     seconds: u128,
