@@ -234,3 +234,33 @@ run_wrk() {
 wrk_rps() { awk '/^Requests\/sec:/ { printf "%.0f", $2 }' "$WORK/$1.txt"; }
 # Lines of the "Latency Distribution" block look like "     99%    4.21ms".
 wrk_pct_ms() { awk -v p="$2%" '$1 == p { print $2; exit }' "$WORK/$1.txt" | to_ms; }
+
+# build_release: the release binary the benchmarks measure (debug builds say nothing about
+# production speed).
+build_release() {
+    log "building release binary"
+    cargo build --release -p app
+    [[ -x $BIN ]] || die "expected binary at $BIN"
+}
+
+# fresh_database: DB_NAME dropped and made anew, to be dropped on exit. The server
+# bootstraps (and prints a key) only on an empty database.
+fresh_database() {
+    log "recreating database ${DB_NAME}"
+    psql_admin -c "DROP DATABASE IF EXISTS ${DB_NAME} WITH (FORCE)" >/dev/null
+    DB_CREATED=1
+    psql_admin -c "CREATE DATABASE ${DB_NAME}" >/dev/null
+}
+
+# free_port: a TCP port of 127.0.0.1 that nothing listens on.
+free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+
+# first_start_key LOG: the API key the first start's banner printed into $WORK/LOG, its
+# only copy.
+first_start_key() {
+    local key
+    key=$(grep -o 'bk_[A-Za-z0-9]*' "$WORK/$1" | head -n 1 || true)
+    [[ -n $key ]] || die "no API key (bk_...) in the server's first-start output"
+    echo "$key"
+}
+

@@ -24,22 +24,15 @@ setup_cleanup
 install_missing_tools wrk pgbench psql pg_isready curl python3 awk cargo
 start_postgres
 
-log "building release binary"
-cargo build --release -p app
-[[ -x $BIN ]] || die "expected binary at $BIN"
+build_release
+fresh_database
 
-log "recreating database ${DB_NAME}"
-psql_admin -c "DROP DATABASE IF EXISTS ${DB_NAME} WITH (FORCE)" >/dev/null
-DB_CREATED=1
-psql_admin -c "CREATE DATABASE ${DB_NAME}" >/dev/null
-
-PORT=${BENCH_PORT:-$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')}
+PORT=${BENCH_PORT:-$(free_port)}
 BASE="http://127.0.0.1:${PORT}"
 log "starting server on ${BASE}"
 serve "$PORT" server.log
 SERVER_PID=$SERVED_PID
-KEY=$(grep -o 'bk_[A-Za-z0-9]*' "$WORK/server.log" | head -n 1 || true)
-[[ -n $KEY ]] || die "no API key (bk_...) in the server's first-start output"
+KEY=$(first_start_key server.log)
 
 # ---------------------------------------------------------------------------------------------
 # Fixture, written straight into the database (the API would take longer to seed than the

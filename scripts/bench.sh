@@ -36,29 +36,20 @@ install_missing_tools wrk pgbench psql pg_isready curl python3 awk cargo
 start_postgres
 
 # ---------------------------------------------------------------------------------------------
-# Build. Release profile: debug builds say nothing about production speed.
-log "building release binary"
-cargo build --release -p app
-[[ -x $BIN ]] || die "expected binary at $BIN"
-
-# Fresh database: the server bootstraps (and prints a key) only on an empty one.
-log "recreating database ${DB_NAME}"
-psql_admin -c "DROP DATABASE IF EXISTS ${DB_NAME} WITH (FORCE)" >/dev/null
-DB_CREATED=1
-psql_admin -c "CREATE DATABASE ${DB_NAME}" >/dev/null
+# Build, and a fresh database.
+build_release
+fresh_database
 
 # ---------------------------------------------------------------------------------------------
 # Server.
-PORT=${BENCH_PORT:-$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')}
+PORT=${BENCH_PORT:-$(free_port)}
 BASE="http://127.0.0.1:${PORT}"
 
 log "starting server on ${BASE}"
 serve "$PORT" server.log
 SERVER_PID=$SERVED_PID
 
-# The first-start banner carries the only copy of the bootstrap key.
-KEY=$(grep -o 'bk_[A-Za-z0-9]*' "$WORK/server.log" | head -n 1 || true)
-[[ -n $KEY ]] || die "no API key (bk_...) in the server's first-start output"
+KEY=$(first_start_key server.log)
 
 # Idle memory: let startup allocations settle, before any load grows buffers and the pool.
 sleep 2
@@ -131,10 +122,10 @@ PG_LAT=$(awk '/^latency average = / { print $4 }' "$WORK/pgbench.txt")
 # ---------------------------------------------------------------------------------------------
 # The same GET on a second server whose rate limits are shared through Redis (as replicas
 # count them), against a redis-server of the benchmark's own. The first server idles.
-REDIS_PORT=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+REDIS_PORT=$(free_port)
 setsid redis-server --port "$REDIS_PORT" --bind 127.0.0.1 --save '' --appendonly no >"$WORK/redis.log" 2>&1 &
 REDIS_PID=$!
-SHARED_PORT=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+SHARED_PORT=$(free_port)
 for _ in $(seq 1 50); do redis-cli -p "$REDIS_PORT" ping >/dev/null 2>&1 && break; sleep 0.1; done
 serve "$SHARED_PORT" shared.log BILLABLE_REDIS_URL="redis://127.0.0.1:${REDIS_PORT}"
 SHARED_PID=$SERVED_PID
@@ -205,7 +196,7 @@ THREADS=1 CONNECTIONS=1 run_wrk month_single -H "X-API-Key: $KEY" "$MONTH_URL"
 # The same listing from a second server on the same database that keeps no listings
 # (BILLABLE_LISTING_CACHE_MB=0): what every request cost before listings were kept, and
 # what the first listing after a change costs.
-UNCACHED_PORT=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+UNCACHED_PORT=$(free_port)
 log "starting a server that keeps no listings on port ${UNCACHED_PORT}"
 serve "$UNCACHED_PORT" uncached.log BILLABLE_LISTING_CACHE_MB=0
 REFERENCE_PID=$SERVED_PID

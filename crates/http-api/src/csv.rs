@@ -68,9 +68,8 @@ impl Rows {
 
     /// Writes one row; each cell is escaped with [`cell`].
     pub(crate) fn row<S: AsRef<str>>(&mut self, cells: impl IntoIterator<Item = S>) -> Result<(), ApiError> {
-        let cells: Vec<S> = cells.into_iter().collect();
         self.0
-            .write_record(cells.iter().map(|c| cell(c.as_ref()).into_owned()))
+            .write_record(cells.into_iter().map(|c| cell(c.as_ref()).into_owned()))
             .map_err(|e| ApiError::internal(e.into()))
     }
 

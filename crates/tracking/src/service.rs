@@ -414,7 +414,9 @@ pub async fn time_report(
         key.map_or(none.to_owned(), |key| names.get(key).map_or(key, String::as_str).to_owned())
     };
     let total_seconds = if query.group_by == ReportGroupBy::Tag {
-        let once = ReportQuery { group_by: ReportGroupBy::Day, ..query };
+        // An entry counts under each of its tags: the total is summed apart, by project
+        // (the grouping with the fewest rows), so that each entry counts once.
+        let once = ReportQuery { group_by: ReportGroupBy::Project, ..query };
         store.report(team, &once).await?.iter().map(|row| row.seconds).sum()
     } else {
         rows.iter().map(|row| row.seconds).sum()
