@@ -16,7 +16,9 @@ use crate::error::ApiError;
 
 pub const REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
 
-/// The request's id: the caller's `x-request-id` when it is sane, else a fresh UUID.
+/// The request's id: the caller's `x-request-id` when it is sane, else a random (v4) UUID.
+/// It comes from another generator than resource ids and holds no time or sequence, so the
+/// ids `/healthz` hands anyone tell nothing about an invoice id made in the same instant.
 #[derive(Debug, Clone)]
 pub struct RequestId(pub String);
 
@@ -37,7 +39,7 @@ pub(crate) async fn request_id(
         .get(&REQUEST_ID)
         .and_then(|v| v.to_str().ok())
         .filter(|v| usable(v))
-        .map_or_else(|| uuid::Uuid::now_v7().to_string(), str::to_owned);
+        .map_or_else(|| uuid::Uuid::new_v4().to_string(), str::to_owned);
     req.extensions_mut().insert(RequestId(id.clone()));
     let span = tracing::info_span!("request", request_id = %id, method = %req.method(), path = %req.path());
     if req.method() == Method::HEAD {

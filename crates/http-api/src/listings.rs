@@ -21,6 +21,8 @@ use flate2::Compression;
 use flate2::write::GzEncoder;
 use tracking::{EntryFilter, EntryPosition};
 
+use crate::routes::track::time::InvoiceIds;
+
 /// Bodies smaller than this are sent as they are: gzip would save less than a packet.
 const MIN_GZIP_BYTES: usize = 1400;
 
@@ -77,7 +79,8 @@ fn gzip(body: &[u8]) -> Option<Bytes> {
 
 /// The kept listings, bounded by the bytes of their bodies; least recently used go first.
 pub struct ListingCache {
-    kept: Option<moka::sync::Cache<(TeamId, EntryFilter), Listing>>,
+    /// By team, filter, and whether the reader sees invoice ids.
+    kept: Option<moka::sync::Cache<(TeamId, EntryFilter, InvoiceIds), Listing>>,
 }
 
 impl std::fmt::Debug for ListingCache {
@@ -107,25 +110,33 @@ impl ListingCache {
         self.kept.is_some()
     }
 
-    /// The listing of `filter` kept at exactly `revision`, if any.
-    pub fn get(&self, team: TeamId, filter: &EntryFilter, revision: u64) -> Option<Listing> {
-        let listing = self.kept.as_ref()?.get(&(team, *filter))?;
+    /// The listing of `filter`, as readers who see `invoice_ids` are shown it, kept at
+    /// exactly `revision`, if any.
+    pub(crate) fn get(
+        &self,
+        team: TeamId,
+        filter: &EntryFilter,
+        invoice_ids: InvoiceIds,
+        revision: u64,
+    ) -> Option<Listing> {
+        let listing = self.kept.as_ref()?.get(&(team, *filter, invoice_ids))?;
         (listing.revision == revision).then_some(listing)
     }
 
     /// Keeps `body`, the listing of `filter` read after `revision` was read (with the
     /// position of the next page, if any), and returns it.
-    pub fn keep(
+    pub(crate) fn keep(
         &self,
         team: TeamId,
         filter: EntryFilter,
+        invoice_ids: InvoiceIds,
         revision: u64,
         body: Bytes,
         next: Option<EntryPosition>,
     ) -> Listing {
         let listing = Listing::new(revision, body, next);
         if let Some(kept) = &self.kept {
-            kept.insert((team, filter), listing.clone());
+            kept.insert((team, filter, invoice_ids), listing.clone());
         }
         listing
     }
@@ -147,7 +158,7 @@ mod tests {
     }
 
     fn body_at(cache: &ListingCache, team: TeamId, filter: &EntryFilter, revision: u64) -> Option<Bytes> {
-        cache.get(team, filter, revision).map(|listing| listing.body())
+        cache.get(team, filter, InvoiceIds::Shown, revision).map(|listing| listing.body())
     }
 
     #[test]
@@ -156,8 +167,12 @@ mod tests {
         let team = TeamId::generate();
         let filter = EntryFilter::within(month());
         assert_eq!(body_at(&cache, team, &filter, 0), None);
-        cache.keep(team, filter, 3, Bytes::from_static(b"[1]"), None);
+        cache.keep(team, filter, InvoiceIds::Shown, 3, Bytes::from_static(b"[1]"), None);
         assert_eq!(body_at(&cache, team, &filter, 3), Some(Bytes::from_static(b"[1]")));
+        assert!(
+            cache.get(team, &filter, InvoiceIds::Withheld, 3).is_none(),
+            "a reader who may not see invoice ids is not served a listing that shows them"
+        );
         assert_eq!(body_at(&cache, team, &filter, 4), None, "a change since");
         // Another team, another user, another period: other listings.
         assert_eq!(body_at(&cache, TeamId::generate(), &filter, 3), None);
@@ -165,7 +180,7 @@ mod tests {
         assert_eq!(body_at(&cache, team, &mine, 3), None);
         let day = EntryFilter { period: Frequency::Day.period_around(month().start), ..filter };
         assert_eq!(body_at(&cache, team, &day, 3), None);
-        cache.keep(team, filter, 4, Bytes::from_static(b"[1,2]"), None);
+        cache.keep(team, filter, InvoiceIds::Shown, 4, Bytes::from_static(b"[1,2]"), None);
         assert_eq!(body_at(&cache, team, &filter, 4), Some(Bytes::from_static(b"[1,2]")));
     }
 
@@ -174,7 +189,7 @@ mod tests {
         let cache = ListingCache::new(0);
         let team = TeamId::generate();
         let filter = EntryFilter::within(month());
-        let listing = cache.keep(team, filter, 1, Bytes::from_static(b"[]"), None);
+        let listing = cache.keep(team, filter, InvoiceIds::Shown, 1, Bytes::from_static(b"[]"), None);
         assert_eq!(listing.body(), Bytes::from_static(b"[]"));
         assert_eq!(body_at(&cache, team, &filter, 1), None);
     }

@@ -1,4 +1,4 @@
-use chrono::{DateTime, NaiveDate, SubsecRound, Utc};
+use chrono::{DateTime, Datelike, NaiveDate, SubsecRound, Utc};
 
 use crate::InvalidValue;
 
@@ -6,7 +6,9 @@ use crate::InvalidValue;
 /// (`2026-11-20T09:30:00+02:00`), or a bare date `YYYY-MM-DD` meaning 00:00 UTC.
 ///
 /// The result is in UTC and truncated to the millisecond, the precision the API shows and
-/// every store keeps, so a value reads back exactly as it was stored.
+/// every store keeps, so a value reads back exactly as it was stored. It must fall in the
+/// years 0001 to 9999 once in UTC (`9999-12-31T23:59:59-01:00` does not): only those are
+/// written by RFC 3339's four-digit years and sort as text the way they sort in time.
 pub fn parse_instant(text: &str) -> Result<DateTime<Utc>, InvalidValue> {
     let parsed = if text.len() == 10 {
         NaiveDate::parse_from_str(text, "%Y-%m-%d")
@@ -16,9 +18,13 @@ pub fn parse_instant(text: &str) -> Result<DateTime<Utc>, InvalidValue> {
     } else {
         DateTime::parse_from_rfc3339(text).ok().map(|d| d.with_timezone(&Utc))
     };
-    parsed
-        .map(|at| at.trunc_subsecs(3))
-        .ok_or_else(|| InvalidValue::new("must be an RFC 3339 datetime with an offset or a date YYYY-MM-DD"))
+    let at = parsed.map(|at| at.trunc_subsecs(3)).ok_or_else(|| {
+        InvalidValue::new("must be an RFC 3339 datetime with an offset or a date YYYY-MM-DD")
+    })?;
+    if !(1..=9999).contains(&at.year()) {
+        return Err(InvalidValue::new("must fall in the years 0001 to 9999 in UTC"));
+    }
+    Ok(at)
 }
 
 #[cfg(test)]
@@ -36,6 +42,23 @@ mod tests {
         assert_eq!(parsed("2026-11-20T01:30:00+02:00"), "2026-11-19T23:30:00+00:00");
         assert_eq!(parsed("2026-11-20T09:30:00.123456789Z"), "2026-11-20T09:30:00.123+00:00");
         assert_eq!(parsed("2024-02-29"), "2024-02-29T00:00:00+00:00");
+    }
+
+    #[test]
+    fn refuses_instants_outside_the_years_0001_to_9999_in_utc() {
+        let outside = "must fall in the years 0001 to 9999 in UTC";
+        for text in [
+            "9999-12-31T23:59:59-23:59",
+            "9999-12-31T23:00:00-01:00",
+            "0001-01-01T00:00:00+00:01",
+            "0000-06-01",
+            "0000-06-01T00:00:00Z",
+        ] {
+            assert_eq!(parsed(text), outside, "{text:?}");
+        }
+        assert_eq!(parsed("9999-12-31T23:59:59.999Z"), "9999-12-31T23:59:59.999+00:00");
+        assert_eq!(parsed("0001-01-01T00:00:00-05:00"), "0001-01-01T05:00:00+00:00");
+        assert_eq!(parsed("0001-01-01"), "0001-01-01T00:00:00+00:00");
     }
 
     #[test]

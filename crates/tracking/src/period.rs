@@ -37,7 +37,7 @@ impl Frequency {
                 (first, first + Months::new(1))
             }
         };
-        Period { start: midnight(first), end: midnight(next) }
+        Period::new(midnight(first), midnight(next))
     }
 }
 
@@ -45,7 +45,7 @@ fn midnight(day: NaiveDate) -> DateTime<Utc> {
     day.and_time(chrono::NaiveTime::MIN).and_utc()
 }
 
-/// A half-open span of time, `start <= t < end`.
+/// A half-open span of time, `start <= t < end`; made by [`Period::new`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Period {
     pub start: DateTime<Utc>,
@@ -53,6 +53,16 @@ pub struct Period {
 }
 
 impl Period {
+    /// `start` to `end`, with an `end` past the last instant of the year 9999 brought back
+    /// to it: no stored instant lies later (see [`kernel::parse_instant`]), and a later one
+    /// would not compare as time where instants are kept as text (SQLite).
+    pub fn new(start: DateTime<Utc>, end: DateTime<Utc>) -> Self {
+        let last = NaiveDate::from_ymd_opt(9999, 12, 31)
+            .and_then(|day| day.and_hms_nano_opt(23, 59, 59, 999_999_999))
+            .map(|last| last.and_utc());
+        Self { start, end: last.map_or(end, |last| end.min(last)) }
+    }
+
     pub fn contains(&self, at: DateTime<Utc>) -> bool {
         self.start <= at && at < self.end
     }
@@ -93,6 +103,17 @@ mod tests {
         (Month, "2026-01-31", "2026-01-01", "2026-02-01"),
         (Month, "2026-03-01T00:30:00+01:00", "2026-02-01", "2026-03-01"),
     ];
+
+    #[test]
+    fn a_period_ends_at_the_last_instant_of_the_year_9999_at_the_latest() {
+        let last_nano = at("9999-12-31T23:59:59.999Z") + TimeDelta::nanoseconds(999_999);
+        for frequency in [Day, Week, Month] {
+            let period = frequency.period_around(at("9999-12-31T23:59:59.999Z"));
+            assert_eq!(period.end, last_nano, "{frequency:?}");
+            assert!(period.contains(at("9999-12-31T23:59:59.999Z")));
+        }
+        assert_eq!(Day.period_around(at("9999-12-30")).end, at("9999-12-31"));
+    }
 
     #[test]
     fn periods_match_the_table() {

@@ -165,7 +165,7 @@ pub(crate) fn days(from: &str, to: &str, most: Option<i64>) -> Result<tracking::
         return Err(FieldError::new("to", format!("the period may be at most {most} days")));
     }
     let end = last.succ_opt().ok_or_else(|| FieldError::new("to", "is too far in the future"))?;
-    Ok(tracking::Period { start: midnight(first), end: midnight(end) })
+    Ok(tracking::Period::new(midnight(first), midnight(end)))
 }
 
 /// The instant a UTC day starts.

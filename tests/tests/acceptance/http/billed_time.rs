@@ -346,3 +346,72 @@ async fn billed_time_is_locked_until_its_invoice_is_deleted() {
         expect(&app, &app.key, Method::PATCH, &location, Some(json!({"durationSeconds": 60})), 200).await;
     assert_eq!(patched["durationSeconds"], 60);
 }
+
+/// The invoice id is the PDF's only credential: a key that may read time but not invoices
+/// learns that an entry is billed, never by which invoice, wherever it reads the entry.
+#[tokio::test]
+async fn only_a_key_that_may_read_invoices_sees_which_invoice_billed_time() {
+    let app = spawn_app().await;
+    let logged = log(&app, &app.key, entry("2026-11-20")).await;
+    let unbilled = log(&app, &app.key, entry("2026-11-21")).await;
+    assert_eq!((&logged["billed"], &logged["invoiceId"]), (&json!(false), &Value::Null));
+    let client = app.create_client(&app.key, "Buyer").await;
+    let body = with(november(&client), &json!({"rate": 100, "to": "2026-11-20"}));
+    let invoice = expect(&app, &app.key, Method::POST, FROM_TIME, Some(body), 201).await;
+    let scope = Scope::Restricted(BTreeSet::from([Permission::TrackWrite]));
+    let (_, track_only) = create_key(&app.store, app.team, app.owner, scope, None).await;
+
+    let location = at(&logged["id"], TIME);
+    let month = format!("{TIME}?from=2026-11-01&to=2026-11-30");
+    // The full key first, so that a listing it had rendered would be there to leak.
+    for _ in 0..2 {
+        let seen = expect(&app, &app.key, Method::GET, &location, None, 200).await;
+        assert_eq!((&seen["billed"], &seen["invoiceId"]), (&json!(true), &invoice["id"]));
+        let listed = expect(&app, &app.key, Method::GET, &month, None, 200).await;
+        assert_eq!(listed[0]["invoiceId"], invoice["id"]);
+    }
+    let seen = expect(&app, &track_only, Method::GET, &location, None, 200).await;
+    assert_eq!((&seen["billed"], &seen["invoiceId"]), (&json!(true), &Value::Null));
+    let listed = expect(&app, &track_only, Method::GET, &month, None, 200).await;
+    let shown: Vec<(&Value, &Value)> =
+        listed.as_array().unwrap().iter().map(|e| (&e["billed"], &e["invoiceId"])).collect();
+    assert_eq!(shown, [(&json!(true), &Value::Null), (&json!(false), &Value::Null)]);
+    let changed = expect(
+        &app,
+        &track_only,
+        Method::PATCH,
+        &at(&unbilled["id"], TIME),
+        Some(json!({"taskName": "Renamed"})),
+        200,
+    )
+    .await;
+    assert_eq!((&changed["billed"], &changed["invoiceId"]), (&json!(false), &Value::Null));
+
+    let csv_of = |key: &str| app.request(Method::GET, &month, key).header("accept", "text/csv").send();
+    let csv = csv_of(&track_only).await.unwrap().text().await.unwrap();
+    let invoice_id = invoice["id"].as_str().unwrap();
+    assert!(!csv.contains(invoice_id), "{csv}");
+    let header: Vec<&str> = csv.lines().next().unwrap().split(',').collect();
+    let billed_column = header.iter().position(|h| *h == "billed").expect("a billed column");
+    let rows: Vec<Vec<&str>> = csv.lines().skip(1).map(|row| row.split(',').collect()).collect();
+    assert_eq!(rows[0][billed_column], "true");
+    let full = csv_of(&app.key).await.unwrap().text().await.unwrap();
+    assert!(full.contains(invoice_id), "{full}");
+
+    // The agent's tools read entries through the same rule (here over /mcp).
+    let call = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                      "params": {"name": "get_time_entry", "arguments": {"id": logged["id"]}}});
+    let answer: Value = app
+        .request(Method::POST, "/mcp", &track_only)
+        .header("accept", "application/json, text/event-stream")
+        .json(&call)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let text = answer["result"]["content"][0]["text"].as_str().unwrap();
+    let shown: Value = serde_json::from_str(text).unwrap();
+    assert_eq!((&shown["billed"], &shown["invoiceId"]), (&json!(true), &Value::Null), "{answer}");
+}

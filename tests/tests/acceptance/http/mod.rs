@@ -5,6 +5,7 @@ mod auth;
 mod billed_time;
 mod clients;
 mod conventions;
+mod dates;
 mod idempotency;
 mod invoices;
 mod mcp;

@@ -1,9 +1,9 @@
 //! `/v1/track/time`: time entries.
 
-use accounts::Principal;
-use accounts::UserId;
+use accounts::{Permission, Principal, UserId};
 use actix_web::http::header::{AcceptEncoding, ContentEncoding, ContentType, Encoding, Header, VARY};
 use actix_web::{HttpRequest, HttpResponse, delete, get, patch, post, web};
+use billing::InvoiceId;
 use kernel::{FieldError, Id, InvalidValue, parse_instant};
 use serde::{Deserialize, Serialize};
 use serde_json::Number;
@@ -63,7 +63,11 @@ pub(crate) struct TimeEntryBody {
     ai_generated: bool,
     /// Whether the time is to be billed.
     billable: bool,
-    /// The invoice that billed this time; `null` until it is billed. Read-only.
+    /// Whether an invoice billed this time (it is then locked until that invoice is
+    /// deleted). Read-only.
+    billed: bool,
+    /// The invoice that billed this time; `null` until it is billed, and always `null` for
+    /// a key without `invoices:read` (the id alone opens the invoice's PDF). Read-only.
     #[schema(required = true)]
     invoice_id: Option<Uuid>,
     team_id: Uuid,
@@ -71,8 +75,30 @@ pub(crate) struct TimeEntryBody {
     updated_at: Timestamp,
 }
 
-impl From<TimeEntry> for TimeEntryBody {
-    fn from(entry: TimeEntry) -> Self {
+/// Whether a caller is shown which invoice billed an entry. The invoice id is the PDF's
+/// only credential, so only a key that may read invoices sees it; others see `billed`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(crate) enum InvoiceIds {
+    Shown,
+    Withheld,
+}
+
+impl InvoiceIds {
+    pub(crate) fn for_caller(who: &Principal) -> Self {
+        if who.may(Permission::InvoicesRead) { Self::Shown } else { Self::Withheld }
+    }
+
+    fn show(self, id: Option<InvoiceId>) -> Option<InvoiceId> {
+        match self {
+            Self::Shown => id,
+            Self::Withheld => None,
+        }
+    }
+}
+
+impl TimeEntryBody {
+    /// `entry` as `invoice_ids` lets its reader see it.
+    pub(crate) fn shown(entry: TimeEntry, invoice_ids: InvoiceIds) -> Self {
         Self {
             id: entry.id.as_uuid(),
             duration_seconds: entry.duration.get(),
@@ -85,7 +111,8 @@ impl From<TimeEntry> for TimeEntryBody {
             tags: entry_tags(entry.tags),
             ai_generated: entry.ai_generated,
             billable: entry.billable,
-            invoice_id: entry.invoice_id.map(|id| id.as_uuid()),
+            billed: entry.invoice_id.is_some(),
+            invoice_id: invoice_ids.show(entry.invoice_id).map(|id| id.as_uuid()),
             team_id: entry.team_id.as_uuid(),
             created_at: Timestamp(entry.created_at),
             updated_at: Timestamp(entry.updated_at),
@@ -404,19 +431,21 @@ pub(crate) async fn listing(
     filter.after = query.cursor.as_deref().map(position).transpose()?;
     // The revision first: the listing read after it is at least as new (see `listings`).
     // With nothing kept, it would be a read for nothing.
+    let invoice_ids = InvoiceIds::for_caller(who);
     let revision = if state.listings.keeps() { state.revisions.read(team).await? } else { 0 };
-    if let Some(kept) = state.listings.get(team, &filter, revision) {
+    if let Some(kept) = state.listings.get(team, &filter, invoice_ids, revision) {
         return Ok(kept);
     }
     let read = EntryFilter { limit: paging::one_more(filter.limit), ..filter };
     let mut entries = state.stores.track.list_entries(team, &read).await?;
     let more = paging::cut(&mut entries, filter.limit);
     let next = if more { entries.last().map(EntryPosition::of) } else { None };
-    let bodies: Vec<TimeEntryBody> = entries.into_iter().map(TimeEntryBody::from).collect();
+    let bodies: Vec<TimeEntryBody> =
+        entries.into_iter().map(|entry| TimeEntryBody::shown(entry, invoice_ids)).collect();
     // About 500 bytes an entry: sized once rather than grown (and copied) a dozen times.
     let mut body = Vec::with_capacity(bodies.len() * 512 + 2);
     serde_json::to_writer(&mut body, &bodies).map_err(|e| ApiError::internal(e.into()))?;
-    Ok(state.listings.keep(team, filter, revision, body.into(), next))
+    Ok(state.listings.keep(team, filter, invoice_ids, revision, body.into(), next))
 }
 
 /// The entries `query` asks for, of those the caller may see, leaving out the page.
@@ -436,6 +465,7 @@ struct EntriesCsv {
     store: std::sync::Arc<dyn tracking::TrackStore>,
     team: accounts::TeamId,
     filter: EntryFilter,
+    invoice_ids: InvoiceIds,
 }
 
 impl csv::PagedListing for EntriesCsv {
@@ -464,6 +494,7 @@ impl csv::PagedListing for EntriesCsv {
             "hours",
             "tags",
             "billable",
+            "billed",
             "invoiceId",
             "aiGenerated",
             "createdAt",
@@ -486,7 +517,8 @@ impl csv::PagedListing for EntriesCsv {
             tracking::invoicing::hours(entry.duration.get()).normalize().to_string(),
             tags.join(", "),
             entry.billable.to_string(),
-            id(entry.invoice_id.map(|i| i.to_string())),
+            entry.invoice_id.is_some().to_string(),
+            id(self.invoice_ids.show(entry.invoice_id).map(|i| i.to_string())),
             entry.ai_generated.to_string(),
             Timestamp(entry.created_at).text(),
             Timestamp(entry.updated_at).text(),
@@ -497,8 +529,12 @@ impl csv::PagedListing for EntriesCsv {
 /// Every entry `query` asks for, as CSV.
 async fn listing_csv(state: &ApiState, who: &Principal, query: &TimeQuery) -> Result<HttpResponse, ApiError> {
     csv::refuse_paging(query.limit.as_deref(), query.cursor.as_deref())?;
-    let listing =
-        EntriesCsv { store: state.stores.track.clone(), team: who.team_id, filter: filter_of(who, query)? };
+    let listing = EntriesCsv {
+        store: state.stores.track.clone(),
+        team: who.team_id,
+        filter: filter_of(who, query)?,
+        invoice_ids: InvoiceIds::for_caller(who),
+    };
     csv::stream("time-entries.csv", listing).await
 }
 
@@ -544,7 +580,7 @@ pub(crate) async fn create(
     let actor = Actor::from(who);
     let now = state.clock.now();
     let entry = service::log_time(&*stores.track, &*stores.accounts, &actor, who.team_id, draft, now).await?;
-    Ok(entry.into())
+    Ok(TimeEntryBody::shown(entry, InvoiceIds::for_caller(who)))
 }
 
 /// Get a time entry
@@ -568,7 +604,8 @@ pub(crate) async fn get_time(
 /// The time entry `id` (as written in a path), if the caller may see it.
 pub(crate) async fn get(state: &ApiState, who: &Principal, id: &str) -> Result<TimeEntryBody, ApiError> {
     let id: TimeEntryId = path_id(id, "time entry")?;
-    Ok(service::get_time(&*state.stores.track, &Actor::from(who), who.team_id, id).await?.into())
+    let entry = service::get_time(&*state.stores.track, &Actor::from(who), who.team_id, id).await?;
+    Ok(TimeEntryBody::shown(entry, InvoiceIds::for_caller(who)))
 }
 
 /// Change a time entry
@@ -612,7 +649,7 @@ pub(crate) async fn update(
     let entry =
         service::change_time(&*stores.track, &*stores.accounts, &actor, who.team_id, id, changes, now)
             .await?;
-    Ok(entry.into())
+    Ok(TimeEntryBody::shown(entry, InvoiceIds::for_caller(who)))
 }
 
 /// Delete a time entry

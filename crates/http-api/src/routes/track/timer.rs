@@ -11,7 +11,7 @@ use utoipa::ToSchema;
 use uuid::Uuid;
 
 use super::time::{
-    EntryTag, EntryTagInput, TimeEntryBody, description, entry_tags, placement, tags, task_name,
+    EntryTag, EntryTagInput, InvoiceIds, TimeEntryBody, description, entry_tags, placement, tags, task_name,
 };
 use crate::auth::{Auth, TrackRead, TrackWrite};
 use crate::body::Json;
@@ -183,7 +183,8 @@ pub(crate) async fn stop_timer(
     state: web::Data<ApiState>,
 ) -> Result<HttpResponse, ApiError> {
     let entry = stop(&state, &auth.principal).await?;
-    Ok(created(format!("/v1/track/time/{}", entry.id), TimeEntryBody::from(entry)))
+    let location = format!("/v1/track/time/{}", entry.id);
+    Ok(created(location, TimeEntryBody::shown(entry, InvoiceIds::for_caller(&auth.principal))))
 }
 
 /// Stops the caller's running timer into a time entry.
