@@ -217,9 +217,15 @@ struct Group {
 
 impl Group {
     fn line(self) -> Result<TimeLine, FieldError> {
-        let hours = QUANTITY
-            .check(hours(self.seconds))
-            .map_err(|e| FieldError::new("to", format!("a line's hours {}", e.0)))?;
+        let hours = QUANTITY.check(hours(self.seconds)).map_err(|_| {
+            FieldError::new(
+                "to",
+                format!(
+                    "the time of the line \"{}\" comes to more hours than a line holds (at most {}); bill fewer days",
+                    self.description, QUANTITY.max
+                ),
+            )
+        })?;
         let description = LineDescription::parse(self.description).map_err(|e| e.at("groupBy"))?;
         Ok(TimeLine { description, hours, rate: self.rate, entries: self.entries })
     }

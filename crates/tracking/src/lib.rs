@@ -28,7 +28,7 @@ pub use period::{Frequency, Period};
 pub use project::{
     HourlyRate, Project, ProjectChanges, ProjectId, ProjectRepository, ProjectStatus, SaveProjectError,
 };
-pub use report::{Report, ReportGroup, ReportGroupBy, ReportQuery, ReportRow};
+pub use report::{Report, ReportAmount, ReportGroup, ReportGroupBy, ReportQuery, ReportRow};
 pub use section::{CreateSectionError, Section, SectionId, SectionRepository};
 pub use service::{EntryChanges, EntryDraft, TimeBilling, TimerDraft, TrackError};
 pub use tag::{Tag, TagId, TagRepository};

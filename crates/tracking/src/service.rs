@@ -417,11 +417,12 @@ pub async fn time_report(
         // An entry counts under each of its tags: the total is summed apart, by project
         // (the grouping with the fewest rows), so that each entry counts once.
         let once = ReportQuery { group_by: ReportGroupBy::Project, ..query };
-        store.report(team, &once).await?.iter().map(|row| row.seconds).sum()
+        let rows = store.report(team, &once).await?;
+        rows.iter().fold(0_u128, |sum, row| sum.saturating_add(row.seconds))
     } else {
-        rows.iter().map(|row| row.seconds).sum()
+        rows.iter().fold(0_u128, |sum, row| sum.saturating_add(row.seconds))
     };
-    let groups = report_groups(rows, query.group_by, currency, title)?;
+    let groups = report_groups(rows, query.group_by, currency, title);
     Ok(Report { groups, currency, total_seconds })
 }
 

@@ -267,6 +267,7 @@ async fn time_invoices_and_reports_answer_csv_that_agrees_with_their_json() {
             "hours",
             "tags",
             "billable",
+            "billed",
             "invoiceId",
             "aiGenerated",
             "createdAt",
@@ -281,7 +282,8 @@ async fn time_invoices_and_reports_answer_csv_that_agrees_with_their_json() {
             (&row[1], &row[7]),
             (&entry["date"].as_str().unwrap().to_owned(), &entry["durationSeconds"].to_string())
         );
-        assert_eq!(row[11], entry["invoiceId"].as_str().unwrap_or(""));
+        assert_eq!(row[11], entry["billed"].to_string());
+        assert_eq!(row[12], entry["invoiceId"].as_str().unwrap_or(""));
     }
     let row = rows.iter().find(|row| row[0] == risky["id"].as_str().unwrap()).unwrap();
     assert_eq!(
@@ -385,4 +387,70 @@ async fn a_long_listing_streams_as_csv_a_page_at_a_time() {
     let tasks: Vec<&str> = rows[1..].iter().map(|row| row[5].as_str()).collect();
     let expected: Vec<String> = (0..count).map(|n| format!("Task {n}")).collect();
     assert_eq!(tasks, expected, "every entry once, in listing order, across the pages");
+}
+
+/// A member can log durations whose sum passes 2^63 (1,025 entries of the longest one, 2^53
+/// − 1 s): every grouping, its CSV and the agent's tool still answer, exactly.
+#[tokio::test]
+async fn no_sum_of_the_longest_durations_fails_a_report() {
+    let app = spawn_app().await;
+    let (_, member) = key_of(&app, Role::Member).await;
+    let project = expect(
+        &app,
+        &app.key,
+        Method::POST,
+        PROJECTS,
+        Some(json!({"title": "Forever", "rate": 1_000_000_000_000_u64})),
+        201,
+    )
+    .await;
+    let tag =
+        expect(&app, &app.key, Method::POST, "/v1/track/tags", Some(json!({"title": "long"})), 201).await;
+    let longest = 9_007_199_254_740_991_u64;
+    let count = 1030_u64;
+    for i in 0..count {
+        let body = json!({"durationSeconds": longest, "taskName": "Eternity", "date": format!("2026-11-{:02}", i % 28 + 1),
+                          "projectId": project["id"], "tags": [{"id": tag["id"], "title": "long"}]});
+        log(&app, &member, body).await;
+    }
+    let total = (u128::from(longest) * u128::from(count)).to_string();
+    // (2^53 − 1) × 1,030 s × 10^12 an hour, to the cent.
+    let amount = "2577059786773116869444444444.44";
+    for group_by in ["project", "task", "user", "tag", "day"] {
+        let path = format!("{REPORTS}?from=2026-11-01&to=2026-11-30&groupBy={group_by}");
+        let report = expect(&app, &member, Method::GET, &path, None, 200).await;
+        assert_eq!(report["totalSeconds"].to_string(), total, "{group_by}");
+        let groups = report["groups"].as_array().unwrap();
+        let summed: u128 = groups.iter().map(|g| g["seconds"].to_string().parse::<u128>().unwrap()).sum();
+        assert_eq!(summed.to_string(), total, "{group_by}");
+        if group_by != "day" {
+            assert_eq!(groups[0]["amount"].to_string(), amount, "{group_by}");
+        }
+        let csv = app.request(Method::GET, &path, &member).header("accept", "text/csv").send().await.unwrap();
+        assert_eq!(csv.status(), 200, "{group_by}");
+        let csv = csv.text().await.unwrap();
+        assert!(group_by == "day" || csv.contains(amount), "{group_by}: {csv}");
+    }
+    let call = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "time_report",
+                      "arguments": {"from": "2026-11-01", "to": "2026-11-30", "groupBy": "project"}}});
+    let answer: Value = app
+        .request(Method::POST, "/mcp", &member)
+        .header("accept", "application/json, text/event-stream")
+        .json(&call)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(answer["result"]["isError"], false, "{answer}");
+    let report: Value =
+        serde_json::from_str(answer["result"]["content"][0]["text"].as_str().unwrap()).unwrap();
+    assert_eq!(report["totalSeconds"].to_string(), total);
+
+    // Billing it is refused for what it is: a line of that many hours.
+    let client = app.create_client(&app.key, "Buyer").await;
+    let bill = json!({"clientId": client["id"], "from": "2026-11-01", "to": "2026-11-30"});
+    let refused = expect(&app, &member, Method::POST, "/v1/invoices/from-time", Some(bill), 400).await;
+    assert!(refused["error"].as_str().unwrap().starts_with("to: "), "{refused}");
 }

@@ -14,7 +14,6 @@ use crate::csv;
 use crate::error::ApiError;
 use crate::openapi::ReportGroupBy as ReportGroupBySchema;
 use crate::paging::{self, Listing};
-use crate::routes::invoices::Exact;
 use crate::routes::{KeyedErrors, days, query_id};
 use crate::state::ApiState;
 
@@ -46,18 +45,40 @@ pub(crate) struct ReportGroupBody {
     key: Option<String>,
     /// The project's or tag's title, the user's name (their email when they have none), the task name, or the day.
     title: String,
-    #[schema(value_type = u64)]
+    #[schema(schema_with = summed_seconds)]
     seconds: u128,
     /// Of the entries marked billable, billed or not.
-    #[schema(value_type = u64)]
+    #[schema(schema_with = summed_seconds)]
     billable_seconds: u128,
     /// Of the entries billed on an invoice.
-    #[schema(value_type = u64)]
+    #[schema(schema_with = summed_seconds)]
     invoiced_seconds: u128,
     /// The billable hours times each entry's project rate, at the currency's minor unit;
     /// `null` when no entry of the group has a rate.
     #[schema(required = true, value_type = Option<f64>)]
-    amount: Option<Exact>,
+    amount: Option<Amount>,
+}
+
+/// A sum of seconds: a whole number that may pass 2^63 (and 2^53, past which a JavaScript
+/// number is no longer exact), so it declares no 64-bit format.
+fn summed_seconds() -> utoipa::openapi::schema::Object {
+    utoipa::openapi::ObjectBuilder::new()
+        .schema_type(utoipa::openapi::schema::Type::Integer)
+        .minimum(Some(0))
+        .description(Some("Seconds, summed exactly; may exceed 2^63 (durations of up to 2^53 − 1 s add up)."))
+        .build()
+}
+
+/// A report's amount as a JSON number, written with every digit whatever its size.
+#[derive(Debug)]
+struct Amount(tracking::ReportAmount);
+
+impl Serialize for Amount {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        // serde_json keeps a number's text exactly (`arbitrary_precision`).
+        let number: serde_json::Number = self.0.to_string().parse().map_err(serde::ser::Error::custom)?;
+        number.serialize(serializer)
+    }
 }
 
 /// Where the time of a span of days went.
@@ -76,7 +97,7 @@ pub(crate) struct ReportBody {
     groups: Vec<ReportGroupBody>,
     /// Every entry's time once (a report by tag counts an entry under each of its tags, so
     /// its groups may add up to more).
-    #[schema(value_type = u64)]
+    #[schema(schema_with = summed_seconds)]
     total_seconds: u128,
 }
 
@@ -118,17 +139,24 @@ pub(crate) async fn get_report(
             hours(group.seconds),
             group.billable_seconds.to_string(),
             group.invoiced_seconds.to_string(),
-            group.amount.map(|amount| amount.0.to_string()).unwrap_or_default(),
+            group.amount.as_ref().map(|amount| amount.0.to_string()).unwrap_or_default(),
         ])?;
     }
     let name = format!("report-{}-{}-{}.csv", report.from, report.to, report.group_by);
     Ok(csv::answer(&name, rows.take()?))
 }
 
-/// Seconds as hours to 4 decimals, as invoices bill them.
+/// Seconds as hours to 4 decimals (half away from zero, trailing zeros dropped), as
+/// invoices bill them; exact for any number of seconds a report can sum (below 2^110).
 fn hours(seconds: u128) -> String {
-    u64::try_from(seconds)
-        .map_or_else(|_| String::new(), |s| tracking::invoicing::hours(s).normalize().to_string())
+    let Some(ten_thousandths) = seconds.checked_mul(20_000).map(|twice| twice.saturating_add(3600) / 7200)
+    else {
+        return String::new();
+    };
+    let (whole, fraction) = (ten_thousandths / 10_000, ten_thousandths % 10_000);
+    let fraction = format!("{fraction:04}");
+    let fraction = fraction.trim_end_matches('0');
+    if fraction.is_empty() { whole.to_string() } else { format!("{whole}.{fraction}") }
 }
 
 /// The report `parameters` ask for, of the time the caller may see.
@@ -157,7 +185,7 @@ pub(crate) async fn report(
             seconds: group.seconds,
             billable_seconds: group.billable_seconds,
             invoiced_seconds: group.invoiced_seconds,
-            amount: group.amount.map(Exact),
+            amount: group.amount.map(Amount),
         })
         .collect();
     Ok(ReportBody {
@@ -168,4 +196,17 @@ pub(crate) async fn report(
         groups,
         total_seconds,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn hours_are_written_as_invoices_bill_them_for_any_sum() {
+        for seconds in [0_u64, 1, 18, 36_000, 5400, 3601, 9_007_199_254_740_991] {
+            let billed = tracking::invoicing::hours(seconds).normalize().to_string();
+            assert_eq!(super::hours(u128::from(seconds)), billed, "{seconds}");
+        }
+        let beyond = u128::from(9_007_199_254_740_991_u64) * 1025;
+        assert_eq!(super::hours(beyond), "2564549787808198.8264");
+    }
 }
