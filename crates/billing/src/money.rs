@@ -56,6 +56,35 @@ impl Bound {
         Ok(value)
     }
 
+    /// Parses a number as JSON writes it (`12`, `0.1`, `1.5e3`) and checks this bound,
+    /// naming the rule a refused number breaks (`must have at most 6 decimal places`,
+    /// `must be at most 1000000000`) rather than what a decimal can hold.
+    pub fn parse(self, text: &str) -> Result<Decimal, InvalidValue> {
+        let number = NumberText::read(text).ok_or_else(|| InvalidValue::new("must be a number"))?;
+        if number.digits.is_empty() {
+            return self.check(Decimal::ZERO);
+        }
+        if number.negative {
+            let rule = if self.above_zero { "must be greater than 0" } else { "must be at least 0" };
+            return Err(InvalidValue::new(rule));
+        }
+        if number.scale > i64::from(self.decimals) {
+            return Err(InvalidValue::new(format!("must have at most {} decimal places", self.decimals)));
+        }
+        let whole_digits = i64::try_from(number.digits.len()).unwrap_or(i64::MAX) - number.scale;
+        let max_digits = i64::try_from(self.max.trunc().to_string().len()).unwrap_or(i64::MAX);
+        if whole_digits > max_digits {
+            return Err(InvalidValue::new(format!("must be at most {}", self.max)));
+        }
+        let value = number.decimal().ok_or_else(|| {
+            InvalidValue::new(format!(
+                "must have at most {} significant digits",
+                Decimal::MAX.to_string().len() - 1
+            ))
+        })?;
+        self.check(value)
+    }
+
     /// The step every accepted value is a multiple of (`0.000001` for 6 decimals).
     pub fn step(self) -> Decimal {
         Decimal::new(1, self.decimals)
@@ -78,6 +107,54 @@ pub fn parse_decimal(text: &str) -> Result<Decimal, InvalidValue> {
         Decimal::from_str_exact(&trim(text)).ok()
     };
     parsed.ok_or_else(|| InvalidValue::new("must be a number of at most 28 significant digits"))
+}
+
+/// A JSON number read as text: its sign, its significant digits (no leading or trailing
+/// zeros) and the power of ten they are divided by, so `-1.50e2` is `-, "15", -1`.
+struct NumberText {
+    negative: bool,
+    digits: String,
+    scale: i64,
+}
+
+impl NumberText {
+    /// `None` unless `text` is a JSON number.
+    fn read(text: &str) -> Option<Self> {
+        let (negative, rest) = text.strip_prefix('-').map_or((false, text), |rest| (true, rest));
+        let (mantissa, exponent) = rest.split_once(['e', 'E']).map_or((rest, None), |(m, e)| (m, Some(e)));
+        let (whole, fraction) = mantissa.split_once('.').map_or((mantissa, ""), |(w, f)| (w, f));
+        let is_digits = |part: &str| part.bytes().all(|b| b.is_ascii_digit());
+        if whole.is_empty()
+            || !is_digits(whole)
+            || !is_digits(fraction)
+            || (mantissa.contains('.') && fraction.is_empty())
+        {
+            return None;
+        }
+        let exponent: i64 = match exponent {
+            Some(exponent) => exponent.strip_prefix('+').unwrap_or(exponent).parse().ok()?,
+            None => 0,
+        };
+        let all = format!("{whole}{fraction}");
+        let trimmed = all.trim_end_matches('0');
+        let dropped = i64::try_from(all.len() - trimmed.len()).ok()?;
+        let digits = trimmed.trim_start_matches('0').to_owned();
+        let scale = i64::try_from(fraction.len()).ok()? - exponent - dropped;
+        Some(Self { negative: negative && !digits.is_empty(), digits, scale })
+    }
+
+    /// The exact decimal, when it fits in one (28 digits, a scale of 0 to 28).
+    fn decimal(&self) -> Option<Decimal> {
+        let mut digits = self.digits.clone();
+        let mut scale = self.scale;
+        while scale < 0 {
+            digits.push('0');
+            scale += 1;
+        }
+        let mantissa: i128 = digits.parse().ok()?;
+        let value = Decimal::try_from_i128_with_scale(mantissa, u32::try_from(scale).ok()?).ok()?;
+        Some(if self.negative { -value } else { value })
+    }
 }
 
 /// Whether `value` holds every significant digit of the mantissa of `text` (`1.5e3`).
@@ -244,6 +321,41 @@ mod tests {
         assert_eq!(TAX_PERCENTAGE.check(dec("100.01")).unwrap_err().0, "must be at most 100");
         assert_eq!(TAX_PERCENTAGE.check(dec("8.87501")).unwrap_err().0, "must have at most 4 decimal places");
         assert_eq!(QUANTITY.check(dec("1.5000000")).unwrap().to_string(), "1.5");
+    }
+
+    #[test]
+    fn parsed_bounds_name_the_rule_not_the_decimals_limit() {
+        let refused = |bound: Bound, text: &str| bound.parse(text).unwrap_err().0;
+        // 28 decimal places: a quantity takes 6.
+        assert_eq!(refused(QUANTITY, "1.0000000000000000000000000001"), "must have at most 6 decimal places");
+        assert_eq!(
+            refused(QUANTITY, &format!("1.{}1", "0".repeat(398))),
+            "must have at most 6 decimal places"
+        );
+        assert_eq!(refused(QUANTITY, "1.5e-7"), "must have at most 6 decimal places");
+        assert_eq!(refused(UNIT_PRICE, "123456789012345678901234567890"), "must be at most 1000000000000");
+        assert_eq!(refused(UNIT_PRICE, "1e400"), "must be at most 1000000000000");
+        assert_eq!(refused(UNIT_PRICE, "1000000000000.000001"), "must be at most 1000000000000");
+        assert_eq!(refused(QUANTITY, "0"), "must be greater than 0");
+        assert_eq!(refused(QUANTITY, "-0.5"), "must be greater than 0");
+        assert_eq!(refused(UNIT_PRICE, "-1e-9"), "must be at least 0");
+        assert_eq!(refused(AMOUNT, "1.00000000000000000000000000001"), "must have at most 28 decimal places");
+        assert_eq!(
+            refused(AMOUNT, "123456789012345678901.123456789"),
+            "must have at most 28 significant digits"
+        );
+        assert_eq!(refused(AMOUNT, "abc"), "must be a number");
+        // Accepted numbers come back exact, however they are written.
+        let parsed = |bound: Bound, text: &str| bound.parse(text).unwrap().to_string();
+        assert_eq!(parsed(QUANTITY, "1.5000000000000000000000000000000"), "1.5");
+        assert_eq!(parsed(QUANTITY, "2.25e2"), "225");
+        assert_eq!(parsed(QUANTITY, "0.000001"), "0.000001");
+        assert_eq!(parsed(UNIT_PRICE, "1E12"), "1000000000000");
+        assert_eq!(parsed(UNIT_PRICE, "-0"), "0");
+        assert_eq!(parsed(UNIT_PRICE, "0e5"), "0");
+        assert_eq!(parsed(AMOUNT, "0.30000000000000004"), "0.30000000000000004");
+        assert_eq!(parsed(AMOUNT, "1e21"), "1000000000000000000000");
+        assert_eq!(parsed(TAX_PERCENTAGE, "19.0000"), "19");
     }
 
     #[test]

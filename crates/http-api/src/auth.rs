@@ -279,8 +279,9 @@ needs!(
     BillTime => InvoicesWrite & TrackRead,
 );
 
-/// The authenticated caller, proven to hold permission `P` (403 otherwise). Put it first
-/// among a handler's extractors: it resolves at once, so a 403 beats a 400.
+/// The authenticated caller, proven to hold permission `P` (403 otherwise), whose query
+/// string names only parameters the route takes (400 otherwise). Put it first among a
+/// handler's extractors: it resolves at once, so a 403 beats a 400.
 #[derive(Debug)]
 pub struct Auth<P: Needs> {
     pub principal: Principal,
@@ -300,7 +301,9 @@ impl<P: Needs> FromRequest for Auth<P> {
                     StatusCode::FORBIDDEN,
                     format!("this API key lacks the {} permission", lacking.as_str()),
                 )),
-                None => Ok(Self { principal, needs: PhantomData }),
+                // The permission first, then the query: a 403 beats a 400.
+                None => crate::conventions::refuse_unknown_query_parameters(req)
+                    .map(|()| Self { principal, needs: PhantomData }),
             },
         })
     }

@@ -65,7 +65,17 @@ pub(crate) fn query_error(error: QueryPayloadError, _: &HttpRequest) -> actix_we
         QueryPayloadError::Deserialize(error) => error.to_string(),
         other => other.to_string(),
     };
-    ApiError::new(StatusCode::BAD_REQUEST, format!("query: {detail}")).into()
+    let message = match quoted_after(&detail, "unknown field `") {
+        Some(name) => not_accepted(name, name, &accepted_names(&detail)),
+        None => format!("query: {detail}"),
+    };
+    ApiError::new(StatusCode::BAD_REQUEST, message).into()
+}
+
+/// The names serde lists after "expected" in an unknown field's message.
+fn accepted_names(message: &str) -> Vec<&str> {
+    let listed = message.split_once(", expected").map_or("", |(_, rest)| rest);
+    listed.split('`').skip(1).step_by(2).collect()
 }
 
 /// A field of a partial update: left out, set to `null`, or given a value.
@@ -133,16 +143,103 @@ fn describe(path: &str, error: &serde_json::Error) -> String {
         Category::Data => {
             if let Some(name) = quoted_after(text, "unknown field `") {
                 let field = if here.ends_with(name) { here.to_owned() } else { join(name) };
-                format!("{field}: not accepted")
+                not_accepted(&field, name, &accepted_names(text))
             } else if let Some(name) = quoted_after(text, "missing field `") {
                 format!("{}: is required", join(name))
             } else if here.is_empty() {
-                format!("body: {text}")
+                format!("body: {}", in_json_words(text))
             } else {
-                format!("{here}: {text}")
+                format!("{here}: {}", in_json_words(text))
             }
         }
     }
+}
+
+/// serde's wording put in JSON's words: no Rust type reaches a client (`expected struct
+/// TagInput` is `expected an object`, `sequence` an `array`, `u32` a range of whole
+/// numbers).
+fn in_json_words(text: &str) -> String {
+    if text.contains("did not match any variant of untagged enum") {
+        return "is not of an accepted form".to_owned();
+    }
+    let (found, expected) = text.split_once(", expected ").map_or((text, None), |(f, e)| (f, Some(e)));
+    let found = found
+        .replace("invalid type: sequence", "invalid type: array")
+        .replace("invalid type: map", "invalid type: object")
+        .replace("unit value", "null")
+        .replace("floating point", "number");
+    let Some(expected) = expected else { return found };
+    let range = |low: &str, high: &str| format!("a whole number from {low} to {high}");
+    let expected = match expected {
+        "u8" => range("0", "255"),
+        "u16" => range("0", "65535"),
+        "u32" => range("0", "4294967295"),
+        "u64" | "usize" => range("0", "18446744073709551615"),
+        "i32" => range("-2147483648", "2147483647"),
+        "i64" | "isize" => range("-9223372036854775808", "9223372036854775807"),
+        "f32" | "f64" => "a number".to_owned(),
+        "a sequence" => "an array".to_owned(),
+        "a map" => "an object".to_owned(),
+        "unit" => "null".to_owned(),
+        other if other.starts_with("struct ") || other.starts_with("tuple struct ") => "an object".to_owned(),
+        other if other.starts_with("enum ") => "a string".to_owned(),
+        other => other.to_owned(),
+    };
+    format!("{found}, expected {expected}")
+}
+
+/// `field: not accepted`, and what to send instead: the accepted name `name` was likely
+/// meant for (`postcode: not accepted; did you mean postalCode?`), else the accepted names.
+/// `field` is the path of the refused name, `name` its last part.
+pub(crate) fn not_accepted(field: &str, name: &str, accepted: &[&str]) -> String {
+    if let Some(why) = never_sent(name) {
+        return format!("{field}: not accepted; {why}");
+    }
+    // A `PUT` of `{id, data}` sent the changes at the top.
+    if accepted == ["id", "data"] && field == name {
+        return format!(
+            "{field}: not accepted; send the changes inside data: {{\"id\": \"<the id in the path>\", \"data\": {{\"{name}\": …}}}}"
+        );
+    }
+    match nearest(name, accepted) {
+        Some(meant) => format!("{field}: not accepted; did you mean {meant}?"),
+        None if accepted.is_empty() => format!("{field}: not accepted"),
+        None => format!("{field}: not accepted; accepted: {}", accepted.join(", ")),
+    }
+}
+
+/// Why a field that answers show is never sent: the server or a rule sets it.
+fn never_sent(name: &str) -> Option<&'static str> {
+    Some(match name {
+        "teamId" | "createdAt" | "updatedAt" => "the server sets it",
+        "subtotal" | "total" => "it is computed from the line items and the tax",
+        "currency" => {
+            "an invoice is in its team's currency, set when the team is made (billable teams create --currency)"
+        }
+        "invoiceId" | "billed" => "billing sets it (POST /v1/invoices/from-time)",
+        _ => return None,
+    })
+}
+
+/// The accepted name closest to `name`: the same but for case and `_` or `-`
+/// (`project_id`, `projectID` for `projectId`), else one a few edits away.
+fn nearest<'a>(name: &str, accepted: &[&'a str]) -> Option<&'a str> {
+    let plain = |text: &str| {
+        text.chars().filter(|c| *c != '_' && *c != '-').flat_map(char::to_lowercase).collect::<String>()
+    };
+    let wanted = plain(name);
+    if let Some(same) = accepted.iter().find(|candidate| plain(candidate) == wanted) {
+        return Some(same);
+    }
+    // At most one edit in three characters: `postcode` → `postalcode` (2 of 8) and `state`
+    // → `status` (2 of 5) are meant, `id` → `q` (2 of 2) is not.
+    let most = wanted.chars().count().div_ceil(3).max(1);
+    accepted
+        .iter()
+        .map(|candidate| (strsim::damerau_levenshtein(&wanted, &plain(candidate)), *candidate))
+        .filter(|(distance, _)| *distance <= most && *distance < wanted.len())
+        .min_by_key(|(distance, _)| *distance)
+        .map(|(_, candidate)| candidate)
 }
 
 fn quoted_after<'a>(text: &'a str, prefix: &str) -> Option<&'a str> {
@@ -199,15 +296,71 @@ mod tests {
     fn names_the_field_of_each_failure() {
         assert_eq!(error_of("{}"), "name: is required");
         assert_eq!(error_of(r#"{"name": 5}"#), "name: invalid type: integer `5`, expected a string");
-        assert_eq!(error_of(r#"{"name": "a", "subtotal": 1}"#), "subtotal: not accepted");
+        assert_eq!(
+            error_of(r#"{"name": "a", "subtotal": 1}"#),
+            "subtotal: not accepted; it is computed from the line items and the tax"
+        );
+        assert_eq!(
+            error_of(r#"{"name": "a", "colour": 1}"#),
+            "colour: not accepted; accepted: name, lineItems"
+        );
         assert_eq!(
             error_of(r#"{"name": "a", "lineItems": [{"quantity": 1}, {"quantity": -1}]}"#),
-            "lineItems[1].quantity: invalid value: integer `-1`, expected u32"
+            "lineItems[1].quantity: invalid value: integer `-1`, expected a whole number from 0 to 4294967295"
         );
         assert_eq!(error_of(r#"{"name": "a", "lineItems": [{}]}"#), "lineItems[0].quantity: is required");
         assert_eq!(
             error_of(r#"{"name": "a", "lineItems": [{"quantity": 1, "x": 2}]}"#),
-            "lineItems[0].x: not accepted"
+            "lineItems[0].x: not accepted; accepted: quantity"
+        );
+    }
+
+    #[test]
+    fn an_unknown_name_points_to_the_accepted_one_meant() {
+        use super::not_accepted;
+        let client = ["name", "email", "phone", "vatNumber", "line1", "line2", "line3", "postalCode"];
+        let said = |name: &str| not_accepted(name, name, &client);
+        assert_eq!(said("postcode"), "postcode: not accepted; did you mean postalCode?");
+        assert_eq!(said("postal_code"), "postal_code: not accepted; did you mean postalCode?");
+        assert_eq!(said("VAT_NUMBER"), "VAT_NUMBER: not accepted; did you mean vatNumber?");
+        assert_eq!(said("emial"), "emial: not accepted; did you mean email?");
+        assert_eq!(said("line_1"), "line_1: not accepted; did you mean line1?");
+        assert_eq!(
+            said("country"),
+            "country: not accepted; accepted: name, email, phone, vatNumber, line1, line2, line3, postalCode"
+        );
+        assert_eq!(said("teamId"), "teamId: not accepted; the server sets it");
+        assert_eq!(not_accepted("id", "id", &["q"]), "id: not accepted; accepted: q");
+        assert_eq!(not_accepted("x", "x", &["q"]), "x: not accepted; accepted: q");
+        assert_eq!(not_accepted("x", "x", &[]), "x: not accepted");
+        assert_eq!(
+            not_accepted("title", "title", &["id", "data"]),
+            r#"title: not accepted; send the changes inside data: {"id": "<the id in the path>", "data": {"title": …}}"#
+        );
+        assert_eq!(
+            error_of(r#"{"name": "a", "line_items": []}"#),
+            "line_items: not accepted; did you mean lineItems?"
+        );
+    }
+
+    #[test]
+    fn no_message_names_a_rust_type() {
+        assert_eq!(
+            error_of(r#"{"name": "a", "lineItems": {}}"#),
+            "lineItems: invalid type: object, expected an array"
+        );
+        assert_eq!(
+            error_of(r#"{"name": "a", "lineItems": ["x"]}"#),
+            "lineItems[0]: invalid type: string \"x\", expected an object"
+        );
+        assert_eq!(
+            error_of(r#"{"name": "a", "lineItems": [{"quantity": 1.5}]}"#),
+            "lineItems[0].quantity: invalid type: number `1.5`, expected a whole number from 0 to 4294967295"
+        );
+        assert_eq!(error_of(r#"{"name": []}"#), "name: invalid type: array, expected a string");
+        assert_eq!(
+            error_of(r#"{"name": "a", "lineItems": null}"#),
+            "lineItems: invalid type: null, expected an array"
         );
     }
 

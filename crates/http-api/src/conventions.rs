@@ -61,51 +61,106 @@ pub(crate) async fn request_id(
     Ok(response)
 }
 
-/// The route templates the API serves and their methods, to tell "no such route" (404)
-/// from "no such method here" (405).
+/// The route templates the API serves, their methods, and the query parameters each
+/// method takes: to tell "no such route" (404) from "no such method here" (405), and an
+/// unknown query parameter (400) from a known one. Built from the OpenAPI description, so
+/// the server takes exactly what the description says.
 #[derive(Debug, Default)]
-pub struct RouteTable(Vec<(Vec<String>, Vec<Method>)>);
+pub struct RouteTable(Vec<Template>);
+
+/// A path template (`/v1/invoices/{id}`), split at `/`, and what is served there.
+#[derive(Debug)]
+struct Template {
+    segments: Vec<String>,
+    operations: Vec<Operation>,
+}
+
+/// A method served at a template, and the names of the query parameters it takes.
+#[derive(Debug)]
+struct Operation {
+    method: Method,
+    query: Vec<String>,
+}
 
 impl RouteTable {
-    pub fn new<'a>(routes: impl IntoIterator<Item = (&'a str, Method)>) -> Self {
-        let mut table: Vec<(Vec<String>, Vec<Method>)> = Vec::new();
-        for (path, method) in routes {
+    /// A table of `(path template, method, query parameter names)`.
+    pub fn new<'a>(routes: impl IntoIterator<Item = (&'a str, Method, Vec<String>)>) -> Self {
+        let mut table: Vec<Template> = Vec::new();
+        for (path, method, query) in routes {
             let segments: Vec<String> = path.split('/').map(str::to_owned).collect();
-            match table.iter_mut().find(|(s, _)| *s == segments) {
-                Some((_, methods)) => methods.push(method),
-                None => table.push((segments, vec![method])),
+            let operation = Operation { method, query };
+            match table.iter_mut().find(|template| template.segments == segments) {
+                Some(template) => template.operations.push(operation),
+                None => table.push(Template { segments, operations: vec![operation] }),
             }
         }
         Self(table)
     }
 
-    /// The methods served at `path`, when some template matches it.
     /// Whether some route takes `method` at `path`.
     pub(crate) fn routes(&self, path: &str, method: &Method) -> bool {
         self.methods_at(path).is_some_and(|methods| methods.contains(method))
     }
 
+    /// The query parameters the route of `method` at `path` takes, if there is one.
+    pub(crate) fn query_parameters(&self, path: &str, method: &Method) -> Option<&[String]> {
+        self.best_templates(path)
+            .into_iter()
+            .flat_map(|template| &template.operations)
+            .find(|operation| operation.method == *method)
+            .map(|operation| operation.query.as_slice())
+    }
+
+    /// The methods served at `path`, when some template matches it.
     fn methods_at(&self, path: &str) -> Option<Vec<Method>> {
+        let best = self.best_templates(path);
+        (!best.is_empty()).then(|| {
+            best.iter().flat_map(|template| template.operations.iter().map(|o| o.method.clone())).collect()
+        })
+    }
+
+    /// The templates that match `path` with the fewest placeholders: literal segments beat
+    /// placeholders, so `/v1/invoices/clients` is not `/v1/invoices/{id}`.
+    fn best_templates(&self, path: &str) -> Vec<&Template> {
         let segments: Vec<&str> = path.split('/').collect();
-        let matches = |template: &[String]| {
-            template.len() == segments.len()
+        let matches = |template: &Template| {
+            template.segments.len() == segments.len()
                 && template
+                    .segments
                     .iter()
                     .zip(&segments)
                     .all(|(t, s)| (t.starts_with('{') && !s.is_empty()) || t == s)
         };
-        // Literal segments beat placeholders: `/v1/invoices/clients` is not `/v1/invoices/{id}`.
-        let placeholders = |template: &[String]| template.iter().filter(|t| t.starts_with('{')).count();
-        let best = self.0.iter().filter(|(t, _)| matches(t)).min_by_key(|(t, _)| placeholders(t))?;
-        let fewest = placeholders(&best.0);
-        let methods: Vec<Method> = self
-            .0
-            .iter()
-            .filter(|(t, _)| matches(t) && placeholders(t) == fewest)
-            .flat_map(|(_, m)| m.iter().cloned())
-            .collect();
-        Some(methods)
+        let placeholders =
+            |template: &Template| template.segments.iter().filter(|t| t.starts_with('{')).count();
+        let Some(fewest) = self.0.iter().filter(|t| matches(t)).map(placeholders).min() else {
+            return Vec::new();
+        };
+        self.0.iter().filter(|t| matches(t) && placeholders(t) == fewest).collect()
     }
+}
+
+/// A 400 for the first query parameter of `req` that its route does not take, naming it
+/// and the parameter likely meant: a misspelt filter (`projectID=`) would otherwise widen
+/// a listing to everything, silently. Routes the table does not know are left alone.
+pub(crate) fn refuse_unknown_query_parameters(req: &HttpRequest) -> Result<(), ApiError> {
+    if req.query_string().is_empty() {
+        return Ok(());
+    }
+    let Some(table) = req.app_data::<web::Data<RouteTable>>() else { return Ok(()) };
+    let Some(known) = table.query_parameters(req.path(), req.method()) else { return Ok(()) };
+    let pairs = web::Query::<Vec<(String, String)>>::from_query(req.query_string())
+        .map_err(|error| ApiError::new(StatusCode::BAD_REQUEST, format!("query: {error}")))?;
+    let Some((unknown, _)) = pairs.iter().find(|(name, _)| !known.iter().any(|k| k == name)) else {
+        return Ok(());
+    };
+    let message = if known.is_empty() {
+        format!("{unknown}: not accepted; this operation takes no query parameters")
+    } else {
+        let known: Vec<&str> = known.iter().map(String::as_str).collect();
+        crate::body::not_accepted(unknown, unknown, &known)
+    };
+    Err(ApiError::new(StatusCode::BAD_REQUEST, message))
 }
 
 /// The default service: 405 with `Allow` on a known path, 404 elsewhere.
@@ -160,14 +215,19 @@ mod tests {
     #[test]
     fn tells_methods_of_templates() {
         let table = RouteTable::new([
-            ("/v1/invoices/clients", Method::GET),
-            ("/v1/invoices/clients", Method::POST),
-            ("/v1/invoices/clients/{id}", Method::DELETE),
+            ("/v1/invoices/clients", Method::GET, vec!["q".to_owned()]),
+            ("/v1/invoices/clients", Method::POST, vec![]),
+            ("/v1/invoices/clients/{id}", Method::DELETE, vec![]),
+            ("/v1/invoices/{id}", Method::GET, vec!["x".to_owned()]),
         ]);
         assert_eq!(table.methods_at("/v1/invoices/clients"), Some(vec![Method::GET, Method::POST]));
         assert_eq!(table.methods_at("/v1/invoices/clients/abc"), Some(vec![Method::DELETE]));
         assert_eq!(table.methods_at("/v1/invoices/clients/"), None);
         assert_eq!(table.methods_at("/v1/invoices/clients/a/b"), None);
         assert_eq!(table.methods_at("/v2"), None);
+        assert_eq!(table.query_parameters("/v1/invoices/clients", &Method::GET), Some(&["q".to_owned()][..]));
+        assert_eq!(table.query_parameters("/v1/invoices/clients", &Method::POST), Some(&[][..]));
+        assert_eq!(table.query_parameters("/v1/invoices/clients", &Method::PUT), None);
+        assert_eq!(table.query_parameters("/v1/invoices/abc", &Method::GET), Some(&["x".to_owned()][..]));
     }
 }

@@ -179,15 +179,27 @@ pub fn schema_name_clashes() -> Vec<String> {
 
 /// Every documented `(path, method)`.
 pub fn documented_routes(doc: &Value) -> Vec<(String, Method)> {
+    documented_operations(doc).into_iter().map(|(path, method, _)| (path, method)).collect()
+}
+
+/// Every documented `(path, method, names of its query parameters)`.
+fn documented_operations(doc: &Value) -> Vec<(String, Method, Vec<String>)> {
     let Some(paths) = doc["paths"].as_object() else { return Vec::new() };
     paths
         .iter()
         .flat_map(|(path, item)| {
-            openapi::METHODS
-                .iter()
-                .filter(|method| item.get(**method).is_some())
-                .filter_map(|method| Method::from_bytes(method.to_uppercase().as_bytes()).ok())
-                .map(move |method| (path.clone(), method))
+            openapi::METHODS.iter().filter_map(move |method| {
+                let operation = item.get(*method)?;
+                let parameters =
+                    item["parameters"].as_array().into_iter().chain(operation["parameters"].as_array());
+                let query = parameters
+                    .flatten()
+                    .filter(|parameter| parameter["in"] == "query")
+                    .filter_map(|parameter| parameter["name"].as_str().map(str::to_owned))
+                    .collect();
+                let method = Method::from_bytes(method.to_uppercase().as_bytes()).ok()?;
+                Some((path.clone(), method, query))
+            })
         })
         .collect()
 }
@@ -208,11 +220,12 @@ pub fn app(
     if !clashes.is_empty() {
         tracing::error!(?clashes, "two schemas share a name in the OpenAPI description");
     }
-    let mut routes = documented_routes(&doc);
+    let mut routes = documented_operations(&doc);
     // MCP speaks JSON-RPC over one POST route; it is not part of the REST description.
-    routes.push(("/mcp".to_owned(), actix_web::http::Method::POST));
-    let table =
-        conventions::RouteTable::new(routes.iter().map(|(path, method)| (path.as_str(), method.clone())));
+    routes.push(("/mcp".to_owned(), actix_web::http::Method::POST, Vec::new()));
+    let table = conventions::RouteTable::new(
+        routes.iter().map(|(path, method, query)| (path.as_str(), method.clone(), query.clone())),
+    );
     app.app_data(state)
         .app_data(web::Data::new(table))
         .app_data(web::PayloadConfig::new(body::BODY_LIMIT))

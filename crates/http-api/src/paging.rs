@@ -36,7 +36,16 @@ pub(crate) struct PageQuery {
     #[param(value_type = Option<u32>, minimum = 1, maximum = 1000)]
     pub limit: Option<String>,
     /// Where to continue: the `cursor` of a `Link: <…>; rel="next"` this listing gave.
+    /// Empty is the same as left out: the first page.
+    #[serde(default, deserialize_with = "empty_as_absent")]
     pub cursor: Option<String>,
+}
+
+/// A query parameter given empty (`cursor=`) read as one left out.
+pub(crate) fn empty_as_absent<'de, D: serde::Deserializer<'de>>(
+    deserializer: D,
+) -> Result<Option<String>, D::Error> {
+    Ok(Option::<String>::deserialize(deserializer)?.filter(|text| !text.is_empty()))
 }
 
 /// A listing request: its query parameters as a JSON object (see [`query_object`]), and

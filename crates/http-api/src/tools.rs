@@ -176,10 +176,13 @@ impl BuiltinTools {
         };
         // What the schema does not name is refused, as an unknown body field is: query
         // parameters and `id` would otherwise be passed over in silence.
-        if let Some(field) =
-            arguments.keys().find(|field| tool.parameters["properties"].get(field.as_str()).is_none())
-        {
-            return Err(ApiError::new(StatusCode::BAD_REQUEST, format!("{field}: unknown field")));
+        let properties = tool.parameters["properties"].as_object();
+        let accepted: Vec<&str> = properties.into_iter().flat_map(|p| p.keys().map(String::as_str)).collect();
+        if let Some(field) = arguments.keys().find(|field| !accepted.contains(&field.as_str())) {
+            return Err(ApiError::new(
+                StatusCode::BAD_REQUEST,
+                crate::body::not_accepted(field, field, &accepted),
+            ));
         }
         self.run(name, arguments).await
     }

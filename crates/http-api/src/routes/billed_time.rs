@@ -27,9 +27,9 @@ const MAX_PROJECT_IDS: usize = 1000;
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct RoundingInput {
-    /// The step, in minutes.
-    #[schema(minimum = 1, maximum = 60)]
-    minutes: i64,
+    /// The step, in whole minutes (`15`; `15.0` is the same number).
+    #[schema(value_type = i64, minimum = 1, maximum = 60)]
+    minutes: Number,
     #[schema(value_type = RoundingModeSchema)]
     mode: String,
 }
@@ -48,7 +48,7 @@ invoice_body! {
         /// Only time on these projects of the team. Default: all the time of the days, time on
         /// no project included.
         #[serde(default)]
-        #[schema(value_type = Option<Vec<String>>, min_items = 1, max_items = 1000)]
+        #[schema(value_type = Option<Vec<uuid::Uuid>>, min_items = 1, max_items = 1000)]
         project_ids: Option<Vec<String>>,
         /// One line per project (default), per task name (and rate), or per entry.
         #[serde(default)]
@@ -67,6 +67,19 @@ invoice_body! {
         #[schema(default = false)]
         preview: bool,
     }
+}
+
+/// `rounding.minutes` as a whole number: JSON Schema's integers include `15.0`.
+fn whole_minutes(minutes: &Number) -> Result<i64, FieldError> {
+    let refused = || FieldError::new("rounding.minutes", "must be a whole number of minutes from 1 to 60");
+    if let Some(whole) = minutes.as_i64() {
+        return Ok(whole);
+    }
+    let value = billing::money::parse_decimal(&minutes.to_string()).map_err(|_| refused())?.normalize();
+    if value.scale() > 0 {
+        return Err(refused());
+    }
+    i64::try_from(value).map_err(|_| refused())
 }
 
 impl TimeInvoiceInput {
@@ -99,7 +112,8 @@ impl TimeInvoiceInput {
             .transpose()?;
         let group_by =
             self.group_by.as_deref().map(GroupBy::parse).transpose().map_err(|e| e.at("groupBy"))?;
-        let rounding = self.rounding.map(|r| Rounding::parse(r.minutes, &r.mode)).transpose()?;
+        let rounding =
+            self.rounding.map(|r| Rounding::parse(whole_minutes(&r.minutes)?, &r.mode)).transpose()?;
         let invoice = head.parse(team, now)?;
         Ok(TimeBilling {
             days,

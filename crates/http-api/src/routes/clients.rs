@@ -119,7 +119,7 @@ fn client_not_found() -> ApiError {
 pub(crate) struct ClientQuery {
     /// Only clients whose name or email holds this, in any case of its letters (1 to 100
     /// characters).
-    #[param(min_length = 1, max_length = 100)]
+    #[param(min_length = 1, max_length = 100, pattern = r"^[^\u0000]*$")]
     q: Option<String>,
 }
 

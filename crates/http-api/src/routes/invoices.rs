@@ -5,9 +5,7 @@ use actix_web::http::{StatusCode, header};
 use actix_web::{HttpRequest, HttpResponse, delete, get, patch, post, web};
 use billing::client::{KeptPostalCode, OptionalText, RequiredText};
 use billing::invoice::Description;
-use billing::money::{
-    AMOUNT, Bound, Decimal, QUANTITY, TAX_PERCENTAGE, UNIT_PRICE, parse_decimal, round_to_minor,
-};
+use billing::money::{AMOUNT, Bound, Decimal, QUANTITY, TAX_PERCENTAGE, UNIT_PRICE, round_to_minor};
 use billing::service::{self, BillingError, InvoiceChanges, InvoiceDraft};
 use billing::store::BillTo;
 use billing::{
@@ -314,7 +312,7 @@ pub(crate) struct InvoicePatch {
 
 /// A number field as an exact decimal within `bound`.
 fn number(value: &Number, field: &str, bound: Bound) -> Result<Decimal, FieldError> {
-    parse_decimal(&value.to_string()).and_then(|value| bound.check(value)).map_err(|e| e.at(field))
+    bound.parse(&value.to_string()).map_err(|e| e.at(field))
 }
 
 fn lines(inputs: Vec<LineItemInput>) -> Result<Vec<LineInput>, FieldError> {
@@ -516,7 +514,7 @@ pub(crate) struct InvoiceQuery {
     issued_to: Option<String>,
     /// Only invoices whose serial this names (`INV-0042`, `42`), or whose description or
     /// client's name holds it in any case of its letters (1 to 100 characters).
-    #[param(min_length = 1, max_length = 100)]
+    #[param(min_length = 1, max_length = 100, pattern = r"^[^\u0000]*$")]
     q: Option<String>,
 }
 
@@ -845,6 +843,7 @@ pub(crate) async fn delete_invoice(
 }
 
 #[derive(Debug, Deserialize, IntoParams)]
+#[serde(deny_unknown_fields)]
 #[into_params(parameter_in = Query)]
 pub(crate) struct PdfQuery {
     /// The invoice id.

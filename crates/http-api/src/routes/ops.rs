@@ -11,7 +11,17 @@ use crate::state::ApiState;
 #[derive(Debug, Serialize, ToSchema)]
 pub(crate) struct Health {
     /// `ok` (live) or `ready` (can serve).
-    status: &'static str,
+    status: HealthStatus,
+}
+
+/// What a health check says.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "lowercase")]
+pub(crate) enum HealthStatus {
+    /// The process answers (`/healthz`).
+    Ok,
+    /// The process can serve: its database answers and has room (`/readyz`).
+    Ready,
 }
 
 /// Check liveness
@@ -20,7 +30,7 @@ pub(crate) struct Health {
 #[utoipa::path(tag = "Operations", responses((status = 200, description = "Alive", body = Health)))]
 #[get("/healthz")]
 pub(crate) async fn healthz() -> web::Json<Health> {
-    web::Json(Health { status: "ok" })
+    web::Json(Health { status: HealthStatus::Ok })
 }
 
 /// Check readiness
@@ -44,7 +54,7 @@ pub(crate) async fn readyz(state: web::Data<ApiState>) -> Result<web::Json<Healt
             format!("{DISK_FULL} (a write was refused {} s ago)", ago.as_secs()),
         ));
     }
-    Ok(web::Json(Health { status: "ready" }))
+    Ok(web::Json(Health { status: HealthStatus::Ready }))
 }
 
 /// Get Prometheus metrics

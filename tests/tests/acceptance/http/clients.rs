@@ -104,8 +104,13 @@ async fn invalid_bodies_name_the_field_and_store_nothing() {
         (with("vatNumber", json!("a\u{0}b")), "vatNumber: must not contain NUL characters"),
         (with("name", json!(5)), "name: invalid type: integer `5`, expected a string"),
         (with("phone", Value::Null), "phone: invalid type: null, expected a string"),
-        (with("subtotal", json!(1)), "subtotal: not accepted"),
-        (with("teamId", json!("x")), "teamId: not accepted"),
+        (
+            with("subtotal", json!(1)),
+            "subtotal: not accepted; it is computed from the line items and the tax",
+        ),
+        (with("teamId", json!("x")), "teamId: not accepted; the server sets it"),
+        (with("postcode", json!("1")), "postcode: not accepted; did you mean postalCode?"),
+        (with("postal_code", json!("1")), "postal_code: not accepted; did you mean postalCode?"),
     ];
     for (body, expected) in cases {
         for (method, path) in [(Method::POST, CLIENTS.to_owned())] {

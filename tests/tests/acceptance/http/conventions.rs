@@ -178,3 +178,135 @@ async fn the_pool_split_between_workers_keeps_its_size() {
     let metrics = app.http.get(app.url("/metrics")).send().await.unwrap().text().await.unwrap();
     assert!(metrics.contains(r#"db_pool_connections{state="max"} 3"#), "{metrics}");
 }
+
+/// A misspelt filter would widen a listing to everything: every query parameter an
+/// operation does not take is a 400 naming it, and the one likely meant.
+#[tokio::test]
+async fn unknown_query_parameters_are_refused_with_the_name_meant() {
+    let app = spawn_app().await;
+    let client = app.create_client(&app.key, "Buyer").await;
+    let id = client["id"].as_str().unwrap();
+    for (path, message) in [
+        ("/v1/track/time?date=2026-11-20&projectID=x", "projectID: not accepted; did you mean projectId?"),
+        ("/v1/track/time?date=2026-11-20&project_id=x", "project_id: not accepted; did you mean projectId?"),
+        ("/v1/invoices/clients?query=Buy", "query: not accepted; accepted: q, limit, cursor"),
+        ("/v1/invoices/clients?limt=1", "limt: not accepted; did you mean limit?"),
+        ("/v1/invoices?client_id=x", "client_id: not accepted; did you mean clientId?"),
+        ("/v1/invoices?statuses=PAID", "statuses: not accepted; did you mean status?"),
+        ("/v1/track/projects?state=ACTIVE", "state: not accepted; did you mean status?"),
+        ("/v1/track/sections?project=x", "project: not accepted; did you mean projectId?"),
+        ("/v1/track/tags?q=x", "q: not accepted; accepted: limit, cursor"),
+        (
+            "/v1/track/reports?from=2026-11-01&to=2026-11-30&group_by=day",
+            "group_by: not accepted; did you mean groupBy?",
+        ),
+        ("/v1/agent/runs?limits=2", "limits: not accepted; did you mean limit?"),
+        ("/v1/agent/deliveries?verdicts=accepted", "verdicts: not accepted; did you mean verdict?"),
+    ] {
+        let response = app.request(Method::GET, path, &app.key).send().await.unwrap();
+        assert_eq!(response.status(), 400, "{path}");
+        assert_eq!(error_of(response).await, message, "{path}");
+    }
+    let by_id = format!("/v1/invoices/clients/{id}?fields=name");
+    let response = app.request(Method::GET, &by_id, &app.key).send().await.unwrap();
+    assert_eq!(response.status(), 400);
+    assert_eq!(error_of(response).await, "fields: not accepted; this operation takes no query parameters");
+    let response = app.http.get(app.url("/v1/invoices/pdf?id=x&dowload=true")).send().await.unwrap();
+    assert_eq!(response.status(), 400);
+    assert_eq!(error_of(response).await, "dowload: not accepted; did you mean download?");
+    // Known parameters pass, and the permission is checked before the query (403 first).
+    let listed =
+        app.request(Method::GET, "/v1/invoices/clients?q=Buy&limit=5", &app.key).send().await.unwrap();
+    assert_eq!(listed.status(), 200);
+    let scope =
+        accounts::Scope::Restricted(std::collections::BTreeSet::from([accounts::Permission::TrackRead]));
+    let (_, track_only) = acceptance::create_key(&app.store, app.team, app.owner, scope, None).await;
+    let response =
+        app.request(Method::GET, "/v1/invoices/clients?query=x", &track_only).send().await.unwrap();
+    assert_eq!(response.status(), 403);
+}
+
+/// Errors say what to do: where a refused field's value comes from, or how the body is
+/// meant to be shaped; a tag may be given by its id alone; a whole number may be written
+/// `15.0`; an empty cursor is the first page.
+#[tokio::test]
+async fn errors_say_what_to_do_and_the_description_is_taken_at_its_word() {
+    let app = spawn_app().await;
+    let send = |method: Method, path: &str, body: Value| {
+        let request = app.request(method, path, &app.key).json(&body);
+        async move { request.send().await.unwrap() }
+    };
+    let client = app.create_client(&app.key, "Buyer").await;
+    let invoice = serde_json::json!({"clientId": client["id"], "currency": "EUR",
+                                     "lineItems": [{"description": "x", "unitPrice": 1, "quantity": 1}]});
+    let response = send(Method::POST, "/v1/invoices", invoice).await;
+    assert_eq!(response.status(), 400);
+    assert_eq!(
+        error_of(response).await,
+        "currency: not accepted; an invoice is in its team's currency, set when the team is made (billable teams create --currency)"
+    );
+    let project = send(Method::POST, "/v1/track/projects", serde_json::json!({"title": "Site"})).await;
+    let project: Value = project.json().await.unwrap();
+    let path = format!("/v1/track/projects/{}", project["id"].as_str().unwrap());
+    let response = send(Method::PUT, &path, serde_json::json!({"title": "Website"})).await;
+    assert_eq!(response.status(), 400);
+    assert_eq!(
+        error_of(response).await,
+        r#"title: not accepted; send the changes inside data: {"id": "<the id in the path>", "data": {"title": …}}"#
+    );
+
+    // Tags by id alone, or as entries show them.
+    let tag: Value = send(Method::POST, "/v1/track/tags", serde_json::json!({"title": "urgent"}))
+        .await
+        .json()
+        .await
+        .unwrap();
+    let entry = serde_json::json!({"durationSeconds": 60, "taskName": "Call", "date": "2026-11-20", "tags": [tag["id"]]});
+    let logged = send(Method::POST, "/v1/track/time", entry).await;
+    assert_eq!(logged.status(), 201);
+    let logged: Value = logged.json().await.unwrap();
+    assert_eq!(logged["tags"], serde_json::json!([{"id": tag["id"], "title": "urgent"}]));
+    for (tags, message) in [
+        (serde_json::json!(["nope"]), "tags[0]: no such tag in the team"),
+        (serde_json::json!([{"id": "nope", "title": "x"}]), "tags[0].id: no such tag in the team"),
+        (
+            serde_json::json!([5]),
+            "tags[0]: invalid type: integer `5`, expected a tag id, or an object {\"id\", \"title\"}",
+        ),
+        (serde_json::json!("urgent"), "tags: invalid type: string \"urgent\", expected an array"),
+    ] {
+        let entry = serde_json::json!({"durationSeconds": 60, "taskName": "Call", "date": "2026-11-20", "tags": tags});
+        let response = send(Method::POST, "/v1/track/time", entry).await;
+        assert_eq!(response.status(), 400, "{tags}");
+        assert_eq!(error_of(response).await, message, "{tags}");
+    }
+
+    // `rounding.minutes` is an integer by JSON Schema, which `15.0` is too.
+    let rated = serde_json::json!({"title": "Rated", "rate": 60});
+    let rated: Value = send(Method::POST, "/v1/track/projects", rated).await.json().await.unwrap();
+    let entry = serde_json::json!({"durationSeconds": 60, "taskName": "Call", "date": "2026-11-21", "projectId": rated["id"]});
+    assert_eq!(send(Method::POST, "/v1/track/time", entry).await.status(), 201);
+    let bill = |minutes: Value| {
+        serde_json::json!({"clientId": client["id"], "from": "2026-11-21", "to": "2026-11-21", "preview": true,
+                           "projectIds": [rated["id"]], "rounding": {"minutes": minutes, "mode": "up"}})
+    };
+    let preview = send(Method::POST, "/v1/invoices/from-time", bill(serde_json::json!(15.0))).await;
+    assert_eq!(preview.status(), 200);
+    assert_eq!(preview.json::<Value>().await.unwrap()["lineItems"][0]["quantity"].to_string(), "0.25");
+    let response = send(Method::POST, "/v1/invoices/from-time", bill(serde_json::json!(15.5))).await;
+    assert_eq!(response.status(), 400);
+    assert_eq!(error_of(response).await, "rounding.minutes: must be a whole number of minutes from 1 to 60");
+
+    // An empty cursor is the first page, on every listing.
+    for listing in [
+        "/v1/invoices/clients?cursor=",
+        "/v1/invoices?cursor=",
+        "/v1/track/time?date=2026-11-20&cursor=",
+        "/v1/track/tags?cursor=",
+        "/v1/track/projects?cursor=",
+        &format!("/v1/track/sections?projectId={}&cursor=", project["id"].as_str().unwrap()),
+    ] {
+        let response = app.request(Method::GET, listing, &app.key).send().await.unwrap();
+        assert_eq!(response.status(), 200, "{listing}");
+    }
+}

@@ -320,7 +320,7 @@ async fn money_beyond_its_bounds_is_refused_naming_the_field() {
         ),
         (
             with(json!({"lineItems": items(&[("A", json!(1), exact(&format!("1.{}1", "0".repeat(398))))])})),
-            "lineItems[0].quantity: must be a number of at most 28 significant digits",
+            "lineItems[0].quantity: must have at most 6 decimal places",
         ),
         (
             with(json!({"lineItems": items(&[("A", json!(1), exact("1e-7"))])})),
@@ -332,7 +332,7 @@ async fn money_beyond_its_bounds_is_refused_naming_the_field() {
         ),
         (
             with(json!({"tax": exact(&format!("{}1", "9".repeat(399)))})),
-            "tax: must be a number of at most 28",
+            "tax: must be at most 1000000000000000000000",
         ),
         (with(json!({"tax": 1e22})), "tax: must be at most 1000000000000000000000"),
     ];
@@ -516,7 +516,7 @@ async fn invoices_filter_by_status_client_issue_date_and_text_and_page_through_l
         ("q=", "q: must not be empty"),
         ("limit=0", "limit: must be a whole number from 1 to 1000"),
         ("cursor=bm90IG91cnM", "cursor: is not a cursor of this listing"),
-        ("clientId=a&clientId=b", "clientId: invalid type: sequence, expected a string"),
+        ("clientId=a&clientId=b", "clientId: invalid type: array, expected a string"),
     ] {
         let response =
             app.request(Method::GET, &format!("{INVOICES}?{query}"), &app.key).send().await.unwrap();

@@ -91,17 +91,20 @@ async fn a_client_initializes_lists_and_calls_the_tools_its_key_allows() {
         (Some(true), Some("client not found"))
     );
     // Arguments the tool's schema does not name are refused, as unknown body fields are.
-    for (name, arguments, field) in [
-        ("list_clients", json!({"id": "x"}), "id"),
-        ("list_time_entries", json!({"date": "2026-11-20", "bogus": 1}), "bogus"),
-        ("create_tag", json!({"title": "t", "color": "red"}), "color"),
+    for (name, arguments, text) in [
+        ("list_clients", json!({"id": "x"}), "id: not accepted; accepted: cursor, limit, q"),
+        (
+            "list_time_entries",
+            json!({"date": "2026-11-20", "project_id": 1}),
+            "project_id: not accepted; did you mean projectId?",
+        ),
+        ("create_tag", json!({"title": "t", "color": "red"}), "color: not accepted; accepted: title"),
     ] {
         let refused =
             result(&app, &app.key, "tools/call", json!({"name": name, "arguments": arguments})).await;
-        let text = format!("{field}: unknown field");
         assert_eq!(
             (refused["isError"].as_bool(), refused["content"][0]["text"].as_str()),
-            (Some(true), Some(text.as_str())),
+            (Some(true), Some(text)),
             "{name}"
         );
     }

@@ -138,7 +138,10 @@ fn enums_and_bounds_come_from_the_domain() {
     let entry = &schemas["TimeEntryInput"]["properties"];
     assert_eq!((&entry["tags"]["default"], &entry["aiGenerated"]["default"]), (&json!([]), &json!(false)));
     assert_eq!(entry["tags"]["items"]["$ref"], "#/components/schemas/EntryTagInput");
-    assert_eq!(schemas["EntryTagInput"]["required"], json!(["id", "title"]));
+    // A tag is its id, or `{id, title}` as entries show it.
+    let forms = &schemas["EntryTagInput"]["oneOf"];
+    assert_eq!((&forms[0]["type"], &forms[0]["format"]), (&json!("string"), &json!("uuid")));
+    assert_eq!(forms[1]["required"], json!(["id", "title"]));
 }
 
 /// A create links to every operation on what it made, so a client (or a stateful fuzzer)

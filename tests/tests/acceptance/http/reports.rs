@@ -198,7 +198,10 @@ async fn report_parameters_are_checked_and_reports_need_track_read() {
         ("from=2026-11-02&to=2026-11-01&groupBy=day", "to: must not be before from"),
         ("from=2025-11-01&to=2026-11-02&groupBy=day", "to: the period may be at most 366 days"),
         ("from=2026-11-01&to=2026-11-30&groupBy=day&userId=x", "userId: must be a UUID"),
-        ("from=2026-11-01&to=2026-11-30&groupBy=day&limit=5", "limit: not accepted"),
+        (
+            "from=2026-11-01&to=2026-11-30&groupBy=day&limit=5",
+            "limit: not accepted; accepted: from, to, groupBy, userId",
+        ),
         // A date is exactly YYYY-MM-DD: no sign, no longer year, no blanks.
         ("from=%2B2026-11-01&to=2026-11-30&groupBy=day", "from: must be a date YYYY-MM-DD"),
         ("from=%0A2026-11-01&to=2026-11-30&groupBy=day", "from: must be a date YYYY-MM-DD"),

@@ -171,7 +171,7 @@ async fn a_week_of_time_end_to_end() {
         "id": monday["id"], "durationSeconds": 3600, "taskName": "Write the report", "description": "Ёлка — ΑΒΓ",
         "date": "2026-11-16T08:00:00.000Z", "userId": app.owner.to_string(),
         "projectId": website["id"], "sectionId": design["id"],
-        "tags": [{"id": urgent["id"], "title": "urgent"}], "aiGenerated": true, "billable": true, "invoiceId": null,
+        "tags": [{"id": urgent["id"], "title": "urgent"}], "aiGenerated": true, "billable": true, "billed": false, "invoiceId": null,
         "teamId": app.team.to_string(),
         "createdAt": monday["createdAt"], "updatedAt": monday["createdAt"],
     });
@@ -293,7 +293,7 @@ async fn projects_answer_every_status() {
     );
     assert_eq!(
         refused(&app, &app.key, Method::POST, PROJECTS, json!({"title": "x", "status": "ACTIVE"})).await,
-        "status: not accepted"
+        "status: not accepted; accepted: title, code, rate"
     );
     assert_eq!(
         ids(&expect(&app, &app.key, Method::GET, PROJECTS, None, 200).await),
@@ -426,7 +426,7 @@ async fn time_entry_fields_are_validated_by_name() {
         ),
         (json!({"tags": [{"id": known["id"]}]}), "tags[0].title: is required"),
         (json!({"userId": "00000000-0000-7000-8000-000000000000"}), "userId: no such user in the team"),
-        (json!({"subtotal": 1}), "subtotal: not accepted"),
+        (json!({"subtotal": 1}), "subtotal: not accepted; it is computed from the line items and the tax"),
     ];
     for (extra, message) in cases {
         assert_eq!(
@@ -464,7 +464,7 @@ async fn patching_an_entry_changes_only_what_is_given() {
     );
     assert_eq!(
         refused(&app, &app.key, Method::PATCH, &path, json!({"createdAt": "2026-11-20"})).await,
-        "createdAt: not accepted"
+        "createdAt: not accepted; the server sets it"
     );
     let cleared = expect(
         &app,
@@ -956,7 +956,10 @@ async fn a_timer_keeps_the_rules_of_time_entries_and_is_each_users_own() {
     for (body, message) in [
         (json!({}), "taskName: is required"),
         (json!({"taskName": ""}), "taskName: must not be empty"),
-        (json!({"taskName": "x", "durationSeconds": 5}), "durationSeconds: not accepted"),
+        (
+            json!({"taskName": "x", "durationSeconds": 5}),
+            "durationSeconds: not accepted; accepted: taskName, description, projectId, sectionId, tags",
+        ),
         (json!({"taskName": "x", "projectId": "nope"}), "projectId: no such project in the team"),
         (
             json!({"taskName": "x", "projectId": archived["id"]}),

@@ -3,7 +3,7 @@
 use accounts::Principal;
 use actix_web::http::StatusCode;
 use actix_web::{HttpResponse, delete, get, post, put, web};
-use billing::money::parse_decimal;
+use billing::money::UNIT_PRICE;
 use kernel::FieldError;
 use kernel::Id;
 use serde::{Deserialize, Serialize};
@@ -111,7 +111,7 @@ pub(crate) struct ProjectUpdate {
 
 /// An hourly rate given as a JSON number.
 pub(crate) fn rate(value: &Number, field: &str) -> Result<HourlyRate, FieldError> {
-    parse_decimal(&value.to_string()).and_then(HourlyRate::parse).map_err(|e| e.at(field))
+    UNIT_PRICE.parse(&value.to_string()).and_then(HourlyRate::parse).map_err(|e| e.at(field))
 }
 
 /// An optional code: empty means none.
@@ -159,7 +159,7 @@ pub(crate) struct ProjectQuery {
     status: Option<paging::OneOrMany>,
     /// Only projects whose title or code holds this, in any case of its letters (1 to 100
     /// characters).
-    #[param(min_length = 1, max_length = 100)]
+    #[param(min_length = 1, max_length = 100, pattern = r"^[^\u0000]*$")]
     q: Option<String>,
 }
 

@@ -45,6 +45,7 @@ pub(crate) struct ReportGroupBody {
     key: Option<String>,
     /// The project's or tag's title, the user's name (their email when they have none), the task name, or the day.
     title: String,
+    /// The time of the group's entries; a whole number that may exceed 2^63.
     #[schema(schema_with = summed_seconds)]
     seconds: u128,
     /// Of the entries marked billable, billed or not.
@@ -60,12 +61,12 @@ pub(crate) struct ReportGroupBody {
 }
 
 /// A sum of seconds: a whole number that may pass 2^63 (and 2^53, past which a JavaScript
-/// number is no longer exact), so it declares no 64-bit format.
+/// number is no longer exact), so it declares no 64-bit format. The fields' own comments
+/// describe it.
 fn summed_seconds() -> utoipa::openapi::schema::Object {
     utoipa::openapi::ObjectBuilder::new()
         .schema_type(utoipa::openapi::schema::Type::Integer)
         .minimum(Some(0))
-        .description(Some("Seconds, summed exactly; may exceed 2^63 (durations of up to 2^53 − 1 s add up)."))
         .build()
 }
 

@@ -120,16 +120,81 @@ impl TimeEntryBody {
     }
 }
 
-/// A tag on a time entry, on input: the `id` decides; `title` is required but not used
-/// (entries show the tag's current title).
-#[derive(Debug, Deserialize, ToSchema)]
+/// A tag on a time entry, on input: its id, or `{id, title}` as entries show their tags
+/// (the `id` decides; `title` is required there but not used, since entries show the tag's
+/// current title).
+#[derive(Debug)]
+pub(crate) enum EntryTagInput {
+    Id(String),
+    Shown(ShownTag),
+}
+
+/// A tag as entries show it.
+#[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub(crate) struct EntryTagInput {
-    #[schema(format = Uuid)]
+pub(crate) struct ShownTag {
     id: String,
-    #[allow(dead_code)]
+    #[expect(dead_code, reason = "required as the seed says, but the tag's own title is shown")]
     title: String,
 }
+
+impl EntryTagInput {
+    /// The tag id given, and the field it was given as (`tags[0]` or `tags[0].id`).
+    fn id_at(&self, index: usize) -> (&str, String) {
+        match self {
+            Self::Id(id) => (id, format!("tags[{index}]")),
+            Self::Shown(tag) => (&tag.id, format!("tags[{index}].id")),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for EntryTagInput {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Visitor;
+        impl<'de> serde::de::Visitor<'de> for Visitor {
+            type Value = EntryTagInput;
+
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a tag id, or an object {\"id\", \"title\"}")
+            }
+
+            fn visit_str<E: serde::de::Error>(self, id: &str) -> Result<EntryTagInput, E> {
+                Ok(EntryTagInput::Id(id.to_owned()))
+            }
+
+            fn visit_map<A: serde::de::MapAccess<'de>>(self, map: A) -> Result<EntryTagInput, A::Error> {
+                ShownTag::deserialize(serde::de::value::MapAccessDeserializer::new(map))
+                    .map(EntryTagInput::Shown)
+            }
+        }
+        deserializer.deserialize_any(Visitor)
+    }
+}
+
+impl utoipa::PartialSchema for EntryTagInput {
+    fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+        use utoipa::openapi::schema::{KnownFormat, ObjectBuilder, OneOfBuilder, SchemaFormat, Type};
+        let uuid = || SchemaFormat::KnownFormat(KnownFormat::Uuid);
+        let id = ObjectBuilder::new()
+            .schema_type(Type::String)
+            .format(Some(uuid()))
+            .description(Some("The tag's id."));
+        let shown = ObjectBuilder::new()
+            .property("id", ObjectBuilder::new().schema_type(Type::String).format(Some(uuid())))
+            .required("id")
+            .property("title", ObjectBuilder::new().schema_type(Type::String))
+            .required("title")
+            .additional_properties(Some(utoipa::openapi::schema::AdditionalProperties::FreeForm(false)))
+            .description(Some("The tag as entries show it; the id decides, the title is not used."));
+        OneOfBuilder::new()
+            .item(id)
+            .item(shown)
+            .description(Some("A tag of the team: its id, or `{id, title}` as entries show tags."))
+            .into()
+    }
+}
+
+impl ToSchema for EntryTagInput {}
 
 /// A new time entry.
 #[derive(Debug, Deserialize, ToSchema)]
@@ -157,7 +222,7 @@ pub(crate) struct TimeEntryInput {
     #[serde(default)]
     #[schema(format = Uuid, nullable)]
     section_id: Option<String>,
-    /// Tags of the team; repeats count once.
+    /// Tags of the team, each its id or `{id, title}`; repeats count once.
     #[serde(default)]
     #[schema(default = json!([]))]
     tags: Vec<EntryTagInput>,
@@ -239,7 +304,13 @@ fn user(text: &str) -> Result<UserId, FieldError> {
 }
 
 pub(super) fn tags(tags: &[EntryTagInput]) -> Result<Vec<TagId>, FieldError> {
-    tags.iter().enumerate().map(|(i, tag)| body_id(&tag.id, &format!("tags[{i}].id"), "tag")).collect()
+    tags.iter()
+        .enumerate()
+        .map(|(i, tag)| {
+            let (id, field) = tag.id_at(i);
+            body_id(id, &field, "tag")
+        })
+        .collect()
 }
 
 /// `projectId` and `sectionId` as a body gives them.
@@ -332,6 +403,8 @@ pub(crate) struct TimeQuery {
     #[param(value_type = Option<u32>, minimum = 1, maximum = 1000)]
     limit: Option<String>,
     /// Where to continue: the `cursor` of a `Link: <…>; rel="next"` this listing gave.
+    /// Empty is the same as left out: the first page.
+    #[serde(default, deserialize_with = "crate::paging::empty_as_absent")]
     cursor: Option<String>,
 }
 
