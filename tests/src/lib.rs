@@ -246,6 +246,7 @@ pub fn serve_config() -> ServeConfig {
         // Short, so that a restarted test server takes over a stopped one's deliveries at once.
         agent_lease: Duration::from_secs(3),
         agent_turns: app::config::AgentTurns::Shared,
+        mcp_allowed_origins: http_api::AllowedOrigins::parse("https://allowed.example").unwrap(),
     }
 }
 

@@ -157,6 +157,11 @@ pub struct ServeConfig {
     /// `local` (in this process: a single replica only).
     #[arg(long, env = "BILLABLE_AGENT_TURNS", value_enum, default_value = "shared")]
     pub agent_turns: AgentTurns,
+    /// Browser origins allowed to call /mcp, separated by commas (https://claude.ai,
+    /// http://localhost:6274); a request from any other browser origin is refused (403).
+    /// MCP clients that are not browsers send no Origin and are not concerned.
+    #[arg(long, env = "BILLABLE_MCP_ALLOWED_ORIGINS", default_value = "", value_parser = parse_origins)]
+    pub mcp_allowed_origins: http_api::AllowedOrigins,
     /// Failed trigger authentications allowed per client IP, as BURST/PERIOD, before 429.
     #[arg(long, env = "BILLABLE_TRIGGER_AUTH_FAILURES", default_value = "20/60s", value_parser = parse_rate)]
     pub trigger_auth_failures: Rate,
@@ -207,8 +212,14 @@ impl ServeConfig {
             trust_forwarded: self.trust_forwarded,
             listing_cache_bytes: self.listing_cache_mb.saturating_mul(1 << 20),
             idempotency_ttl: self.idempotency_ttl,
+            mcp_origins: self.mcp_allowed_origins.clone(),
         })
     }
+}
+
+/// `BILLABLE_MCP_ALLOWED_ORIGINS`.
+fn parse_origins(text: &str) -> Result<http_api::AllowedOrigins, String> {
+    http_api::AllowedOrigins::parse(text)
 }
 
 /// A duration in `min..=max`, refused with the range written as `range`.

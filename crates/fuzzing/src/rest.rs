@@ -95,6 +95,7 @@ impl Harness {
                 trust_forwarded: false,
                 listing_cache_bytes: 1 << 20,
                 idempotency_ttl: std::time::Duration::from_hours(1),
+                mcp_origins: http_api::AllowedOrigins::default(),
             };
             let clock: Arc<dyn kernel::Clock> = Arc::new(kernel::SystemClock);
             let state = ApiState::new(stores, Arc::new(renderer::BuiltinRenderer), clock, settings);

@@ -43,6 +43,7 @@ use crate::openapi::{ApiDoc, SchemaLedger};
 
 pub use deadline::ClientLimits;
 pub use error::{ApiError, ErrorBody};
+pub use mcp::AllowedOrigins;
 pub use openapi::API_VERSION;
 pub use ratelimit::Rate;
 pub use state::{ApiState, HttpSettings, Stores};
@@ -220,9 +221,7 @@ pub fn app(
     if !clashes.is_empty() {
         tracing::error!(?clashes, "two schemas share a name in the OpenAPI description");
     }
-    let mut routes = documented_operations(&doc);
-    // MCP speaks JSON-RPC over one POST route; it is not part of the REST description.
-    routes.push(("/mcp".to_owned(), actix_web::http::Method::POST, Vec::new()));
+    let routes = documented_operations(&doc);
     let table = conventions::RouteTable::new(
         routes.iter().map(|(path, method, query)| (path.as_str(), method.clone(), query.clone())),
     );
@@ -238,6 +237,7 @@ pub fn app(
         .service(
             web::resource("/mcp")
                 .wrap(from_fn(auth::require_api_key_or_bearer))
+                .wrap(from_fn(mcp::check_origin))
                 .route(web::post().to(mcp::handle)),
         )
         .route(

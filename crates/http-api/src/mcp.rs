@@ -5,9 +5,17 @@
 //! `application/json`; no session, no server-sent events (a `GET` is 405, which the
 //! transport allows). The key comes in `X-API-Key` or `Authorization: Bearer`, and is
 //! checked and rate-limited as on `/v1`.
+//!
+//! A request that carries `Origin` (a browser's) is refused with 403 unless that origin is
+//! listed ([`AllowedOrigins`]), before the key is looked at: the MCP specification asks
+//! servers to, so that a page served from elsewhere (by DNS rebinding, say) cannot drive
+//! the tools of a server on `localhost`.
 
 use accounts::Principal;
-use actix_web::http::StatusCode;
+use actix_web::body::{BoxBody, MessageBody};
+use actix_web::dev::{ServiceRequest, ServiceResponse};
+use actix_web::http::{StatusCode, header};
+use actix_web::middleware::Next;
 use actix_web::{HttpMessage, HttpRequest, HttpResponse, ResponseError, web};
 use serde_json::{Value, json};
 
@@ -24,6 +32,71 @@ const PARSE_ERROR: i64 = -32_700;
 const INVALID_REQUEST: i64 = -32_600;
 const METHOD_NOT_FOUND: i64 = -32_601;
 const INVALID_PARAMS: i64 = -32_602;
+
+/// The browser origins allowed to call `/mcp` (`BILLABLE_MCP_ALLOWED_ORIGINS`), each as
+/// `scheme://host[:port]` in lowercase, without a default port.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct AllowedOrigins(Vec<String>);
+
+impl AllowedOrigins {
+    /// Origins separated by commas (`https://claude.ai, http://localhost:6274`); empty for
+    /// none. Each must be `http://` or `https://` a host, with a port or not, and no path.
+    pub fn parse(list: &str) -> Result<Self, String> {
+        let origins = list
+            .split(',')
+            .map(str::trim)
+            .filter(|origin| !origin.is_empty())
+            .map(|origin| {
+                normalized(origin).ok_or_else(|| {
+                    format!("{origin:?} is not an origin: write scheme://host[:port], e.g. https://app.example.com")
+                })
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(Self(origins))
+    }
+
+    fn allows(&self, origin: &str) -> bool {
+        normalized(origin).is_some_and(|origin| self.0.contains(&origin))
+    }
+}
+
+/// `origin` as browsers write it (RFC 6454): lowercase, no default port, no trailing `/`.
+fn normalized(origin: &str) -> Option<String> {
+    let origin = origin.trim().trim_end_matches('/').to_ascii_lowercase();
+    let (scheme, authority) = origin.split_once("://")?;
+    let default_port = match scheme {
+        "http" => ":80",
+        "https" => ":443",
+        _ => return None,
+    };
+    let valid = |c: char| c.is_ascii_alphanumeric() || "-.:[]".contains(c);
+    if authority.is_empty() || !authority.chars().all(valid) {
+        return None;
+    }
+    Some(format!("{scheme}://{}", authority.strip_suffix(default_port).unwrap_or(authority)))
+}
+
+/// Refuses a request whose `Origin` is not allowed: 403 before anything else. A request
+/// without `Origin` (an MCP client that is not a browser) passes.
+pub(crate) async fn check_origin(
+    req: ServiceRequest,
+    next: Next<impl MessageBody + 'static>,
+) -> Result<ServiceResponse<BoxBody>, actix_web::Error> {
+    let origin =
+        req.headers().get(header::ORIGIN).map(|value| value.to_str().unwrap_or("(not text)").to_owned());
+    let allowed = req.app_data::<web::Data<ApiState>>().map(|state| state.settings.mcp_origins.clone());
+    if let Some(origin) = origin.filter(|origin| !allowed.is_some_and(|allowed| allowed.allows(origin))) {
+        tracing::info!(%origin, "refused an MCP request from a browser origin that is not allowed");
+        let error = ApiError::new(
+            StatusCode::FORBIDDEN,
+            format!(
+                "Origin: {origin} may not call /mcp; list it in BILLABLE_MCP_ALLOWED_ORIGINS to allow it"
+            ),
+        );
+        return Ok(req.error_response(error));
+    }
+    next.call(req).await.map(ServiceResponse::map_into_boxed_body)
+}
 
 /// One JSON-RPC message in, its answer out.
 pub(crate) async fn handle(req: HttpRequest, body: web::Bytes, state: web::Data<ApiState>) -> HttpResponse {
@@ -101,4 +174,25 @@ async fn call(tools: &BuiltinTools, params: &Value) -> Result<Value, (i64, Strin
         Ok(result) => json!({"content": [{"type": "text", "text": result.to_string()}], "isError": false}),
         Err(error) => json!({"content": [{"type": "text", "text": error.message()}], "isError": true}),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::AllowedOrigins;
+
+    #[test]
+    fn origins_are_compared_as_browsers_write_them() {
+        let allowed =
+            AllowedOrigins::parse(" https://Claude.ai/ , http://localhost:6274,http://127.0.0.1:80").unwrap();
+        assert!(allowed.allows("https://claude.ai"));
+        assert!(allowed.allows("http://localhost:6274"));
+        assert!(allowed.allows("http://127.0.0.1"), "the default port is left out");
+        for refused in ["https://evil.example", "http://localhost:3000", "http://claude.ai", "null", ""] {
+            assert!(!allowed.allows(refused), "{refused}");
+        }
+        assert_eq!(AllowedOrigins::parse("").unwrap(), AllowedOrigins::default());
+        for bad in ["claude.ai", "ftp://x", "https://a.example/path", "https://"] {
+            assert!(AllowedOrigins::parse(bad).is_err(), "{bad}");
+        }
+    }
 }

@@ -218,14 +218,18 @@ impl<F: OpenApiFactory> OpenApiFactory for Checked<F> {
     }
 }
 
+/// The Model Context Protocol endpoint.
+pub(crate) const MCP_PATH: &str = "/mcp";
+
 /// Whether requests to `path` need a key.
 pub(crate) fn is_keyed(path: &str) -> bool {
-    path.starts_with("/v1/") && !PUBLIC_V1_PATHS.contains(&path)
+    (path.starts_with("/v1/") && !PUBLIC_V1_PATHS.contains(&path)) || path == MCP_PATH
 }
 
 /// Adds to the generated description what holds across operations.
 pub(crate) fn finish(doc: &mut Value) {
     declare_key_scheme(doc);
+    declare_mcp(doc);
     for (path, item) in paths_mut(doc) {
         let keyed = is_keyed(path);
         for operation in operations_mut(item) {
@@ -240,7 +244,8 @@ pub(crate) fn finish(doc: &mut Value) {
         }
     }
     for (path, item) in paths_mut(doc) {
-        if is_keyed(path) {
+        // `/mcp` takes no Idempotency-Key: a tool call is one JSON-RPC message with its own id.
+        if is_keyed(path) && path != MCP_PATH {
             for (method, operation) in item.as_object_mut().into_iter().flat_map(|item| item.iter_mut()) {
                 if ["post", "put", "patch", "delete"].contains(&method.as_str()) {
                     declare_idempotency(operation);
@@ -248,8 +253,125 @@ pub(crate) fn finish(doc: &mut Value) {
             }
         }
     }
+    exemplify_parameters(doc);
     link_collections(doc);
     require_response_fields(doc);
+}
+
+/// The id the examples use: shaped like a real one, and nobody's.
+pub(crate) const EXAMPLE_ID: &str = "0193d2c4-5f6a-7b8c-9d0e-1f2a3b4c5d6e";
+
+/// A realistic value of a query or path parameter, by name (and path, where one name
+/// means different things).
+fn parameter_example(path: &str, name: &str) -> Option<Value> {
+    Some(match name {
+        "id" | "clientId" | "projectId" | "sectionId" | "tagId" | "userId" => json!(EXAMPLE_ID),
+        "q" if path == "/v1/invoices" => json!("INV-0001"),
+        "q" if path == "/v1/track/projects" => json!("web"),
+        "q" => json!("acme"),
+        "status" if path == "/v1/track/projects" => json!("ACTIVE"),
+        "status" => json!("PENDING"),
+        "limit" => json!(50),
+        // The cursor a listing of clients gives after "Acme GmbH": opaque to clients.
+        "cursor" => json!("WyJhY21lIGdtYmgiLCIwMTkzZDJjNC01ZjZhLTdiOGMtOWQwZS0xZjJhM2I0YzVkNmUiXQ"),
+        "date" => json!("2026-11-20"),
+        "frequency" => json!("week"),
+        "from" | "issuedFrom" => json!("2026-11-01"),
+        "to" | "issuedTo" => json!("2026-11-30"),
+        "groupBy" => json!("project"),
+        "download" => json!(true),
+        "conversationId" => json!("github:octo-org/hello-world#42"),
+        "verdict" => json!("accepted"),
+        _ => return None,
+    })
+}
+
+/// Gives every query and path parameter an example. A required one gets `example`, which
+/// the reference fills in for "Try it out"; an optional one gets its schema's `examples`,
+/// which the reference shows without filling in, so that a first "Execute" is not narrowed
+/// (or refused: `date` with `from`) by filters the reader did not choose. An example id
+/// is nobody's: the parameter says so. `Idempotency-Key` gets none on purpose: the
+/// reference would send the one example with every write, and replay the first answer.
+fn exemplify_parameters(doc: &mut Value) {
+    for (path, item) in paths_mut(doc) {
+        let path = path.clone();
+        for operation in operations_mut(item) {
+            let parameters = operation.get_mut("parameters").and_then(Value::as_array_mut);
+            for parameter in parameters.into_iter().flatten() {
+                let Some(name) = parameter["name"].as_str() else { continue };
+                let Some(example) = parameter_example(&path, name) else { continue };
+                if example == json!(EXAMPLE_ID) {
+                    let said = parameter["description"].as_str().unwrap_or_default().trim_end().to_owned();
+                    let note = "The example is nobody's id: use one from a listing or a create.";
+                    parameter["description"] =
+                        json!(if said.is_empty() { note.to_owned() } else { format!("{said} {note}") });
+                }
+                if parameter["required"] == true {
+                    parameter["example"] = example;
+                } else {
+                    parameter["schema"]["examples"] = json!([example]);
+                }
+            }
+        }
+    }
+}
+
+/// `/mcp`, the Model Context Protocol endpoint: one JSON-RPC message a request, over MCP's
+/// streamable HTTP transport (answers are JSON, never an event stream).
+fn declare_mcp(doc: &mut Value) {
+    let rpc = json!({
+        "type": "object",
+        "description": "A JSON-RPC 2.0 request (with an `id`) or notification (without one).",
+        "properties": {
+            "jsonrpc": {"type": "string", "enum": ["2.0"]},
+            "id": {"type": ["string", "integer"], "description": "Echoed in the answer."},
+            "method": {"type": "string", "description": "`initialize`, `ping`, `tools/list`, `tools/call`, or a notification such as `notifications/initialized`."},
+            "params": {"type": "object", "description": "`tools/call`: `{\"name\": …, \"arguments\": {…}}`."},
+        },
+        "required": ["jsonrpc", "method"],
+        "example": {"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
+    });
+    let answer = json!({
+        "type": "object",
+        "description": "The JSON-RPC answer: `result`, or `error` (`-32601` an unknown method, `-32602` bad params).",
+        "properties": {
+            "jsonrpc": {"type": "string", "enum": ["2.0"]},
+            "id": {"type": ["string", "integer", "null"]},
+            "result": {"type": "object"},
+            "error": {
+                "type": "object",
+                "properties": {"code": {"type": "integer"}, "message": {"type": "string"}},
+                "required": ["code", "message"],
+            },
+        },
+        "required": ["jsonrpc", "id"],
+    });
+    let json_of = |schema: &Value| json!({"application/json": {"schema": schema}});
+    let error = json!({"application/json": {"schema": {"$ref": "#/components/schemas/ErrorBody"}}});
+    doc["paths"][MCP_PATH] = json!({"post": {
+        "tags": ["MCP"],
+        "summary": "Call the built-in tools over MCP",
+        "description": "The Model Context Protocol's streamable HTTP transport: each request is one JSON-RPC \
+            message; `tools/list` names the tools the key's scopes allow (those of the agent: clients, \
+            invoices, time, reports), and `tools/call` runs one with the REST API's body as its \
+            `arguments`. The key goes in `X-API-Key` or `Authorization: Bearer`. A browser's request \
+            must come from an origin listed in `BILLABLE_MCP_ALLOWED_ORIGINS` (403 otherwise): the \
+            reference's own included. See docs/api.md, \"MCP\".",
+        "operationId": "mcp",
+        "requestBody": {"required": true, "content": json_of(&rpc)},
+        "responses": {
+            "200": {"description": "The answer to a request (a JSON-RPC error too is a 200).", "content": json_of(&answer)},
+            "202": {"description": "A notification, or an answer to nothing: accepted, no body."},
+            "400": {"description": "Not one JSON-RPC 2.0 message (a batch, malformed JSON).", "content": json_of(&answer)},
+            "401": {"description": "Missing or invalid key.", "content": error},
+            "403": {"description": "A browser origin that is not allowed.", "content": error},
+            "405": {"description": "Not a POST (no server-sent event stream is offered).", "content": error},
+            "429": {"description": "Rate limit exceeded.", "content": error},
+        },
+    }});
+    if let Some(tags) = doc["tags"].as_array_mut() {
+        tags.push(json!({"name": "MCP", "description": "The agent's tools for any MCP client: Claude, IDEs, the MCP SDKs"}));
+    }
 }
 
 /// The `Idempotency-Key` header of a keyed write, and the answers it adds.

@@ -32,6 +32,8 @@ pub struct HttpSettings {
     pub listing_cache_bytes: u64,
     /// How long an `Idempotency-Key` and its answer are kept.
     pub idempotency_ttl: Duration,
+    /// Browser origins allowed to call `/mcp`; none by default.
+    pub mcp_origins: crate::mcp::AllowedOrigins,
 }
 
 /// The storage ports the API serves from.

@@ -1,6 +1,7 @@
 // The interactive reference (Swagger UI at /reference/) driven in headless Chromium the
 // way a reader uses it: Authorize with the API key, then "Try it out" and "Execute" on
-// a read and on a create. Checks what the page shows and what it sent.
+// a read, on creates with the example body the page shows, and on a create with that
+// body edited. Checks what the page shows and what it sent, and that /mcp is listed.
 //
 //   BASE_URL=http://127.0.0.1:3000 API_KEY=bk_... node reference.mjs
 //
@@ -101,6 +102,13 @@ try {
    * page sent for it (with its headers as Chromium saw them).
    */
   async function execute(block, method, path) {
+    // An answer from an earlier Execute stays on the page until the new one has rendered:
+    // clear it, so that the status read below is this request's.
+    const clear = await block.$("button.btn-clear");
+    if (clear) {
+      await clear.click();
+      await block.waitForSelector(".live-responses-table", { hidden: true });
+    }
     const sent = page.waitForRequest(
       (request) => request.method() === method.toUpperCase() && new URL(request.url()).pathname === path,
     );
@@ -123,6 +131,104 @@ try {
     const headers = request.headers();
     check(headers["x-api-key"] !== undefined, `${what}: the page sent no X-API-Key header`);
     check(headers["x-api-key"] === apiKey, `${what}: the page sent another X-API-Key than the one authorized`);
+  }
+
+  let documentCache;
+  /** The OpenAPI document the page renders. */
+  async function openapi() {
+    documentCache ??= await (await fetch(`${baseUrl}/openapi.json`)).json();
+    return documentCache;
+  }
+
+  /** `value` with a local `$ref` followed (its sibling keywords win, as in OpenAPI 3.1). */
+  function deref(doc, value) {
+    if (typeof value?.$ref !== "string" || !value.$ref.startsWith("#/")) return value;
+    const { $ref, ...siblings } = value;
+    const target = $ref
+      .slice(2)
+      .split("/")
+      .map((part) => part.replaceAll("~1", "/").replaceAll("~0", "~"))
+      .reduce((node, part) => node?.[part], doc);
+    return { ...deref(doc, target), ...siblings };
+  }
+
+  /**
+   * The example JSON body the document gives for `method path`, looked up where Swagger UI
+   * 5.17 takes the body it shows in "Try it out" from, in its order: the media type's
+   * first `examples` entry, its `example`, then the body schema's first `examples` item,
+   * `default`, `example`. Undefined when there is none: Swagger UI then makes a body up
+   * from the schema (random text for patterns, the first `oneOf` branch, which is `null`
+   * for an optional object), which can even be accepted: no proof of an example.
+   */
+  function documentedBody(doc, method, path) {
+    const media = doc.paths[path]?.[method]?.requestBody?.content?.["application/json"];
+    if (!media) return undefined;
+    const [first] = Object.values(media.examples ?? {});
+    if (first !== undefined) return deref(doc, first).value;
+    if (media.example !== undefined) return media.example;
+    const schema = deref(doc, media.schema) ?? {};
+    if (Array.isArray(schema.examples) && schema.examples.length > 0) return schema.examples[0];
+    if (schema.default !== undefined) return schema.default;
+    return schema.example;
+  }
+
+  /** `value` as JSON with the keys of every object sorted, to compare bodies. */
+  function canonical(value) {
+    const sort = (v) =>
+      Array.isArray(v)
+        ? v.map(sort)
+        : v && typeof v === "object"
+          ? Object.fromEntries(Object.keys(v).sort().map((key) => [key, sort(v[key])]))
+          : v;
+    return JSON.stringify(sort(value));
+  }
+
+  /** A JSON text on one line (another text as it is), for a message. */
+  function oneLine(text) {
+    try {
+      return JSON.stringify(JSON.parse(text));
+    } catch {
+      return text;
+    }
+  }
+
+  /**
+   * "Try it out" on `POST path` and "Execute" with the body the page shows, as it is: the
+   * reader who does no more than click must get a 201. Returns the example and the
+   * created resource the page shows.
+   */
+  async function executeExample(path) {
+    const block = await openOperation("post", path);
+    await tryItOut(block);
+    const textarea = await block.waitForSelector("textarea.body-param__text");
+    const text = await textarea.evaluate((el) => el.value);
+    let example;
+    try {
+      example = JSON.parse(text);
+    } catch {
+      throw new Error(`the body shown is not JSON: ${text}`);
+    }
+    const { shown, request, response, body } = await execute(block, "post", path);
+    const documented = documentedBody(await openapi(), "post", path);
+    // Checked first: without an example in the document the body shown is made up, and
+    // what the server made of it says nothing about the example.
+    check(
+      documented !== undefined,
+      `the document gives no example body; the page made one up from the schema, ` +
+        `and the server answered ${response.status()} to it: ${oneLine(text)} -> ${oneLine(body)}`,
+    );
+    check(
+      canonical(example) === canonical(documented),
+      `the page shows ${oneLine(text)}, not the document's example ${JSON.stringify(documented)}`,
+    );
+    assertKeyed(request, `POST ${path}`);
+    check(
+      canonical(JSON.parse(request.postData() ?? "null")) === canonical(example),
+      "the page sent another body than it shows",
+    );
+    check(response.status() === 201, `the server answered ${response.status()} to the example: ${oneLine(body)}`);
+    check(shown === 201, `the page shows ${shown}`);
+    return { example, created: JSON.parse(body) };
   }
 
   await step("GET / redirects to the reference", async () => {
@@ -191,6 +297,30 @@ try {
     check(Array.isArray(JSON.parse(body)), "the page does not show an array of clients");
   });
 
+  // The examples as shown, before the edit below: an edited body stays in the page.
+  await step("Try it out: POST /v1/invoices/clients with the example shown answers 201", async () => {
+    const { example, created } = await executeExample("/v1/invoices/clients");
+    check(typeof created.id === "string", "no id in the response shown");
+    check(created.name === example.name, `the page shows ${JSON.stringify(created)}`);
+  });
+
+  await step("Try it out: POST /v1/invoices with the example shown (client inline) answers 201", async () => {
+    const { example, created } = await executeExample("/v1/invoices");
+    // An example with a `clientId` could only name a client of another server.
+    check(
+      example.client && typeof example.client === "object" && example.clientId === undefined,
+      "the example does not give its client inline",
+    );
+    check(typeof created.id === "string", "no id in the response shown");
+    check(typeof created.clientId === "string", `no client in the invoice shown: ${JSON.stringify(created)}`);
+  });
+
+  await step("Try it out: POST /v1/track/time with the example shown answers 201", async () => {
+    const { example, created } = await executeExample("/v1/track/time");
+    check(typeof created.id === "string", "no id in the response shown");
+    check(created.taskName === example.taskName, `the page shows ${JSON.stringify(created)}`);
+  });
+
   await step("Try it out: POST /v1/invoices/clients with the example edited answers 201", async () => {
     const path = "/v1/invoices/clients";
     const block = await openOperation("post", path);
@@ -233,6 +363,12 @@ try {
     const client = JSON.parse(body);
     check(client.name === "Reference Client", `the page shows ${body}`);
     check(typeof client.id === "string", "no id in the response shown");
+  });
+
+  await step("the reference lists the MCP endpoint /mcp", async () => {
+    const listed = await page.$('.opblock .opblock-summary-path[data-path="/mcp"]');
+    const documented = "/mcp" in (await openapi()).paths;
+    check(listed !== null, `no operation /mcp on the page (the document ${documented ? "has" : "has no"} /mcp)`);
   });
 
   await step("no uncaught script errors on the page", async () => {

@@ -36,7 +36,13 @@ pub(crate) struct RoundingInput {
 
 invoice_body! {
     /// The time to bill and the invoice to make of it. Exactly one of `clientId` and
-    /// `client`.
+    /// `client`. The example previews (and writes nothing) the invoice of November 2026's
+    /// billable time at 95 an hour, in quarter hours: log some first (the example of
+    /// `POST /v1/track/time` does), else the answer is a 400 naming `from`.
+    #[schema(example = json!({
+        "client": {"email": "zoe@example.com", "name": "Zoë Łukasiewicz"},
+        "from": "2026-11-01", "to": "2026-11-30", "rate": 95,
+        "rounding": {"minutes": 15, "mode": "up"}, "groupBy": "project", "preview": true}))]
     pub(crate) struct TimeInvoiceInput {
         /// The first UTC day whose entries are billed, `YYYY-MM-DD`.
         #[schema(value_type = String, format = Date)]

@@ -67,6 +67,8 @@ impl From<Client> for ClientBody {
 /// NUL character.
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[schema(example = json!({"name": "Acme GmbH", "email": "billing@acme.example", "phone": "+49 30 1234567",
+    "vatNumber": "DE123456789", "line1": "Hauptstraße 1", "line2": "3. OG", "line3": "", "postalCode": "10115"}))]
 pub(crate) struct ClientInput {
     #[schema(pattern = r"^[^\u0000]*$", min_length = 1, max_length = 255)]
     name: String,

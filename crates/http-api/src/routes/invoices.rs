@@ -198,9 +198,9 @@ pub(crate) struct InlineClientInput {
 /// `Number`, `InvoiceHead`).
 macro_rules! invoice_body {
     ($(#[$meta:meta])* pub(crate) struct $name:ident { $($fields:tt)* }) => {
-        $(#[$meta])*
         #[derive(Debug, Deserialize, ToSchema)]
         #[serde(deny_unknown_fields, rename_all = "camelCase")]
+        $(#[$meta])*
         pub(crate) struct $name {
             $($fields)*
             #[serde(default)]
@@ -260,6 +260,13 @@ pub(crate) use invoice_body;
 invoice_body! {
     /// A new invoice. Exactly one of `clientId` and `client`. `subtotal` and `total` are
     /// computed, not accepted.
+    #[schema(example = json!({
+        "client": {"email": "zoe@example.com", "name": "Zoë Łukasiewicz",
+                   "address": {"line1": "Οδός Ερμού 1", "postalCode": "105 63"}},
+        "description": "Website redesign", "issueDate": "2026-11-20", "dueDate": "2026-12-20",
+        "taxPercentage": 19,
+        "lineItems": [{"description": "Design", "unitPrice": 100, "quantity": 1},
+                      {"description": "Hosting", "unitPrice": 0.5, "quantity": 3}]}))]
     pub(crate) struct InvoiceInput {
         /// `position` follows this order.
         #[schema(min_items = 1, max_items = 1000)]
@@ -275,6 +282,8 @@ invoice_body! {
 /// the totals are recomputed. `subtotal` and `total` are not accepted.
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[schema(example = json!({"description": "Website redesign, November", "taxPercentage": 19,
+    "lineItems": [{"description": "Design", "unitPrice": 120, "quantity": 1}]}))]
 pub(crate) struct InvoicePatch {
     #[serde(default)]
     #[schema(value_type = String, format = Uuid)]

@@ -191,3 +191,41 @@ async fn listing_tools_filter_and_page_with_the_next_cursor_in_their_answer() {
     let statuses = tool_answer(&app, "list_invoices", json!({"status": ["PAID", "OVERDUE"]})).await;
     assert_eq!(statuses, json!([]));
 }
+
+/// The MCP specification asks servers to check `Origin`: a browser page of another origin
+/// (a DNS-rebinding attack on a server on localhost, say) gets a 403 before its key is
+/// looked at; listed origins and clients that are not browsers pass.
+#[tokio::test]
+async fn a_browser_origin_must_be_allowed() {
+    let app = spawn_app().await;
+    let ping = json!({"jsonrpc": "2.0", "id": 1, "method": "ping"});
+    let send = |origin: Option<&str>, key: &str| {
+        let mut request = app
+            .request(Method::POST, "/mcp", key)
+            .header("accept", "application/json, text/event-stream")
+            .json(&ping);
+        if let Some(origin) = origin {
+            request = request.header("origin", origin);
+        }
+        request.send()
+    };
+    for origin in ["https://evil.example", "http://127.0.0.1:3000", "null"] {
+        for key in [app.key.as_str(), "bk_wrong"] {
+            let refused = send(Some(origin), key).await.unwrap();
+            assert_eq!(refused.status(), 403, "{origin}");
+            let body: Value = refused.json().await.unwrap();
+            assert_eq!(
+                body["error"],
+                format!(
+                    "Origin: {origin} may not call /mcp; list it in BILLABLE_MCP_ALLOWED_ORIGINS to allow it"
+                )
+            );
+        }
+    }
+    // The test server allows https://allowed.example (as BILLABLE_MCP_ALLOWED_ORIGINS would).
+    for origin in [Some("https://allowed.example"), Some("https://ALLOWED.example:443"), None] {
+        let answered = send(origin, &app.key).await.unwrap();
+        assert_eq!(answered.status(), 200, "{origin:?}");
+    }
+    assert_eq!(send(Some("https://allowed.example"), "bk_wrong").await.unwrap().status(), 401);
+}

@@ -137,11 +137,11 @@ fn enums_and_bounds_come_from_the_domain() {
     assert_eq!((&invoice["tax"].get("default"), &invoice["taxPercentage"]["default"]), (&None, &json!(0)));
     let entry = &schemas["TimeEntryInput"]["properties"];
     assert_eq!((&entry["tags"]["default"], &entry["aiGenerated"]["default"]), (&json!([]), &json!(false)));
-    assert_eq!(entry["tags"]["items"]["$ref"], "#/components/schemas/EntryTagInput");
     // A tag is its id, or `{id, title}` as entries show it.
-    let forms = &schemas["EntryTagInput"]["oneOf"];
+    let forms = &entry["tags"]["items"]["oneOf"];
     assert_eq!((&forms[0]["type"], &forms[0]["format"]), (&json!("string"), &json!("uuid")));
-    assert_eq!(forms[1]["required"], json!(["id", "title"]));
+    assert_eq!(forms[1]["$ref"], "#/components/schemas/EntryTagInput");
+    assert_eq!(schemas["EntryTagInput"]["required"], json!(["id", "title"]));
 }
 
 /// A create links to every operation on what it made, so a client (or a stateful fuzzer)
@@ -174,7 +174,7 @@ fn every_create_links_to_the_operations_on_what_it_made() {
 }
 
 /// Without a key, exactly the operations that declare the key requirement answer 401;
-/// the public ones (PDF, health, metrics) declare none.
+/// the public ones (PDF, health, metrics) declare none. `/mcp` takes the key as `/v1` does.
 #[tokio::test]
 async fn the_key_requirement_is_declared_exactly_where_it_is_enforced() {
     let app = spawn_app().await;
@@ -186,7 +186,7 @@ async fn the_key_requirement_is_declared_exactly_where_it_is_enforced() {
             app.http.request(method.clone(), app.url(&path)).json(&json!({})).send().await.unwrap();
         let declared = operation["security"] == json!([{"api_key": []}]);
         assert_eq!(response.status() == 401, declared, "{what} answered {} without a key", response.status());
-        let public = !template.starts_with("/v1/") || template == "/v1/invoices/pdf";
+        let public = !(template.starts_with("/v1/") || template == "/mcp") || template == "/v1/invoices/pdf";
         assert_eq!(declared, !public, "{what}: key requirement");
         let documented = documented_response(&operation, response.status().as_u16(), &what);
         assert_promised_headers(&response, documented, &what);
@@ -278,4 +278,75 @@ fn every_operation_has_a_summary_line_and_a_description() {
         let description = operation["description"].as_str().unwrap_or_default();
         assert!(!description.is_empty(), "{method} {template} has no description");
     }
+}
+
+/// "Try it out" works from the description alone: every request body and every parameter
+/// has a realistic example (but `Idempotency-Key`, whose one example the reference would
+/// send with every write), and the reference sends the examples as the server takes them.
+#[tokio::test]
+async fn every_body_and_parameter_has_an_example() {
+    let doc = document();
+    for (template, method, operation) in operations(&doc) {
+        let what = format!("{method} {template}");
+        for parameter in operation["parameters"].as_array().into_iter().flatten() {
+            let name = parameter["name"].as_str().unwrap();
+            if name == "Idempotency-Key" {
+                assert!(parameter.get("example").is_none(), "{what}: an Idempotency-Key example");
+                continue;
+            }
+            let example = parameter.get("example").or_else(|| parameter["schema"]["examples"].get(0));
+            assert!(example.is_some(), "{what}: parameter {name} has no example");
+            // A required one is filled in by the reference; an optional one only shown.
+            assert_eq!(parameter.get("example").is_some(), parameter["required"] == true, "{what}: {name}");
+        }
+        let Some(body) = operation["requestBody"]["content"]["application/json"]["schema"].as_object() else {
+            continue;
+        };
+        let schema = match body.get("$ref").and_then(Value::as_str) {
+            Some(reference) => {
+                &doc["components"]["schemas"][reference.trim_start_matches("#/components/schemas/")]
+            }
+            None => &operation["requestBody"]["content"]["application/json"]["schema"],
+        };
+        assert!(schema.get("example").is_some(), "{what}: its body has no example");
+    }
+}
+
+/// The examples Try it out sends, sent by hand: each write answers its success, or a 404 or
+/// 400 only for the example id, which is nobody's.
+#[tokio::test]
+async fn the_example_bodies_are_taken() {
+    let app = spawn_app().await;
+    let doc = document();
+    let example_of = |name: &str| doc["components"]["schemas"][name]["example"].clone();
+    let post = |path: &str, body: Value| {
+        let request = app.request(Method::POST, path, &app.key).json(&body);
+        async move { request.send().await.unwrap() }
+    };
+    for (path, schema) in [
+        ("/v1/invoices/clients", "ClientInput"),
+        ("/v1/invoices", "InvoiceInput"),
+        ("/v1/track/time", "TimeEntryInput"),
+        ("/v1/track/projects", "ProjectInput"),
+        ("/v1/track/tags", "TagInput"),
+        ("/v1/track/timer/start", "TimerInput"),
+    ] {
+        let response = post(path, example_of(schema)).await;
+        assert_eq!(response.status(), 201, "{path}: {}", response.text().await.unwrap());
+    }
+    // The time the example logged, previewed as an invoice.
+    let preview = post("/v1/invoices/from-time", example_of("TimeInvoiceInput")).await;
+    assert_eq!(preview.status(), 200, "{}", preview.text().await.unwrap());
+    let section = post("/v1/track/sections", example_of("SectionInput")).await;
+    assert_eq!(section.status(), 400);
+    assert_eq!(section.json::<Value>().await.unwrap()["error"], "projectId: no such project in the team");
+    let mcp = app
+        .request(Method::POST, "/mcp", &app.key)
+        .json(
+            &doc["paths"]["/mcp"]["post"]["requestBody"]["content"]["application/json"]["schema"]["example"],
+        )
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(mcp.status(), 200);
 }

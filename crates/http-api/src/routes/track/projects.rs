@@ -66,6 +66,7 @@ impl From<Project> for ProjectBody {
 /// A new project.
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
+#[schema(example = json!({"title": "Website", "code": "WEB", "rate": 95}))]
 pub(crate) struct ProjectInput {
     #[schema(pattern = r"^[^\u0000]*$", min_length = 1, max_length = 255)]
     title: String,
@@ -103,6 +104,8 @@ pub(crate) struct ProjectData {
 /// A project update: `id` must be the id in the path.
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
+/// The example's `id` is not one of yours: it must be the project's id, the one in the path.
+#[schema(example = json!({"id": "0193d2c4-5f6a-7b8c-9d0e-1f2a3b4c5d6e", "data": {"rate": 110, "status": "ACTIVE"}}))]
 pub(crate) struct ProjectUpdate {
     #[schema(format = Uuid)]
     id: String,

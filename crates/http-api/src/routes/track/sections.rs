@@ -49,6 +49,9 @@ impl From<Section> for SectionBody {
 /// A new section.
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
+/// The example's `projectId` is not one of yours: a section needs a project of the team
+/// (`POST /v1/track/projects` makes one), else the answer is a 400 naming `projectId`.
+#[schema(example = json!({"title": "Design", "projectId": "0193d2c4-5f6a-7b8c-9d0e-1f2a3b4c5d6e"}))]
 pub(crate) struct SectionInput {
     #[schema(pattern = r"^[^\u0000]*$", min_length = 1, max_length = 255)]
     title: String,
@@ -60,6 +63,7 @@ pub(crate) struct SectionInput {
 /// A section update; a left-out title stays as it is.
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
+#[schema(example = json!({"title": "Design and review"}))]
 pub(crate) struct SectionUpdate {
     #[serde(default)]
     #[schema(value_type = String, pattern = r"^[^\u0000]*$", min_length = 1, max_length = 255)]

@@ -45,6 +45,7 @@ impl From<Tag> for TagBody {
 /// A tag's title, for create and rename.
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
+#[schema(example = json!({"title": "urgent"}))]
 pub(crate) struct TagInput {
     #[schema(pattern = r"^[^\u0000]*$", min_length = 1, max_length = 255)]
     title: String,

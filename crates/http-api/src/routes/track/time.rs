@@ -120,25 +120,25 @@ impl TimeEntryBody {
     }
 }
 
-/// A tag on a time entry, on input: its id, or `{id, title}` as entries show their tags
-/// (the `id` decides; `title` is required there but not used, since entries show the tag's
-/// current title).
+/// A tag on a time entry, on input: its id, or `{id, title}` as entries show their tags.
 #[derive(Debug)]
-pub(crate) enum EntryTagInput {
+pub(crate) enum TagGiven {
     Id(String),
-    Shown(ShownTag),
+    Shown(EntryTagInput),
 }
 
-/// A tag as entries show it.
-#[derive(Debug, Deserialize)]
+/// A tag as entries show it, on input: the `id` decides; `title` is required (as the seed
+/// says) but not used, since entries show the tag's current title.
+#[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
-pub(crate) struct ShownTag {
+pub(crate) struct EntryTagInput {
+    #[schema(format = Uuid)]
     id: String,
     #[expect(dead_code, reason = "required as the seed says, but the tag's own title is shown")]
     title: String,
 }
 
-impl EntryTagInput {
+impl TagGiven {
     /// The tag id given, and the field it was given as (`tags[0]` or `tags[0].id`).
     fn id_at(&self, index: usize) -> (&str, String) {
         match self {
@@ -148,57 +148,55 @@ impl EntryTagInput {
     }
 }
 
-impl<'de> Deserialize<'de> for EntryTagInput {
+impl<'de> Deserialize<'de> for TagGiven {
     fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         struct Visitor;
         impl<'de> serde::de::Visitor<'de> for Visitor {
-            type Value = EntryTagInput;
+            type Value = TagGiven;
 
             fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
                 f.write_str("a tag id, or an object {\"id\", \"title\"}")
             }
 
-            fn visit_str<E: serde::de::Error>(self, id: &str) -> Result<EntryTagInput, E> {
-                Ok(EntryTagInput::Id(id.to_owned()))
+            fn visit_str<E: serde::de::Error>(self, id: &str) -> Result<TagGiven, E> {
+                Ok(TagGiven::Id(id.to_owned()))
             }
 
-            fn visit_map<A: serde::de::MapAccess<'de>>(self, map: A) -> Result<EntryTagInput, A::Error> {
-                ShownTag::deserialize(serde::de::value::MapAccessDeserializer::new(map))
-                    .map(EntryTagInput::Shown)
+            fn visit_map<A: serde::de::MapAccess<'de>>(self, map: A) -> Result<TagGiven, A::Error> {
+                EntryTagInput::deserialize(serde::de::value::MapAccessDeserializer::new(map))
+                    .map(TagGiven::Shown)
             }
         }
         deserializer.deserialize_any(Visitor)
     }
 }
 
-impl utoipa::PartialSchema for EntryTagInput {
+impl utoipa::PartialSchema for TagGiven {
     fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
         use utoipa::openapi::schema::{KnownFormat, ObjectBuilder, OneOfBuilder, SchemaFormat, Type};
-        let uuid = || SchemaFormat::KnownFormat(KnownFormat::Uuid);
         let id = ObjectBuilder::new()
             .schema_type(Type::String)
-            .format(Some(uuid()))
+            .format(Some(SchemaFormat::KnownFormat(KnownFormat::Uuid)))
             .description(Some("The tag's id."));
-        let shown = ObjectBuilder::new()
-            .property("id", ObjectBuilder::new().schema_type(Type::String).format(Some(uuid())))
-            .required("id")
-            .property("title", ObjectBuilder::new().schema_type(Type::String))
-            .required("title")
-            .additional_properties(Some(utoipa::openapi::schema::AdditionalProperties::FreeForm(false)))
-            .description(Some("The tag as entries show it; the id decides, the title is not used."));
         OneOfBuilder::new()
             .item(id)
-            .item(shown)
+            .item(utoipa::openapi::Ref::from_schema_name("EntryTagInput"))
             .description(Some("A tag of the team: its id, or `{id, title}` as entries show tags."))
             .into()
     }
 }
 
-impl ToSchema for EntryTagInput {}
+impl ToSchema for TagGiven {
+    fn schemas(schemas: &mut Vec<(String, utoipa::openapi::RefOr<utoipa::openapi::schema::Schema>)>) {
+        schemas.push(("EntryTagInput".to_owned(), <EntryTagInput as utoipa::PartialSchema>::schema()));
+    }
+}
 
 /// A new time entry.
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[schema(example = json!({"durationSeconds": 7200, "taskName": "Landing page",
+    "description": "Hero section and pricing table", "date": "2026-11-20T09:00:00+01:00", "billable": true}))]
 pub(crate) struct TimeEntryInput {
     #[schema(value_type = i64, minimum = 1, maximum = 9_007_199_254_740_991_i64)]
     duration_seconds: Number,
@@ -225,7 +223,8 @@ pub(crate) struct TimeEntryInput {
     /// Tags of the team, each its id or `{id, title}`; repeats count once.
     #[serde(default)]
     #[schema(default = json!([]))]
-    tags: Vec<EntryTagInput>,
+    #[schema(inline)]
+    tags: Vec<TagGiven>,
     #[serde(default)]
     #[schema(default = false)]
     ai_generated: bool,
@@ -242,6 +241,7 @@ fn billable_by_default() -> bool {
 /// A partial update of a time entry: only the fields given change.
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[schema(example = json!({"durationSeconds": 5400, "description": "Hero section, pricing table and review"}))]
 pub(crate) struct TimeEntryPatch {
     #[serde(default)]
     #[schema(value_type = i64, minimum = 1, maximum = 9_007_199_254_740_991_i64)]
@@ -271,8 +271,8 @@ pub(crate) struct TimeEntryPatch {
     section_id: Patch<String>,
     /// Replaces the entry's tags.
     #[serde(default)]
-    #[schema(value_type = Vec<EntryTagInput>)]
-    tags: Patch<Vec<EntryTagInput>>,
+    #[schema(value_type = Vec<TagGiven>, inline)]
+    tags: Patch<Vec<TagGiven>>,
     #[serde(default)]
     #[schema(value_type = bool)]
     billable: Patch<bool>,
@@ -303,7 +303,7 @@ fn user(text: &str) -> Result<UserId, FieldError> {
     body_id(text, "userId", "user")
 }
 
-pub(super) fn tags(tags: &[EntryTagInput]) -> Result<Vec<TagId>, FieldError> {
+pub(super) fn tags(tags: &[TagGiven]) -> Result<Vec<TagId>, FieldError> {
     tags.iter()
         .enumerate()
         .map(|(i, tag)| {

@@ -11,7 +11,7 @@ use utoipa::ToSchema;
 use uuid::Uuid;
 
 use super::time::{
-    EntryTag, EntryTagInput, InvoiceIds, TimeEntryBody, description, entry_tags, placement, tags, task_name,
+    EntryTag, InvoiceIds, TagGiven, TimeEntryBody, description, entry_tags, placement, tags, task_name,
 };
 use crate::auth::{Auth, TrackRead, TrackWrite};
 use crate::body::Json;
@@ -65,6 +65,7 @@ impl TimerBody {
 /// A timer to start: what the time entry will say.
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[schema(example = json!({"taskName": "Code review", "description": "Pull request #42"}))]
 pub(crate) struct TimerInput {
     #[schema(pattern = r"^[^\u0000]*$", min_length = 1, max_length = 255)]
     task_name: String,
@@ -82,7 +83,8 @@ pub(crate) struct TimerInput {
     /// Tags of the team; repeats count once.
     #[serde(default)]
     #[schema(default = json!([]))]
-    tags: Vec<EntryTagInput>,
+    #[schema(inline)]
+    tags: Vec<TagGiven>,
 }
 
 impl TimerInput {
