@@ -23,6 +23,8 @@ pub enum Answer {
     Slow { delay: Duration, text: String },
     /// Replies with every message it was given, one `role: content` per line.
     Reflect,
+    /// A response body as a model's server sent it (a recorded reply), served unchanged.
+    Recorded(Value),
 }
 
 impl Answer {
@@ -170,6 +172,7 @@ async fn complete(model: web::Data<FakeModel>, body: web::Json<Value>) -> HttpRe
             tokio::time::sleep(delay).await;
             completion(&json!({"role": "assistant", "content": text}), (0, 0))
         }
+        Some(Answer::Recorded(body)) => HttpResponse::Ok().json(body),
         Some(Answer::Reflect) => {
             let lines: Vec<String> = body["messages"]
                 .as_array()

@@ -264,6 +264,14 @@ pub fn example(file: &str, base_url: &str) -> String {
         .replace("port: 8080", "port: 0")
 }
 
+/// `examples/<file>` as its reader runs it, but for the model's address (`base_url`) and
+/// the trigger's port (a free one): the same user, the same key variable, the same limits.
+pub fn example_as_written(file: &str, base_url: &str) -> String {
+    let path = format!("{}/../examples/{file}", env!("CARGO_MANIFEST_DIR"));
+    let yaml = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    yaml.replace("https://api.openai.com/v1", base_url).replace("port: 8080", "port: 0")
+}
+
 /// The real server, on a free port, over a fresh database, with one team and a `write`
 /// key of its owner ready.
 #[derive(Debug)]
@@ -370,6 +378,13 @@ impl AgentApp {
     /// gets a team (unless it has one), an owner and a key.
     pub async fn start(yaml: &str, env: &[(&str, &str)], db: TestDb) -> anyhow::Result<Self> {
         Self::start_with(serve_config(), triggers::RetryPolicy::default(), yaml, env, db).await
+    }
+
+    /// [`AgentApp::start`] on a database as `billable serve` leaves it at its first start:
+    /// team "Default" and its owner `owner@billable.localhost`, whom examples act as.
+    pub async fn start_first_run(yaml: &str, env: &[(&str, &str)], db: TestDb) -> anyhow::Result<Self> {
+        accounts::bootstrap(db.open().await.accounts().as_ref(), SystemClock.now()).await?;
+        Self::start(yaml, env, db).await
     }
 
     pub async fn start_with(

@@ -174,6 +174,8 @@ mod tests {
                 finished_at: now,
                 error: None,
                 tool_calls: Vec::new(),
+                model_input: Some("hello".into()),
+                reply: Some("hi".into()),
             }
         }
 

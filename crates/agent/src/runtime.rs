@@ -166,15 +166,15 @@ impl Inner {
                     RunStatus::Rejected,
                     &Progress::default(),
                     arrived,
-                    Some(error),
+                    Err(&error),
                 )
                 .await;
                 return RunOutcome::Rejected { retry_after_secs: REJECTED_RETRY_AFTER_SECS };
             }
             Err(NoTurn::Failed(error)) => {
                 let progress = Progress::default();
-                let failed = Some(error.clone());
-                let run = self.record(trigger, &request, RunStatus::Failed, &progress, arrived, failed).await;
+                let run =
+                    self.record(trigger, &request, RunStatus::Failed, &progress, arrived, Err(&error)).await;
                 return RunOutcome::Failed { run, error };
             }
         };
@@ -196,20 +196,22 @@ impl Inner {
         let mut progress = Progress::default();
         let result =
             tokio::time::timeout(self.limits.run_timeout, self.execute(request, ticket, &mut progress)).await;
-        let (status, error, outcome) = match result {
-            Ok(Ok(reply)) => (RunStatus::Ok, None, Ok(reply)),
-            Ok(Err(error)) => (RunStatus::Failed, Some(error.clone()), Err(Some(error))),
+        let (status, ended) = match result {
+            Ok(Ok(reply)) => (RunStatus::Ok, Ok(reply)),
+            Ok(Err(error)) => (RunStatus::Failed, Err(error)),
             Err(_elapsed) => {
                 let error =
                     format!("the run took longer than limits.run_timeout ({:?})", self.limits.run_timeout);
-                (RunStatus::Timeout, Some(error), Err(None))
+                (RunStatus::Timeout, Err(error))
             }
         };
-        let run = self.record(trigger, request, status, &progress, started, error).await;
-        match outcome {
-            Ok(reply) => RunOutcome::Replied { run, reply, steps: progress.steps },
-            Err(Some(error)) => RunOutcome::Failed { run, error },
-            Err(None) => RunOutcome::TimedOut { run },
+        let run = self
+            .record(trigger, request, status, &progress, started, ended.as_deref().map_err(String::as_str))
+            .await;
+        match (status, ended) {
+            (_, Ok(reply)) => RunOutcome::Replied { run, reply, steps: progress.steps },
+            (RunStatus::Timeout, Err(_)) => RunOutcome::TimedOut { run },
+            (_, Err(error)) => RunOutcome::Failed { run, error },
         }
     }
 
@@ -302,8 +304,12 @@ impl Inner {
         status: RunStatus,
         progress: &Progress,
         started_at: DateTime<Utc>,
-        error: Option<String>,
+        ended: Result<&str, &str>,
     ) -> RunId {
+        let (reply, error) = match ended {
+            Ok(reply) => (Some(triggers::run::run_text(reply)), None),
+            Err(error) => (None, Some(triggers::run::storable(error))),
+        };
         let record = RunRecord {
             id: RunId::generate(),
             team_id: self.team,
@@ -315,8 +321,11 @@ impl Inner {
             usage: progress.usage,
             started_at,
             finished_at: self.clock.now(),
-            error: error.map(|error| triggers::run::storable(&error)),
+            error,
             tool_calls: progress.tool_calls.clone(),
+            // Only what a model was given: a rejected run never reached one.
+            model_input: (progress.steps > 0).then(|| triggers::run::run_text(&request.input)),
+            reply,
         };
         if let Some(error) = &record.error {
             tracing::warn!(run = %record.id, status = status.as_str(), %error, "agent run did not reply");

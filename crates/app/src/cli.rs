@@ -176,7 +176,8 @@ pub enum RunsCommand {
         limit: u32,
     },
     /// Show one run, field by field, then its tool calls (`tool_call[N]: name arguments
-    /// (ok or error, milliseconds) -> result`).
+    /// (ok or error, milliseconds) -> result`), the text the model read and its reply (each
+    /// line indented by two spaces; at most 4,000 characters each).
     Show {
         run_id: String,
         /// Team id or name [default: the only team].
@@ -446,6 +447,18 @@ async fn runs(store: &Store, accounts: &dyn AccountStore, command: RunsCommand) 
                     "tool_call[{i}]: {} {} ({outcome}, {} ms) -> {}",
                     call.name, call.arguments, call.duration_ms, call.result
                 ))?;
+            }
+            // Texts of several lines, each line indented under its name.
+            for (name, text) in [("model_input", &run.model_input), ("reply", &run.reply)] {
+                match text {
+                    None => print(&format!("{name}: -"))?,
+                    Some(text) => {
+                        print(&format!("{name}:"))?;
+                        for line in text.lines() {
+                            print(&format!("  {line}"))?;
+                        }
+                    }
+                }
             }
         }
     }

@@ -52,6 +52,8 @@ fn runs_list_and_show_the_recorded_calls() {
         call.starts_with("tool_call[0]: list_clients {} (ok, ") && call.ends_with(" ms) -> []"),
         "{call}"
     );
+    // What the model read, and what it replied, each line indented under its name.
+    assert!(shown.ends_with("model_input:\n  hello cli\nreply:\n  re: []\n"), "{shown}");
     let unknown = billable(&database_url)
         .args(["runs", "show", "00000000-0000-7000-8000-000000000000"])
         .output()

@@ -18,7 +18,7 @@ use triggers::{
 use crate::types::DbUuid;
 use crate::{OrStoreError, SqlStore, corrupt, db_run};
 
-/// Rows of one `INSERT` into `agent_runs`: 13 bind parameters each, well under
+/// Rows of one `INSERT` into `agent_runs`: 15 bind parameters each, well under
 /// PostgreSQL's 65,535 and SQLite's 32,766.
 const RUNS_PER_STATEMENT: usize = 1_000;
 
@@ -37,6 +37,8 @@ struct RunRow {
     finished_at: DateTime<Utc>,
     error: Option<String>,
     tool_calls: String,
+    model_input: Option<String>,
+    reply: Option<String>,
 }
 
 impl TryFrom<RunRow> for RunRecord {
@@ -62,6 +64,8 @@ impl TryFrom<RunRow> for RunRecord {
             finished_at: row.finished_at,
             error: row.error,
             tool_calls: serde_json::from_str(&row.tool_calls).map_err(|e| corrupt("run tool calls", e))?,
+            model_input: row.model_input,
+            reply: row.reply,
         })
     }
 }
@@ -185,6 +189,8 @@ impl RunHistory for SqlStore {
                     agent_runs::finished_at.eq(run.finished_at),
                     agent_runs::error.eq(run.error.as_deref()),
                     agent_runs::tool_calls.eq(tool_calls_text(&run.tool_calls)),
+                    agent_runs::model_input.eq(run.model_input.as_deref()),
+                    agent_runs::reply.eq(run.reply.as_deref()),
                 )
             }};
         }

@@ -252,6 +252,8 @@ macro_rules! tables {
                 finished_at -> $ts,
                 error -> Nullable<Text>,
                 tool_calls -> Text,
+                model_input -> Nullable<Text>,
+                reply -> Nullable<Text>,
             }
         }
 

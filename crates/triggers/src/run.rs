@@ -170,7 +170,16 @@ pub struct RunRecord {
     pub error: Option<String>,
     /// The tools the model called, in order.
     pub tool_calls: Vec<ToolCallRecord>,
+    /// The text the model read: the input as rendered for it (a GitHub event in its
+    /// untrusted-content frame), [`RUN_TEXT_CHARS`] characters at most; `None` for runs
+    /// recorded before it was kept.
+    pub model_input: Option<String>,
+    /// The final reply, [`RUN_TEXT_CHARS`] characters at most; `None` when there was none.
+    pub reply: Option<String>,
 }
+
+/// How much of the text a run's model read, and of its reply, the run history keeps.
+pub const RUN_TEXT_CHARS: usize = 4_000;
 
 /// One tool call of a run: what the model asked for and how it went.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -207,6 +216,11 @@ impl ToolCallRecord {
 /// The start of `input`, cut on a character boundary.
 pub fn excerpt(input: &str) -> String {
     clip(input, INPUT_EXCERPT_CHARS)
+}
+
+/// The start of a run's text (what its model read, its reply), as the history keeps it.
+pub fn run_text(text: &str) -> String {
+    clip(text, RUN_TEXT_CHARS)
 }
 
 /// The first `chars` characters of `text`, marked with `…` when cut, [`storable`].

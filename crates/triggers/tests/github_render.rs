@@ -16,6 +16,7 @@ macro_rules! fixture {
 }
 
 const PULL_REQUEST: &str = fixture!("pull_request.opened.json");
+const MERGED: &str = fixture!("pull_request.closed.json");
 const REVIEW: &str = fixture!("pull_request_review.submitted.json");
 const REVIEW_COMMENT: &str = fixture!("pull_request_review_comment.created.json");
 const ISSUES: &str = fixture!("issues.opened.json");
@@ -71,8 +72,7 @@ fn a_pull_request_shows_number_title_state_branches_url_and_body() {
         &[
             "GitHub event: pull_request (opened) in octo-org/hello-world by @octocat\n",
             "Pull request #42: Fix the parser's handling of trailing commas\n",
-            "State: open\n",
-            "Branches: fix-trailing-comma → main\n",
+            "State: open\nOpened: 2024-05-03T14:02:46Z\nBranches: fix-trailing-comma → main\n",
             "Labels: bug, parser\n",
             "URL: https://github.com/octo-org/hello-world/pull/42\n",
             "\n\nThe parser accepted a trailing comma in arrays and then dropped the last element.\n",
@@ -82,6 +82,36 @@ fn a_pull_request_shows_number_title_state_branches_url_and_body() {
     assert!(text.starts_with("GitHub event: pull_request"), "{text}");
     assert!(!text.contains('\r'), "CRLF bodies are normalised");
     assert!(!text.contains("api.github.com"), "API links are not for the model:\n{text}");
+}
+
+/// What `examples/timekeeper.yaml` needs of a merged pull request: its title, its URL, and
+/// when it was opened, merged and closed.
+#[test]
+fn a_merged_pull_request_shows_when_it_was_opened_merged_and_closed() {
+    let text = rendered("pull_request", MERGED);
+    assert_contains(
+        &text,
+        &[
+            "GitHub event: pull_request (closed) in octo-org/hello-world by @monalisa\n",
+            "Pull request #42: Fix the parser's handling of trailing commas\n",
+            "State: closed (merged)\n\
+             Opened: 2024-05-03T14:02:46Z\n\
+             Merged: 2024-05-03T16:35:12Z\n\
+             Closed: 2024-05-03T16:35:12Z\n",
+            "URL: https://github.com/octo-org/hello-world/pull/42\n",
+        ],
+    );
+    assert_eq!(key("pull_request", MERGED), key("pull_request", PULL_REQUEST), "one conversation");
+}
+
+#[test]
+fn a_pull_request_closed_unmerged_shows_no_merge_time() {
+    let mut payload = payload(MERGED);
+    payload["pull_request"]["merged"] = json!(false);
+    payload["pull_request"]["merged_at"] = json!(null);
+    let text = render("pull_request", &payload);
+    assert_contains(&text, &["State: closed\nOpened: 2024-05-03T14:02:46Z\nClosed: 2024-05-03T16:35:12Z\n"]);
+    assert!(!text.contains("Merged"), "{text}");
 }
 
 #[test]

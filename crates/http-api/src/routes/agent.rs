@@ -158,14 +158,38 @@ pub(crate) async fn list_runs(
     Ok(web::Json(runs.into_iter().map(RunBody::from).collect()))
 }
 
+/// One run with the text its model read and the reply it gave.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct RunDetailBody {
+    #[serde(flatten)]
+    run: RunBody,
+    /// The text the model read: the input as the trigger rendered it (a GitHub event inside
+    /// its untrusted-content frame), the first 4,000 characters; `null` for runs recorded
+    /// before it was kept, and for a run that never reached the model.
+    #[schema(required = true)]
+    model_input: Option<String>,
+    /// The final reply, the first 4,000 characters; `null` when the run did not reply.
+    #[schema(required = true)]
+    reply: Option<String>,
+}
+
+impl From<RunRecord> for RunDetailBody {
+    fn from(mut run: RunRecord) -> Self {
+        let (model_input, reply) = (run.model_input.take(), run.reply.take());
+        Self { run: run.into(), model_input, reply }
+    }
+}
+
 /// Get an agent run
 ///
-/// Returns one run of the agent. Needs `agent:read`.
+/// Returns one run of the agent, with the text its model read and its reply. Needs
+/// `agent:read`.
 #[utoipa::path(
     tag = "Agent runs",
     params(("id" = Uuid, Path, description = "Run id")),
     responses(
-        (status = 200, description = "The run", body = RunBody),
+        (status = 200, description = "The run", body = RunDetailBody),
         NotFound,
         KeyedErrors,
     )
@@ -175,7 +199,7 @@ pub(crate) async fn get_run(
     auth: Auth<AgentRead>,
     id: web::Path<String>,
     state: web::Data<ApiState>,
-) -> Result<web::Json<RunBody>, ApiError> {
+) -> Result<web::Json<RunDetailBody>, ApiError> {
     let id: RunId = path_id(&id, "run")?;
     let run =
         state.stores.agent.find_run(auth.principal.team_id, id).await?.ok_or_else(|| not_found("run"))?;

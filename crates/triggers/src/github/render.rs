@@ -436,6 +436,11 @@ fn pull_request(doc: &mut Doc, payload: &Value) {
     let number = number_at(pr, &["number"]).or_else(|| number_at(payload, &["number"]));
     doc.raw(subject("Pull request", number, text_at(pr, &["title"])));
     doc.line("State", pr_state(pr));
+    // When it was opened, merged and closed, as GitHub gives them (UTC, ISO 8601): an
+    // agent that logs the time a pull request took needs them.
+    doc.line("Opened", text_at(pr, &["created_at"]));
+    doc.line("Merged", text_at(pr, &["merged_at"]));
+    doc.line("Closed", text_at(pr, &["closed_at"]));
     doc.line("Branches", branches(pr));
     doc.line("Author", text_at(pr, &["user", "login"]).map(|login| format!("@{login}")));
     doc.line("Labels", names(pr.get("labels"), "name"));

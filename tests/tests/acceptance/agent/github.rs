@@ -6,7 +6,7 @@ use std::fmt::Write;
 use std::time::Duration;
 
 use acceptance::fake_model::{Answer, FakeModel, last_user_message};
-use acceptance::{AgentApp, Backend, TestDb, example, serve_config};
+use acceptance::{AgentApp, Backend, TestDb, example_as_written, serve_config};
 use app::config::parse_rate;
 use hmac::{Hmac, KeyInit, Mac};
 use reqwest::StatusCode;
@@ -168,6 +168,8 @@ async fn a_pull_request_is_acknowledged_then_run_on_its_rendering() {
     let (_, run) = app.get_json(&format!("/v1/agent/runs/{}", entry["runId"].as_str().unwrap())).await;
     assert_eq!((run["trigger"].as_str(), run["status"].as_str()), (Some("github"), Some("ok")));
     assert_eq!(run["conversationId"], "github:octo-org/hello-world#42");
+    // The run shows exactly what the model read: the framed event.
+    assert_eq!(run["modelInput"], input.as_str());
 }
 
 /// Every example delivery GitHub's SDK project publishes (`tests/fixtures/github/octokit`),
@@ -574,13 +576,18 @@ async fn a_run_whose_lease_is_lost_stops_and_records_nothing() {
     assert_eq!(model.requests().len(), 2);
 }
 
-/// `examples/timekeeper.yaml`: a merged pull request logs time on the project whose code is
-/// the repository's name, with only the two tools its trigger lists.
+/// `examples/timekeeper.yaml` as written (only the model's address and the trigger's port
+/// are a test's), run against recorded model replies (`tests/fixtures/agent`) for a merged
+/// pull request GitHub sent (`tests/fixtures/github/pull_request.closed.json`), byte for
+/// byte: the model reads when it was opened, merged and closed, and the time between is
+/// logged on the project whose code is the repository's name, for the first start's owner.
 #[tokio::test]
-async fn the_timekeeper_example_logs_a_merged_pull_requests_time() {
+async fn the_timekeeper_example_as_written_logs_a_merged_pull_requests_time() {
+    let fixtures = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures");
     let model = FakeModel::start(vec![], None);
-    let yaml = example("timekeeper.yaml", &model.base_url);
-    let app = AgentApp::start(&yaml, ENV, TestDb::new(Backend::from_env()).await).await.unwrap();
+    let yaml = example_as_written("timekeeper.yaml", &model.base_url);
+    let env = [("GITHUB_WEBHOOK_SECRET", SECRET), ("OPENAI_API_KEY", "sk-test")];
+    let app = AgentApp::start_first_run(&yaml, &env, TestDb::new(Backend::from_env()).await).await.unwrap();
     let project = app
         .http
         .post(format!("{}/v1/track/projects", app.rest))
@@ -591,24 +598,32 @@ async fn the_timekeeper_example_logs_a_merged_pull_requests_time() {
         .unwrap();
     assert_eq!(project.status(), 201);
     let project: Value = project.json().await.unwrap();
-    let entry = json!({
-        "projectId": project["id"], "taskName": "Fix the bug", "durationSeconds": 5400,
-        "date": "2026-11-20T10:00:00Z", "description": "https://github.com/octo-org/hello-world/pull/42",
-    });
-    model.queue_answers(vec![
-        Answer::ToolCall { name: "list_projects".into(), arguments: "{}".into(), usage: (0, 0) },
-        Answer::ToolCall { name: "create_time_entry".into(), arguments: entry.to_string(), usage: (0, 0) },
-        Answer::reply("logged 1h30m on hello-world"),
-    ]);
-    let mut merged = fixture("pull_request.opened");
-    merged["action"] = json!("closed");
-    merged["pull_request"]["merged"] = json!(true);
-    let delivery = Delivery::new("pull_request", "guid-merged", &merged);
+    let project_id = project["id"].as_str().unwrap();
+    let replies = std::fs::read_to_string(format!("{fixtures}/agent/timekeeper.replies.json")).unwrap();
+    let replies: Vec<Value> = serde_json::from_str(&replies.replace("PROJECT_ID", project_id)).unwrap();
+    model.queue_answers(replies.into_iter().map(Answer::Recorded).collect());
+    let body = std::fs::read(format!("{fixtures}/github/pull_request.closed.json")).unwrap();
+    let delivery = Delivery { event: "pull_request".into(), id: "timekeeper-merged".into(), body };
     assert_eq!(answer(delivery.send(&app).await).await.0, StatusCode::ACCEPTED);
     let log = settled(&app).await;
-    assert_eq!(log[0]["state"], "done", "{log:?}");
+    assert_eq!((log[0]["state"].as_str(), log[0]["attempts"].as_u64()), (Some("done"), Some(1)), "{log:?}");
 
     let requests = model.requests();
+    assert_eq!(requests.len(), 3);
+    assert_eq!(requests[0]["model"], "gpt-4o-mini");
+    let system = requests[0]["messages"][0]["content"].as_str().unwrap();
+    assert!(system.contains("projectId the project's id"), "the example's instructions: {system}");
+    let input = last_user_message(&requests[0]);
+    for line in [
+        "Pull request #42: Fix the parser's handling of trailing commas\n",
+        "State: closed (merged)\n",
+        "Opened: 2024-05-03T14:02:46Z\n",
+        "Merged: 2024-05-03T16:35:12Z\n",
+        "Closed: 2024-05-03T16:35:12Z\n",
+        "URL: https://github.com/octo-org/hello-world/pull/42\n",
+    ] {
+        assert!(input.contains(line), "{line:?} is not in what the model read:\n{input}");
+    }
     let offered: Vec<&str> = requests[0]["tools"]
         .as_array()
         .unwrap()
@@ -616,12 +631,42 @@ async fn the_timekeeper_example_logs_a_merged_pull_requests_time() {
         .map(|t| t["function"]["name"].as_str().unwrap())
         .collect();
     assert_eq!(offered, ["create_time_entry", "list_projects"], "only the trigger's tools");
-    let (status, entries) = app.get_json("/v1/track/time?date=2026-11-20").await;
-    assert_eq!(status, 200);
+    // The model found the project through list_projects' answer.
+    let messages = requests[1]["messages"].as_array().unwrap();
+    let listed = messages.iter().rfind(|m| m["role"] == "tool").unwrap();
+    assert!(listed["content"].as_str().unwrap().contains(project_id), "{listed}");
+
+    let (_, entries) = app.get_json("/v1/track/time?date=2024-05-03").await;
     let entries = entries.as_array().unwrap();
     assert_eq!(entries.len(), 1, "{entries:?}");
+    let users = app.store.accounts().list_users(app.team).await.unwrap();
+    let owner = users
+        .iter()
+        .find(|u| u.email.as_str() == "owner@billable.localhost")
+        .expect("the first start's owner");
+    let entry = &entries[0];
     assert_eq!(
-        (entries[0]["projectId"].as_str(), entries[0]["durationSeconds"].as_u64()),
-        (project["id"].as_str(), Some(5400))
+        (
+            &entry["userId"],
+            &entry["projectId"],
+            &entry["durationSeconds"],
+            &entry["date"],
+            &entry["taskName"]
+        ),
+        (
+            &json!(owner.id.to_string()),
+            &json!(project_id),
+            &json!(9120),
+            &json!("2024-05-03T16:35:12.000Z"),
+            &json!("Fix the parser's handling of trailing commas")
+        )
     );
+    let (_, runs) = app.get_json("/v1/agent/runs").await;
+    let calls: Vec<(&str, bool)> = runs[0]["toolCalls"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| (c["name"].as_str().unwrap(), c["ok"].as_bool().unwrap()))
+        .collect();
+    assert_eq!(calls, [("list_projects", true), ("create_time_entry", true)]);
 }

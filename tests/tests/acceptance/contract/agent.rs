@@ -74,6 +74,8 @@ fn run(team: TeamId, started_at: DateTime<Utc>, conversation: Option<&str>, stat
             ToolCallRecord::new("list_invoices", "{}", "[{\"serial\": \"INV-0001\"}]", true, 12),
             ToolCallRecord::new("mark_invoice_paid", r#"{"id": "ü"}"#, "error: invoice not found", false, 3),
         ],
+        model_input: Some("Summarise ticket 42 — übersicht\nwith its history".into()),
+        reply: (status == RunStatus::Ok).then(|| "Ticket 42: paid, closed.".to_owned()),
     }
 }
 
@@ -94,6 +96,8 @@ async fn runs_round_trip_every_field(store: Store) {
     let mut timed_out = run(team, now(), Some("x"), RunStatus::Timeout);
     timed_out.trigger = TriggerKind::Github;
     timed_out.usage = Usage { input_tokens: u64::from(u32::MAX) * 4, output_tokens: 0 };
+    // A run recorded before the texts were kept has neither.
+    timed_out.model_input = None;
     history.record_run(&timed_out).await.unwrap();
     assert_eq!(history.find_run(team, timed_out.id).await.unwrap(), Some(timed_out));
     assert_eq!(history.find_run(team, RunId::generate()).await.unwrap(), None);

@@ -1,0 +1,2 @@
+ALTER TABLE agent_runs DROP COLUMN reply;
+ALTER TABLE agent_runs DROP COLUMN model_input;
