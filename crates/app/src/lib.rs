@@ -5,6 +5,7 @@ pub mod agent_setup;
 mod agent_tools;
 pub mod cli;
 pub mod config;
+pub mod redact;
 
 use std::net::TcpListener;
 use std::sync::Arc;
@@ -262,15 +263,24 @@ fn claim_sqlite_file(database_url: &str) -> anyhow::Result<Option<std::fs::File>
     }
 }
 
-/// `billable serve`: open, migrate, bootstrap on first run, serve.
-pub async fn serve(database: &DatabaseConfig, config: &ServeConfig) -> anyhow::Result<()> {
+/// `billable serve`: open, migrate, bootstrap on first run, serve. The values of the
+/// variables an agent definition names (tokens, secrets, keys) join `redactions`.
+pub async fn serve(
+    database: &DatabaseConfig,
+    config: &ServeConfig,
+    redactions: &redact::Redactions,
+) -> anyhow::Result<()> {
     // The definition and its secrets first: a missing token stops startup before any
     // port is bound or the database is touched.
-    let agent_setup = config
-        .agent
-        .as_deref()
-        .map(|path| AgentSetup::load(path, |name| std::env::var(name).ok()))
-        .transpose()?;
+    let secret = |name: &str| {
+        let value = std::env::var(name).ok();
+        // A variable holding two values during a rotation masks both.
+        for part in value.iter().flat_map(|value| value.split(',')) {
+            redactions.add(part.trim());
+        }
+        value
+    };
+    let agent_setup = config.agent.as_deref().map(|path| AgentSetup::load(path, secret)).transpose()?;
     // Before opening: a refused second server must not migrate under the first one.
     let _sole_server = claim_sqlite_file(&database.database_url)?;
     let store = Store::open(database, config.runtimes()).await?;

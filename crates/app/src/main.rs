@@ -5,10 +5,11 @@ use tracing_subscriber::EnvFilter;
 
 use app::cli::{Cli, Command};
 use app::config::{LogConfig, LogFormat};
+use app::redact::Redactions;
 
-fn init_tracing(config: &LogConfig) {
+fn init_tracing(config: &LogConfig, redactions: Redactions) {
     let filter = EnvFilter::try_new(&config.log).unwrap_or_else(|_| EnvFilter::new("info"));
-    let builder = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr);
+    let builder = tracing_subscriber::fmt().with_env_filter(filter).with_writer(redactions);
     match config.log_format {
         LogFormat::Json => builder.json().flatten_event(true).with_current_span(true).init(),
         LogFormat::Text => builder.init(),
@@ -18,9 +19,17 @@ fn init_tracing(config: &LogConfig) {
 #[tokio::main]
 async fn main() -> std::process::ExitCode {
     let cli = Cli::parse();
-    init_tracing(&cli.log);
+    // The secrets configuration holds, masked in every log line and in the last error.
+    let redactions = Redactions::default();
+    redactions.add_url(&cli.database.database_url);
+    if let Command::Serve(config) = &cli.command
+        && let Some(url) = &config.redis_url
+    {
+        redactions.add_url(url);
+    }
+    init_tracing(&cli.log, redactions.clone());
     let result = match cli.command {
-        Command::Serve(config) => app::serve(&cli.database, &config).await,
+        Command::Serve(config) => app::serve(&cli.database, &config, &redactions).await,
         Command::Renderer { listen } => renderer::serve(listen).await,
         command => app::cli::run_admin(&cli.database, command).await,
     };
@@ -28,7 +37,7 @@ async fn main() -> std::process::ExitCode {
         Ok(()) => std::process::ExitCode::SUCCESS,
         Err(error) => {
             // The chain on one line, without a backtrace: these are the operator's errors.
-            eprintln!("error: {error:#}");
+            eprintln!("error: {}", redactions.scrub(&format!("{error:#}")));
             std::process::ExitCode::FAILURE
         }
     }

@@ -89,10 +89,14 @@ impl Backend {
         if url.starts_with("postgres://") || url.starts_with("postgresql://") {
             return Ok(Self::Postgres(url.to_owned()));
         }
-        let path = url
-            .strip_prefix("sqlite://")
-            .or_else(|| url.strip_prefix("sqlite:"))
-            .with_context(|| format!("DATABASE_URL must start with postgres:// or sqlite://, got {url:?}"))?;
+        // Only the scheme is quoted: the rest may hold a password.
+        let scheme = url.split_once(':').map_or("no scheme", |(scheme, _)| scheme);
+        let path = url.strip_prefix("sqlite://").or_else(|| url.strip_prefix("sqlite:")).with_context(|| {
+            format!(
+                "DATABASE_URL must start with postgres://, postgresql://, sqlite:// or sqlite:, or be memory:; \
+                 its scheme is {scheme:?}"
+            )
+        })?;
         anyhow::ensure!(!path.is_empty(), "DATABASE_URL names no SQLite file");
         Ok(Self::Sqlite(path.to_owned()))
     }
