@@ -8,8 +8,8 @@ use std::io::Write;
 use std::sync::Arc;
 
 use accounts::{
-    AccountStore, ApiKeyId, CreateApiKeyError, CreateUserError, Currency, RevokeApiKeyError, Role, Scope,
-    TeamId, TeamName, UserId, UserName,
+    AccountStore, CreateApiKeyError, CreateUserError, Currency, RevokeApiKeyError, Role, Scope, TeamName,
+    UserName,
 };
 use anyhow::{Context, bail};
 use billing::client::{OptionalText, RequiredText};
@@ -19,9 +19,9 @@ use clap::{Parser, Subcommand};
 use kernel::{Clock, Email, Id, SystemClock};
 use triggers::{ConversationKey, DeliveryFilter, RunFilter, RunId, Verdict};
 
-use crate::Store;
 use crate::agent_setup::pick_team;
 use crate::config::{DatabaseConfig, LogConfig, ServeConfig};
+use crate::{Store, lookup};
 
 /// billable: invoices, clients and time tracking for teams, as a REST API.
 ///
@@ -62,7 +62,8 @@ pub enum Command {
     /// Run only the invoice PDF renderer, as a service for `BILLABLE_PDF_RENDERER_URL`
     /// (POST /render takes an invoice document as JSON and answers the PDF).
     Renderer {
-        #[arg(long, env = "BILLABLE_RENDERER_LISTEN", default_value = "127.0.0.1:3001")]
+        /// Address the renderer listens on: HOST:PORT, or a port alone on 127.0.0.1.
+        #[arg(long, env = "BILLABLE_RENDERER_LISTEN", default_value = "127.0.0.1:3001", value_parser = crate::config::parse_listen)]
         listen: std::net::SocketAddr,
     },
 }
@@ -71,12 +72,15 @@ pub enum Command {
 pub enum TeamsCommand {
     /// Create a team; prints its id.
     Create {
+        /// The team's name, 1 to 255 characters.
         #[arg(long)]
         name: String,
         /// ISO 4217 code of the team's invoices.
         #[arg(long, default_value = "USD")]
         currency: String,
     },
+    /// List the teams (tab-separated: id, name, currency, created).
+    List,
     /// Set the team's default sender address, which invoices show as "from"; only the
     /// options given change. Prints the sender address id (`sendersAddressId`).
     Sender(SenderArgs),
@@ -85,22 +89,28 @@ pub enum TeamsCommand {
 /// The fields of `teams sender`.
 #[derive(Debug, clap::Args)]
 pub struct SenderArgs {
+    /// The team, by id or name.
     #[arg(long)]
     team: String,
     /// Company or person name [default at creation: the team's name].
     #[arg(long)]
     name: Option<String>,
+    /// First address line (street and number); empty to remove.
     #[arg(long)]
     line1: Option<String>,
+    /// Second address line; empty to remove.
     #[arg(long)]
     line2: Option<String>,
+    /// Third address line (city, country); empty to remove.
     #[arg(long)]
     line3: Option<String>,
+    /// Postal code; empty to remove.
     #[arg(long)]
     postal_code: Option<String>,
-    /// Empty to remove.
+    /// Email shown under the address; empty to remove.
     #[arg(long)]
     email: Option<String>,
+    /// VAT number shown under the address; empty to remove.
     #[arg(long)]
     vat_number: Option<String>,
     /// How to pay the team, printed under the totals of every invoice: bank, IBAN, BIC,
@@ -121,15 +131,24 @@ pub struct SenderArgs {
 pub enum UsersCommand {
     /// Create a user in a team; prints its id.
     Create {
+        /// The team, by id or name.
         #[arg(long)]
         team: String,
+        /// The user's email, unique in the team (in any case).
         #[arg(long)]
         email: String,
+        /// The name reports and invoices show [default: none; the email stands in].
         #[arg(long, default_value = "")]
         name: String,
         /// owner, admin or member.
         #[arg(long)]
         role: String,
+    },
+    /// List a team's users (tab-separated: id, email, name, role, created).
+    List {
+        /// The team, by id or name.
+        #[arg(long)]
+        team: String,
     },
 }
 
@@ -137,8 +156,10 @@ pub enum UsersCommand {
 pub enum KeysCommand {
     /// Create a key for a user of a team; prints the key (shown only this once).
     Create {
+        /// The team, by id or name.
         #[arg(long)]
         team: String,
+        /// The key's user: an id or email of a user of the team.
         #[arg(long)]
         user: String,
         /// read-only, write or restricted.
@@ -154,11 +175,17 @@ pub enum KeysCommand {
     },
     /// List a team's keys (tab-separated: id, prefix, user, scope, created, expires, revoked, last used).
     List {
+        /// The team, by id or name.
         #[arg(long)]
         team: String,
     },
-    /// Revoke a key by id; it stops working on every running server within a second.
-    Revoke { key_id: String },
+    /// Revoke a key; it stops working on every running server within a second. Prints the
+    /// key's id.
+    Revoke {
+        /// The key: its id, its prefix as `keys list` shows it (bk_AbCdEf), or the key itself.
+        #[arg(value_name = "KEY")]
+        key: String,
+    },
 }
 
 #[derive(Debug, Subcommand)]
@@ -172,6 +199,7 @@ pub enum RunsCommand {
         /// Only this conversation's runs.
         #[arg(long)]
         conversation: Option<String>,
+        /// At most this many runs, newest first (1 to 10,000).
         #[arg(long, default_value_t = 50, value_parser = clap::value_parser!(u32).range(1..=10_000))]
         limit: u32,
     },
@@ -179,6 +207,7 @@ pub enum RunsCommand {
     /// (ok or error, milliseconds) -> result`), the text the model read and its reply (each
     /// line indented by two spaces; at most 4,000 characters each).
     Show {
+        /// The run's id (the first column of `runs list`, or an answer's x-run-id).
         run_id: String,
         /// Team id or name [default: the only team].
         #[arg(long)]
@@ -198,6 +227,7 @@ pub enum DeliveriesCommand {
         /// Only deliveries with this verdict: accepted, ignored or duplicate.
         #[arg(long)]
         verdict: Option<String>,
+        /// At most this many deliveries, newest first (1 to 10,000).
         #[arg(long, default_value_t = 50, value_parser = clap::value_parser!(u32).range(1..=10_000))]
         limit: u32,
     },
@@ -232,10 +262,7 @@ async fn set_default_sender(
         logo,
         no_logo,
     } = args;
-    let team: TeamId = parse_id("--team", &team)?;
-    if accounts.get_team(team).await?.is_none() {
-        bail!("--team: no such team");
-    }
+    let team = lookup::team(accounts, "--team", &team).await?;
     let billing = store.billing();
     let sender = billing::service::default_sender(billing.as_ref(), accounts, team, now).await?;
     let mut details = sender.details;
@@ -308,21 +335,66 @@ pub async fn run_admin(database: &DatabaseConfig, command: Command) -> anyhow::R
     match command {
         Command::Serve(_) | Command::Renderer { .. } => bail!("not an administrative command"),
         Command::Migrate => eprintln!("migrations are up to date"),
-        Command::Teams(TeamsCommand::Create { name, currency }) => {
+        Command::Teams(command) => teams(&store, accounts.as_ref(), command, now).await?,
+        Command::Users(command) => users(accounts.as_ref(), command, now).await?,
+        Command::Keys(command) => keys(accounts.as_ref(), command, now).await?,
+        Command::Runs(command) => runs(&store, accounts.as_ref(), command).await?,
+        Command::Deliveries(command) => deliveries(&store, accounts.as_ref(), command).await?,
+    }
+    Ok(())
+}
+
+/// A time as the listings write it, `-` when unset.
+fn listed_time(time: Option<chrono::DateTime<chrono::Utc>>) -> String {
+    time.map_or_else(|| "-".to_owned(), |t| t.to_rfc3339_opts(SecondsFormat::Secs, true))
+}
+
+async fn teams(
+    store: &Store,
+    accounts: &dyn AccountStore,
+    command: TeamsCommand,
+    now: chrono::DateTime<chrono::Utc>,
+) -> anyhow::Result<()> {
+    match command {
+        TeamsCommand::Create { name, currency } => {
             let name = TeamName::parse(name).map_err(|e| anyhow::anyhow!("--name: {e}"))?;
             let currency = Currency::parse(&currency).map_err(|e| anyhow::anyhow!("--currency: {e}"))?;
             let team = accounts::new_team(name, currency, now);
             accounts.create_team(&team).await?;
-            billing::service::default_sender(store.billing().as_ref(), accounts.as_ref(), team.id, now)
-                .await?;
-            print(&team.id.to_string())?;
+            billing::service::default_sender(store.billing().as_ref(), accounts, team.id, now).await?;
+            print(&team.id.to_string())
         }
-        Command::Teams(TeamsCommand::Sender(args)) => {
-            let sender = set_default_sender(&store, accounts.as_ref(), args, now).await?;
-            print(&sender.to_string())?;
+        TeamsCommand::List => {
+            for team in accounts.list_teams().await? {
+                let (name, currency) = (team.name.as_str(), team.currency.as_str());
+                print(&format!("{}\t{name}\t{currency}\t{}", team.id, listed_time(Some(team.created_at))))?;
+            }
+            Ok(())
         }
-        Command::Users(UsersCommand::Create { team, email, name, role }) => {
-            let team: TeamId = parse_id("--team", &team)?;
+        TeamsCommand::Sender(args) => {
+            let sender = set_default_sender(store, accounts, args, now).await?;
+            print(&sender.to_string())
+        }
+    }
+}
+
+async fn users(
+    accounts: &dyn AccountStore,
+    command: UsersCommand,
+    now: chrono::DateTime<chrono::Utc>,
+) -> anyhow::Result<()> {
+    match command {
+        UsersCommand::List { team } => {
+            let team = lookup::team(accounts, "--team", &team).await?;
+            for user in accounts.list_users(team).await? {
+                let name = if user.name.as_str().is_empty() { "-" } else { user.name.as_str() };
+                let (role, created) = (user.role.as_str(), listed_time(Some(user.created_at)));
+                print(&format!("{}\t{}\t{name}\t{role}\t{created}", user.id, user.email))?;
+            }
+            Ok(())
+        }
+        UsersCommand::Create { team, email, name, role } => {
+            let team = lookup::team(accounts, "--team", &team).await?;
             let email = Email::parse(email).map_err(|e| anyhow::anyhow!("--email: {e}"))?;
             let name = UserName::parse(name).map_err(|e| anyhow::anyhow!("--name: {e}"))?;
             let role = Role::parse(&role).map_err(|e| anyhow::anyhow!("--role: {e}"))?;
@@ -334,27 +406,33 @@ pub async fn run_admin(database: &DatabaseConfig, command: Command) -> anyhow::R
                 }
                 CreateUserError::Store(e) => e.into(),
             })?;
-            print(&user.id.to_string())?;
+            print(&user.id.to_string())
         }
-        Command::Keys(KeysCommand::Create { team, user, scope, permissions, expires_in }) => {
-            let team: TeamId = parse_id("--team", &team)?;
-            let user: UserId = parse_id("--user", &user)?;
+    }
+}
+
+async fn keys(
+    accounts: &dyn AccountStore,
+    command: KeysCommand,
+    now: chrono::DateTime<chrono::Utc>,
+) -> anyhow::Result<()> {
+    match command {
+        KeysCommand::Create { team, user, scope, permissions, expires_in } => {
+            let team = lookup::team(accounts, "--team", &team).await?;
+            let user = lookup::user(accounts, "--user", team, &user).await?;
             let scope =
                 Scope::from_parts(&scope, &permissions).map_err(|e| anyhow::anyhow!("--scope: {e}"))?;
             let expires_in =
                 expires_in.map(|d| TimeDelta::from_std(d).context("--expires-in: too long")).transpose()?;
             let issued = accounts::issue_api_key(team, user, scope, expires_in, now);
-            let issued = issued.store(accounts.as_ref()).await.map_err(|e| match e {
+            let issued = issued.store(accounts).await.map_err(|e| match e {
                 CreateApiKeyError::UserNotInTeam => anyhow::anyhow!("--user: no such user in team {team}"),
                 CreateApiKeyError::Store(e) => e.into(),
             })?;
-            print(issued.secret.expose())?;
+            print(issued.secret.expose())
         }
-        Command::Keys(KeysCommand::List { team }) => {
-            let team: TeamId = parse_id("--team", &team)?;
-            let time = |t: Option<chrono::DateTime<chrono::Utc>>| {
-                t.map_or_else(|| "-".to_owned(), |t| t.to_rfc3339_opts(SecondsFormat::Secs, true))
-            };
+        KeysCommand::List { team } => {
+            let team = lookup::team(accounts, "--team", &team).await?;
             for key in accounts.list_api_keys(team).await? {
                 let scope = match &key.scope {
                     Scope::Restricted(_) => {
@@ -370,25 +448,23 @@ pub async fn run_admin(database: &DatabaseConfig, command: Command) -> anyhow::R
                     key.prefix,
                     key.user_id,
                     scope,
-                    time(Some(key.created_at)),
-                    time(key.expires_at),
-                    time(key.revoked_at),
-                    time(key.last_used_at)
+                    listed_time(Some(key.created_at)),
+                    listed_time(key.expires_at),
+                    listed_time(key.revoked_at),
+                    listed_time(key.last_used_at)
                 ))?;
             }
+            Ok(())
         }
-        Command::Runs(command) => runs(&store, accounts.as_ref(), command).await?,
-        Command::Deliveries(command) => deliveries(&store, accounts.as_ref(), command).await?,
-        Command::Keys(KeysCommand::Revoke { key_id }) => {
-            let id: ApiKeyId = parse_id("KEY_ID", &key_id)?;
+        KeysCommand::Revoke { key } => {
+            let id = lookup::key(accounts, &key).await?;
             accounts.revoke_api_key(id, now).await.map_err(|e| match e {
                 RevokeApiKeyError::NotFound => anyhow::anyhow!("no API key with id {id}"),
                 RevokeApiKeyError::Store(e) => e.into(),
             })?;
-            print(&id.to_string())?;
+            print(&id.to_string())
         }
     }
-    Ok(())
 }
 
 async fn runs(store: &Store, accounts: &dyn AccountStore, command: RunsCommand) -> anyhow::Result<()> {
@@ -496,4 +572,33 @@ async fn deliveries(
         ))?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::CommandFactory;
+
+    use super::Cli;
+
+    /// `billable --help` and each command's explain every option and argument.
+    #[test]
+    fn every_option_has_a_help_line() {
+        fn walk(command: &clap::Command, path: &str, missing: &mut Vec<String>) {
+            for arg in command.get_arguments() {
+                let builtin = ["help", "version"].contains(&arg.get_id().as_str());
+                if !builtin && arg.get_help().is_none() && arg.get_long_help().is_none() {
+                    missing.push(format!("{path} {}", arg.get_id()));
+                }
+            }
+            for sub in command.get_subcommands() {
+                if sub.get_about().is_none() && sub.get_name() != "help" {
+                    missing.push(format!("{path} {} (the command itself)", sub.get_name()));
+                }
+                walk(sub, &format!("{path} {}", sub.get_name()), missing);
+            }
+        }
+        let mut missing = Vec::new();
+        walk(&Cli::command(), "billable", &mut missing);
+        assert!(missing.is_empty(), "without a help line: {missing:#?}");
+    }
 }

@@ -91,8 +91,9 @@ pub struct LogConfig {
 /// The REST API server.
 #[derive(Debug, Clone, Args)]
 pub struct ServeConfig {
-    /// Address the REST API listens on.
-    #[arg(long, env = "BILLABLE_LISTEN", default_value = "127.0.0.1:3000")]
+    /// Address the REST API listens on: HOST:PORT (0.0.0.0:3000 for every interface), or a
+    /// port alone (3005 or :3005) on 127.0.0.1.
+    #[arg(long, env = "BILLABLE_LISTEN", default_value = "127.0.0.1:3000", value_parser = parse_listen)]
     pub listen: SocketAddr,
     /// Per API key: BURST/PERIOD, e.g. 100/10s (bursts of 100, refilling 10 a second).
     #[arg(long, env = "BILLABLE_RATE_LIMIT", default_value = "100/10s", value_parser = parse_rate)]
@@ -108,8 +109,8 @@ pub struct ServeConfig {
     #[arg(long, env = "BILLABLE_REDIS_PREFIX", default_value = "billable:")]
     pub redis_prefix: String,
     /// How long a key check is cached. A revoked key stops working on every process within
-    /// a quarter of a second whatever this is (each process watches for revocations); the
-    /// cache bounds how long other changes to a key's user, such as a new role, take.
+    /// a second whatever this is (each process watches for revocations); the cache bounds
+    /// how long other changes to a key's user, such as a new role, take.
     #[arg(long, env = "BILLABLE_KEY_CACHE_TTL", default_value = "5s", value_parser = humantime::parse_duration)]
     pub key_cache_ttl: Duration,
     /// Memory for rendered time-entry listings kept for repeated requests, in MiB; 0 keeps
@@ -217,6 +218,19 @@ impl ServeConfig {
     }
 }
 
+/// A listen address: `HOST:PORT`, or a port alone (`3005`, `:3005`) on the loopback
+/// interface, which is safe by default; every interface must be asked for (`0.0.0.0:3005`).
+pub fn parse_listen(text: &str) -> Result<SocketAddr, String> {
+    let port = text.strip_prefix(':').unwrap_or(text);
+    if !port.is_empty() && port.bytes().all(|b| b.is_ascii_digit()) {
+        let port: u16 = port.parse().map_err(|_| format!("{text:?}: a port is 0 to 65535"))?;
+        return Ok(SocketAddr::from((std::net::Ipv4Addr::LOCALHOST, port)));
+    }
+    text.parse().map_err(|_| {
+        format!("{text:?} is not an address: write a port (3005), or HOST:PORT (127.0.0.1:3005, 0.0.0.0:3005, [::1]:3005)")
+    })
+}
+
 /// `BILLABLE_MCP_ALLOWED_ORIGINS`.
 fn parse_origins(text: &str) -> Result<http_api::AllowedOrigins, String> {
     http_api::AllowedOrigins::parse(text)
@@ -263,6 +277,22 @@ pub fn parse_rate(text: &str) -> Result<Rate, String> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_port_alone_listens_on_loopback() {
+        for (text, address) in [
+            ("3005", "127.0.0.1:3005"),
+            (":3005", "127.0.0.1:3005"),
+            ("0", "127.0.0.1:0"),
+            ("0.0.0.0:3005", "0.0.0.0:3005"),
+            ("[::1]:3005", "[::1]:3005"),
+        ] {
+            assert_eq!(super::parse_listen(text).unwrap().to_string(), address, "{text}");
+        }
+        for bad in ["", ":", "65536", "localhost", "127.0.0.1", "port"] {
+            assert!(super::parse_listen(bad).is_err(), "{bad}");
+        }
+    }
+
     use std::time::Duration;
 
     use super::parse_rate;

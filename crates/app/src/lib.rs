@@ -5,6 +5,7 @@ pub mod agent_setup;
 mod agent_tools;
 pub mod cli;
 pub mod config;
+mod lookup;
 pub mod redact;
 
 use std::net::TcpListener;
@@ -124,8 +125,7 @@ impl std::fmt::Debug for Application {
 impl Application {
     /// Binds `config.listen` (port 0 picks a free one) and builds the server over `store`.
     pub fn build(config: &ServeConfig, store: &Store, clock: Arc<dyn Clock>) -> anyhow::Result<Self> {
-        let listener =
-            TcpListener::bind(config.listen).with_context(|| format!("binding {}", config.listen))?;
+        let listener = bind(config.listen, "--listen (BILLABLE_LISTEN)")?;
         let port = listener.local_addr()?.port();
         let renderer = config.renderer()?;
         let state = web::Data::new(ApiState::new(store.stores(), renderer, clock, config.http_settings()?));
@@ -145,8 +145,7 @@ impl Application {
         self.worker = agent.worker.as_ref().map(|worker| worker.spawn().abort_handle());
         for (&port, routes) in &agent.listeners {
             let address = std::net::SocketAddr::from((config.trigger_host, port));
-            let listener =
-                TcpListener::bind(address).with_context(|| format!("binding the trigger port {address}"))?;
+            let listener = bind(address, "the trigger's `port` in the agent definition")?;
             let bound = listener.local_addr()?.port();
             let paths: Vec<&str> = routes.iter().map(TriggerRoute::path).collect();
             tracing::info!(address = %address, port = bound, ?paths, "serving agent triggers");
@@ -263,6 +262,33 @@ fn claim_sqlite_file(database_url: &str) -> anyhow::Result<Option<std::fs::File>
     }
 }
 
+/// A listener on `address`, which `setting` chose. An address in use names the setting to
+/// change, since the usual cause is a server already running.
+fn bind(address: std::net::SocketAddr, setting: &str) -> anyhow::Result<TcpListener> {
+    TcpListener::bind(address).map_err(|error| match error.kind() {
+        std::io::ErrorKind::AddrInUse => anyhow::anyhow!(
+            "{address} is already in use, by another `billable serve` or another program: stop it, or \
+             choose another port with {setting} (e.g. 3001)"
+        ),
+        _ => anyhow::Error::new(error).context(format!("binding {address}, which {setting} names")),
+    })
+}
+
+/// What the first start prints, once: the key, and the team and owner it belongs to, so
+/// that every later command (`--team`, `--user`) can name them.
+fn first_start_banner(key: &str, team: accounts::TeamId, owner: accounts::UserId, email: &str) -> String {
+    format!(
+        "\n==================================================================\n\
+         First start: created team \"Default\", its owner, and an API key\n\
+         with scope `write`. It is shown ONCE; store it now:\n\n    \
+         X-API-Key: {key}\n\n\
+         Team:  {team} (Default)\n\
+         Owner: {owner} {email}\n\
+         Later: billable teams list, billable users list --team Default\n\
+         ==================================================================\n"
+    )
+}
+
 /// `billable serve`: open, migrate, bootstrap on first run, serve. The values of the
 /// variables an agent definition names (tokens, secrets, keys) join `redactions`.
 pub async fn serve(
@@ -289,25 +315,26 @@ pub async fn serve(
     }
     let clock: Arc<dyn Clock> = Arc::new(SystemClock);
     if let Some(secret) = accounts::bootstrap(store.accounts().as_ref(), clock.now()).await? {
+        let credential = store
+            .accounts()
+            .find_credential(&secret.hash())
+            .await?
+            .context("the first start's key vanished as it was made")?;
+        let (team, owner) = (credential.key.team_id, credential.key.user_id);
         // The first team gets its default sender address now, like any team made by the CLI.
-        if let Some(credential) = store.accounts().find_credential(&secret.hash()).await? {
-            let team = credential.key.team_id;
-            billing::service::default_sender(
-                store.billing().as_ref(),
-                store.accounts().as_ref(),
-                team,
-                clock.now(),
-            )
-            .await?;
-        }
-        eprintln!(
-            "\n==================================================================\n\
-             First start: created team \"Default\", its owner, and an API key\n\
-             with scope `write`. It is shown ONCE; store it now:\n\n    \
-             X-API-Key: {}\n\
-             ==================================================================\n",
-            secret.expose()
-        );
+        billing::service::default_sender(
+            store.billing().as_ref(),
+            store.accounts().as_ref(),
+            team,
+            clock.now(),
+        )
+        .await?;
+        let users = store.accounts().list_users(team).await?;
+        let email = users
+            .iter()
+            .find(|user| user.id == owner)
+            .map_or_else(String::new, |user| user.email.to_string());
+        eprintln!("{}", first_start_banner(secret.expose(), team, owner, &email));
     }
     let mut application = Application::build(config, &store, clock.clone())?;
     if let Some(setup) = &agent_setup {
