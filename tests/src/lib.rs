@@ -339,6 +339,22 @@ impl TestApp {
         response.json().await.unwrap()
     }
 
+    /// Calls the built-in tool `name` with `arguments` over `/mcp` with `key`, and returns the
+    /// JSON-RPC `result`: `isError`, and the answer's JSON as text in `content[0].text`.
+    pub async fn call_tool(&self, key: &str, name: &str, arguments: serde_json::Value) -> serde_json::Value {
+        let call = serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                                      "params": {"name": name, "arguments": arguments}});
+        let response = self
+            .request(reqwest::Method::POST, "/mcp", key)
+            .header("accept", "application/json, text/event-stream")
+            .json(&call)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(response.status(), 200, "tools/call {name}");
+        response.json::<serde_json::Value>().await.unwrap()["result"].clone()
+    }
+
     /// Creates a client through the API and returns its JSON.
     pub async fn create_client(&self, key: &str, name: &str) -> serde_json::Value {
         let response = self

@@ -399,19 +399,7 @@ async fn only_a_key_that_may_read_invoices_sees_which_invoice_billed_time() {
     assert!(full.contains(invoice_id), "{full}");
 
     // The agent's tools read entries through the same rule (here over /mcp).
-    let call = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
-                      "params": {"name": "get_time_entry", "arguments": {"id": logged["id"]}}});
-    let answer: Value = app
-        .request(Method::POST, "/mcp", &track_only)
-        .header("accept", "application/json, text/event-stream")
-        .json(&call)
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
-    let text = answer["result"]["content"][0]["text"].as_str().unwrap();
-    let shown: Value = serde_json::from_str(text).unwrap();
+    let answer = app.call_tool(&track_only, "get_time_entry", json!({"id": logged["id"]})).await;
+    let shown: Value = serde_json::from_str(answer["content"][0]["text"].as_str().unwrap()).unwrap();
     assert_eq!((&shown["billed"], &shown["invoiceId"]), (&json!(true), &Value::Null), "{answer}");
 }

@@ -434,21 +434,10 @@ async fn no_sum_of_the_longest_durations_fails_a_report() {
         let csv = csv.text().await.unwrap();
         assert!(group_by == "day" || csv.contains(amount), "{group_by}: {csv}");
     }
-    let call = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "time_report",
-                      "arguments": {"from": "2026-11-01", "to": "2026-11-30", "groupBy": "project"}}});
-    let answer: Value = app
-        .request(Method::POST, "/mcp", &member)
-        .header("accept", "application/json, text/event-stream")
-        .json(&call)
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
-    assert_eq!(answer["result"]["isError"], false, "{answer}");
-    let report: Value =
-        serde_json::from_str(answer["result"]["content"][0]["text"].as_str().unwrap()).unwrap();
+    let arguments = json!({"from": "2026-11-01", "to": "2026-11-30", "groupBy": "project"});
+    let answer = app.call_tool(&member, "time_report", arguments).await;
+    assert_eq!(answer["isError"], false, "{answer}");
+    let report: Value = serde_json::from_str(answer["content"][0]["text"].as_str().unwrap()).unwrap();
     assert_eq!(report["totalSeconds"].to_string(), total);
 
     // Billing it is refused for what it is: a line of that many hours.
