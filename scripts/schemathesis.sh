@@ -6,7 +6,9 @@
 # not match the document. Runs against a debug build on a throwaway SQLite database, with
 # an echo agent whose webhook has answered twice, so that the run history has runs to
 # read. tests/schemathesis/schemathesis.toml lists the operations where a schema-valid
-# body may still break a documented rule (a 400 by design).
+# request may still break a documented rule (a 400 by design), with the messages of those
+# rules; the check it loads from tests/schemathesis/hooks.py (`documented_rejection`)
+# fails the run on a 400 to schema-valid data with any other message.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

@@ -25,8 +25,9 @@ pub const QUANTITY: Bound =
     Bound { max: Decimal::from_parts(1_000_000_000, 0, 0, false, 0), decimals: 6, above_zero: true };
 /// A given line `amount` or flat `tax`: `0..=10²¹` (the largest price times the largest
 /// quantity). Both are rounded to the minor unit, the one rounding the contract asks for,
-/// so they take as many decimals as a decimal holds (a float-minded client's
-/// `0.30000000000000004` is `0.30`).
+/// so they take any number of decimals (a float-minded client's `0.30000000000000004` is
+/// `0.30`): [`Bound::parse`] cuts those past what a decimal holds, which never changes
+/// that rounding.
 pub const AMOUNT: Bound = Bound {
     max: Decimal::from_parts(0xDEA0_0000, 0x35C9_ADC5, 0x36, false, 0),
     decimals: 28,
@@ -67,6 +68,10 @@ impl Bound {
         if number.negative {
             let rule = if self.above_zero { "must be greater than 0" } else { "must be at least 0" };
             return Err(InvalidValue::new(rule));
+        }
+        let number = if self == AMOUNT { number.cut_to_28_digits() } else { number };
+        if number.digits.is_empty() {
+            return self.check(Decimal::ZERO);
         }
         if number.scale > i64::from(self.decimals) {
             return Err(InvalidValue::new(format!("must have at most {} decimal places", self.decimals)));
@@ -143,6 +148,23 @@ impl NumberText {
         Some(Self { negative: negative && !digits.is_empty(), digits, scale })
     }
 
+    /// The number with the decimals past 28 significant digits (and past 28 places) cut,
+    /// toward zero. Rounded afterwards to 4 places at most, it rounds as the whole number
+    /// would: cutting never takes a number below a half of the last place kept, which has
+    /// those few places (and at most 22 whole digits leave 6 of them).
+    fn cut_to_28_digits(self) -> Self {
+        let whole_digits = i64::try_from(self.digits.len()).unwrap_or(i64::MAX) - self.scale;
+        let most_places = (28 - whole_digits.max(0)).clamp(0, 28);
+        if self.scale <= most_places {
+            return self;
+        }
+        let cut = usize::try_from(self.scale - most_places).unwrap_or(usize::MAX);
+        let kept = &self.digits[..self.digits.len().saturating_sub(cut)];
+        let digits = kept.trim_end_matches('0');
+        let scale = most_places - i64::try_from(kept.len() - digits.len()).unwrap_or(0);
+        Self { negative: self.negative && !digits.is_empty(), digits: digits.to_owned(), scale }
+    }
+
     /// The exact decimal, when it fits in one (28 digits, a scale of 0 to 28).
     fn decimal(&self) -> Option<Decimal> {
         let mut digits = self.digits.clone();
@@ -155,6 +177,24 @@ impl NumberText {
         let value = Decimal::try_from_i128_with_scale(mantissa, u32::try_from(scale).ok()?).ok()?;
         Some(if self.negative { -value } else { value })
     }
+}
+
+/// A JSON number that is a whole number, however it is written (`60`, `60.0`, `6e1`), as
+/// JSON Schema's `integer` counts them: `None` for one with a fraction (`1.5`) or for what
+/// is no number. Beyond `i128` it saturates, so that a bound refuses it as too large.
+pub fn whole_number(text: &str) -> Option<i128> {
+    let number = NumberText::read(text)?;
+    if number.scale > 0 {
+        return None;
+    }
+    let digits = i64::try_from(number.digits.len()).ok()? - number.scale;
+    let magnitude = if digits > 38 {
+        i128::MAX
+    } else {
+        let zeros = "0".repeat(usize::try_from(-number.scale).ok()?);
+        format!("{}{zeros}", number.digits).parse::<i128>().unwrap_or(0)
+    };
+    Some(if number.negative { -magnitude } else { magnitude })
 }
 
 /// Whether `value` holds every significant digit of the mantissa of `text` (`1.5e3`).
@@ -339,11 +379,8 @@ mod tests {
         assert_eq!(refused(QUANTITY, "0"), "must be greater than 0");
         assert_eq!(refused(QUANTITY, "-0.5"), "must be greater than 0");
         assert_eq!(refused(UNIT_PRICE, "-1e-9"), "must be at least 0");
-        assert_eq!(refused(AMOUNT, "1.00000000000000000000000000001"), "must have at most 28 decimal places");
-        assert_eq!(
-            refused(AMOUNT, "123456789012345678901.123456789"),
-            "must have at most 28 significant digits"
-        );
+        assert_eq!(refused(AMOUNT, "1.5e21"), "must be at most 1000000000000000000000");
+        assert_eq!(refused(AMOUNT, "-1e-40"), "must be at least 0");
         assert_eq!(refused(AMOUNT, "abc"), "must be a number");
         // Accepted numbers come back exact, however they are written.
         let parsed = |bound: Bound, text: &str| bound.parse(text).unwrap().to_string();
@@ -355,7 +392,39 @@ mod tests {
         assert_eq!(parsed(UNIT_PRICE, "0e5"), "0");
         assert_eq!(parsed(AMOUNT, "0.30000000000000004"), "0.30000000000000004");
         assert_eq!(parsed(AMOUNT, "1e21"), "1000000000000000000000");
+        // An amount takes any decimals: those past 28 digits are cut, which rounding to the
+        // minor unit (4 places at most) never notices.
+        assert_eq!(parsed(AMOUNT, "1.00000000000000000000000000001"), "1");
+        assert_eq!(parsed(AMOUNT, "2.204444005638664e-134"), "0");
+        assert_eq!(parsed(AMOUNT, "123456789012345678901.123456789"), "123456789012345678901.1234567");
+        assert_eq!(
+            parsed(AMOUNT, &format!("0.00499999{}", "9".repeat(40))),
+            "0.0049999999999999999999999999"
+        );
+        let eur = Currency::parse("EUR").unwrap();
+        let rounded = |text: &str| round_to_minor(AMOUNT.parse(text).unwrap(), eur).to_string();
+        assert_eq!(rounded(&format!("0.00499999{}", "9".repeat(40))), "0.00", "below a half stays below");
+        assert_eq!(rounded(&format!("0.005{}1", "0".repeat(40))), "0.01");
         assert_eq!(parsed(TAX_PERCENTAGE, "19.0000"), "19");
+    }
+
+    #[test]
+    fn whole_numbers_are_whole_however_written() {
+        for (text, whole) in [
+            ("60", Some(60)),
+            ("60.0", Some(60)),
+            ("6e1", Some(60)),
+            ("6.0E+1", Some(60)),
+            ("-3", Some(-3)),
+            ("0.0", Some(0)),
+            ("1.5", None),
+            ("1e-1", None),
+            ("x", None),
+            ("1e400", Some(i128::MAX)),
+            ("-1e400", Some(-i128::MAX)),
+        ] {
+            assert_eq!(whole_number(text), whole, "{text}");
+        }
     }
 
     #[test]

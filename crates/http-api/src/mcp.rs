@@ -109,14 +109,17 @@ pub(crate) async fn handle(req: HttpRequest, body: web::Bytes, state: web::Data<
             return rpc_error(StatusCode::BAD_REQUEST, &Value::Null, PARSE_ERROR, &error.to_string());
         }
     };
-    let (Some(method), true) = (message["method"].as_str(), message["jsonrpc"] == "2.0") else {
-        // A response to a request of ours (we send none), a batch, or not JSON-RPC at all.
-        if message.is_object() && message.get("method").is_none() && message.get("id").is_some() {
-            return HttpResponse::Accepted().finish();
+    let method = match refused_message(&message) {
+        Err(error) => {
+            return rpc_error(StatusCode::BAD_REQUEST, &echoed_id(&message), INVALID_REQUEST, error);
         }
-        let error = "expected one JSON-RPC 2.0 request or notification";
-        return rpc_error(StatusCode::BAD_REQUEST, &message["id"], INVALID_REQUEST, error);
+        Ok(None) => return HttpResponse::Accepted().finish(),
+        Ok(Some(method)) => method,
     };
+    if message.get("params").is_some_and(|params| !params.is_object()) {
+        let error = "params: must be an object";
+        return rpc_error(StatusCode::BAD_REQUEST, &echoed_id(&message), INVALID_PARAMS, error);
+    }
     let Some(id) = message.get("id").cloned() else {
         // A notification (`notifications/initialized`, a cancellation): nothing to answer.
         return HttpResponse::Accepted().finish();
@@ -133,6 +136,51 @@ pub(crate) async fn handle(req: HttpRequest, body: web::Bytes, state: web::Data<
     match result {
         Ok(result) => HttpResponse::Ok().json(json!({"jsonrpc": "2.0", "id": id, "result": result})),
         Err((code, error)) => rpc_error(StatusCode::OK, &id, code, &error),
+    }
+}
+
+/// The method of a request or notification; `None` for a response (to a request of ours,
+/// which we never send: accepted and dropped, as the transport asks); an error for anything
+/// that is not one JSON-RPC 2.0 message as MCP takes them (a batch, an `id` that is neither
+/// a string nor an integer: MCP forbids a `null` one).
+fn refused_message(message: &Value) -> Result<Option<&str>, &'static str> {
+    if !message.is_object() || message["jsonrpc"] != "2.0" {
+        return Err("expected one JSON-RPC 2.0 request, notification or response");
+    }
+    if let Some(id) = message.get("id")
+        && !is_usable_id(id)
+    {
+        return Err("id: must be a string or an integer");
+    }
+    match message.get("method") {
+        Some(Value::String(method)) => Ok(Some(method)),
+        Some(_) => Err("method: must be a string"),
+        None if message.get("id").is_some()
+            && (message.get("result").is_some() || message.get("error").is_some_and(Value::is_object)) =>
+        {
+            Ok(None)
+        }
+        None => {
+            Err("expected a method (a request or notification), or a result or error with an id (a response)")
+        }
+    }
+}
+
+/// Whether `id` is one MCP takes: a string, or an integer of any size (JSON Schema's
+/// `integer`, which `4.0` is too).
+fn is_usable_id(id: &Value) -> bool {
+    match id {
+        Value::String(_) => true,
+        Value::Number(number) => billing::money::whole_number(&number.to_string()).is_some(),
+        _ => false,
+    }
+}
+
+/// The `id` an error answer carries: the message's, when it is one a client could match.
+fn echoed_id(message: &Value) -> Value {
+    match message.get("id") {
+        Some(id) if is_usable_id(id) => id.clone(),
+        _ => Value::Null,
     }
 }
 

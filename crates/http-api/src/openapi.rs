@@ -319,16 +319,27 @@ fn exemplify_parameters(doc: &mut Value) {
 /// `/mcp`, the Model Context Protocol endpoint: one JSON-RPC message a request, over MCP's
 /// streamable HTTP transport (answers are JSON, never an event stream).
 fn declare_mcp(doc: &mut Value) {
+    let jsonrpc = json!({"type": "string", "enum": ["2.0"]});
+    let id =
+        json!({"type": ["string", "integer"], "description": "Echoed in the answer; MCP forbids `null`."});
     let rpc = json!({
-        "type": "object",
-        "description": "A JSON-RPC 2.0 request (with an `id`) or notification (without one).",
-        "properties": {
-            "jsonrpc": {"type": "string", "enum": ["2.0"]},
-            "id": {"type": ["string", "integer"], "description": "Echoed in the answer."},
-            "method": {"type": "string", "description": "`initialize`, `ping`, `tools/list`, `tools/call`, or a notification such as `notifications/initialized`."},
-            "params": {"type": "object", "description": "`tools/call`: `{\"name\": …, \"arguments\": {…}}`."},
-        },
-        "required": ["jsonrpc", "method"],
+        "description": "One JSON-RPC 2.0 message: a request (`method` and `id`), a notification \
+            (`method`, no `id`), or a response (an `id` with `result` or `error`), which is accepted \
+            and dropped: this server sends no requests.",
+        "anyOf": [
+            {
+                "type": "object",
+                "properties": {
+                    "jsonrpc": jsonrpc,
+                    "id": id,
+                    "method": {"type": "string", "description": "`initialize`, `ping`, `tools/list`, `tools/call`, or a notification such as `notifications/initialized`."},
+                    "params": {"type": "object", "description": "`tools/call`: `{\"name\": …, \"arguments\": {…}}`."},
+                },
+                "required": ["jsonrpc", "method"],
+            },
+            {"type": "object", "properties": {"jsonrpc": jsonrpc, "id": id, "result": {}}, "required": ["jsonrpc", "id", "result"]},
+            {"type": "object", "properties": {"jsonrpc": jsonrpc, "id": id, "error": {"type": "object"}}, "required": ["jsonrpc", "id", "error"]},
+        ],
         "example": {"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
     });
     let answer = json!({
@@ -361,8 +372,9 @@ fn declare_mcp(doc: &mut Value) {
         "requestBody": {"required": true, "content": json_of(&rpc)},
         "responses": {
             "200": {"description": "The answer to a request (a JSON-RPC error too is a 200).", "content": json_of(&answer)},
-            "202": {"description": "A notification, or an answer to nothing: accepted, no body."},
-            "400": {"description": "Not one JSON-RPC 2.0 message (a batch, malformed JSON).", "content": json_of(&answer)},
+            "202": {"description": "A notification or a response: accepted, no body."},
+            "400": {"description": "Not one JSON-RPC 2.0 message as MCP takes them (a batch, malformed JSON, an `id` \
+                that is neither a string nor an integer, `params` that are not an object).", "content": json_of(&answer)},
             "401": {"description": "Missing or invalid key.", "content": error},
             "403": {"description": "A browser origin that is not allowed.", "content": error},
             "405": {"description": "Not a POST (no server-sent event stream is offered).", "content": error},

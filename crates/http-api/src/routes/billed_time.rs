@@ -78,14 +78,9 @@ invoice_body! {
 /// `rounding.minutes` as a whole number: JSON Schema's integers include `15.0`.
 fn whole_minutes(minutes: &Number) -> Result<i64, FieldError> {
     let refused = || FieldError::new("rounding.minutes", "must be a whole number of minutes from 1 to 60");
-    if let Some(whole) = minutes.as_i64() {
-        return Ok(whole);
-    }
-    let value = billing::money::parse_decimal(&minutes.to_string()).map_err(|_| refused())?.normalize();
-    if value.scale() > 0 {
-        return Err(refused());
-    }
-    i64::try_from(value).map_err(|_| refused())
+    billing::money::whole_number(&minutes.to_string())
+        .map(|whole| i64::try_from(whole).unwrap_or(i64::MAX))
+        .ok_or_else(refused)
 }
 
 impl TimeInvoiceInput {

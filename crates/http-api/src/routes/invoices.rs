@@ -297,7 +297,7 @@ pub(crate) struct InvoicePatch {
     due_date: Patch<String>,
     /// `null` clears it.
     #[serde(default)]
-    #[schema(value_type = Option<String>, max_length = 1000)]
+    #[schema(value_type = Option<String>, max_length = 1000, pattern = r"^[^\u0000]*$")]
     description: Patch<String>,
     #[serde(default)]
     #[schema(value_type = InvoiceStatusSchema)]

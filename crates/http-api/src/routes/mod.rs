@@ -146,11 +146,15 @@ pub(crate) fn query_day(text: &str, field: &str) -> Result<chrono::NaiveDate, Fi
             .bytes()
             .enumerate()
             .all(|(i, b)| if i == 4 || i == 7 { b == b'-' } else { b.is_ascii_digit() });
-    shaped
+    let day = shaped
         .then(|| chrono::NaiveDate::parse_from_str(text, "%Y-%m-%d").ok())
         .flatten()
-        .filter(|day| chrono::Datelike::year(day) >= 1)
-        .ok_or_else(|| FieldError::new(field, "must be a date YYYY-MM-DD"))
+        .ok_or_else(|| FieldError::new(field, "must be a date YYYY-MM-DD"))?;
+    // The year 0000 is a date by RFC 3339, but no instant the API keeps lies in it.
+    if chrono::Datelike::year(&day) < 1 {
+        return Err(FieldError::new(field, "must fall in the years 0001 to 9999"));
+    }
+    Ok(day)
 }
 
 /// The UTC days `from` to `to` (texts `YYYY-MM-DD` of the fields so named), both included,

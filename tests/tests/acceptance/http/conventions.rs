@@ -267,7 +267,7 @@ async fn errors_say_what_to_do_and_the_description_is_taken_at_its_word() {
     let logged: Value = logged.json().await.unwrap();
     assert_eq!(logged["tags"], serde_json::json!([{"id": tag["id"], "title": "urgent"}]));
     for (tags, message) in [
-        (serde_json::json!(["nope"]), "tags[0]: no such tag in the team"),
+        (serde_json::json!(["nope"]), "tags[0].id: no such tag in the team"),
         (serde_json::json!([{"id": "nope", "title": "x"}]), "tags[0].id: no such tag in the team"),
         (
             serde_json::json!([5]),

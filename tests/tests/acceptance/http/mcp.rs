@@ -229,3 +229,43 @@ async fn a_browser_origin_must_be_allowed() {
     }
     assert_eq!(send(Some("https://allowed.example"), "bk_wrong").await.unwrap().status(), 401);
 }
+
+/// What MCP's transport takes, and only that: one request, notification or response; an
+/// `id` a string or an integer; `params` an object.
+#[tokio::test]
+async fn only_messages_mcp_takes_are_answered() {
+    let app = spawn_app().await;
+    for (message, status) in [
+        (json!({"jsonrpc": "2.0", "id": "a", "method": "ping"}), 200),
+        (json!({"jsonrpc": "2.0", "id": 7, "method": "ping", "params": {}}), 200),
+        (
+            serde_json::from_str(r#"{"jsonrpc": "2.0", "id": -2779398939633865426206720, "method": "ping"}"#)
+                .unwrap(),
+            200,
+        ),
+        (json!({"jsonrpc": "2.0", "method": "notifications/initialized"}), 202),
+        (json!({"jsonrpc": "2.0", "id": 3, "result": {}}), 202),
+        (json!({"jsonrpc": "2.0", "id": 3, "error": {"code": -1, "message": "no"}}), 202),
+        (json!({"jsonrpc": "2.0", "id": 1}), 400),
+        (json!({"jsonrpc": "2.0", "id": 3, "error": 5}), 400),
+        (json!({"jsonrpc": "2.0", "id": 1.5, "method": "ping"}), 400),
+        (json!({"jsonrpc": "2.0", "id": null, "method": "ping"}), 400),
+        (json!({"jsonrpc": "2.0", "id": true, "method": "ping"}), 400),
+        (json!({"jsonrpc": "2.0", "id": {"a": 1}, "method": "ping"}), 400),
+        (json!({"jsonrpc": "2.0", "id": 1, "method": 5}), 400),
+        (json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": []}), 400),
+        (json!({"jsonrpc": "1.0", "id": 1, "method": "ping"}), 400),
+    ] {
+        let response = rpc(&app, &app.key, &message).await;
+        assert_eq!(response.status(), status, "{message}");
+        if status == 400 {
+            let answer: Value = response.json().await.unwrap();
+            let id = &answer["id"];
+            assert!(
+                id.is_null() || id.is_string() || id.is_i64(),
+                "{message}: an id a client could match: {answer}"
+            );
+            assert!(answer["error"]["code"].is_i64(), "{answer}");
+        }
+    }
+}

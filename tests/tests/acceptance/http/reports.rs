@@ -206,7 +206,7 @@ async fn report_parameters_are_checked_and_reports_need_track_read() {
         ("from=%2B2026-11-01&to=2026-11-30&groupBy=day", "from: must be a date YYYY-MM-DD"),
         ("from=%0A2026-11-01&to=2026-11-30&groupBy=day", "from: must be a date YYYY-MM-DD"),
         ("from=2026-11-01&to=12026-11-30&groupBy=day", "to: must be a date YYYY-MM-DD"),
-        ("from=0000-01-01&to=0000-01-02&groupBy=day", "from: must be a date YYYY-MM-DD"),
+        ("from=0000-01-01&to=0000-01-02&groupBy=day", "from: must fall in the years 0001 to 9999"),
     ] {
         let answer = expect(app, &app.key, Method::GET, &format!("{REPORTS}?{query}"), None, 400).await;
         assert_eq!(answer["error"], error, "{query}");

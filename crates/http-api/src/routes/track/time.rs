@@ -139,11 +139,11 @@ pub(crate) struct EntryTagInput {
 }
 
 impl TagGiven {
-    /// The tag id given, and the field it was given as (`tags[0]` or `tags[0].id`).
+    /// The tag id given, and the field it is named by (`tags[0].id`).
     fn id_at(&self, index: usize) -> (&str, String) {
         match self {
-            Self::Id(id) => (id, format!("tags[{index}]")),
-            Self::Shown(tag) => (&tag.id, format!("tags[{index}].id")),
+            // The contract names a tag's id `tags[i].id`, however it was given.
+            Self::Id(id) | Self::Shown(EntryTagInput { id, .. }) => (id, format!("tags[{index}].id")),
         }
     }
 }
@@ -280,8 +280,8 @@ pub(crate) struct TimeEntryPatch {
 
 /// `durationSeconds`: a JSON integer in bounds.
 fn duration(number: &Number) -> Result<DurationSeconds, FieldError> {
-    let whole = number.as_i64().map(i128::from).or_else(|| number.as_u64().map(i128::from));
-    whole
+    // JSON Schema's integers include `3600.0` and `3.6e3`.
+    billing::money::whole_number(&number.to_string())
         .ok_or_else(|| InvalidValue::new("must be a whole number"))
         .and_then(DurationSeconds::parse)
         .map_err(|e| e.at("durationSeconds"))
@@ -777,6 +777,9 @@ mod tests {
         assert_eq!(parsed("0"), Err("durationSeconds: must be greater than 0".into()));
         assert_eq!(parsed("-1"), Err("durationSeconds: must be greater than 0".into()));
         assert_eq!(parsed("1.5"), Err("durationSeconds: must be a whole number".into()));
-        assert_eq!(parsed("1e3"), Err("durationSeconds: must be a whole number".into()));
+        assert_eq!(parsed("1e-3"), Err("durationSeconds: must be a whole number".into()));
+        assert_eq!(parsed("1e3"), Ok(1000));
+        assert_eq!(parsed("3600.0"), Ok(3600));
+        assert_eq!(parsed("1e400"), Err("durationSeconds: must be at most 9007199254740991".into()));
     }
 }
