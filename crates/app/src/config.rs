@@ -158,8 +158,8 @@ pub struct ServeConfig {
     /// `local` (in this process: a single replica only).
     #[arg(long, env = "BILLABLE_AGENT_TURNS", value_enum, default_value = "shared")]
     pub agent_turns: AgentTurns,
-    /// Browser origins allowed to call /mcp, separated by commas (https://claude.ai,
-    /// http://localhost:6274); a request from any other browser origin is refused (403).
+    /// Browser origins allowed to call /mcp, separated by commas (`https://claude.ai`,
+    /// `http://localhost:6274`); a request from any other browser origin is refused (403).
     /// MCP clients that are not browsers send no Origin and are not concerned.
     #[arg(long, env = "BILLABLE_MCP_ALLOWED_ORIGINS", default_value = "", value_parser = parse_origins)]
     pub mcp_allowed_origins: http_api::AllowedOrigins,

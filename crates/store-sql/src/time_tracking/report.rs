@@ -23,7 +23,7 @@ pub enum Dialect {
 /// The report's statement in `dialect`. Its parameters, in order: the team, the first
 /// instant, the instant after the last, and (with `one_user`) the user. Each row is one
 /// group at one rate: `key`, `rate`, and the `seconds`, `billable_seconds` and
-/// `invoiced_seconds` summed, all as text (see [`SECONDS_PARTS`] for SQLite's).
+/// `invoiced_seconds` summed, all as text (SQLite's in parts, below).
 ///
 /// The entries are summed first by key and project, on the keys' own types, and only the
 /// few sums are joined to their projects' rates and turned into text: a third of the
