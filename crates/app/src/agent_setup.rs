@@ -198,7 +198,7 @@ pub struct AgentService {
     pub listeners: BTreeMap<u16, Vec<TriggerRoute>>,
 }
 
-/// The team `wanted` names by id or name, or, when it is `None`, the only team there is;
+/// The team `wanted` names by id or name (in any case), or, when it is `None`, the only team there is;
 /// the inner `Err` says why there is no single answer.
 pub async fn pick_team(
     accounts: &dyn AccountStore,
@@ -208,7 +208,8 @@ pub async fn pick_team(
     Ok(match wanted {
         Some(wanted) => {
             let by_id = TeamId::parse(wanted);
-            let mut matching = teams.iter().filter(|t| Some(t.id) == by_id || t.name.as_str() == wanted);
+            let named = |name: &str| name.to_lowercase() == wanted.to_lowercase();
+            let mut matching = teams.iter().filter(|t| Some(t.id) == by_id || named(t.name.as_str()));
             match (matching.next(), matching.next()) {
                 (Some(team), None) => Ok(team.id),
                 (Some(_), Some(_)) => Err(format!("several teams are named {wanted:?}; give the team id")),

@@ -334,7 +334,8 @@ pub async fn run_admin(database: &DatabaseConfig, command: Command) -> anyhow::R
     let now = SystemClock.now();
     match command {
         Command::Serve(_) | Command::Renderer { .. } => bail!("not an administrative command"),
-        Command::Migrate => eprintln!("migrations are up to date"),
+        // Opening the store migrated it, and logged what it applied.
+        Command::Migrate => eprintln!("the database's schema is up to date"),
         Command::Teams(command) => teams(&store, accounts.as_ref(), command, now).await?,
         Command::Users(command) => users(accounts.as_ref(), command, now).await?,
         Command::Keys(command) => keys(accounts.as_ref(), command, now).await?,
@@ -359,6 +360,13 @@ async fn teams(
         TeamsCommand::Create { name, currency } => {
             let name = TeamName::parse(name).map_err(|e| anyhow::anyhow!("--name: {e}"))?;
             let currency = Currency::parse(&currency).map_err(|e| anyhow::anyhow!("--currency: {e}"))?;
+            // Commands name teams by name, so no two share one (in any case).
+            let teams = accounts.list_teams().await?;
+            if let Some(taken) =
+                teams.iter().find(|t| t.name.as_str().to_lowercase() == name.as_str().to_lowercase())
+            {
+                bail!("--name: team {} already has this name; pick another", taken.id);
+            }
             let team = accounts::new_team(name, currency, now);
             accounts.create_team(&team).await?;
             billing::service::default_sender(store.billing().as_ref(), accounts, team.id, now).await?;

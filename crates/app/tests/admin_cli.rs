@@ -96,10 +96,13 @@ fn the_first_start_names_its_team_and_owner_and_the_cli_takes_names() {
     let second_id = row_of(&second).split('\t').next().unwrap().to_owned();
     assert_eq!(run(&url, &["keys", "revoke", &second]), second_id, "by the key itself");
 
-    // What names nothing, or several, is refused naming the option.
-    run(&url, &["teams", "create", "--name", "Acme"]);
-    let twice = refused(&url, &["users", "list", "--team", "Acme"]);
-    assert!(twice.contains(r#"--team: several teams are named "Acme"; give the team id"#), "{twice}");
+    // Names are a team's handle: unique in any case, and found in any case.
+    let taken = refused(&url, &["teams", "create", "--name", "ACME"]);
+    assert!(taken.contains(&format!("--name: team {acme} already has this name")), "{taken}");
+    assert_eq!(run(&url, &["users", "list", "--team", "acme"]).lines().count(), 1);
+    // What names nothing is refused naming the option.
+    let none = refused(&url, &["users", "list", "--team", "Globex"]);
+    assert!(none.contains(r#"--team: no team has the id or name "Globex""#), "{none}");
     let nobody =
         refused(&url, &["keys", "create", "--team", &acme, "--user", "bob@acme.example", "--scope", "write"]);
     assert!(

@@ -253,7 +253,7 @@ impl SqlStore {
                         .context("waiting for the migration lock")?;
                     let migrated = conn
                         .run_pending_migrations(POSTGRES_MIGRATIONS)
-                        .map(|_| ())
+                        .map(|applied| log_applied(&applied))
                         .map_err(|e| anyhow::anyhow!(e))
                         .context("running PostgreSQL migrations");
                     // Ending the session releases the lock too, should this fail.
@@ -270,7 +270,7 @@ impl SqlStore {
                 pooled
                     .spawn_blocking(|conn| {
                         conn.run_pending_migrations(SQLITE_MIGRATIONS)
-                            .map(|_| ())
+                            .map(|applied| log_applied(&applied))
                             .map_err(diesel::result::Error::QueryBuilderError)
                     })
                     .await
@@ -285,14 +285,23 @@ impl SqlStore {
                         &mut conn,
                         &sqlite_pragmas(5000, SqliteSync::Full),
                     )?;
-                    conn.run_pending_migrations(SQLITE_MIGRATIONS)
+                    let applied = conn
+                        .run_pending_migrations(SQLITE_MIGRATIONS)
                         .map_err(|e| anyhow::anyhow!(e))
                         .context("running SQLite migrations")?;
+                    log_applied(&applied);
                     Ok(())
                 })
                 .await?
             }
         }
+    }
+}
+
+/// Says which migrations a start applied, if any: the versions, oldest first.
+fn log_applied(applied: &[diesel::migration::MigrationVersion<'_>]) {
+    if let (Some(first), Some(last)) = (applied.first(), applied.last()) {
+        tracing::info!(count = applied.len(), first = %first, last = %last, "applied migrations");
     }
 }
 
