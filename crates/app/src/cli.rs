@@ -532,14 +532,20 @@ async fn runs(store: &Store, accounts: &dyn AccountStore, command: RunsCommand) 
                     call.name, call.arguments, call.duration_ms, call.result
                 ))?;
             }
-            // Texts of several lines, each line indented under its name.
+            // Texts of several lines, each line indented under its name. They are written by
+            // others (a pull request's author, a model): a control character that could
+            // drive the operator's terminal is shown as U+FFFD.
             for (name, text) in [("model_input", &run.model_input), ("reply", &run.reply)] {
                 match text {
                     None => print(&format!("{name}: -"))?,
                     Some(text) => {
                         print(&format!("{name}:"))?;
                         for line in text.lines() {
-                            print(&format!("  {line}"))?;
+                            let shown: String = line
+                                .chars()
+                                .map(|c| if c.is_control() && c != '\t' { '\u{FFFD}' } else { c })
+                                .collect();
+                            print(&format!("  {shown}"))?;
                         }
                     }
                 }

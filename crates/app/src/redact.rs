@@ -25,17 +25,23 @@ impl std::fmt::Debug for Redactions {
 }
 
 impl Redactions {
-    /// Masks `secret` from now on.
+    /// Masks `secret` from now on: as written, and as a log line escapes it (JSON lines
+    /// write `"` as `\"`; a field shown with `Debug` escapes `\` and control characters).
     pub fn add(&self, secret: &str) {
         if secret.len() < SHORTEST_SECRET {
             return;
         }
+        let quoted = |text: String| text.get(1..text.len().saturating_sub(1)).unwrap_or_default().to_owned();
+        let json = serde_json::to_string(secret).map(quoted).unwrap_or_default();
+        let debug = quoted(format!("{secret:?}"));
         let mut secrets = self.0.write().unwrap_or_else(PoisonError::into_inner);
-        if !secrets.iter().any(|known| known == secret) {
-            secrets.push(secret.to_owned());
-            // Longest first, so that a secret containing another is masked whole.
-            secrets.sort_by_key(|known| std::cmp::Reverse(known.len()));
+        for form in [secret.to_owned(), json, debug] {
+            if form.len() >= SHORTEST_SECRET && !secrets.contains(&form) {
+                secrets.push(form);
+            }
         }
+        // Longest first, so that a secret containing another is masked whole.
+        secrets.sort_by_key(|known| std::cmp::Reverse(known.len()));
     }
 
     /// Masks the credentials a URL carries: the password of `user:password@`, as written
@@ -129,5 +135,57 @@ mod tests {
             "billable@db/billable",
             "no password, nothing to mask"
         );
+    }
+
+    /// Through tracing's own formatters, as the binary logs: text and JSON lines, a secret
+    /// with quotes, a backslash and a tab, given as a field's value and inside a message.
+    #[test]
+    fn log_lines_mask_secrets_as_the_formatter_escapes_them() {
+        let secret = "pa\"ss\\wo\trd";
+        let lines = std::sync::Arc::new(std::sync::Mutex::new(Vec::<u8>::new()));
+        let redactions = Redactions::default();
+        redactions.add(secret);
+        for json in [false, true] {
+            let sink = Captured { lines: lines.clone(), redactions: redactions.clone() };
+            let builder = tracing_subscriber::fmt().with_writer(sink).with_ansi(false);
+            let subscriber: Box<dyn tracing::Subscriber + Send + Sync> =
+                if json { Box::new(builder.json().finish()) } else { Box::new(builder.finish()) };
+            tracing::subscriber::with_default(subscriber, || {
+                tracing::warn!(password = secret, shown = ?secret, "could not connect with {secret}");
+            });
+        }
+        let logged = String::from_utf8(lines.lock().unwrap().clone()).unwrap();
+        assert_eq!(logged.lines().count(), 2, "{logged}");
+        for form in ["pa\"ss", "pa\\\"ss", "wo\trd", "wo\\trd"] {
+            assert!(!logged.contains(form), "{form:?} in {logged}");
+        }
+        assert!(logged.contains("***"), "{logged}");
+    }
+
+    /// A writer like [`Redactions::stderr`], into memory.
+    #[derive(Clone)]
+    struct Captured {
+        lines: std::sync::Arc<std::sync::Mutex<Vec<u8>>>,
+        redactions: Redactions,
+    }
+
+    impl std::io::Write for Captured {
+        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+            let text = self.redactions.scrub(std::str::from_utf8(bytes).unwrap());
+            self.lines.lock().unwrap().extend_from_slice(text.as_bytes());
+            Ok(bytes.len())
+        }
+
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    impl<'a> tracing_subscriber::fmt::MakeWriter<'a> for Captured {
+        type Writer = Self;
+
+        fn make_writer(&'a self) -> Self {
+            self.clone()
+        }
     }
 }

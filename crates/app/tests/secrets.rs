@@ -70,9 +70,9 @@ fn a_redis_url_that_does_not_answer_is_not_printed() {
     assert!(!stderr.contains(PASSWORD), "{stderr}");
 }
 
-/// A server on PostgreSQL with a password, an agent whose token and model key are secrets,
-/// logging everything at `trace`: requests with the right token and a wrong one, then the
-/// log holds none of the three secrets.
+/// A server on PostgreSQL with a password, an agent whose webhook token (two, during a
+/// rotation) is a secret, logging everything at `trace`: requests with the right token and
+/// a wrong one, then the log holds none of the secrets.
 #[test]
 fn a_running_server_logs_no_secret_at_trace() {
     let schema = Schema::new("secrets");

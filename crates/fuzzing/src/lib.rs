@@ -65,22 +65,29 @@ pub fn github(data: &[u8]) {
     let _ = facts.conversation_key();
 }
 
-/// Money parsing and invoice totals. The text's numbers, by threes, are a line's unit
-/// price and quantity and a tax percentage; those within their bounds make an invoice in
-/// each currency, whose sums must add up at the minor unit.
+/// Money parsing and invoice totals. Every token of the text goes through each field's
+/// parser as the API's would (each bound, whole numbers); then the tokens, by pairs, are a
+/// line's unit price and quantity, and the last a tax percentage: those within their
+/// bounds make an invoice in each currency, whose sums must add up at the minor unit.
 pub fn money(data: &[u8]) {
-    use billing::money::{Currency, Decimal, QUANTITY, TAX_PERCENTAGE, UNIT_PRICE, parse_decimal};
+    use billing::money::{AMOUNT, Currency, Decimal, QUANTITY, TAX_PERCENTAGE, UNIT_PRICE};
     let text = String::from_utf8_lossy(data);
-    let numbers: Vec<Decimal> = text
-        .split(|c: char| c.is_whitespace() || c == ',' || c == ';')
-        .filter_map(|token| parse_decimal(token).ok())
-        .collect();
-    let lines: Vec<(Decimal, Decimal)> = numbers
-        .chunks_exact(2)
-        .filter_map(|pair| Some((UNIT_PRICE.check(pair[0]).ok()?, QUANTITY.check(pair[1]).ok()?)))
+    let tokens: Vec<&str> = text.split(|c: char| c.is_whitespace() || c == ',' || c == ';').collect();
+    for token in &tokens {
+        for bound in [UNIT_PRICE, QUANTITY, AMOUNT, TAX_PERCENTAGE] {
+            if let Ok(value) = bound.parse(token) {
+                assert!(value <= bound.max && value >= Decimal::ZERO, "{token} past its bound as {value}");
+            }
+        }
+        let _ = kernel::number::whole_number(token);
+    }
+    let pairs: Vec<&[&str]> = tokens.chunks_exact(2).collect();
+    let lines: Vec<(Decimal, Decimal)> = pairs
+        .iter()
+        .filter_map(|pair| Some((UNIT_PRICE.parse(pair[0]).ok()?, QUANTITY.parse(pair[1]).ok()?)))
         .take(billing::money::MAX_LINE_ITEMS)
         .collect();
-    let percentage = numbers.last().and_then(|p| TAX_PERCENTAGE.check(*p).ok()).unwrap_or_default();
+    let percentage = tokens.last().and_then(|p| TAX_PERCENTAGE.parse(p).ok()).unwrap_or_default();
     if lines.is_empty() {
         return;
     }

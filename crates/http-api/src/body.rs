@@ -61,6 +61,11 @@ pub(crate) fn unread_body(error: &actix_web::Error) -> ApiError {
 /// A query string that does not parse (a repeated parameter, a number that is none): a
 /// 400 naming the query, as a body's errors name the body.
 pub(crate) fn query_error(error: QueryPayloadError, _: &HttpRequest) -> actix_web::Error {
+    query_refusal(error).into()
+}
+
+/// [`query_error`]'s answer, for a handler that reads its query itself.
+pub(crate) fn query_refusal(error: QueryPayloadError) -> ApiError {
     let detail = match error {
         QueryPayloadError::Deserialize(error) => error.to_string(),
         other => other.to_string(),
@@ -69,7 +74,7 @@ pub(crate) fn query_error(error: QueryPayloadError, _: &HttpRequest) -> actix_we
         Some(name) => not_accepted(name, name, &accepted_names(&detail)),
         None => format!("query: {detail}"),
     };
-    ApiError::new(StatusCode::BAD_REQUEST, message).into()
+    ApiError::new(StatusCode::BAD_REQUEST, message)
 }
 
 /// The names serde lists after "expected" in an unknown field's message.
@@ -143,7 +148,10 @@ fn describe(path: &str, error: &serde_json::Error) -> String {
         Category::Data => {
             if let Some(name) = quoted_after(text, "unknown field `") {
                 let field = if here.ends_with(name) { here.to_owned() } else { join(name) };
-                not_accepted(&field, name, &accepted_names(text))
+                match never_sent(name) {
+                    Some(why) => format!("{field}: not accepted; {why}"),
+                    None => not_accepted(&field, name, &accepted_names(text)),
+                }
             } else if let Some(name) = quoted_after(text, "missing field `") {
                 format!("{}: is required", join(name))
             } else if here.is_empty() {
@@ -192,9 +200,6 @@ fn in_json_words(text: &str) -> String {
 /// meant for (`postcode: not accepted; did you mean postalCode?`), else the accepted names.
 /// `field` is the path of the refused name, `name` its last part.
 pub(crate) fn not_accepted(field: &str, name: &str, accepted: &[&str]) -> String {
-    if let Some(why) = never_sent(name) {
-        return format!("{field}: not accepted; {why}");
-    }
     // A `PUT` of `{id, data}` sent the changes at the top.
     if accepted == ["id", "data"] && field == name {
         return format!(
@@ -208,7 +213,8 @@ pub(crate) fn not_accepted(field: &str, name: &str, accepted: &[&str]) -> String
     }
 }
 
-/// Why a field that answers show is never sent: the server or a rule sets it.
+/// Why a body field that answers show is never sent: the server or a rule sets it. (Not
+/// for query parameters: `?billed=` is a misspelt filter, not a field to leave out.)
 fn never_sent(name: &str) -> Option<&'static str> {
     Some(match name {
         "teamId" | "createdAt" | "updatedAt" => "the server sets it",
@@ -329,7 +335,12 @@ mod tests {
             said("country"),
             "country: not accepted; accepted: name, email, phone, vatNumber, line1, line2, line3, postalCode"
         );
-        assert_eq!(said("teamId"), "teamId: not accepted; the server sets it");
+        // A query parameter or a tool's argument gets no hint meant for a body.
+        assert_eq!(
+            said("teamId"),
+            "teamId: not accepted; accepted: name, email, phone, vatNumber, line1, line2, line3, postalCode"
+        );
+        assert_eq!(error_of(r#"{"name": "a", "teamId": "x"}"#), "teamId: not accepted; the server sets it");
         assert_eq!(not_accepted("id", "id", &["q"]), "id: not accepted; accepted: q");
         assert_eq!(not_accepted("x", "x", &["q"]), "x: not accepted; accepted: q");
         assert_eq!(not_accepted("x", "x", &[]), "x: not accepted");

@@ -109,12 +109,12 @@ pub(crate) async fn handle(req: HttpRequest, body: web::Bytes, state: web::Data<
             return rpc_error(StatusCode::BAD_REQUEST, &Value::Null, PARSE_ERROR, &error.to_string());
         }
     };
-    let method = match refused_message(&message) {
+    let method = match classify(&message) {
         Err(error) => {
             return rpc_error(StatusCode::BAD_REQUEST, &echoed_id(&message), INVALID_REQUEST, error);
         }
-        Ok(None) => return HttpResponse::Accepted().finish(),
-        Ok(Some(method)) => method,
+        Ok(Message::Response) => return HttpResponse::Accepted().finish(),
+        Ok(Message::Call(method)) => method,
     };
     if message.get("params").is_some_and(|params| !params.is_object()) {
         let error = "params: must be an object";
@@ -139,11 +139,18 @@ pub(crate) async fn handle(req: HttpRequest, body: web::Bytes, state: web::Data<
     }
 }
 
-/// The method of a request or notification; `None` for a response (to a request of ours,
-/// which we never send: accepted and dropped, as the transport asks); an error for anything
-/// that is not one JSON-RPC 2.0 message as MCP takes them (a batch, an `id` that is neither
-/// a string nor an integer: MCP forbids a `null` one).
-fn refused_message(message: &Value) -> Result<Option<&str>, &'static str> {
+/// What one JSON-RPC message is.
+enum Message<'a> {
+    /// A request (with an `id`) or a notification (without), calling this method.
+    Call(&'a str),
+    /// A response to a request of ours, which we never send: accepted and dropped, as the
+    /// transport asks.
+    Response,
+}
+
+/// What `message` is, or why it is not one JSON-RPC 2.0 message as MCP takes them (a
+/// batch, an `id` that is neither a string nor an integer: MCP forbids a `null` one).
+fn classify(message: &Value) -> Result<Message<'_>, &'static str> {
     if !message.is_object() || message["jsonrpc"] != "2.0" {
         return Err("expected one JSON-RPC 2.0 request, notification or response");
     }
@@ -153,12 +160,12 @@ fn refused_message(message: &Value) -> Result<Option<&str>, &'static str> {
         return Err("id: must be a string or an integer");
     }
     match message.get("method") {
-        Some(Value::String(method)) => Ok(Some(method)),
+        Some(Value::String(method)) => Ok(Message::Call(method)),
         Some(_) => Err("method: must be a string"),
         None if message.get("id").is_some()
             && (message.get("result").is_some() || message.get("error").is_some_and(Value::is_object)) =>
         {
-            Ok(None)
+            Ok(Message::Response)
         }
         None => {
             Err("expected a method (a request or notification), or a result or error with an id (a response)")
@@ -171,7 +178,7 @@ fn refused_message(message: &Value) -> Result<Option<&str>, &'static str> {
 fn is_usable_id(id: &Value) -> bool {
     match id {
         Value::String(_) => true,
-        Value::Number(number) => billing::money::whole_number(&number.to_string()).is_some(),
+        Value::Number(number) => kernel::number::whole_number(&number.to_string()).is_some(),
         _ => false,
     }
 }

@@ -27,9 +27,19 @@ pub fn parse_instant(text: &str) -> Result<DateTime<Utc>, InvalidValue> {
     Ok(at)
 }
 
+/// `end`, the instant a span ends before (`t < end`), brought back to the last nanosecond
+/// of the year 9999 when it is later: no stored instant is later (see [`parse_instant`]),
+/// and where instants are kept as text (SQLite) a year past 9999 would sort before them all.
+pub fn span_end(end: DateTime<Utc>) -> DateTime<Utc> {
+    let last = NaiveDate::from_ymd_opt(9999, 12, 31)
+        .and_then(|day| day.and_hms_nano_opt(23, 59, 59, 999_999_999))
+        .map(|last| last.and_utc());
+    last.map_or(end, |last| end.min(last))
+}
+
 #[cfg(test)]
 mod tests {
-    use super::parse_instant;
+    use super::{parse_instant, span_end};
 
     fn parsed(text: &str) -> String {
         parse_instant(text).map_or_else(|e| e.0, |at| at.to_rfc3339())
@@ -66,5 +76,14 @@ mod tests {
         for text in ["", "2026-11-20T09:30:00", "2026-13-01", "2026-02-30", "20261120", "now", "2026-11-2"] {
             assert!(parse_instant(text).is_err(), "{text:?} was accepted");
         }
+    }
+
+    #[test]
+    fn a_span_ends_at_the_last_nanosecond_of_9999_at_the_latest() {
+        let day = |text: &str| parse_instant(text).unwrap();
+        assert_eq!(span_end(day("2026-11-21")), day("2026-11-21"));
+        let last = span_end(day("9999-12-31") + chrono::TimeDelta::days(1));
+        assert_eq!(last.to_rfc3339(), "9999-12-31T23:59:59.999999999+00:00");
+        assert!(day("9999-12-31T23:59:59.999Z") < last);
     }
 }

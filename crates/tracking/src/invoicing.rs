@@ -96,6 +96,20 @@ pub fn hours(seconds: u64) -> Decimal {
         .round_dp_with_strategy(4, RoundingStrategy::MidpointAwayFromZero)
 }
 
+/// Seconds as hours the way [`hours`] makes a line's quantity (4 decimals, half away from
+/// zero), written out with trailing zeros dropped: for any number of seconds a report can
+/// sum (below 2^110), where a decimal would overflow.
+pub fn hours_text(seconds: u128) -> String {
+    let Some(ten_thousandths) = seconds.checked_mul(20_000).map(|twice| twice.saturating_add(3600) / 7200)
+    else {
+        return String::new();
+    };
+    let (whole, fraction) = (ten_thousandths / 10_000, ten_thousandths % 10_000);
+    let fraction = format!("{fraction:04}");
+    let fraction = fraction.trim_end_matches('0');
+    if fraction.is_empty() { whole.to_string() } else { format!("{whole}.{fraction}") }
+}
+
 /// The name of the line of time logged on no project.
 pub const NO_PROJECT: &str = "Time without a project";
 
@@ -238,6 +252,15 @@ mod tests {
     use kernel::Id;
 
     use super::*;
+
+    #[test]
+    fn hours_are_written_as_lines_bill_them_for_any_sum() {
+        for seconds in [0_u64, 1, 18, 36_000, 5400, 3601, 9_007_199_254_740_991] {
+            assert_eq!(hours_text(u128::from(seconds)), hours(seconds).normalize().to_string(), "{seconds}");
+        }
+        let beyond = u128::from(9_007_199_254_740_991_u64) * 1025;
+        assert_eq!(hours_text(beyond), "2564549787808198.8264");
+    }
     use crate::{DurationSeconds, TaskName, Title};
 
     fn rate(text: &str) -> Option<HourlyRate> {

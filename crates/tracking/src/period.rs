@@ -57,10 +57,7 @@ impl Period {
     /// to it: no stored instant lies later (see [`kernel::parse_instant`]), and a later one
     /// would not compare as time where instants are kept as text (SQLite).
     pub fn new(start: DateTime<Utc>, end: DateTime<Utc>) -> Self {
-        let last = NaiveDate::from_ymd_opt(9999, 12, 31)
-            .and_then(|day| day.and_hms_nano_opt(23, 59, 59, 999_999_999))
-            .map(|last| last.and_utc());
-        Self { start, end: last.map_or(end, |last| end.min(last)) }
+        Self { start, end: kernel::span_end(end) }
     }
 
     pub fn contains(&self, at: DateTime<Utc>) -> bool {

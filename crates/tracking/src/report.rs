@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 use std::fmt;
 
 use accounts::{Currency, UserId};
+use billing::money::UNIT_PRICE;
 use kernel::{InvalidValue, Words};
 use num_bigint::BigUint;
 
@@ -104,16 +105,16 @@ impl fmt::Display for ReportAmount {
 }
 
 /// A group's billable time priced so far, unrounded: the sum of `seconds × rate`, the rate
-/// in millionths (a rate has at most 6 decimals).
+/// as a whole number of its smallest step (a rate has at most [`UNIT_PRICE`]'s decimals).
 #[derive(Debug, Default)]
 struct Priced(Option<BigUint>);
 
 impl Priced {
     fn add(&mut self, seconds: u128, rate: HourlyRate) {
         let mut rate = rate.amount();
-        rate.rescale(6);
-        let millionths = BigUint::from(rate.mantissa().unsigned_abs());
-        let sum = self.0.take().unwrap_or_default() + BigUint::from(seconds) * millionths;
+        rate.rescale(UNIT_PRICE.decimals);
+        let steps = BigUint::from(rate.mantissa().unsigned_abs());
+        let sum = self.0.take().unwrap_or_default() + BigUint::from(seconds) * steps;
         self.0 = Some(sum);
     }
 
@@ -122,7 +123,7 @@ impl Priced {
     fn amount(self, currency: Currency) -> Option<ReportAmount> {
         let minor_unit = currency.minor_unit();
         let numerator = self.0? * BigUint::from(10_u32).pow(minor_unit);
-        let denominator = BigUint::from(3600_u32) * BigUint::from(1_000_000_u32);
+        let denominator = BigUint::from(3600_u32) * BigUint::from(10_u32).pow(UNIT_PRICE.decimals);
         // Half up, which is half away from zero for amounts that are never negative.
         let minor_units = (numerator * 2_u32 + &denominator) / (denominator * 2_u32);
         Some(ReportAmount { minor_units, minor_unit })

@@ -78,7 +78,7 @@ invoice_body! {
 /// `rounding.minutes` as a whole number: JSON Schema's integers include `15.0`.
 fn whole_minutes(minutes: &Number) -> Result<i64, FieldError> {
     let refused = || FieldError::new("rounding.minutes", "must be a whole number of minutes from 1 to 60");
-    billing::money::whole_number(&minutes.to_string())
+    kernel::number::whole_number(&minutes.to_string())
         .map(|whole| i64::try_from(whole).unwrap_or(i64::MAX))
         .ok_or_else(refused)
 }

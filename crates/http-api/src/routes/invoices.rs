@@ -672,7 +672,7 @@ fn filter_of(query: InvoiceQuery, now: chrono::DateTime<chrono::Utc>) -> Result<
         now,
         client: query_id(query.client_id.as_deref(), "clientId")?,
         issued_from: issued_from.map(midnight),
-        issued_before: issued_to.and_then(|to| to.succ_opt()).map(midnight),
+        issued_before: issued_to.and_then(|to| to.succ_opt()).map(|after| kernel::span_end(midnight(after))),
         text: query_search(query.q.as_deref())?,
         after: None,
         limit: None,
@@ -883,13 +883,15 @@ pub(crate) struct PdfQuery {
 #[get("")]
 pub(crate) async fn invoice_pdf(
     req: HttpRequest,
-    query: web::Query<PdfQuery>,
     state: web::Data<ApiState>,
 ) -> Result<HttpResponse, ApiError> {
     if let Some(ip) = client_ip(&req, state.settings.trust_forwarded) {
         state.limits.check_ip(ip).await.map_err(too_many_requests)?;
     }
-    let query = query.into_inner();
+    // Read after the limit, so that a 429 comes before a 400.
+    let query = web::Query::<PdfQuery>::from_query(req.query_string())
+        .map_err(crate::body::query_refusal)?
+        .into_inner();
     let id = query.id.ok_or_else(|| FieldError::new("id", "is required"))?;
     let download = match query.download.as_deref() {
         None | Some("false") => false,

@@ -170,4 +170,8 @@ async fn failed_key_checks_are_limited_per_ip() {
     assert!(response.headers().contains_key("retry-after"));
     // A valid key is not held back by the address's failures.
     assert_eq!(app.request(Method::GET, CLIENTS, &app.key).send().await.unwrap().status(), 200);
+    // The public PDF shares the address's allowance, and its limit comes before its query
+    // is read: 429, not the 400 of a parameter it does not take.
+    let pdf = app.http.get(app.url("/v1/invoices/pdf?id=x&dowload=true")).send().await.unwrap();
+    assert_eq!(pdf.status(), 429);
 }

@@ -64,6 +64,10 @@ async fn the_last_instant_of_the_year_9999_is_listed_paged_and_shown_as_rfc_3339
         assert_eq!(invoice["dueDate"], last);
         serials.push(invoice["serial"].clone());
     }
+    // The last day of 9999 is a day like any other to filter on.
+    let on_the_last_day =
+        app.get_json(&format!("{INVOICES}?issuedFrom=9999-12-31&issuedTo=9999-12-31")).await;
+    assert_eq!(on_the_last_day.as_array().map(Vec::len), Some(2), "{on_the_last_day}");
     // Newest issue date first; a page at a time through the `Link` cursors.
     let shown: Vec<Value> = pages(&app, &format!("{INVOICES}?limit=1"))
         .await

@@ -137,7 +137,7 @@ pub(crate) async fn get_report(
             group.key.clone().unwrap_or_default(),
             group.title.clone(),
             group.seconds.to_string(),
-            hours(group.seconds),
+            tracking::invoicing::hours_text(group.seconds),
             group.billable_seconds.to_string(),
             group.invoiced_seconds.to_string(),
             group.amount.as_ref().map(|amount| amount.0.to_string()).unwrap_or_default(),
@@ -145,19 +145,6 @@ pub(crate) async fn get_report(
     }
     let name = format!("report-{}-{}-{}.csv", report.from, report.to, report.group_by);
     Ok(csv::answer(&name, rows.take()?))
-}
-
-/// Seconds as hours to 4 decimals (half away from zero, trailing zeros dropped), as
-/// invoices bill them; exact for any number of seconds a report can sum (below 2^110).
-fn hours(seconds: u128) -> String {
-    let Some(ten_thousandths) = seconds.checked_mul(20_000).map(|twice| twice.saturating_add(3600) / 7200)
-    else {
-        return String::new();
-    };
-    let (whole, fraction) = (ten_thousandths / 10_000, ten_thousandths % 10_000);
-    let fraction = format!("{fraction:04}");
-    let fraction = fraction.trim_end_matches('0');
-    if fraction.is_empty() { whole.to_string() } else { format!("{whole}.{fraction}") }
 }
 
 /// The report `parameters` ask for, of the time the caller may see.
@@ -197,17 +184,4 @@ pub(crate) async fn report(
         groups,
         total_seconds,
     })
-}
-
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn hours_are_written_as_invoices_bill_them_for_any_sum() {
-        for seconds in [0_u64, 1, 18, 36_000, 5400, 3601, 9_007_199_254_740_991] {
-            let billed = tracking::invoicing::hours(seconds).normalize().to_string();
-            assert_eq!(super::hours(u128::from(seconds)), billed, "{seconds}");
-        }
-        let beyond = u128::from(9_007_199_254_740_991_u64) * 1025;
-        assert_eq!(super::hours(beyond), "2564549787808198.8264");
-    }
 }

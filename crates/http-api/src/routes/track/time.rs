@@ -281,7 +281,7 @@ pub(crate) struct TimeEntryPatch {
 /// `durationSeconds`: a JSON integer in bounds.
 fn duration(number: &Number) -> Result<DurationSeconds, FieldError> {
     // JSON Schema's integers include `3600.0` and `3.6e3`.
-    billing::money::whole_number(&number.to_string())
+    kernel::number::whole_number(&number.to_string())
         .ok_or_else(|| InvalidValue::new("must be a whole number"))
         .and_then(DurationSeconds::parse)
         .map_err(|e| e.at("durationSeconds"))
@@ -587,7 +587,7 @@ impl csv::PagedListing for EntriesCsv {
             entry.task_name.as_str().to_owned(),
             entry.description.as_ref().map(|d| d.as_str().to_owned()).unwrap_or_default(),
             entry.duration.get().to_string(),
-            tracking::invoicing::hours(entry.duration.get()).normalize().to_string(),
+            tracking::invoicing::hours_text(u128::from(entry.duration.get())),
             tags.join(", "),
             entry.billable.to_string(),
             entry.invoice_id.is_some().to_string(),
