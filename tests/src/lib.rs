@@ -1,4 +1,4 @@
-#![allow(
+#![expect(
     clippy::unwrap_used,
     clippy::expect_used,
     clippy::missing_panics_doc,

@@ -232,7 +232,7 @@ async fn connection(shared: std::sync::Arc<Shared>) -> Tally {
 
 /// Milliseconds at quantile `q` of sorted microseconds (nearest rank).
 fn percentile_ms(sorted_us: &[u64], q: f64) -> f64 {
-    #[allow(
+    #[expect(
         clippy::cast_possible_truncation,
         clippy::cast_sign_loss,
         clippy::cast_precision_loss,
@@ -242,7 +242,7 @@ fn percentile_ms(sorted_us: &[u64], q: f64) -> f64 {
     sorted_us.get(rank.saturating_sub(1)).copied().map_or(0.0, micros_to_ms)
 }
 
-#[allow(clippy::cast_precision_loss, reason = "latencies far below 2^52 µs")]
+#[expect(clippy::cast_precision_loss, reason = "latencies far below 2^52 µs")]
 fn micros_to_ms(us: u64) -> f64 {
     us as f64 / 1000.0
 }
@@ -283,7 +283,7 @@ async fn main() -> Result<()> {
     let answered = tally.latencies_us.len();
     let acks: u64 = tally.statuses.iter().filter(|(s, _)| (200..300).contains(*s)).map(|(_, n)| n).sum();
     let acks = acks - tally.duplicates;
-    #[allow(clippy::cast_precision_loss, reason = "counts far below 2^52")]
+    #[expect(clippy::cast_precision_loss, reason = "counts far below 2^52")]
     let per_second = |n: u64| n as f64 / args.seconds as f64;
     let (p50, p90, p99) = (
         percentile_ms(&tally.latencies_us, 0.50),

@@ -123,7 +123,7 @@ impl AgentSetup {
     /// The agent ready to serve over `store`, its conversations' lines kept by `turns`:
     /// its runtime, the worker of the repository triggers' queue (when there is one), and
     /// the routes of each trigger port.
-    #[allow(clippy::too_many_arguments, reason = "each is one part the wiring chose")]
+    #[expect(clippy::too_many_arguments, reason = "each is one part the wiring chose")]
     pub fn assemble(
         &self,
         team: TeamId,

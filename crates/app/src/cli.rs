@@ -2,7 +2,7 @@
 //! administrative command prints only its result on stdout, so scripts can capture it.
 
 // The doc comments of the commands are the `--help` text, written for the terminal.
-#![allow(clippy::doc_markdown)]
+#![expect(clippy::doc_markdown, reason = "the doc comments are the --help text, written for the terminal")]
 
 use std::io::Write;
 use std::sync::Arc;

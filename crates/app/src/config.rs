@@ -1,7 +1,7 @@
 //! Configuration, read once from flags and environment variables into typed structs.
 
 // The doc comments of the fields are the `--help` text, written for the terminal.
-#![allow(clippy::doc_markdown)]
+#![expect(clippy::doc_markdown, reason = "the doc comments are the --help text, written for the terminal")]
 
 use std::net::{IpAddr, SocketAddr};
 use std::num::NonZeroU32;

@@ -3,7 +3,7 @@
 //! takes its name, email or prefix as well as its id. `--listen` takes a port alone, and a
 //! port in use says which setting to change.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, reason = "tests")]
+#![expect(clippy::unwrap_used, clippy::expect_used, reason = "tests")]
 
 mod support;
 

@@ -3,7 +3,7 @@
 //! replica took them, `limits.queue_depth` counts the requests waiting on both, and the
 //! turn of a replica killed mid-run goes to the next request in line.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, reason = "tests")]
+#![expect(clippy::unwrap_used, clippy::expect_used, reason = "tests")]
 
 mod support;
 

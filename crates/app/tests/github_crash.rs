@@ -3,7 +3,7 @@
 //! restart, or by another replica on the same database, every accepted delivery runs to
 //! its end once their leases end.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, reason = "tests")]
+#![expect(clippy::unwrap_used, clippy::expect_used, reason = "tests")]
 
 mod support;
 

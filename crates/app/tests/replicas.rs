@@ -3,7 +3,7 @@
 //! migrates and bootstraps, the key it prints works on every replica; SQLite refuses a
 //! second server on its file.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, reason = "tests")]
+#![expect(clippy::unwrap_used, clippy::expect_used, reason = "tests")]
 
 mod support;
 

@@ -1,6 +1,6 @@
 //! `billable runs list` and `runs show` read what the real server recorded.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, reason = "tests")]
+#![expect(clippy::unwrap_used, clippy::expect_used, reason = "tests")]
 
 mod support;
 

@@ -1,7 +1,7 @@
 //! No password, token or key reaches stderr (its log lines or its last error), whatever
 //! goes wrong and however much is logged.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, reason = "tests")]
+#![expect(clippy::unwrap_used, clippy::expect_used, reason = "tests")]
 
 mod support;
 

@@ -1,6 +1,6 @@
 //! `billable teams sender` sets what invoices show as their sender, payment details included.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, reason = "tests")]
+#![expect(clippy::unwrap_used, clippy::expect_used, reason = "tests")]
 
 mod support;
 

@@ -1,7 +1,7 @@
 //! The real binary refuses to start when the agent definition is bad or a secret it names
 //! is missing, before it binds any port, and says why.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, reason = "tests")]
+#![expect(clippy::unwrap_used, reason = "tests")]
 
 use std::process::Command;
 

@@ -3,11 +3,7 @@
 //! nightly) calls them; `tests/replay.rs` runs every saved input through them on stable, so
 //! the corpus and each crash found become regression tests of `make test`.
 
-#![allow(
-    clippy::expect_used,
-    clippy::unwrap_used,
-    reason = "a fuzz target reports a broken invariant by panicking"
-)]
+#![expect(clippy::expect_used, reason = "a fuzz target reports a broken invariant by panicking")]
 
 use std::sync::Arc;
 

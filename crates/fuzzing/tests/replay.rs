@@ -3,7 +3,7 @@
 //! each crash, hang or runaway allocation they found (`fuzz/regressions/<target>`). A
 //! crash found once fails `make test` until it is fixed.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, reason = "tests")]
+#![expect(clippy::unwrap_used, reason = "tests")]
 
 use std::path::{Path, PathBuf};
 

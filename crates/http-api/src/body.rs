@@ -261,14 +261,14 @@ mod tests {
 
     #[derive(Debug, Deserialize)]
     #[serde(deny_unknown_fields, rename_all = "camelCase")]
-    #[allow(dead_code)]
+    #[expect(dead_code, reason = "the fields are only deserialized")]
     struct Item {
         quantity: u32,
     }
 
     #[derive(Debug, Deserialize)]
     #[serde(deny_unknown_fields, rename_all = "camelCase")]
-    #[allow(dead_code)]
+    #[expect(dead_code, reason = "the fields are only deserialized")]
     struct Body {
         name: String,
         #[serde(default)]

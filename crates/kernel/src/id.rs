@@ -105,7 +105,7 @@ macro_rules! define_id {
 
 #[cfg(test)]
 mod tests {
-    #![allow(unreachable_pub, reason = "the macro declares public ids")]
+    #![expect(unreachable_pub, reason = "the macro declares public ids")]
 
     use super::Id;
 

@@ -46,7 +46,7 @@ macro_rules! words {
 }
 
 #[cfg(test)]
-#[allow(unreachable_pub, reason = "`words!` makes `as_str` public, as its users need")]
+#[expect(unreachable_pub, reason = "`words!` makes `as_str` public, as its users need")]
 mod tests {
     use super::Words;
 

@@ -8,7 +8,7 @@
 //! (`DIR/invoice-1-page.html`, `DIR/invoice-10-page.html`), so that `scripts/bench-pdf.sh`
 //! can time a headless browser printing them.
 
-#![allow(clippy::print_stdout, reason = "printing the figures is the point")]
+#![expect(clippy::print_stdout, reason = "printing the figures is the point")]
 
 use std::fmt::Write as _;
 use std::path::PathBuf;

@@ -3,7 +3,7 @@
 //! The fallback fonts are found once per process, so the configured case runs in a child
 //! process of this test binary with the variable set.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, reason = "tests")]
+#![expect(clippy::unwrap_used, reason = "tests")]
 
 mod support;
 

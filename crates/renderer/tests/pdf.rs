@@ -4,7 +4,7 @@
 //! The tools are required: without poppler-utils and qpdf these tests fail, they never
 //! skip.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stdout, reason = "tests")]
+#![expect(clippy::unwrap_used, clippy::print_stdout, reason = "tests")]
 
 mod support;
 

@@ -5,7 +5,7 @@
 //! Needs poppler-utils, chromium and the Noto fonts (fonts-noto-core, fonts-noto-cjk),
 //! which `make test` installs.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stdout, reason = "tests")]
+#![expect(clippy::unwrap_used, clippy::print_stdout, reason = "tests")]
 
 mod support;
 

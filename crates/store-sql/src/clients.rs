@@ -19,7 +19,7 @@ struct ClientRow {
     id: DbUuid,
     name: String,
     email: String,
-    #[allow(dead_code)] // the lowercase email, for matching
+    #[expect(dead_code, reason = "the lowercase email, selected for matching")]
     email_key: String,
     phone: String,
     vat_number: String,

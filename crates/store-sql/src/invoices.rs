@@ -51,7 +51,7 @@ struct InvoiceRow {
 
 #[derive(Queryable)]
 struct LineRow {
-    #[allow(dead_code)] // selected with the whole row; the invoice carries the team
+    #[expect(dead_code, reason = "selected with the whole row; the invoice carries the team")]
     team_id: DbUuid,
     invoice_id: DbUuid,
     id: DbUuid,
@@ -521,7 +521,7 @@ impl InvoiceRepository for SqlStore {
 struct SenderRow {
     team_id: DbUuid,
     id: DbUuid,
-    #[allow(dead_code)] // how the default is found; not part of the address
+    #[expect(dead_code, reason = "how the default is found; not part of the address")]
     is_default: bool,
     name: String,
     line1: String,

@@ -45,7 +45,7 @@ const AS_IF_LARGE: &str = "SET LOCAL enable_seqscan = off";
 /// `None` on SQLite.
 macro_rules! plan {
     ($store:expr, $analyze:expr, |$conn:ident| $query:expr) => {{
-        #[allow(unused_imports)]
+        #[allow(unused_imports, reason = "one expansion of the macro uses the schema, another not")]
         use crate::schema::pg::*;
         let Pools::Postgres(pool) = &$store.pools else { return Ok(None) };
         let mut pooled = crate::pool::checkout(pool.get()).await?;

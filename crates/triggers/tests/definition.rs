@@ -1,6 +1,6 @@
 //! The agent definition parser: every field, every default, every error.
 
-#![allow(clippy::unwrap_used, reason = "tests")]
+#![expect(clippy::unwrap_used, reason = "tests")]
 
 use std::time::Duration;
 

@@ -4,7 +4,7 @@
 //! renderer shows in review as the text the agent will read; and each is checked for the
 //! facts its payload holds.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, reason = "tests")]
+#![expect(clippy::unwrap_used, reason = "tests")]
 
 use std::fmt::Write;
 use std::path::{Path, PathBuf};

@@ -2,7 +2,7 @@
 //! realistic payload, the pruned JSON of the others, conversation keys, clipping and the
 //! untrusted frame.
 
-#![allow(clippy::unwrap_used, reason = "tests")]
+#![expect(clippy::unwrap_used, reason = "tests")]
 
 use serde_json::{Value, json};
 use triggers::github::render::{

@@ -6,7 +6,7 @@
 //! - `faults`: slow and numerous clients, a full disk under SQLite and PostgreSQL cut
 //!   away, each on the backend it is about (run once, in the workspace's pass).
 
-#![allow(clippy::unwrap_used, clippy::expect_used, reason = "tests")]
+#![expect(clippy::unwrap_used, clippy::expect_used, reason = "tests")]
 
 mod agent;
 mod contract;

@@ -1,6 +1,6 @@
 //! Running the real `billable` binary from tests.
 
-#![allow(dead_code, unreachable_pub, reason = "each test file uses its own part")]
+#![expect(dead_code, unreachable_pub, reason = "each test file uses its own part")]
 
 use std::fmt::Write as _;
 use std::io::{BufRead, BufReader, Read, Write};

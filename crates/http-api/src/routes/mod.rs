@@ -184,7 +184,7 @@ pub(crate) fn query_search(text: Option<&str>) -> Result<Option<kernel::SearchTe
 
 /// The failures of a listing that takes query parameters.
 #[derive(IntoResponses)]
-#[allow(dead_code)]
+#[expect(dead_code, reason = "only their OpenAPI description is read")]
 pub(crate) enum QueryErrors {
     /// A query parameter is invalid (the message names it), or the cursor is not one this
     /// listing gave.
@@ -194,7 +194,7 @@ pub(crate) enum QueryErrors {
 
 /// The failures every keyed endpoint can answer with.
 #[derive(IntoResponses)]
-#[allow(dead_code)]
+#[expect(dead_code, reason = "only their OpenAPI description is read")]
 pub(crate) enum KeyedErrors {
     /// Missing, invalid, expired or revoked key.
     #[response(status = 401)]
@@ -218,7 +218,7 @@ pub(crate) enum KeyedErrors {
 
 /// The failures of an endpoint that reads a JSON body.
 #[derive(IntoResponses)]
-#[allow(dead_code)]
+#[expect(dead_code, reason = "only their OpenAPI description is read")]
 pub(crate) enum BodyErrors {
     /// Invalid input; the message starts with the offending field.
     #[response(status = 400)]
@@ -237,7 +237,7 @@ pub(crate) enum BodyErrors {
 
 /// The failure of an endpoint that addresses one resource by id.
 #[derive(IntoResponses)]
-#[allow(dead_code)]
+#[expect(dead_code, reason = "only their OpenAPI description is read")]
 pub(crate) enum NotFound {
     /// No such resource in the key's team (a malformed id included).
     #[response(status = 404)]

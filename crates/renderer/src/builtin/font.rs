@@ -117,7 +117,6 @@ pub(super) fn one_line(text: &str) -> String {
 
 #[cfg(test)]
 mod tests {
-    #![allow(clippy::unwrap_used)]
 
     use super::*;
 

@@ -511,7 +511,6 @@ impl Pen {
 
 #[cfg(test)]
 mod tests {
-    #![allow(clippy::unwrap_used, clippy::float_cmp)]
 
     use super::*;
     use crate::sample::sample_document;

@@ -86,7 +86,6 @@ fn to_f32(pixels: u32) -> f32 {
 
 #[cfg(test)]
 mod tests {
-    #![allow(clippy::unwrap_used)]
 
     use super::*;
 

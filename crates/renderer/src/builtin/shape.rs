@@ -381,7 +381,6 @@ fn trim_end(text: &str, range: Range<usize>) -> Range<usize> {
 
 #[cfg(test)]
 mod tests {
-    #![allow(clippy::unwrap_used)]
 
     use super::*;
     use crate::builtin::font::Fonts;

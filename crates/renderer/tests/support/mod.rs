@@ -4,7 +4,7 @@
 //! The tools are required: without poppler-utils, qpdf and chromium these tests fail, they
 //! never skip.
 
-#![allow(dead_code, reason = "each test file uses some of these")]
+#![expect(dead_code, reason = "each test file uses some of these")]
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
