@@ -40,6 +40,8 @@ doc:
 	RUSTDOCFLAGS="-D warnings" $(CARGO) doc --workspace --no-deps --locked --quiet
 
 # Domain crates must not reach a framework: no actix-web, diesel or tokio in their trees.
+# Nor do they word their errors for a wire: a domain error is a typed value, and only an
+# adapter names a field (`FieldError`, `InvalidValue::at`), in its own spelling.
 layering:
 	@for crate in $(DOMAIN_CRATES); do \
 	  for framework in actix-web diesel diesel-async tokio; do \
@@ -48,6 +50,9 @@ layering:
 	    fi; \
 	  done; \
 	done; echo "layering: domain crates are framework-free"
+	@if grep -rnE 'FieldError|\.at\(' $(patsubst %,crates/%/src,$(filter-out kernel,$(DOMAIN_CRATES))); then \
+	  echo "layering: a domain crate names a wire field (above); return a typed error and word it in the adapter"; exit 1; \
+	fi; echo "layering: domain errors are typed, worded by the adapters"
 
 # The MCP servers the agent's MCP client is tested against, from tests/mcp/package-lock.json.
 mcp-servers:

@@ -16,8 +16,8 @@ pub use client::{
 };
 pub use document::{InvoiceDocument, InvoiceRenderer, RenderError};
 pub use invoice::{
-    Invoice, InvoiceFilter, InvoiceId, InvoicePosition, InvoiceStatus, LineInput, LineItem, LineItemId,
-    Serial, TaxRule, Totals,
+    Invoice, InvoiceFilter, InvoiceId, InvoicePosition, InvoiceRule, InvoiceStatus, LineInput, LineItem,
+    LineItemId, Serial, TaxRule, Totals,
 };
 pub use sender::{SenderAddress, SenderAddressId, SenderDetails, SenderRepository};
 pub use store::{BillingStore, InvoiceRepository};

@@ -3,10 +3,10 @@
 
 use accounts::{AccountStore, Team, TeamId};
 use chrono::{DateTime, Utc};
-use kernel::{FieldError, Id, StoreError};
+use kernel::{Id, StoreError};
 use rust_decimal::Decimal;
 
-use crate::invoice::{Description, check_dates, price_lines};
+use crate::invoice::{Description, InvoiceRule, check_dates, price_lines};
 use crate::store::{
     BillTo, BillingStore, CreateInvoiceError, DeleteInvoiceError, NewInvoice, SaveInvoiceError, SenderChoice,
 };
@@ -18,32 +18,24 @@ use crate::{
 /// Why an invoice use case refused.
 #[derive(Debug, thiserror::Error)]
 pub enum BillingError {
-    /// Input that breaks a rule; names the field.
+    /// Input that breaks a rule of invoices.
     #[error(transparent)]
-    Invalid(#[from] FieldError),
+    Rule(#[from] InvoiceRule),
     #[error("invoice not found")]
     NotFound,
-    /// The state changed under the request (time billed meanwhile); nothing was written.
-    #[error("{0}")]
-    Conflict(String),
+    /// Time entries to bill were billed, changed or deleted meanwhile; nothing was written.
+    #[error("time entries to bill were billed, changed or deleted meanwhile; nothing was made")]
+    TimeTaken,
     #[error(transparent)]
     Store(#[from] StoreError),
-}
-
-fn unknown_client() -> FieldError {
-    FieldError::new("clientId", "no such client in the team")
-}
-
-fn unknown_sender() -> FieldError {
-    FieldError::new("sendersAddressId", "no such sender address in the team")
 }
 
 impl From<SaveInvoiceError> for BillingError {
     fn from(error: SaveInvoiceError) -> Self {
         match error {
             SaveInvoiceError::NotFound => Self::NotFound,
-            SaveInvoiceError::UnknownClient => unknown_client().into(),
-            SaveInvoiceError::UnknownSender => unknown_sender().into(),
+            SaveInvoiceError::UnknownClient => InvoiceRule::UnknownClient.into(),
+            SaveInvoiceError::UnknownSender => InvoiceRule::UnknownSender.into(),
             SaveInvoiceError::Store(error) => Self::Store(error),
         }
     }
@@ -143,11 +135,9 @@ pub async fn preview_invoice(
 /// Why storage refused a new invoice, as the use cases say it.
 fn refused(error: CreateInvoiceError) -> BillingError {
     match error {
-        CreateInvoiceError::UnknownClient => unknown_client().into(),
-        CreateInvoiceError::UnknownSender => unknown_sender().into(),
-        CreateInvoiceError::TimeTaken => BillingError::Conflict(
-            "time entries to bill were billed, changed or deleted meanwhile; nothing was made".to_owned(),
-        ),
+        CreateInvoiceError::UnknownClient => InvoiceRule::UnknownClient.into(),
+        CreateInvoiceError::UnknownSender => InvoiceRule::UnknownSender.into(),
+        CreateInvoiceError::TimeTaken => BillingError::TimeTaken,
         CreateInvoiceError::Store(error) => error.into(),
     }
 }

@@ -18,10 +18,11 @@ use actix_web::http::StatusCode;
 use actix_web::http::header::{self, HeaderName};
 use actix_web::middleware::from_fn;
 use actix_web::{App, HttpRequest, HttpResponse, HttpServer, ResponseError, web};
+use kernel::FieldError;
 use serde::{Deserialize, Serialize};
-use triggers::github::intake::{DELIVERY_HEADER, EVENT_HEADER};
 use triggers::{
-    Agent, Intake, IntakeError, Receipt, RunOutcome, RunRequest, Secrets, ToolChoice, TriggerKind,
+    Agent, Intake, IntakeError, Malformed, Receipt, RunOutcome, RunRequest, RunRequestError, Secrets,
+    ToolChoice, TriggerKind,
 };
 
 use crate::auth::{client_ip, too_many_requests};
@@ -281,9 +282,39 @@ async fn github(
         Ok(Receipt::Duplicate { delivery }) => {
             acknowledge(StatusCode::ACCEPTED, "duplicate", Some(delivery.as_str()), None)
         }
-        Err(IntakeError::Invalid(error)) => return Err(error.into()),
+        Err(IntakeError::Malformed(malformed)) => return Err(delivery_refusal(&malformed).into()),
         Err(IntakeError::Store(error)) => return Err(error.into()),
     })
+}
+
+/// GitHub's headers of a delivery's event and id.
+const EVENT_HEADER: &str = "X-GitHub-Event";
+const DELIVERY_HEADER: &str = "X-GitHub-Delivery";
+
+/// What of a delivery is not as GitHub sends it, naming the header or the body.
+fn delivery_refusal(malformed: &Malformed) -> FieldError {
+    match malformed {
+        Malformed::NoEvent => FieldError::new(EVENT_HEADER, "is required"),
+        Malformed::EventName(name) => FieldError::new(EVENT_HEADER, format!("{name:?} is not an event name")),
+        Malformed::NoDeliveryId => FieldError::new(DELIVERY_HEADER, "is required"),
+        Malformed::DeliveryId(why) => FieldError::new(DELIVERY_HEADER, why.clone()),
+        Malformed::NotJson(why) => FieldError::new("body", format!("is not a JSON payload: {why}")),
+        Malformed::NotAnObject => {
+            FieldError::new("body", "must be a JSON object, as GitHub sends every event")
+        }
+    }
+}
+
+/// A refused run request, naming the webhook body's field.
+fn run_request_refusal(error: &RunRequestError) -> FieldError {
+    match error {
+        RunRequestError::EmptyInput => FieldError::new("input", "must not be empty"),
+        RunRequestError::NulInInput => FieldError::new("input", "must not contain NUL characters"),
+        RunRequestError::InputTooLong => {
+            FieldError::new("input", format!("must be at most {} characters", triggers::run::MAX_INPUT_CHARS))
+        }
+        RunRequestError::Conversation(why) => FieldError::new("conversation_id", why.clone()),
+    }
 }
 
 async fn webhook(
@@ -301,8 +332,9 @@ async fn webhook(
     state.authenticate(&req, refusal, unauthorized)?;
     require_json(&req)?;
     let body: WebhookBody = crate::body::parse(&body)?;
-    let request =
-        RunRequest::parse(body.input, body.conversation_id.as_deref())?.with_tools((**tools).clone());
+    let request = RunRequest::parse(body.input, body.conversation_id.as_deref())
+        .map_err(|error| run_request_refusal(&error))?
+        .with_tools((**tools).clone());
     // The run goes on, and is recorded, even if the caller stops waiting for it.
     let agent = state.agent.clone();
     let run = tokio::spawn(async move { agent.run(TriggerKind::Webhook, request).await });

@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use billing::LineInput;
 use billing::invoice::Description as LineDescription;
 use billing::money::{Decimal, MAX_LINE_ITEMS, QUANTITY, RoundingStrategy};
-use kernel::{FieldError, InvalidValue, Words};
+use kernel::{InvalidValue, Words};
 
 use crate::{HourlyRate, Project, ProjectId, TimeEntry, TimeEntryId};
 
@@ -41,14 +41,13 @@ pub struct Rounding {
 }
 
 impl Rounding {
-    /// Rounding to steps of `minutes` (1 to 60) in `mode` (`up`, `down`, `nearest`),
-    /// naming `rounding.minutes` or `rounding.mode` when refused.
-    pub fn parse(minutes: i64, mode: &str) -> Result<Self, FieldError> {
+    /// Rounding to steps of `minutes` (1 to 60) in `mode` (`up`, `down`, `nearest`).
+    pub fn parse(minutes: i64, mode: &str) -> Result<Self, TimeBillingRule> {
         let minutes = u64::try_from(minutes)
             .ok()
             .filter(|m| (1..=60).contains(m))
-            .ok_or_else(|| FieldError::new("rounding.minutes", "must be from 1 to 60"))?;
-        let mode = RoundingMode::parse_word(mode).map_err(|e: InvalidValue| e.at("rounding.mode"))?;
+            .ok_or(TimeBillingRule::RoundingStep)?;
+        let mode = RoundingMode::parse_word(mode).map_err(TimeBillingRule::RoundingMode)?;
         Ok(Self { step_seconds: minutes * 60, mode })
     }
 
@@ -110,6 +109,35 @@ pub fn hours_text(seconds: u128) -> String {
     if fraction.is_empty() { whole.to_string() } else { format!("{whole}.{fraction}") }
 }
 
+/// A rule of billing time that a request broke, in the domain's words; each front end
+/// words it for its callers.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum TimeBillingRule {
+    #[error("a rounding step is 1 to 60 minutes")]
+    RoundingStep,
+    #[error("the rounding mode {0}")]
+    RoundingMode(InvalidValue),
+    /// A project asked for is not the team's.
+    #[error("no such project in the team: {0}")]
+    UnknownProject(ProjectId),
+    #[error("no billable time that is not billed yet in the days")]
+    NoTime,
+    /// Time to bill on projects without an hourly rate, and no rate given for all.
+    #[error("a rate is needed: no hourly rate is set on {}", .projects.join(", "))]
+    Unrated { projects: Vec<String> },
+    #[error("the rounding leaves no time to bill")]
+    RoundedAway,
+    /// More lines than an invoice holds.
+    #[error("the grouping makes {lines} lines, and an invoice holds at most {MAX_LINE_ITEMS}")]
+    TooManyLines { lines: usize },
+    /// One line's hours past what a line's quantity holds.
+    #[error("the time of the line {description:?} is more hours than a line holds")]
+    LineTooLong { description: String },
+    /// A line's description (a project's title, a task name) is not one a line takes.
+    #[error("a line's description {0}")]
+    LineDescription(InvalidValue),
+}
+
 /// The name of the line of time logged on no project.
 pub const NO_PROJECT: &str = "Time without a project";
 
@@ -142,16 +170,16 @@ impl TimeLine {
 /// Refused, naming the field: no entry (`from`); an entry whose project has no rate while
 /// no `rate` is given (`rate`, listing those projects). A group whose rounded time is
 /// nothing makes no line (its entries are billed all the same, at nothing); when no line
-/// is left, the answer names `rounding`.
+/// is left, the refusal says the rounding took it.
 pub fn time_lines(
     entries: &[TimeEntry],
     projects: &[Project],
     group_by: GroupBy,
     rate: Option<HourlyRate>,
     rounding: Option<Rounding>,
-) -> Result<Vec<TimeLine>, FieldError> {
+) -> Result<Vec<TimeLine>, TimeBillingRule> {
     if entries.is_empty() {
-        return Err(FieldError::new("from", "no billable time that is not billed yet in the range"));
+        return Err(TimeBillingRule::NoTime);
     }
     let project = |id: Option<ProjectId>| id.and_then(|id| projects.iter().find(|p| p.id == id));
     let project_name = |id: Option<ProjectId>| project(id).map_or(NO_PROJECT, |p| p.title.as_str());
@@ -163,10 +191,7 @@ pub fn time_lines(
     if !unrated.is_empty() {
         unrated.sort_unstable();
         unrated.dedup();
-        return Err(FieldError::new(
-            "rate",
-            format!("is required: no hourly rate is set on {}", unrated.join(", ")),
-        ));
+        return Err(TimeBillingRule::Unrated { projects: unrated.into_iter().map(str::to_owned).collect() });
     }
     // Ordered keys make the lines' order: by project title, task name, or entry date.
     let mut groups: BTreeMap<(String, String, String), Group> = BTreeMap::new();
@@ -207,16 +232,10 @@ pub fn time_lines(
     let lines: Vec<TimeLine> =
         groups.into_values().filter(|group| group.seconds > 0).map(Group::line).collect::<Result<_, _>>()?;
     if lines.is_empty() {
-        return Err(FieldError::new("rounding", "leaves no time to bill"));
+        return Err(TimeBillingRule::RoundedAway);
     }
     if lines.len() > MAX_LINE_ITEMS {
-        return Err(FieldError::new(
-            "groupBy",
-            format!(
-                "makes {} lines, and an invoice holds at most {MAX_LINE_ITEMS}: group by project or task, or bill fewer days",
-                lines.len()
-            ),
-        ));
+        return Err(TimeBillingRule::TooManyLines { lines: lines.len() });
     }
     Ok(lines)
 }
@@ -230,17 +249,12 @@ struct Group {
 }
 
 impl Group {
-    fn line(self) -> Result<TimeLine, FieldError> {
-        let hours = QUANTITY.check(hours(self.seconds)).map_err(|_| {
-            FieldError::new(
-                "to",
-                format!(
-                    "the time of the line \"{}\" comes to more hours than a line holds (at most {}); bill fewer days",
-                    self.description, QUANTITY.max
-                ),
-            )
-        })?;
-        let description = LineDescription::parse(self.description).map_err(|e| e.at("groupBy"))?;
+    fn line(self) -> Result<TimeLine, TimeBillingRule> {
+        let hours = QUANTITY
+            .check(hours(self.seconds))
+            .map_err(|_| TimeBillingRule::LineTooLong { description: self.description.clone() })?;
+        let description =
+            LineDescription::parse(self.description).map_err(TimeBillingRule::LineDescription)?;
         Ok(TimeLine { description, hours, rate: self.rate, entries: self.entries })
     }
 }
@@ -322,12 +336,9 @@ mod tests {
             assert_eq!(quarter(mode).apply(seconds), expected, "{mode} {seconds}");
         }
         assert_eq!(Rounding::parse(1, "up").unwrap().apply(61), 120);
-        assert_eq!(
-            Rounding::parse(0, "up").unwrap_err().to_string(),
-            "rounding.minutes: must be from 1 to 60"
-        );
-        assert_eq!(Rounding::parse(61, "up").unwrap_err().field, "rounding.minutes");
-        assert_eq!(Rounding::parse(15, "sideways").unwrap_err().field, "rounding.mode");
+        assert_eq!(Rounding::parse(0, "up").unwrap_err(), TimeBillingRule::RoundingStep);
+        assert_eq!(Rounding::parse(61, "up").unwrap_err(), TimeBillingRule::RoundingStep);
+        assert!(matches!(Rounding::parse(15, "sideways").unwrap_err(), TimeBillingRule::RoundingMode(_)));
     }
 
     #[test]
@@ -398,21 +409,19 @@ mod tests {
         assert_eq!(shown(&lines), [row("Website", "0.75", "100")]);
         let down = Rounding::parse(15, "down").ok();
         let error = time_lines(&entries, &projects, GroupBy::Project, None, down).unwrap_err();
-        assert_eq!(error.to_string(), "rounding: leaves no time to bill");
+        assert_eq!(error, TimeBillingRule::RoundedAway);
     }
 
     #[test]
-    fn refusals_name_the_field() {
+    fn refusals_say_what_stops_the_billing() {
         let (unrated, other) = (project("Website", None), project("App", None));
         let entries =
             [entry(2, 60, "a", Some(&unrated)), entry(3, 60, "b", Some(&other)), entry(4, 60, "c", None)];
         let error = time_lines(&entries, &[unrated, other], GroupBy::Project, None, None).unwrap_err();
-        assert_eq!(
-            error.to_string(),
-            format!("rate: is required: no hourly rate is set on App, {NO_PROJECT}, Website")
-        );
+        let projects = ["App", NO_PROJECT, "Website"].map(str::to_owned).to_vec();
+        assert_eq!(error, TimeBillingRule::Unrated { projects });
         let error = time_lines(&[], &[], GroupBy::Project, rate("1"), None).unwrap_err();
-        assert_eq!(error.field, "from");
+        assert_eq!(error, TimeBillingRule::NoTime);
         assert!(!is_billable(&TimeEntry { billable: false, ..entries[0].clone() }));
         let billed = TimeEntry { invoice_id: Some(billing::InvoiceId::generate()), ..entries[0].clone() };
         assert!(!is_billable(&billed) && is_billable(&entries[0]));

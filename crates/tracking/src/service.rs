@@ -12,9 +12,9 @@ use billing::service::{BillingError, InvoiceDraft};
 use billing::store::TimeToBill;
 use billing::{BillingStore, Invoice};
 use chrono::{DateTime, Utc};
-use kernel::{FieldError, Id, StoreError};
+use kernel::{Id, StoreError};
 
-use crate::invoicing::{GroupBy, NO_PROJECT, Rounding, TimeLine, is_billable, time_lines};
+use crate::invoicing::{GroupBy, NO_PROJECT, Rounding, TimeBillingRule, TimeLine, is_billable, time_lines};
 use crate::report::{Report, ReportGroupBy, ReportQuery, report_groups};
 use crate::{
     Actor, DeleteError, Description, DurationSeconds, EntryFilter, HourlyRate, Period, ProjectId,
@@ -25,33 +25,76 @@ use crate::{
 /// Why a time-entry use case refused.
 #[derive(Debug, thiserror::Error)]
 pub enum TrackError {
-    /// Input that breaks a rule; names the field.
+    /// Input that breaks a rule of time entries.
     #[error(transparent)]
-    Invalid(#[from] FieldError),
-    /// The actor may not act for the user named.
-    #[error("{0}")]
-    Forbidden(String),
+    Rule(#[from] EntryRule),
+    /// The actor may not act for another user so.
+    #[error(transparent)]
+    Forbidden(#[from] NotAllowed),
     /// No such entry, or one the actor may not see.
     #[error("time entry not found")]
     NotFound,
     /// The actor has no running timer.
     #[error("no timer is running")]
     NoTimer,
-    /// The write lost a race with a delete, or the entry is billed; nothing was written.
-    #[error("{0}")]
-    Conflict(String),
+    /// The write lost a race, or met a lock; nothing was written.
+    #[error(transparent)]
+    Conflict(#[from] TrackConflict),
     #[error(transparent)]
     Store(#[from] StoreError),
+}
+
+/// A rule of time entries (and timers) that a request broke, in the domain's words; each
+/// front end words it for its callers.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum EntryRule {
+    #[error("a section needs its project: the project cannot be cleared while a section is set")]
+    ProjectClearedBesideSection,
+    #[error("no such user in the team")]
+    UnknownUser,
+    #[error("no such section in the team")]
+    UnknownSection,
+    /// A project other than the section's was given beside it.
+    #[error("section {section} is in project {project}: give that project, or none")]
+    NotTheSectionsProject { section: SectionId, project: ProjectId },
+    #[error("no such project in the team")]
+    UnknownProject,
+    #[error("the project is archived; no time can be logged on it")]
+    ArchivedProject,
+    /// The tag at `index` of those given is not the team's.
+    #[error("tag {index}: no such tag in the team")]
+    UnknownTag { index: usize },
+}
+
+/// What only owners and admins may do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum NotAllowed {
+    #[error("only owners and admins may list another user's time")]
+    ListOthersTime,
+    #[error("only owners and admins may log or move time for another user")]
+    ActForOthers,
+}
+
+/// Why a write changed nothing though its request was sound.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum TrackConflict {
+    #[error("a user, project, section or tag of the entry was deleted meanwhile; retry")]
+    EntryReferenceGone,
+    /// The entry is billed: locked until its invoice is deleted.
+    #[error("the entry is billed and its time is locked; deleting the invoice releases it")]
+    Billed,
+    #[error("a timer is already running; stop it first")]
+    TimerRunning,
+    #[error("a project, section or tag of the timer was deleted meanwhile; retry")]
+    TimerReferenceGone,
 }
 
 impl From<SaveEntryError> for TrackError {
     fn from(error: SaveEntryError) -> Self {
         match error {
             SaveEntryError::NotFound => Self::NotFound,
-            SaveEntryError::MissingReference => Self::Conflict(
-                "a user, project, section or tag of the entry was deleted meanwhile; retry".to_owned(),
-            ),
-            SaveEntryError::Billed => billed(),
+            SaveEntryError::MissingReference => TrackConflict::EntryReferenceGone.into(),
+            SaveEntryError::Billed => TrackConflict::Billed.into(),
             SaveEntryError::Store(error) => Self::Store(error),
         }
     }
@@ -106,9 +149,7 @@ pub fn listing_filter(
     period: crate::Period,
     requested_user: Option<UserId>,
 ) -> Result<EntryFilter, TrackError> {
-    let user = actor.listing_user(requested_user).map_err(|_| {
-        TrackError::Forbidden("userId: only owners and admins may list another user's time".to_owned())
-    })?;
+    let user = actor.listing_user(requested_user).map_err(|_| NotAllowed::ListOthersTime)?;
     Ok(EntryFilter { user, ..EntryFilter::within(period) })
 }
 
@@ -182,7 +223,7 @@ pub async fn change_time(
         (None, Some(Some(section))) => (None, Some(section)),
         (Some(Some(project)), Some(Some(section))) => (Some(project), Some(section)),
         (Some(None), Some(Some(_))) => {
-            return Err(FieldError::new("projectId", "must not be null beside a sectionId").into());
+            return Err(EntryRule::ProjectClearedBesideSection.into());
         }
         (project, Some(None)) => (project.unwrap_or(entry.project_id), None),
         (Some(None), None) => (None, None),
@@ -228,21 +269,14 @@ pub async fn delete_time(
     refuse_billed(&entry)?;
     store.delete_entry(team, id).await.map_err(|error| match error {
         DeleteError::NotFound | DeleteError::HasTimeEntries => TrackError::NotFound,
-        DeleteError::Billed => billed(),
+        DeleteError::Billed => TrackConflict::Billed.into(),
         DeleteError::Store(error) => TrackError::Store(error),
     })
 }
 
-/// The refusal of a change to billed time.
-fn billed() -> TrackError {
-    TrackError::Conflict(
-        "invoiceId: the entry is billed and its time is locked; deleting the invoice releases it".to_owned(),
-    )
-}
-
 /// Billed time is locked: its invoice shows it as it was billed.
 fn refuse_billed(entry: &TimeEntry) -> Result<(), TrackError> {
-    if entry.invoice_id.is_some() { Err(billed()) } else { Ok(()) }
+    if entry.invoice_id.is_some() { Err(TrackConflict::Billed.into()) } else { Ok(()) }
 }
 
 /// Starts a timer for the actor, filed as a new entry would be (the section decides the
@@ -268,10 +302,8 @@ pub async fn start_timer(
         started_at: now,
     };
     store.start_timer(&timer).await.map_err(|error| match error {
-        StartTimerError::AlreadyRunning => {
-            TrackError::Conflict("a timer is already running; stop it first".to_owned())
-        }
-        StartTimerError::MissingReference => TrackError::Conflict(TIMER_REFERENCE_GONE.to_owned()),
+        StartTimerError::AlreadyRunning => TrackConflict::TimerRunning.into(),
+        StartTimerError::MissingReference => TrackConflict::TimerReferenceGone.into(),
         StartTimerError::Store(error) => TrackError::Store(error),
     })?;
     Ok(timer)
@@ -303,6 +335,23 @@ pub async fn stop_timer(
     Ok(entry)
 }
 
+/// Why billing time refused.
+#[derive(Debug, thiserror::Error)]
+pub enum BillTimeError {
+    /// The time to bill breaks a rule of billing time.
+    #[error(transparent)]
+    Rule(#[from] TimeBillingRule),
+    /// The invoice made of it breaks a rule of invoices, or could not be made.
+    #[error(transparent)]
+    Invoice(#[from] BillingError),
+}
+
+impl From<StoreError> for BillTimeError {
+    fn from(error: StoreError) -> Self {
+        Self::Invoice(error.into())
+    }
+}
+
 /// What to bill: the time logged on a span of days, and the invoice to make of it.
 #[derive(Debug, Clone)]
 pub struct TimeBilling {
@@ -332,11 +381,11 @@ pub async fn bill_time(
     team: TeamId,
     request: TimeBilling,
     now: DateTime<Utc>,
-) -> Result<Invoice, BillingError> {
+) -> Result<Invoice, BillTimeError> {
     let projects = tracking.list_projects(team).await?;
     let wanted: Option<HashSet<ProjectId>> = request.projects.map(|ids| ids.into_iter().collect());
     if let Some(unknown) = wanted.iter().flatten().find(|id| !projects.iter().any(|p| p.id == **id)) {
-        return Err(FieldError::new("projectIds", format!("{unknown}: no such project in the team")).into());
+        return Err(TimeBillingRule::UnknownProject(*unknown).into());
     }
     let user = actor.listing_user(None).unwrap_or(Some(actor.user_id));
     let filter = EntryFilter { user, ..EntryFilter::within(request.days) };
@@ -356,11 +405,12 @@ pub async fn bill_time(
             .collect(),
         ..request.invoice
     };
-    if request.preview {
-        billing::service::preview_invoice(billing, accounts, team, draft, now).await
+    let invoice = if request.preview {
+        billing::service::preview_invoice(billing, accounts, team, draft, now).await?
     } else {
-        billing::service::create_invoice(billing, accounts, team, draft, now).await
-    }
+        billing::service::create_invoice(billing, accounts, team, draft, now).await?
+    };
+    Ok(invoice)
 }
 
 /// Where the time of `period` went, grouped by `group_by`: the actor's own time, or, for
@@ -437,12 +487,10 @@ pub async fn discard_timer(
     Ok(timer)
 }
 
-const TIMER_REFERENCE_GONE: &str = "a project, section or tag of the timer was deleted meanwhile; retry";
-
 fn timer_error(error: StopTimerError) -> TrackError {
     match error {
         StopTimerError::NotRunning => TrackError::NoTimer,
-        StopTimerError::MissingReference => TrackError::Conflict(TIMER_REFERENCE_GONE.to_owned()),
+        StopTimerError::MissingReference => TrackConflict::TimerReferenceGone.into(),
         StopTimerError::Store(error) => TrackError::Store(error),
     }
 }
@@ -454,12 +502,10 @@ async fn check_user(
     user: UserId,
 ) -> Result<(), TrackError> {
     if !actor.may_act_for(user) {
-        return Err(TrackError::Forbidden(
-            "userId: only owners and admins may log or move time for another user".to_owned(),
-        ));
+        return Err(NotAllowed::ActForOthers.into());
     }
     if user != actor.user_id && !users.has_user(team, user).await? {
-        return Err(FieldError::new("userId", "no such user in the team").into());
+        return Err(EntryRule::UnknownUser.into());
     }
     Ok(())
 }
@@ -476,36 +522,26 @@ async fn place(
     let project = match section {
         None => project,
         Some(id) => {
-            let section = store
-                .get_section(team, id)
-                .await?
-                .ok_or_else(|| FieldError::new("sectionId", "no such section in the team"))?;
+            let section = store.get_section(team, id).await?.ok_or(EntryRule::UnknownSection)?;
             if project.is_some_and(|p| p != section.project_id) {
-                return Err(FieldError::new(
-                    "projectId",
-                    format!("must be the project of section {id} ({}), or left out", section.project_id),
-                )
-                .into());
+                return Err(
+                    EntryRule::NotTheSectionsProject { section: id, project: section.project_id }.into()
+                );
             }
             Some(section.project_id)
         }
     };
     if let Some(id) = project {
-        let project = store
-            .get_project(team, id)
-            .await?
-            .ok_or_else(|| FieldError::new("projectId", "no such project in the team"))?;
+        let project = store.get_project(team, id).await?.ok_or(EntryRule::UnknownProject)?;
         if !project.status.accepts_time() {
-            return Err(
-                FieldError::new("projectId", "the project is archived; no time can be logged on it").into()
-            );
+            return Err(EntryRule::ArchivedProject.into());
         }
     }
     Ok((project, section))
 }
 
-/// The tags named by `ids`, with their titles, in entry order; `tags[i].id` names the
-/// first id that is not a tag of the team.
+/// The tags named by `ids`, with their titles, in entry order; refused naming the index of
+/// the first id that is not a tag of the team.
 async fn resolve_tags(
     store: &dyn TrackStore,
     team: TeamId,
@@ -518,7 +554,7 @@ async fn resolve_tags(
     let found = store.find_tags(team, &unique).await?;
     let known: HashSet<TagId> = found.iter().map(|t| t.id).collect();
     if let Some(index) = ids.iter().position(|id| !known.contains(id)) {
-        return Err(FieldError::new(format!("tags[{index}].id"), "no such tag in the team").into());
+        return Err(EntryRule::UnknownTag { index }.into());
     }
     let mut tags: Vec<TagRef> = found.into_iter().map(|t| TagRef { id: t.id, title: t.title }).collect();
     TimeEntry::order_tags(&mut tags);

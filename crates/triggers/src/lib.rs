@@ -37,13 +37,13 @@ pub use github::delivery::{
     DeliveryProgress, DeliveryQueue, DeliveryState, NewDelivery, PendingDelivery, RetryPolicy, Verdict,
 };
 pub use github::filter::{EventFilter, RepoPatterns};
-pub use github::intake::{Intake, IntakeError, Receipt};
+pub use github::intake::{Intake, IntakeError, Malformed, Receipt};
 pub use github::render::EventFacts;
 pub use ports::{Agent, AgentStore, ConversationMemory, RunHistory};
 pub use queue::{Admission, ConversationQueues};
 pub use run::{
-    ConversationKey, Message, Role, RunFilter, RunId, RunOutcome, RunRecord, RunRequest, RunStatus,
-    ToolCallRecord, TriggerKind, Usage,
+    ConversationKey, Message, Role, RunFilter, RunId, RunOutcome, RunRecord, RunRequest, RunRequestError,
+    RunStatus, ToolCallRecord, TriggerKind, Usage,
 };
 pub use secrets::Secrets;
 pub use tools::{

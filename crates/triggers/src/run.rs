@@ -4,7 +4,7 @@ use std::fmt;
 
 use accounts::TeamId;
 use chrono::{DateTime, Utc};
-use kernel::{FieldError, define_id};
+use kernel::define_id;
 use serde::{Deserialize, Serialize};
 
 use crate::tools::ToolChoice;
@@ -79,22 +79,35 @@ pub struct RunRequest {
     pub summary: Option<String>,
 }
 
+/// Why a run request was refused, in the domain's words; each trigger words it for its
+/// callers (the webhook names its body's fields).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RunRequestError {
+    #[error("the input is empty")]
+    EmptyInput,
+    #[error("the input contains NUL characters")]
+    NulInInput,
+    #[error("the input is longer than {MAX_INPUT_CHARS} characters")]
+    InputTooLong,
+    /// The conversation id is not one; says why.
+    #[error("the conversation id {0}")]
+    Conversation(String),
+}
+
 impl RunRequest {
     /// Checks the fields of a run request as a caller sent them.
-    pub fn parse(input: String, conversation_id: Option<&str>) -> Result<Self, FieldError> {
+    pub fn parse(input: String, conversation_id: Option<&str>) -> Result<Self, RunRequestError> {
         if input.trim().is_empty() {
-            return Err(FieldError::new("input", "must not be empty"));
+            return Err(RunRequestError::EmptyInput);
         }
         if input.contains('\0') {
-            return Err(FieldError::new("input", "must not contain NUL characters"));
+            return Err(RunRequestError::NulInInput);
         }
         if input.chars().count() > MAX_INPUT_CHARS {
-            return Err(FieldError::new("input", format!("must be at most {MAX_INPUT_CHARS} characters")));
+            return Err(RunRequestError::InputTooLong);
         }
-        let conversation = conversation_id
-            .map(ConversationKey::parse)
-            .transpose()
-            .map_err(|message| FieldError::new("conversation_id", message))?;
+        let conversation =
+            conversation_id.map(ConversationKey::parse).transpose().map_err(RunRequestError::Conversation)?;
         Ok(Self { input, conversation, tools: ToolChoice::All, summary: None })
     }
 
@@ -273,16 +286,16 @@ impl Message {
 
 #[cfg(test)]
 mod tests {
-    use super::{ConversationKey, RunRequest, ToolCallRecord, excerpt};
+    use super::{ConversationKey, RunRequest, RunRequestError, ToolCallRecord, excerpt};
     use crate::Message;
 
     #[test]
     fn run_requests_name_the_refused_field() {
-        assert_eq!(RunRequest::parse("  ".into(), None).unwrap_err().to_string(), "input: must not be empty");
+        assert_eq!(RunRequest::parse("  ".into(), None).unwrap_err(), RunRequestError::EmptyInput);
         let long = "x".repeat(super::MAX_INPUT_CHARS + 1);
-        assert!(RunRequest::parse(long, None).unwrap_err().to_string().starts_with("input: must be at most"));
+        assert_eq!(RunRequest::parse(long, None).unwrap_err(), RunRequestError::InputTooLong);
         let error = RunRequest::parse("hi".into(), Some("")).unwrap_err();
-        assert_eq!(error.to_string(), "conversation_id: must not be empty");
+        assert_eq!(error, RunRequestError::Conversation("must not be empty".into()));
         assert!(RunRequest::parse("hi".into(), Some("a\nb")).is_err());
         let request = RunRequest::parse("hi".into(), Some("ticket-42")).unwrap();
         assert_eq!(request.conversation, Some(ConversationKey::parse("ticket-42").unwrap()));
@@ -291,7 +304,7 @@ mod tests {
     #[test]
     fn nul_is_refused_in_input_and_kept_as_a_replacement_character_elsewhere() {
         let error = RunRequest::parse("a\0b".into(), None).unwrap_err();
-        assert_eq!(error.to_string(), "input: must not contain NUL characters");
+        assert_eq!(error, RunRequestError::NulInInput);
         assert_eq!(Message::assistant("a\0b").content, "a\u{FFFD}b");
         let record = ToolCallRecord::new("t", "{\"x\": \"\0\"}", "\0", true, 1);
         assert_eq!(

@@ -2,12 +2,13 @@
 
 use accounts::Principal;
 use actix_web::{HttpResponse, post, web};
+use billing::money::{MAX_LINE_ITEMS, QUANTITY};
 use kernel::FieldError;
 use serde::Deserialize;
 use serde_json::Number;
-use tracking::invoicing::{GroupBy, Rounding};
+use tracking::invoicing::{GroupBy, Rounding, TimeBillingRule};
 use tracking::report::MAX_REPORT_DAYS;
-use tracking::{Actor, TimeBilling};
+use tracking::{Actor, BillTimeError, TimeBilling};
 use utoipa::ToSchema;
 
 use crate::auth::{Auth, BillTime};
@@ -113,8 +114,12 @@ impl TimeInvoiceInput {
             .transpose()?;
         let group_by =
             self.group_by.as_deref().map(GroupBy::parse).transpose().map_err(|e| e.at("groupBy"))?;
-        let rounding =
-            self.rounding.map(|r| Rounding::parse(whole_minutes(&r.minutes)?, &r.mode)).transpose()?;
+        let rounding = self
+            .rounding
+            .map(|r| {
+                Rounding::parse(whole_minutes(&r.minutes)?, &r.mode).map_err(|rule| time_billing_rule(&rule))
+            })
+            .transpose()?;
         let invoice = head.parse(team, now)?;
         Ok(TimeBilling {
             days,
@@ -162,6 +167,48 @@ pub(crate) async fn invoice_time(
         Ok(HttpResponse::Ok().json(invoice))
     } else {
         Ok(created(format!("/v1/invoices/{}", invoice.id), invoice))
+    }
+}
+
+impl From<BillTimeError> for ApiError {
+    fn from(error: BillTimeError) -> Self {
+        match error {
+            BillTimeError::Rule(rule) => time_billing_rule(&rule).into(),
+            BillTimeError::Invoice(error) => error.into(),
+        }
+    }
+}
+
+/// A rule of billing time in the REST API's words: the body field it is about, then what
+/// to send.
+fn time_billing_rule(rule: &TimeBillingRule) -> FieldError {
+    match rule {
+        TimeBillingRule::RoundingStep => FieldError::new("rounding.minutes", "must be from 1 to 60"),
+        TimeBillingRule::RoundingMode(invalid) => invalid.clone().at("rounding.mode"),
+        TimeBillingRule::UnknownProject(id) => {
+            FieldError::new("projectIds", format!("{id}: no such project in the team"))
+        }
+        TimeBillingRule::NoTime => {
+            FieldError::new("from", "no billable time that is not billed yet in the range")
+        }
+        TimeBillingRule::Unrated { projects } => {
+            FieldError::new("rate", format!("is required: no hourly rate is set on {}", projects.join(", ")))
+        }
+        TimeBillingRule::RoundedAway => FieldError::new("rounding", "leaves no time to bill"),
+        TimeBillingRule::TooManyLines { lines } => FieldError::new(
+            "groupBy",
+            format!(
+                "makes {lines} lines, and an invoice holds at most {MAX_LINE_ITEMS}: group by project or task, or bill fewer days"
+            ),
+        ),
+        TimeBillingRule::LineTooLong { description } => FieldError::new(
+            "to",
+            format!(
+                "the time of the line \"{description}\" comes to more hours than a line holds (at most {}); bill fewer days",
+                QUANTITY.max
+            ),
+        ),
+        TimeBillingRule::LineDescription(invalid) => invalid.clone().at("groupBy"),
     }
 }
 

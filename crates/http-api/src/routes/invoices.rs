@@ -4,8 +4,10 @@ use accounts::Principal;
 use actix_web::http::{StatusCode, header};
 use actix_web::{HttpRequest, HttpResponse, delete, get, patch, post, web};
 use billing::client::{KeptPostalCode, OptionalText, RequiredText};
-use billing::invoice::Description;
-use billing::money::{AMOUNT, Bound, Decimal, QUANTITY, TAX_PERCENTAGE, UNIT_PRICE, round_to_minor};
+use billing::invoice::{Description, InvoiceRule};
+use billing::money::{
+    AMOUNT, Bound, Decimal, MAX_LINE_ITEMS, QUANTITY, TAX_PERCENTAGE, UNIT_PRICE, round_to_minor,
+};
 use billing::service::{self, BillingError, InvoiceChanges, InvoiceDraft};
 use billing::store::BillTo;
 use billing::{
@@ -25,7 +27,7 @@ use crate::error::{ApiError, ErrorBody};
 use crate::openapi::{Binary, InstantInput, InvoiceStatus as InvoiceStatusSchema};
 use crate::paging::{self, Page};
 use crate::routes::{
-    BodyErrors, Deleted, KeyedErrors, NotFound, QueryErrors, Timestamp, body_id, created, midnight,
+    BodyErrors, Deleted, KeyedErrors, NotFound, QueryErrors, Timestamp, body_id, created, midnight, no_such,
     not_found, path_id, query_day, query_id, query_search,
 };
 use crate::state::ApiState;
@@ -487,11 +489,36 @@ impl InvoicePatch {
 impl From<BillingError> for ApiError {
     fn from(error: BillingError) -> Self {
         match error {
-            BillingError::Invalid(error) => error.into(),
+            BillingError::Rule(rule) => invoice_rule(&rule).into(),
             BillingError::NotFound => invoice_not_found(),
-            BillingError::Conflict(message) => ApiError::conflict(message),
+            BillingError::TimeTaken => ApiError::conflict(BillingError::TimeTaken.to_string()),
             BillingError::Store(error) => error.into(),
         }
+    }
+}
+
+/// An invoice rule in the REST API's words: the JSON field, then what it must be.
+pub(crate) fn invoice_rule(rule: &InvoiceRule) -> FieldError {
+    match rule {
+        InvoiceRule::NoLineItems => FieldError::new("lineItems", "must have at least 1 item"),
+        InvoiceRule::TooManyLineItems => {
+            FieldError::new("lineItems", format!("must have at most {MAX_LINE_ITEMS} items"))
+        }
+        InvoiceRule::LineTooLarge { line } => {
+            FieldError::new(format!("lineItems[{line}].quantity"), "unitPrice × quantity is too large")
+        }
+        InvoiceRule::LineAmountMismatch { line, expected } => FieldError::new(
+            format!("lineItems[{line}].amount"),
+            format!("must equal unitPrice × quantity = {expected}"),
+        ),
+        InvoiceRule::TaxTooLarge => FieldError::new("taxPercentage", "subtotal × taxPercentage is too large"),
+        InvoiceRule::TaxMismatch { expected } => FieldError::new(
+            "tax",
+            format!("must equal subtotal × taxPercentage / 100 = {expected}, or be left out"),
+        ),
+        InvoiceRule::DueBeforeIssue => FieldError::new("dueDate", "must not be before issueDate"),
+        InvoiceRule::UnknownClient => no_such("clientId", "client"),
+        InvoiceRule::UnknownSender => no_such("sendersAddressId", "sender address"),
     }
 }
 

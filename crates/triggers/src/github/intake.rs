@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use accounts::TeamId;
 use chrono::{DateTime, Utc};
-use kernel::{Clock, FieldError, Id, StoreError};
+use kernel::{Clock, Id, StoreError};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
@@ -18,9 +18,6 @@ use super::delivery::{
 use super::filter::{EventFilter, RepoPatterns};
 use super::render::{EventFacts, model_input};
 use crate::definition::GithubTrigger;
-
-pub const EVENT_HEADER: &str = "X-GitHub-Event";
-pub const DELIVERY_HEADER: &str = "X-GitHub-Delivery";
 
 /// What the trigger answers for a verified delivery.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -43,11 +40,32 @@ pub enum Receipt {
 /// Why a verified delivery could not be taken.
 #[derive(Debug, thiserror::Error)]
 pub enum IntakeError {
-    /// A header or the body is not what GitHub sends.
+    /// What came is not what GitHub sends.
     #[error(transparent)]
-    Invalid(#[from] FieldError),
+    Malformed(#[from] Malformed),
     #[error(transparent)]
     Store(#[from] StoreError),
+}
+
+/// What of a delivery is not as GitHub sends it, in the domain's words; the HTTP trigger
+/// names the header or the body.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Malformed {
+    #[error("the delivery names no event")]
+    NoEvent,
+    /// The event's name, which is not one.
+    #[error("{0:?} is not an event name")]
+    EventName(String),
+    #[error("the delivery has no id")]
+    NoDeliveryId,
+    /// The delivery id is not one; says why.
+    #[error("the delivery id {0}")]
+    DeliveryId(String),
+    /// The payload is no JSON; the parser's words.
+    #[error("the payload is not JSON: {0}")]
+    NotJson(String),
+    #[error("the payload is not a JSON object, as GitHub sends every event")]
+    NotAnObject,
 }
 
 /// One repository trigger's intake, over the delivery queue.
@@ -93,8 +111,8 @@ impl Intake {
         }
     }
 
-    /// Takes a delivery whose signature was verified: the `X-GitHub-Event` and
-    /// `X-GitHub-Delivery` headers (as sent, if sent) and the raw body.
+    /// Takes a delivery whose signature was verified: its event's name and its id (as sent,
+    /// if sent) and the raw body.
     pub async fn receive(
         &self,
         event: Option<&str>,
@@ -103,14 +121,11 @@ impl Intake {
     ) -> Result<Receipt, IntakeError> {
         let event = event_name(event)?;
         let delivery =
-            delivery.ok_or_else(|| FieldError::new(DELIVERY_HEADER, "is required")).and_then(|id| {
-                DeliveryId::parse(id).map_err(|message| FieldError::new(DELIVERY_HEADER, message))
-            })?;
-        let payload: Value = serde_json::from_slice(body)
-            .map_err(|e| FieldError::new("body", format!("is not a JSON payload: {e}")))?;
+            DeliveryId::parse(delivery.ok_or(Malformed::NoDeliveryId)?).map_err(Malformed::DeliveryId)?;
+        let payload: Value = serde_json::from_slice(body).map_err(|e| Malformed::NotJson(e.to_string()))?;
         // GitHub sends every event as an object; anything else is no event to run on.
         if !payload.is_object() {
-            return Err(FieldError::new("body", "must be a JSON object, as GitHub sends every event").into());
+            return Err(Malformed::NotAnObject.into());
         }
         let now = self.clock.now();
         let facts = EventFacts::of(&event, &payload);
@@ -177,15 +192,11 @@ impl Intake {
     }
 }
 
-fn event_name(header: Option<&str>) -> Result<String, FieldError> {
-    let name = header.ok_or_else(|| FieldError::new(EVENT_HEADER, "is required"))?;
+fn event_name(given: Option<&str>) -> Result<String, Malformed> {
+    let name = given.ok_or(Malformed::NoEvent)?;
     let valid =
         (1..=100).contains(&name.len()) && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
-    if valid {
-        Ok(name.to_ascii_lowercase())
-    } else {
-        Err(FieldError::new(EVENT_HEADER, format!("{name:?} is not an event name")))
-    }
+    if valid { Ok(name.to_ascii_lowercase()) } else { Err(Malformed::EventName(name.to_owned())) }
 }
 
 /// `text` cut to `max` characters, as the log's columns hold them.

@@ -9,21 +9,46 @@ pub(crate) mod time;
 pub(crate) mod timer;
 
 use actix_web::http::StatusCode;
-use tracking::{DeleteError, Title, TrackError};
+use kernel::FieldError;
+use tracking::{DeleteError, EntryRule, Title, TrackConflict, TrackError};
 
 use crate::error::ApiError;
-use crate::routes::not_found;
+use crate::routes::{no_such, not_found};
 
 impl From<TrackError> for ApiError {
     fn from(error: TrackError) -> Self {
         match error {
-            TrackError::Invalid(error) => error.into(),
-            TrackError::Forbidden(message) => ApiError::new(StatusCode::FORBIDDEN, message),
+            TrackError::Rule(rule) => entry_rule(&rule).into(),
+            // The field the rule is about, then the rule.
+            TrackError::Forbidden(rule) => ApiError::new(StatusCode::FORBIDDEN, format!("userId: {rule}")),
             TrackError::NotFound => not_found("time entry"),
             TrackError::NoTimer => ApiError::new(StatusCode::NOT_FOUND, "no timer is running"),
-            TrackError::Conflict(message) => ApiError::conflict(message),
+            TrackError::Conflict(TrackConflict::Billed) => {
+                ApiError::conflict(format!("invoiceId: {}", TrackConflict::Billed))
+            }
+            TrackError::Conflict(conflict) => ApiError::conflict(conflict.to_string()),
             TrackError::Store(error) => error.into(),
         }
+    }
+}
+
+/// A rule of time entries in the REST API's words: the JSON field, then what it must be.
+fn entry_rule(rule: &EntryRule) -> FieldError {
+    match rule {
+        EntryRule::ProjectClearedBesideSection => {
+            FieldError::new("projectId", "must not be null beside a sectionId")
+        }
+        EntryRule::UnknownUser => no_such("userId", "user"),
+        EntryRule::UnknownSection => no_such("sectionId", "section"),
+        EntryRule::NotTheSectionsProject { section, project } => FieldError::new(
+            "projectId",
+            format!("must be the project of section {section} ({project}), or left out"),
+        ),
+        EntryRule::UnknownProject => no_such("projectId", "project"),
+        EntryRule::ArchivedProject => {
+            FieldError::new("projectId", "the project is archived; no time can be logged on it")
+        }
+        EntryRule::UnknownTag { index } => no_such(&format!("tags[{index}].id"), "tag"),
     }
 }
 
