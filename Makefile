@@ -64,7 +64,8 @@ mcp-servers:
 pdf-tools:
 	@bash scripts/pdf-tools.sh
 
-# Unit tests and the contract suites (all three adapters), then the HTTP suite on each backend.
+# Unit tests and the contract suites (each adapter runs them from its own tests), then the
+# HTTP suite on each backend.
 test-all: mcp-servers pdf-tools
 	$(CARGO) test --workspace --locked
 	TEST_BACKEND=postgres $(CARGO) test --locked -p acceptance -- http:: agent::

@@ -11,10 +11,9 @@
 use std::net::{Ipv4Addr, SocketAddr};
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
-use accounts::{Currency, Role, Scope, TeamId, TeamName, UserId, UserName};
+use accounts::{Role, Scope, TeamId, UserId, UserName};
 use app::Store;
 use app::config::{DatabaseConfig, ServeConfig, parse_rate};
 use chrono::TimeDelta;
@@ -47,92 +46,33 @@ impl Backend {
     }
 }
 
-fn admin_url() -> String {
-    std::env::var("TEST_DATABASE_URL")
-        .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/postgres".to_owned())
-}
-
-static SEQUENCE: AtomicU32 = AtomicU32::new(0);
-static SWEPT: std::sync::Once = std::sync::Once::new();
+pub use store_contract::admin_session;
 
 /// A database of its own for one test, removed when dropped: a PostgreSQL schema, a
 /// SQLite file, or nothing at all for the in-memory store.
 #[derive(Debug)]
-pub struct TestDb {
-    pub url: String,
-    cleanup: Cleanup,
-}
+pub struct TestDb(store_contract::Database);
 
-#[derive(Debug)]
-enum Cleanup {
-    Nothing,
-    File(PathBuf),
-    Schema(String),
-}
+impl std::ops::Deref for TestDb {
+    type Target = store_contract::Database;
 
-/// An administrative PostgreSQL session, for tests that need to interfere from outside.
-pub async fn admin_session() -> tokio_postgres::Client {
-    let (client, connection) = tokio_postgres::connect(&admin_url(), tokio_postgres::NoTls).await.unwrap();
-    tokio::spawn(connection);
-    client
-}
-
-async fn admin_execute(sql: &str) -> anyhow::Result<()> {
-    let (client, connection) = tokio_postgres::connect(&admin_url(), tokio_postgres::NoTls).await?;
-    let driver = tokio::spawn(connection);
-    client.batch_execute(sql).await?;
-    drop(client);
-    let _ = driver.await;
-    Ok(())
-}
-
-/// Drops the schemas that crashed runs left behind (their process is gone).
-async fn sweep_leftover_schemas() -> anyhow::Result<()> {
-    let (client, connection) = tokio_postgres::connect(&admin_url(), tokio_postgres::NoTls).await?;
-    let driver = tokio::spawn(connection);
-    let rows = client
-        .query("SELECT nspname FROM pg_namespace WHERE nspname LIKE 'billable\\_test\\_%'", &[])
-        .await?;
-    for row in rows {
-        let name: String = row.get(0);
-        let pid = name.split('_').nth(2).and_then(|p| p.parse::<u32>().ok());
-        if pid.is_some_and(|pid| pid != std::process::id() && !PathBuf::from(format!("/proc/{pid}")).exists())
-        {
-            client.batch_execute(&format!("DROP SCHEMA IF EXISTS \"{name}\" CASCADE")).await?;
-        }
+    fn deref(&self) -> &Self::Target {
+        &self.0
     }
-    drop(client);
-    let _ = driver.await;
-    Ok(())
 }
 
 impl TestDb {
     pub async fn new(backend: Backend) -> Self {
-        let n = SEQUENCE.fetch_add(1, Ordering::Relaxed);
-        let tag = format!("{}_{n}_{}", std::process::id(), &uuid::Uuid::new_v4().simple().to_string()[..8]);
-        match backend {
-            Backend::Memory => Self { url: "memory:".to_owned(), cleanup: Cleanup::Nothing },
-            Backend::Sqlite => Self::sqlite_at(std::env::temp_dir().join(format!("billable_test_{tag}.db"))),
-            Backend::Postgres => {
-                if !SWEPT.is_completed() {
-                    let _ = sweep_leftover_schemas().await;
-                    SWEPT.call_once(|| ());
-                }
-                let schema = format!("billable_test_{tag}");
-                admin_execute(&format!("CREATE SCHEMA \"{schema}\""))
-                    .await
-                    .unwrap_or_else(|e| panic!("PostgreSQL at {} is needed: {e:#}", admin_url()));
-                let base = admin_url();
-                let join = if base.contains('?') { '&' } else { '?' };
-                let url = format!("{base}{join}options=-c%20search_path%3D{schema}");
-                Self { url, cleanup: Cleanup::Schema(schema) }
-            }
-        }
+        Self(match backend {
+            Backend::Memory => store_contract::Database::memory(),
+            Backend::Sqlite => store_contract::Database::sqlite(),
+            Backend::Postgres => store_contract::Database::postgres().await,
+        })
     }
 
     /// A SQLite database at `path`, its files removed when dropped.
     pub fn sqlite_at(path: PathBuf) -> Self {
-        Self { url: format!("sqlite://{}", path.display()), cleanup: Cleanup::File(path) }
+        Self(store_contract::Database::sqlite_at(path))
     }
 
     pub fn config(&self) -> DatabaseConfig {
@@ -149,14 +89,6 @@ impl TestDb {
         }
     }
 
-    /// The PostgreSQL schema holding this database's tables, if it is one.
-    pub fn schema(&self) -> Option<&str> {
-        match &self.cleanup {
-            Cleanup::Schema(schema) => Some(schema),
-            _ => None,
-        }
-    }
-
     /// Opens (and migrates) the store.
     pub async fn open(&self) -> Store {
         Store::open(&self.config(), serve_config().runtimes())
@@ -165,49 +97,14 @@ impl TestDb {
     }
 }
 
-impl Drop for TestDb {
-    fn drop(&mut self) {
-        match &self.cleanup {
-            Cleanup::Nothing => {}
-            Cleanup::File(path) => {
-                for suffix in ["", "-wal", "-shm"] {
-                    let _ = std::fs::remove_file(format!("{}{suffix}", path.display()));
-                }
-            }
-            Cleanup::Schema(schema) => {
-                // Drop cannot await; a short-lived runtime on its own thread can.
-                let sql = format!("DROP SCHEMA IF EXISTS \"{schema}\" CASCADE");
-                let _ = std::thread::spawn(move || {
-                    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build();
-                    if let Ok(runtime) = runtime {
-                        let _ = runtime.block_on(admin_execute(&sql));
-                    }
-                })
-                .join();
-            }
-        }
-    }
-}
-
 /// Creates a team and returns its id.
 pub async fn create_team(store: &Store, name: &str) -> TeamId {
-    let team = accounts::new_team(
-        TeamName::parse(name).unwrap(),
-        Currency::parse("EUR").unwrap(),
-        SystemClock.now(),
-    );
-    store.accounts().create_team(&team).await.unwrap();
-    team.id
+    store_contract::create_team(&store.accounts(), name).await
 }
 
 /// Creates a user with `role` in `team`.
 pub async fn create_user(store: &Store, team: TeamId, role: Role) -> UserId {
-    let email =
-        Email::parse(format!("{}-{}@example.com", role.as_str(), uuid::Uuid::new_v4().simple())).unwrap();
-    let user =
-        accounts::new_user(team, email, UserName::parse("Test User").unwrap(), role, SystemClock.now());
-    store.accounts().create_user(&user).await.unwrap();
-    user.id
+    store_contract::create_user(&store.accounts(), team, role).await
 }
 
 /// Issues a key; `expires_in` may be negative to make an already expired key.
@@ -218,9 +115,7 @@ pub async fn create_key(
     scope: Scope,
     expires_in: Option<TimeDelta>,
 ) -> (accounts::ApiKeyId, String) {
-    let issued = accounts::issue_api_key(team, user, scope, expires_in, SystemClock.now());
-    let issued = issued.store(store.accounts().as_ref()).await.unwrap();
-    (issued.key.id, issued.secret.expose().to_owned())
+    store_contract::create_key(&store.accounts(), team, user, scope, expires_in).await
 }
 
 /// Server settings for tests: generous limits unless a test tightens them.

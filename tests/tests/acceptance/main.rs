@@ -1,7 +1,7 @@
-//! The acceptance tests: one binary, so the workspace links it once.
+//! The acceptance tests: one binary, so the workspace links it once. Each storage port's
+//! contract lives in `crates/store-contract` and runs from each adapter's own tests.
 //!
-//! - `contract`: every storage port's contract, run against the in-memory, SQLite and
-//!   PostgreSQL adapters alike.
+//! - `agent`: the agent's triggers, tools and MCP through the real server.
 //! - `http`: the REST API through the real server, on the backend `TEST_BACKEND` names.
 //! - `faults`: slow and numerous clients, a full disk under SQLite and PostgreSQL cut
 //!   away, each on the backend it is about (run once, in the workspace's pass).
@@ -9,6 +9,5 @@
 #![expect(clippy::unwrap_used, clippy::expect_used, reason = "tests")]
 
 mod agent;
-mod contract;
 mod faults;
 mod http;

@@ -1,71 +1,14 @@
-//! Port contracts. Each test takes a freshly migrated store; `for_each_adapter!` runs it
-//! on all three adapters, so they provably behave alike.
+//! The accounts and clients ports: teams, users, keys, the first-start bootstrap, clients.
 
-use acceptance::{Backend, TestDb, create_key, create_team, create_user};
+use crate::Ports;
+use crate::{create_key, create_team, create_user};
 use accounts::{
     AccountStore, CreateApiKeyError, CreateUserError, Permission, RevokeApiKeyError, Role, Scope, TeamId,
 };
-use app::Store;
 use billing::client::{KeptPostalCode, OptionalText, RequiredText};
 use billing::{Client, ClientDetails, DeleteClientError, ReplaceClientError};
 use chrono::{TimeDelta, Utc};
 use kernel::{Clock, Email, Id, SystemClock};
-
-macro_rules! for_each_adapter {
-    ($($test:ident),* $(,)?) => {
-        mod memory {
-            $(#[tokio::test] async fn $test() {
-                crate::contract::run(acceptance::Backend::Memory, super::$test).await
-            })*
-        }
-        mod sqlite {
-            $(#[tokio::test] async fn $test() {
-                crate::contract::run(acceptance::Backend::Sqlite, super::$test).await
-            })*
-        }
-        mod postgres {
-            $(#[tokio::test] async fn $test() {
-                crate::contract::run(acceptance::Backend::Postgres, super::$test).await
-            })*
-        }
-    };
-}
-
-mod agent;
-mod deliveries;
-mod idempotency;
-mod invoices;
-mod timers;
-mod tracking;
-mod turns;
-
-for_each_adapter!(
-    teams_round_trip,
-    users_belong_to_existing_teams_with_unique_emails,
-    users_list_per_team_oldest_first_with_every_field,
-    keys_belong_to_users_of_their_team,
-    credentials_are_found_by_hash_only,
-    keys_list_per_team_oldest_first,
-    revocation_keeps_the_first_time,
-    key_use_never_moves_backwards,
-    bootstrap_happens_once,
-    concurrent_bootstraps_make_one_team,
-    clients_round_trip,
-    clients_are_invisible_to_other_teams,
-    clients_list_in_name_order,
-    replace_changes_details_and_keeps_creation,
-    delete_is_permanent_and_scoped,
-);
-
-pub(crate) async fn run<F, Fut>(backend: Backend, test: F)
-where
-    F: FnOnce(Store) -> Fut,
-    Fut: std::future::Future<Output = ()>,
-{
-    let db = TestDb::new(backend).await;
-    let store = db.open().await;
-    test(store).await;
-}
 
 fn details(name: &str) -> ClientDetails {
     ClientDetails {
@@ -80,13 +23,13 @@ fn details(name: &str) -> ClientDetails {
     }
 }
 
-async fn stored_client(store: &Store, team: TeamId, name: &str) -> Client {
+async fn stored_client(store: &Ports, team: TeamId, name: &str) -> Client {
     let client = Client::new(team, details(name), SystemClock.now());
-    store.stores().billing.create(&client).await.unwrap();
+    store.billing().create(&client).await.unwrap();
     client
 }
 
-async fn teams_round_trip(store: Store) {
+pub async fn teams_round_trip(store: Ports) {
     let accounts = store.accounts();
     let team = create_team(&store, "Ακμή — Ёлка").await;
     let found = accounts.get_team(team).await.unwrap().unwrap();
@@ -94,7 +37,7 @@ async fn teams_round_trip(store: Store) {
     assert_eq!(accounts.get_team(TeamId::generate()).await.unwrap(), None);
 }
 
-async fn users_belong_to_existing_teams_with_unique_emails(store: Store) {
+pub async fn users_belong_to_existing_teams_with_unique_emails(store: Ports) {
     let accounts = store.accounts();
     let (team, other) = (create_team(&store, "A").await, create_team(&store, "B").await);
     let now = SystemClock.now();
@@ -115,7 +58,7 @@ async fn users_belong_to_existing_teams_with_unique_emails(store: Store) {
     assert!(matches!(orphan, Err(CreateUserError::TeamNotFound)), "{orphan:?}");
 }
 
-async fn users_list_per_team_oldest_first_with_every_field(store: Store) {
+pub async fn users_list_per_team_oldest_first_with_every_field(store: Ports) {
     let accounts = store.accounts();
     let (team, other) = (create_team(&store, "A").await, create_team(&store, "B").await);
     let at = |seconds: i64| chrono::DateTime::from_timestamp(1_800_000_000 + seconds, 0).unwrap();
@@ -132,7 +75,7 @@ async fn users_list_per_team_oldest_first_with_every_field(store: Store) {
     assert!(accounts.list_users(TeamId::generate()).await.unwrap().is_empty());
 }
 
-async fn keys_belong_to_users_of_their_team(store: Store) {
+pub async fn keys_belong_to_users_of_their_team(store: Ports) {
     let (team, other) = (create_team(&store, "A").await, create_team(&store, "B").await);
     let stranger = create_user(&store, other, Role::Owner).await;
     let issued = accounts::issue_api_key(team, stranger, Scope::Write, None, SystemClock.now());
@@ -141,7 +84,7 @@ async fn keys_belong_to_users_of_their_team(store: Store) {
     assert_eq!(store.accounts().find_credential(&issued.hash).await.unwrap(), None);
 }
 
-async fn credentials_are_found_by_hash_only(store: Store) {
+pub async fn credentials_are_found_by_hash_only(store: Ports) {
     let team = create_team(&store, "A").await;
     let admin = create_user(&store, team, Role::Admin).await;
     let scope = Scope::from_parts("restricted", &["clients:write", "agent:read"]).unwrap();
@@ -156,7 +99,7 @@ async fn credentials_are_found_by_hash_only(store: Store) {
     assert_eq!(store.accounts().find_credential(&unknown).await.unwrap(), None);
 }
 
-async fn keys_list_per_team_oldest_first(store: Store) {
+pub async fn keys_list_per_team_oldest_first(store: Ports) {
     let (team, other) = (create_team(&store, "A").await, create_team(&store, "B").await);
     let (owner, other_owner) =
         (create_user(&store, team, Role::Owner).await, create_user(&store, other, Role::Owner).await);
@@ -168,7 +111,7 @@ async fn keys_list_per_team_oldest_first(store: Store) {
     assert_eq!(listed, [first, second]);
 }
 
-async fn revocation_keeps_the_first_time(store: Store) {
+pub async fn revocation_keeps_the_first_time(store: Ports) {
     let team = create_team(&store, "A").await;
     let owner = create_user(&store, team, Role::Owner).await;
     let issued = accounts::issue_api_key(team, owner, Scope::Write, None, SystemClock.now());
@@ -183,7 +126,7 @@ async fn revocation_keeps_the_first_time(store: Store) {
     assert!(matches!(unknown, Err(RevokeApiKeyError::NotFound)), "{unknown:?}");
 }
 
-async fn key_use_never_moves_backwards(store: Store) {
+pub async fn key_use_never_moves_backwards(store: Ports) {
     let team = create_team(&store, "A").await;
     let owner = create_user(&store, team, Role::Owner).await;
     let issued = accounts::issue_api_key(team, owner, Scope::Write, None, SystemClock.now());
@@ -201,7 +144,7 @@ async fn key_use_never_moves_backwards(store: Store) {
     assert_eq!(found.key.last_used_at, Some(later));
 }
 
-async fn bootstrap_happens_once(store: Store) {
+pub async fn bootstrap_happens_once(store: Ports) {
     let accounts: std::sync::Arc<dyn AccountStore> = store.accounts();
     let secret =
         accounts::bootstrap(accounts.as_ref(), Utc::now()).await.unwrap().expect("first run makes a key");
@@ -211,7 +154,7 @@ async fn bootstrap_happens_once(store: Store) {
 }
 
 /// Replicas starting together each try the first-start bootstrap: one makes the team.
-async fn concurrent_bootstraps_make_one_team(store: Store) {
+pub async fn concurrent_bootstraps_make_one_team(store: Ports) {
     let accounts: std::sync::Arc<dyn AccountStore> = store.accounts();
     let attempt = || accounts::bootstrap(accounts.as_ref(), Utc::now());
     let (a, b, c, d) = tokio::join!(attempt(), attempt(), attempt(), attempt());
@@ -219,17 +162,17 @@ async fn concurrent_bootstraps_make_one_team(store: Store) {
     assert_eq!(made.iter().filter(|secret| secret.is_some()).count(), 1, "one bootstrap makes the team");
 }
 
-async fn clients_round_trip(store: Store) {
+pub async fn clients_round_trip(store: Ports) {
     let team = create_team(&store, "A").await;
     let client = stored_client(&store, team, "Zoë Łukasiewicz — Ёлка ΑΒΓ").await;
-    let found = store.stores().billing.get(team, client.id).await.unwrap();
+    let found = store.billing().get(team, client.id).await.unwrap();
     assert_eq!(found, Some(client));
 }
 
-async fn clients_are_invisible_to_other_teams(store: Store) {
+pub async fn clients_are_invisible_to_other_teams(store: Ports) {
     let (team, other) = (create_team(&store, "A").await, create_team(&store, "B").await);
     let client = stored_client(&store, team, "Mine").await;
-    let clients = store.stores().billing;
+    let clients = store.billing();
     assert_eq!(clients.get(other, client.id).await.unwrap(), None);
     assert!(clients.list(other).await.unwrap().is_empty());
     let replaced = clients.replace(other, client.id, &details("Theirs"), SystemClock.now()).await;
@@ -239,32 +182,31 @@ async fn clients_are_invisible_to_other_teams(store: Store) {
     assert_eq!(clients.get(team, client.id).await.unwrap(), Some(client));
 }
 
-async fn clients_list_in_name_order(store: Store) {
+pub async fn clients_list_in_name_order(store: Ports) {
     let team = create_team(&store, "A").await;
     for name in ["beta", "Alpha", "Élan", "alpha", "ärger"] {
         stored_client(&store, team, name).await;
     }
-    let listed = store.stores().billing.list(team).await.unwrap();
+    let listed = store.billing().list(team).await.unwrap();
     let names: Vec<_> = listed.iter().map(|c| c.details.name.as_str()).collect();
     assert_eq!(names, ["Alpha", "alpha", "beta", "ärger", "Élan"]);
 }
 
-async fn replace_changes_details_and_keeps_creation(store: Store) {
+pub async fn replace_changes_details_and_keeps_creation(store: Ports) {
     let team = create_team(&store, "A").await;
     let client = stored_client(&store, team, "Old").await;
     let later = client.created_at + TimeDelta::seconds(90);
-    let replaced = store.stores().billing.replace(team, client.id, &details("New"), later).await.unwrap();
+    let replaced = store.billing().replace(team, client.id, &details("New"), later).await.unwrap();
     assert_eq!(replaced, client.clone().replaced(details("New"), later));
-    assert_eq!(store.stores().billing.get(team, client.id).await.unwrap(), Some(replaced));
-    let missing =
-        store.stores().billing.replace(team, billing::ClientId::generate(), &details("X"), later).await;
+    assert_eq!(store.billing().get(team, client.id).await.unwrap(), Some(replaced));
+    let missing = store.billing().replace(team, billing::ClientId::generate(), &details("X"), later).await;
     assert!(matches!(missing, Err(ReplaceClientError::NotFound)), "{missing:?}");
 }
 
-async fn delete_is_permanent_and_scoped(store: Store) {
+pub async fn delete_is_permanent_and_scoped(store: Ports) {
     let team = create_team(&store, "A").await;
     let (gone, kept) = (stored_client(&store, team, "Gone").await, stored_client(&store, team, "Kept").await);
-    let clients = store.stores().billing;
+    let clients = store.billing();
     clients.delete(team, gone.id).await.unwrap();
     assert_eq!(clients.get(team, gone.id).await.unwrap(), None);
     assert!(matches!(clients.delete(team, gone.id).await, Err(DeleteClientError::NotFound)));

@@ -1,9 +1,9 @@
 //! The tracking ports' contract: tags, projects, sections and time entries, with the
 //! delete rules and the references every adapter must enforce.
 
-use acceptance::{create_team, create_user};
+use crate::Ports;
+use crate::{create_team, create_user};
 use accounts::{Role, TeamId, UserId};
-use app::Store;
 use chrono::{DateTime, TimeDelta, Utc};
 use kernel::{Id, parse_instant};
 use tracking::{
@@ -12,74 +12,59 @@ use tracking::{
     SaveProjectError, Section, Tag, TagRef, TaskName, TimeEntry, TimeEntryId, Title, TrackStore,
 };
 
-for_each_adapter!(
-    tags_rename_and_delete_reach_every_entry,
-    billed_time_is_locked_and_released_with_its_invoice,
-    an_invoice_bills_its_time_in_its_own_transaction,
-    a_preview_checks_as_a_create_does_and_keeps_nothing,
-    reports_sum_time_per_group_and_rate,
-    projects_keep_codes_unique_per_team,
-    project_updates_change_only_what_they_name,
-    projects_and_sections_with_entries_cannot_be_deleted,
-    deleting_a_project_takes_its_sections,
-    sections_need_a_project_of_the_team,
-    entries_round_trip_with_their_tags,
-    entries_list_by_period_and_user_in_order,
-    entries_filter_by_project_section_and_tag_and_page_in_order,
-    entry_filters_are_served_by_indexes_on_postgres,
-    replacing_an_entry_replaces_its_tags,
-    entries_refuse_references_outside_the_team,
-    tracking_is_invisible_to_other_teams,
-    the_listing_revision_grows_with_every_change_a_listing_shows,
-);
-
-fn title(text: &str) -> Title {
+pub fn title(text: &str) -> Title {
     Title::parse(text).unwrap()
 }
 
-fn at(text: &str) -> DateTime<Utc> {
+pub fn at(text: &str) -> DateTime<Utc> {
     parse_instant(text).unwrap()
 }
 
-fn now() -> DateTime<Utc> {
+pub fn now() -> DateTime<Utc> {
     at("2026-11-20T12:00:00Z")
 }
 
-struct Fixture {
-    store: Store,
-    track: std::sync::Arc<dyn TrackStore>,
-    team: TeamId,
-    user: UserId,
+pub struct Fixture {
+    pub store: Ports,
+    pub track: std::sync::Arc<dyn TrackStore>,
+    pub team: TeamId,
+    pub user: UserId,
 }
 
-async fn fixture(store: Store) -> Fixture {
+impl std::fmt::Debug for Fixture {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("tracking_contract::Fixture").field("team", &self.team).finish_non_exhaustive()
+    }
+}
+
+pub async fn fixture(store: Ports) -> Fixture {
     let team = create_team(&store, "Acme").await;
     let user = create_user(&store, team, Role::Member).await;
-    let track = store.stores().track;
+    let track = store.track();
     Fixture { store, track, team, user }
 }
 
 impl Fixture {
-    async fn tag(&self, name: &str) -> Tag {
+    pub async fn tag(&self, name: &str) -> Tag {
         let tag = Tag::new(self.team, title(name), now());
         self.track.create_tag(&tag).await.unwrap();
         tag
     }
 
-    async fn project(&self, name: &str, code: Option<&str>) -> Project {
+    pub async fn project(&self, name: &str, code: Option<&str>) -> Project {
         let code = code.map(|c| ProjectCode::parse(c).unwrap());
         let project = Project::new(self.team, title(name), code, now());
         self.track.create_project(&project).await.unwrap();
         project
     }
 
-    async fn section(&self, project: &Project, name: &str) -> Section {
+    pub async fn section(&self, project: &Project, name: &str) -> Section {
         let section = Section::new(self.team, project.id, title(name), now());
         self.track.create_section(&section).await.unwrap();
         section
     }
 
-    fn entry(&self, date: &str, tags: &[&Tag]) -> TimeEntry {
+    pub fn entry(&self, date: &str, tags: &[&Tag]) -> TimeEntry {
         TimeEntry {
             id: TimeEntryId::generate(),
             team_id: self.team,
@@ -99,17 +84,17 @@ impl Fixture {
         }
     }
 
-    async fn logged(&self, entry: TimeEntry) -> TimeEntry {
+    pub async fn logged(&self, entry: TimeEntry) -> TimeEntry {
         self.track.create_entry(&entry).await.unwrap();
         entry
     }
 
-    async fn stored(&self, id: TimeEntryId) -> TimeEntry {
+    pub async fn stored(&self, id: TimeEntryId) -> TimeEntry {
         self.track.get_entry(self.team, id).await.unwrap().unwrap()
     }
 }
 
-fn month_of(date: &str) -> EntryFilter {
+pub fn month_of(date: &str) -> EntryFilter {
     EntryFilter::within(Frequency::Month.period_around(at(date)))
 }
 
@@ -117,7 +102,7 @@ fn titles(entry: &TimeEntry) -> Vec<&str> {
     entry.tags.iter().map(|t| t.title.as_str()).collect()
 }
 
-async fn tags_rename_and_delete_reach_every_entry(store: Store) {
+pub async fn tags_rename_and_delete_reach_every_entry(store: Ports) {
     let f = fixture(store).await;
     let (urgent, billable) = (f.tag("urgent").await, f.tag("Billable").await);
     let first = f.logged(f.entry("2026-11-20", &[&urgent, &billable])).await;
@@ -141,7 +126,7 @@ async fn tags_rename_and_delete_reach_every_entry(store: Store) {
     assert!(f.track.rename_tag(f.team, urgent.id, &title("x"), now()).await.unwrap().is_none());
 }
 
-async fn projects_keep_codes_unique_per_team(store: Store) {
+pub async fn projects_keep_codes_unique_per_team(store: Ports) {
     let f = fixture(store).await;
     let website = f.project("Website", Some("WEB")).await;
     f.project("No code", None).await;
@@ -163,7 +148,7 @@ async fn projects_keep_codes_unique_per_team(store: Store) {
     assert_eq!(listed, ["No code", "No code either", "Other", "Website"].map(title));
 }
 
-async fn project_updates_change_only_what_they_name(store: Store) {
+pub async fn project_updates_change_only_what_they_name(store: Ports) {
     let f = fixture(store).await;
     let project = f.project("Website", Some("WEB")).await;
     let later = now() + TimeDelta::minutes(5);
@@ -189,7 +174,7 @@ async fn project_updates_change_only_what_they_name(store: Store) {
     assert!(matches!(missing, Err(SaveProjectError::NotFound)));
 }
 
-async fn projects_and_sections_with_entries_cannot_be_deleted(store: Store) {
+pub async fn projects_and_sections_with_entries_cannot_be_deleted(store: Ports) {
     let f = fixture(store).await;
     let project = f.project("Website", None).await;
     let section = f.section(&project, "Design").await;
@@ -212,7 +197,7 @@ async fn projects_and_sections_with_entries_cannot_be_deleted(store: Store) {
     assert!(matches!(f.track.delete_entry(f.team, entry.id).await, Err(DeleteError::NotFound)));
 }
 
-async fn deleting_a_project_takes_its_sections(store: Store) {
+pub async fn deleting_a_project_takes_its_sections(store: Ports) {
     let f = fixture(store).await;
     let project = f.project("Website", None).await;
     let section = f.section(&project, "Design").await;
@@ -221,7 +206,7 @@ async fn deleting_a_project_takes_its_sections(store: Store) {
     assert!(f.track.list_sections(f.team, project.id).await.unwrap().is_empty());
 }
 
-async fn sections_need_a_project_of_the_team(store: Store) {
+pub async fn sections_need_a_project_of_the_team(store: Ports) {
     let f = fixture(store).await;
     let project = f.project("Website", None).await;
     let other = f.project("App", None).await;
@@ -240,7 +225,7 @@ async fn sections_need_a_project_of_the_team(store: Store) {
     assert_eq!(f.track.get_section(f.team, design.id).await.unwrap(), Some(renamed));
 }
 
-async fn entries_round_trip_with_their_tags(store: Store) {
+pub async fn entries_round_trip_with_their_tags(store: Ports) {
     let f = fixture(store).await;
     let project = f.project("Website", None).await;
     let section = f.section(&project, "Design").await;
@@ -265,7 +250,7 @@ async fn entries_round_trip_with_their_tags(store: Store) {
     assert_eq!(f.stored(bare.id).await, bare);
 }
 
-async fn entries_list_by_period_and_user_in_order(store: Store) {
+pub async fn entries_list_by_period_and_user_in_order(store: Ports) {
     let f = fixture(store).await;
     let colleague = create_user(&f.store, f.team, Role::Member).await;
     let later = now() + TimeDelta::seconds(1);
@@ -296,7 +281,7 @@ async fn entries_list_by_period_and_user_in_order(store: Store) {
     assert_eq!(month.len(), 6);
 }
 
-async fn entries_filter_by_project_section_and_tag_and_page_in_order(store: Store) {
+pub async fn entries_filter_by_project_section_and_tag_and_page_in_order(store: Ports) {
     let f = fixture(store).await;
     let (urgent, other) = (f.tag("urgent").await, f.tag("other").await);
     let website = f.project("Website", None).await;
@@ -352,7 +337,7 @@ async fn entries_filter_by_project_section_and_tag_and_page_in_order(store: Stor
     assert_eq!(ids(&tagged_page), [entries[3].id, entries[4].id]);
 }
 
-async fn replacing_an_entry_replaces_its_tags(store: Store) {
+pub async fn replacing_an_entry_replaces_its_tags(store: Ports) {
     let f = fixture(store).await;
     let (a, b, c) = (f.tag("a").await, f.tag("b").await, f.tag("c").await);
     let entry = f.logged(f.entry("2026-11-20", &[&a, &b])).await;
@@ -380,7 +365,7 @@ async fn replacing_an_entry_replaces_its_tags(store: Store) {
     assert!(matches!(f.track.replace_entry(&missing).await, Err(SaveEntryError::NotFound)));
 }
 
-async fn entries_refuse_references_outside_the_team(store: Store) {
+pub async fn entries_refuse_references_outside_the_team(store: Ports) {
     let f = fixture(store).await;
     let other = fixture(f.store.clone()).await;
     let project = f.project("Website", None).await;
@@ -408,7 +393,7 @@ async fn entries_refuse_references_outside_the_team(store: Store) {
     assert_eq!(f.track.list_entries(f.team, &month_of("2026-11-20")).await.unwrap(), [stored]);
 }
 
-async fn tracking_is_invisible_to_other_teams(store: Store) {
+pub async fn tracking_is_invisible_to_other_teams(store: Ports) {
     let f = fixture(store).await;
     let project = f.project("Website", Some("WEB")).await;
     let section = f.section(&project, "Design").await;
@@ -441,7 +426,7 @@ async fn tracking_is_invisible_to_other_teams(store: Store) {
     assert_eq!(f.stored(entry.id).await, entry);
 }
 
-async fn the_listing_revision_grows_with_every_change_a_listing_shows(store: Store) {
+pub async fn the_listing_revision_grows_with_every_change_a_listing_shows(store: Ports) {
     let f = fixture(store).await;
     let other = fixture(f.store.clone()).await;
     let revision = async || f.track.listing_revision(f.team).await.unwrap();
@@ -479,42 +464,6 @@ async fn the_listing_revision_grows_with_every_change_a_listing_shows(store: Sto
     assert!(other.track.listing_revision(other.team).await.unwrap() > 0);
 }
 
-async fn entry_filters_are_served_by_indexes_on_postgres(store: Store) {
-    let Store::Sql(sql) = &store else { return };
-    let f = fixture(store.clone()).await;
-    let month = month_of("2026-11-01");
-    if sql.entry_listing_plan(f.team, &month).await.unwrap().is_none() {
-        return; // SQLite
-    }
-    let (tag, project) = (f.tag("urgent").await, f.project("Website", None).await);
-    let section = f.section(&project, "Design").await;
-    // A year of a team's time, 600 entries: a tenth of them the fixture user's, a sixtieth
-    // on the project, fewer in the section or with the tag.
-    let colleague = create_user(&f.store, f.team, Role::Member).await;
-    for n in 0..600_i64 {
-        let tagged = [&tag];
-        let mut entry = f.entry("2026-01-01", if n % 100 == 0 { &tagged } else { &[] });
-        entry.date += TimeDelta::hours(14 * n);
-        entry.user_id = if n % 10 == 0 { f.user } else { colleague };
-        if n % 60 == 0 {
-            entry.project_id = Some(project.id);
-            entry.section_id = (n % 120 == 0).then_some(section.id);
-        }
-        f.logged(entry).await;
-    }
-    let cases = [
-        ("time_entries_date", month),
-        ("time_entries_user_date", EntryFilter { user: Some(f.user), ..month }),
-        ("time_entries_project_date", EntryFilter { project: Some(project.id), ..month }),
-        ("time_entries_section_date", EntryFilter { section: Some(section.id), ..month }),
-        ("time_entry_tags_tag_entry", EntryFilter { tag: Some(tag.id), ..month }),
-    ];
-    for (index, filter) in cases {
-        let plan = sql.entry_listing_plan(f.team, &filter).await.unwrap().unwrap();
-        assert!(plan.contains(index), "{index} serves {filter:?}:\n{plan}");
-    }
-}
-
 /// `entries` as billing takes them: each by id, as of its last change.
 fn to_bill(entries: &[&TimeEntry]) -> Vec<billing::store::TimeToBill> {
     entries
@@ -537,7 +486,7 @@ async fn invoice_billing(
     invoices.billing.create_invoice(billing::store::NewInvoice { time_entries, ..draft }).await
 }
 
-async fn billed_time_is_locked_and_released_with_its_invoice(store: Store) {
+pub async fn billed_time_is_locked_and_released_with_its_invoice(store: Ports) {
     let f = fixture(store).await;
     let invoices = super::invoices::fixture_for(f.store.clone(), f.team).await;
     let a = f.logged(f.entry("2026-11-02", &[])).await;
@@ -560,7 +509,7 @@ async fn billed_time_is_locked_and_released_with_its_invoice(store: Store) {
     f.track.delete_entry(f.team, b.id).await.unwrap();
 }
 
-async fn an_invoice_bills_its_time_in_its_own_transaction(store: Store) {
+pub async fn an_invoice_bills_its_time_in_its_own_transaction(store: Ports) {
     let f = fixture(store).await;
     let invoices = super::invoices::fixture_for(f.store.clone(), f.team).await;
     let (a, b, c) = (
@@ -603,7 +552,7 @@ async fn an_invoice_bills_its_time_in_its_own_transaction(store: Store) {
     assert_eq!(f.stored(c.id).await.invoice_id, Some(next.id));
 }
 
-async fn a_preview_checks_as_a_create_does_and_keeps_nothing(store: Store) {
+pub async fn a_preview_checks_as_a_create_does_and_keeps_nothing(store: Ports) {
     let f = fixture(store).await;
     let invoices = super::invoices::fixture_for(f.store.clone(), f.team).await;
     let (a, b) = (f.logged(f.entry("2026-11-02", &[])).await, f.logged(f.entry("2026-11-03", &[])).await);
@@ -643,7 +592,7 @@ async fn a_preview_checks_as_a_create_does_and_keeps_nothing(store: Store) {
 /// A report row as `(key, rate, seconds, billable seconds, invoiced seconds)`.
 type SumRow = (Option<String>, Option<String>, u128, u128, u128);
 
-async fn reports_sum_time_per_group_and_rate(store: Store) {
+pub async fn reports_sum_time_per_group_and_rate(store: Ports) {
     let f = fixture(store).await;
     let rate = |text: &str| Some(HourlyRate::parse(billing::money::parse_decimal(text).unwrap()).unwrap());
     let rated = async |name: &str, hourly: Option<HourlyRate>| {

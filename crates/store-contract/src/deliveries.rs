@@ -1,8 +1,8 @@
 //! The repository trigger's delivery log and durable queue.
 
-use acceptance::create_team;
+use crate::Ports;
+use crate::create_team;
 use accounts::TeamId;
-use app::Store;
 use chrono::{DateTime, TimeDelta, Utc};
 use kernel::Id;
 use triggers::github::intake::sha256_hex;
@@ -10,16 +10,6 @@ use triggers::{
     Acceptance, AttemptResult, ConversationKey, DeliveryEntry, DeliveryEntryId, DeliveryFilter, DeliveryId,
     DeliveryState, NewDelivery, RunId, Verdict,
 };
-
-for_each_adapter!(
-    accepted_deliveries_are_queued_logged_and_claimed_once,
-    a_repeated_id_or_body_is_a_duplicate_within_the_window,
-    two_copies_at_once_make_one_accepted_delivery,
-    attempts_finish_retry_or_fail,
-    runs_whose_lease_ended_are_queued_again,
-    pruning_forgets_old_records_but_not_pending_deliveries,
-    the_log_lists_newest_first_filtered_and_per_team,
-);
 
 /// A lease that outlasts the test.
 fn lease() -> DateTime<Utc> {
@@ -57,16 +47,16 @@ fn week_before(at: DateTime<Utc>) -> DateTime<Utc> {
     at - TimeDelta::days(7)
 }
 
-async fn accept(store: &Store, delivery: &NewDelivery) -> Acceptance {
+async fn accept(store: &Ports, delivery: &NewDelivery) -> Acceptance {
     let at = delivery.entry.received_at;
     store.agent().accept(delivery, week_before(at)).await.unwrap()
 }
 
-async fn log(store: &Store, team: TeamId) -> Vec<DeliveryEntry> {
+async fn log(store: &Ports, team: TeamId) -> Vec<DeliveryEntry> {
     store.agent().list_deliveries(team, &DeliveryFilter { verdict: None, limit: 500 }).await.unwrap()
 }
 
-async fn accepted_deliveries_are_queued_logged_and_claimed_once(store: Store) {
+pub async fn accepted_deliveries_are_queued_logged_and_claimed_once(store: Ports) {
     let team = create_team(&store, "Acme").await;
     let at = now();
     let delivery = new(team, "guid-1", "{\"n\":1}", Some("github:octo-org/hello-world#42"), at);
@@ -100,7 +90,7 @@ async fn accepted_deliveries_are_queued_logged_and_claimed_once(store: Store) {
     assert_eq!(store.agent().pending_deliveries(team, 100).await.unwrap()[0].state, DeliveryState::Running);
 }
 
-async fn a_repeated_id_or_body_is_a_duplicate_within_the_window(store: Store) {
+pub async fn a_repeated_id_or_body_is_a_duplicate_within_the_window(store: Ports) {
     let team = create_team(&store, "Acme").await;
     let at = now();
     assert_eq!(accept(&store, &new(team, "guid-1", "body one", None, at)).await, Acceptance::Accepted);
@@ -129,7 +119,7 @@ async fn a_repeated_id_or_body_is_a_duplicate_within_the_window(store: Store) {
     assert_eq!(accept(&store, &new(team, "guid-1", "body one", None, later)).await, Acceptance::Accepted);
 }
 
-async fn two_copies_at_once_make_one_accepted_delivery(store: Store) {
+pub async fn two_copies_at_once_make_one_accepted_delivery(store: Ports) {
     let team = create_team(&store, "Acme").await;
     let at = now();
     let mut copies = tokio::task::JoinSet::new();
@@ -143,7 +133,7 @@ async fn two_copies_at_once_make_one_accepted_delivery(store: Store) {
     assert_eq!(log(&store, team).await.len(), 8, "every copy is logged");
 }
 
-async fn attempts_finish_retry_or_fail(store: Store) {
+pub async fn attempts_finish_retry_or_fail(store: Ports) {
     let team = create_team(&store, "Acme").await;
     let at = now();
     let mut ids = Vec::new();
@@ -189,7 +179,7 @@ async fn attempts_finish_retry_or_fail(store: Store) {
     assert_eq!(queue.claim_delivery(team, ids[1], lease()).await.unwrap().unwrap().attempts, 2);
 }
 
-async fn runs_whose_lease_ended_are_queued_again(store: Store) {
+pub async fn runs_whose_lease_ended_are_queued_again(store: Ports) {
     let team = create_team(&store, "Acme").await;
     let queue = store.agent();
     let (first, second) = (new(team, "a", "a", None, now()), new(team, "b", "b", None, now()));
@@ -227,7 +217,7 @@ async fn runs_whose_lease_ended_are_queued_again(store: Store) {
     assert_eq!(state().await, DeliveryState::Done);
 }
 
-async fn pruning_forgets_old_records_but_not_pending_deliveries(store: Store) {
+pub async fn pruning_forgets_old_records_but_not_pending_deliveries(store: Ports) {
     let team = create_team(&store, "Acme").await;
     let queue = store.agent();
     let old = now() - TimeDelta::days(40);
@@ -248,7 +238,7 @@ async fn pruning_forgets_old_records_but_not_pending_deliveries(store: Store) {
     assert_eq!(accept(&store, &new(team, "fresh", "4", None, now())).await, Acceptance::Duplicate);
 }
 
-async fn the_log_lists_newest_first_filtered_and_per_team(store: Store) {
+pub async fn the_log_lists_newest_first_filtered_and_per_team(store: Ports) {
     let team = create_team(&store, "Acme").await;
     let other = create_team(&store, "Other").await;
     let at = now();

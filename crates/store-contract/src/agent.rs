@@ -1,8 +1,8 @@
 //! The agent runtime's ports: conversation memory and run history.
 
-use acceptance::create_team;
+use crate::Ports;
+use crate::create_team;
 use accounts::TeamId;
-use app::Store;
 use chrono::{DateTime, TimeDelta, Utc};
 use kernel::{Clock, Id, SystemClock};
 use triggers::{
@@ -10,28 +10,19 @@ use triggers::{
     Usage,
 };
 
-for_each_adapter!(
-    memory_gives_the_last_messages_in_order,
-    memory_is_per_conversation_and_per_team,
-    runs_round_trip_every_field,
-    runs_list_newest_first_filtered_and_limited,
-    runs_are_invisible_to_other_teams,
-    runs_recorded_together_are_all_stored_or_none_is,
-);
-
 fn key(text: &str) -> ConversationKey {
     ConversationKey::parse(text).unwrap()
 }
 
-async fn remember(store: &Store, team: TeamId, conversation: &str, messages: &[Message]) {
+async fn remember(store: &Ports, team: TeamId, conversation: &str, messages: &[Message]) {
     store.agent().append_messages(team, &key(conversation), messages, SystemClock.now()).await.unwrap();
 }
 
-async fn recall(store: &Store, team: TeamId, conversation: &str, limit: u32) -> Vec<Message> {
+async fn recall(store: &Ports, team: TeamId, conversation: &str, limit: u32) -> Vec<Message> {
     store.agent().recent_messages(team, &key(conversation), limit).await.unwrap()
 }
 
-async fn memory_gives_the_last_messages_in_order(store: Store) {
+pub async fn memory_gives_the_last_messages_in_order(store: Ports) {
     let team = create_team(&store, "Acme").await;
     assert!(recall(&store, team, "c", 50).await.is_empty());
     remember(&store, team, "c", &[Message::user("one"), Message::assistant("two")]).await;
@@ -46,7 +37,7 @@ async fn memory_gives_the_last_messages_in_order(store: Store) {
     assert_eq!(contents, ["two", "three", "four"], "the last three, oldest first");
 }
 
-async fn memory_is_per_conversation_and_per_team(store: Store) {
+pub async fn memory_is_per_conversation_and_per_team(store: Ports) {
     let (acme, other) = (create_team(&store, "Acme").await, create_team(&store, "Other").await);
     remember(&store, acme, "github:acme/api#1", &[Message::user("acme's")]).await;
     remember(&store, other, "github:acme/api#1", &[Message::user("other's")]).await;
@@ -84,7 +75,7 @@ fn now() -> DateTime<Utc> {
     DateTime::from_timestamp_millis(Utc::now().timestamp_millis()).unwrap()
 }
 
-async fn runs_round_trip_every_field(store: Store) {
+pub async fn runs_round_trip_every_field(store: Ports) {
     let team = create_team(&store, "Acme").await;
     let history = store.agent();
     for record in
@@ -103,7 +94,7 @@ async fn runs_round_trip_every_field(store: Store) {
     assert_eq!(history.find_run(team, RunId::generate()).await.unwrap(), None);
 }
 
-async fn runs_list_newest_first_filtered_and_limited(store: Store) {
+pub async fn runs_list_newest_first_filtered_and_limited(store: Ports) {
     let team = create_team(&store, "Acme").await;
     let history = store.agent();
     let start = now() - TimeDelta::hours(1);
@@ -127,7 +118,7 @@ async fn runs_list_newest_first_filtered_and_limited(store: Store) {
     assert_eq!(ids(even), [runs[4].id, runs[2].id, runs[0].id]);
 }
 
-async fn runs_are_invisible_to_other_teams(store: Store) {
+pub async fn runs_are_invisible_to_other_teams(store: Ports) {
     let (acme, other) = (create_team(&store, "Acme").await, create_team(&store, "Other").await);
     let record = run(acme, now(), Some("c"), RunStatus::Rejected);
     store.agent().record_run(&record).await.unwrap();
@@ -136,7 +127,7 @@ async fn runs_are_invisible_to_other_teams(store: Store) {
     assert!(listed.is_empty());
 }
 
-async fn runs_recorded_together_are_all_stored_or_none_is(store: Store) {
+pub async fn runs_recorded_together_are_all_stored_or_none_is(store: Ports) {
     let team = create_team(&store, "Acme").await;
     let history = store.agent();
     history.record_runs(&[]).await.unwrap();

@@ -1,19 +1,11 @@
 //! The idempotency port's contract: one claim wins a free key however claims race; a kept
 //! answer comes back to the same request only; leases and expiry free a key.
 
-use acceptance::create_team;
+use crate::Ports;
+use crate::create_team;
 use accounts::{Claimed, IdempotencyKey, KeptResponse, KeyClaim, RequestFingerprint, TeamId};
-use app::Store;
 use chrono::{DateTime, TimeDelta, Utc};
 use kernel::parse_instant;
-
-for_each_adapter!(
-    a_free_key_is_granted_once_even_when_claims_race,
-    an_answered_key_gives_its_answer_to_the_same_request_only,
-    an_unanswered_key_is_freed_by_release_or_its_lease,
-    expired_keys_are_free_and_purged,
-    keys_are_per_team,
-);
 
 fn at(text: &str) -> DateTime<Utc> {
     parse_instant(text).unwrap()
@@ -42,9 +34,9 @@ fn answer(status: u16) -> KeptResponse {
     }
 }
 
-async fn a_free_key_is_granted_once_even_when_claims_race(store: Store) {
+pub async fn a_free_key_is_granted_once_even_when_claims_race(store: Ports) {
     let team = create_team(&store, "Acme").await;
-    let keys = store.stores().idempotency;
+    let keys = store.idempotency();
     let now = at("2026-11-24T10:00:00Z");
     let mut racing = tokio::task::JoinSet::new();
     for _ in 0..8 {
@@ -58,9 +50,9 @@ async fn a_free_key_is_granted_once_even_when_claims_race(store: Store) {
     assert_eq!(keys.claim(&claim(team, "race", 2, now)).await.unwrap(), Claimed::Mismatch);
 }
 
-async fn an_answered_key_gives_its_answer_to_the_same_request_only(store: Store) {
+pub async fn an_answered_key_gives_its_answer_to_the_same_request_only(store: Ports) {
     let team = create_team(&store, "Acme").await;
-    let keys = store.stores().idempotency;
+    let keys = store.idempotency();
     let now = at("2026-11-24T10:00:00Z");
     let first = claim(team, "k-1", 1, now);
     assert_eq!(keys.claim(&first).await.unwrap(), Claimed::Granted);
@@ -76,9 +68,9 @@ async fn an_answered_key_gives_its_answer_to_the_same_request_only(store: Store)
     assert_eq!(keys.claim(&claim(team, "k-1", 1, past_lease)).await.unwrap(), Claimed::Answered(answer(201)));
 }
 
-async fn an_unanswered_key_is_freed_by_release_or_its_lease(store: Store) {
+pub async fn an_unanswered_key_is_freed_by_release_or_its_lease(store: Ports) {
     let team = create_team(&store, "Acme").await;
-    let keys = store.stores().idempotency;
+    let keys = store.idempotency();
     let now = at("2026-11-24T10:00:00Z");
     let first = claim(team, "k-2", 1, now);
     assert_eq!(keys.claim(&first).await.unwrap(), Claimed::Granted);
@@ -103,9 +95,9 @@ async fn an_unanswered_key_is_freed_by_release_or_its_lease(store: Store) {
     assert_eq!(keys.claim(&retry).await.unwrap(), Claimed::Answered(answer(204)));
 }
 
-async fn expired_keys_are_free_and_purged(store: Store) {
+pub async fn expired_keys_are_free_and_purged(store: Ports) {
     let team = create_team(&store, "Acme").await;
-    let keys = store.stores().idempotency;
+    let keys = store.idempotency();
     let now = at("2026-11-24T10:00:00Z");
     for key in ["old-1", "old-2"] {
         let first = claim(team, key, 1, now);
@@ -122,10 +114,10 @@ async fn expired_keys_are_free_and_purged(store: Store) {
     assert_eq!(keys.claim(&claim(team, "fresh", 1, next_day)).await.unwrap(), Claimed::Answered(answer(200)));
 }
 
-async fn keys_are_per_team(store: Store) {
+pub async fn keys_are_per_team(store: Ports) {
     let acme = create_team(&store, "Acme").await;
     let globex = create_team(&store, "Globex").await;
-    let keys = store.stores().idempotency;
+    let keys = store.idempotency();
     let now = at("2026-11-24T10:00:00Z");
     let first = claim(acme, "shared-name", 1, now);
     keys.claim(&first).await.unwrap();

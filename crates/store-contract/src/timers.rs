@@ -3,24 +3,15 @@
 
 use std::sync::Arc;
 
-use acceptance::{create_team, create_user};
+use crate::Ports;
+use crate::{create_team, create_user};
 use accounts::{Role, TeamId, UserId};
-use app::Store;
 use chrono::{DateTime, TimeDelta, Utc};
 use kernel::{Id, parse_instant};
 use tracking::{
     DeleteError, Frequency, Project, RunningTimer, Section, StartTimerError, StopTimerError, Tag, TagRef,
     TaskName, TimeEntryId, TimerId, Title, TrackStore,
 };
-
-for_each_adapter!(
-    a_timer_round_trips_with_its_tags_current,
-    a_user_has_one_running_timer_even_when_starts_race,
-    a_stop_makes_one_entry_and_ends_the_timer,
-    a_discarded_timer_logs_nothing,
-    timers_refuse_references_outside_the_team_and_hold_their_project,
-    timers_are_invisible_to_other_teams,
-);
 
 fn at(text: &str) -> DateTime<Utc> {
     parse_instant(text).unwrap()
@@ -30,13 +21,13 @@ struct Fixture {
     track: Arc<dyn TrackStore>,
     team: TeamId,
     user: UserId,
-    store: Store,
+    store: Ports,
 }
 
-async fn fixture(store: Store) -> Fixture {
+async fn fixture(store: Ports) -> Fixture {
     let team = create_team(&store, "Acme").await;
     let user = create_user(&store, team, Role::Member).await;
-    Fixture { track: store.stores().track, team, user, store }
+    Fixture { track: store.track(), team, user, store }
 }
 
 impl Fixture {
@@ -65,7 +56,7 @@ impl Fixture {
     }
 }
 
-async fn a_timer_round_trips_with_its_tags_current(store: Store) {
+pub async fn a_timer_round_trips_with_its_tags_current(store: Ports) {
     let f = fixture(store).await;
     assert_eq!(f.running().await, None);
     let (urgent, billable) = (f.tag("urgent").await, f.tag("Billable").await);
@@ -82,7 +73,7 @@ async fn a_timer_round_trips_with_its_tags_current(store: Store) {
     assert_eq!(shown.tags.iter().map(|t| t.title.as_str()).collect::<Vec<_>>(), ["ASAP"]);
 }
 
-async fn a_user_has_one_running_timer_even_when_starts_race(store: Store) {
+pub async fn a_user_has_one_running_timer_even_when_starts_race(store: Ports) {
     let f = fixture(store).await;
     let (first, second) = (f.timer(&[]), f.timer(&[]));
     let (a, b) = tokio::join!(f.track.start_timer(&first), f.track.start_timer(&second));
@@ -98,7 +89,7 @@ async fn a_user_has_one_running_timer_even_when_starts_race(store: Store) {
     assert_eq!(f.track.running_timer(f.team, colleague).await.unwrap(), Some(theirs));
 }
 
-async fn a_stop_makes_one_entry_and_ends_the_timer(store: Store) {
+pub async fn a_stop_makes_one_entry_and_ends_the_timer(store: Ports) {
     let f = fixture(store).await;
     let tag = f.tag("Billable").await;
     let timer = f.timer(&[&tag]);
@@ -129,7 +120,7 @@ async fn a_stop_makes_one_entry_and_ends_the_timer(store: Store) {
     assert!(f.track.listing_revision(f.team).await.unwrap() > revision, "listings see the new entry");
 }
 
-async fn a_discarded_timer_logs_nothing(store: Store) {
+pub async fn a_discarded_timer_logs_nothing(store: Ports) {
     let f = fixture(store).await;
     let timer = f.timer(&[]);
     f.track.start_timer(&timer).await.unwrap();
@@ -144,7 +135,7 @@ async fn a_discarded_timer_logs_nothing(store: Store) {
     f.track.start_timer(&f.timer(&[])).await.unwrap();
 }
 
-async fn timers_refuse_references_outside_the_team_and_hold_their_project(store: Store) {
+pub async fn timers_refuse_references_outside_the_team_and_hold_their_project(store: Ports) {
     let f = fixture(store).await;
     let other = create_team(&f.store, "Other").await;
     let foreign_tag = Tag::new(other, Title::parse("theirs").unwrap(), at("2026-11-24"));
@@ -174,7 +165,7 @@ async fn timers_refuse_references_outside_the_team_and_hold_their_project(store:
     f.track.delete_project(f.team, project.id).await.unwrap();
 }
 
-async fn timers_are_invisible_to_other_teams(store: Store) {
+pub async fn timers_are_invisible_to_other_teams(store: Ports) {
     let f = fixture(store).await;
     let timer = f.timer(&[]);
     f.track.start_timer(&timer).await.unwrap();

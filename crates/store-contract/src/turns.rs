@@ -4,40 +4,36 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use acceptance::create_team;
+use crate::Ports;
+use crate::create_team;
 use accounts::TeamId;
-use app::Store;
-use app::config::AgentTurns;
 use kernel::{Clock, SystemClock};
 use triggers::{ConversationKey, ConversationTurns, Joined, Message, Ticket, TurnError};
-
-for_each_adapter!(
-    one_holds_the_turn_the_others_wait_in_arrival_order,
-    a_full_line_refuses_and_frees_a_place_when_one_leaves,
-    a_ticket_that_leaves_while_waiting_is_passed_over,
-    only_the_holder_writes_the_conversations_memory,
-    lines_are_per_conversation_and_per_team,
-);
 
 /// Long enough that no lease ends within a test that does not wait for it to.
 const LEASE: Duration = Duration::from_secs(30);
 
-fn key(text: &str) -> ConversationKey {
+pub fn key(text: &str) -> ConversationKey {
     ConversationKey::parse(text).unwrap()
 }
 
-fn turns(store: &Store) -> Arc<dyn ConversationTurns> {
-    store.turns(AgentTurns::Shared, LEASE).unwrap()
+fn turns(store: &Ports) -> Arc<dyn ConversationTurns> {
+    store.turns(LEASE)
 }
 
-async fn holder(turns: &dyn ConversationTurns, team: TeamId, conversation: &str, depth: u32) -> Ticket {
+pub async fn holder(turns: &dyn ConversationTurns, team: TeamId, conversation: &str, depth: u32) -> Ticket {
     match turns.join(team, &key(conversation), depth).await.unwrap() {
         Joined::Turn(ticket) => ticket,
         other => panic!("expected the turn, got {other:?}"),
     }
 }
 
-async fn waiter(turns: &dyn ConversationTurns, team: TeamId, conversation: &str, position: usize) -> Ticket {
+pub async fn waiter(
+    turns: &dyn ConversationTurns,
+    team: TeamId,
+    conversation: &str,
+    position: usize,
+) -> Ticket {
     match turns.join(team, &key(conversation), 8).await.unwrap() {
         Joined::Waiting { ticket, position: at } => {
             assert_eq!(at, position, "its place in the line");
@@ -48,11 +44,11 @@ async fn waiter(turns: &dyn ConversationTurns, team: TeamId, conversation: &str,
 }
 
 /// Whether `ticket` gets its turn within a short while.
-async fn gets_turn_soon(turns: &dyn ConversationTurns, ticket: &Ticket) -> bool {
+pub async fn gets_turn_soon(turns: &dyn ConversationTurns, ticket: &Ticket) -> bool {
     tokio::time::timeout(Duration::from_millis(300), turns.wait_turn(ticket)).await.is_ok_and(|r| r.is_ok())
 }
 
-async fn one_holds_the_turn_the_others_wait_in_arrival_order(store: Store) {
+pub async fn one_holds_the_turn_the_others_wait_in_arrival_order(store: Ports) {
     let team = create_team(&store, "Acme").await;
     let turns = turns(&store);
     let first = holder(turns.as_ref(), team, "c", 8).await;
@@ -77,7 +73,7 @@ async fn one_holds_the_turn_the_others_wait_in_arrival_order(store: Store) {
     holder(turns.as_ref(), team, "c", 8).await;
 }
 
-async fn a_full_line_refuses_and_frees_a_place_when_one_leaves(store: Store) {
+pub async fn a_full_line_refuses_and_frees_a_place_when_one_leaves(store: Ports) {
     let team = create_team(&store, "Acme").await;
     let turns = turns(&store);
     let first = holder(turns.as_ref(), team, "c", 1).await;
@@ -93,7 +89,7 @@ async fn a_full_line_refuses_and_frees_a_place_when_one_leaves(store: Store) {
     assert_eq!(turns.join(team, &key("other"), 0).await.unwrap(), Joined::Full);
 }
 
-async fn a_ticket_that_leaves_while_waiting_is_passed_over(store: Store) {
+pub async fn a_ticket_that_leaves_while_waiting_is_passed_over(store: Ports) {
     let team = create_team(&store, "Acme").await;
     let turns = turns(&store);
     let first = holder(turns.as_ref(), team, "c", 8).await;
@@ -105,7 +101,7 @@ async fn a_ticket_that_leaves_while_waiting_is_passed_over(store: Store) {
     assert!(gets_turn_soon(turns.as_ref(), &third).await, "the line skips the ticket that left");
 }
 
-async fn only_the_holder_writes_the_conversations_memory(store: Store) {
+pub async fn only_the_holder_writes_the_conversations_memory(store: Ports) {
     let team = create_team(&store, "Acme").await;
     let turns = turns(&store);
     let first = holder(turns.as_ref(), team, "c", 8).await;
@@ -123,36 +119,10 @@ async fn only_the_holder_writes_the_conversations_memory(store: Store) {
     assert_eq!(memory, [Message::user("one"), Message::assistant("two"), Message::user("three")]);
 }
 
-async fn lines_are_per_conversation_and_per_team(store: Store) {
+pub async fn lines_are_per_conversation_and_per_team(store: Ports) {
     let (acme, other) = (create_team(&store, "Acme").await, create_team(&store, "Other").await);
     let turns = turns(&store);
     holder(turns.as_ref(), acme, "c", 8).await;
     holder(turns.as_ref(), acme, "d", 8).await;
     holder(turns.as_ref(), other, "c", 8).await;
-}
-
-/// PostgreSQL: two processes' lines are one; a process that stops renewing its leases
-/// (it died) loses its tickets once they end, and the next in line takes the turn.
-#[tokio::test]
-async fn replicas_share_lines_and_take_over_a_dead_ones_turn() {
-    let db = acceptance::TestDb::new(acceptance::Backend::Postgres).await;
-    let store = db.open().await;
-    let team = create_team(&store, "Acme").await;
-    let lease = Duration::from_millis(600);
-    let (alive, dying) =
-        (store.turns(AgentTurns::Shared, lease).unwrap(), store.turns(AgentTurns::Shared, lease).unwrap());
-    let held = holder(dying.as_ref(), team, "c", 8).await;
-    let next = waiter(alive.as_ref(), team, "c", 1).await;
-    assert!(!gets_turn_soon(alive.as_ref(), &next).await, "the other replica holds the turn");
-    // A live replica renews: its turn outlasts several leases.
-    tokio::time::sleep(lease * 2).await;
-    assert!(!gets_turn_soon(alive.as_ref(), &next).await, "renewed leases keep the turn");
-
-    drop(dying); // stops renewing, as a killed process does
-    let taken = tokio::time::timeout(lease * 3, alive.wait_turn(&next)).await;
-    taken.expect("the turn is taken over within the lease and a third").unwrap();
-    let late = alive.remember(&held, &[Message::user("from the dead")], SystemClock.now()).await;
-    assert!(matches!(late, Err(TurnError::Lost)), "{late:?}");
-    let memory = store.agent().recent_messages(team, &key("c"), 10).await.unwrap();
-    assert!(memory.is_empty(), "{memory:?}");
 }
