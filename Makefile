@@ -2,7 +2,6 @@
 SHELL := /bin/bash
 .DEFAULT_GOAL := help
 CARGO ?= cargo
-DOMAIN_CRATES := kernel accounts billing tracking triggers
 export TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/postgres
 
 .PHONY: help run test lint fmt fmt-check clippy layering deny test-all mcp-servers pdf-tools openapi schemathesis mcp bench audit doc fuzz
@@ -39,20 +38,10 @@ clippy:
 doc:
 	RUSTDOCFLAGS="-D warnings" $(CARGO) doc --workspace --no-deps --locked --quiet
 
-# Domain crates must not reach a framework: no actix-web, diesel or tokio in their trees.
-# Nor do they word their errors for a wire: a domain error is a typed value, and only an
-# adapter names a field (`FieldError`, `InvalidValue::at`), in its own spelling.
+# The architecture's rules (scripts/layering.sh): domain crates reach no framework and no
+# configuration format and word no wire; http-api's rooms import one way.
 layering:
-	@for crate in $(DOMAIN_CRATES); do \
-	  for framework in actix-web diesel diesel-async tokio; do \
-	    if $(CARGO) tree --locked -e normal -p $$crate -i $$framework >/dev/null 2>&1; then \
-	      echo "layering: $$crate depends on $$framework"; exit 1; \
-	    fi; \
-	  done; \
-	done; echo "layering: domain crates are framework-free"
-	@if grep -rnE 'FieldError|\.at\(' $(patsubst %,crates/%/src,$(filter-out kernel,$(DOMAIN_CRATES))); then \
-	  echo "layering: a domain crate names a wire field (above); return a typed error and word it in the adapter"; exit 1; \
-	fi; echo "layering: domain errors are typed, worded by the adapters"
+	@CARGO="$(CARGO)" bash scripts/layering.sh
 
 # The MCP servers the agent's MCP client is tested against, from tests/mcp/package-lock.json.
 mcp-servers:

@@ -305,7 +305,7 @@ impl AgentApp {
         env: &[(&str, &str)],
         db: TestDb,
     ) -> anyhow::Result<Self> {
-        let definition = triggers::AgentDefinition::parse("agent.yaml", yaml)?;
+        let definition = app::agent_definition::AgentDefinition::parse("agent.yaml", yaml)?;
         let lookup = |name: &str| env.iter().find(|(n, _)| *n == name).map(|(_, v)| (*v).to_owned());
         let setup = app::agent_setup::AgentSetup::resolve("agent.yaml".into(), definition, lookup)?;
         let store = db.open().await;

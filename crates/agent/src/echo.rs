@@ -4,7 +4,7 @@
 
 use async_trait::async_trait;
 
-use crate::model::{ChatMessage, Model, ModelError, ModelReply, ModelRequest};
+use triggers::{ChatMessage, Model, ModelError, ModelReply, ModelRequest};
 
 #[derive(Debug, Clone, Copy, Default)]
 pub struct EchoModel;

@@ -14,9 +14,36 @@ use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig
 use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
 use rmcp::{RoleClient, ServiceExt};
 use tokio::sync::Mutex;
-use triggers::{MCP_SEPARATOR, McpConnection, McpServerSettings};
+use triggers::{Tool, ToolRegistry, ToolSpec};
 
-use crate::tools::{Tool, ToolRegistry, ToolSpec};
+/// An MCP server whose tools the agent is offered as `<name>__<tool>`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct McpServerSettings {
+    /// Letters, digits, `-` and `_`; no `__`.
+    pub name: String,
+    pub connection: McpConnection,
+    /// How long one tool call may take.
+    pub timeout: Duration,
+}
+
+/// How to reach an MCP server.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum McpConnection {
+    /// A command spoken to over its stdin and stdout: the program, then its arguments.
+    /// `env` is added to the environment it inherits.
+    Stdio { command: Vec<String>, env: BTreeMap<String, String> },
+    /// A streamable-HTTP endpoint; each header's value is read from the environment
+    /// variable named beside it.
+    Http { url: String, headers_env: BTreeMap<String, String> },
+}
+
+/// What separates an MCP server's name from its tool's in the names the model sees.
+pub const MCP_SEPARATOR: &str = "__";
+
+/// The server part of an MCP tool's name (`github__create_issue` → `github`).
+pub fn mcp_server_of(tool: &str) -> Option<&str> {
+    tool.split_once(MCP_SEPARATOR).map(|(server, _)| server)
+}
 
 /// How long connecting to a server (and its `initialize`) may take.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(30);

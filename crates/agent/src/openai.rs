@@ -9,13 +9,24 @@ use reqwest::StatusCode;
 use reqwest::header::{HeaderMap, RETRY_AFTER};
 use serde::Deserialize;
 use serde_json::{Value, json};
-use triggers::{OpenAiSettings, Usage};
-
-use crate::model::{ChatMessage, Model, ModelError, ModelReply, ModelRequest, ToolCall};
-use crate::tools::ToolSpec;
+use triggers::{ChatMessage, Model, ModelError, ModelReply, ModelRequest, ToolCall, ToolSpec, Usage};
 
 /// The longest wait between attempts, whatever `Retry-After` asks for.
 const MAX_BACKOFF: Duration = Duration::from_mins(1);
+
+/// An OpenAI-compatible Chat Completions endpoint, and how to call it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OpenAiSettings {
+    /// Up to and including the version segment, e.g. `https://api.openai.com/v1`.
+    pub base_url: String,
+    pub model: String,
+    /// The environment variable holding the API key; `None` for servers without keys.
+    pub api_key_env: Option<String>,
+    /// Per HTTP request to the model.
+    pub request_timeout: Duration,
+    /// Further attempts after a 429, a 5xx or a connection failure.
+    pub max_retries: u32,
+}
 
 #[derive(Debug, Clone)]
 pub struct OpenAiModel {

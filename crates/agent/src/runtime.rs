@@ -10,14 +10,12 @@ use kernel::{Clock, Id};
 use tokio::sync::Semaphore;
 use triggers::run::excerpt;
 use triggers::{
-    Agent, AgentDefinition, AgentStore, ConversationKey, ConversationTurns, Joined, Limits, MemoryScope,
-    MemorySettings, Message, RunId, RunOutcome, RunRecord, RunRequest, RunStatus, Ticket, ToolCallRecord,
-    TriggerKind, Usage,
+    Agent, AgentSettings, AgentStore, ChatMessage, ConversationKey, ConversationTurns, Joined, Limits,
+    MemoryScope, MemorySettings, Message, Model, ModelRequest, RunId, RunOutcome, RunRecord, RunRequest,
+    RunStatus, Ticket, ToolCallRecord, ToolRegistry, TriggerKind, Usage,
 };
 
-use crate::model::{ChatMessage, Model, ModelRequest};
 use crate::recorder::RunRecorder;
-use crate::tools::ToolRegistry;
 
 /// Seconds a refused caller is told to wait: a conversation's queue drains one run at a
 /// time, so a short wait with the caller's own backoff is the honest hint.
@@ -54,10 +52,10 @@ impl std::fmt::Debug for AgentRuntime {
 }
 
 impl AgentRuntime {
-    /// The agent of `definition` acting for `team`; `turns` keeps its conversations' lines
-    /// (in this process, or shared with the other replicas).
+    /// The agent `settings` describe, acting for `team`; `turns` keeps its conversations'
+    /// lines (in this process, or shared with the other replicas).
     pub fn new(
-        definition: &AgentDefinition,
+        settings: AgentSettings,
         team: TeamId,
         model: Arc<dyn Model>,
         tools: ToolRegistry,
@@ -65,12 +63,12 @@ impl AgentRuntime {
         turns: Arc<dyn ConversationTurns>,
         clock: Arc<dyn Clock>,
     ) -> Self {
-        let limits = definition.limits;
+        let AgentSettings { instructions, memory, limits } = settings;
         Self {
             inner: Arc::new(Inner {
                 team,
-                instructions: definition.instructions.clone(),
-                memory: definition.memory,
+                instructions,
+                memory,
                 limits,
                 model,
                 tools,

@@ -7,15 +7,14 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use accounts::{AccountStore, TeamId};
-use agent::mcp::McpServer;
-use agent::{AgentRuntime, DeliveryWorker, ToolRegistry, WorkerSettings};
+use agent::mcp::{McpConnection, McpServer};
+use agent::{AgentRuntime, DeliveryWorker, ModelSettings, OpenAiSettings, WorkerSettings};
 use anyhow::{Context, anyhow};
 use http_api::triggers::{GithubRoute, TriggerRoute, WebhookRoute};
 use kernel::{Clock, Id};
-use triggers::{
-    AgentDefinition, AgentStore, ConversationTurns, Intake, McpConnection, ModelSettings, OpenAiSettings,
-    RetryPolicy, Secrets, ToolChoice, TriggerSettings,
-};
+use triggers::{AgentStore, ConversationTurns, Intake, RetryPolicy, Secrets, ToolChoice, ToolRegistry};
+
+use crate::agent_definition::{AgentDefinition, TriggerSettings};
 
 /// A loaded agent definition with every secret it names resolved.
 #[derive(Debug)]
@@ -88,7 +87,7 @@ impl AgentSetup {
         &self,
         team: TeamId,
         accounts: &dyn AccountStore,
-        state: Arc<http_api::state::ApiState>,
+        state: Arc<http_api::ApiState>,
     ) -> anyhow::Result<ToolRegistry> {
         let mut registry = match &self.definition.billable_tools {
             None => ToolRegistry::default(),
@@ -137,7 +136,7 @@ impl AgentSetup {
         let model = agent::model_for(&self.definition.model, self.api_key.clone())
             .map_err(|e| anyhow!("{}: model: {e}", self.file))?;
         let runtime = Arc::new(AgentRuntime::new(
-            &self.definition,
+            self.definition.settings(),
             team,
             model,
             tools,
@@ -151,7 +150,7 @@ impl AgentSetup {
             .iter()
             .filter_map(|t| if let TriggerSettings::Github(github) = t { Some(github) } else { None })
             .collect();
-        let worker = github.iter().map(|t| t.dedupe_window).max().map(|dedupe_window| {
+        let worker = github.iter().map(|t| t.rules.dedupe_window).max().map(|dedupe_window| {
             let settings = WorkerSettings {
                 max_running: self.definition.limits.max_concurrent_runs as usize,
                 retry,
@@ -173,7 +172,8 @@ impl AgentSetup {
                 TriggerSettings::Github(github) => {
                     let worker = worker.clone();
                     let on_accept = Box::new(move || worker.iter().for_each(DeliveryWorker::wake));
-                    let intake = Intake::new(team, github, store.clone(), clock.clone(), on_accept);
+                    let intake =
+                        Intake::new(team, github.rules.clone(), store.clone(), clock.clone(), on_accept);
                     TriggerRoute::Github(GithubRoute {
                         path: github.path.clone(),
                         secrets: secrets.clone(),

@@ -4,38 +4,13 @@
 use std::sync::Arc;
 
 use accounts::{AccountStore, TeamId, User, UserId};
-use agent::{Tool, ToolRegistry, ToolSpec};
 use anyhow::anyhow;
-use async_trait::async_trait;
-use http_api::state::ApiState;
-use http_api::tools::{BuiltinTools, ToolDescription, acting_as};
+use http_api::ApiState;
+use http_api::tools::{BuiltinTools, acting_as};
 use kernel::{Email, Id};
-use triggers::BillableTools;
+use triggers::ToolRegistry;
 
-/// One built-in tool, as the runtime calls it.
-struct ApiTool {
-    tools: BuiltinTools,
-    description: &'static ToolDescription,
-}
-
-#[async_trait]
-impl Tool for ApiTool {
-    fn spec(&self) -> ToolSpec {
-        ToolSpec {
-            name: self.description.name.to_owned(),
-            description: self.description.description.clone(),
-            parameters: self.description.parameters.clone(),
-        }
-    }
-
-    async fn call(&self, arguments: serde_json::Value) -> Result<String, String> {
-        match self.tools.call(self.description.name, arguments).await {
-            Ok(result) => Ok(result.to_string()),
-            // The API's own message, naming the field: what the model needs to try again.
-            Err(error) => Err(error.message().to_owned()),
-        }
-    }
-}
+use crate::agent_definition::BillableTools;
 
 /// The registry of the built-in tools `settings` allow, acting in `team` over `state`'s
 /// stores. Fails naming the field when the user is not one of the team's.
@@ -52,12 +27,7 @@ pub(crate) async fn builtin_tools(
             settings.user
         )
     })?;
-    let tools = BuiltinTools::new(state, acting_as(&user, settings.permissions.clone()));
-    let mut registry = ToolRegistry::default();
-    for description in tools.allowed() {
-        registry.register(Arc::new(ApiTool { tools: tools.clone(), description }));
-    }
-    Ok(registry)
+    Ok(BuiltinTools::new(state, acting_as(&user, settings.permissions.clone())).registry())
 }
 
 /// The user of `team` whose id or email (case-insensitively) is `wanted`.

@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use billing::InvoiceRenderer;
 use clap::{Args, ValueEnum};
-use http_api::ratelimit::SharedCounter;
+use http_api::conventions::ratelimit::SharedCounter;
 use http_api::triggers::TriggerSettings;
 use http_api::{ClientLimits, HttpSettings, Rate};
 use store_sql::{PoolSettings, SqliteSync};

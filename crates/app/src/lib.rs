@@ -1,6 +1,7 @@
 //! Wiring of the `billable` binary: opens the store the configuration names, runs
 //! migrations and the first-run bootstrap, and serves the API. No rules live here.
 
+pub mod agent_definition;
 pub mod agent_setup;
 mod agent_tools;
 pub mod cli;

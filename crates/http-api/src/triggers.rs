@@ -25,11 +25,12 @@ use triggers::{
     ToolChoice, TriggerKind,
 };
 
-use crate::auth::{client_ip, too_many_requests};
 use crate::conventions;
-use crate::deadline::{self, ClientLimits};
-use crate::error::ApiError;
-use crate::ratelimit::{FailureThrottle, Rate};
+use crate::conventions::client::{bearer_token, client_ip};
+use crate::conventions::deadline::{self, ClientLimits};
+use crate::conventions::error::ApiError;
+use crate::conventions::ratelimit::too_many_requests;
+use crate::conventions::ratelimit::{FailureThrottle, Rate};
 
 /// Largest webhook body.
 pub const WEBHOOK_BODY_LIMIT: usize = 1024 * 1024;
@@ -186,13 +187,6 @@ struct RunResult {
     steps: u32,
 }
 
-/// The token after `Bearer ` in `Authorization` (the scheme is case-insensitive).
-pub(crate) fn bearer_token(req: &HttpRequest) -> Option<&str> {
-    let value = req.headers().get(header::AUTHORIZATION)?.to_str().ok()?;
-    let (scheme, token) = value.split_once(' ')?;
-    scheme.eq_ignore_ascii_case("bearer").then(|| token.trim()).filter(|t| !t.is_empty())
-}
-
 fn unauthorized(message: &str) -> ApiError {
     ApiError::new(StatusCode::UNAUTHORIZED, message)
         .with_header(header::WWW_AUTHENTICATE, "Bearer realm=\"agent\"")
@@ -331,7 +325,7 @@ async fn webhook(
     };
     state.authenticate(&req, refusal, unauthorized)?;
     require_json(&req)?;
-    let body: WebhookBody = crate::body::parse(&body)?;
+    let body: WebhookBody = crate::conventions::body::parse(&body)?;
     let request = RunRequest::parse(body.input, body.conversation_id.as_deref())
         .map_err(|error| run_request_refusal(&error))?
         .with_tools((**tools).clone());

@@ -1,109 +1,105 @@
-//! What the agent may do besides talking: the built-in tools over the team's billing and
-//! time, each needing its permissions, and the agent definition's choice of them.
+//! What the agent may do besides talking: the tool port, the registry of the tools an
+//! agent has (what its setup gives it), and each trigger's choice among them. A call to an
+//! unknown or disallowed tool, or a tool's failure, goes back to the model as text so it
+//! can recover.
 
-use std::collections::BTreeSet;
+use std::borrow::Cow;
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
 
-use accounts::Permission;
+use async_trait::async_trait;
 
-/// A built-in tool: one operation of the REST API, by name, and the permissions it needs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct BuiltinTool {
-    pub name: &'static str,
-    /// All of them (one, but for billing time, which reads time and writes an invoice).
-    pub permissions: &'static [Permission],
-}
+use crate::model::ToolCall;
 
-impl BuiltinTool {
-    /// The first permission the tool needs that `granted` does not say yes to; `None` when
-    /// it may be called.
-    pub fn lacking(&self, granted: impl Fn(Permission) -> bool) -> Option<Permission> {
-        self.permissions.iter().copied().find(|permission| !granted(*permission))
-    }
-}
-
-const fn tool(name: &'static str, permissions: &'static [Permission]) -> BuiltinTool {
-    BuiltinTool { name, permissions }
-}
-
-/// Every built-in tool, by name. The names are part of the agent definition's contract.
-pub const BUILTIN_TOOLS: [BuiltinTool; 20] = [
-    tool("list_clients", &[Permission::ClientsRead]),
-    tool("get_client", &[Permission::ClientsRead]),
-    tool("create_client", &[Permission::ClientsWrite]),
-    tool("list_invoices", &[Permission::InvoicesRead]),
-    tool("get_invoice", &[Permission::InvoicesRead]),
-    tool("create_invoice", &[Permission::InvoicesWrite]),
-    tool("update_invoice", &[Permission::InvoicesWrite]),
-    tool("mark_invoice_paid", &[Permission::InvoicesWrite]),
-    tool("list_time_entries", &[Permission::TrackRead]),
-    tool("get_time_entry", &[Permission::TrackRead]),
-    tool("create_time_entry", &[Permission::TrackWrite]),
-    tool("update_time_entry", &[Permission::TrackWrite]),
-    tool("delete_time_entry", &[Permission::TrackWrite]),
-    tool("list_projects", &[Permission::TrackRead]),
-    tool("create_project", &[Permission::TrackWrite]),
-    tool("list_tags", &[Permission::TrackRead]),
-    tool("create_tag", &[Permission::TrackWrite]),
-    tool("list_sections", &[Permission::TrackRead]),
-    tool("bill_time", &[Permission::InvoicesWrite, Permission::TrackRead]),
-    tool("time_report", &[Permission::TrackRead]),
-];
-
-/// The built-in tool named `name`.
-pub fn builtin_tool(name: &str) -> Option<BuiltinTool> {
-    BUILTIN_TOOLS.iter().copied().find(|tool| tool.name == name)
-}
-
-/// The definition's `tools.billable`: the built-in tools act as `user` of the agent's
-/// team, with a restricted key's `permissions`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct BillableTools {
-    /// The user's id or email, as written; resolved at startup.
-    pub user: String,
-    pub permissions: BTreeSet<Permission>,
-}
-
-impl BillableTools {
-    /// The permissions as a restricted key's scope.
-    pub fn scope(&self) -> accounts::Scope {
-        accounts::Scope::Restricted(self.permissions.clone())
-    }
-
-    /// The built-in tools these permissions allow, in catalogue order (a write
-    /// permission allows its read, as for keys).
-    pub fn allowed(&self) -> Vec<BuiltinTool> {
-        let scope = self.scope();
-        BUILTIN_TOOLS.iter().copied().filter(|tool| tool.lacking(|p| scope.allows(p)).is_none()).collect()
-    }
-}
-
-/// An MCP server whose tools the agent is offered as `<name>__<tool>`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct McpServerSettings {
-    /// Letters, digits, `-` and `_`; no `__`.
+/// How a tool is described to the model.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolSpec {
     pub name: String,
-    pub connection: McpConnection,
-    /// How long one tool call may take.
-    pub timeout: std::time::Duration,
+    pub description: String,
+    /// JSON Schema of the arguments object.
+    pub parameters: serde_json::Value,
 }
 
-/// How to reach an MCP server.
+#[async_trait]
+pub trait Tool: Send + Sync {
+    fn spec(&self) -> ToolSpec;
+    /// Runs the tool; the `Err` text is shown to the model as the tool's answer.
+    async fn call(&self, arguments: serde_json::Value) -> Result<String, String>;
+}
+
+/// What a call gave the model, and whether the tool did what was asked.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum McpConnection {
-    /// A command spoken to over its stdin and stdout: the program, then its arguments.
-    /// `env` is added to the environment it inherits.
-    Stdio { command: Vec<String>, env: std::collections::BTreeMap<String, String> },
-    /// A streamable-HTTP endpoint; each header's value is read from the environment
-    /// variable named beside it.
-    Http { url: String, headers_env: std::collections::BTreeMap<String, String> },
+pub struct ToolAnswer {
+    pub content: String,
+    pub ok: bool,
 }
 
-/// What separates an MCP server's name from its tool's in the names the model sees.
-pub const MCP_SEPARATOR: &str = "__";
+impl ToolAnswer {
+    /// A refusal or a failure, told to the model as `error: …`.
+    fn refused(error: impl std::fmt::Display) -> Self {
+        Self { content: format!("error: {error}"), ok: false }
+    }
+}
 
-/// The server part of an MCP tool's name (`github__create_issue` → `github`).
-pub fn mcp_server_of(tool: &str) -> Option<&str> {
-    tool.split_once(MCP_SEPARATOR).map(|(server, _)| server)
+#[derive(Default, Clone)]
+pub struct ToolRegistry {
+    tools: BTreeMap<String, Arc<dyn Tool>>,
+    specs: Vec<ToolSpec>,
+}
+
+impl std::fmt::Debug for ToolRegistry {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list().entries(self.tools.keys()).finish()
+    }
+}
+
+impl ToolRegistry {
+    /// Adds a tool; a later one of the same name replaces it.
+    pub fn register(&mut self, tool: Arc<dyn Tool>) {
+        let spec = tool.spec();
+        self.specs.retain(|existing| existing.name != spec.name);
+        self.tools.insert(spec.name.clone(), tool);
+        self.specs.push(spec);
+    }
+
+    pub fn specs(&self) -> &[ToolSpec] {
+        &self.specs
+    }
+
+    /// The specs of the tools `choice` allows: what a run of that trigger is offered.
+    pub fn specs_for(&self, choice: &ToolChoice) -> Cow<'_, [ToolSpec]> {
+        match choice {
+            ToolChoice::All => Cow::Borrowed(&self.specs),
+            ToolChoice::Only(_) => {
+                Cow::Owned(self.specs.iter().filter(|spec| choice.allows(&spec.name)).cloned().collect())
+            }
+        }
+    }
+
+    /// Runs the call if `choice` allows it; a tool outside the choice is refused and does
+    /// nothing.
+    pub async fn call_within(&self, choice: &ToolChoice, call: &ToolCall) -> ToolAnswer {
+        if !choice.allows(&call.name) {
+            return ToolAnswer::refused(format!("the tool {:?} is not allowed for this trigger", call.name));
+        }
+        self.call(call).await
+    }
+
+    /// Runs the call.
+    pub async fn call(&self, call: &ToolCall) -> ToolAnswer {
+        let Some(tool) = self.tools.get(&call.name) else {
+            return ToolAnswer::refused(format!("there is no tool named {:?}", call.name));
+        };
+        let arguments = if call.arguments.trim().is_empty() { "{}" } else { &call.arguments };
+        let arguments = match serde_json::from_str(arguments) {
+            Ok(arguments) => arguments,
+            Err(error) => return ToolAnswer::refused(format!("the arguments are not JSON: {error}")),
+        };
+        match tool.call(arguments).await {
+            Ok(content) => ToolAnswer { content, ok: true },
+            Err(error) => ToolAnswer::refused(error),
+        }
+    }
 }
 
 /// A trigger's choice among the agent's tools.
@@ -127,29 +123,7 @@ impl ToolChoice {
 
 #[cfg(test)]
 mod tests {
-    use super::{BUILTIN_TOOLS, BillableTools, ToolChoice, builtin_tool};
-    use accounts::Permission;
-
-    #[test]
-    fn names_are_unique_and_found() {
-        let mut names: Vec<_> = BUILTIN_TOOLS.iter().map(|t| t.name).collect();
-        names.sort_unstable();
-        names.dedup();
-        assert_eq!(names.len(), BUILTIN_TOOLS.len());
-        assert_eq!(
-            builtin_tool("mark_invoice_paid").map(|t| t.permissions),
-            Some(&[Permission::InvoicesWrite][..])
-        );
-        assert_eq!(builtin_tool("drop_database"), None);
-    }
-
-    #[test]
-    fn a_write_permission_allows_its_reads_and_nothing_else() {
-        let tools = BillableTools { user: "u".into(), permissions: [Permission::TrackWrite].into() };
-        let allowed: Vec<_> = tools.allowed().iter().map(|t| t.name).collect();
-        assert!(allowed.contains(&"create_time_entry") && allowed.contains(&"list_projects"));
-        assert!(!allowed.iter().any(|name| name.contains("invoice") || name.contains("client")));
-    }
+    use super::ToolChoice;
 
     #[test]
     fn a_choice_narrows_or_allows_all() {

@@ -17,7 +17,6 @@ use super::delivery::{
 };
 use super::filter::{EventFilter, RepoPatterns};
 use super::render::{EventFacts, model_input};
-use crate::definition::GithubTrigger;
 
 /// What the trigger answers for a verified delivery.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -68,13 +67,21 @@ pub enum Malformed {
     NotAnObject,
 }
 
+/// What a repository trigger takes, and how it keeps what it took.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GithubRules {
+    pub events: EventFilter,
+    pub repos: RepoPatterns,
+    /// Bound on the rendered event text the agent receives, in bytes.
+    pub text_limit: usize,
+    /// How long an accepted delivery's id and body hash are remembered to refuse repeats.
+    pub dedupe_window: Duration,
+}
+
 /// One repository trigger's intake, over the delivery queue.
 pub struct Intake {
     team: TeamId,
-    events: EventFilter,
-    repos: RepoPatterns,
-    text_limit: usize,
-    dedupe_window: Duration,
+    rules: GithubRules,
     queue: Arc<dyn DeliveryQueue>,
     clock: Arc<dyn Clock>,
     /// Told of every accepted delivery, so the worker starts it without polling.
@@ -83,32 +90,19 @@ pub struct Intake {
 
 impl std::fmt::Debug for Intake {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Intake")
-            .field("team", &self.team)
-            .field("events", &self.events)
-            .field("repos", &self.repos)
-            .finish_non_exhaustive()
+        f.debug_struct("Intake").field("team", &self.team).field("rules", &self.rules).finish_non_exhaustive()
     }
 }
 
 impl Intake {
     pub fn new(
         team: TeamId,
-        trigger: &GithubTrigger,
+        rules: GithubRules,
         queue: Arc<dyn DeliveryQueue>,
         clock: Arc<dyn Clock>,
         on_accept: Box<dyn Fn() + Send + Sync>,
     ) -> Self {
-        Self {
-            team,
-            events: trigger.events.clone(),
-            repos: trigger.repos.clone(),
-            text_limit: trigger.text_limit,
-            dedupe_window: trigger.dedupe_window,
-            queue,
-            clock,
-            on_accept,
-        }
+        Self { team, rules, queue, clock, on_accept }
     }
 
     /// Takes a delivery whose signature was verified: its event's name and its id (as sent,
@@ -155,7 +149,7 @@ impl Intake {
         }
         let accepted = NewDelivery {
             entry: entry(Verdict::Accepted, None),
-            input: model_input(&facts, &payload, self.text_limit),
+            input: model_input(&facts, &payload, self.rules.text_limit),
         };
         Ok(match self.queue.accept(&accepted, self.dedupe_since(now)).await? {
             Acceptance::Accepted => {
@@ -172,12 +166,12 @@ impl Intake {
             return Some("ping: the webhook is set up; nothing to run".into());
         }
         let action = facts.action.as_deref();
-        if !self.events.matches(&facts.event, action) {
+        if !self.rules.events.matches(&facts.event, action) {
             let name =
                 action.map_or_else(|| facts.event.clone(), |action| format!("{}.{action}", facts.event));
             return Some(format!("event {name} is not in the trigger's events"));
         }
-        if !self.repos.matches(facts.repository.as_deref()) {
+        if !self.rules.repos.matches(facts.repository.as_deref()) {
             return Some(match &facts.repository {
                 Some(repository) => format!("repository {repository} matches none of the trigger's repos"),
                 None => "the event names no repository and the trigger lists repos".into(),
@@ -188,7 +182,7 @@ impl Intake {
 
     /// The oldest a dedupe record may be to still refuse a repeat.
     fn dedupe_since(&self, now: DateTime<Utc>) -> DateTime<Utc> {
-        super::delivery::before(now, self.dedupe_window)
+        super::delivery::before(now, self.rules.dedupe_window)
     }
 }
 

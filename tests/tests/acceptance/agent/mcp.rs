@@ -91,7 +91,7 @@ async fn an_http_server_gets_its_headers_from_the_environment() {
     let requests = model.requests();
     assert_eq!(
         offered(&requests[0]).len(),
-        triggers::BUILTIN_TOOLS.len(),
+        http_api::tools::CATALOGUE.len(),
         "every tool the key allows, each as books__<tool>"
     );
     let made: Value = serde_json::from_str(&tool_result(&requests[1])).unwrap();

@@ -5,14 +5,15 @@ use std::time::{Duration, Instant};
 
 use acceptance::fake_model::{Answer, FakeModel};
 use accounts::TeamId;
-use agent::{AgentRuntime, EchoModel, LocalTurns, Model, OpenAiModel, Tool, ToolRegistry, ToolSpec};
+use agent::{AgentRuntime, EchoModel, LocalTurns, ModelSettings, OpenAiModel};
+use app::agent_definition::AgentDefinition;
 use async_trait::async_trait;
 use kernel::{Id, SystemClock};
 use serde_json::{Value, json};
 use store_memory::MemoryStore;
 use triggers::{
-    Agent, AgentDefinition, ModelSettings, RunFilter, RunHistory, RunOutcome, RunRecord, RunRequest,
-    RunStatus, TriggerKind,
+    Agent, Model, RunFilter, RunHistory, RunOutcome, RunRecord, RunRequest, RunStatus, Tool, ToolRegistry,
+    ToolSpec, TriggerKind,
 };
 
 /// A definition with `settings` spliced in (memory, limits), using the fake model.
@@ -36,7 +37,7 @@ fn setup_with(definition: &AgentDefinition, model: Arc<dyn Model>, tools: ToolRe
     let turns = Arc::new(LocalTurns::new(store.clone()));
     let team = TeamId::generate();
     let runtime = AgentRuntime::new(
-        definition,
+        definition.settings(),
         team,
         model,
         tools,

@@ -4,7 +4,7 @@
 use acceptance::{TestApp, create_key, create_team, create_user, spawn_app};
 use accounts::{Claimed, IdempotencyKey, KeyClaim, Role, Scope};
 use chrono::TimeDelta;
-use http_api::idempotency::fingerprint;
+use http_api::rest::idempotency::fingerprint;
 use kernel::{Clock, SystemClock};
 use reqwest::{Method, Response};
 use serde_json::{Value, json};

@@ -46,7 +46,7 @@ async fn a_client_initializes_lists_and_calls_the_tools_its_key_allows() {
 
     assert_eq!(
         tool_names(&app, &app.key).await.len(),
-        triggers::BUILTIN_TOOLS.len(),
+        http_api::tools::CATALOGUE.len(),
         "a write key gets every tool"
     );
     let create = result(

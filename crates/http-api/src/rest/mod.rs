@@ -1,0 +1,186 @@
+//! The REST API: keys and permissions (`auth`), retries (`idempotency`), the listings'
+//! caches and revisions, metrics, the handlers (`routes`), and the OpenAPI description,
+//! built by the same calls that register the routes.
+//!
+//! Imports `conventions` and the domain; never `tools` or `triggers`.
+
+pub mod auth;
+pub(crate) mod collection;
+pub(crate) mod csv;
+pub mod idempotency;
+pub mod listings;
+pub mod metrics;
+pub(crate) mod openapi;
+pub mod paging;
+pub mod revisions;
+pub(crate) mod routes;
+pub mod state;
+
+use std::rc::Rc;
+
+use actix_web::App;
+use actix_web::dev::{ServiceFactory, ServiceRequest};
+use actix_web::http::Method;
+use actix_web::middleware::from_fn;
+use serde_json::Value;
+use utoipa::OpenApi;
+use utoipa_actix_web::{AppExt, UtoipaApp, scope};
+
+use self::openapi::{ApiDoc, SchemaLedger};
+
+fn register<T>(app: UtoipaApp<T>, ledger: &Rc<SchemaLedger>) -> UtoipaApp<T>
+where
+    T: ServiceFactory<ServiceRequest, Config = (), Error = actix_web::Error, InitError = ()>,
+{
+    app.openapi(ApiDoc::openapi())
+        .service(
+            scope("/v1/invoices/clients")
+                .wrap(from_fn(idempotency::replay_retries))
+                .wrap(from_fn(auth::require_api_key))
+                .service(ledger.check(routes::clients::list_clients))
+                .service(ledger.check(routes::clients::create_client))
+                .service(ledger.check(routes::clients::get_client))
+                .service(ledger.check(routes::clients::replace_client))
+                .service(ledger.check(routes::clients::delete_client)),
+        )
+        // A scope of its own, before the keyed `/v1/invoices` one, so that `/{id}` there
+        // never sees `pdf` (another method on it is a 405 here).
+        .service(scope("/v1/invoices/pdf").service(ledger.check(routes::invoices::invoice_pdf)))
+        .service(
+            scope("/v1/invoices/from-time")
+                .wrap(from_fn(idempotency::replay_retries))
+                .wrap(from_fn(auth::require_api_key))
+                .service(ledger.check(routes::billed_time::invoice_time)),
+        )
+        .service(
+            scope("/v1/invoices")
+                .wrap(from_fn(idempotency::replay_retries))
+                .wrap(from_fn(auth::require_api_key))
+                .service(ledger.check(routes::invoices::list_invoices))
+                .service(ledger.check(routes::invoices::create_invoice))
+                .service(ledger.check(routes::invoices::get_invoice))
+                .service(ledger.check(routes::invoices::update_invoice))
+                .service(ledger.check(routes::invoices::mark_invoice))
+                .service(ledger.check(routes::invoices::delete_invoice)),
+        )
+        .service(
+            scope("/v1/track/time")
+                .wrap(from_fn(idempotency::replay_retries))
+                .wrap(from_fn(auth::require_api_key))
+                .service(ledger.check(routes::track::time::list_time))
+                .service(ledger.check(routes::track::time::create_time))
+                .service(ledger.check(routes::track::time::get_time))
+                .service(ledger.check(routes::track::time::update_time))
+                .service(ledger.check(routes::track::time::delete_time)),
+        )
+        .service(
+            scope("/v1/track/timer")
+                .wrap(from_fn(idempotency::replay_retries))
+                .wrap(from_fn(auth::require_api_key))
+                .service(ledger.check(routes::track::timer::get_timer))
+                .service(ledger.check(routes::track::timer::start_timer))
+                .service(ledger.check(routes::track::timer::stop_timer))
+                .service(ledger.check(routes::track::timer::discard_timer)),
+        )
+        .service(
+            scope("/v1/track/reports")
+                .wrap(from_fn(auth::require_api_key))
+                .service(ledger.check(routes::track::reports::get_report)),
+        )
+        .service(
+            scope("/v1/track/tags")
+                .wrap(from_fn(idempotency::replay_retries))
+                .wrap(from_fn(auth::require_api_key))
+                .service(ledger.check(routes::track::tags::list_tags))
+                .service(ledger.check(routes::track::tags::get_tag))
+                .service(ledger.check(routes::track::tags::create_tag))
+                .service(ledger.check(routes::track::tags::rename_tag))
+                .service(ledger.check(routes::track::tags::delete_tag)),
+        )
+        .service(
+            scope("/v1/track/projects")
+                .wrap(from_fn(idempotency::replay_retries))
+                .wrap(from_fn(auth::require_api_key))
+                .service(ledger.check(routes::track::projects::list_projects))
+                .service(ledger.check(routes::track::projects::get_project))
+                .service(ledger.check(routes::track::projects::create_project))
+                .service(ledger.check(routes::track::projects::update_project))
+                .service(ledger.check(routes::track::projects::delete_project)),
+        )
+        .service(
+            scope("/v1/track/sections")
+                .wrap(from_fn(idempotency::replay_retries))
+                .wrap(from_fn(auth::require_api_key))
+                .service(ledger.check(routes::track::sections::list_sections))
+                .service(ledger.check(routes::track::sections::get_section))
+                .service(ledger.check(routes::track::sections::create_section))
+                .service(ledger.check(routes::track::sections::update_section))
+                .service(ledger.check(routes::track::sections::delete_section)),
+        )
+        .service(
+            scope("/v1/agent/runs")
+                .wrap(from_fn(idempotency::replay_retries))
+                .wrap(from_fn(auth::require_api_key))
+                .service(ledger.check(routes::agent::list_runs))
+                .service(ledger.check(routes::agent::get_run)),
+        )
+        .service(
+            scope("/v1/agent/deliveries")
+                .wrap(from_fn(idempotency::replay_retries))
+                .wrap(from_fn(auth::require_api_key))
+                .service(ledger.check(routes::agent::list_deliveries)),
+        )
+        .service(ledger.check(routes::ops::healthz))
+        .service(ledger.check(routes::ops::readyz))
+        .service(ledger.check(routes::ops::metrics))
+}
+
+/// The routes and their OpenAPI description, built by the same calls.
+pub(crate) fn build<T>(app: UtoipaApp<T>) -> (App<T>, Value, Vec<String>)
+where
+    T: ServiceFactory<ServiceRequest, Config = (), Error = actix_web::Error, InitError = ()>,
+{
+    let ledger = Rc::new(SchemaLedger::default());
+    let (app, doc) = register(app, &ledger).split_for_parts();
+    let mut doc = serde_json::to_value(doc).unwrap_or_default();
+    openapi::finish(&mut doc);
+    (app, doc, ledger.clashes())
+}
+
+/// The OpenAPI description, generated from the routes themselves.
+pub fn openapi() -> Value {
+    build(App::new().into_utoipa_app()).1
+}
+
+/// Component names that two different schemas claimed while the description was built:
+/// each is a type whose schema the description lost. Empty when the description is sound.
+pub fn schema_name_clashes() -> Vec<String> {
+    build(App::new().into_utoipa_app()).2
+}
+
+/// Every documented `(path, method)`.
+pub fn documented_routes(doc: &Value) -> Vec<(String, Method)> {
+    documented_operations(doc).into_iter().map(|(path, method, _)| (path, method)).collect()
+}
+
+/// Every documented `(path, method, names of its query parameters)`.
+pub(crate) fn documented_operations(doc: &Value) -> Vec<(String, Method, Vec<String>)> {
+    let Some(paths) = doc["paths"].as_object() else { return Vec::new() };
+    paths
+        .iter()
+        .flat_map(|(path, item)| {
+            openapi::METHODS.iter().filter_map(move |method| {
+                let operation = item.get(*method)?;
+                let parameters =
+                    item["parameters"].as_array().into_iter().chain(operation["parameters"].as_array());
+                let query = parameters
+                    .flatten()
+                    .filter(|parameter| parameter["in"] == "query")
+                    .filter_map(|parameter| parameter["name"].as_str().map(str::to_owned))
+                    .collect();
+                let method = Method::from_bytes(method.to_uppercase().as_bytes()).ok()?;
+                Some((path.clone(), method, query))
+            })
+        })
+        .collect()
+}

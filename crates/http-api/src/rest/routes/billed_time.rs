@@ -1,0 +1,235 @@
+//! `POST /v1/invoices/from-time`: an invoice made of a span of tracked time.
+
+use accounts::Principal;
+use actix_web::{HttpResponse, post, web};
+use billing::money::{MAX_LINE_ITEMS, QUANTITY};
+use kernel::FieldError;
+use serde::Deserialize;
+use serde_json::Number;
+use tracking::invoicing::{GroupBy, Rounding, TimeBillingRule};
+use tracking::report::MAX_REPORT_DAYS;
+use tracking::{Actor, BillTimeError, TimeBilling};
+use utoipa::ToSchema;
+
+use crate::conventions::body::Json;
+use crate::conventions::error::ApiError;
+use crate::rest::auth::{Auth, BillTime};
+use crate::rest::openapi::{GroupBy as GroupBySchema, InstantInput, RoundingMode as RoundingModeSchema};
+use crate::rest::routes::invoices::{InlineClientInput, InvoiceBody, InvoiceHead, invoice_body};
+use crate::rest::routes::track::projects::rate;
+use crate::rest::routes::{BodyErrors, KeyedErrors, body_id, created, days};
+use crate::rest::state::ApiState;
+
+/// The most projects `projectIds` may name.
+const MAX_PROJECT_IDS: usize = 1000;
+
+/// How each entry's duration is rounded before its line sums it; the entries keep their
+/// own durations.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RoundingInput {
+    /// The step, in whole minutes (`15`; `15.0` is the same number).
+    #[schema(value_type = i64, minimum = 1, maximum = 60)]
+    minutes: Number,
+    #[schema(value_type = RoundingModeSchema)]
+    mode: String,
+}
+
+invoice_body! {
+    /// The time to bill and the invoice to make of it. Exactly one of `clientId` and
+    /// `client`. The example previews (and writes nothing) the invoice of November 2026's
+    /// billable time at 95 an hour, in quarter hours: log some first (the example of
+    /// `POST /v1/track/time` does), else the answer is a 400 naming `from`.
+    #[schema(example = json!({
+        "client": {"email": "zoe@example.com", "name": "Zoë Łukasiewicz"},
+        "from": "2026-11-01", "to": "2026-11-30", "rate": 95,
+        "rounding": {"minutes": 15, "mode": "up"}, "groupBy": "project", "preview": true}))]
+    pub(crate) struct TimeInvoiceInput {
+        /// The first UTC day whose entries are billed, `YYYY-MM-DD`.
+        #[schema(value_type = String, format = Date)]
+        from: String,
+        /// The last UTC day whose entries are billed (included), `YYYY-MM-DD`; at most 366
+    /// days after `from`'s.
+        #[schema(value_type = String, format = Date)]
+        to: String,
+        /// Only time on these projects of the team. Default: all the time of the days, time on
+        /// no project included.
+        #[serde(default)]
+        #[schema(value_type = Option<Vec<uuid::Uuid>>, min_items = 1, max_items = 1000)]
+        project_ids: Option<Vec<String>>,
+        /// One line per project (default), per task name (and rate), or per entry.
+        #[serde(default)]
+        #[schema(value_type = Option<GroupBySchema>)]
+        group_by: Option<String>,
+        /// An hourly rate for every line, instead of each project's `rate`: 0 to 10¹², at
+        /// most 6 decimal places. Required when some time to bill has no project rate.
+        #[serde(default)]
+        #[schema(value_type = Option<f64>, minimum = 0, maximum = 1_000_000_000_000_i64)]
+        rate: Option<Number>,
+        #[serde(default)]
+        rounding: Option<RoundingInput>,
+        /// `true` answers 200 with the invoice that would be made now, its serial included,
+        /// and writes nothing.
+        #[serde(default)]
+        #[schema(default = false)]
+        preview: bool,
+    }
+}
+
+/// `rounding.minutes` as a whole number: JSON Schema's integers include `15.0`.
+fn whole_minutes(minutes: &Number) -> Result<i64, FieldError> {
+    let refused = || FieldError::new("rounding.minutes", "must be a whole number of minutes from 1 to 60");
+    kernel::number::whole_number(&minutes.to_string())
+        .map(|whole| i64::try_from(whole).unwrap_or(i64::MAX))
+        .ok_or_else(refused)
+}
+
+impl TimeInvoiceInput {
+    fn parse(
+        mut self,
+        team: accounts::TeamId,
+        now: chrono::DateTime<chrono::Utc>,
+    ) -> Result<TimeBilling, FieldError> {
+        let head = self.head();
+        let days = days(&self.from, &self.to, Some(MAX_REPORT_DAYS))?;
+        let projects = self
+            .project_ids
+            .map(|ids| {
+                if ids.len() > MAX_PROJECT_IDS {
+                    return Err(FieldError::new(
+                        "projectIds",
+                        format!("must name at most {MAX_PROJECT_IDS} projects"),
+                    ));
+                }
+                if ids.is_empty() {
+                    return Err(FieldError::new(
+                        "projectIds",
+                        "must name at least one project, or be left out",
+                    ));
+                }
+                ids.iter()
+                    .map(|id| body_id(id, "projectIds", "project"))
+                    .collect::<Result<Vec<tracking::ProjectId>, _>>()
+            })
+            .transpose()?;
+        let group_by =
+            self.group_by.as_deref().map(GroupBy::parse).transpose().map_err(|e| e.at("groupBy"))?;
+        let rounding = self
+            .rounding
+            .map(|r| {
+                Rounding::parse(whole_minutes(&r.minutes)?, &r.mode).map_err(|rule| time_billing_rule(&rule))
+            })
+            .transpose()?;
+        let invoice = head.parse(team, now)?;
+        Ok(TimeBilling {
+            days,
+            projects,
+            group_by: group_by.unwrap_or_default(),
+            rate: self.rate.as_ref().map(|r| rate(r, "rate")).transpose()?,
+            rounding,
+            invoice,
+            preview: self.preview,
+        })
+    }
+}
+
+/// Invoice tracked time
+///
+/// Makes one invoice of the billable, not yet invoiced time entries dated `from` to `to`
+/// (UTC days, both included), in one transaction that sets each entry's `invoiceId`: one
+/// line item per project, task or entry (`groupBy`), its `quantity` the hours
+/// (`seconds ÷ 3600` of the rounded durations, 4 decimals, half away from zero) and its
+/// `unitPrice` the `rate`, or else the project's. Members bill their own time; owners and
+/// admins the team's. An entry is never billed twice: a request that loses a race for
+/// the same time is a 409 and makes nothing. `"preview": true` answers 200 with the invoice
+/// that would be made and writes nothing. Needs `invoices:write` and `track:read`.
+#[utoipa::path(
+    tag = "Invoices",
+    request_body = TimeInvoiceInput,
+    responses(
+        (status = 201, description = "Created, with its time billed", body = InvoiceBody,
+         headers(("Location" = String, description = "URL of the new invoice"))),
+        (status = 200, description = "`preview`: the invoice that would be made; nothing is written", body = InvoiceBody),
+        (status = 409, description = "Time to bill was billed, changed or deleted meanwhile; nothing was made", body = crate::conventions::error::ErrorBody),
+        BodyErrors,
+        KeyedErrors,
+    )
+)]
+#[post("")]
+pub(crate) async fn invoice_time(
+    auth: Auth<BillTime>,
+    Json(input): Json<TimeInvoiceInput>,
+    state: web::Data<ApiState>,
+) -> Result<HttpResponse, ApiError> {
+    let preview = input.preview;
+    let invoice = bill(&state, &auth.principal, input).await?;
+    if preview {
+        Ok(HttpResponse::Ok().json(invoice))
+    } else {
+        Ok(created(format!("/v1/invoices/{}", invoice.id), invoice))
+    }
+}
+
+impl From<BillTimeError> for ApiError {
+    fn from(error: BillTimeError) -> Self {
+        match error {
+            BillTimeError::Rule(rule) => time_billing_rule(&rule).into(),
+            BillTimeError::Invoice(error) => error.into(),
+        }
+    }
+}
+
+/// A rule of billing time in the REST API's words: the body field it is about, then what
+/// to send.
+fn time_billing_rule(rule: &TimeBillingRule) -> FieldError {
+    match rule {
+        TimeBillingRule::RoundingStep => FieldError::new("rounding.minutes", "must be from 1 to 60"),
+        TimeBillingRule::RoundingMode(invalid) => invalid.clone().at("rounding.mode"),
+        TimeBillingRule::UnknownProject(id) => {
+            FieldError::new("projectIds", format!("{id}: no such project in the team"))
+        }
+        TimeBillingRule::NoTime => {
+            FieldError::new("from", "no billable time that is not billed yet in the range")
+        }
+        TimeBillingRule::Unrated { projects } => {
+            FieldError::new("rate", format!("is required: no hourly rate is set on {}", projects.join(", ")))
+        }
+        TimeBillingRule::RoundedAway => FieldError::new("rounding", "leaves no time to bill"),
+        TimeBillingRule::TooManyLines { lines } => FieldError::new(
+            "groupBy",
+            format!(
+                "makes {lines} lines, and an invoice holds at most {MAX_LINE_ITEMS}: group by project or task, or bill fewer days"
+            ),
+        ),
+        TimeBillingRule::LineTooLong { description } => FieldError::new(
+            "to",
+            format!(
+                "the time of the line \"{description}\" comes to more hours than a line holds (at most {}); bill fewer days",
+                QUANTITY.max
+            ),
+        ),
+        TimeBillingRule::LineDescription(invalid) => invalid.clone().at("groupBy"),
+    }
+}
+
+/// Bills the time `input` names in the caller's team, or previews it.
+pub(crate) async fn bill(
+    state: &ApiState,
+    who: &Principal,
+    input: TimeInvoiceInput,
+) -> Result<InvoiceBody, ApiError> {
+    let now = state.clock.now();
+    let request = input.parse(who.team_id, now)?;
+    let stores = &state.stores;
+    let invoice = tracking::service::bill_time(
+        &*stores.track,
+        &*stores.billing,
+        &*stores.accounts,
+        &Actor::from(who),
+        who.team_id,
+        request,
+        now,
+    )
+    .await?;
+    Ok(InvoiceBody::new(invoice, now))
+}

@@ -1,0 +1,298 @@
+//! `/v1/invoices/clients`: the team's clients.
+
+use accounts::Principal;
+use actix_web::{HttpResponse, delete, get, patch, post, web};
+use billing::client::{OptionalText, PostalCode, RequiredText};
+use billing::{Client, ClientDetails, ClientId, DeleteClientError, ReplaceClientError};
+use kernel::{Email, FieldError, Id};
+use serde::{Deserialize, Serialize};
+
+use utoipa::{IntoParams, ToSchema};
+use uuid::Uuid;
+
+use crate::conventions::body::Json;
+use crate::conventions::error::{ApiError, ErrorBody};
+use crate::rest::auth::{Auth, ClientsRead, ClientsWrite};
+use crate::rest::collection::Collection;
+use crate::rest::paging;
+use crate::rest::routes::{
+    BodyErrors, Deleted, KeyedErrors, NotFound, QueryErrors, Timestamp, created, not_found, path_id,
+    query_search,
+};
+use crate::rest::state::ApiState;
+
+/// A client: who invoices are billed to.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct ClientBody {
+    /// UUID.
+    id: Uuid,
+    name: String,
+    email: String,
+    /// Empty string when not supplied.
+    phone: String,
+    /// Empty string when not supplied.
+    vat_number: String,
+    line1: String,
+    /// Empty string when not supplied.
+    line2: String,
+    /// Empty string when not supplied.
+    line3: String,
+    postal_code: String,
+    team_id: Uuid,
+    created_at: Timestamp,
+    updated_at: Timestamp,
+}
+
+impl From<Client> for ClientBody {
+    fn from(client: Client) -> Self {
+        let d = client.details;
+        Self {
+            id: client.id.as_uuid(),
+            name: d.name.into_string(),
+            email: d.email.into_string(),
+            phone: d.phone.into_string(),
+            vat_number: d.vat_number.into_string(),
+            line1: d.line1.into_string(),
+            line2: d.line2.into_string(),
+            line3: d.line3.into_string(),
+            postal_code: d.postal_code.into_string(),
+            team_id: client.team_id.as_uuid(),
+            created_at: Timestamp(client.created_at),
+            updated_at: Timestamp(client.updated_at),
+        }
+    }
+}
+
+/// The details of a client, for create and for full replacement. No text may contain a
+/// NUL character.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[schema(example = json!({"name": "Acme GmbH", "email": "billing@acme.example", "phone": "+49 30 1234567",
+    "vatNumber": "DE123456789", "line1": "Hauptstraße 1", "line2": "3. OG", "line3": "", "postalCode": "10115"}))]
+pub(crate) struct ClientInput {
+    #[schema(pattern = r"^[^\u0000]*$", min_length = 1, max_length = 255)]
+    name: String,
+    #[schema(format = Email, max_length = 254)]
+    email: String,
+    #[serde(default)]
+    #[schema(pattern = r"^[^\u0000]*$", max_length = 255, default = "")]
+    phone: String,
+    #[serde(default)]
+    #[schema(pattern = r"^[^\u0000]*$", max_length = 255, default = "")]
+    vat_number: String,
+    #[schema(pattern = r"^[^\u0000]*$", min_length = 1, max_length = 255)]
+    line1: String,
+    #[serde(default)]
+    #[schema(pattern = r"^[^\u0000]*$", max_length = 255, default = "")]
+    line2: String,
+    #[serde(default)]
+    #[schema(pattern = r"^[^\u0000]*$", max_length = 255, default = "")]
+    line3: String,
+    #[schema(pattern = r"^[^\u0000]*$", min_length = 1, max_length = 32)]
+    postal_code: String,
+}
+
+impl ClientInput {
+    fn parse(self) -> Result<ClientDetails, FieldError> {
+        Ok(ClientDetails {
+            name: RequiredText::parse(self.name).map_err(|e| e.at("name"))?,
+            email: Email::parse(self.email).map_err(|e| e.at("email"))?,
+            phone: OptionalText::parse(self.phone).map_err(|e| e.at("phone"))?,
+            vat_number: OptionalText::parse(self.vat_number).map_err(|e| e.at("vatNumber"))?,
+            line1: RequiredText::parse(self.line1).map_err(|e| e.at("line1"))?.or_empty(),
+            line2: OptionalText::parse(self.line2).map_err(|e| e.at("line2"))?,
+            line3: OptionalText::parse(self.line3).map_err(|e| e.at("line3"))?,
+            postal_code: PostalCode::parse(self.postal_code).map_err(|e| e.at("postalCode"))?.or_empty(),
+        })
+    }
+}
+
+fn client_id(path: &str) -> Result<ClientId, ApiError> {
+    path_id(path, "client")
+}
+
+fn client_not_found() -> ApiError {
+    not_found("client")
+}
+
+/// The client listing's filter.
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub(crate) struct ClientQuery {
+    /// Only clients whose name or email holds this, in any case of its letters (1 to 100
+    /// characters).
+    #[param(min_length = 1, max_length = 100, pattern = r"^[^\u0000]*$")]
+    q: Option<String>,
+}
+
+/// List clients
+///
+/// Lists the team's clients, by name (case-insensitive), then id; with `q`, only those it
+/// finds. With `limit`, a page: a `Link` header with `rel="next"` names the next one while
+/// there is more. Needs `clients:read`.
+#[utoipa::path(
+    tag = "Clients",
+    params(ClientQuery, paging::PageQuery),
+    responses(
+        (status = 200, description = "The team's clients", body = [ClientBody],
+         headers(("Link" = String, description = "`<URL of the next page>; rel=\"next\"`, on a page with more after it"))),
+        QueryErrors,
+        KeyedErrors,
+    )
+)]
+#[get("")]
+pub(crate) async fn list_clients(
+    auth: Auth<ClientsRead>,
+    listing: paging::Listing,
+    state: web::Data<ApiState>,
+) -> Result<HttpResponse, ApiError> {
+    listing.answer::<Clients>(&state, &auth.principal).await
+}
+
+/// The team's clients, by name (case-insensitive), then id.
+pub(crate) struct Clients;
+
+impl Collection for Clients {
+    type Filters = ClientQuery;
+    type Row = Client;
+    type Body = ClientBody;
+
+    async fn find(state: &ApiState, who: &Principal, query: ClientQuery) -> Result<Vec<Client>, ApiError> {
+        let search = query_search(query.q.as_deref())?;
+        let mut clients = state.stores.billing.list(who.team_id).await?;
+        if let Some(search) = &search {
+            clients.retain(|client| client.is_found_by(search));
+        }
+        Ok(clients)
+    }
+
+    fn order(client: &Client) -> [String; 2] {
+        [client.details.name.as_str().to_lowercase(), client.id.to_string()]
+    }
+}
+
+/// Create a client
+///
+/// Creates a client in the key's team. `phone`, `vatNumber`, `line2` and `line3` may be left
+/// out; they are then empty. Needs `clients:write`.
+#[utoipa::path(
+    tag = "Clients",
+    request_body = ClientInput,
+    responses(
+        (status = 201, description = "Created", body = ClientBody, headers(("Location" = String, description = "URL of the new client"))),
+        BodyErrors,
+        KeyedErrors,
+    )
+)]
+#[post("")]
+pub(crate) async fn create_client(
+    auth: Auth<ClientsWrite>,
+    Json(input): Json<ClientInput>,
+    state: web::Data<ApiState>,
+) -> Result<HttpResponse, ApiError> {
+    let client = create(&state, &auth.principal, input).await?;
+    Ok(created(format!("/v1/invoices/clients/{}", client.id), client))
+}
+
+/// Makes a client of `input` in the caller's team.
+pub(crate) async fn create(
+    state: &ApiState,
+    who: &Principal,
+    input: ClientInput,
+) -> Result<ClientBody, ApiError> {
+    let client = Client::new(who.team_id, input.parse()?, state.clock.now());
+    state.stores.billing.create(&client).await?;
+    Ok(client.into())
+}
+
+/// Get a client
+///
+/// Returns one client of the key's team; a client of another team is a 404 like an unknown
+/// one. Needs `clients:read`.
+#[utoipa::path(
+    tag = "Clients",
+    params(("id" = Uuid, Path, description = "Client id")),
+    responses(
+        (status = 200, description = "The client", body = ClientBody),
+        NotFound,
+        KeyedErrors,
+    )
+)]
+#[get("/{id}")]
+pub(crate) async fn get_client(
+    auth: Auth<ClientsRead>,
+    path: web::Path<String>,
+    state: web::Data<ApiState>,
+) -> Result<web::Json<ClientBody>, ApiError> {
+    Ok(web::Json(get(&state, &auth.principal, &path).await?))
+}
+
+/// The caller's team's client `id` (as written in a path).
+pub(crate) async fn get(state: &ApiState, who: &Principal, id: &str) -> Result<ClientBody, ApiError> {
+    let client = state.stores.billing.get(who.team_id, client_id(id)?).await?.ok_or_else(client_not_found)?;
+    Ok(client.into())
+}
+
+/// Replace a client
+///
+/// A full replacement, not a merge: every required field must be given, and omitted optional
+/// fields become empty. Needs `clients:write`.
+#[utoipa::path(
+    tag = "Clients",
+    params(("id" = Uuid, Path, description = "Client id")),
+    request_body = ClientInput,
+    responses(
+        (status = 200, description = "The replaced client", body = ClientBody),
+        BodyErrors,
+        NotFound,
+        KeyedErrors,
+    )
+)]
+#[patch("/{id}")]
+pub(crate) async fn replace_client(
+    auth: Auth<ClientsWrite>,
+    Json(input): Json<ClientInput>,
+    path: web::Path<String>,
+    state: web::Data<ApiState>,
+) -> Result<web::Json<ClientBody>, ApiError> {
+    let details = input.parse()?;
+    let id = client_id(&path)?;
+    let client =
+        state.stores.billing.replace(auth.principal.team_id, id, &details, state.clock.now()).await.map_err(
+            |error| match error {
+                ReplaceClientError::NotFound => client_not_found(),
+                ReplaceClientError::Store(error) => error.into(),
+            },
+        )?;
+    Ok(web::Json(client.into()))
+}
+
+/// Delete a client
+///
+/// Deletes the client for good. Refused with 409 while invoices refer to it. Needs
+/// `clients:write`.
+#[utoipa::path(
+    tag = "Clients",
+    params(("id" = Uuid, Path, description = "Client id")),
+    responses(
+        (status = 200, description = "Deleted", body = Deleted),
+        (status = 409, description = "The client has invoices", body = ErrorBody),
+        NotFound,
+        KeyedErrors,
+    )
+)]
+#[delete("/{id}")]
+pub(crate) async fn delete_client(
+    auth: Auth<ClientsWrite>,
+    path: web::Path<String>,
+    state: web::Data<ApiState>,
+) -> Result<web::Json<Deleted>, ApiError> {
+    let id = client_id(&path)?;
+    state.stores.billing.delete(auth.principal.team_id, id).await.map_err(|error| match error {
+        DeleteClientError::NotFound => client_not_found(),
+        DeleteClientError::HasInvoices => ApiError::conflict("client has invoices and cannot be deleted"),
+        DeleteClientError::Store(error) => error.into(),
+    })?;
+    Ok(Deleted::new("client"))
+}

@@ -1,0 +1,946 @@
+//! `/v1/invoices`: invoices with their line items, and the public PDF link.
+
+use accounts::Principal;
+use actix_web::http::{StatusCode, header};
+use actix_web::{HttpRequest, HttpResponse, delete, get, patch, post, web};
+use billing::client::{KeptPostalCode, OptionalText, RequiredText};
+use billing::invoice::{Description, InvoiceRule};
+use billing::money::{
+    AMOUNT, Bound, Decimal, MAX_LINE_ITEMS, QUANTITY, TAX_PERCENTAGE, UNIT_PRICE, round_to_minor,
+};
+use billing::service::{self, BillingError, InvoiceChanges, InvoiceDraft};
+use billing::store::BillTo;
+use billing::{
+    Client, ClientDetails, Invoice, InvoiceFilter, InvoiceId, InvoicePosition, InvoiceStatus, LineInput,
+    LineItem,
+};
+use kernel::{Email, FieldError, Id, parse_instant};
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Number, Value};
+use utoipa::{IntoParams, ToSchema};
+use uuid::Uuid;
+
+use crate::conventions::body::{Json, Patch};
+use crate::conventions::client::client_ip;
+use crate::conventions::error::{ApiError, ErrorBody};
+use crate::conventions::ratelimit::too_many_requests;
+use crate::rest::auth::{Auth, InvoicesRead, InvoicesWrite};
+use crate::rest::csv;
+use crate::rest::openapi::{Binary, InstantInput, InvoiceStatus as InvoiceStatusSchema};
+use crate::rest::paging::{self, Page};
+use crate::rest::routes::{
+    BodyErrors, Deleted, KeyedErrors, NotFound, QueryErrors, Timestamp, body_id, created, midnight, no_such,
+    not_found, path_id, query_day, query_id, query_search,
+};
+use crate::rest::state::ApiState;
+
+/// An exact decimal, written as a JSON number with every digit it has (`10.50`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Exact(pub(crate) Decimal);
+
+impl Serialize for Exact {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        // serde_json keeps a number's text exactly (`arbitrary_precision`).
+        let number: Number = self.0.to_string().parse().map_err(serde::ser::Error::custom)?;
+        number.serialize(serializer)
+    }
+}
+
+impl utoipa::PartialSchema for Exact {
+    fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+        utoipa::openapi::ObjectBuilder::new().schema_type(utoipa::openapi::schema::Type::Number).into()
+    }
+}
+
+impl ToSchema for Exact {}
+
+/// A line item of an invoice.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct LineItemBody {
+    id: Uuid,
+    description: String,
+    /// As given (may be finer than the currency's minor unit).
+    unit_price: Exact,
+    quantity: Exact,
+    /// `unitPrice × quantity`, rounded to the currency's minor unit half away from zero.
+    amount: Exact,
+    /// 0-based index in the request's `lineItems` array.
+    position: u32,
+    invoice_id: Uuid,
+    created_at: Timestamp,
+    updated_at: Timestamp,
+}
+
+/// An invoice with its line items. Money is exact: JSON numbers with the currency's
+/// minor-unit decimals (2 for EUR and USD, 0 for JPY, 3 for KWD).
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct InvoiceBody {
+    pub(crate) id: Uuid,
+    /// Per team, gapless: `INV-0001`, `INV-0002`, …
+    #[schema(example = "INV-0001")]
+    serial: String,
+    #[schema(required = true)]
+    description: Option<String>,
+    issue_date: Timestamp,
+    #[schema(required = true)]
+    due_date: Option<Timestamp>,
+    #[schema(value_type = InvoiceStatusSchema)]
+    status: &'static str,
+    /// The team's ISO 4217 currency when the invoice was made.
+    #[schema(example = "EUR")]
+    currency: &'static str,
+    /// Σ `lineItems[].amount`.
+    subtotal: Exact,
+    /// When greater than 0, `tax` = `subtotal × taxPercentage / 100`, rounded.
+    tax_percentage: Exact,
+    /// Computed from `taxPercentage` when that is greater than 0; else the flat tax given.
+    tax: Exact,
+    /// `subtotal + tax`.
+    total: Exact,
+    client_id: Uuid,
+    senders_address_id: Uuid,
+    team_id: Uuid,
+    line_items: Vec<LineItemBody>,
+    created_at: Timestamp,
+    updated_at: Timestamp,
+}
+
+impl InvoiceBody {
+    pub(crate) fn new(invoice: Invoice, now: chrono::DateTime<chrono::Utc>) -> Self {
+        let status = invoice.status_at(now).as_str();
+        let invoice_id = invoice.id.as_uuid();
+        let line = |item: LineItem| LineItemBody {
+            id: item.id.as_uuid(),
+            description: item.description.into_string(),
+            unit_price: Exact(item.unit_price.normalize()),
+            quantity: Exact(item.quantity.normalize()),
+            amount: Exact(round_to_minor(item.amount, invoice.currency)),
+            position: item.position,
+            invoice_id,
+            created_at: Timestamp(item.created_at),
+            updated_at: Timestamp(item.updated_at),
+        };
+        Self {
+            id: invoice_id,
+            serial: invoice.serial.to_string(),
+            description: invoice.description.map(Description::into_string),
+            issue_date: Timestamp(invoice.issue_date),
+            due_date: invoice.due_date.map(Timestamp),
+            status,
+            currency: invoice.currency.as_str(),
+            // Rounded again on the way out: a store may read `0.00` back as `0`.
+            subtotal: Exact(round_to_minor(invoice.totals.subtotal, invoice.currency)),
+            tax_percentage: Exact(invoice.tax_rule.percentage().normalize()),
+            tax: Exact(round_to_minor(invoice.totals.tax, invoice.currency)),
+            total: Exact(round_to_minor(invoice.totals.total, invoice.currency)),
+            client_id: invoice.client_id.as_uuid(),
+            senders_address_id: invoice.sender_id.as_uuid(),
+            team_id: invoice.team_id.as_uuid(),
+            line_items: invoice.line_items.into_iter().map(line).collect(),
+            created_at: Timestamp(invoice.created_at),
+            updated_at: Timestamp(invoice.updated_at),
+        }
+    }
+}
+
+/// A line item on input. `amount` may be left out; given, it must equal
+/// `unitPrice × quantity` once both are rounded to the minor unit.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub(crate) struct LineItemInput {
+    #[schema(pattern = r"^[^\u0000]*$", max_length = 1000)]
+    description: String,
+    /// At most 6 decimal places; kept as given.
+    #[schema(value_type = f64, minimum = 0, maximum = 1_000_000_000_000_i64)]
+    unit_price: Number,
+    /// Greater than 0, at most 6 decimal places; kept as given.
+    #[schema(value_type = f64, exclusive_minimum = 0, maximum = 1_000_000_000)]
+    quantity: Number,
+    /// Rounded to the minor unit before it is compared.
+    #[serde(default)]
+    #[schema(value_type = f64, minimum = 0, maximum = 1e21)]
+    amount: Option<Number>,
+}
+
+/// The address of an inline client; every line may be left out.
+#[derive(Debug, Default, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub(crate) struct AddressInput {
+    #[serde(default)]
+    #[schema(pattern = r"^[^\u0000]*$", max_length = 255, default = "")]
+    line1: String,
+    #[serde(default)]
+    #[schema(pattern = r"^[^\u0000]*$", max_length = 255, default = "")]
+    line2: String,
+    #[serde(default)]
+    #[schema(pattern = r"^[^\u0000]*$", max_length = 255, default = "")]
+    line3: String,
+    #[serde(default)]
+    #[schema(pattern = r"^[^\u0000]*$", max_length = 32, default = "")]
+    postal_code: String,
+}
+
+/// A client given inline: the team's oldest client with this email (case-insensitive)
+/// is used; when there is none, one is made from these details, with empty address
+/// fields where `address` leaves them out.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub(crate) struct InlineClientInput {
+    #[schema(format = Email, max_length = 254)]
+    email: String,
+    #[schema(pattern = r"^[^\u0000]*$", min_length = 1, max_length = 255)]
+    name: String,
+    #[serde(default)]
+    address: Option<AddressInput>,
+}
+
+/// Declares a request body that makes an invoice: the fields given, then the fields of
+/// every new invoice (client, dates, description, sender, tax), which its `head` takes
+/// out. The caller imports what the fields name (`InlineClientInput`, `InstantInput`,
+/// `Number`, `InvoiceHead`).
+macro_rules! invoice_body {
+    ($(#[$meta:meta])* pub(crate) struct $name:ident { $($fields:tt)* }) => {
+        #[derive(Debug, Deserialize, ToSchema)]
+        #[serde(deny_unknown_fields, rename_all = "camelCase")]
+        $(#[$meta])*
+        pub(crate) struct $name {
+            $($fields)*
+            #[serde(default)]
+            #[schema(format = Uuid)]
+            client_id: Option<String>,
+            #[serde(default)]
+            client: Option<InlineClientInput>,
+            /// Default: now.
+            #[serde(default)]
+            #[schema(value_type = Option<InstantInput>)]
+            issue_date: Option<String>,
+            /// Not before `issueDate`. Default: none.
+            #[serde(default)]
+            #[schema(value_type = Option<InstantInput>)]
+            due_date: Option<String>,
+            #[serde(default)]
+            #[schema(pattern = r"^[^\u0000]*$", max_length = 1000, nullable)]
+            description: Option<String>,
+            /// One of the team's sender addresses. Default: the team's default sender.
+            #[serde(default)]
+            #[schema(format = Uuid)]
+            senders_address_id: Option<String>,
+            /// 0 to 100, at most 4 decimal places. When greater than 0 the tax is computed
+            /// from it.
+            #[serde(default)]
+            #[schema(value_type = f64, minimum = 0, maximum = 100, default = 0)]
+            tax_percentage: Option<Number>,
+            /// Left out, it is computed from `taxPercentage` when that is above 0, and is 0
+            /// otherwise: no constant default, so that a client filling in defaults does not
+            /// send a tax that contradicts its percentage. Given with a `taxPercentage` above
+            /// 0, it must equal the computed tax; with `taxPercentage` 0 it is a flat tax,
+            /// rounded to the minor unit.
+            #[serde(default)]
+            #[schema(value_type = f64, minimum = 0, maximum = 1e21)]
+            tax: Option<Number>,
+        }
+
+        impl $name {
+            /// The invoice's own fields, taken out of the body.
+            fn head(&mut self) -> InvoiceHead {
+                InvoiceHead {
+                    client_id: self.client_id.take(),
+                    client: self.client.take(),
+                    issue_date: self.issue_date.take(),
+                    due_date: self.due_date.take(),
+                    description: self.description.take(),
+                    senders_address_id: self.senders_address_id.take(),
+                    tax_percentage: self.tax_percentage.take(),
+                    tax: self.tax.take(),
+                }
+            }
+        }
+    };
+}
+pub(crate) use invoice_body;
+
+invoice_body! {
+    /// A new invoice. Exactly one of `clientId` and `client`. `subtotal` and `total` are
+    /// computed, not accepted.
+    #[schema(example = json!({
+        "client": {"email": "zoe@example.com", "name": "Zoë Łukasiewicz",
+                   "address": {"line1": "Οδός Ερμού 1", "postalCode": "105 63"}},
+        "description": "Website redesign", "issueDate": "2026-11-20", "dueDate": "2026-12-20",
+        "taxPercentage": 19,
+        "lineItems": [{"description": "Design", "unitPrice": 100, "quantity": 1},
+                      {"description": "Hosting", "unitPrice": 0.5, "quantity": 3}]}))]
+    pub(crate) struct InvoiceInput {
+        /// `position` follows this order.
+        #[schema(min_items = 1, max_items = 1000)]
+        line_items: Vec<LineItemInput>,
+        /// Default PENDING.
+        #[serde(default)]
+        #[schema(value_type = Option<InvoiceStatusSchema>)]
+        status: Option<String>,
+    }
+}
+
+/// A partial update: only the fields given change. `lineItems` replaces every item;
+/// the totals are recomputed. `subtotal` and `total` are not accepted.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[schema(example = json!({"description": "Website redesign, November", "taxPercentage": 19,
+    "lineItems": [{"description": "Design", "unitPrice": 120, "quantity": 1}]}))]
+pub(crate) struct InvoicePatch {
+    #[serde(default)]
+    #[schema(value_type = String, format = Uuid)]
+    client_id: Patch<String>,
+    #[serde(default)]
+    #[schema(value_type = InstantInput)]
+    issue_date: Patch<String>,
+    /// `null` clears it.
+    #[serde(default)]
+    #[schema(value_type = Option<InstantInput>)]
+    due_date: Patch<String>,
+    /// `null` clears it.
+    #[serde(default)]
+    #[schema(value_type = Option<String>, max_length = 1000, pattern = r"^[^\u0000]*$")]
+    description: Patch<String>,
+    #[serde(default)]
+    #[schema(value_type = InvoiceStatusSchema)]
+    status: Patch<String>,
+    #[serde(default)]
+    #[schema(value_type = String, format = Uuid)]
+    senders_address_id: Patch<String>,
+    /// 0 to 100, at most 4 decimal places.
+    #[serde(default)]
+    #[schema(value_type = f64, minimum = 0, maximum = 100)]
+    tax_percentage: Patch<Number>,
+    /// Rounded to the minor unit.
+    #[serde(default)]
+    #[schema(value_type = f64, minimum = 0, maximum = 1e21)]
+    tax: Patch<Number>,
+    /// Replaces every item.
+    #[serde(default)]
+    #[schema(value_type = Vec<LineItemInput>, min_items = 1, max_items = 1000)]
+    line_items: Patch<Vec<LineItemInput>>,
+}
+
+/// A number field as an exact decimal within `bound`.
+fn number(value: &Number, field: &str, bound: Bound) -> Result<Decimal, FieldError> {
+    bound.parse(&value.to_string()).map_err(|e| e.at(field))
+}
+
+fn lines(inputs: Vec<LineItemInput>) -> Result<Vec<LineInput>, FieldError> {
+    inputs
+        .into_iter()
+        .enumerate()
+        .map(|(i, input)| {
+            let at = |name: &str| format!("lineItems[{i}].{name}");
+            let unit_price = number(&input.unit_price, &at("unitPrice"), UNIT_PRICE)?;
+            let quantity = number(&input.quantity, &at("quantity"), QUANTITY)?;
+            let amount =
+                input.amount.as_ref().map(|amount| number(amount, &at("amount"), AMOUNT)).transpose()?;
+            Ok(LineInput {
+                description: Description::parse(input.description).map_err(|e| e.at(at("description")))?,
+                unit_price,
+                quantity,
+                amount,
+            })
+        })
+        .collect()
+}
+
+fn instant(text: &str, field: &str) -> Result<chrono::DateTime<chrono::Utc>, FieldError> {
+    parse_instant(text).map_err(|e| e.at(field))
+}
+
+fn status(text: &str) -> Result<InvoiceStatus, FieldError> {
+    InvoiceStatus::parse(text).map_err(|e| e.at("status"))
+}
+
+fn description(text: String) -> Result<Description, FieldError> {
+    Description::parse(text).map_err(|e| e.at("description"))
+}
+
+fn sender(text: &str) -> Result<billing::SenderAddressId, FieldError> {
+    body_id(text, "sendersAddressId", "sender address")
+}
+
+fn client(text: &str) -> Result<billing::ClientId, FieldError> {
+    body_id(text, "clientId", "client")
+}
+
+impl InlineClientInput {
+    fn bill_to(
+        self,
+        team: accounts::TeamId,
+        now: chrono::DateTime<chrono::Utc>,
+    ) -> Result<BillTo, FieldError> {
+        let email = Email::parse(self.email).map_err(|e| e.at("client.email"))?;
+        let name = RequiredText::parse(self.name).map_err(|e| e.at("client.name"))?;
+        // The address is optional: a client made without one has empty address fields.
+        let address = self.address.unwrap_or_default();
+        let details = ClientDetails {
+            name,
+            email: email.clone(),
+            phone: OptionalText::empty(),
+            vat_number: OptionalText::empty(),
+            line1: OptionalText::parse(address.line1).map_err(|e| e.at("client.address.line1"))?,
+            line2: OptionalText::parse(address.line2).map_err(|e| e.at("client.address.line2"))?,
+            line3: OptionalText::parse(address.line3).map_err(|e| e.at("client.address.line3"))?,
+            postal_code: KeptPostalCode::parse(address.postal_code)
+                .map_err(|e| e.at("client.address.postalCode"))?,
+        };
+        // Used only when no client of the team has this email; the store decides that.
+        let new_client = Box::new(Client::new(team, details, now));
+        Ok(BillTo::Inline { email, new_client })
+    }
+}
+
+/// The fields of a new invoice besides its lines and status, as given.
+pub(crate) struct InvoiceHead {
+    pub(crate) client_id: Option<String>,
+    pub(crate) client: Option<InlineClientInput>,
+    pub(crate) issue_date: Option<String>,
+    pub(crate) due_date: Option<String>,
+    pub(crate) description: Option<String>,
+    pub(crate) senders_address_id: Option<String>,
+    pub(crate) tax_percentage: Option<Number>,
+    pub(crate) tax: Option<Number>,
+}
+
+impl InvoiceHead {
+    /// The draft of a PENDING invoice with no lines yet, or the first field that is wrong.
+    pub(crate) fn parse(
+        self,
+        team: accounts::TeamId,
+        now: chrono::DateTime<chrono::Utc>,
+    ) -> Result<InvoiceDraft, FieldError> {
+        let bill_to = match (self.client_id, self.client) {
+            (Some(_), Some(_)) => {
+                return Err(FieldError::new("client", "give either clientId or client, not both"));
+            }
+            (Some(id), None) => BillTo::Existing(client(&id)?),
+            (None, Some(inline)) => inline.bill_to(team, now)?,
+            (None, None) => return Err(FieldError::new("clientId", "is required when client is not given")),
+        };
+        Ok(InvoiceDraft {
+            bill_to,
+            issue_date: self.issue_date.as_deref().map(|d| instant(d, "issueDate")).transpose()?,
+            due_date: self.due_date.as_deref().map(|d| instant(d, "dueDate")).transpose()?,
+            description: self.description.map(description).transpose()?,
+            status: None,
+            sender_id: self.senders_address_id.as_deref().map(sender).transpose()?,
+            tax_percentage: self
+                .tax_percentage
+                .map(|n| number(&n, "taxPercentage", TAX_PERCENTAGE))
+                .transpose()?,
+            tax: self.tax.map(|n| number(&n, "tax", AMOUNT)).transpose()?,
+            line_items: Vec::new(),
+            time_entries: Vec::new(),
+        })
+    }
+}
+
+impl InvoiceInput {
+    fn parse(
+        mut self,
+        team: accounts::TeamId,
+        now: chrono::DateTime<chrono::Utc>,
+    ) -> Result<InvoiceDraft, FieldError> {
+        let draft = self.head().parse(team, now)?;
+        Ok(InvoiceDraft {
+            status: self.status.as_deref().map(status).transpose()?,
+            line_items: lines(self.line_items)?,
+            ..draft
+        })
+    }
+}
+
+impl InvoicePatch {
+    fn parse(self) -> Result<InvoiceChanges, FieldError> {
+        Ok(InvoiceChanges {
+            client_id: self.client_id.required("clientId")?.as_deref().map(client).transpose()?,
+            issue_date: self
+                .issue_date
+                .required("issueDate")?
+                .map(|d| instant(&d, "issueDate"))
+                .transpose()?,
+            due_date: self
+                .due_date
+                .nullable()
+                .map(|d| d.map(|d| instant(&d, "dueDate")).transpose())
+                .transpose()?,
+            description: self.description.nullable().map(|d| d.map(description).transpose()).transpose()?,
+            status: self.status.required("status")?.as_deref().map(status).transpose()?,
+            sender_id: self
+                .senders_address_id
+                .required("sendersAddressId")?
+                .as_deref()
+                .map(sender)
+                .transpose()?,
+            tax_percentage: self
+                .tax_percentage
+                .required("taxPercentage")?
+                .map(|n| number(&n, "taxPercentage", TAX_PERCENTAGE))
+                .transpose()?,
+            tax: self.tax.required("tax")?.map(|n| number(&n, "tax", AMOUNT)).transpose()?,
+            line_items: self.line_items.required("lineItems")?.map(lines).transpose()?,
+        })
+    }
+}
+
+impl From<BillingError> for ApiError {
+    fn from(error: BillingError) -> Self {
+        match error {
+            BillingError::Rule(rule) => invoice_rule(&rule).into(),
+            BillingError::NotFound => invoice_not_found(),
+            BillingError::TimeTaken => ApiError::conflict(BillingError::TimeTaken.to_string()),
+            BillingError::Store(error) => error.into(),
+        }
+    }
+}
+
+/// An invoice rule in the REST API's words: the JSON field, then what it must be.
+pub(crate) fn invoice_rule(rule: &InvoiceRule) -> FieldError {
+    match rule {
+        InvoiceRule::NoLineItems => FieldError::new("lineItems", "must have at least 1 item"),
+        InvoiceRule::TooManyLineItems => {
+            FieldError::new("lineItems", format!("must have at most {MAX_LINE_ITEMS} items"))
+        }
+        InvoiceRule::LineTooLarge { line } => {
+            FieldError::new(format!("lineItems[{line}].quantity"), "unitPrice × quantity is too large")
+        }
+        InvoiceRule::LineAmountMismatch { line, expected } => FieldError::new(
+            format!("lineItems[{line}].amount"),
+            format!("must equal unitPrice × quantity = {expected}"),
+        ),
+        InvoiceRule::TaxTooLarge => FieldError::new("taxPercentage", "subtotal × taxPercentage is too large"),
+        InvoiceRule::TaxMismatch { expected } => FieldError::new(
+            "tax",
+            format!("must equal subtotal × taxPercentage / 100 = {expected}, or be left out"),
+        ),
+        InvoiceRule::DueBeforeIssue => FieldError::new("dueDate", "must not be before issueDate"),
+        InvoiceRule::UnknownClient => no_such("clientId", "client"),
+        InvoiceRule::UnknownSender => no_such("sendersAddressId", "sender address"),
+    }
+}
+
+fn invoice_id(path: &str) -> Result<InvoiceId, ApiError> {
+    path_id(path, "invoice")
+}
+
+fn invoice_not_found() -> ApiError {
+    not_found("invoice")
+}
+
+/// The invoice listing's filters.
+#[derive(Debug, Deserialize, IntoParams)]
+#[serde(rename_all = "camelCase")]
+#[into_params(parameter_in = Query)]
+pub(crate) struct InvoiceQuery {
+    /// Only invoices of this status; repeat the parameter for several
+    /// (`status=PENDING&status=OVERDUE`). OVERDUE is a PENDING invoice past its `dueDate`.
+    #[param(value_type = Option<Vec<InvoiceStatusSchema>>, style = Form, explode)]
+    status: Option<paging::OneOrMany>,
+    /// Only invoices billed to this client.
+    #[param(format = Uuid)]
+    client_id: Option<String>,
+    /// Only invoices issued on or after this UTC day, `YYYY-MM-DD`.
+    #[param(value_type = Option<String>, format = Date)]
+    issued_from: Option<String>,
+    /// Only invoices issued on or before this UTC day, `YYYY-MM-DD`.
+    #[param(value_type = Option<String>, format = Date)]
+    issued_to: Option<String>,
+    /// Only invoices whose serial this names (`INV-0042`, `42`), or whose description or
+    /// client's name holds it in any case of its letters (1 to 100 characters).
+    #[param(min_length = 1, max_length = 100, pattern = r"^[^\u0000]*$")]
+    q: Option<String>,
+}
+
+/// List invoices
+///
+/// Lists the team's invoices with their line items: newest `issueDate` first, then `serial`
+/// descending. A PENDING invoice whose `dueDate` has passed reads OVERDUE. Every filter
+/// given narrows the listing. With `limit`, a page: a `Link` header with `rel="next"`
+/// names the next one while there is more. Needs `invoices:read`.
+#[utoipa::path(
+    tag = "Invoices",
+    params(InvoiceQuery, paging::PageQuery),
+    responses(
+        (status = 200, description = "The team's invoices; with `Accept: text/csv`, all of them as CSV, one row per invoice", content((Vec<InvoiceBody> = "application/json"), (String = "text/csv")),
+         headers(("Link" = String, description = "`<URL of the next page>; rel=\"next\"`, on a page with more after it"))),
+        QueryErrors,
+        KeyedErrors,
+    )
+)]
+#[get("")]
+pub(crate) async fn list_invoices(
+    auth: Auth<InvoicesRead>,
+    request: HttpRequest,
+    listing: paging::Listing,
+    state: web::Data<ApiState>,
+) -> Result<HttpResponse, ApiError> {
+    if csv::wanted(&request) {
+        return list_csv(&state, &auth.principal, listing.parameters.clone()).await;
+    }
+    let mut response = listing.respond(list(&state, &auth.principal, listing.parameters.clone()).await)?;
+    response.headers_mut().insert(header::VARY, header::HeaderValue::from_static(csv::VARY));
+    Ok(response)
+}
+
+/// A team's invoices as CSV, read a page at a time: one row per invoice.
+#[derive(Clone)]
+struct InvoicesCsv {
+    store: std::sync::Arc<dyn billing::BillingStore>,
+    team: accounts::TeamId,
+    filter: InvoiceFilter,
+}
+
+impl csv::PagedListing for InvoicesCsv {
+    type Item = Invoice;
+    type Position = InvoicePosition;
+
+    async fn read(&self, after: Option<InvoicePosition>, limit: u32) -> Result<Vec<Invoice>, ApiError> {
+        let filter = InvoiceFilter { after, limit: Some(limit), ..self.filter.clone() };
+        Ok(self.store.list_invoices(self.team, &filter).await?)
+    }
+
+    fn position(invoice: &Invoice) -> InvoicePosition {
+        InvoicePosition::of(invoice)
+    }
+
+    fn header() -> &'static [&'static str] {
+        &[
+            "id",
+            "serial",
+            "status",
+            "issueDate",
+            "dueDate",
+            "clientId",
+            "currency",
+            "subtotal",
+            "taxPercentage",
+            "tax",
+            "total",
+            "description",
+            "lineItems",
+            "sendersAddressId",
+            "createdAt",
+            "updatedAt",
+        ]
+    }
+
+    fn cells(&self, invoice: &Invoice) -> Vec<String> {
+        let money = |value: Decimal| round_to_minor(value, invoice.currency).to_string();
+        vec![
+            invoice.id.to_string(),
+            invoice.serial.to_string(),
+            invoice.status_at(self.filter.now).as_str().to_owned(),
+            Timestamp(invoice.issue_date).text(),
+            invoice.due_date.map(|due| Timestamp(due).text()).unwrap_or_default(),
+            invoice.client_id.to_string(),
+            invoice.currency.as_str().to_owned(),
+            money(invoice.totals.subtotal),
+            invoice.tax_rule.percentage().normalize().to_string(),
+            money(invoice.totals.tax),
+            money(invoice.totals.total),
+            invoice.description.as_ref().map(|d| d.as_str().to_owned()).unwrap_or_default(),
+            invoice.line_items.len().to_string(),
+            invoice.sender_id.to_string(),
+            Timestamp(invoice.created_at).text(),
+            Timestamp(invoice.updated_at).text(),
+        ]
+    }
+}
+
+/// Every invoice the parameters in `query` ask for, as CSV.
+async fn list_csv(
+    state: &ApiState,
+    who: &Principal,
+    query: Map<String, Value>,
+) -> Result<HttpResponse, ApiError> {
+    let (query, page) = paging::read_listing::<InvoiceQuery>(query)?;
+    csv::refuse_paging(page.limit.as_deref(), page.cursor.as_deref())?;
+    let filter = filter_of(query, state.clock.now())?;
+    let listing = InvoicesCsv { store: state.stores.billing.clone(), team: who.team_id, filter };
+    csv::stream("invoices.csv", listing).await
+}
+
+/// The team's invoices that the parameters in `query` ask for, newest first.
+pub(crate) async fn list(
+    state: &ApiState,
+    who: &Principal,
+    query: Map<String, Value>,
+) -> Result<Page<InvoiceBody>, ApiError> {
+    let (query, page) = paging::read_listing::<InvoiceQuery>(query)?;
+    let now = state.clock.now();
+    let filter = InvoiceFilter {
+        after: page.cursor.as_deref().map(position).transpose()?,
+        limit: paging::limit(page.limit.as_deref())?,
+        ..filter_of(query, now)?
+    };
+    let read = InvoiceFilter { limit: paging::one_more(filter.limit), ..filter.clone() };
+    let mut invoices = state.stores.billing.list_invoices(who.team_id, &read).await?;
+    let more = paging::cut(&mut invoices, filter.limit);
+    let next = if more { invoices.last().map(|last| cursor_of(InvoicePosition::of(last))) } else { None };
+    Ok(Page { items: invoices, next }.map(|invoice| InvoiceBody::new(invoice, now)))
+}
+
+/// The invoices `query` asks for at `now`, leaving out the page.
+fn filter_of(query: InvoiceQuery, now: chrono::DateTime<chrono::Utc>) -> Result<InvoiceFilter, ApiError> {
+    let statuses = query.status.map(paging::OneOrMany::into_vec).unwrap_or_default();
+    let statuses = statuses.iter().map(|s| InvoiceStatus::parse(s).map_err(|e| e.at("status")));
+    let issued_to = query.issued_to.as_deref().map(|to| query_day(to, "issuedTo")).transpose()?;
+    let issued_from = query.issued_from.as_deref().map(|from| query_day(from, "issuedFrom")).transpose()?;
+    if let (Some(from), Some(to)) = (issued_from, issued_to)
+        && to < from
+    {
+        return Err(FieldError::new("issuedTo", "must not be before issuedFrom").into());
+    }
+    Ok(InvoiceFilter {
+        statuses: statuses.collect::<Result<_, _>>()?,
+        now,
+        client: query_id(query.client_id.as_deref(), "clientId")?,
+        issued_from: issued_from.map(midnight),
+        issued_before: issued_to.and_then(|to| to.succ_opt()).map(|after| kernel::span_end(midnight(after))),
+        text: query_search(query.q.as_deref())?,
+        after: None,
+        limit: None,
+    })
+}
+
+fn cursor_of(position: InvoicePosition) -> String {
+    let issued = position.issue_date.to_rfc3339_opts(chrono::SecondsFormat::AutoSi, true);
+    paging::encode_cursor(&[issued, position.serial.number().to_string()])
+}
+
+fn position(cursor: &str) -> Result<InvoicePosition, FieldError> {
+    let parts = paging::decode_cursor(cursor)?;
+    let [issued, serial] = parts.as_slice() else { return Err(paging::not_a_cursor()) };
+    let issue_date = chrono::DateTime::parse_from_rfc3339(issued).map_err(|_| paging::not_a_cursor())?;
+    let serial = serial.parse().ok().and_then(billing::Serial::new).ok_or_else(paging::not_a_cursor)?;
+    Ok(InvoicePosition { issue_date: issue_date.to_utc(), serial })
+}
+
+/// Create an invoice
+///
+/// Creates an invoice in the team's currency, with the team's next serial. Give exactly one
+/// of `clientId` and `client`. Every write (inline client, serial, invoice, items) commits
+/// together or not at all. Needs `invoices:write`.
+#[utoipa::path(
+    tag = "Invoices",
+    request_body = InvoiceInput,
+    responses(
+        (status = 201, description = "Created", body = InvoiceBody, headers(("Location" = String, description = "URL of the new invoice"))),
+        BodyErrors,
+        KeyedErrors,
+    )
+)]
+#[post("")]
+pub(crate) async fn create_invoice(
+    auth: Auth<InvoicesWrite>,
+    Json(input): Json<InvoiceInput>,
+    state: web::Data<ApiState>,
+) -> Result<HttpResponse, ApiError> {
+    let invoice = create(&state, &auth.principal, input).await?;
+    Ok(created(format!("/v1/invoices/{}", invoice.id), invoice))
+}
+
+/// Makes an invoice of `input` in the caller's team.
+pub(crate) async fn create(
+    state: &ApiState,
+    who: &Principal,
+    input: InvoiceInput,
+) -> Result<InvoiceBody, ApiError> {
+    let team = who.team_id;
+    let now = state.clock.now();
+    let draft = input.parse(team, now)?;
+    let stores = &state.stores;
+    let invoice = service::create_invoice(&*stores.billing, &*stores.accounts, team, draft, now).await?;
+    Ok(InvoiceBody::new(invoice, now))
+}
+
+/// Get an invoice
+///
+/// Returns one invoice of the key's team with its line items. A PENDING invoice whose
+/// `dueDate` has passed reads OVERDUE. Needs `invoices:read`.
+#[utoipa::path(
+    tag = "Invoices",
+    params(("id" = Uuid, Path, description = "Invoice id")),
+    responses(
+        (status = 200, description = "The invoice", body = InvoiceBody),
+        NotFound,
+        KeyedErrors,
+    )
+)]
+#[get("/{id}")]
+pub(crate) async fn get_invoice(
+    auth: Auth<InvoicesRead>,
+    path: web::Path<String>,
+    state: web::Data<ApiState>,
+) -> Result<web::Json<InvoiceBody>, ApiError> {
+    Ok(web::Json(get(&state, &auth.principal, &path).await?))
+}
+
+/// The caller's team's invoice `id` (as written in a path).
+pub(crate) async fn get(state: &ApiState, who: &Principal, id: &str) -> Result<InvoiceBody, ApiError> {
+    let id = invoice_id(id)?;
+    let invoice = state.stores.billing.get_invoice(who.team_id, id).await?.ok_or_else(invoice_not_found)?;
+    Ok(InvoiceBody::new(invoice, state.clock.now()))
+}
+
+/// Change an invoice
+///
+/// Only the fields given change; `lineItems` replaces all items and the totals are
+/// recomputed. Needs `invoices:write`.
+#[utoipa::path(
+    tag = "Invoices",
+    params(("id" = Uuid, Path, description = "Invoice id")),
+    request_body = InvoicePatch,
+    responses(
+        (status = 200, description = "The changed invoice", body = InvoiceBody),
+        BodyErrors,
+        NotFound,
+        KeyedErrors,
+    )
+)]
+#[patch("/{id}")]
+pub(crate) async fn update_invoice(
+    auth: Auth<InvoicesWrite>,
+    Json(input): Json<InvoicePatch>,
+    path: web::Path<String>,
+    state: web::Data<ApiState>,
+) -> Result<web::Json<InvoiceBody>, ApiError> {
+    Ok(web::Json(update(&state, &auth.principal, &path, input).await?))
+}
+
+/// Changes the caller's team's invoice `id` as `input` says.
+pub(crate) async fn update(
+    state: &ApiState,
+    who: &Principal,
+    id: &str,
+    input: InvoicePatch,
+) -> Result<InvoiceBody, ApiError> {
+    let changes = input.parse()?;
+    let id = invoice_id(id)?;
+    let now = state.clock.now();
+    let invoice = service::update_invoice(&*state.stores.billing, who.team_id, id, changes, now).await?;
+    Ok(InvoiceBody::new(invoice, now))
+}
+
+/// Mark an invoice PAID
+///
+/// Sets the invoice's `status` to PAID. No body. Needs `invoices:write`.
+#[utoipa::path(
+    tag = "Invoices",
+    params(("id" = Uuid, Path, description = "Invoice id")),
+    responses(
+        (status = 200, description = "The invoice, now PAID", body = InvoiceBody),
+        NotFound,
+        KeyedErrors,
+    )
+)]
+#[patch("/{id}/mark")]
+pub(crate) async fn mark_invoice(
+    auth: Auth<InvoicesWrite>,
+    path: web::Path<String>,
+    state: web::Data<ApiState>,
+) -> Result<web::Json<InvoiceBody>, ApiError> {
+    Ok(web::Json(mark_paid(&state, &auth.principal, &path).await?))
+}
+
+/// Marks the caller's team's invoice `id` PAID.
+pub(crate) async fn mark_paid(state: &ApiState, who: &Principal, id: &str) -> Result<InvoiceBody, ApiError> {
+    let id = invoice_id(id)?;
+    let now = state.clock.now();
+    let invoice = service::mark_paid(&*state.stores.billing, who.team_id, id, now).await?;
+    Ok(InvoiceBody::new(invoice, now))
+}
+
+/// Delete an invoice
+///
+/// Deletes the invoice and its items for good. Its serial is not given again. Needs
+/// `invoices:write`.
+#[utoipa::path(
+    tag = "Invoices",
+    params(("id" = Uuid, Path, description = "Invoice id")),
+    responses(
+        (status = 200, description = "Deleted", body = Deleted),
+        NotFound,
+        KeyedErrors,
+    )
+)]
+#[delete("/{id}")]
+pub(crate) async fn delete_invoice(
+    auth: Auth<InvoicesWrite>,
+    path: web::Path<String>,
+    state: web::Data<ApiState>,
+) -> Result<web::Json<Deleted>, ApiError> {
+    let id = invoice_id(&path)?;
+    service::delete_invoice(&*state.stores.billing, auth.principal.team_id, id).await?;
+    Ok(Deleted::new("invoice"))
+}
+
+#[derive(Debug, Deserialize, IntoParams)]
+#[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
+pub(crate) struct PdfQuery {
+    /// The invoice id.
+    #[param(required = true, format = Uuid)]
+    id: Option<String>,
+    /// `true` serves the PDF as a download (`attachment`); default `false` (`inline`).
+    #[param(value_type = Option<bool>, required = false, default = false)]
+    download: Option<String>,
+}
+
+/// Get an invoice as a PDF
+///
+/// Public: needs no key, and is limited per client IP. The unguessable id is the only
+/// credential, so an unknown or malformed id is a 404 like any other. `download=true` serves
+/// the PDF as an attachment; by default it is shown inline.
+#[utoipa::path(
+    tag = "Invoices",
+    params(PdfQuery),
+    responses(
+        (status = 200, description = "The PDF", content_type = "application/pdf", body = inline(Binary),
+            headers(("Content-Disposition" = String, description = "`inline; filename=\"INV-0001.pdf\"`, or `attachment` with `download=true`"))),
+        (status = 400, description = "`id` missing or `download` not a boolean", body = ErrorBody),
+        (status = 404, description = "No such invoice", body = ErrorBody),
+        (status = 429, description = "Too many requests from this IP", body = ErrorBody),
+        (status = 500, description = "`failed to generate PDF`", body = ErrorBody),
+    )
+)]
+#[get("")]
+pub(crate) async fn invoice_pdf(
+    req: HttpRequest,
+    state: web::Data<ApiState>,
+) -> Result<HttpResponse, ApiError> {
+    if let Some(ip) = client_ip(&req, state.settings.trust_forwarded) {
+        state.limits.check_ip(ip).await.map_err(too_many_requests)?;
+    }
+    // Read after the limit, so that a 429 comes before a 400.
+    let query = web::Query::<PdfQuery>::from_query(req.query_string())
+        .map_err(crate::conventions::body::query_refusal)?
+        .into_inner();
+    let id = query.id.ok_or_else(|| FieldError::new("id", "is required"))?;
+    let download = match query.download.as_deref() {
+        None | Some("false") => false,
+        Some("true") => true,
+        Some(_) => return Err(FieldError::new("download", "must be true or false").into()),
+    };
+    let id: InvoiceId = path_id(&id, "invoice")?;
+    let document = service::invoice_document(&*state.stores.billing, id, state.clock.now())
+        .await?
+        .ok_or_else(invoice_not_found)?;
+    let pdf = state.renderer.render(&document).await.map_err(|error| {
+        tracing::error!(error = format!("{error:#}"), invoice = %id, "PDF rendering failed");
+        ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "failed to generate PDF")
+    })?;
+    let disposition = if download { "attachment" } else { "inline" };
+    Ok(HttpResponse::Ok()
+        .content_type("application/pdf")
+        .insert_header((
+            header::CONTENT_DISPOSITION,
+            format!("{disposition}; filename=\"{}.pdf\"", document.serial),
+        ))
+        .body(pdf))
+}

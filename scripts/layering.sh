@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# The architecture's rules, checked by machine (`make layering`, part of `make lint`):
+# - domain crates reach no framework and no configuration format: no actix-web, diesel,
+#   diesel-async or tokio, and no YAML crate, among their normal dependencies;
+# - domain crates word no wire: a domain error is a typed value, and only an adapter names a
+#   field (`FieldError`, `InvalidValue::at`) or a header, in its own spelling;
+# - http-api's rooms import one way: `conventions` is the leaf, `rest` imports it,
+#   `tools` imports both, `triggers` imports `conventions` only.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+CARGO=${CARGO:-cargo}
+DOMAIN_CRATES=(kernel accounts billing tracking triggers)
+failed=0
+fail() { echo "layering: $*"; failed=1; }
+
+for crate in "${DOMAIN_CRATES[@]}"; do
+  tree=$($CARGO tree --locked -e normal -p "$crate" --prefix none --format '{p}' | awk '{print $1}' | sort -u)
+  for framework in actix-web diesel diesel-async tokio; do
+    if grep -qx "$framework" <<<"$tree"; then fail "$crate depends on $framework"; fi
+  done
+  if yaml=$(grep -i yaml <<<"$tree"); then
+    fail "$crate depends on a YAML crate ($yaml); configuration is read in app"
+  fi
+done
+[ $failed = 0 ] && echo "layering: domain crates are framework-free and read no configuration format"
+
+wire_words='FieldError|\.at\(|"[Xx]-[A-Za-z-]+"|"(Authorization|Content-Type|Idempotency-Key)"'
+domain_sources=()
+for crate in "${DOMAIN_CRATES[@]}"; do
+  [ "$crate" = kernel ] || domain_sources+=("crates/$crate/src")
+done
+if grep -rnE "$wire_words" "${domain_sources[@]}"; then
+  fail "a domain crate names a wire field or header (above); return a typed error and word it in the adapter"
+else
+  echo "layering: domain errors are typed, worded by the adapters"
+fi
+
+# Each room of http-api, and the rooms it may import (besides itself).
+declare -A may_import=(
+  [conventions]=""
+  [rest]="conventions"
+  [tools]="conventions rest"
+  [triggers]="conventions"
+)
+rooms_ok=1
+for room in "${!may_import[@]}"; do
+  allowed="$room ${may_import[$room]}"
+  sources=(crates/http-api/src/$room crates/http-api/src/$room.rs)
+  while IFS= read -r hit; do
+    target=${hit##*crate::}
+    if ! grep -qw "$target" <<<"$allowed"; then
+      fail "http-api/$room imports crate::$target (${hit%%:*}); it may import only: $allowed"
+      rooms_ok=0
+    fi
+  done < <(grep -rnoE 'crate::[A-Za-z_]+' "${sources[@]}" 2>/dev/null || true)
+done
+[ $rooms_ok = 1 ] && echo "layering: http-api's rooms import one way"
+exit $failed
