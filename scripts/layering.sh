@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
 # The architecture's rules, checked by machine (`make layering`, part of `make lint`):
+# - every dependency between our crates is one docs/ARCHITECTURE.md draws (below), so
+#   dependencies point inward and no adapter depends on another;
 # - domain crates reach no framework and no configuration format: no actix-web, diesel,
 #   diesel-async or tokio, and no YAML crate, among their normal dependencies;
 # - domain crates word no wire: a domain error is a typed value, and only an adapter names a
@@ -12,6 +14,46 @@ CARGO=${CARGO:-cargo}
 DOMAIN_CRATES=(kernel accounts billing tracking triggers)
 failed=0
 fail() { echo "layering: $*"; failed=1; }
+
+# Each crate's normal dependencies among ours, as docs/ARCHITECTURE.md draws them.
+allowed_graph='
+app: http-api store-sql store-memory renderer agent triggers billing accounts kernel
+http-api: billing tracking triggers accounts kernel
+renderer: billing
+agent: triggers accounts kernel
+store-sql: billing tracking triggers accounts kernel
+store-memory: billing tracking triggers accounts kernel
+store-contract: billing tracking triggers accounts kernel
+tracking: billing accounts kernel
+billing: accounts kernel
+triggers: accounts kernel
+accounts: kernel
+kernel:
+fuzzing: http-api store-memory renderer triggers billing accounts kernel
+acceptance: app agent http-api store-sql store-memory store-contract renderer billing tracking triggers accounts kernel
+'
+graph_problems=$($CARGO metadata --locked --no-deps --format-version 1 | ALLOWED="$allowed_graph" python3 -c '
+import json, os, sys
+allowed = {}
+for line in os.environ["ALLOWED"].strip().splitlines():
+    name, _, deps = line.partition(":")
+    allowed[name.strip()] = set(deps.split())
+packages = json.load(sys.stdin)["packages"]
+ours = {p["name"] for p in packages}
+for package in packages:
+    name = package["name"]
+    deps = {d["name"] for d in package["dependencies"] if d["name"] in ours and d.get("kind") is None}
+    if name not in allowed:
+        print(name + " is not in the graph of docs/ARCHITECTURE.md")
+        continue
+    for dep in sorted(deps - allowed[name]):
+        print(name + " depends on " + dep + ", which the graph does not draw")
+')
+if [ -n "$graph_problems" ]; then
+  while IFS= read -r problem; do fail "$problem"; done <<<"$graph_problems"
+else
+  echo "layering: every dependency between our crates is one the architecture draws"
+fi
 
 for crate in "${DOMAIN_CRATES[@]}"; do
   tree=$($CARGO tree --locked -e normal -p "$crate" --prefix none --format '{p}' | awk '{print $1}' | sort -u)
@@ -53,6 +95,17 @@ for room in "${!may_import[@]}"; do
       rooms_ok=0
     fi
   done < <(grep -rnoE 'crate::[A-Za-z_]+' "${sources[@]}" 2>/dev/null || true)
+  # Grouped imports from the crate root, and `super::` out of a room, would slip past.
+  if grep -rnE 'crate::\{|super::super' "${sources[@]}" 2>/dev/null; then
+    fail "http-api/$room imports through crate::{…} or super::super (above); name each room"
+    rooms_ok=0
+  fi
+  for top in crates/http-api/src/$room/mod.rs crates/http-api/src/$room.rs; do
+    if [ -f "$top" ] && grep -nE '^[^ /].*\bsuper::' "$top"; then
+      fail "$top reaches the crate root through super:: (above); name the room"
+      rooms_ok=0
+    fi
+  done
 done
 [ $rooms_ok = 1 ] && echo "layering: http-api's rooms import one way"
 exit $failed

@@ -201,10 +201,10 @@ impl Application {
     }
 }
 
-/// Keeps the rate limiters' memory bounded by forgetting idle callers each minute.
 /// How often each process asks the database whether a key was revoked.
 const REVOCATION_CHECK: std::time::Duration = std::time::Duration::from_millis(250);
 
+/// Keeps the rate limiters' memory bounded by forgetting idle callers each minute.
 fn spawn_sweeps<T: Send + Sync + 'static>(state: web::Data<T>, sweep: fn(&T)) {
     tokio::spawn(async move {
         let mut every_minute = tokio::time::interval(std::time::Duration::from_mins(1));

@@ -1,8 +1,8 @@
 //! In-memory implementation of every storage port.
 //!
-//! It exists for fast domain tests and as the reference the contract suites hold the SQL
-//! adapters to; it keeps nothing across restarts. One mutex guards all state, so every
-//! operation is atomic, like a transaction.
+//! It exists for fast domain tests and for throwaway runs (`memory:`), and is held to the
+//! port contract (`store-contract`) like the SQL adapter; it keeps nothing across restarts.
+//! One mutex guards all state, so every operation is atomic, like a transaction.
 
 use std::sync::{Mutex, MutexGuard, PoisonError};
 

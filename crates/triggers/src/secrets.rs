@@ -1,12 +1,12 @@
 //! Trigger credentials: bearer tokens and body signatures, both compared timing-safely
-//! and both accepting two secrets during a rotation.
+//! and both accepting every secret given, for a rotation.
 
 use constant_time_eq::constant_time_eq;
 use hmac::{Hmac, KeyInit, Mac};
 use sha2::Sha256;
 
-/// The secrets held by one environment variable: one, or two separated by a comma while
-/// a secret is being rotated. Empty entries are ignored.
+/// One trigger's secrets: one, or several separated by commas while a secret is being
+/// rotated (each is accepted). Empty entries are ignored.
 #[derive(Clone)]
 pub struct Secrets(Vec<Vec<u8>>);
 

@@ -45,7 +45,8 @@ pub(crate) async fn page<C: Collection>(
     parameters: Map<String, Value>,
 ) -> Result<Page<C::Body>, ApiError> {
     let (filters, page) = paging::read_listing::<C::Filters>(parameters)?;
-    let rows = C::find(state, who, filters).await?;
+    let mut rows = C::find(state, who, filters).await?;
+    rows.sort_by_cached_key(C::order);
     Ok(paging::page_in_order(rows, C::order, &page)?.map(C::Body::from))
 }
 

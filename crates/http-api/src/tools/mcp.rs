@@ -7,9 +7,9 @@
 //! checked and rate-limited as on `/v1`.
 //!
 //! A request that carries `Origin` (a browser's) is refused with 403 unless that origin is
-//! listed ([`AllowedOrigins`](crate::conventions::origins::AllowedOrigins)), before the key is looked at: the MCP specification asks
-//! servers to, so that a page served from elsewhere (by DNS rebinding, say) cannot drive
-//! the tools of a server on `localhost`.
+//! listed ([`AllowedOrigins`](crate::conventions::origins::AllowedOrigins)), before the key
+//! is looked at: the MCP specification asks servers to, so that a page served from
+//! elsewhere (by DNS rebinding, say) cannot drive the tools of a server on `localhost`.
 
 use accounts::Principal;
 use actix_web::body::{BoxBody, MessageBody};
