@@ -12,10 +12,13 @@ pub enum Permission {
     TrackRead,
     TrackWrite,
     AgentRead,
+    /// Recording payments, refunds and voids on invoices, and reading invoices (a
+    /// bookkeeper's key); `invoices:write` implies it.
+    PaymentsWrite,
 }
 
 impl Permission {
-    pub const ALL: [Self; 7] = [
+    pub const ALL: [Self; 8] = [
         Self::ClientsRead,
         Self::ClientsWrite,
         Self::InvoicesRead,
@@ -23,6 +26,7 @@ impl Permission {
         Self::TrackRead,
         Self::TrackWrite,
         Self::AgentRead,
+        Self::PaymentsWrite,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -34,6 +38,7 @@ impl Permission {
             Self::TrackRead => "track:read",
             Self::TrackWrite => "track:write",
             Self::AgentRead => "agent:read",
+            Self::PaymentsWrite => "payments:write",
         }
     }
 
@@ -48,13 +53,15 @@ impl Permission {
         matches!(self, Self::ClientsRead | Self::InvoicesRead | Self::TrackRead | Self::AgentRead)
     }
 
-    /// The write permission that implies this read permission, if any.
-    fn implied_by(self) -> Option<Self> {
+    /// The permissions that imply this one: a write its read, `invoices:write` the
+    /// recording of payments, and recording payments the reading of invoices.
+    fn implied_by(self) -> &'static [Self] {
         match self {
-            Self::ClientsRead => Some(Self::ClientsWrite),
-            Self::InvoicesRead => Some(Self::InvoicesWrite),
-            Self::TrackRead => Some(Self::TrackWrite),
-            _ => None,
+            Self::ClientsRead => &[Self::ClientsWrite],
+            Self::InvoicesRead => &[Self::InvoicesWrite, Self::PaymentsWrite],
+            Self::TrackRead => &[Self::TrackWrite],
+            Self::PaymentsWrite => &[Self::InvoicesWrite],
+            _ => &[],
         }
     }
 }
@@ -76,7 +83,7 @@ impl Scope {
             Self::ReadOnly => needed.is_read(),
             Self::Write => true,
             Self::Restricted(granted) => {
-                granted.contains(&needed) || needed.implied_by().is_some_and(|w| granted.contains(&w))
+                granted.contains(&needed) || needed.implied_by().iter().any(|w| granted.contains(w))
             }
         }
     }
@@ -139,6 +146,16 @@ mod tests {
         let scope = Scope::from_parts("restricted", &["clients:write", "track:read"]).unwrap();
         let allowed: Vec<_> = Permission::ALL.into_iter().filter(|p| scope.allows(*p)).collect();
         assert_eq!(allowed, [Permission::ClientsRead, Permission::ClientsWrite, Permission::TrackRead]);
+    }
+
+    #[test]
+    fn recording_payments_reads_invoices_and_comes_with_writing_them() {
+        let bookkeeper = Scope::from_parts("restricted", &["payments:write"]).unwrap();
+        let allowed: Vec<_> = Permission::ALL.into_iter().filter(|p| bookkeeper.allows(*p)).collect();
+        assert_eq!(allowed, [Permission::InvoicesRead, Permission::PaymentsWrite]);
+        let invoicing = Scope::from_parts("restricted", &["invoices:write"]).unwrap();
+        assert!(invoicing.allows(Permission::PaymentsWrite));
+        assert!(!Scope::ReadOnly.allows(Permission::PaymentsWrite));
     }
 
     #[test]

@@ -36,9 +36,25 @@ pub struct DocumentLine {
     pub amount: String,
 }
 
+/// A figure printed under the total: what was paid, credited or written off, and what is
+/// due.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SettledLine {
+    pub label: String,
+    pub value: String,
+}
+
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct InvoiceDocument {
+    /// What the document is, printed as its title: `Credit note`; an invoice when left out
+    /// (of the JSON too, so a renderer service of an earlier release reads invoices).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    /// The serial of the invoice this document corrects (a credit note's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub corrects: Option<String>,
     pub serial: String,
     /// The status reported when the document was made (`OVERDUE` included).
     pub status: String,
@@ -56,6 +72,11 @@ pub struct InvoiceDocument {
     pub tax_label: String,
     pub tax: String,
     pub total: String,
+    /// Printed under the total whenever what is due differs from it: what was paid,
+    /// credited and written off, then the amount due (last). Left out of the JSON when
+    /// empty.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub settlement: Vec<SettledLine>,
     /// How to pay the sender (bank, IBAN, BIC, terms), one item per line; printed under
     /// the totals. Left out of the JSON when the sender has none, so a renderer service of
     /// an earlier release reads the documents of senders without it.
@@ -100,60 +121,113 @@ fn day(at: DateTime<Utc>) -> String {
     at.format("%Y-%m-%d").to_string()
 }
 
+/// The settled figures of `balance` as printed: each that is not 0, then what is due; none
+/// while what is due is the whole total.
+fn settlement(balance: &crate::Balance, currency: crate::money::Currency) -> Vec<SettledLine> {
+    if balance.due() == balance.total {
+        return Vec::new();
+    }
+    let line =
+        |label: &str, value| SettledLine { label: label.to_owned(), value: format_money(value, currency) };
+    let mut lines: Vec<SettledLine> =
+        [("Paid", balance.paid), ("Credited", balance.credited), ("Written off", balance.written_off)]
+            .into_iter()
+            .filter(|(_, value)| !value.is_zero())
+            .map(|(label, value)| line(label, value))
+            .collect();
+    lines.push(line("Amount due", balance.due()));
+    lines
+}
+
+fn party(name: String, lines: [String; 4], email: Option<String>, vat_number: &str) -> Party {
+    Party { name, address: non_empty(lines), email, vat_number: optional(vat_number) }
+}
+
+fn sender_party(sender: &SenderAddress) -> Party {
+    let s = &sender.details;
+    party(
+        s.name.to_string(),
+        [s.line1.to_string(), s.line2.to_string(), s.line3.to_string(), s.postal_code.to_string()],
+        s.email.as_ref().map(|e| e.as_str().to_owned()),
+        s.vat_number.as_str(),
+    )
+}
+
+fn client_party(client: &Client) -> Party {
+    let c = &client.details;
+    party(
+        c.name.to_string(),
+        [c.line1.to_string(), c.line2.to_string(), c.line3.to_string(), c.postal_code.to_string()],
+        Some(c.email.as_str().to_owned()),
+        c.vat_number.as_str(),
+    )
+}
+
+fn document_lines(items: &[crate::LineItem], currency: crate::money::Currency) -> Vec<DocumentLine> {
+    items
+        .iter()
+        .map(|item| DocumentLine {
+            description: item.description.to_string(),
+            quantity: item.quantity.normalize().to_string(),
+            unit_price: format_price(item.unit_price, currency),
+            amount: format_money(item.amount, currency),
+        })
+        .collect()
+}
+
+fn tax_label(rule: crate::TaxRule) -> String {
+    let percentage = rule.percentage();
+    if percentage.is_zero() { "Tax".to_owned() } else { format!("Tax ({}%)", percentage.normalize()) }
+}
+
 impl InvoiceDocument {
+    /// A credit note as printed: titled so, naming the invoice it corrects, from the
+    /// invoice's sender to its client.
+    pub fn credit_note(note: &crate::credit::CreditNote, client: &Client, sender: &SenderAddress) -> Self {
+        let currency = note.currency;
+        Self {
+            title: Some("Credit note".to_owned()),
+            corrects: Some(note.invoice_serial.to_string()),
+            serial: note.serial.to_string(),
+            status: String::new(),
+            paid: false,
+            issue_date: day(note.issue_date),
+            due_date: None,
+            description: note.reason.as_ref().and_then(|r| optional(r.as_str())),
+            sender: sender_party(sender),
+            client: client_party(client),
+            lines: document_lines(&note.line_items, currency),
+            subtotal: format_money(note.totals.subtotal, currency),
+            tax_label: tax_label(note.tax_rule),
+            tax: format_money(note.totals.tax, currency),
+            total: format_money(note.totals.total, currency),
+            settlement: Vec::new(),
+            payment_details: None,
+            logo: sender.details.logo.as_ref().map(DocumentLogo::of),
+        }
+    }
+
     pub fn new(invoice: &Invoice, client: &Client, sender: &SenderAddress, now: DateTime<Utc>) -> Self {
         let currency = invoice.currency;
         let status = invoice.status_at(now);
-        let c = &client.details;
         let s = &sender.details;
-        let percentage = invoice.tax_rule.percentage();
         Self {
+            title: None,
+            corrects: None,
             serial: invoice.serial.to_string(),
             status: status.as_str().to_owned(),
             paid: status == InvoiceStatus::Paid,
             issue_date: day(invoice.issue_date),
             due_date: invoice.due_date.map(day),
             description: invoice.description.as_ref().and_then(|d| optional(d.as_str())),
-            sender: Party {
-                name: s.name.to_string(),
-                address: non_empty([
-                    s.line1.to_string(),
-                    s.line2.to_string(),
-                    s.line3.to_string(),
-                    s.postal_code.to_string(),
-                ]),
-                email: s.email.as_ref().map(|e| e.as_str().to_owned()),
-                vat_number: optional(s.vat_number.as_str()),
-            },
-            client: Party {
-                name: c.name.to_string(),
-                address: non_empty([
-                    c.line1.to_string(),
-                    c.line2.to_string(),
-                    c.line3.to_string(),
-                    c.postal_code.to_string(),
-                ]),
-                email: Some(c.email.as_str().to_owned()),
-                vat_number: optional(c.vat_number.as_str()),
-            },
-            lines: invoice
-                .line_items
-                .iter()
-                .map(|item| DocumentLine {
-                    description: item.description.to_string(),
-                    quantity: item.quantity.normalize().to_string(),
-                    unit_price: format_price(item.unit_price, currency),
-                    amount: format_money(item.amount, currency),
-                })
-                .collect(),
+            sender: sender_party(sender),
+            client: client_party(client),
+            lines: document_lines(&invoice.line_items, currency),
             subtotal: format_money(invoice.totals.subtotal, currency),
-            tax_label: if percentage.is_zero() {
-                "Tax".to_owned()
-            } else {
-                format!("Tax ({}%)", percentage.normalize())
-            },
+            tax_label: tax_label(invoice.tax_rule),
             tax: format_money(invoice.totals.tax, currency),
             total: format_money(invoice.totals.total, currency),
+            settlement: settlement(&invoice.balance, currency),
             payment_details: optional(s.payment_details.as_str()),
             logo: s.logo.as_ref().map(DocumentLogo::of),
         }

@@ -20,27 +20,48 @@ define_id!(
 /// An invoice's or a line item's description: at most 1000 characters.
 pub type Description = Text<0, 1000>;
 
-/// The team's running number of an invoice, from 1, shown as `INV-0001`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct Serial(u32);
+/// Declares a team's running number of a document, from 1, shown with its prefix
+/// (`INV-0001`): gapless per team, which storage keeps.
+macro_rules! serial {
+    ($(#[$meta:meta])* $name:ident, $prefix:literal) => {
+        $(#[$meta])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+        pub struct $name(u32);
+
+        impl $name {
+            pub const FIRST: Self = Self(1);
+
+            pub fn new(number: u32) -> Option<Self> {
+                (number > 0).then_some(Self(number))
+            }
+
+            pub fn number(self) -> u32 {
+                self.0
+            }
+
+            /// The serial after this one.
+            #[must_use]
+            pub fn next(self) -> Self {
+                Self(self.0.saturating_add(1))
+            }
+        }
+
+        impl std::fmt::Display for $name {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                write!(f, concat!($prefix, "-{:04}"), self.0)
+            }
+        }
+    };
+}
+pub(crate) use serial;
+
+serial!(
+    /// The team's running number of an invoice, from 1, shown as `INV-0001`.
+    Serial,
+    "INV"
+);
 
 impl Serial {
-    pub const FIRST: Self = Self(1);
-
-    pub fn new(number: u32) -> Option<Self> {
-        (number > 0).then_some(Self(number))
-    }
-
-    pub fn number(self) -> u32 {
-        self.0
-    }
-
-    /// The serial after this one.
-    #[must_use]
-    pub fn next(self) -> Self {
-        Self(self.0.saturating_add(1))
-    }
-
     /// The serial a search names, if it names one: `INV-0042`, `inv-42`, `0042` and `42`
     /// all name serial 42.
     pub fn named_by(text: &str) -> Option<Self> {
@@ -54,12 +75,6 @@ impl Serial {
         let number = digits.trim_start_matches('0');
         // Longer than any u32: no serial.
         Self::new(if number.is_empty() { 0 } else { number.parse().ok()? })
-    }
-}
-
-impl std::fmt::Display for Serial {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "INV-{:04}", self.0)
     }
 }
 
@@ -257,12 +272,16 @@ pub struct Invoice {
     pub description: Option<Description>,
     pub issue_date: DateTime<Utc>,
     pub due_date: Option<DateTime<Utc>>,
-    /// As set; see [`Invoice::status_at`] for the status reported.
+    /// As the ledger leaves it (`PENDING`, `PAID`, `PAID_PARTIAL` or `EXPIRED`); see
+    /// [`Invoice::status_at`] for the status reported.
     pub status: InvoiceStatus,
     /// The team's currency when the invoice was made.
     pub currency: Currency,
     pub tax_rule: TaxRule,
     pub totals: Totals,
+    /// What its ledger leaves: paid, credited, written off, due. Its `total` is
+    /// `totals.total`.
+    pub balance: crate::ledger::Balance,
     pub client_id: ClientId,
     pub sender_id: SenderAddressId,
     /// In position order.
@@ -482,6 +501,7 @@ mod tests {
             currency: currency("EUR"),
             tax_rule: TaxRule::Flat(Decimal::ZERO),
             totals: Totals::compute(&items, TaxRule::Flat(Decimal::ZERO), None, currency("EUR")).unwrap(),
+            balance: crate::ledger::Balance::unpaid(Decimal::ONE),
             client_id: kernel::Id::generate(),
             sender_id: kernel::Id::generate(),
             line_items: items,

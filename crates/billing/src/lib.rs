@@ -3,9 +3,12 @@
 //! implement; this crate knows nothing of HTTP, SQL or PDF libraries.
 
 pub mod client;
+pub mod credit;
 pub mod document;
 pub mod invoice;
+pub mod ledger;
 pub mod money;
+pub mod receivables;
 pub mod sender;
 pub mod service;
 pub mod store;
@@ -19,5 +22,8 @@ pub use invoice::{
     Invoice, InvoiceFilter, InvoiceId, InvoicePosition, InvoiceRule, InvoiceStatus, LineInput, LineItem,
     LineItemId, Serial, TaxRule, Totals,
 };
+pub use ledger::{
+    Balance, EntryAmount, EntryKind, LedgerEntry, LedgerEntryId, LedgerRule, NewEntry, PaymentMethod,
+};
 pub use sender::{SenderAddress, SenderAddressId, SenderDetails, SenderRepository};
-pub use store::{BillingStore, InvoiceRepository};
+pub use store::{BillingStore, InvoiceRepository, LedgerRepository};

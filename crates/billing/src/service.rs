@@ -7,12 +7,14 @@ use kernel::{Id, StoreError};
 use rust_decimal::Decimal;
 
 use crate::invoice::{Description, InvoiceRule, check_dates, price_lines};
+use crate::ledger::{EntryAmount, EntryKind, LedgerRule, NewEntry, PaymentMethod};
 use crate::store::{
     BillTo, BillingStore, CreateInvoiceError, DeleteInvoiceError, NewInvoice, SaveInvoiceError, SenderChoice,
+    StatusWrite,
 };
 use crate::{
-    ClientId, Invoice, InvoiceDocument, InvoiceId, InvoiceStatus, LineInput, SenderAddress, SenderAddressId,
-    SenderDetails, TaxRule, Totals,
+    ClientId, Invoice, InvoiceDocument, InvoiceId, InvoiceStatus, LedgerEntryId, LineInput, SenderAddress,
+    SenderAddressId, SenderDetails, TaxRule, Totals,
 };
 
 /// Why an invoice use case refused.
@@ -26,6 +28,16 @@ pub enum BillingError {
     /// Time entries to bill were billed, changed or deleted meanwhile; nothing was written.
     #[error("time entries to bill were billed, changed or deleted meanwhile; nothing was made")]
     TimeTaken,
+    /// A status that follows from the books, asked for by hand: `PAID_PARTIAL` (from
+    /// payments) or `OVERDUE` (from the due date).
+    #[error("{0:?} follows from the books and cannot be set")]
+    StatusNotSettable(InvoiceStatus),
+    /// A write that would break a rule of the books.
+    #[error(transparent)]
+    Books(#[from] LedgerRule),
+    /// The invoice has payments, write-offs or credit notes, and cannot be deleted.
+    #[error("the invoice has payments, write-offs or credit notes")]
+    HasMoney,
     #[error(transparent)]
     Store(#[from] StoreError),
 }
@@ -36,9 +48,37 @@ impl From<SaveInvoiceError> for BillingError {
             SaveInvoiceError::NotFound => Self::NotFound,
             SaveInvoiceError::UnknownClient => InvoiceRule::UnknownClient.into(),
             SaveInvoiceError::UnknownSender => InvoiceRule::UnknownSender.into(),
+            SaveInvoiceError::Ledger(rule) => Self::Books(rule),
             SaveInvoiceError::Store(error) => Self::Store(error),
         }
     }
+}
+
+/// What a status given on create or update asks of the books: PAID pays what is due,
+/// EXPIRED writes it off, PENDING asks that nothing was recorded; the statuses that follow
+/// from the books are refused.
+fn status_write(status: Option<InvoiceStatus>, now: DateTime<Utc>) -> Result<StatusWrite, BillingError> {
+    let settle = |kind| {
+        StatusWrite::Settle(NewEntry {
+            id: LedgerEntryId::generate(),
+            kind,
+            amount: EntryAmount::AllDue,
+            on: now.date_naive(),
+            method: PaymentMethod::Other,
+            reference: None,
+            notes: None,
+            created_at: now,
+        })
+    };
+    Ok(match status {
+        None => StatusWrite::Keep,
+        Some(InvoiceStatus::Pending) => StatusWrite::Pending,
+        Some(InvoiceStatus::Paid) => settle(EntryKind::Payment),
+        Some(InvoiceStatus::Expired) => settle(EntryKind::WriteOff),
+        Some(status @ (InvoiceStatus::PaidPartial | InvoiceStatus::Overdue)) => {
+            return Err(BillingError::StatusNotSettable(status));
+        }
+    })
 }
 
 /// A new invoice as the caller gave it, each field valid on its own.
@@ -138,6 +178,7 @@ fn refused(error: CreateInvoiceError) -> BillingError {
         CreateInvoiceError::UnknownClient => InvoiceRule::UnknownClient.into(),
         CreateInvoiceError::UnknownSender => InvoiceRule::UnknownSender.into(),
         CreateInvoiceError::TimeTaken => BillingError::TimeTaken,
+        CreateInvoiceError::Ledger(rule) => BillingError::Books(rule),
         CreateInvoiceError::Store(error) => error.into(),
     }
 }
@@ -149,6 +190,11 @@ async fn new_invoice(
     draft: InvoiceDraft,
     now: DateTime<Utc>,
 ) -> Result<NewInvoice, BillingError> {
+    // PAID or EXPIRED on create: the ledger's first entry pays or writes off the total.
+    let opening = match status_write(draft.status, now)? {
+        StatusWrite::Settle(entry) => Some(entry),
+        StatusWrite::Keep | StatusWrite::Pending => None,
+    };
     let the_team = the_team(accounts, team).await?;
     let currency = the_team.currency;
     let issue_date = draft.issue_date.unwrap_or(now);
@@ -170,17 +216,18 @@ async fn new_invoice(
         description: draft.description,
         issue_date,
         due_date: draft.due_date,
-        status: draft.status.unwrap_or(InvoiceStatus::Pending),
         currency,
         tax_rule,
         totals,
         line_items,
         created_at: now,
+        opening,
         time_entries: draft.time_entries,
     })
 }
 
-/// Applies `changes`; the totals are recomputed from the result.
+/// Applies `changes`; the totals are recomputed from the result, and a status is what it
+/// asks of the books ([`StatusWrite`]), in the same transaction.
 pub async fn update_invoice(
     store: &dyn BillingStore,
     team: TeamId,
@@ -188,6 +235,7 @@ pub async fn update_invoice(
     changes: InvoiceChanges,
     now: DateTime<Utc>,
 ) -> Result<Invoice, BillingError> {
+    let status = status_write(changes.status, now)?;
     let current = store.get_invoice(team, id).await?.ok_or(BillingError::NotFound)?;
     let lines_changed = changes.line_items.is_some();
     let line_items = match changes.line_items {
@@ -205,18 +253,16 @@ pub async fn update_invoice(
         client_id: changes.client_id.unwrap_or(current.client_id),
         sender_id: changes.sender_id.unwrap_or(current.sender_id),
         description: changes.description.unwrap_or_else(|| current.description.clone()),
-        status: changes.status.unwrap_or(current.status),
         tax_rule,
         totals,
         line_items,
         updated_at: now,
         ..current
     };
-    store.replace_invoice(&updated, lines_changed).await?;
-    Ok(updated)
+    Ok(store.replace_invoice(&updated, lines_changed, status).await?)
 }
 
-/// Marks the invoice PAID.
+/// Marks the invoice PAID: records a payment of what is due (nothing when nothing is).
 pub async fn mark_paid(
     store: &dyn BillingStore,
     team: TeamId,
@@ -234,8 +280,27 @@ pub async fn delete_invoice(
 ) -> Result<(), BillingError> {
     store.delete_invoice(team, id).await.map_err(|error| match error {
         DeleteInvoiceError::NotFound => BillingError::NotFound,
+        DeleteInvoiceError::HasMoney => BillingError::HasMoney,
         DeleteInvoiceError::Store(error) => error.into(),
     })
+}
+
+/// The printable document of the credit note with this id, whatever its team; `None` when
+/// there is no such note.
+pub async fn credit_note_document(
+    store: &dyn BillingStore,
+    id: crate::credit::CreditNoteId,
+) -> Result<Option<InvoiceDocument>, StoreError> {
+    let Some(note) = store.find_credit_note(id).await? else {
+        return Ok(None);
+    };
+    let team = note.team_id;
+    let missing =
+        |what: &str| StoreError::Unexpected(anyhow::anyhow!("credit note {id} refers to a missing {what}"));
+    let invoice = store.get_invoice(team, note.invoice_id).await?.ok_or_else(|| missing("invoice"))?;
+    let client = store.get(team, invoice.client_id).await?.ok_or_else(|| missing("client"))?;
+    let sender = store.get_sender(team, invoice.sender_id).await?.ok_or_else(|| missing("sender address"))?;
+    Ok(Some(InvoiceDocument::credit_note(&note, &client, &sender)))
 }
 
 /// The printable document of the invoice with this id, whatever its team; `None` when
@@ -254,4 +319,47 @@ pub async fn invoice_document(
     let client = store.get(team, invoice.client_id).await?.ok_or_else(|| missing("client"))?;
     let sender = store.get_sender(team, invoice.sender_id).await?.ok_or_else(|| missing("sender address"))?;
     Ok(Some(InvoiceDocument::new(&invoice, &client, &sender, now)))
+}
+
+impl From<crate::store::LedgerError> for BillingError {
+    fn from(error: crate::store::LedgerError) -> Self {
+        use crate::store::LedgerError;
+        match error {
+            LedgerError::NotFound => Self::NotFound,
+            LedgerError::Rule(rule) => Self::Books(rule),
+            LedgerError::Lines(rule) => Self::Rule(rule),
+            LedgerError::Store(error) => Self::Store(error),
+        }
+    }
+}
+
+/// Records a payment, a refund or a write-off on the team's invoice `invoice`.
+pub async fn record_entry(
+    store: &dyn BillingStore,
+    team: TeamId,
+    invoice: InvoiceId,
+    entry: NewEntry,
+) -> Result<(crate::LedgerEntry, Invoice), BillingError> {
+    Ok(store.record_entry(team, invoice, entry).await?)
+}
+
+/// Voids the team's ledger entry `entry`: listed still, counted no more.
+pub async fn void_entry(
+    store: &dyn BillingStore,
+    team: TeamId,
+    entry: LedgerEntryId,
+    reason: Option<crate::ledger::Notes>,
+    now: DateTime<Utc>,
+) -> Result<(crate::LedgerEntry, Invoice), BillingError> {
+    Ok(store.void_entry(team, entry, reason, now).await?)
+}
+
+/// Issues a credit note against the team's invoice `invoice`.
+pub async fn issue_credit_note(
+    store: &dyn BillingStore,
+    team: TeamId,
+    invoice: InvoiceId,
+    note: crate::credit::NewCreditNote,
+) -> Result<(crate::credit::CreditNote, Invoice), BillingError> {
+    Ok(store.issue_credit_note(team, invoice, note).await?)
 }

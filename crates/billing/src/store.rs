@@ -2,13 +2,17 @@
 
 use accounts::TeamId;
 use async_trait::async_trait;
-use chrono::{DateTime, Utc};
+use chrono::{DateTime, NaiveDate, Utc};
 use kernel::{Email, StoreError};
+use rust_decimal::Decimal;
 
-use crate::invoice::Description;
+use crate::credit::{CreditNote, CreditNoteFilter, CreditNoteId, NewCreditNote};
+use crate::invoice::{Description, InvoiceRule};
+use crate::ledger::{Balance, EntryFilter, Ledger, LedgerEntry, LedgerEntryId, LedgerRule, NewEntry, Notes};
+use crate::receivables::Receivable;
 use crate::{
-    Client, ClientId, ClientRepository, Invoice, InvoiceFilter, InvoiceId, InvoiceStatus, LineItem,
-    SenderAddress, SenderAddressId, SenderRepository, Serial, TaxRule, Totals, money::Currency,
+    Client, ClientId, ClientRepository, Invoice, InvoiceFilter, InvoiceId, LineItem, SenderAddress,
+    SenderAddressId, SenderRepository, Serial, TaxRule, Totals, money::Currency,
 };
 
 /// Who a new invoice is billed to.
@@ -41,12 +45,14 @@ pub struct NewInvoice {
     pub description: Option<Description>,
     pub issue_date: DateTime<Utc>,
     pub due_date: Option<DateTime<Utc>>,
-    pub status: InvoiceStatus,
     pub currency: Currency,
     pub tax_rule: TaxRule,
     pub totals: Totals,
     pub line_items: Vec<LineItem>,
     pub created_at: DateTime<Utc>,
+    /// The ledger's first entry, written in the invoice's transaction: a create with
+    /// `status: PAID` pays what is due, one with `status: EXPIRED` writes it off.
+    pub opening: Option<NewEntry>,
     /// The team's time entries the invoice bills, as they were read. The store marks each
     /// billed by this invoice in the invoice's own transaction, only if it is still
     /// billable, unbilled and unchanged since, or makes nothing at all
@@ -71,32 +77,64 @@ impl NewInvoice {
         entries
     }
 
-    /// The invoice once storage has given it `serial` and settled its client and sender.
-    pub fn into_invoice(self, serial: Serial, client_id: ClientId, sender_id: SenderAddressId) -> Invoice {
-        Invoice {
+    /// The invoice once storage has given it `serial` and settled its client and sender,
+    /// with its opening entry, if any, recorded.
+    pub fn into_invoice(
+        self,
+        serial: Serial,
+        client_id: ClientId,
+        sender_id: SenderAddressId,
+    ) -> Result<(Invoice, Option<LedgerEntry>), LedgerRule> {
+        let mut ledger = Ledger::new(self.totals.total, self.currency);
+        let opening = match self.opening {
+            Some(entry) => {
+                let amount = ledger.amount_of(entry.kind, entry.amount)?;
+                ledger.apply(entry.kind, amount, entry.on)?;
+                Some(entry.into_entry(self.team_id, self.id, amount))
+            }
+            None => None,
+        };
+        let invoice = Invoice {
             id: self.id,
             team_id: self.team_id,
             serial,
             description: self.description,
             issue_date: self.issue_date,
             due_date: self.due_date,
-            status: self.status,
+            status: ledger.balance().status(),
             currency: self.currency,
             tax_rule: self.tax_rule,
             totals: self.totals,
+            balance: ledger.balance(),
             client_id,
             sender_id,
             line_items: self.line_items,
             created_at: self.created_at,
             updated_at: self.created_at,
-        }
+        };
+        Ok((invoice, opening))
     }
+}
+
+/// What an update asks of an invoice's status, which follows its ledger.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StatusWrite {
+    /// No status given.
+    Keep,
+    /// PENDING: refused once money was recorded ([`LedgerRule::MoneyRecorded`]).
+    Pending,
+    /// PAID or EXPIRED: pay or write off what is due, in the update's transaction (nothing
+    /// when nothing is due).
+    Settle(NewEntry),
 }
 
 #[derive(Debug, thiserror::Error)]
 pub enum CreateInvoiceError {
     #[error("no such client in the team")]
     UnknownClient,
+    /// The opening entry breaks a rule of the books (a zero invoice has nothing to pay).
+    #[error(transparent)]
+    Ledger(#[from] LedgerRule),
     #[error("no such sender address in the team")]
     UnknownSender,
     /// A time entry to bill is gone, changed, not billable, or billed already; nothing was
@@ -115,6 +153,9 @@ pub enum SaveInvoiceError {
     UnknownClient,
     #[error("no such sender address in the team")]
     UnknownSender,
+    /// The new total or the status asked for breaks a rule of the books.
+    #[error(transparent)]
+    Ledger(#[from] LedgerRule),
     #[error(transparent)]
     Store(#[from] StoreError),
 }
@@ -123,6 +164,24 @@ pub enum SaveInvoiceError {
 pub enum DeleteInvoiceError {
     #[error("invoice not found")]
     NotFound,
+    /// Its ledger has entries or it has credit notes: the books keep it.
+    #[error("the invoice has payments, write-offs or credit notes")]
+    HasMoney,
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// Why a write of an invoice's ledger or a credit note was refused.
+#[derive(Debug, thiserror::Error)]
+pub enum LedgerError {
+    /// No such invoice (or entry) in the team.
+    #[error("not found")]
+    NotFound,
+    #[error(transparent)]
+    Rule(#[from] LedgerRule),
+    /// A credit note's lines break a rule of invoices.
+    #[error(transparent)]
+    Lines(#[from] InvoiceRule),
     #[error(transparent)]
     Store(#[from] StoreError),
 }
@@ -153,16 +212,176 @@ pub trait InvoiceRepository: Send + Sync {
     /// store now, with the serial it would take. Nothing is reserved.
     async fn preview_invoice(&self, invoice: NewInvoice) -> Result<Invoice, CreateInvoiceError>;
 
-    /// Writes every field of `invoice` but its identity, serial, currency and creation
-    /// time; with `lines_changed`, replaces all its items. All or nothing. MUST check
-    /// that the client and the sender address are the team's.
-    async fn replace_invoice(&self, invoice: &Invoice, lines_changed: bool) -> Result<(), SaveInvoiceError>;
+    /// Writes every field of `invoice` but its identity, serial, currency, creation time,
+    /// status and balance; with `lines_changed`, replaces all its items; then applies
+    /// `status`. All or nothing, with the invoice locked against other writes of its
+    /// ledger. MUST check that the client and the sender address are the team's, and that
+    /// the ledger still plays with the new total ([`LedgerRule::TotalBelowRecorded`]).
+    /// Answers the invoice as stored, its balance and status the ledger's.
+    async fn replace_invoice(
+        &self,
+        invoice: &Invoice,
+        lines_changed: bool,
+        status: StatusWrite,
+    ) -> Result<Invoice, SaveInvoiceError>;
 
-    /// Deletes the invoice and its items for good.
+    /// Deletes the invoice and its items for good; refused
+    /// ([`DeleteInvoiceError::HasMoney`]) while its ledger has entries or it has credit
+    /// notes.
     async fn delete_invoice(&self, team: TeamId, id: InvoiceId) -> Result<(), DeleteInvoiceError>;
 }
 
-/// Everything the billing use cases store.
-pub trait BillingStore: ClientRepository + InvoiceRepository + SenderRepository {}
+/// The ledger of each invoice, its credit notes, and what clients owe. Every write locks
+/// its invoice, plays the ledger with the new event ([`Ledger`]), refuses what breaks a
+/// rule, and stores the invoice's new balance and status, in one transaction: concurrent
+/// writes to one invoice's books are played one after the other.
+#[async_trait]
+pub trait LedgerRepository: Send + Sync {
+    /// Appends `entry` to the ledger of the team's invoice `invoice`; answers the entry
+    /// (its amount settled) and the invoice as the ledger leaves it.
+    async fn record_entry(
+        &self,
+        team: TeamId,
+        invoice: InvoiceId,
+        entry: NewEntry,
+    ) -> Result<(LedgerEntry, Invoice), LedgerError>;
 
-impl<T: ClientRepository + InvoiceRepository + SenderRepository> BillingStore for T {}
+    /// Voids the team's entry `entry`: it stays listed and no longer counts. Refused when
+    /// voided already, or when a later entry would break a rule without it.
+    async fn void_entry(
+        &self,
+        team: TeamId,
+        entry: LedgerEntryId,
+        reason: Option<Notes>,
+        at: DateTime<Utc>,
+    ) -> Result<(LedgerEntry, Invoice), LedgerError>;
+
+    async fn get_entry(&self, team: TeamId, id: LedgerEntryId) -> Result<Option<LedgerEntry>, StoreError>;
+
+    /// The team's entries `filter` shows, newest day first (then newest id), at most its
+    /// `limit`.
+    async fn list_entries(&self, team: TeamId, filter: &EntryFilter) -> Result<Vec<LedgerEntry>, StoreError>;
+
+    /// Issues a credit note against the team's invoice `invoice`, with the team's next
+    /// credit serial (gapless and unique under concurrency, a series of its own).
+    async fn issue_credit_note(
+        &self,
+        team: TeamId,
+        invoice: InvoiceId,
+        note: NewCreditNote,
+    ) -> Result<(CreditNote, Invoice), LedgerError>;
+
+    async fn get_credit_note(&self, team: TeamId, id: CreditNoteId)
+    -> Result<Option<CreditNote>, StoreError>;
+
+    /// The credit note with this id, whatever its team (its public PDF link).
+    async fn find_credit_note(&self, id: CreditNoteId) -> Result<Option<CreditNote>, StoreError>;
+
+    /// The team's credit notes `filter` shows, newest serial first, at most its `limit`.
+    async fn list_credit_notes(
+        &self,
+        team: TeamId,
+        filter: &CreditNoteFilter,
+    ) -> Result<Vec<CreditNote>, StoreError>;
+
+    /// What each client of the team owes, by how long it is past due on day `as_of`.
+    async fn receivables(&self, team: TeamId, as_of: NaiveDate) -> Result<Vec<Receivable>, StoreError>;
+}
+
+/// The balance a write of an invoice's ledger leaves, and the checks it makes, as every
+/// adapter applies them: the ledger played with the entry added.
+pub fn record(
+    invoice: &Invoice,
+    entries: &[LedgerEntry],
+    credits: &[(crate::ledger::CreditApplication, DateTime<Utc>)],
+    entry: NewEntry,
+) -> Result<(LedgerEntry, Balance), LedgerRule> {
+    let mut ledger =
+        Ledger::settle(invoice.totals.total, invoice.currency, crate::ledger::events(entries, credits))?;
+    let amount = ledger.amount_of(entry.kind, entry.amount)?;
+    ledger.apply(entry.kind, amount, entry.on)?;
+    Ok((entry.into_entry(invoice.team_id, invoice.id, amount), ledger.balance()))
+}
+
+/// A credit note of `note` against `invoice`, as every adapter makes it: its lines priced,
+/// what it does to the balance decided by the ledger, and the balance it leaves.
+pub fn credit(
+    invoice: &Invoice,
+    entries: &[LedgerEntry],
+    credits: &[(crate::ledger::CreditApplication, DateTime<Utc>)],
+    note: NewCreditNote,
+    serial: crate::credit::CreditSerial,
+) -> Result<(CreditNote, Balance), LedgerError> {
+    let (line_items, tax_rule, totals) = crate::credit::price_credit(invoice, &note.lines, note.created_at)?;
+    let mut ledger =
+        Ledger::settle(invoice.totals.total, invoice.currency, crate::ledger::events(entries, credits))?;
+    let earlier = credits.iter().map(|(application, _)| application.total).sum();
+    let application = ledger.credit(totals.total, earlier)?;
+    let note = CreditNote {
+        id: note.id,
+        team_id: invoice.team_id,
+        serial,
+        invoice_id: invoice.id,
+        invoice_serial: invoice.serial,
+        issue_date: note.created_at,
+        currency: invoice.currency,
+        tax_rule,
+        line_items,
+        totals,
+        reason: note.reason,
+        application,
+        created_at: note.created_at,
+    };
+    Ok((note, ledger.balance()))
+}
+
+/// The balance voiding `entry` leaves: the ledger played without it.
+pub fn void(
+    invoice: &Invoice,
+    entries: &[LedgerEntry],
+    credits: &[(crate::ledger::CreditApplication, DateTime<Utc>)],
+    entry: LedgerEntryId,
+    at: DateTime<Utc>,
+) -> Result<Balance, LedgerRule> {
+    let mut played = entries.to_vec();
+    let target = played.iter_mut().find(|e| e.id == entry).ok_or(LedgerRule::AlreadyVoided)?;
+    if target.voided_at.is_some() {
+        return Err(LedgerRule::AlreadyVoided);
+    }
+    target.voided_at = Some(at);
+    Ledger::settle(invoice.totals.total, invoice.currency, crate::ledger::events(&played, credits))
+        .map(|ledger| ledger.balance())
+        .map_err(|rule| LedgerRule::VoidBreaks(Box::new(rule)))
+}
+
+/// The balance an update leaves: the ledger played with the new total (refused below what
+/// was recorded), then the status asked for.
+pub fn rebalance(
+    updated: &Invoice,
+    recorded_before: Decimal,
+    entries: &[LedgerEntry],
+    credits: &[(crate::ledger::CreditApplication, DateTime<Utc>)],
+    status: StatusWrite,
+) -> Result<(Balance, Option<LedgerEntry>), LedgerRule> {
+    let mut ledger =
+        crate::ledger::retotal(updated.totals.total, updated.currency, entries, credits, recorded_before)?;
+    let entry = match status {
+        StatusWrite::Pending if ledger.balance().has_money() => return Err(LedgerRule::MoneyRecorded),
+        StatusWrite::Keep | StatusWrite::Pending => None,
+        StatusWrite::Settle(entry) => match ledger.amount_of(entry.kind, entry.amount) {
+            // Nothing due, and the status asked for is the invoice's already: nothing to do.
+            Err(LedgerRule::NothingDue) if ledger.balance().status() == entry.kind.settled_status() => None,
+            Err(rule) => return Err(rule),
+            Ok(amount) => {
+                ledger.apply(entry.kind, amount, entry.on)?;
+                Some(entry.into_entry(updated.team_id, updated.id, amount))
+            }
+        },
+    };
+    Ok((ledger.balance(), entry))
+}
+
+/// Everything the billing use cases store.
+pub trait BillingStore: ClientRepository + InvoiceRepository + SenderRepository + LedgerRepository {}
+
+impl<T: ClientRepository + InvoiceRepository + SenderRepository + LedgerRepository> BillingStore for T {}

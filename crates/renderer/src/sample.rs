@@ -92,6 +92,8 @@ fn document(items: usize, paid: bool, work: impl Fn(usize) -> (&'static str, u64
     // 19 %, rounded half up to the cent.
     let tax = (subtotal * 19 + 50) / 100;
     InvoiceDocument {
+        title: None,
+        corrects: None,
         serial: "INV-0042".to_owned(),
         status: if paid { "PAID" } else { "SENT" }.to_owned(),
         paid,
@@ -118,6 +120,7 @@ fn document(items: usize, paid: bool, work: impl Fn(usize) -> (&'static str, u64
         tax_label: "Tax (19%)".to_owned(),
         tax: euros(tax),
         total: euros(subtotal + tax),
+        settlement: Vec::new(),
         payment_details: Some(
             "Berliner Sparkasse · IBAN DE89 3704 0044 0532 0130 00 · BIC COBADEFFXXX\n\
              Payable within 14 days of the issue date; please quote INV-0042."

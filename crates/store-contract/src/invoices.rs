@@ -8,14 +8,16 @@ use crate::create_team;
 use accounts::{AccountStore, Currency, TeamId};
 use billing::client::{KeptPostalCode, OptionalText, RequiredText};
 use billing::invoice::{Description, price_lines};
+use billing::ledger::{EntryAmount, EntryKind};
+use billing::money::Decimal;
 use billing::money::parse_decimal;
 use billing::store::{
-    BillTo, CreateInvoiceError, DeleteInvoiceError, NewInvoice, SaveInvoiceError, SenderChoice,
+    BillTo, CreateInvoiceError, DeleteInvoiceError, NewInvoice, SaveInvoiceError, SenderChoice, StatusWrite,
 };
 use billing::{
-    BillingStore, Client, ClientDetails, ClientId, DeleteClientError, Invoice, InvoiceFilter, InvoiceId,
-    InvoicePosition, InvoiceStatus, LineInput, SenderAddress, SenderAddressId, SenderDetails, TaxRule,
-    Totals,
+    Balance, BillingStore, Client, ClientDetails, ClientId, DeleteClientError, Invoice, InvoiceFilter,
+    InvoiceId, InvoicePosition, InvoiceStatus, LineInput, SenderAddress, SenderAddressId, SenderDetails,
+    TaxRule, Totals,
 };
 use chrono::{DateTime, TimeDelta, Utc};
 use kernel::{Email, Id, SearchText, parse_instant};
@@ -42,7 +44,7 @@ pub fn client_details(name: &str, email: &str) -> ClientDetails {
 }
 
 pub struct Fixture {
-    store: Ports,
+    pub store: Ports,
     pub billing: Arc<dyn BillingStore>,
     pub team: TeamId,
     sender: SenderAddressId,
@@ -108,12 +110,12 @@ impl Fixture {
             description: Some(Description::parse("November").unwrap()),
             issue_date: at(issued),
             due_date: Some(at(issued) + TimeDelta::days(30)),
-            status: InvoiceStatus::Pending,
             currency: eur(),
             tax_rule,
             totals: Totals::compute(&line_items, tax_rule, None, eur()).unwrap(),
             line_items,
             created_at: now,
+            opening: None,
             time_entries: Vec::new(),
         }
     }
@@ -224,7 +226,6 @@ pub async fn replacing_changes_fields_and_items(store: Ports) {
     let line_items = price_lines(lines(&[("Only", "5", "1")]), eur(), at("2026-11-22")).unwrap();
     let changed = Invoice {
         client_id: other.id,
-        status: InvoiceStatus::Paid,
         description: None,
         due_date: None,
         tax_rule: TaxRule::Flat(parse_decimal("1").unwrap()),
@@ -234,22 +235,34 @@ pub async fn replacing_changes_fields_and_items(store: Ports) {
         updated_at: at("2026-11-22"),
         ..invoice.clone()
     };
-    f.billing.replace_invoice(&changed, true).await.unwrap();
+    let stored = f.billing.replace_invoice(&changed, true, StatusWrite::Keep).await.unwrap();
+    // The books follow the new total.
+    let changed = Invoice { balance: Balance::unpaid(changed.totals.total), ..changed };
+    assert_eq!(stored, changed);
     assert_eq!(f.billing.get_invoice(f.team, invoice.id).await.unwrap(), Some(changed.clone()));
 
-    // Without `lines_changed` the stored items stay.
-    let status_only = Invoice { status: InvoiceStatus::Expired, ..changed.clone() };
-    f.billing.replace_invoice(&status_only, false).await.unwrap();
+    // Without `lines_changed` the stored items stay; PAID pays what is due.
+    let paying = StatusWrite::Settle(crate::ledger_contract::entry(
+        EntryKind::Payment,
+        EntryAmount::AllDue,
+        "2026-11-23",
+    ));
+    let status_only = f.billing.replace_invoice(&changed, false, paying).await.unwrap();
+    assert_eq!((status_only.status, status_only.balance.due()), (InvoiceStatus::Paid, Decimal::ZERO));
+    assert_eq!(status_only.balance.paid, changed.totals.total);
     assert_eq!(f.billing.get_invoice(f.team, invoice.id).await.unwrap(), Some(status_only.clone()));
 
     let unknown_client = Invoice { client_id: ClientId::generate(), ..status_only.clone() };
-    let refused = f.billing.replace_invoice(&unknown_client, false).await;
+    let refused = f.billing.replace_invoice(&unknown_client, false, StatusWrite::Keep).await;
     assert!(matches!(refused, Err(SaveInvoiceError::UnknownClient)), "{refused:?}");
     let unknown_sender = Invoice { sender_id: SenderAddressId::generate(), ..status_only.clone() };
-    let refused = f.billing.replace_invoice(&unknown_sender, true).await;
+    let refused = f.billing.replace_invoice(&unknown_sender, true, StatusWrite::Keep).await;
     assert!(matches!(refused, Err(SaveInvoiceError::UnknownSender)), "{refused:?}");
     let missing = Invoice { id: InvoiceId::generate(), ..status_only.clone() };
-    assert!(matches!(f.billing.replace_invoice(&missing, true).await, Err(SaveInvoiceError::NotFound)));
+    assert!(matches!(
+        f.billing.replace_invoice(&missing, true, StatusWrite::Keep).await,
+        Err(SaveInvoiceError::NotFound)
+    ));
     assert_eq!(f.billing.get_invoice(f.team, invoice.id).await.unwrap(), Some(status_only));
 }
 
@@ -281,7 +294,10 @@ pub async fn invoices_are_invisible_to_other_teams(store: Ports) {
     ));
     let moved =
         Invoice { team_id: other.team, client_id: other.client, sender_id: other.sender, ..invoice.clone() };
-    assert!(matches!(f.billing.replace_invoice(&moved, true).await, Err(SaveInvoiceError::NotFound)));
+    assert!(matches!(
+        f.billing.replace_invoice(&moved, true, StatusWrite::Keep).await,
+        Err(SaveInvoiceError::NotFound)
+    ));
     // Another team's client or sender cannot be referred to.
     let foreign = f.draft(BillTo::Existing(other.client), "2026-11-20", &[("A", "1", "1")]);
     assert!(matches!(f.billing.create_invoice(foreign).await, Err(CreateInvoiceError::UnknownClient)));
@@ -427,9 +443,8 @@ pub async fn invoices_filter_by_status_client_issue_date_and_text_and_page_in_or
         draft.description = Some(Description::parse(format!("Sprint {day} of 100% effort")).unwrap());
         made.push(f.billing.create_invoice(draft).await.unwrap());
     }
-    let mut paid = made[4].clone();
-    paid.status = InvoiceStatus::Paid;
-    f.billing.replace_invoice(&paid, false).await.unwrap();
+    let paying = crate::ledger_contract::entry(EntryKind::Payment, EntryAmount::AllDue, "2026-11-07");
+    f.billing.record_entry(f.team, made[4].id, paying).await.unwrap();
     let serials = |invoices: Vec<Invoice>| invoices.iter().map(|i| i.serial.number()).collect::<Vec<_>>();
     let list = async |filter: InvoiceFilter| serials(f.billing.list_invoices(f.team, &filter).await.unwrap());
     // Due dates are 1 to 6 December: on 3 December 12:00, serials 1 to 3 read OVERDUE.

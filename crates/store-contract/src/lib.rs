@@ -40,6 +40,7 @@ mod database;
 pub mod deliveries;
 pub mod idempotency;
 pub mod invoices;
+pub mod ledger_contract;
 pub mod timers;
 pub mod tracking_contract;
 pub mod turns;
@@ -232,6 +233,16 @@ macro_rules! contract_suite {
                 a_team_has_one_default_sender,
                 a_first_invoice_makes_the_default_sender_in_its_own_transaction,
                 the_document_prints_the_senders_payment_details_and_logo,
+            },
+            ledger_contract::{
+                payments_move_the_balance_and_the_status,
+                refunds_voids_and_write_offs_keep_the_books,
+                updates_keep_the_total_above_what_was_recorded,
+                credit_notes_take_their_own_serials_and_lower_what_is_due,
+                books_are_invisible_to_other_teams,
+                concurrent_payments_are_played_one_after_the_other,
+                concurrent_credit_notes_take_gapless_serials,
+                receivables_sum_what_is_due_by_age,
             },
             timers::{
                 a_timer_round_trips_with_its_tags_current,

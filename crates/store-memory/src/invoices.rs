@@ -2,14 +2,19 @@
 
 use accounts::TeamId;
 use async_trait::async_trait;
+use billing::credit::{CreditNote, CreditNoteFilter, CreditNoteId, CreditSerial, NewCreditNote};
+use billing::ledger::NewEntry;
+use billing::ledger::{CreditApplication, EntryFilter, Notes};
+use billing::receivables::Receivable;
 use billing::store::{
-    BillTo, CreateInvoiceError, DeleteInvoiceError, NewInvoice, SaveInvoiceError, SenderChoice,
+    BillTo, CreateInvoiceError, DeleteInvoiceError, LedgerError, NewInvoice, SaveInvoiceError, SenderChoice,
+    StatusWrite,
 };
 use billing::{
-    Invoice, InvoiceFilter, InvoiceId, InvoiceRepository, SenderAddress, SenderAddressId, SenderDetails,
-    SenderRepository, Serial,
+    Balance, Invoice, InvoiceFilter, InvoiceId, InvoiceRepository, LedgerEntry, LedgerEntryId,
+    LedgerRepository, SenderAddress, SenderAddressId, SenderDetails, SenderRepository, Serial,
 };
-use chrono::{DateTime, Utc};
+use chrono::{DateTime, NaiveDate, Utc};
 use kernel::StoreError;
 
 use crate::{MemoryStore, State};
@@ -22,6 +27,29 @@ impl State {
     fn has_sender(&self, team: TeamId, id: SenderAddressId) -> bool {
         self.senders.iter().any(|s| s.team_id == team && s.id == id)
     }
+
+    /// The ledger entries and credit notes of an invoice, as the ledger plays them.
+    fn books_of(&self, invoice: InvoiceId) -> (Vec<LedgerEntry>, Vec<(CreditApplication, DateTime<Utc>)>) {
+        let entries = self.ledger.iter().filter(|e| e.invoice_id == invoice).cloned().collect();
+        let credits = self
+            .credit_notes
+            .iter()
+            .filter(|n| n.invoice_id == invoice)
+            .map(|n| (n.application, n.created_at))
+            .collect();
+        (entries, credits)
+    }
+
+    fn invoice_mut(&mut self, team: TeamId, id: InvoiceId) -> Option<&mut Invoice> {
+        self.invoices.iter_mut().find(|i| i.team_id == team && i.id == id)
+    }
+}
+
+/// `invoice` with the ledger's balance, and the status it gives.
+fn balanced(invoice: &mut Invoice, balance: Balance, at: DateTime<Utc>) {
+    invoice.balance = balance;
+    invoice.status = balance.status();
+    invoice.updated_at = invoice.updated_at.max(at);
 }
 
 #[async_trait]
@@ -62,7 +90,12 @@ impl InvoiceRepository for MemoryStore {
         self.store_invoice(new, Keep::RollBack)
     }
 
-    async fn replace_invoice(&self, invoice: &Invoice, _lines_changed: bool) -> Result<(), SaveInvoiceError> {
+    async fn replace_invoice(
+        &self,
+        invoice: &Invoice,
+        _lines_changed: bool,
+        status: StatusWrite,
+    ) -> Result<Invoice, SaveInvoiceError> {
         let mut state = self.state();
         let team = invoice.team_id;
         let Some(index) = state.invoices.iter().position(|i| i.team_id == team && i.id == invoice.id) else {
@@ -74,21 +107,34 @@ impl InvoiceRepository for MemoryStore {
         if !state.has_sender(team, invoice.sender_id) {
             return Err(SaveInvoiceError::UnknownSender);
         }
-        let stored = &mut state.invoices[index];
-        // Identity, serial, currency and creation time stay as stored.
-        *stored = Invoice {
+        let stored = &state.invoices[index];
+        // Identity, serial, currency, creation time and the books stay as stored.
+        let mut updated = Invoice {
             id: stored.id,
             team_id: stored.team_id,
             serial: stored.serial,
             currency: stored.currency,
             created_at: stored.created_at,
+            balance: stored.balance,
+            status: stored.status,
             ..invoice.clone()
         };
-        Ok(())
+        let (entries, credits) = state.books_of(invoice.id);
+        let (balance, entry) =
+            billing::store::rebalance(&updated, stored.balance.recorded(), &entries, &credits, status)?;
+        balanced(&mut updated, balance, invoice.updated_at);
+        state.ledger.extend(entry);
+        state.invoices[index] = updated.clone();
+        Ok(updated)
     }
 
     async fn delete_invoice(&self, team: TeamId, id: InvoiceId) -> Result<(), DeleteInvoiceError> {
         let mut state = self.state();
+        let has_books = state.ledger.iter().any(|e| e.team_id == team && e.invoice_id == id)
+            || state.credit_notes.iter().any(|n| n.team_id == team && n.invoice_id == id);
+        if has_books {
+            return Err(DeleteInvoiceError::HasMoney);
+        }
         let before = state.invoices.len();
         state.invoices.retain(|i| !(i.team_id == team && i.id == id));
         if state.invoices.len() == before {
@@ -198,11 +244,12 @@ impl MemoryStore {
             return Err(CreateInvoiceError::TimeTaken);
         }
         let serial = state.serials.get(&team).map_or(Serial::FIRST, |last| last.next());
+        let (invoice, opening) = new.into_invoice(serial, client_id, sender_id)?;
         if keep == Keep::RollBack {
-            return Ok(new.into_invoice(serial, client_id, sender_id));
+            return Ok(invoice);
         }
         for entry in state.entries.iter_mut().filter(|e| billable(e)) {
-            entry.invoice_id = Some(new.id);
+            entry.invoice_id = Some(invoice.id);
         }
         if !wanted.is_empty() {
             state.bump_revision(team);
@@ -210,8 +257,127 @@ impl MemoryStore {
         state.serials.insert(team, serial);
         state.clients.extend(new_client);
         state.senders.extend(new_sender);
-        let invoice = new.into_invoice(serial, client_id, sender_id);
+        state.ledger.extend(opening);
         state.invoices.push(invoice.clone());
         Ok(invoice)
+    }
+}
+
+#[async_trait]
+impl LedgerRepository for MemoryStore {
+    async fn record_entry(
+        &self,
+        team: TeamId,
+        invoice: InvoiceId,
+        entry: NewEntry,
+    ) -> Result<(LedgerEntry, Invoice), LedgerError> {
+        let mut state = self.state();
+        let current = state.invoices.iter().find(|i| i.team_id == team && i.id == invoice).cloned();
+        let current = current.ok_or(LedgerError::NotFound)?;
+        let (entries, credits) = state.books_of(invoice);
+        let at = entry.created_at;
+        let (entry, balance) = billing::store::record(&current, &entries, &credits, entry)?;
+        let stored = state.invoice_mut(team, invoice).ok_or(LedgerError::NotFound)?;
+        balanced(stored, balance, at);
+        let answer = (entry.clone(), stored.clone());
+        state.ledger.push(entry);
+        Ok(answer)
+    }
+
+    async fn void_entry(
+        &self,
+        team: TeamId,
+        entry: LedgerEntryId,
+        reason: Option<Notes>,
+        at: DateTime<Utc>,
+    ) -> Result<(LedgerEntry, Invoice), LedgerError> {
+        let mut state = self.state();
+        let target = state.ledger.iter().find(|e| e.team_id == team && e.id == entry).cloned();
+        let target = target.ok_or(LedgerError::NotFound)?;
+        let current = state.invoices.iter().find(|i| i.team_id == team && i.id == target.invoice_id).cloned();
+        let current = current.ok_or(LedgerError::NotFound)?;
+        let (entries, credits) = state.books_of(target.invoice_id);
+        let balance = billing::store::void(&current, &entries, &credits, entry, at)?;
+        let stored = state.invoice_mut(team, target.invoice_id).ok_or(LedgerError::NotFound)?;
+        balanced(stored, balance, at);
+        let invoice = stored.clone();
+        let voided = state.ledger.iter_mut().find(|e| e.id == entry).ok_or(LedgerError::NotFound)?;
+        voided.voided_at = Some(at);
+        voided.void_reason = reason;
+        Ok((voided.clone(), invoice))
+    }
+
+    async fn get_entry(&self, team: TeamId, id: LedgerEntryId) -> Result<Option<LedgerEntry>, StoreError> {
+        Ok(self.state().ledger.iter().find(|e| e.team_id == team && e.id == id).cloned())
+    }
+
+    async fn list_entries(&self, team: TeamId, filter: &EntryFilter) -> Result<Vec<LedgerEntry>, StoreError> {
+        let state = self.state();
+        let client_of =
+            |invoice: InvoiceId| state.invoices.iter().find(|i| i.id == invoice).map(|i| i.client_id);
+        let mut entries: Vec<LedgerEntry> = state
+            .ledger
+            .iter()
+            .filter(|e| e.team_id == team && client_of(e.invoice_id).is_some_and(|c| filter.matches(e, c)))
+            .cloned()
+            .collect();
+        billing::ledger::sort_for_listing(&mut entries);
+        entries.truncate(filter.limit.map_or(usize::MAX, |limit| limit as usize));
+        Ok(entries)
+    }
+
+    async fn issue_credit_note(
+        &self,
+        team: TeamId,
+        invoice: InvoiceId,
+        note: NewCreditNote,
+    ) -> Result<(CreditNote, Invoice), LedgerError> {
+        let mut state = self.state();
+        let current = state.invoices.iter().find(|i| i.team_id == team && i.id == invoice).cloned();
+        let current = current.ok_or(LedgerError::NotFound)?;
+        let (entries, credits) = state.books_of(invoice);
+        let serial = state.credit_serials.get(&team).map_or(CreditSerial::FIRST, |last| last.next());
+        let (note, balance) = billing::store::credit(&current, &entries, &credits, note, serial)?;
+        state.credit_serials.insert(team, serial);
+        let stored = state.invoice_mut(team, invoice).ok_or(LedgerError::NotFound)?;
+        balanced(stored, balance, note.created_at);
+        let invoice = stored.clone();
+        state.credit_notes.push(note.clone());
+        Ok((note, invoice))
+    }
+
+    async fn get_credit_note(
+        &self,
+        team: TeamId,
+        id: CreditNoteId,
+    ) -> Result<Option<CreditNote>, StoreError> {
+        Ok(self.state().credit_notes.iter().find(|n| n.team_id == team && n.id == id).cloned())
+    }
+
+    async fn find_credit_note(&self, id: CreditNoteId) -> Result<Option<CreditNote>, StoreError> {
+        Ok(self.state().credit_notes.iter().find(|n| n.id == id).cloned())
+    }
+
+    async fn list_credit_notes(
+        &self,
+        team: TeamId,
+        filter: &CreditNoteFilter,
+    ) -> Result<Vec<CreditNote>, StoreError> {
+        let state = self.state();
+        let mut notes: Vec<CreditNote> =
+            state.credit_notes.iter().filter(|n| n.team_id == team && filter.matches(n)).cloned().collect();
+        notes.sort_by_key(|n| std::cmp::Reverse(n.serial));
+        notes.truncate(filter.limit.map_or(usize::MAX, |limit| limit as usize));
+        Ok(notes)
+    }
+
+    async fn receivables(&self, team: TeamId, as_of: NaiveDate) -> Result<Vec<Receivable>, StoreError> {
+        let state = self.state();
+        let dues = state
+            .invoices
+            .iter()
+            .filter(|i| i.team_id == team && i.balance.due() > billing::money::Decimal::ZERO)
+            .map(|i| (i.client_id, i.currency, i.due_date, i.balance.due()));
+        Ok(billing::receivables::sum_by_age(dues, as_of))
     }
 }

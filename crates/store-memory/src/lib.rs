@@ -38,6 +38,11 @@ struct State {
     /// The last serial given, per team.
     serials: std::collections::HashMap<TeamId, billing::Serial>,
     invoices: Vec<billing::Invoice>,
+    /// Every invoice's ledger entries, in the order they were written.
+    ledger: Vec<billing::LedgerEntry>,
+    credit_notes: Vec<billing::credit::CreditNote>,
+    /// The last credit-note serial given, per team.
+    credit_serials: std::collections::HashMap<TeamId, billing::credit::CreditSerial>,
     /// Conversation memory, in the order it was said.
     messages: Vec<(TeamId, triggers::ConversationKey, triggers::Message)>,
     runs: std::collections::HashMap<(TeamId, triggers::RunId), triggers::RunRecord>,

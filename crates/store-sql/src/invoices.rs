@@ -14,23 +14,25 @@ use billing::client::{OptionalText, RequiredText};
 use billing::invoice::Description;
 use billing::sender::{Logo, PaymentDetails, SenderPostalCode};
 use billing::store::{
-    BillTo, CreateInvoiceError, DeleteInvoiceError, NewInvoice, SaveInvoiceError, SenderChoice, TimeToBill,
+    BillTo, CreateInvoiceError, DeleteInvoiceError, NewInvoice, SaveInvoiceError, SenderChoice, StatusWrite,
+    TimeToBill,
 };
 use billing::{
-    ClientId, Invoice, InvoiceFilter, InvoiceId, InvoiceRepository, InvoiceStatus, LineItem, SenderAddress,
-    SenderAddressId, SenderDetails, SenderRepository, Serial, TaxRule, Totals,
+    Balance, ClientId, Invoice, InvoiceFilter, InvoiceId, InvoiceRepository, InvoiceStatus, LineItem,
+    SenderAddress, SenderAddressId, SenderDetails, SenderRepository, Serial, TaxRule, Totals,
 };
-use chrono::{DateTime, Utc};
+use chrono::{DateTime, NaiveDate, Utc};
 use diesel::prelude::*;
 use diesel_async::{AsyncConnection, RunQueryDsl};
 use kernel::{Email, InvalidValue, StoreError};
 
 use crate::clients::{details_values, insert_client};
+use crate::ledger::{balance_values, insert_entry, load_books};
 use crate::types::{DbDecimal, DbUuid};
 use crate::{OrStoreError, SqlStore, corrupt, db_run};
 
 #[derive(Queryable)]
-struct InvoiceRow {
+pub(crate) struct InvoiceRow {
     team_id: DbUuid,
     id: DbUuid,
     serial: i32,
@@ -47,13 +49,20 @@ struct InvoiceRow {
     sender_id: DbUuid,
     created_at: DateTime<Utc>,
     updated_at: DateTime<Utc>,
+    amount_paid: DbDecimal,
+    amount_credited: DbDecimal,
+    amount_written_off: DbDecimal,
+    credit_refundable: DbDecimal,
+    paid_on: Option<NaiveDate>,
 }
 
+/// A row of `line_items`, or of `credit_note_lines`, whose columns are the same.
 #[derive(Queryable)]
-struct LineRow {
+pub(crate) struct LineRow {
     #[expect(dead_code, reason = "selected with the whole row; the invoice carries the team")]
     team_id: DbUuid,
-    invoice_id: DbUuid,
+    /// The invoice's id, or the credit note's.
+    pub(crate) parent_id: DbUuid,
     id: DbUuid,
     position: i32,
     description: String,
@@ -81,7 +90,7 @@ impl TryFrom<LineRow> for LineItem {
     }
 }
 
-fn invoice_from(row: InvoiceRow, line_items: Vec<LineItem>) -> Result<Invoice, StoreError> {
+pub(crate) fn invoice_from(row: InvoiceRow, line_items: Vec<LineItem>) -> Result<Invoice, StoreError> {
     let serial =
         u32::try_from(row.serial).ok().and_then(Serial::new).ok_or_else(|| corrupt("serial", row.serial))?;
     Ok(Invoice {
@@ -99,6 +108,14 @@ fn invoice_from(row: InvoiceRow, line_items: Vec<LineItem>) -> Result<Invoice, S
         currency: Currency::parse(&row.currency).map_err(|e| corrupt("currency", e))?,
         tax_rule: TaxRule::from_stored(row.tax_percentage.0, row.tax.0),
         totals: Totals { subtotal: row.subtotal.0, tax: row.tax.0, total: row.total.0 },
+        balance: Balance {
+            total: row.total.0,
+            paid: row.amount_paid.0,
+            credited: row.amount_credited.0,
+            written_off: row.amount_written_off.0,
+            refundable: row.credit_refundable.0,
+            paid_on: row.paid_on,
+        },
         client_id: row.client_id.into_id(),
         sender_id: row.sender_id.into_id(),
         line_items,
@@ -108,10 +125,10 @@ fn invoice_from(row: InvoiceRow, line_items: Vec<LineItem>) -> Result<Invoice, S
 }
 
 /// Invoices from their rows and all their items' rows (items in position order).
-fn assemble(rows: Vec<InvoiceRow>, lines: Vec<LineRow>) -> Result<Vec<Invoice>, StoreError> {
+pub(crate) fn assemble(rows: Vec<InvoiceRow>, lines: Vec<LineRow>) -> Result<Vec<Invoice>, StoreError> {
     let mut items: HashMap<DbUuid, Vec<LineItem>> = HashMap::new();
     for line in lines {
-        items.entry(line.invoice_id).or_default().push(line.try_into()?);
+        items.entry(line.parent_id).or_default().push(line.try_into()?);
     }
     rows.into_iter()
         .map(|row| {
@@ -235,14 +252,14 @@ macro_rules! filtered_invoices {
 
 pub(crate) use filtered_invoices;
 
-/// The columns an update writes.
+/// The columns an update writes (the status and the balance are the books': see
+/// `balance_values!`).
 macro_rules! invoice_values {
     ($invoice:expr) => {
         (
             invoices::description.eq($invoice.description.as_ref().map(|d| d.as_str())),
             invoices::issue_date.eq($invoice.issue_date),
             invoices::due_date.eq($invoice.due_date),
-            invoices::status.eq($invoice.status.as_str()),
             invoices::tax_percentage.eq(DbDecimal($invoice.tax_rule.percentage())),
             invoices::tax.eq(DbDecimal($invoice.totals.tax)),
             invoices::subtotal.eq(DbDecimal($invoice.totals.subtotal)),
@@ -254,29 +271,33 @@ macro_rules! invoice_values {
     };
 }
 
-/// Inserts every item of `$invoice`, one statement each (SQLite's async wrapper cannot
-/// batch them).
+/// Inserts every item of `$document` (an invoice or a credit note) into `$table` under
+/// its `$parent` column, one statement each (SQLite's async wrapper cannot batch them).
 macro_rules! insert_lines {
-    ($conn:ident, $invoice:expr) => {
-        for item in &$invoice.line_items {
-            diesel::insert_into(line_items::table)
+    ($conn:ident, $document:expr) => {
+        $crate::invoices::insert_lines!($conn, $document, line_items, invoice_id)
+    };
+    ($conn:ident, $document:expr, $table:ident, $parent:ident) => {
+        for item in &$document.line_items {
+            diesel::insert_into($table::table)
                 .values((
-                    line_items::team_id.eq(DbUuid::of($invoice.team_id)),
-                    line_items::invoice_id.eq(DbUuid::of($invoice.id)),
-                    line_items::id.eq(DbUuid::of(item.id)),
-                    line_items::position.eq(i32::try_from(item.position).unwrap_or(i32::MAX)),
-                    line_items::description.eq(item.description.as_str()),
-                    line_items::unit_price.eq(DbDecimal(item.unit_price)),
-                    line_items::quantity.eq(DbDecimal(item.quantity)),
-                    line_items::amount.eq(DbDecimal(item.amount)),
-                    line_items::created_at.eq(item.created_at),
-                    line_items::updated_at.eq(item.updated_at),
+                    $table::team_id.eq(DbUuid::of($document.team_id)),
+                    $table::$parent.eq(DbUuid::of($document.id)),
+                    $table::id.eq(DbUuid::of(item.id)),
+                    $table::position.eq(i32::try_from(item.position).unwrap_or(i32::MAX)),
+                    $table::description.eq(item.description.as_str()),
+                    $table::unit_price.eq(DbDecimal(item.unit_price)),
+                    $table::quantity.eq(DbDecimal(item.quantity)),
+                    $table::amount.eq(DbDecimal(item.amount)),
+                    $table::created_at.eq(item.created_at),
+                    $table::updated_at.eq(item.updated_at),
                 ))
                 .execute($conn)
                 .await?;
         }
     };
 }
+pub(crate) use insert_lines;
 
 /// Whether the team has the client / the sender address; evaluates to a diesel result.
 macro_rules! exists {
@@ -292,7 +313,7 @@ macro_rules! exists {
 }
 
 /// A failure inside a write transaction: the database's, or a refusal that rolls it back.
-enum TxError<E, P = std::convert::Infallible> {
+pub(crate) enum TxError<E, P = std::convert::Infallible> {
     Db(diesel::result::Error),
     Refused(E),
     /// A preview's answer, given by rolling its transaction back.
@@ -306,7 +327,7 @@ impl<E, P> From<diesel::result::Error> for TxError<E, P> {
 }
 
 impl<E: From<StoreError>> TxError<E> {
-    fn into_port(self) -> E {
+    pub(crate) fn into_port(self) -> E {
         match self {
             Self::Db(error) => crate::store_error(error).into(),
             Self::Refused(error) => error,
@@ -466,26 +487,53 @@ impl InvoiceRepository for SqlStore {
     }
 
     #[tracing::instrument(skip_all, fields(team = %invoice.team_id, invoice = %invoice.id))]
-    async fn replace_invoice(&self, invoice: &Invoice, lines_changed: bool) -> Result<(), SaveInvoiceError> {
+    async fn replace_invoice(
+        &self,
+        invoice: &Invoice,
+        lines_changed: bool,
+        status: StatusWrite,
+    ) -> Result<Invoice, SaveInvoiceError> {
         let team = invoice.team_id;
         db_run!(self, |conn| conn
             .transaction(async |conn| {
                 let mine = invoices::table
                     .filter(invoices::team_id.eq(DbUuid::of(team)))
                     .filter(invoices::id.eq(DbUuid::of(invoice.id)));
-                // A write first: it takes SQLite's write lock and finds the invoice.
-                if diesel::update(mine).set(invoices::updated_at.eq(invoice.updated_at)).execute(conn).await?
-                    == 0
-                {
+                // A write first: it takes SQLite's write lock (PostgreSQL's lock of the row,
+                // against other writes of its books) and finds the invoice.
+                let recorded: Option<(DbDecimal, DbDecimal, DbDecimal)> = diesel::update(mine)
+                    .set(invoices::updated_at.eq(invoice.updated_at))
+                    .returning((
+                        invoices::amount_paid,
+                        invoices::amount_credited,
+                        invoices::amount_written_off,
+                    ))
+                    .get_result(conn)
+                    .await
+                    .optional()?;
+                let Some((paid, credited, written_off)) = recorded else {
                     return Err(TxError::Refused(SaveInvoiceError::NotFound));
-                }
+                };
                 if !exists!(conn, clients, team, invoice.client_id)? {
                     return Err(TxError::Refused(SaveInvoiceError::UnknownClient));
                 }
                 if !exists!(conn, sender_addresses, team, invoice.sender_id)? {
                     return Err(TxError::Refused(SaveInvoiceError::UnknownSender));
                 }
-                diesel::update(mine).set(invoice_values!(invoice)).execute(conn).await?;
+                // The books first: a new total below what was recorded is refused before
+                // anything is written (PostgreSQL's check would refuse it too).
+                let (entries, credits) = load_books!(conn, team, invoice.id);
+                let recorded = paid.0 + credited.0 + written_off.0;
+                let (balance, entry) =
+                    billing::store::rebalance(invoice, recorded, &entries, &credits, status)
+                        .map_err(|rule| TxError::Refused(SaveInvoiceError::Ledger(rule)))?;
+                diesel::update(mine)
+                    .set((invoice_values!(invoice), balance_values!(balance)))
+                    .execute(conn)
+                    .await?;
+                if let Some(entry) = &entry {
+                    insert_entry!(conn, entry);
+                }
                 if lines_changed {
                     diesel::delete(
                         line_items::table
@@ -496,7 +544,11 @@ impl InvoiceRepository for SqlStore {
                     .await?;
                     insert_lines!(conn, invoice);
                 }
-                Ok::<_, TxError<SaveInvoiceError>>(())
+                Ok::<_, TxError<SaveInvoiceError>>(Invoice {
+                    balance,
+                    status: balance.status(),
+                    ..invoice.clone()
+                })
             })
             .await
             .map_err(TxError::into_port))
@@ -504,16 +556,41 @@ impl InvoiceRepository for SqlStore {
 
     #[tracing::instrument(skip(self))]
     async fn delete_invoice(&self, team: TeamId, id: InvoiceId) -> Result<(), DeleteInvoiceError> {
-        // Its items go with it (ON DELETE CASCADE).
-        let deleted = db_run!(self, |conn| diesel::delete(
-            invoices::table
-                .filter(invoices::team_id.eq(DbUuid::of(team)))
-                .filter(invoices::id.eq(DbUuid::of(id)))
-        )
-        .execute(conn)
-        .await
-        .or_store()?);
-        if deleted == 0 { Err(DeleteInvoiceError::NotFound) } else { Ok(()) }
+        // Its items go with it (ON DELETE CASCADE); its books hold it (restricting keys).
+        db_run!(self, |conn| conn
+            .transaction(async |conn| {
+                let has_entries = diesel::select(diesel::dsl::exists(
+                    ledger_entries::table
+                        .filter(ledger_entries::team_id.eq(DbUuid::of(team)))
+                        .filter(ledger_entries::invoice_id.eq(DbUuid::of(id))),
+                ));
+                let has_notes = diesel::select(diesel::dsl::exists(
+                    credit_notes::table
+                        .filter(credit_notes::team_id.eq(DbUuid::of(team)))
+                        .filter(credit_notes::invoice_id.eq(DbUuid::of(id))),
+                ));
+                if has_entries.get_result::<bool>(conn).await? || has_notes.get_result::<bool>(conn).await? {
+                    return Err(TxError::Refused(DeleteInvoiceError::HasMoney));
+                }
+                let deleted = diesel::delete(
+                    invoices::table
+                        .filter(invoices::team_id.eq(DbUuid::of(team)))
+                        .filter(invoices::id.eq(DbUuid::of(id))),
+                )
+                .execute(conn)
+                .await;
+                match deleted {
+                    Ok(0) => Err(TxError::Refused(DeleteInvoiceError::NotFound)),
+                    Ok(_) => Ok(()),
+                    // Books written meanwhile by a replica: their keys restrict the delete.
+                    Err(error) if crate::violation(&error).is_some() => {
+                        Err(TxError::Refused(DeleteInvoiceError::HasMoney))
+                    }
+                    Err(error) => Err(error.into()),
+                }
+            })
+            .await
+            .map_err(TxError::into_port))
     }
 }
 
@@ -685,7 +762,10 @@ impl SqlStore {
                 let Some(number) = number else {
                     return Err(TxError::Refused(corrupt("serial", serial).into()));
                 };
-                let invoice = new.clone().into_invoice(number, client_id, sender_id);
+                let (invoice, opening) = new
+                    .clone()
+                    .into_invoice(number, client_id, sender_id)
+                    .map_err(|rule| TxError::Refused(CreateInvoiceError::Ledger(rule)))?;
                 diesel::insert_into(invoices::table)
                     .values((
                         invoices::team_id.eq(DbUuid::of(team)),
@@ -694,10 +774,14 @@ impl SqlStore {
                         invoices::currency.eq(invoice.currency.as_str()),
                         invoices::created_at.eq(invoice.created_at),
                         invoice_values!(invoice),
+                        balance_values!(invoice.balance),
                     ))
                     .execute(conn)
                     .await?;
                 insert_lines!(conn, invoice);
+                if let Some(entry) = &opening {
+                    insert_entry!(conn, entry);
+                }
                 if !new.time_entries.is_empty() {
                     bill_entries!(conn, team, invoice.id, new.distinct_time_entries());
                 }

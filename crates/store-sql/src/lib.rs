@@ -20,6 +20,7 @@ mod clients;
 mod deliveries;
 mod idempotency;
 mod invoices;
+mod ledger;
 mod plans;
 mod pool;
 mod runtime_pool;

@@ -208,6 +208,69 @@ macro_rules! tables {
                 sender_id -> $uuid,
                 created_at -> $ts,
                 updated_at -> $ts,
+                amount_paid -> $num,
+                amount_credited -> $num,
+                amount_written_off -> $num,
+                credit_refundable -> $num,
+                paid_on -> Nullable<Date>,
+            }
+        }
+
+        diesel::table! {
+            ledger_entries (team_id, id) {
+                team_id -> $uuid,
+                id -> $uuid,
+                invoice_id -> $uuid,
+                kind -> Text,
+                amount -> $num,
+                on_day -> Date,
+                method -> Text,
+                reference -> Nullable<Text>,
+                notes -> Nullable<Text>,
+                voided_at -> Nullable<$ts>,
+                void_reason -> Nullable<Text>,
+                created_at -> $ts,
+            }
+        }
+
+        diesel::table! {
+            credit_note_serials (team_id) {
+                team_id -> $uuid,
+                last_serial -> Integer,
+            }
+        }
+
+        diesel::table! {
+            credit_notes (team_id, id) {
+                team_id -> $uuid,
+                id -> $uuid,
+                serial -> Integer,
+                invoice_id -> $uuid,
+                issue_date -> $ts,
+                currency -> Text,
+                tax_percentage -> $num,
+                tax -> $num,
+                subtotal -> $num,
+                total -> $num,
+                reason -> Nullable<Text>,
+                applied -> $num,
+                refundable -> $num,
+                created_at -> $ts,
+            }
+        }
+
+        diesel::table! {
+            credit_note_lines (team_id, id) {
+                team_id -> $uuid,
+                credit_note_id -> $uuid,
+                id -> $uuid,
+                position -> Integer,
+                description -> Text,
+                unit_price -> $num,
+                quantity -> $num,
+                amount -> $num,
+                created_at -> $ts,
+                updated_at -> $ts,
             }
         }
 
@@ -307,6 +370,10 @@ macro_rules! tables {
             invoice_serials,
             invoices,
             line_items,
+            ledger_entries,
+            credit_note_serials,
+            credit_notes,
+            credit_note_lines,
             agent_messages,
             agent_runs,
             agent_deliveries,

@@ -66,7 +66,12 @@ async fn invoice_filters_are_served_by_indexes() {
         draft.issue_date += TimeDelta::days(n);
         draft.due_date = None;
         if n % 40 == 0 {
-            draft.status = InvoiceStatus::Paid;
+            let paid_now = store_contract::ledger_contract::entry(
+                billing::ledger::EntryKind::Payment,
+                billing::ledger::EntryAmount::AllDue,
+                "2026-01-01",
+            );
+            draft.opening = Some(paid_now);
         }
         f.billing.create_invoice(draft).await.unwrap();
     }

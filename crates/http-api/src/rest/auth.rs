@@ -248,6 +248,7 @@ needs!(
     TrackRead => TrackRead,
     TrackWrite => TrackWrite,
     AgentRead => AgentRead,
+    PaymentsWrite => PaymentsWrite,
     // Billing time reads the team's time and writes an invoice of it.
     BillTime => InvoicesWrite & TrackRead,
 );

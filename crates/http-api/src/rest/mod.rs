@@ -32,7 +32,7 @@ fn register<T>(app: UtoipaApp<T>, ledger: &Rc<SchemaLedger>) -> UtoipaApp<T>
 where
     T: ServiceFactory<ServiceRequest, Config = (), Error = actix_web::Error, InitError = ()>,
 {
-    app.openapi(ApiDoc::openapi())
+    tracking_routes(app.openapi(ApiDoc::openapi()), ledger)
         .service(
             scope("/v1/invoices/clients")
                 .wrap(from_fn(idempotency::replay_retries))
@@ -46,6 +46,11 @@ where
         // A scope of its own, before the keyed `/v1/invoices` one, so that `/{id}` there
         // never sees `pdf` (another method on it is a 405 here).
         .service(scope("/v1/invoices/pdf").service(ledger.check(routes::invoices::invoice_pdf)))
+        .service(
+            scope("/v1/invoices/receivables")
+                .wrap(from_fn(auth::require_api_key))
+                .service(ledger.check(routes::payments::receivables_report)),
+        )
         .service(
             scope("/v1/invoices/from-time")
                 .wrap(from_fn(idempotency::replay_retries))
@@ -61,78 +66,106 @@ where
                 .service(ledger.check(routes::invoices::get_invoice))
                 .service(ledger.check(routes::invoices::update_invoice))
                 .service(ledger.check(routes::invoices::mark_invoice))
-                .service(ledger.check(routes::invoices::delete_invoice)),
+                .service(ledger.check(routes::invoices::delete_invoice))
+                .service(ledger.check(routes::payments::record_payment))
+                .service(ledger.check(routes::payments::list_invoice_payments))
+                .service(ledger.check(routes::payments::record_refund))
+                .service(ledger.check(routes::payments::write_off))
+                .service(ledger.check(routes::credit_notes::create_credit_note)),
         )
         .service(
-            scope("/v1/track/time")
+            scope("/v1/payments")
                 .wrap(from_fn(idempotency::replay_retries))
                 .wrap(from_fn(auth::require_api_key))
-                .service(ledger.check(routes::track::time::list_time))
-                .service(ledger.check(routes::track::time::create_time))
-                .service(ledger.check(routes::track::time::get_time))
-                .service(ledger.check(routes::track::time::update_time))
-                .service(ledger.check(routes::track::time::delete_time)),
+                .service(ledger.check(routes::payments::list_payments))
+                .service(ledger.check(routes::payments::get_payment))
+                .service(ledger.check(routes::payments::void_payment)),
         )
+        // Public, before the keyed scope, as the invoice PDF is.
+        .service(scope("/v1/credit-notes/pdf").service(ledger.check(routes::credit_notes::credit_note_pdf)))
         .service(
-            scope("/v1/track/timer")
-                .wrap(from_fn(idempotency::replay_retries))
+            scope("/v1/credit-notes")
                 .wrap(from_fn(auth::require_api_key))
-                .service(ledger.check(routes::track::timer::get_timer))
-                .service(ledger.check(routes::track::timer::start_timer))
-                .service(ledger.check(routes::track::timer::stop_timer))
-                .service(ledger.check(routes::track::timer::discard_timer)),
-        )
-        .service(
-            scope("/v1/track/reports")
-                .wrap(from_fn(auth::require_api_key))
-                .service(ledger.check(routes::track::reports::get_report)),
-        )
-        .service(
-            scope("/v1/track/tags")
-                .wrap(from_fn(idempotency::replay_retries))
-                .wrap(from_fn(auth::require_api_key))
-                .service(ledger.check(routes::track::tags::list_tags))
-                .service(ledger.check(routes::track::tags::get_tag))
-                .service(ledger.check(routes::track::tags::create_tag))
-                .service(ledger.check(routes::track::tags::rename_tag))
-                .service(ledger.check(routes::track::tags::delete_tag)),
-        )
-        .service(
-            scope("/v1/track/projects")
-                .wrap(from_fn(idempotency::replay_retries))
-                .wrap(from_fn(auth::require_api_key))
-                .service(ledger.check(routes::track::projects::list_projects))
-                .service(ledger.check(routes::track::projects::get_project))
-                .service(ledger.check(routes::track::projects::create_project))
-                .service(ledger.check(routes::track::projects::update_project))
-                .service(ledger.check(routes::track::projects::delete_project)),
-        )
-        .service(
-            scope("/v1/track/sections")
-                .wrap(from_fn(idempotency::replay_retries))
-                .wrap(from_fn(auth::require_api_key))
-                .service(ledger.check(routes::track::sections::list_sections))
-                .service(ledger.check(routes::track::sections::get_section))
-                .service(ledger.check(routes::track::sections::create_section))
-                .service(ledger.check(routes::track::sections::update_section))
-                .service(ledger.check(routes::track::sections::delete_section)),
-        )
-        .service(
-            scope("/v1/agent/runs")
-                .wrap(from_fn(idempotency::replay_retries))
-                .wrap(from_fn(auth::require_api_key))
-                .service(ledger.check(routes::agent::list_runs))
-                .service(ledger.check(routes::agent::get_run)),
-        )
-        .service(
-            scope("/v1/agent/deliveries")
-                .wrap(from_fn(idempotency::replay_retries))
-                .wrap(from_fn(auth::require_api_key))
-                .service(ledger.check(routes::agent::list_deliveries)),
+                .service(ledger.check(routes::credit_notes::list_credit_notes))
+                .service(ledger.check(routes::credit_notes::get_credit_note)),
         )
         .service(ledger.check(routes::ops::healthz))
         .service(ledger.check(routes::ops::readyz))
         .service(ledger.check(routes::ops::metrics))
+}
+
+/// The time-tracking routes, `/v1/track/*`.
+fn tracking_routes<T>(app: UtoipaApp<T>, ledger: &Rc<SchemaLedger>) -> UtoipaApp<T>
+where
+    T: ServiceFactory<ServiceRequest, Config = (), Error = actix_web::Error, InitError = ()>,
+{
+    app.service(
+        scope("/v1/track/time")
+            .wrap(from_fn(idempotency::replay_retries))
+            .wrap(from_fn(auth::require_api_key))
+            .service(ledger.check(routes::track::time::list_time))
+            .service(ledger.check(routes::track::time::create_time))
+            .service(ledger.check(routes::track::time::get_time))
+            .service(ledger.check(routes::track::time::update_time))
+            .service(ledger.check(routes::track::time::delete_time)),
+    )
+    .service(
+        scope("/v1/track/timer")
+            .wrap(from_fn(idempotency::replay_retries))
+            .wrap(from_fn(auth::require_api_key))
+            .service(ledger.check(routes::track::timer::get_timer))
+            .service(ledger.check(routes::track::timer::start_timer))
+            .service(ledger.check(routes::track::timer::stop_timer))
+            .service(ledger.check(routes::track::timer::discard_timer)),
+    )
+    .service(
+        scope("/v1/track/reports")
+            .wrap(from_fn(auth::require_api_key))
+            .service(ledger.check(routes::track::reports::get_report)),
+    )
+    .service(
+        scope("/v1/track/tags")
+            .wrap(from_fn(idempotency::replay_retries))
+            .wrap(from_fn(auth::require_api_key))
+            .service(ledger.check(routes::track::tags::list_tags))
+            .service(ledger.check(routes::track::tags::get_tag))
+            .service(ledger.check(routes::track::tags::create_tag))
+            .service(ledger.check(routes::track::tags::rename_tag))
+            .service(ledger.check(routes::track::tags::delete_tag)),
+    )
+    .service(
+        scope("/v1/track/projects")
+            .wrap(from_fn(idempotency::replay_retries))
+            .wrap(from_fn(auth::require_api_key))
+            .service(ledger.check(routes::track::projects::list_projects))
+            .service(ledger.check(routes::track::projects::get_project))
+            .service(ledger.check(routes::track::projects::create_project))
+            .service(ledger.check(routes::track::projects::update_project))
+            .service(ledger.check(routes::track::projects::delete_project)),
+    )
+    .service(
+        scope("/v1/track/sections")
+            .wrap(from_fn(idempotency::replay_retries))
+            .wrap(from_fn(auth::require_api_key))
+            .service(ledger.check(routes::track::sections::list_sections))
+            .service(ledger.check(routes::track::sections::get_section))
+            .service(ledger.check(routes::track::sections::create_section))
+            .service(ledger.check(routes::track::sections::update_section))
+            .service(ledger.check(routes::track::sections::delete_section)),
+    )
+    .service(
+        scope("/v1/agent/runs")
+            .wrap(from_fn(idempotency::replay_retries))
+            .wrap(from_fn(auth::require_api_key))
+            .service(ledger.check(routes::agent::list_runs))
+            .service(ledger.check(routes::agent::get_run)),
+    )
+    .service(
+        scope("/v1/agent/deliveries")
+            .wrap(from_fn(idempotency::replay_retries))
+            .wrap(from_fn(auth::require_api_key))
+            .service(ledger.check(routes::agent::list_deliveries)),
+    )
 }
 
 /// The routes and their OpenAPI description, built by the same calls.

@@ -23,7 +23,7 @@ use utoipa_actix_web::OpenApiFactory;
 pub const API_VERSION: &str = "2026.6.2";
 
 /// The one public path under `/v1`: the PDF link, whose unguessable id is the credential.
-pub(crate) const PUBLIC_V1_PATHS: [&str; 1] = ["/v1/invoices/pdf"];
+pub(crate) const PUBLIC_V1_PATHS: [&str; 2] = ["/v1/invoices/pdf", "/v1/credit-notes/pdf"];
 
 /// Name of the key's security scheme.
 const KEY_SCHEME: &str = "api_key";
@@ -45,10 +45,14 @@ pub(crate) const METHODS: [&str; 5] = ["get", "post", "put", "patch", "delete"];
             carries `x-request-id`. `HEAD` is answered wherever `GET` is."
     ),
     // Schemas only query parameters refer to: parameters do not bring their schemas along.
-    components(schemas(Frequency, Verdict, InstantInput, ReportGroupBy)),
+    components(schemas(Frequency, Verdict, InstantInput, ReportGroupBy, PaymentMethod)),
     tags(
         (name = "Clients", description = "Who invoices are billed to"),
         (name = "Invoices", description = "Invoices with line items and exact money; PDFs by public link"),
+        (name = "Payments", description = "The books of each invoice: payments, refunds, write-offs and voids, \
+            and what each client owes. Recording money needs `payments:write` (which `invoices:write` implies)"),
+        (name = "Credit notes", description = "Corrections of issued invoices, in a numbered series of their own; \
+            never changed or deleted; PDFs by public link"),
         (name = "Time entries", description = "Time spent on tasks. Members log and see their own; owners and \
             admins log and see anyone's in the team"),
         (name = "Timer", description = "The key user's running timer: started, stopped into a time entry, \
@@ -84,8 +88,15 @@ macro_rules! word_schemas {
 }
 
 word_schemas! {
-    /// An invoice's status. A PENDING invoice whose `dueDate` has passed reads OVERDUE.
+    /// An invoice's status, which follows its books: nothing recorded, `PENDING`
+    /// (`OVERDUE` past its `dueDate`); paid in part, `PAID_PARTIAL`; nothing left due by
+    /// payment, `PAID`; written off or credited in full, `EXPIRED`.
     InvoiceStatus => billing::InvoiceStatus;
+    /// What a ledger entry records: money received, money given back, or what is due
+    /// forgiven.
+    EntryKind => billing::ledger::EntryKind;
+    /// How a payment was made.
+    PaymentMethod => billing::ledger::PaymentMethod;
     /// A project's status. `ACTIVE` when created; no time can be logged on an `ARCHIVED` project.
     ProjectStatus => tracking::ProjectStatus;
     /// The period a time listing covers around its date, in UTC: the day, the ISO week
@@ -265,7 +276,7 @@ pub(crate) const EXAMPLE_ID: &str = "0193d2c4-5f6a-7b8c-9d0e-1f2a3b4c5d6e";
 /// means different things).
 fn parameter_example(path: &str, name: &str) -> Option<Value> {
     Some(match name {
-        "id" | "clientId" | "projectId" | "sectionId" | "tagId" | "userId" => json!(EXAMPLE_ID),
+        "id" | "clientId" | "projectId" | "sectionId" | "tagId" | "userId" | "invoiceId" => json!(EXAMPLE_ID),
         "q" if path == "/v1/invoices" => json!("INV-0001"),
         "q" if path == "/v1/track/projects" => json!("web"),
         "q" => json!("acme"),
@@ -276,8 +287,9 @@ fn parameter_example(path: &str, name: &str) -> Option<Value> {
         "cursor" => json!("WyJhY21lIGdtYmgiLCIwMTkzZDJjNC01ZjZhLTdiOGMtOWQwZS0xZjJhM2I0YzVkNmUiXQ"),
         "date" => json!("2026-11-20"),
         "frequency" => json!("week"),
-        "from" | "issuedFrom" => json!("2026-11-01"),
-        "to" | "issuedTo" => json!("2026-11-30"),
+        "from" | "issuedFrom" | "paidFrom" => json!("2026-11-01"),
+        "to" | "issuedTo" | "paidTo" | "asOf" => json!("2026-11-30"),
+        "method" => json!("bank_transfer"),
         "groupBy" => json!("project"),
         "download" => json!(true),
         "conversationId" => json!("github:octo-org/hello-world#42"),
@@ -499,8 +511,13 @@ fn declare_headers(response: &mut Value, status: &str, keyed: bool) {
 
 /// Creates whose 201 answers a resource of another collection: the create's path, and the
 /// collection the resource is in (a stopped timer is a time entry, billed time an invoice).
-const CREATES_ELSEWHERE: [(&str, &str); 2] =
-    [("/v1/track/timer/stop", "/v1/track/time"), ("/v1/invoices/from-time", "/v1/invoices")];
+const CREATES_ELSEWHERE: [(&str, &str); 5] = [
+    ("/v1/track/timer/stop", "/v1/track/time"),
+    ("/v1/invoices/from-time", "/v1/invoices"),
+    ("/v1/invoices/{id}/payments", "/v1/payments"),
+    ("/v1/invoices/{id}/refunds", "/v1/payments"),
+    ("/v1/invoices/{id}/credit-notes", "/v1/credit-notes"),
+];
 
 /// Creates that start a singleton, and the singleton's path: every operation there is on
 /// what the create made, and takes no id.

@@ -120,6 +120,26 @@ impl<T: Serialize> Page<T> {
     }
 }
 
+/// A page of a listing the store pages itself, in its order after a position: one more
+/// than `limit` is read to tell whether more follow, and the next page's cursor is the
+/// last item's position (`cursor`); `position` reads a cursor back.
+pub(crate) async fn page_from_store<T, P, Fut>(
+    page: &PageQuery,
+    position: impl Fn(&str) -> Result<P, FieldError>,
+    cursor: impl Fn(&T) -> String,
+    read: impl FnOnce(Option<P>, Option<u32>) -> Fut,
+) -> Result<Page<T>, ApiError>
+where
+    Fut: std::future::Future<Output = Result<Vec<T>, ApiError>>,
+{
+    let after = page.cursor.as_deref().map(position).transpose()?;
+    let limit = limit(page.limit.as_deref())?;
+    let mut items = read(after, one_more(limit)).await?;
+    let more = cut(&mut items, limit);
+    let next = if more { items.last().map(cursor) } else { None };
+    Ok(Page { items, next })
+}
+
 /// Cuts `items`, read with one more than `limit`, to the page; whether more follow.
 pub(crate) fn cut<T>(items: &mut Vec<T>, limit: Option<u32>) -> bool {
     match limit {

@@ -26,7 +26,7 @@ use crate::conventions::error::ApiError;
 use crate::rest::collection;
 use crate::rest::paging::{self, Page};
 use crate::rest::routes::track::{projects, reports, sections, tags, time};
-use crate::rest::routes::{billed_time, clients, invoices};
+use crate::rest::routes::{billed_time, clients, credit_notes, invoices, payments};
 use crate::rest::state::ApiState;
 
 /// A built-in tool: its name (part of the agent definition's contract), the permissions it
@@ -74,10 +74,12 @@ const fn tool(
     BuiltinTool { name, permissions, method, path, call }
 }
 
-use Permission::{ClientsRead, ClientsWrite, InvoicesRead, InvoicesWrite, TrackRead, TrackWrite};
+use Permission::{
+    ClientsRead, ClientsWrite, InvoicesRead, InvoicesWrite, PaymentsWrite, TrackRead, TrackWrite,
+};
 
 /// Every built-in tool, one row each: adding a tool is adding a row.
-pub static CATALOGUE: [BuiltinTool; 20] = [
+pub static CATALOGUE: [BuiltinTool; 24] = [
     tool("list_clients", &[ClientsRead], ("get", "/v1/invoices/clients"), |state, who, a| {
         paged(collection::page::<clients::Clients>(state, who, a.rest))
     }),
@@ -101,6 +103,23 @@ pub static CATALOGUE: [BuiltinTool; 20] = [
     }),
     tool("mark_invoice_paid", &[InvoicesWrite], ("patch", "/v1/invoices/{id}/mark"), |state, who, a| {
         answer(async move { invoices::mark_paid(state, who, &id_of(a.id)?).await })
+    }),
+    tool("record_payment", &[PaymentsWrite], ("post", "/v1/invoices/{id}/payments"), |state, who, a| {
+        answer(async move { payments::pay(state, who, &id_of(a.id)?, body(a.rest)?).await })
+    }),
+    tool("list_payments", &[InvoicesRead], ("get", "/v1/payments"), |state, who, a| {
+        paged(payments::list(state, who, a.rest))
+    }),
+    tool(
+        "create_credit_note",
+        &[InvoicesWrite],
+        ("post", "/v1/invoices/{id}/credit-notes"),
+        |state, who, a| {
+            answer(async move { credit_notes::issue(state, who, &id_of(a.id)?, body(a.rest)?).await })
+        },
+    ),
+    tool("receivables", &[InvoicesRead], ("get", "/v1/invoices/receivables"), |state, who, a| {
+        answer(async move { payments::receivables(state, who, a.rest).await })
     }),
     tool("list_time_entries", &[TrackRead], ("get", "/v1/track/time"), |state, who, a| {
         Box::pin(async move {

@@ -28,7 +28,7 @@ pub(super) fn draw(
     let mut pdf = Document::new_with(SerializeSettings::default());
     pdf.set_metadata(
         Metadata::new()
-            .title(format!("Invoice {}", document.serial))
+            .title(format!("{} {}", document.title.as_deref().unwrap_or("Invoice"), document.serial))
             .authors(vec![document.sender.name.clone()])
             .creator("billable".to_owned()),
     );

@@ -64,6 +64,8 @@ fn logo_box((width, height): (f32, f32)) -> (f32, f32) {
 const TOTALS_HEIGHT: f32 = 72.0;
 /// From the total's baseline to the payment details' label.
 const PAYMENT_LABEL_GAP: f32 = 30.0;
+/// From the total's baseline to the first settled figure's.
+const SETTLEMENT_GAP: f32 = 8.0;
 const TOTAL_SIZE: f32 = 12.0;
 
 pub(super) type Rgb = (u8, u8, u8);
@@ -111,7 +113,8 @@ pub(super) fn lay_out(
     let payment = payment_lines(document, fonts);
     let mut pen = Pen::new(fonts, logo.map(logo_box));
     let table_top = pen.first_page_header(document);
-    let plan = plan(&rows, table_top, TOTALS_HEIGHT + payment_height(&payment));
+    let closing = TOTALS_HEIGHT + settlement_height(document) + payment_height(&payment);
+    let plan = plan(&rows, table_top, closing);
 
     let last = plan.len() - 1;
     let mut pages = Vec::with_capacity(plan.len());
@@ -144,10 +147,24 @@ pub(super) fn lay_out(
     pages
 }
 
+/// The document's title: an invoice's unless it says otherwise.
+fn document_title(document: &InvoiceDocument) -> &str {
+    document.title.as_deref().unwrap_or("Invoice")
+}
+
 /// The sender's payment details, each of its lines wrapped to the page's width.
 fn payment_lines(document: &InvoiceDocument, fonts: &'static Fonts) -> Vec<TextLine> {
     let details = document.payment_details.as_deref().unwrap_or_default();
     details.lines().flat_map(|line| fonts.regular.wrap(line, BODY, RIGHT - MARGIN)).collect()
+}
+
+/// Room the settled figures take under the total: a row each, and a gap above them.
+fn settlement_height(document: &InvoiceDocument) -> f32 {
+    if document.settlement.is_empty() {
+        0.0
+    } else {
+        SETTLEMENT_GAP + count(document.settlement.len()) * (LINE + 2.0)
+    }
 }
 
 /// Room the payment details take under the totals' last line: their label, then their lines.
@@ -337,7 +354,7 @@ impl Pen {
             self.ops.push(Op::Logo { x: MARGIN, y: LOGO_TOP, width, height });
         }
         let title = self.title_baseline();
-        self.text(MARGIN, title, "Invoice", Weight::Bold, 26.0, INK);
+        self.text(MARGIN, title, document_title(document), Weight::Bold, 26.0, INK);
         let serial = self.fonts.bold.truncate(&one_line(&document.serial), 14.0, 220.0);
         self.right(RIGHT, 72.0, &serial, Weight::Bold, 14.0, INK);
 
@@ -345,7 +362,12 @@ impl Pen {
         if let Some(due) = &document.due_date {
             facts.push(("Due date", due.as_str()));
         }
-        facts.push(("Status", document.status.as_str()));
+        if let Some(corrected) = &document.corrects {
+            facts.push(("Corrects", corrected.as_str()));
+        }
+        if !document.status.is_empty() {
+            facts.push(("Status", document.status.as_str()));
+        }
         let values = facts.iter().map(|(_, value)| self.fonts.regular.width(value, BODY)).fold(0.0, f32::max);
         let mut y = 92.0;
         for (label, value) in facts {
@@ -472,7 +494,16 @@ impl Pen {
         y += 14.0;
         self.right(label_right, y, "Total", Weight::Bold, TOTAL_SIZE, INK);
         self.right(columns.amount_right, y, &document.total, Weight::Bold, TOTAL_SIZE, INK);
-        y
+        let last = document.settlement.len().saturating_sub(1);
+        y += SETTLEMENT_GAP;
+        for (index, line) in document.settlement.iter().enumerate() {
+            y += LINE + 2.0;
+            // What is due, last, in bold: what the reader is to pay.
+            let (weight, color) = if index == last { (Weight::Bold, INK) } else { (Weight::Regular, MUTED) };
+            self.right(label_right, y, &line.label, weight, BODY, color);
+            self.right(columns.amount_right, y, &line.value, weight, BODY, INK);
+        }
+        if document.settlement.is_empty() { y - SETTLEMENT_GAP } else { y }
     }
 
     /// The sender's payment details under the totals (whose last baseline is `above`).
@@ -490,7 +521,7 @@ impl Pen {
 
     /// The PAID stamp, in the free space between the title and the serial.
     fn stamp(&mut self, document: &InvoiceDocument) {
-        let title_end = MARGIN + self.fonts.bold.width("Invoice", 26.0);
+        let title_end = MARGIN + self.fonts.bold.width(document_title(document), 26.0);
         let serial = self.fonts.bold.truncate(&one_line(&document.serial), 14.0, 220.0);
         let serial_start = RIGHT - self.fonts.bold.width(&serial, 14.0);
         // The labels of the dates start about 150 pt from the right edge.

@@ -8,9 +8,11 @@ mod conventions;
 mod dates;
 mod idempotency;
 mod invoices;
+mod ledger_property;
 mod mcp;
 mod money;
 mod openapi;
+mod payments;
 mod reports;
 mod track;
 

@@ -1,7 +1,7 @@
 //! `/v1/invoices`: invoices with their line items, and the public PDF link.
 
 use accounts::Principal;
-use actix_web::http::{StatusCode, header};
+use actix_web::http::header;
 use actix_web::{HttpRequest, HttpResponse, delete, get, patch, post, web};
 use billing::client::{KeptPostalCode, OptionalText, RequiredText};
 use billing::invoice::{Description, InvoiceRule};
@@ -21,16 +21,14 @@ use utoipa::{IntoParams, ToSchema};
 use uuid::Uuid;
 
 use crate::conventions::body::{Json, Patch};
-use crate::conventions::client::client_ip;
 use crate::conventions::error::{ApiError, ErrorBody};
-use crate::conventions::ratelimit::too_many_requests;
 use crate::rest::auth::{Auth, InvoicesRead, InvoicesWrite};
 use crate::rest::csv;
 use crate::rest::openapi::{Binary, InstantInput, InvoiceStatus as InvoiceStatusSchema};
 use crate::rest::paging::{self, Page};
 use crate::rest::routes::{
     BodyErrors, Deleted, KeyedErrors, NotFound, QueryErrors, Timestamp, body_id, created, midnight, no_such,
-    not_found, path_id, query_day, query_id, query_search,
+    not_found, path_id, payments, pdf, query_day, query_id, query_search,
 };
 use crate::rest::state::ApiState;
 
@@ -99,6 +97,17 @@ pub(crate) struct InvoiceBody {
     tax: Exact,
     /// `subtotal + tax`.
     total: Exact,
+    /// Payments less refunds.
+    amount_paid: Exact,
+    /// What the invoice's credit notes took off what is due.
+    amount_credited: Exact,
+    amount_written_off: Exact,
+    /// `total − amountPaid − amountCredited − amountWrittenOff`; never below 0.
+    amount_due: Exact,
+    /// When `amountDue` reached 0 with money paid: the day of the payment that settled it
+    /// (00:00 UTC); null otherwise.
+    #[schema(required = true)]
+    paid_at: Option<Timestamp>,
     client_id: Uuid,
     senders_address_id: Uuid,
     team_id: Uuid,
@@ -135,6 +144,11 @@ impl InvoiceBody {
             tax_percentage: Exact(invoice.tax_rule.percentage().normalize()),
             tax: Exact(round_to_minor(invoice.totals.tax, invoice.currency)),
             total: Exact(round_to_minor(invoice.totals.total, invoice.currency)),
+            amount_paid: Exact(round_to_minor(invoice.balance.paid, invoice.currency)),
+            amount_credited: Exact(round_to_minor(invoice.balance.credited, invoice.currency)),
+            amount_written_off: Exact(round_to_minor(invoice.balance.written_off, invoice.currency)),
+            amount_due: Exact(round_to_minor(invoice.balance.due(), invoice.currency)),
+            paid_at: invoice.balance.paid_on.map(|day| Timestamp(midnight(day))),
             client_id: invoice.client_id.as_uuid(),
             senders_address_id: invoice.sender_id.as_uuid(),
             team_id: invoice.team_id.as_uuid(),
@@ -275,7 +289,8 @@ invoice_body! {
         /// `position` follows this order.
         #[schema(min_items = 1, max_items = 1000)]
         line_items: Vec<LineItemInput>,
-        /// Default PENDING.
+        /// Default `PENDING`. `PAID` records a payment of the total, `EXPIRED` writes it
+        /// off; `PAID_PARTIAL` and `OVERDUE` follow from the books and are refused.
         #[serde(default)]
         #[schema(value_type = Option<InvoiceStatusSchema>)]
         status: Option<String>,
@@ -303,6 +318,9 @@ pub(crate) struct InvoicePatch {
     #[serde(default)]
     #[schema(value_type = Option<String>, max_length = 1000, pattern = r"^[^\u0000]*$")]
     description: Patch<String>,
+    /// `PAID` records a payment of what is due, `EXPIRED` writes it off, `PENDING` is
+    /// refused once money was recorded; `PAID_PARTIAL` and `OVERDUE` follow from the books
+    /// and are refused.
     #[serde(default)]
     #[schema(value_type = InvoiceStatusSchema)]
     status: Patch<String>,
@@ -328,7 +346,7 @@ fn number(value: &Number, field: &str, bound: Bound) -> Result<Decimal, FieldErr
     bound.parse(&value.to_string()).map_err(|e| e.at(field))
 }
 
-fn lines(inputs: Vec<LineItemInput>) -> Result<Vec<LineInput>, FieldError> {
+pub(crate) fn lines(inputs: Vec<LineItemInput>) -> Result<Vec<LineInput>, FieldError> {
     inputs
         .into_iter()
         .enumerate()
@@ -494,6 +512,11 @@ impl From<BillingError> for ApiError {
             BillingError::Rule(rule) => invoice_rule(&rule).into(),
             BillingError::NotFound => invoice_not_found(),
             BillingError::TimeTaken => ApiError::conflict(BillingError::TimeTaken.to_string()),
+            BillingError::StatusNotSettable(status) => payments::status_refusal(status),
+            BillingError::Books(rule) => payments::books_refusal(&rule),
+            BillingError::HasMoney => ApiError::conflict(
+                "invoice: it has payments, write-offs or credit notes, which the books keep; it cannot be deleted",
+            ),
             BillingError::Store(error) => error.into(),
         }
     }
@@ -673,16 +696,21 @@ pub(crate) async fn list(
 ) -> Result<Page<InvoiceBody>, ApiError> {
     let (query, page) = paging::read_listing::<InvoiceQuery>(query)?;
     let now = state.clock.now();
-    let filter = InvoiceFilter {
-        after: page.cursor.as_deref().map(position).transpose()?,
-        limit: paging::limit(page.limit.as_deref())?,
-        ..filter_of(query, now)?
-    };
-    let read = InvoiceFilter { limit: paging::one_more(filter.limit), ..filter.clone() };
-    let mut invoices = state.stores.billing.list_invoices(who.team_id, &read).await?;
-    let more = paging::cut(&mut invoices, filter.limit);
-    let next = if more { invoices.last().map(|last| cursor_of(InvoicePosition::of(last))) } else { None };
-    Ok(Page { items: invoices, next }.map(|invoice| InvoiceBody::new(invoice, now)))
+    let filter = filter_of(query, now)?;
+    let page = paging::page_from_store(
+        &page,
+        position,
+        |i| cursor_of(InvoicePosition::of(i)),
+        |after, limit| async move {
+            Ok(state
+                .stores
+                .billing
+                .list_invoices(who.team_id, &InvoiceFilter { after, limit, ..filter })
+                .await?)
+        },
+    )
+    .await?;
+    Ok(page.map(|invoice| InvoiceBody::new(invoice, now)))
 }
 
 /// The invoices `query` asks for at `now`, leaving out the page.
@@ -724,13 +752,15 @@ fn position(cursor: &str) -> Result<InvoicePosition, FieldError> {
 /// Create an invoice
 ///
 /// Creates an invoice in the team's currency, with the team's next serial. Give exactly one
-/// of `clientId` and `client`. Every write (inline client, serial, invoice, items) commits
-/// together or not at all. Needs `invoices:write`.
+/// of `clientId` and `client`. Every write (inline client, serial, invoice, items, and the
+/// payment or write-off that `status: PAID` or `EXPIRED` records) commits together or not
+/// at all. Needs `invoices:write`.
 #[utoipa::path(
     tag = "Invoices",
     request_body = InvoiceInput,
     responses(
         (status = 201, description = "Created", body = InvoiceBody, headers(("Location" = String, description = "URL of the new invoice"))),
+        (status = 409, description = "A status asked of an invoice with nothing to pay", body = ErrorBody),
         BodyErrors,
         KeyedErrors,
     )
@@ -791,13 +821,16 @@ pub(crate) async fn get(state: &ApiState, who: &Principal, id: &str) -> Result<I
 /// Change an invoice
 ///
 /// Only the fields given change; `lineItems` replaces all items and the totals are
-/// recomputed. Needs `invoices:write`.
+/// recomputed, never below what was paid, credited and written off (409). `status` is
+/// what it asks of the books: PAID pays what is due, EXPIRED writes it off, PENDING is
+/// refused once money was recorded. Needs `invoices:write`.
 #[utoipa::path(
     tag = "Invoices",
     params(("id" = Uuid, Path, description = "Invoice id")),
     request_body = InvoicePatch,
     responses(
         (status = 200, description = "The changed invoice", body = InvoiceBody),
+        (status = 409, description = "The books forbid it: a total below what was recorded, PENDING with money recorded, or nothing due", body = ErrorBody),
         BodyErrors,
         NotFound,
         KeyedErrors,
@@ -829,12 +862,15 @@ pub(crate) async fn update(
 
 /// Mark an invoice PAID
 ///
-/// Sets the invoice's `status` to PAID. No body. Needs `invoices:write`.
+/// Records a payment of what is due (method `other`, today), so the invoice is PAID. No
+/// body. An invoice PAID already is answered as it is; one with nothing due otherwise
+/// (written off, credited in full) is a 409. Needs `invoices:write`.
 #[utoipa::path(
     tag = "Invoices",
     params(("id" = Uuid, Path, description = "Invoice id")),
     responses(
         (status = 200, description = "The invoice, now PAID", body = InvoiceBody),
+        (status = 409, description = "Nothing is due, and the invoice is not PAID", body = ErrorBody),
         NotFound,
         KeyedErrors,
     )
@@ -858,13 +894,15 @@ pub(crate) async fn mark_paid(state: &ApiState, who: &Principal, id: &str) -> Re
 
 /// Delete an invoice
 ///
-/// Deletes the invoice and its items for good. Its serial is not given again. Needs
+/// Deletes the invoice and its items for good. Its serial is not given again. An invoice
+/// with payments, write-offs or credit notes is kept by the books (409). Needs
 /// `invoices:write`.
 #[utoipa::path(
     tag = "Invoices",
     params(("id" = Uuid, Path, description = "Invoice id")),
     responses(
         (status = 200, description = "Deleted", body = Deleted),
+        (status = 409, description = "The invoice has payments, write-offs or credit notes", body = ErrorBody),
         NotFound,
         KeyedErrors,
     )
@@ -880,18 +918,6 @@ pub(crate) async fn delete_invoice(
     Ok(Deleted::new("invoice"))
 }
 
-#[derive(Debug, Deserialize, IntoParams)]
-#[serde(deny_unknown_fields)]
-#[into_params(parameter_in = Query)]
-pub(crate) struct PdfQuery {
-    /// The invoice id.
-    #[param(required = true, format = Uuid)]
-    id: Option<String>,
-    /// `true` serves the PDF as a download (`attachment`); default `false` (`inline`).
-    #[param(value_type = Option<bool>, required = false, default = false)]
-    download: Option<String>,
-}
-
 /// Get an invoice as a PDF
 ///
 /// Public: needs no key, and is limited per client IP. The unguessable id is the only
@@ -899,7 +925,7 @@ pub(crate) struct PdfQuery {
 /// the PDF as an attachment; by default it is shown inline.
 #[utoipa::path(
     tag = "Invoices",
-    params(PdfQuery),
+    params(pdf::PdfQuery),
     responses(
         (status = 200, description = "The PDF", content_type = "application/pdf", body = inline(Binary),
             headers(("Content-Disposition" = String, description = "`inline; filename=\"INV-0001.pdf\"`, or `attachment` with `download=true`"))),
@@ -914,33 +940,10 @@ pub(crate) async fn invoice_pdf(
     req: HttpRequest,
     state: web::Data<ApiState>,
 ) -> Result<HttpResponse, ApiError> {
-    if let Some(ip) = client_ip(&req, state.settings.trust_forwarded) {
-        state.limits.check_ip(ip).await.map_err(too_many_requests)?;
-    }
-    // Read after the limit, so that a 429 comes before a 400.
-    let query = web::Query::<PdfQuery>::from_query(req.query_string())
-        .map_err(crate::conventions::body::query_refusal)?
-        .into_inner();
-    let id = query.id.ok_or_else(|| FieldError::new("id", "is required"))?;
-    let download = match query.download.as_deref() {
-        None | Some("false") => false,
-        Some("true") => true,
-        Some(_) => return Err(FieldError::new("download", "must be true or false").into()),
-    };
-    let id: InvoiceId = path_id(&id, "invoice")?;
+    let asked = pdf::asked(&req, &state).await?;
+    let id: InvoiceId = path_id(&asked.id, "invoice")?;
     let document = service::invoice_document(&*state.stores.billing, id, state.clock.now())
         .await?
         .ok_or_else(invoice_not_found)?;
-    let pdf = state.renderer.render(&document).await.map_err(|error| {
-        tracing::error!(error = format!("{error:#}"), invoice = %id, "PDF rendering failed");
-        ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "failed to generate PDF")
-    })?;
-    let disposition = if download { "attachment" } else { "inline" };
-    Ok(HttpResponse::Ok()
-        .content_type("application/pdf")
-        .insert_header((
-            header::CONTENT_DISPOSITION,
-            format!("{disposition}; filename=\"{}.pdf\"", document.serial),
-        ))
-        .body(pdf))
+    pdf::answer(&state, &asked, &document).await
 }

@@ -4,8 +4,11 @@
 pub(crate) mod agent;
 pub(crate) mod billed_time;
 pub(crate) mod clients;
+pub(crate) mod credit_notes;
 pub(crate) mod invoices;
 pub(crate) mod ops;
+pub(crate) mod payments;
+pub(crate) mod pdf;
 pub(crate) mod track;
 
 use actix_web::HttpResponse;

@@ -1,0 +1,112 @@
+//! Credit notes: the document that corrects an issued invoice, in a numbered series of its
+//! own (`CN-0001`), never changed or deleted. What a note does to its invoice's balance is
+//! the ledger's rule ([`crate::ledger::Ledger::credit`]).
+
+use accounts::TeamId;
+use chrono::{DateTime, Utc};
+use kernel::{Id, define_id};
+use rust_decimal::Decimal;
+
+use crate::invoice::{
+    Invoice, InvoiceId, InvoiceRule, LineInput, LineItem, Serial, TaxRule, Totals, price_lines,
+};
+use crate::ledger::{CreditApplication, Notes};
+use crate::money::Currency;
+
+define_id!(
+    /// Identifies a credit note. Unguessable: it is all its public PDF link carries.
+    CreditNoteId
+);
+
+crate::invoice::serial!(
+    /// The team's running number of a credit note, from 1, shown as `CN-0001`: a series
+    /// of its own, beside the invoices'.
+    CreditSerial,
+    "CN"
+);
+
+/// What a credit note credits.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CreditLines {
+    /// The whole invoice: its lines and its tax.
+    Full,
+    /// These lines, taxed at the invoice's tax percentage (none when its tax is flat).
+    Lines(Vec<LineInput>),
+}
+
+/// A credit note to issue against an invoice.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NewCreditNote {
+    pub id: CreditNoteId,
+    pub lines: CreditLines,
+    pub reason: Option<Notes>,
+    pub created_at: DateTime<Utc>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CreditNote {
+    pub id: CreditNoteId,
+    pub team_id: TeamId,
+    pub serial: CreditSerial,
+    pub invoice_id: InvoiceId,
+    pub invoice_serial: Serial,
+    pub issue_date: DateTime<Utc>,
+    pub currency: Currency,
+    pub tax_rule: TaxRule,
+    /// In position order.
+    pub line_items: Vec<LineItem>,
+    pub totals: Totals,
+    pub reason: Option<Notes>,
+    /// What it did to the invoice's balance when it was issued.
+    pub application: CreditApplication,
+    pub created_at: DateTime<Utc>,
+}
+
+/// The lines, tax rule and totals of a credit note of `lines` against `invoice`.
+pub fn price_credit(
+    invoice: &Invoice,
+    lines: &CreditLines,
+    now: DateTime<Utc>,
+) -> Result<(Vec<LineItem>, TaxRule, Totals), InvoiceRule> {
+    match lines {
+        CreditLines::Full => {
+            let items = invoice
+                .line_items
+                .iter()
+                .map(|item| LineItem {
+                    id: crate::LineItemId::generate(),
+                    created_at: now,
+                    updated_at: now,
+                    ..item.clone()
+                })
+                .collect();
+            Ok((items, invoice.tax_rule, invoice.totals))
+        }
+        CreditLines::Lines(inputs) => {
+            let items = price_lines(inputs.clone(), invoice.currency, now)?;
+            let rule = match invoice.tax_rule {
+                TaxRule::Percentage(percentage) => TaxRule::Percentage(percentage),
+                TaxRule::Flat(_) => TaxRule::Flat(Decimal::ZERO),
+            };
+            let totals = Totals::compute(&items, rule, None, invoice.currency)?;
+            Ok((items, rule, totals))
+        }
+    }
+}
+
+/// Which listing a credit note is in.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct CreditNoteFilter {
+    pub invoice: Option<InvoiceId>,
+    /// Only notes after this serial in listing order (newest serial first).
+    pub before_serial: Option<CreditSerial>,
+    pub limit: Option<u32>,
+}
+
+impl CreditNoteFilter {
+    /// Whether `note` is one the listing shows (before `limit`).
+    pub fn matches(&self, note: &CreditNote) -> bool {
+        self.invoice.is_none_or(|invoice| note.invoice_id == invoice)
+            && self.before_serial.is_none_or(|before| note.serial < before)
+    }
+}

@@ -1,0 +1,612 @@
+//! The ledger port over diesel: every invoice's payments, refunds and write-offs, its
+//! credit notes, and what clients owe.
+//!
+//! Every write of an invoice's books starts by touching the invoice row: SQLite's write
+//! lock, and on PostgreSQL the row's lock, so that concurrent writes of one invoice's books
+//! are played one after the other. The ledger is then read and played by the domain's rules
+//! (`billing::store::record`, `void`, `credit`), and the balance it leaves is written back
+//! on the invoice in the same transaction.
+
+use accounts::{Currency, TeamId};
+use async_trait::async_trait;
+use billing::credit::{CreditNote, CreditNoteFilter, CreditNoteId, CreditSerial, NewCreditNote};
+use billing::ledger::{CreditApplication, EntryFilter, EntryKind, NewEntry, Notes, PaymentMethod, Reference};
+use billing::receivables::{Age, Receivable};
+use billing::store::LedgerError;
+use billing::{
+    Invoice, InvoiceId, LedgerEntry, LedgerEntryId, LedgerRepository, LineItem, Serial, TaxRule, Totals,
+};
+use chrono::{DateTime, NaiveDate, Utc};
+use diesel::prelude::*;
+use diesel_async::{AsyncConnection, RunQueryDsl};
+use kernel::StoreError;
+
+use crate::invoices::{InvoiceRow, LineRow, TxError, insert_lines, invoice_from};
+use crate::types::{DbDecimal, DbUuid};
+use crate::{OrStoreError, SqlStore, corrupt, db_run};
+
+#[derive(Queryable)]
+pub(crate) struct EntryRow {
+    team_id: DbUuid,
+    id: DbUuid,
+    invoice_id: DbUuid,
+    kind: String,
+    amount: DbDecimal,
+    on_day: NaiveDate,
+    method: String,
+    reference: Option<String>,
+    notes: Option<String>,
+    voided_at: Option<DateTime<Utc>>,
+    void_reason: Option<String>,
+    created_at: DateTime<Utc>,
+}
+
+impl TryFrom<EntryRow> for LedgerEntry {
+    type Error = StoreError;
+    fn try_from(row: EntryRow) -> Result<Self, StoreError> {
+        let text =
+            |what, value: Option<String>| value.map(Notes::parse).transpose().map_err(|e| corrupt(what, e));
+        Ok(LedgerEntry {
+            id: row.id.into_id(),
+            team_id: row.team_id.into_id(),
+            invoice_id: row.invoice_id.into_id(),
+            kind: <EntryKind as kernel::Words>::parse_word(&row.kind)
+                .map_err(|e| corrupt("entry kind", e))?,
+            amount: row.amount.0,
+            on: row.on_day,
+            method: PaymentMethod::parse(&row.method).map_err(|e| corrupt("payment method", e))?,
+            reference: row
+                .reference
+                .map(Reference::parse)
+                .transpose()
+                .map_err(|e| corrupt("reference", e))?,
+            notes: text("entry notes", row.notes)?,
+            voided_at: row.voided_at,
+            void_reason: text("void reason", row.void_reason)?,
+            created_at: row.created_at,
+        })
+    }
+}
+
+/// The status and balance columns of an invoice whose ledger leaves `$balance`.
+macro_rules! balance_values {
+    ($balance:expr) => {{
+        let balance: &billing::Balance = &$balance;
+        (
+            invoices::status.eq(balance.status().as_str()),
+            invoices::amount_paid.eq(DbDecimal(balance.paid)),
+            invoices::amount_credited.eq(DbDecimal(balance.credited)),
+            invoices::amount_written_off.eq(DbDecimal(balance.written_off)),
+            invoices::credit_refundable.eq(DbDecimal(balance.refundable)),
+            invoices::paid_on.eq(balance.paid_on),
+        )
+    }};
+}
+pub(crate) use balance_values;
+
+/// Inserts the ledger entry `$entry`.
+macro_rules! insert_entry {
+    ($conn:ident, $entry:expr) => {{
+        let entry: &billing::LedgerEntry = $entry;
+        diesel::insert_into(ledger_entries::table)
+            .values((
+                ledger_entries::team_id.eq(DbUuid::of(entry.team_id)),
+                ledger_entries::id.eq(DbUuid::of(entry.id)),
+                ledger_entries::invoice_id.eq(DbUuid::of(entry.invoice_id)),
+                ledger_entries::kind.eq(entry.kind.as_str()),
+                ledger_entries::amount.eq(DbDecimal(entry.amount)),
+                ledger_entries::on_day.eq(entry.on),
+                ledger_entries::method.eq(entry.method.as_str()),
+                ledger_entries::reference.eq(entry.reference.as_ref().map(|r| r.as_str())),
+                ledger_entries::notes.eq(entry.notes.as_ref().map(|n| n.as_str())),
+                ledger_entries::voided_at.eq(entry.voided_at),
+                ledger_entries::void_reason.eq(entry.void_reason.as_ref().map(|n| n.as_str())),
+                ledger_entries::created_at.eq(entry.created_at),
+            ))
+            .execute($conn)
+            .await?;
+    }};
+}
+pub(crate) use insert_entry;
+
+/// The ledger entries and the credit notes' applications of the team's invoice, as the
+/// ledger plays them; in a write's transaction.
+macro_rules! load_books {
+    ($conn:ident, $team:expr, $invoice:expr) => {{
+        let rows: Vec<$crate::ledger::EntryRow> = ledger_entries::table
+            .filter(ledger_entries::team_id.eq(DbUuid::of($team)))
+            .filter(ledger_entries::invoice_id.eq(DbUuid::of($invoice)))
+            .order((ledger_entries::created_at, ledger_entries::id))
+            .load($conn)
+            .await?;
+        let entries = rows
+            .into_iter()
+            .map(billing::LedgerEntry::try_from)
+            .collect::<Result<Vec<_>, kernel::StoreError>>()
+            .map_err(|error| TxError::Refused(error.into()))?;
+        let notes: Vec<(DbDecimal, DbDecimal, DbDecimal, chrono::DateTime<chrono::Utc>)> =
+            credit_notes::table
+                .filter(credit_notes::team_id.eq(DbUuid::of($team)))
+                .filter(credit_notes::invoice_id.eq(DbUuid::of($invoice)))
+                .select((
+                    credit_notes::total,
+                    credit_notes::applied,
+                    credit_notes::refundable,
+                    credit_notes::created_at,
+                ))
+                .load($conn)
+                .await?;
+        let credits: Vec<(billing::ledger::CreditApplication, chrono::DateTime<chrono::Utc>)> = notes
+            .into_iter()
+            .map(|(total, applied, refundable, at)| {
+                let application = billing::ledger::CreditApplication {
+                    total: total.0,
+                    applied: applied.0,
+                    refundable: refundable.0,
+                };
+                (application, at)
+            })
+            .collect();
+        (entries, credits)
+    }};
+}
+pub(crate) use load_books;
+
+/// Touches the team's invoice `$id` (the lock of a write of its books) and reads it with
+/// its items; refuses with `NotFound` when the team has no such invoice.
+macro_rules! lock_invoice {
+    ($conn:ident, $team:expr, $id:expr, $at:expr) => {{
+        let mine = invoices::table
+            .filter(invoices::team_id.eq(DbUuid::of($team)))
+            .filter(invoices::id.eq(DbUuid::of($id)));
+        let row: Option<InvoiceRow> = diesel::update(mine)
+            .set(invoices::updated_at.eq($at))
+            .returning(invoices::all_columns)
+            .get_result($conn)
+            .await
+            .optional()?;
+        let Some(row) = row else { return Err(TxError::Refused(LedgerError::NotFound)) };
+        let lines: Vec<LineRow> = line_items::table
+            .filter(line_items::team_id.eq(DbUuid::of($team)))
+            .filter(line_items::invoice_id.eq(DbUuid::of($id)))
+            .order(line_items::position)
+            .load($conn)
+            .await?;
+        let lines = lines
+            .into_iter()
+            .map(LineItem::try_from)
+            .collect::<Result<Vec<_>, StoreError>>()
+            .map_err(|error| TxError::Refused(error.into()))?;
+        invoice_from(row, lines).map_err(|error| TxError::Refused(error.into()))?
+    }};
+}
+
+/// Writes `$balance` on the team's invoice `$id`.
+macro_rules! write_balance {
+    ($conn:ident, $team:expr, $id:expr, $balance:expr) => {
+        diesel::update(
+            invoices::table
+                .filter(invoices::team_id.eq(DbUuid::of($team)))
+                .filter(invoices::id.eq(DbUuid::of($id))),
+        )
+        .set(balance_values!($balance))
+        .execute($conn)
+        .await?
+    };
+}
+
+#[derive(Queryable)]
+struct CreditNoteRow {
+    team_id: DbUuid,
+    id: DbUuid,
+    serial: i32,
+    invoice_id: DbUuid,
+    issue_date: DateTime<Utc>,
+    currency: String,
+    tax_percentage: DbDecimal,
+    tax: DbDecimal,
+    subtotal: DbDecimal,
+    total: DbDecimal,
+    reason: Option<String>,
+    applied: DbDecimal,
+    refundable: DbDecimal,
+    created_at: DateTime<Utc>,
+}
+
+/// Credit notes from their rows, their lines' rows and their invoices' serials.
+fn credit_notes_from(
+    rows: Vec<CreditNoteRow>,
+    lines: Vec<LineRow>,
+    serials: Vec<(DbUuid, i32)>,
+) -> Result<Vec<CreditNote>, StoreError> {
+    let mut items: std::collections::HashMap<DbUuid, Vec<LineItem>> = std::collections::HashMap::new();
+    for line in lines {
+        items.entry(line.parent_id).or_default().push(line.try_into()?);
+    }
+    let serials: std::collections::HashMap<DbUuid, i32> = serials.into_iter().collect();
+    rows.into_iter()
+        .map(|row| {
+            let serial = u32::try_from(row.serial).ok().and_then(CreditSerial::new);
+            let invoice_serial =
+                serials.get(&row.invoice_id).and_then(|s| u32::try_from(*s).ok()).and_then(Serial::new);
+            Ok(CreditNote {
+                id: row.id.into_id(),
+                team_id: row.team_id.into_id(),
+                serial: serial.ok_or_else(|| corrupt("credit note serial", row.serial))?,
+                invoice_id: row.invoice_id.into_id(),
+                invoice_serial: invoice_serial.ok_or_else(|| corrupt("credit note's invoice", row.serial))?,
+                issue_date: row.issue_date,
+                currency: Currency::parse(&row.currency).map_err(|e| corrupt("currency", e))?,
+                tax_rule: TaxRule::from_stored(row.tax_percentage.0, row.tax.0),
+                line_items: items.remove(&row.id).unwrap_or_default(),
+                totals: Totals { subtotal: row.subtotal.0, tax: row.tax.0, total: row.total.0 },
+                reason: row.reason.map(Notes::parse).transpose().map_err(|e| corrupt("credit reason", e))?,
+                application: CreditApplication {
+                    total: row.total.0,
+                    applied: row.applied.0,
+                    refundable: row.refundable.0,
+                },
+                created_at: row.created_at,
+            })
+        })
+        .collect()
+}
+
+/// The credit notes of `$team` that `$notes` (a boxed query of `credit_notes`) selects,
+/// with their lines and their invoices' serials.
+macro_rules! load_credit_notes {
+    ($conn:ident, $team:expr, $notes:expr) => {{
+        let rows: Vec<CreditNoteRow> = $notes.load($conn).await.or_store()?;
+        let ids: Vec<DbUuid> = rows.iter().map(|row| row.id).collect();
+        let invoices_of: Vec<DbUuid> = rows.iter().map(|row| row.invoice_id).collect();
+        let lines: Vec<LineRow> = credit_note_lines::table
+            .filter(credit_note_lines::team_id.eq(DbUuid::of($team)))
+            .filter(credit_note_lines::credit_note_id.eq_any(ids))
+            .order((credit_note_lines::credit_note_id, credit_note_lines::position))
+            .load($conn)
+            .await
+            .or_store()?;
+        let serials: Vec<(DbUuid, i32)> = invoices::table
+            .filter(invoices::team_id.eq(DbUuid::of($team)))
+            .filter(invoices::id.eq_any(invoices_of))
+            .select((invoices::id, invoices::serial))
+            .load($conn)
+            .await
+            .or_store()?;
+        (rows, lines, serials)
+    }};
+}
+
+/// What `receivables` sums, per invoice with something due: client, currency, due date,
+/// total, paid, credited, written off.
+type DueRow = (DbUuid, String, Option<DateTime<Utc>>, DbDecimal, DbDecimal, DbDecimal, DbDecimal);
+
+/// PostgreSQL sums what is due by client and age in the database, exactly (`numeric`).
+const RECEIVABLES_PG: &str = "\
+SELECT client_id, currency,
+       COALESCE(SUM(due) FILTER (WHERE due_date IS NULL OR due_date >= $2), 0) AS current,
+       COALESCE(SUM(due) FILTER (WHERE due_date >= $3 AND due_date < $2), 0) AS days1to30,
+       COALESCE(SUM(due) FILTER (WHERE due_date >= $4 AND due_date < $3), 0) AS days31to60,
+       COALESCE(SUM(due) FILTER (WHERE due_date >= $5 AND due_date < $4), 0) AS days61to90,
+       COALESCE(SUM(due) FILTER (WHERE due_date < $5), 0) AS over90
+FROM (SELECT client_id, currency, due_date,
+             total - amount_paid - amount_credited - amount_written_off AS due
+      FROM invoices WHERE team_id = $1 AND status IN ('PENDING', 'PAID_PARTIAL')) AS open
+WHERE due > 0
+GROUP BY client_id, currency
+ORDER BY client_id, currency";
+
+#[derive(QueryableByName)]
+struct AgeRow {
+    #[diesel(sql_type = diesel::sql_types::Uuid)]
+    client_id: DbUuid,
+    #[diesel(sql_type = diesel::sql_types::Text)]
+    currency: String,
+    #[diesel(sql_type = diesel::sql_types::Numeric)]
+    current: DbDecimal,
+    #[diesel(sql_type = diesel::sql_types::Numeric)]
+    days1to30: DbDecimal,
+    #[diesel(sql_type = diesel::sql_types::Numeric)]
+    days31to60: DbDecimal,
+    #[diesel(sql_type = diesel::sql_types::Numeric)]
+    days61to90: DbDecimal,
+    #[diesel(sql_type = diesel::sql_types::Numeric)]
+    over90: DbDecimal,
+}
+
+/// The instant an age's due dates start or end at, bound as a parameter: far in the past
+/// for a bound that is open.
+fn bound(instant: Option<DateTime<Utc>>) -> DateTime<Utc> {
+    instant.unwrap_or(DateTime::<Utc>::MIN_UTC)
+}
+
+#[async_trait]
+impl LedgerRepository for SqlStore {
+    #[tracing::instrument(skip_all, fields(%team, %invoice, kind = %entry.kind.as_str()))]
+    async fn record_entry(
+        &self,
+        team: TeamId,
+        invoice: InvoiceId,
+        entry: NewEntry,
+    ) -> Result<(LedgerEntry, Invoice), LedgerError> {
+        db_run!(self, |conn| conn
+            .transaction(async |conn| {
+                let current = lock_invoice!(conn, team, invoice, entry.created_at);
+                let (entries, credits) = load_books!(conn, team, invoice);
+                let (entry, balance) = billing::store::record(&current, &entries, &credits, entry)
+                    .map_err(|rule| TxError::Refused(LedgerError::Rule(rule)))?;
+                insert_entry!(conn, &entry);
+                write_balance!(conn, team, invoice, balance);
+                Ok::<_, TxError<LedgerError>>((
+                    entry,
+                    Invoice { balance, status: balance.status(), ..current },
+                ))
+            })
+            .await
+            .map_err(TxError::into_port))
+    }
+
+    #[tracing::instrument(skip(self, reason))]
+    async fn void_entry(
+        &self,
+        team: TeamId,
+        entry: LedgerEntryId,
+        reason: Option<Notes>,
+        at: DateTime<Utc>,
+    ) -> Result<(LedgerEntry, Invoice), LedgerError> {
+        db_run!(self, |conn| conn
+            .transaction(async |conn| {
+                let mine = ledger_entries::table
+                    .filter(ledger_entries::team_id.eq(DbUuid::of(team)))
+                    .filter(ledger_entries::id.eq(DbUuid::of(entry)));
+                let invoice: Option<DbUuid> =
+                    mine.select(ledger_entries::invoice_id).first(conn).await.optional()?;
+                let Some(invoice) = invoice.map(DbUuid::into_id::<InvoiceId>) else {
+                    return Err(TxError::Refused(LedgerError::NotFound));
+                };
+                let current = lock_invoice!(conn, team, invoice, at);
+                let (entries, credits) = load_books!(conn, team, invoice);
+                let balance = billing::store::void(&current, &entries, &credits, entry, at)
+                    .map_err(|rule| TxError::Refused(LedgerError::Rule(rule)))?;
+                let row: EntryRow = diesel::update(mine)
+                    .set((
+                        ledger_entries::voided_at.eq(Some(at)),
+                        ledger_entries::void_reason.eq(reason.as_ref().map(kernel::Text::as_str)),
+                    ))
+                    .returning(ledger_entries::all_columns)
+                    .get_result(conn)
+                    .await?;
+                write_balance!(conn, team, invoice, balance);
+                let voided = LedgerEntry::try_from(row).map_err(|error| TxError::Refused(error.into()))?;
+                Ok::<_, TxError<LedgerError>>((
+                    voided,
+                    Invoice { balance, status: balance.status(), ..current },
+                ))
+            })
+            .await
+            .map_err(TxError::into_port))
+    }
+
+    #[tracing::instrument(skip(self))]
+    async fn get_entry(&self, team: TeamId, id: LedgerEntryId) -> Result<Option<LedgerEntry>, StoreError> {
+        let row: Option<EntryRow> = db_run!(self, |conn| ledger_entries::table
+            .filter(ledger_entries::team_id.eq(DbUuid::of(team)))
+            .filter(ledger_entries::id.eq(DbUuid::of(id)))
+            .first(conn)
+            .await
+            .optional()
+            .or_store()?);
+        row.map(LedgerEntry::try_from).transpose()
+    }
+
+    #[tracing::instrument(skip(self))]
+    async fn list_entries(&self, team: TeamId, filter: &EntryFilter) -> Result<Vec<LedgerEntry>, StoreError> {
+        let rows: Vec<EntryRow> = db_run!(self, |conn| {
+            let mut query = ledger_entries::table
+                .filter(ledger_entries::team_id.eq(DbUuid::of(team)))
+                .order((ledger_entries::on_day.desc(), ledger_entries::id.desc()))
+                .into_boxed();
+            if let Some(invoice) = filter.invoice {
+                query = query.filter(ledger_entries::invoice_id.eq(DbUuid::of(invoice)));
+            }
+            if let Some(client) = filter.client {
+                let billed_to = invoices::table
+                    .filter(invoices::team_id.eq(DbUuid::of(team)))
+                    .filter(invoices::client_id.eq(DbUuid::of(client)))
+                    .select(invoices::id);
+                query = query.filter(ledger_entries::invoice_id.eq_any(billed_to));
+            }
+            if let Some(from) = filter.from {
+                query = query.filter(ledger_entries::on_day.ge(from));
+            }
+            if let Some(to) = filter.to {
+                query = query.filter(ledger_entries::on_day.le(to));
+            }
+            if let Some(method) = filter.method {
+                query = query
+                    .filter(ledger_entries::kind.eq(EntryKind::Payment.as_str()))
+                    .filter(ledger_entries::method.eq(method.as_str()));
+            }
+            if let Some(after) = filter.after {
+                query =
+                    query.filter(ledger_entries::on_day.lt(after.on).or(
+                        ledger_entries::on_day.eq(after.on).and(ledger_entries::id.lt(DbUuid(after.id))),
+                    ));
+            }
+            if let Some(limit) = filter.limit {
+                query = query.limit(i64::from(limit));
+            }
+            query.load(conn).await.or_store()?
+        });
+        rows.into_iter().map(LedgerEntry::try_from).collect()
+    }
+
+    #[tracing::instrument(skip_all, fields(%team, %invoice))]
+    async fn issue_credit_note(
+        &self,
+        team: TeamId,
+        invoice: InvoiceId,
+        note: NewCreditNote,
+    ) -> Result<(CreditNote, Invoice), LedgerError> {
+        db_run!(self, |conn| conn
+            .transaction(async |conn| {
+                let current = lock_invoice!(conn, team, invoice, note.created_at);
+                let (entries, credits) = load_books!(conn, team, invoice);
+                // The team's next credit serial: its counter row's lock orders concurrent
+                // notes, and a refused one gives its number back with the rollback.
+                let serial: i32 = diesel::insert_into(credit_note_serials::table)
+                    .values((
+                        credit_note_serials::team_id.eq(DbUuid::of(team)),
+                        credit_note_serials::last_serial.eq(1),
+                    ))
+                    .on_conflict(credit_note_serials::team_id)
+                    .do_update()
+                    .set(credit_note_serials::last_serial.eq(credit_note_serials::last_serial + 1))
+                    .returning(credit_note_serials::last_serial)
+                    .get_result(conn)
+                    .await?;
+                let Some(number) = u32::try_from(serial).ok().and_then(CreditSerial::new) else {
+                    return Err(TxError::Refused(corrupt("credit serial", serial).into()));
+                };
+                let (note, balance) = billing::store::credit(&current, &entries, &credits, note, number)
+                    .map_err(TxError::Refused)?;
+                diesel::insert_into(credit_notes::table)
+                    .values((
+                        credit_notes::team_id.eq(DbUuid::of(team)),
+                        credit_notes::id.eq(DbUuid::of(note.id)),
+                        credit_notes::serial.eq(serial),
+                        credit_notes::invoice_id.eq(DbUuid::of(invoice)),
+                        credit_notes::issue_date.eq(note.issue_date),
+                        credit_notes::currency.eq(note.currency.as_str()),
+                        credit_notes::tax_percentage.eq(DbDecimal(note.tax_rule.percentage())),
+                        credit_notes::tax.eq(DbDecimal(note.totals.tax)),
+                        credit_notes::subtotal.eq(DbDecimal(note.totals.subtotal)),
+                        credit_notes::total.eq(DbDecimal(note.totals.total)),
+                        credit_notes::reason.eq(note.reason.as_ref().map(kernel::Text::as_str)),
+                        credit_notes::applied.eq(DbDecimal(note.application.applied)),
+                        credit_notes::refundable.eq(DbDecimal(note.application.refundable)),
+                        credit_notes::created_at.eq(note.created_at),
+                    ))
+                    .execute(conn)
+                    .await?;
+                insert_lines!(conn, note, credit_note_lines, credit_note_id);
+                write_balance!(conn, team, invoice, balance);
+                Ok::<_, TxError<LedgerError>>((
+                    note,
+                    Invoice { balance, status: balance.status(), ..current },
+                ))
+            })
+            .await
+            .map_err(TxError::into_port))
+    }
+
+    #[tracing::instrument(skip(self))]
+    async fn get_credit_note(
+        &self,
+        team: TeamId,
+        id: CreditNoteId,
+    ) -> Result<Option<CreditNote>, StoreError> {
+        let (rows, lines, serials) = db_run!(self, |conn| {
+            let notes = credit_notes::table
+                .filter(credit_notes::team_id.eq(DbUuid::of(team)))
+                .filter(credit_notes::id.eq(DbUuid::of(id)));
+            load_credit_notes!(conn, team, notes)
+        });
+        Ok(credit_notes_from(rows, lines, serials)?.pop())
+    }
+
+    #[tracing::instrument(skip(self))]
+    async fn find_credit_note(&self, id: CreditNoteId) -> Result<Option<CreditNote>, StoreError> {
+        let team: Option<DbUuid> = db_run!(self, |conn| credit_notes::table
+            .filter(credit_notes::id.eq(DbUuid::of(id)))
+            .select(credit_notes::team_id)
+            .first(conn)
+            .await
+            .optional()
+            .or_store()?);
+        match team {
+            Some(team) => self.get_credit_note(team.into_id(), id).await,
+            None => Ok(None),
+        }
+    }
+
+    #[tracing::instrument(skip(self))]
+    async fn list_credit_notes(
+        &self,
+        team: TeamId,
+        filter: &CreditNoteFilter,
+    ) -> Result<Vec<CreditNote>, StoreError> {
+        let (rows, lines, serials) = db_run!(self, |conn| {
+            let mut notes = credit_notes::table
+                .filter(credit_notes::team_id.eq(DbUuid::of(team)))
+                .order(credit_notes::serial.desc())
+                .into_boxed();
+            if let Some(invoice) = filter.invoice {
+                notes = notes.filter(credit_notes::invoice_id.eq(DbUuid::of(invoice)));
+            }
+            if let Some(before) = filter.before_serial {
+                notes =
+                    notes.filter(credit_notes::serial.lt(i32::try_from(before.number()).unwrap_or(i32::MAX)));
+            }
+            if let Some(limit) = filter.limit {
+                notes = notes.limit(i64::from(limit));
+            }
+            load_credit_notes!(conn, team, notes)
+        });
+        credit_notes_from(rows, lines, serials)
+    }
+
+    #[tracing::instrument(skip(self))]
+    async fn receivables(&self, team: TeamId, as_of: NaiveDate) -> Result<Vec<Receivable>, StoreError> {
+        db_run!(self,
+            postgres: |conn| {
+                let [current, days30, days60, days90, _] = Age::ALL.map(|age| bound(age.due_between(as_of).0));
+                let rows: Vec<AgeRow> = diesel::sql_query(RECEIVABLES_PG)
+                    .bind::<diesel::sql_types::Uuid, _>(DbUuid::of(team))
+                    .bind::<diesel::sql_types::Timestamptz, _>(current)
+                    .bind::<diesel::sql_types::Timestamptz, _>(days30)
+                    .bind::<diesel::sql_types::Timestamptz, _>(days60)
+                    .bind::<diesel::sql_types::Timestamptz, _>(days90)
+                    .load(conn)
+                    .await
+                    .or_store()?;
+                rows.into_iter()
+                    .map(|row| {
+                        let currency = Currency::parse(&row.currency).map_err(|e| corrupt("currency", e))?;
+                        let by_age = [row.current, row.days1to30, row.days31to60, row.days61to90, row.over90]
+                            .map(|sum| billing::money::round_to_minor(sum.0, currency));
+                        Ok(Receivable { client_id: row.client_id.into_id(), currency, by_age })
+                    })
+                    .collect()
+            },
+            sqlite: |conn| {
+                // SQLite keeps money as text and would sum it as floating point: the open
+                // invoices are read and summed here, exactly.
+                let rows: Vec<DueRow> = invoices::table
+                    .filter(invoices::team_id.eq(DbUuid::of(team)))
+                    .filter(invoices::status.eq_any(["PENDING", "PAID_PARTIAL"]))
+                    .select((
+                        invoices::client_id,
+                        invoices::currency,
+                        invoices::due_date,
+                        invoices::total,
+                        invoices::amount_paid,
+                        invoices::amount_credited,
+                        invoices::amount_written_off,
+                    ))
+                    .load(conn)
+                    .await
+                    .or_store()?;
+                let mut dues = Vec::with_capacity(rows.len());
+                for (client, currency, due_date, total, paid, credited, written_off) in rows {
+                    let due = total.0 - paid.0 - credited.0 - written_off.0;
+                    if due > billing::money::Decimal::ZERO {
+                        let currency = Currency::parse(&currency).map_err(|e| corrupt("currency", e))?;
+                        dues.push((client.into_id(), currency, due_date, due));
+                    }
+                }
+                Ok(billing::receivables::sum_by_age(dues, as_of))
+            }
+        )
+    }
+}

@@ -1,0 +1,11 @@
+DROP TABLE credit_note_lines;
+DROP TABLE credit_notes;
+DROP TABLE credit_note_serials;
+DROP TABLE ledger_entries;
+ALTER TABLE invoices
+    DROP CONSTRAINT invoices_books_within_total,
+    DROP COLUMN amount_paid,
+    DROP COLUMN amount_credited,
+    DROP COLUMN amount_written_off,
+    DROP COLUMN credit_refundable,
+    DROP COLUMN paid_on;
