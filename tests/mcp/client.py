@@ -3,8 +3,9 @@
     python3 tests/mcp/client.py BASE_URL WRITE_KEY
 
 Connects over streamable HTTP with the key as a bearer token, initializes, lists the tools,
-creates a client and a project through them, reads them back, and checks that a refusal
-comes back as a tool error. Exits non-zero, saying why, at the first difference.
+creates a client and a project through them, reads them back, bills a month of time, pays
+the invoice in part and reads what the client owes, and checks that a refusal comes back as
+a tool error. Exits non-zero, saying why, at the first difference.
 """
 
 import asyncio
@@ -33,7 +34,7 @@ async def main(base_url: str, key: str) -> None:
                 init = await session.initialize()
                 check(init.server_info.name == "billable", f"server name: {init.server_info}")
                 tools = {tool.name: tool for tool in (await session.list_tools()).tools}
-                check(len(tools) == 20, f"a write key sees the 20 tools: {sorted(tools)}")
+                check(len(tools) == 24, f"a write key sees the 24 tools: {sorted(tools)}")
                 schema = tools["create_client"].input_schema
                 check({"name", "email"} <= set(schema["required"]), f"create_client's schema: {schema}")
 
@@ -64,9 +65,22 @@ async def main(base_url: str, key: str) -> None:
                 again = await session.call_tool("bill_time", {**month, "clientId": client["id"]})
                 check(again.is_error and "no billable time" in text_of(again), f"billed twice: {text_of(again)}")
 
+                # Paid in part, through the tools: the books and what the client owes follow.
+                paid = await session.call_tool("record_payment", {"id": invoice["id"], "amount": 12.5,
+                                                                  "method": "bank_transfer"})
+                check(not paid.is_error, f"record_payment: {text_of(paid)}")
+                after = json.loads(text_of(await session.call_tool("get_invoice", {"id": invoice["id"]})))
+                check((after["status"], after["amountPaid"], after["amountDue"]) == ("PAID_PARTIAL", 12.5, 100),
+                      f"the invoice after a payment: {after}")
+                overpaid = await session.call_tool("record_payment", {"id": invoice["id"], "amount": 100.01})
+                check(overpaid.is_error and text_of(overpaid) == "amount: exceeds amountDue 100.00",
+                      f"an overpayment: {text_of(overpaid)}")
+                owed = json.loads(text_of(await session.call_tool("receivables", {})))
+                check([(o["clientId"], o["total"]) for o in owed] == [(client["id"], 100)], f"receivables: {owed}")
+
                 refused = await session.call_tool("get_client", {"id": "not-an-id"})
                 check(refused.is_error and text_of(refused) == "client not found", f"a refusal: {refused}")
-    print(f"mcp client: {len(tools)} tools listed, 9 calls made (a month of time billed), refusals reported as tool errors")
+    print(f"mcp client: {len(tools)} tools listed, 13 calls made (a month of time billed and paid in part), refusals reported as tool errors")
 
 
 if __name__ == "__main__":

@@ -59,6 +59,8 @@ pub struct CreditNote {
     pub reason: Option<Notes>,
     /// What it did to the invoice's balance when it was issued.
     pub application: CreditApplication,
+    /// Where it stands in its invoice's books, among the ledger's entries.
+    pub position: crate::ledger::Position,
     pub created_at: DateTime<Utc>,
 }
 

@@ -5,7 +5,9 @@
 //! lowers what is due and may not exceed it; a refund gives back what was paid and may not
 //! exceed it; a write-off forgives what is due; a credit note lowers what is due by what it
 //! can ([`CreditApplication`]) and leaves the rest refundable, which the next refunds pay
-//! out first. A voided entry no longer counts: the ledger is played again without it, and
+//! out first. Every entry and credit note takes the next [`Position`] in its invoice's
+//! books when it is written, under the invoice's lock, and the ledger plays them in that
+//! order: clocks (coarse, or another replica's) never decide it. A voided entry no longer counts: the ledger is played again without it, and
 //! the void is refused if a later entry would then break a rule. Storage plays it in the
 //! transaction of every write that touches an invoice's money, so the figures it keeps are
 //! always the ledger's.
@@ -90,12 +92,17 @@ pub const ENTRY_AMOUNT: Bound = Bound {
     rounded_to_minor_unit: false,
 };
 
+/// Where an entry or a credit note stands in its invoice's books: the first one written is
+/// 0 and each later one, voided or not, the next. The ledger is played in this order.
+pub type Position = u32;
+
 /// One entry of an invoice's ledger. Entries are never changed but to be voided.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LedgerEntry {
     pub id: LedgerEntryId,
     pub team_id: TeamId,
     pub invoice_id: InvoiceId,
+    pub position: Position,
     pub kind: EntryKind,
     /// Positive, at the invoice currency's minor unit.
     pub amount: Decimal,
@@ -137,12 +144,19 @@ pub struct NewEntry {
 }
 
 impl NewEntry {
-    /// The entry of `invoice` for `amount`, as storage keeps it.
-    pub fn into_entry(self, team_id: TeamId, invoice_id: InvoiceId, amount: Decimal) -> LedgerEntry {
+    /// The entry of `invoice` for `amount` at `position` in its books, as storage keeps it.
+    pub fn into_entry(
+        self,
+        team_id: TeamId,
+        invoice_id: InvoiceId,
+        amount: Decimal,
+        position: Position,
+    ) -> LedgerEntry {
         LedgerEntry {
             id: self.id,
             team_id,
             invoice_id,
+            position,
             kind: self.kind,
             amount,
             on: self.on,
@@ -194,18 +208,18 @@ pub struct CreditApplication {
     pub refundable: Decimal,
 }
 
-/// One event of an invoice's ledger, in the order it happened.
+/// One event of an invoice's ledger: an entry, or what a credit note did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Event<'a> {
     Entry(&'a LedgerEntry),
-    Credit { application: CreditApplication, issued: DateTime<Utc> },
+    Credit { application: CreditApplication, position: Position },
 }
 
 impl Event<'_> {
-    fn at(&self) -> DateTime<Utc> {
+    fn position(&self) -> Position {
         match self {
-            Self::Entry(entry) => entry.created_at,
-            Self::Credit { issued, .. } => *issued,
+            Self::Entry(entry) => entry.position,
+            Self::Credit { position, .. } => *position,
         }
     }
 }
@@ -275,28 +289,36 @@ impl Balance {
 pub struct Ledger {
     balance: Balance,
     currency: Currency,
+    /// How many events were played, voided ones too: the position of the next.
+    played: Position,
 }
 
 impl Ledger {
     /// An invoice of `total` in `currency` with nothing recorded.
     pub fn new(total: Decimal, currency: Currency) -> Self {
-        Self { balance: Balance::unpaid(total), currency }
+        Self { balance: Balance::unpaid(total), currency, played: 0 }
     }
 
     pub fn balance(&self) -> Balance {
         self.balance
     }
 
-    /// The balance after `events`, played in the order they happened (voided entries are
-    /// left out). Fails with the first rule an event breaks.
+    /// Where the next entry or credit note written stands in the invoice's books.
+    pub fn next_position(&self) -> Position {
+        self.played
+    }
+
+    /// The balance after `events`, played in the order of their positions (voided entries
+    /// are left out). Fails with the first rule an event breaks.
     pub fn settle<'a>(
         total: Decimal,
         currency: Currency,
         events: impl IntoIterator<Item = Event<'a>>,
     ) -> Result<Self, LedgerRule> {
         let mut events: Vec<Event<'a>> = events.into_iter().collect();
-        events.sort_by_key(Event::at);
+        events.sort_by_key(Event::position);
         let mut ledger = Self::new(total, currency);
+        ledger.played = Position::try_from(events.len()).unwrap_or(Position::MAX);
         for event in events {
             match event {
                 Event::Entry(entry) if entry.counts() => {
@@ -411,22 +433,23 @@ pub fn retotal<'a>(
     total: Decimal,
     currency: Currency,
     entries: &'a [LedgerEntry],
-    credits: &'a [(CreditApplication, DateTime<Utc>)],
+    credits: &'a [(CreditApplication, Position)],
     recorded_before: Decimal,
 ) -> Result<Ledger, LedgerRule> {
     Ledger::settle(total, currency, events(entries, credits))
         .map_err(|_| LedgerRule::TotalBelowRecorded { total, recorded: recorded_before })
 }
 
-/// The events of an invoice's ledger: its entries and its credit notes.
+/// The events of an invoice's ledger: its entries, and what each of its credit notes did
+/// with the note's position.
 pub fn events<'a>(
     entries: &'a [LedgerEntry],
-    credits: &'a [(CreditApplication, DateTime<Utc>)],
+    credits: &'a [(CreditApplication, Position)],
 ) -> impl Iterator<Item = Event<'a>> {
     entries.iter().map(Event::Entry).chain(
         credits
             .iter()
-            .map(|(application, issued)| Event::Credit { application: *application, issued: *issued }),
+            .map(|(application, position)| Event::Credit { application: *application, position: *position }),
     )
 }
 
@@ -496,11 +519,14 @@ mod tests {
         NaiveDate::from_ymd_opt(2026, 11, 25).unwrap()
     }
 
-    fn entry(kind: EntryKind, amount: &str, minute: u32) -> LedgerEntry {
+    /// An entry at `position`, written at the same instant as every other: the clock never
+    /// orders the books.
+    fn entry(kind: EntryKind, amount: &str, position: Position) -> LedgerEntry {
         LedgerEntry {
             id: LedgerEntryId::generate(),
             team_id: TeamId::generate(),
             invoice_id: InvoiceId::generate(),
+            position,
             kind,
             amount: d(amount),
             on: day(),
@@ -509,7 +535,7 @@ mod tests {
             notes: None,
             voided_at: None,
             void_reason: None,
-            created_at: DateTime::from_timestamp(1_800_000_000 + i64::from(minute) * 60, 0).unwrap(),
+            created_at: DateTime::from_timestamp(1_800_000_000, 0).unwrap(),
         }
     }
 
@@ -603,6 +629,21 @@ mod tests {
         refund.voided_at = Some(refund.created_at);
         let voided = Ledger::settle(d("100.00"), eur(), [&pay, &refund, &again].map(Event::Entry));
         assert_eq!(voided, Err(LedgerRule::ExceedsDue { due: d("40.00") }));
+    }
+
+    #[test]
+    fn a_refund_after_a_credit_note_pays_out_its_credit_whatever_the_clock_says() {
+        let pay = entry(EntryKind::Payment, "80.00", 0);
+        let refund = entry(EntryKind::Refund, "30.00", 2);
+        let credit = CreditApplication { total: d("50.00"), applied: d("20.00"), refundable: d("30.00") };
+        let entries = [refund, pay];
+        let ledger = Ledger::settle(d("100.00"), eur(), events(&entries, &[(credit, 1)])).unwrap();
+        let balance = ledger.balance();
+        assert_eq!(
+            (balance.paid, balance.credited, balance.refundable),
+            (d("50.00"), d("50.00"), Decimal::ZERO)
+        );
+        assert_eq!(ledger.next_position(), 3);
     }
 
     #[test]

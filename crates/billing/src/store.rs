@@ -89,8 +89,9 @@ impl NewInvoice {
         let opening = match self.opening {
             Some(entry) => {
                 let amount = ledger.amount_of(entry.kind, entry.amount)?;
+                let position = ledger.next_position();
                 ledger.apply(entry.kind, amount, entry.on)?;
-                Some(entry.into_entry(self.team_id, self.id, amount))
+                Some(entry.into_entry(self.team_id, self.id, amount, position))
             }
             None => None,
         };
@@ -293,14 +294,15 @@ pub trait LedgerRepository: Send + Sync {
 pub fn record(
     invoice: &Invoice,
     entries: &[LedgerEntry],
-    credits: &[(crate::ledger::CreditApplication, DateTime<Utc>)],
+    credits: &[(crate::ledger::CreditApplication, crate::ledger::Position)],
     entry: NewEntry,
 ) -> Result<(LedgerEntry, Balance), LedgerRule> {
     let mut ledger =
         Ledger::settle(invoice.totals.total, invoice.currency, crate::ledger::events(entries, credits))?;
     let amount = ledger.amount_of(entry.kind, entry.amount)?;
+    let position = ledger.next_position();
     ledger.apply(entry.kind, amount, entry.on)?;
-    Ok((entry.into_entry(invoice.team_id, invoice.id, amount), ledger.balance()))
+    Ok((entry.into_entry(invoice.team_id, invoice.id, amount, position), ledger.balance()))
 }
 
 /// A credit note of `note` against `invoice`, as every adapter makes it: its lines priced,
@@ -308,7 +310,7 @@ pub fn record(
 pub fn credit(
     invoice: &Invoice,
     entries: &[LedgerEntry],
-    credits: &[(crate::ledger::CreditApplication, DateTime<Utc>)],
+    credits: &[(crate::ledger::CreditApplication, crate::ledger::Position)],
     note: NewCreditNote,
     serial: crate::credit::CreditSerial,
 ) -> Result<(CreditNote, Balance), LedgerError> {
@@ -316,6 +318,7 @@ pub fn credit(
     let mut ledger =
         Ledger::settle(invoice.totals.total, invoice.currency, crate::ledger::events(entries, credits))?;
     let earlier = credits.iter().map(|(application, _)| application.total).sum();
+    let position = ledger.next_position();
     let application = ledger.credit(totals.total, earlier)?;
     let note = CreditNote {
         id: note.id,
@@ -330,6 +333,7 @@ pub fn credit(
         totals,
         reason: note.reason,
         application,
+        position,
         created_at: note.created_at,
     };
     Ok((note, ledger.balance()))
@@ -339,7 +343,7 @@ pub fn credit(
 pub fn void(
     invoice: &Invoice,
     entries: &[LedgerEntry],
-    credits: &[(crate::ledger::CreditApplication, DateTime<Utc>)],
+    credits: &[(crate::ledger::CreditApplication, crate::ledger::Position)],
     entry: LedgerEntryId,
     at: DateTime<Utc>,
 ) -> Result<Balance, LedgerRule> {
@@ -360,7 +364,7 @@ pub fn rebalance(
     updated: &Invoice,
     recorded_before: Decimal,
     entries: &[LedgerEntry],
-    credits: &[(crate::ledger::CreditApplication, DateTime<Utc>)],
+    credits: &[(crate::ledger::CreditApplication, crate::ledger::Position)],
     status: StatusWrite,
 ) -> Result<(Balance, Option<LedgerEntry>), LedgerRule> {
     let mut ledger =
@@ -373,8 +377,9 @@ pub fn rebalance(
             Err(LedgerRule::NothingDue) if ledger.balance().status() == entry.kind.settled_status() => None,
             Err(rule) => return Err(rule),
             Ok(amount) => {
+                let position = ledger.next_position();
                 ledger.apply(entry.kind, amount, entry.on)?;
-                Some(entry.into_entry(updated.team_id, updated.id, amount))
+                Some(entry.into_entry(updated.team_id, updated.id, amount, position))
             }
         },
     };

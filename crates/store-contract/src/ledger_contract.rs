@@ -23,7 +23,8 @@ fn day(text: &str) -> NaiveDate {
     NaiveDate::parse_from_str(text, "%Y-%m-%d").unwrap()
 }
 
-/// A new ledger entry of `kind` for `amount`, made on `on` (noon UTC).
+/// A new ledger entry of `kind` for `amount`, made on `on` at noon UTC: entries of one day
+/// share their instant, as they may on a coarse clock, and keep the order they were written.
 pub fn entry(kind: EntryKind, amount: EntryAmount, on: &str) -> NewEntry {
     NewEntry {
         id: LedgerEntryId::generate(),
@@ -33,15 +34,8 @@ pub fn entry(kind: EntryKind, amount: EntryAmount, on: &str) -> NewEntry {
         method: PaymentMethod::BankTransfer,
         reference: None,
         notes: None,
-        created_at: at(&format!("{on}T12:00:00Z")) + TimeDelta::microseconds(i64::from(rand_nanos())),
+        created_at: at(&format!("{on}T12:00:00Z")),
     }
-}
-
-/// A few microseconds apart, so that entries written in one test keep their order.
-fn rand_nanos() -> u32 {
-    use std::sync::atomic::{AtomicU32, Ordering};
-    static NEXT: AtomicU32 = AtomicU32::new(0);
-    NEXT.fetch_add(1, Ordering::Relaxed) % 1_000_000
 }
 
 fn pay(amount: &str, on: &str) -> NewEntry {
@@ -255,11 +249,17 @@ pub async fn credit_notes_take_their_own_serials_and_lower_what_is_due(store: Po
         (after.balance.credited, after.balance.due(), after.status),
         (d("20.00"), Decimal::ZERO, InvoiceStatus::Paid)
     );
-    // Refunds pay the refundable credit out first.
-    let (_, after) = f.billing.record_entry(f.team, invoice.id, refund("30.00", "2026-11-04")).await.unwrap();
+    // Refunds pay the refundable credit out first, in the order they were written even when
+    // the writer's clock says otherwise (here a day behind the note's).
+    let (_, after) = f.billing.record_entry(f.team, invoice.id, refund("30.00", "2026-11-02")).await.unwrap();
     assert_eq!(
         (after.balance.paid, after.balance.credited, after.balance.due()),
         (d("50.00"), d("50.00"), Decimal::ZERO)
+    );
+    let (_, after) = f.billing.record_entry(f.team, invoice.id, refund("10.00", "2026-11-02")).await.unwrap();
+    assert_eq!(
+        (after.balance.paid, after.balance.credited, after.balance.due(), after.status),
+        (d("40.00"), d("50.00"), d("10.00"), InvoiceStatus::PaidPartial)
     );
     // All of an invoice's credit notes stay within its total.
     let too_much = CreditLines::Lines(vec![LineInput {

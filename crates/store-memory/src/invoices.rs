@@ -4,7 +4,7 @@ use accounts::TeamId;
 use async_trait::async_trait;
 use billing::credit::{CreditNote, CreditNoteFilter, CreditNoteId, CreditSerial, NewCreditNote};
 use billing::ledger::NewEntry;
-use billing::ledger::{CreditApplication, EntryFilter, Notes};
+use billing::ledger::{CreditApplication, EntryFilter, Notes, Position};
 use billing::receivables::Receivable;
 use billing::store::{
     BillTo, CreateInvoiceError, DeleteInvoiceError, LedgerError, NewInvoice, SaveInvoiceError, SenderChoice,
@@ -29,13 +29,13 @@ impl State {
     }
 
     /// The ledger entries and credit notes of an invoice, as the ledger plays them.
-    fn books_of(&self, invoice: InvoiceId) -> (Vec<LedgerEntry>, Vec<(CreditApplication, DateTime<Utc>)>) {
+    fn books_of(&self, invoice: InvoiceId) -> (Vec<LedgerEntry>, Vec<(CreditApplication, Position)>) {
         let entries = self.ledger.iter().filter(|e| e.invoice_id == invoice).cloned().collect();
         let credits = self
             .credit_notes
             .iter()
             .filter(|n| n.invoice_id == invoice)
-            .map(|n| (n.application, n.created_at))
+            .map(|n| (n.application, n.position))
             .collect();
         (entries, credits)
     }

@@ -10,7 +10,9 @@
 use accounts::{Currency, TeamId};
 use async_trait::async_trait;
 use billing::credit::{CreditNote, CreditNoteFilter, CreditNoteId, CreditSerial, NewCreditNote};
-use billing::ledger::{CreditApplication, EntryFilter, EntryKind, NewEntry, Notes, PaymentMethod, Reference};
+use billing::ledger::{
+    CreditApplication, EntryFilter, EntryKind, NewEntry, Notes, PaymentMethod, Position, Reference,
+};
 use billing::receivables::{Age, Receivable};
 use billing::store::LedgerError;
 use billing::{
@@ -30,6 +32,7 @@ pub(crate) struct EntryRow {
     team_id: DbUuid,
     id: DbUuid,
     invoice_id: DbUuid,
+    position: i32,
     kind: String,
     amount: DbDecimal,
     on_day: NaiveDate,
@@ -41,6 +44,16 @@ pub(crate) struct EntryRow {
     created_at: DateTime<Utc>,
 }
 
+/// A position in an invoice's books as its column holds it.
+pub(crate) fn position_column(position: Position) -> i32 {
+    // An invoice's books would need two billion writes to pass what the column holds.
+    i32::try_from(position).unwrap_or(i32::MAX)
+}
+
+pub(crate) fn position_from(column: i32) -> Result<Position, StoreError> {
+    Position::try_from(column).map_err(|_| corrupt("ledger position", column))
+}
+
 impl TryFrom<EntryRow> for LedgerEntry {
     type Error = StoreError;
     fn try_from(row: EntryRow) -> Result<Self, StoreError> {
@@ -50,6 +63,7 @@ impl TryFrom<EntryRow> for LedgerEntry {
             id: row.id.into_id(),
             team_id: row.team_id.into_id(),
             invoice_id: row.invoice_id.into_id(),
+            position: position_from(row.position)?,
             kind: <EntryKind as kernel::Words>::parse_word(&row.kind)
                 .map_err(|e| corrupt("entry kind", e))?,
             amount: row.amount.0,
@@ -93,6 +107,7 @@ macro_rules! insert_entry {
                 ledger_entries::team_id.eq(DbUuid::of(entry.team_id)),
                 ledger_entries::id.eq(DbUuid::of(entry.id)),
                 ledger_entries::invoice_id.eq(DbUuid::of(entry.invoice_id)),
+                ledger_entries::position.eq($crate::ledger::position_column(entry.position)),
                 ledger_entries::kind.eq(entry.kind.as_str()),
                 ledger_entries::amount.eq(DbDecimal(entry.amount)),
                 ledger_entries::on_day.eq(entry.on),
@@ -116,7 +131,7 @@ macro_rules! load_books {
         let rows: Vec<$crate::ledger::EntryRow> = ledger_entries::table
             .filter(ledger_entries::team_id.eq(DbUuid::of($team)))
             .filter(ledger_entries::invoice_id.eq(DbUuid::of($invoice)))
-            .order((ledger_entries::created_at, ledger_entries::id))
+            .order(ledger_entries::position)
             .load($conn)
             .await?;
         let entries = rows
@@ -124,29 +139,29 @@ macro_rules! load_books {
             .map(billing::LedgerEntry::try_from)
             .collect::<Result<Vec<_>, kernel::StoreError>>()
             .map_err(|error| TxError::Refused(error.into()))?;
-        let notes: Vec<(DbDecimal, DbDecimal, DbDecimal, chrono::DateTime<chrono::Utc>)> =
-            credit_notes::table
-                .filter(credit_notes::team_id.eq(DbUuid::of($team)))
-                .filter(credit_notes::invoice_id.eq(DbUuid::of($invoice)))
-                .select((
-                    credit_notes::total,
-                    credit_notes::applied,
-                    credit_notes::refundable,
-                    credit_notes::created_at,
-                ))
-                .load($conn)
-                .await?;
-        let credits: Vec<(billing::ledger::CreditApplication, chrono::DateTime<chrono::Utc>)> = notes
+        let notes: Vec<(DbDecimal, DbDecimal, DbDecimal, i32)> = credit_notes::table
+            .filter(credit_notes::team_id.eq(DbUuid::of($team)))
+            .filter(credit_notes::invoice_id.eq(DbUuid::of($invoice)))
+            .select((
+                credit_notes::total,
+                credit_notes::applied,
+                credit_notes::refundable,
+                credit_notes::position,
+            ))
+            .load($conn)
+            .await?;
+        let credits = notes
             .into_iter()
-            .map(|(total, applied, refundable, at)| {
+            .map(|(total, applied, refundable, position)| {
                 let application = billing::ledger::CreditApplication {
                     total: total.0,
                     applied: applied.0,
                     refundable: refundable.0,
                 };
-                (application, at)
+                Ok((application, $crate::ledger::position_from(position)?))
             })
-            .collect();
+            .collect::<Result<Vec<_>, kernel::StoreError>>()
+            .map_err(|error| TxError::Refused(error.into()))?;
         (entries, credits)
     }};
 }
@@ -201,6 +216,7 @@ struct CreditNoteRow {
     id: DbUuid,
     serial: i32,
     invoice_id: DbUuid,
+    position: i32,
     issue_date: DateTime<Utc>,
     currency: String,
     tax_percentage: DbDecimal,
@@ -246,6 +262,7 @@ fn credit_notes_from(
                     applied: row.applied.0,
                     refundable: row.refundable.0,
                 },
+                position: position_from(row.position)?,
                 created_at: row.created_at,
             })
         })
@@ -476,6 +493,7 @@ impl LedgerRepository for SqlStore {
                         credit_notes::id.eq(DbUuid::of(note.id)),
                         credit_notes::serial.eq(serial),
                         credit_notes::invoice_id.eq(DbUuid::of(invoice)),
+                        credit_notes::position.eq(position_column(note.position)),
                         credit_notes::issue_date.eq(note.issue_date),
                         credit_notes::currency.eq(note.currency.as_str()),
                         credit_notes::tax_percentage.eq(DbDecimal(note.tax_rule.percentage())),

@@ -14,6 +14,8 @@ CREATE TABLE ledger_entries (
     team_id     uuid        NOT NULL,
     id          uuid        NOT NULL,
     invoice_id  uuid        NOT NULL,
+    -- Its place in the invoice's books (credit notes count too): the order the ledger is played.
+    position    integer     NOT NULL CHECK (position >= 0),
     kind        text        NOT NULL CHECK (kind IN ('payment', 'refund', 'write_off')),
     amount      numeric     NOT NULL CHECK (amount > 0),
     on_day      date        NOT NULL,
@@ -27,7 +29,7 @@ CREATE TABLE ledger_entries (
     -- Restricting: an invoice with books cannot be deleted.
     FOREIGN KEY (team_id, invoice_id) REFERENCES invoices (team_id, id)
 );
-CREATE INDEX ledger_entries_invoice ON ledger_entries (team_id, invoice_id, created_at);
+CREATE UNIQUE INDEX ledger_entries_invoice ON ledger_entries (team_id, invoice_id, position);
 CREATE INDEX ledger_entries_listing ON ledger_entries (team_id, on_day DESC, id DESC);
 
 CREATE TABLE credit_note_serials (
@@ -40,6 +42,7 @@ CREATE TABLE credit_notes (
     id             uuid        NOT NULL,
     serial         integer     NOT NULL CHECK (serial > 0),
     invoice_id     uuid        NOT NULL,
+    position       integer     NOT NULL CHECK (position >= 0),
     issue_date     timestamptz NOT NULL,
     currency       text        NOT NULL CHECK (currency ~ '^[A-Z]{3}$'),
     tax_percentage numeric     NOT NULL CHECK (tax_percentage BETWEEN 0 AND 100),
@@ -54,7 +57,7 @@ CREATE TABLE credit_notes (
     UNIQUE (team_id, serial),
     FOREIGN KEY (team_id, invoice_id) REFERENCES invoices (team_id, id)
 );
-CREATE INDEX credit_notes_invoice ON credit_notes (team_id, invoice_id);
+CREATE UNIQUE INDEX credit_notes_invoice ON credit_notes (team_id, invoice_id, position);
 -- The public PDF link finds a credit note by its unguessable id alone.
 CREATE UNIQUE INDEX credit_notes_id ON credit_notes (id);
 
@@ -78,8 +81,8 @@ CREATE TABLE credit_note_lines (
 -- payment of its total, an EXPIRED one a write-off of it, both dated its last change; a
 -- PAID_PARTIAL or OVERDUE one recorded no amount and reads PENDING again (OVERDUE past its
 -- due date).
-INSERT INTO ledger_entries (team_id, id, invoice_id, kind, amount, on_day, method, notes, created_at)
-SELECT team_id, gen_random_uuid(), id, CASE status WHEN 'PAID' THEN 'payment' ELSE 'write_off' END,
+INSERT INTO ledger_entries (team_id, id, invoice_id, position, kind, amount, on_day, method, notes, created_at)
+SELECT team_id, gen_random_uuid(), id, 0, CASE status WHEN 'PAID' THEN 'payment' ELSE 'write_off' END,
        total, (updated_at AT TIME ZONE 'UTC')::date, 'other',
        'recorded when the payments ledger arrived: the invoice was ' || status, updated_at
 FROM invoices WHERE status IN ('PAID', 'EXPIRED') AND total > 0;

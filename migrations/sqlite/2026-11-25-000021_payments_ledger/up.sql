@@ -11,6 +11,8 @@ CREATE TABLE ledger_entries (
     team_id     TEXT NOT NULL,
     id          TEXT NOT NULL CHECK (length(id) = 36),
     invoice_id  TEXT NOT NULL,
+    -- Its place in the invoice's books (credit notes count too): the order the ledger is played.
+    position    INTEGER NOT NULL CHECK (position >= 0),
     kind        TEXT NOT NULL CHECK (kind IN ('payment', 'refund', 'write_off')),
     amount      TEXT NOT NULL CHECK (CAST(amount AS REAL) > 0),
     on_day      TEXT NOT NULL CHECK (length(on_day) = 10),
@@ -24,7 +26,7 @@ CREATE TABLE ledger_entries (
     -- Restricting: an invoice with books cannot be deleted.
     FOREIGN KEY (team_id, invoice_id) REFERENCES invoices (team_id, id)
 ) STRICT;
-CREATE INDEX ledger_entries_invoice ON ledger_entries (team_id, invoice_id, created_at);
+CREATE UNIQUE INDEX ledger_entries_invoice ON ledger_entries (team_id, invoice_id, position);
 CREATE INDEX ledger_entries_listing ON ledger_entries (team_id, on_day DESC, id DESC);
 
 CREATE TABLE credit_note_serials (
@@ -37,6 +39,7 @@ CREATE TABLE credit_notes (
     id             TEXT    NOT NULL CHECK (length(id) = 36),
     serial         INTEGER NOT NULL CHECK (serial > 0),
     invoice_id     TEXT    NOT NULL,
+    position       INTEGER NOT NULL CHECK (position >= 0),
     issue_date     TEXT    NOT NULL,
     currency       TEXT    NOT NULL CHECK (length(currency) = 3 AND currency = upper(currency)),
     tax_percentage TEXT    NOT NULL CHECK (CAST(tax_percentage AS REAL) BETWEEN 0 AND 100),
@@ -51,7 +54,7 @@ CREATE TABLE credit_notes (
     UNIQUE (team_id, serial),
     FOREIGN KEY (team_id, invoice_id) REFERENCES invoices (team_id, id)
 ) STRICT;
-CREATE INDEX credit_notes_invoice ON credit_notes (team_id, invoice_id);
+CREATE UNIQUE INDEX credit_notes_invoice ON credit_notes (team_id, invoice_id, position);
 CREATE UNIQUE INDEX credit_notes_id ON credit_notes (id);
 
 CREATE TABLE credit_note_lines (
@@ -74,12 +77,12 @@ CREATE TABLE credit_note_lines (
 -- payment of its total, an EXPIRED one a write-off of it, both dated its last change; a
 -- PAID_PARTIAL or OVERDUE one recorded no amount and reads PENDING again (OVERDUE past its
 -- due date). Ids are random (v4) UUIDs, lowercase like every id here.
-INSERT INTO ledger_entries (team_id, id, invoice_id, kind, amount, on_day, method, notes, created_at)
+INSERT INTO ledger_entries (team_id, id, invoice_id, position, kind, amount, on_day, method, notes, created_at)
 SELECT team_id,
        lower(hex(randomblob(4)) || '-' || hex(randomblob(2)) || '-4' || substr(hex(randomblob(2)), 2) || '-'
              || substr('89ab', 1 + (abs(random()) % 4), 1) || substr(hex(randomblob(2)), 2) || '-'
              || hex(randomblob(6))),
-       id, CASE status WHEN 'PAID' THEN 'payment' ELSE 'write_off' END, total, substr(updated_at, 1, 10),
+       id, 0, CASE status WHEN 'PAID' THEN 'payment' ELSE 'write_off' END, total, substr(updated_at, 1, 10),
        'other', 'recorded when the payments ledger arrived: the invoice was ' || status, updated_at
 FROM invoices WHERE status IN ('PAID', 'EXPIRED') AND CAST(total AS REAL) > 0;
 UPDATE invoices SET amount_paid = total, paid_on = substr(updated_at, 1, 10)

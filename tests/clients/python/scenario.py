@@ -53,8 +53,11 @@ KEYED_OPERATIONS = [
     "list_projects", "create_project", "update_project", "delete_project",
     "list_sections", "create_section", "update_section", "delete_section",
     "invoice_time", "get_report",
+    "record_payment", "list_invoice_payments", "record_refund", "write_off", "void_payment",
+    "get_payment", "list_payments", "receivables_report",
+    "create_credit_note", "list_credit_notes", "get_credit_note",
 ]
-PUBLIC_OPERATIONS = ["invoice_pdf"]
+PUBLIC_OPERATIONS = ["invoice_pdf", "credit_note_pdf"]
 
 client = AuthenticatedClient(
     base_url=BASE_URL,
@@ -371,6 +374,73 @@ def _(s: dict[str, Any]) -> None:
 def _(s: dict[str, Any]) -> None:
     i = call("mark_invoice", 200, model("InvoiceBody"), id=s["invoice"].id).parsed
     enum_value(i.status, "InvoiceStatus", "PAID", "status")
+
+
+@step("the books: an invoice of 50.00 paid in part reads PAID_PARTIAL (201 PaymentBody)")
+def _(s: dict[str, Any]) -> None:
+    body = model("InvoiceInput")(line_items=[line("Retainer", 50, 1)], client_id=str(s["invoice"].client_id))
+    s["owed"] = call("create_invoice", 201, model("InvoiceBody"), body=body).parsed
+    payment = model("PaymentInput")(amount=20, paid_on=date(2026, 11, 20), method=model("PaymentMethod")("bank_transfer"))
+    p = call("record_payment", 201, model("PaymentBody"), id=s["owed"].id, body=payment).parsed
+    check(p.amount == 20 and str(p.paid_on) == "2026-11-20", f"payment {p}")
+    enum_value(p.kind, "EntryKind", "payment", "kind")
+    s["payment"] = p
+    i = call("get_invoice", 200, model("InvoiceBody"), id=s["owed"].id).parsed
+    enum_value(i.status, "InvoiceStatus", "PAID_PARTIAL", "status")
+    check((i.amount_paid, i.amount_due, i.paid_at) == (20, 30, None), f"balance {i.amount_paid} {i.amount_due} {i.paid_at}")
+
+
+@step("the books: paying more than is due is refused (409 ErrorBody naming the figure)")
+def _(s: dict[str, Any]) -> None:
+    body = model("PaymentInput")(amount=31)
+    error_call("record_payment", 409, "amount: exceeds amountDue 30.00", id=s["owed"].id, body=body)
+
+
+@step("the books: a refund, then its void (201 and 200 PaymentBody)")
+def _(s: dict[str, Any]) -> None:
+    refund = call("record_refund", 201, model("PaymentBody"), id=s["owed"].id,
+                  body=model("RefundInput")(amount=5, reason="goodwill")).parsed
+    enum_value(refund.kind, "EntryKind", "refund", "kind")
+    i = call("get_invoice", 200, model("InvoiceBody"), id=s["owed"].id).parsed
+    check(i.amount_paid == 15, f"amountPaid {i.amount_paid}")
+    voided = call("void_payment", 200, model("PaymentBody"), id=refund.id,
+                  body=model("ReasonInput")(reason="entered by mistake")).parsed
+    check(voided.voided_at is not None and voided.void_reason == "entered by mistake", f"voided {voided}")
+    ledger = call("list_invoice_payments", 200, [model("PaymentBody")], id=s["owed"].id).parsed
+    check(len(ledger) == 2, f"{len(ledger)} entries")
+    one = call("get_payment", 200, model("PaymentBody"), id=s["payment"].id).parsed
+    check(one.id == s["payment"].id, "the payment by id")
+
+
+@step("the books: a credit note lowers what is due (201 CreditNoteBody)")
+def _(s: dict[str, Any]) -> None:
+    body = model("CreditNoteInput")(line_items=[line("Unused hours", 10, 1)], reason="two hours unused")
+    note = call("create_credit_note", 201, model("CreditNoteBody"), id=s["owed"].id, body=body).parsed
+    check(note.serial.startswith("CN-") and note.total == 10, f"credit note {note.serial} {note.total}")
+    check((note.applied_to_invoice, note.refundable) == (10, 0), f"applied {note.applied_to_invoice}")
+    listed = call("list_credit_notes", 200, [model("CreditNoteBody")], invoice_id=s["owed"].id).parsed
+    check([n.id for n in listed] == [note.id], "listed by invoice")
+    call("get_credit_note", 200, model("CreditNoteBody"), id=note.id)
+    response = call("credit_note_pdf", 200, File, via=public, id=note.id)
+    check(response.content.startswith(b"%PDF"), "a PDF")
+    i = call("get_invoice", 200, model("InvoiceBody"), id=s["owed"].id).parsed
+    check((i.amount_credited, i.amount_due) == (10, 20), f"balance {i.amount_credited} {i.amount_due}")
+
+
+@step("the books: what each client owes, and the team's payments (200 lists)")
+def _(s: dict[str, Any]) -> None:
+    owed = call("receivables_report", 200, [model("ReceivableBody")], as_of=date(2026, 11, 30)).parsed
+    row = [r for r in owed if r.client_id == s["invoice"].client_id]
+    check(len(row) == 1 and row[0].total == 20 and row[0].currency == "USD", f"receivables {owed}")
+    payments = call("list_payments", 200, [model("PaymentBody")], invoice_id=s["owed"].id).parsed
+    check(len(payments) == 2, f"{len(payments)} payments")
+
+
+@step("the books: writing off what is due expires the invoice (200 InvoiceBody)")
+def _(s: dict[str, Any]) -> None:
+    i = call("write_off", 200, model("InvoiceBody"), id=s["owed"].id, body=model("ReasonInput")(reason="client gone")).parsed
+    enum_value(i.status, "InvoiceStatus", "EXPIRED", "status")
+    check((i.amount_written_off, i.amount_due) == (20, 0), f"written off {i.amount_written_off}")
 
 
 @step("the invoice PDF, without a key (200 %PDF bytes, inline)")

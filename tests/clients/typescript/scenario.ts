@@ -567,6 +567,57 @@ await step("a 400 has a typed error body naming the field", async () => {
   check(dateError.error.startsWith("date:"), `error ${JSON.stringify(dateError.error)}`);
 });
 
+let owedId: string | undefined;
+
+await step("the books: pay in part, overpay, refund and void, credit, what the client owes", async () => {
+  const client = need(inlineClientId, "an invoice's client");
+  const made = await api.POST("/v1/invoices", {
+    body: body("/v1/invoices", "post", { clientId: client, lineItems: [{ description: "Retainer", unitPrice: 50, quantity: 1 }] }),
+  });
+  const id = typed(ok(made, 201, "create invoice")).id;
+  owedId = id;
+  const payment = await api.POST("/v1/invoices/{id}/payments", {
+    params: { path: { id } },
+    body: body("/v1/invoices/{id}/payments", "post", { amount: 20, paidOn: "2026-11-20", method: "card" }),
+  });
+  const paid = typed(ok(payment, 201, "record payment"));
+  equal(paid.kind, "payment", "kind");
+  equal(paid.method, "card", "method");
+  const partial = typed(ok(await api.GET("/v1/invoices/{id}", { params: { path: { id } } }), 200, "get invoice"));
+  equal(partial.status, "PAID_PARTIAL", "status");
+  equal(partial.amountDue, 30, "amountDue");
+  const over = await api.POST("/v1/invoices/{id}/payments", {
+    params: { path: { id } },
+    body: body("/v1/invoices/{id}/payments", "post", { amount: 31 }),
+  });
+  equal(refused(over, 409, "overpay").error, "amount: exceeds amountDue 30.00", "error");
+  const refund = await api.POST("/v1/invoices/{id}/refunds", {
+    params: { path: { id } },
+    body: body("/v1/invoices/{id}/refunds", "post", { amount: 5, reason: "goodwill" }),
+  });
+  const refunded = typed(ok(refund, 201, "record refund"));
+  equal(refunded.kind, "refund", "kind");
+  const voided = await api.POST("/v1/payments/{id}/void", {
+    params: { path: { id: refunded.id } },
+    body: body("/v1/payments/{id}/void", "post", { reason: "entered by mistake" }),
+  });
+  check(typed(ok(voided, 200, "void")).voidedAt !== null, "voidedAt is set");
+  const note = await api.POST("/v1/invoices/{id}/credit-notes", {
+    params: { path: { id } },
+    body: body("/v1/invoices/{id}/credit-notes", "post", { lineItems: [{ description: "Unused", unitPrice: 10, quantity: 1 }] }),
+  });
+  const credit = typed(ok(note, 201, "credit note"));
+  equal(credit.appliedToInvoice, 10, "applied");
+  check(credit.serial.startsWith("CN-"), `serial ${credit.serial}`);
+  const after = typed(ok(await api.GET("/v1/invoices/{id}", { params: { path: { id } } }), 200, "get invoice"));
+  equal(after.amountDue, 20, "amountDue after the credit");
+  const owed = typed(ok(await api.GET("/v1/invoices/receivables", { params: { query: { asOf: "2026-11-30" } } }), 200, "receivables"));
+  // 20.00 on this invoice, and the 10.00 of the retried one.
+  equal(owed.find((row) => row.clientId === client)?.total, 30, "what the client owes");
+  const listed = typed(ok(await api.GET("/v1/payments", { params: { query: { invoiceId: id } } }), 200, "payments"));
+  equal(listed.length, 2, "the invoice's entries");
+});
+
 await step("a request without a key is a 401", async () => {
   const error: ErrorBody = refused(await anonymous.GET("/v1/invoices"), 401, "no key");
   equal(error.error, "missing X-API-Key header", "error");
@@ -582,11 +633,12 @@ await step("clean up", async () => {
   ok(await api.DELETE("/v1/track/projects/{id}", { params: { path: { id: project } } }), 200, "delete project");
   const tag = need(tagId, "a tag");
   ok(await api.DELETE("/v1/track/tags/{id}", { params: { path: { id: tag } } }), 200, "delete tag");
-  for (const invoice of [need(invoiceId, "an invoice"), need(retriedId, "a retried invoice")]) {
-    ok(await api.DELETE("/v1/invoices/{id}", { params: { path: { id: invoice } } }), 200, "delete invoice");
+  ok(await api.DELETE("/v1/invoices/{id}", { params: { path: { id: need(retriedId, "a retried invoice") } } }), 200, "delete invoice");
+  // Invoices with payments are kept by the books, and so is their client.
+  for (const invoice of [need(invoiceId, "an invoice"), need(owedId, "an invoice with books")]) {
+    const kept = await api.DELETE("/v1/invoices/{id}", { params: { path: { id: invoice } } });
+    check(refused(kept, 409, "delete an invoice with books").error.startsWith("invoice: it has payments"), "kept");
   }
-  const client = need(inlineClientId, "an invoice's client");
-  ok(await api.DELETE("/v1/invoices/clients/{id}", { params: { path: { id: client } } }), 200, "delete client");
 });
 
 finish();

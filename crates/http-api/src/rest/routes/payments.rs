@@ -84,7 +84,8 @@ impl From<LedgerEntry> for PaymentBody {
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 #[schema(example = json!({"amount": 29.21, "paidOn": "2026-11-25", "method": "bank_transfer", "reference": "RF18 5390 0754 7034"}))]
 pub(crate) struct PaymentInput {
-    /// Greater than 0, at the currency's minor unit (2 decimals for EUR).
+    /// Greater than 0, with no more decimal places than the invoice's currency has (2 for
+    /// EUR; never more than 4).
     #[schema(value_type = f64, exclusive_minimum = 0, maximum = 1e24)]
     amount: Number,
     /// `YYYY-MM-DD`, not in the future. Default: today (UTC).
@@ -108,6 +109,8 @@ pub(crate) struct PaymentInput {
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 #[schema(example = json!({"amount": 10, "reason": "Hosting cancelled"}))]
 pub(crate) struct RefundInput {
+    /// Greater than 0, with no more decimal places than the invoice's currency has (2 for
+    /// EUR; never more than 4).
     #[schema(value_type = f64, exclusive_minimum = 0, maximum = 1e24)]
     amount: Number,
     /// `YYYY-MM-DD`, not in the future. Default: today (UTC).
