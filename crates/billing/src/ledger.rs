@@ -237,6 +237,9 @@ pub struct Balance {
     pub refundable: Decimal,
     /// When what is due reached 0 with money paid: the day of the entry that settled it.
     pub paid_on: Option<NaiveDate>,
+    /// How many entries and credit notes the books hold, voided ones too: the position of
+    /// the next.
+    pub events: Position,
 }
 
 impl Balance {
@@ -249,6 +252,7 @@ impl Balance {
             written_off: Decimal::ZERO,
             refundable: Decimal::ZERO,
             paid_on: None,
+            events: 0,
         }
     }
 
@@ -260,6 +264,12 @@ impl Balance {
     /// What the ledger has recorded against the invoice.
     pub fn recorded(&self) -> Decimal {
         self.paid + self.credited + self.written_off
+    }
+
+    /// What the invoice's credit notes came to: a refund moves credit from refundable to
+    /// credited, so the two together never change but by a new note.
+    pub fn credit_notes_total(&self) -> Decimal {
+        self.credited + self.refundable
     }
 
     /// Whether any money was recorded against the invoice.
@@ -289,14 +299,19 @@ impl Balance {
 pub struct Ledger {
     balance: Balance,
     currency: Currency,
-    /// How many events were played, voided ones too: the position of the next.
-    played: Position,
 }
 
 impl Ledger {
     /// An invoice of `total` in `currency` with nothing recorded.
     pub fn new(total: Decimal, currency: Currency) -> Self {
-        Self { balance: Balance::unpaid(total), currency, played: 0 }
+        Self::resume(Balance::unpaid(total), currency)
+    }
+
+    /// The ledger of an invoice whose books left `balance`, to write its next event: what
+    /// the invoice stores is always what playing its books gives, so a new entry or credit
+    /// note need not play them again.
+    pub fn resume(balance: Balance, currency: Currency) -> Self {
+        Self { balance, currency }
     }
 
     pub fn balance(&self) -> Balance {
@@ -305,7 +320,7 @@ impl Ledger {
 
     /// Where the next entry or credit note written stands in the invoice's books.
     pub fn next_position(&self) -> Position {
-        self.played
+        self.balance.events
     }
 
     /// The balance after `events`, played in the order of their positions (voided entries
@@ -318,13 +333,12 @@ impl Ledger {
         let mut events: Vec<Event<'a>> = events.into_iter().collect();
         events.sort_by_key(Event::position);
         let mut ledger = Self::new(total, currency);
-        ledger.played = Position::try_from(events.len()).unwrap_or(Position::MAX);
         for event in events {
             match event {
                 Event::Entry(entry) if entry.counts() => {
                     ledger.apply(entry.kind, entry.amount, entry.on)?;
                 }
-                Event::Entry(_) => {}
+                Event::Entry(_) => ledger.balance.events += 1,
                 Event::Credit { application, .. } => ledger.replay_credit(application)?,
             }
         }
@@ -391,6 +405,7 @@ impl Ledger {
         if !balance.due().is_zero() {
             balance.paid_on = None;
         }
+        balance.events += 1;
         Ok(())
     }
 
@@ -422,6 +437,7 @@ impl Ledger {
         }
         balance.credited += application.applied;
         balance.refundable += application.refundable;
+        balance.events += 1;
         Ok(())
     }
 }
@@ -644,6 +660,23 @@ mod tests {
             (d("50.00"), d("50.00"), Decimal::ZERO)
         );
         assert_eq!(ledger.next_position(), 3);
+        // A write resumes from the stored balance, to the same figures a replay gives.
+        let mut resumed = Ledger::resume(balance, eur());
+        resumed.apply(EntryKind::Refund, d("10.00"), day()).unwrap();
+        let mut voided = entry(EntryKind::Refund, "10.00", 3);
+        let replayed = Ledger::settle(
+            d("100.00"),
+            eur(),
+            events(&[entries.to_vec(), vec![voided.clone()]].concat(), &[(credit, 1)]),
+        );
+        assert_eq!(replayed.unwrap().balance(), resumed.balance());
+        voided.voided_at = Some(voided.created_at);
+        let without = Ledger::settle(
+            d("100.00"),
+            eur(),
+            events(&[entries.to_vec(), vec![voided]].concat(), &[(credit, 1)]),
+        );
+        assert_eq!(without.unwrap().next_position(), 4, "a voided entry keeps its place");
     }
 
     #[test]

@@ -289,37 +289,29 @@ pub trait LedgerRepository: Send + Sync {
     async fn receivables(&self, team: TeamId, as_of: NaiveDate) -> Result<Vec<Receivable>, StoreError>;
 }
 
-/// The balance a write of an invoice's ledger leaves, and the checks it makes, as every
-/// adapter applies them: the ledger played with the entry added.
-pub fn record(
-    invoice: &Invoice,
-    entries: &[LedgerEntry],
-    credits: &[(crate::ledger::CreditApplication, crate::ledger::Position)],
-    entry: NewEntry,
-) -> Result<(LedgerEntry, Balance), LedgerRule> {
-    let mut ledger =
-        Ledger::settle(invoice.totals.total, invoice.currency, crate::ledger::events(entries, credits))?;
+/// The entry `entry` makes on `invoice` (as read under its lock) and the balance it leaves,
+/// as every adapter writes them: the invoice's balance, with the entry applied by the
+/// ledger's rules.
+pub fn record(invoice: &Invoice, entry: NewEntry) -> Result<(LedgerEntry, Balance), LedgerRule> {
+    let mut ledger = Ledger::resume(invoice.balance, invoice.currency);
     let amount = ledger.amount_of(entry.kind, entry.amount)?;
     let position = ledger.next_position();
     ledger.apply(entry.kind, amount, entry.on)?;
     Ok((entry.into_entry(invoice.team_id, invoice.id, amount, position), ledger.balance()))
 }
 
-/// A credit note of `note` against `invoice`, as every adapter makes it: its lines priced,
-/// what it does to the balance decided by the ledger, and the balance it leaves.
+/// A credit note of `note` against `invoice` (as read under its lock), as every adapter
+/// makes it: its lines priced, what it does to the balance decided by the ledger, and the
+/// balance it leaves.
 pub fn credit(
     invoice: &Invoice,
-    entries: &[LedgerEntry],
-    credits: &[(crate::ledger::CreditApplication, crate::ledger::Position)],
     note: NewCreditNote,
     serial: crate::credit::CreditSerial,
 ) -> Result<(CreditNote, Balance), LedgerError> {
     let (line_items, tax_rule, totals) = crate::credit::price_credit(invoice, &note.lines, note.created_at)?;
-    let mut ledger =
-        Ledger::settle(invoice.totals.total, invoice.currency, crate::ledger::events(entries, credits))?;
-    let earlier = credits.iter().map(|(application, _)| application.total).sum();
+    let mut ledger = Ledger::resume(invoice.balance, invoice.currency);
     let position = ledger.next_position();
-    let application = ledger.credit(totals.total, earlier)?;
+    let application = ledger.credit(totals.total, invoice.balance.credit_notes_total())?;
     let note = CreditNote {
         id: note.id,
         team_id: invoice.team_id,

@@ -274,9 +274,8 @@ impl LedgerRepository for MemoryStore {
         let mut state = self.state();
         let current = state.invoices.iter().find(|i| i.team_id == team && i.id == invoice).cloned();
         let current = current.ok_or(LedgerError::NotFound)?;
-        let (entries, credits) = state.books_of(invoice);
         let at = entry.created_at;
-        let (entry, balance) = billing::store::record(&current, &entries, &credits, entry)?;
+        let (entry, balance) = billing::store::record(&current, entry)?;
         let stored = state.invoice_mut(team, invoice).ok_or(LedgerError::NotFound)?;
         balanced(stored, balance, at);
         let answer = (entry.clone(), stored.clone());
@@ -335,9 +334,8 @@ impl LedgerRepository for MemoryStore {
         let mut state = self.state();
         let current = state.invoices.iter().find(|i| i.team_id == team && i.id == invoice).cloned();
         let current = current.ok_or(LedgerError::NotFound)?;
-        let (entries, credits) = state.books_of(invoice);
         let serial = state.credit_serials.get(&team).map_or(CreditSerial::FIRST, |last| last.next());
-        let (note, balance) = billing::store::credit(&current, &entries, &credits, note, serial)?;
+        let (note, balance) = billing::store::credit(&current, note, serial)?;
         state.credit_serials.insert(team, serial);
         let stored = state.invoice_mut(team, invoice).ok_or(LedgerError::NotFound)?;
         balanced(stored, balance, note.created_at);

@@ -54,6 +54,7 @@ pub(crate) struct InvoiceRow {
     amount_written_off: DbDecimal,
     credit_refundable: DbDecimal,
     paid_on: Option<NaiveDate>,
+    ledger_events: i32,
 }
 
 /// A row of `line_items`, or of `credit_note_lines`, whose columns are the same.
@@ -115,6 +116,7 @@ pub(crate) fn invoice_from(row: InvoiceRow, line_items: Vec<LineItem>) -> Result
             written_off: row.amount_written_off.0,
             refundable: row.credit_refundable.0,
             paid_on: row.paid_on,
+            events: crate::ledger::position_from(row.ledger_events)?,
         },
         client_id: row.client_id.into_id(),
         sender_id: row.sender_id.into_id(),

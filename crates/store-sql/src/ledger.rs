@@ -93,6 +93,7 @@ macro_rules! balance_values {
             invoices::amount_written_off.eq(DbDecimal(balance.written_off)),
             invoices::credit_refundable.eq(DbDecimal(balance.refundable)),
             invoices::paid_on.eq(balance.paid_on),
+            invoices::ledger_events.eq($crate::ledger::position_column(balance.events)),
         )
     }};
 }
@@ -349,8 +350,7 @@ impl LedgerRepository for SqlStore {
         db_run!(self, |conn| conn
             .transaction(async |conn| {
                 let current = lock_invoice!(conn, team, invoice, entry.created_at);
-                let (entries, credits) = load_books!(conn, team, invoice);
-                let (entry, balance) = billing::store::record(&current, &entries, &credits, entry)
+                let (entry, balance) = billing::store::record(&current, entry)
                     .map_err(|rule| TxError::Refused(LedgerError::Rule(rule)))?;
                 insert_entry!(conn, &entry);
                 write_balance!(conn, team, invoice, balance);
@@ -468,7 +468,6 @@ impl LedgerRepository for SqlStore {
         db_run!(self, |conn| conn
             .transaction(async |conn| {
                 let current = lock_invoice!(conn, team, invoice, note.created_at);
-                let (entries, credits) = load_books!(conn, team, invoice);
                 // The team's next credit serial: its counter row's lock orders concurrent
                 // notes, and a refused one gives its number back with the rollback.
                 let serial: i32 = diesel::insert_into(credit_note_serials::table)
@@ -485,8 +484,8 @@ impl LedgerRepository for SqlStore {
                 let Some(number) = u32::try_from(serial).ok().and_then(CreditSerial::new) else {
                     return Err(TxError::Refused(corrupt("credit serial", serial).into()));
                 };
-                let (note, balance) = billing::store::credit(&current, &entries, &credits, note, number)
-                    .map_err(TxError::Refused)?;
+                let (note, balance) =
+                    billing::store::credit(&current, note, number).map_err(TxError::Refused)?;
                 diesel::insert_into(credit_notes::table)
                     .values((
                         credit_notes::team_id.eq(DbUuid::of(team)),

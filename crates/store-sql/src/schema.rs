@@ -213,6 +213,7 @@ macro_rules! tables {
                 amount_written_off -> $num,
                 credit_refundable -> $num,
                 paid_on -> Nullable<Date>,
+                ledger_events -> Integer,
             }
         }
 

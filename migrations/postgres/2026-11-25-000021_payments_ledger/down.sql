@@ -8,4 +8,5 @@ ALTER TABLE invoices
     DROP COLUMN amount_credited,
     DROP COLUMN amount_written_off,
     DROP COLUMN credit_refundable,
-    DROP COLUMN paid_on;
+    DROP COLUMN paid_on,
+    DROP COLUMN ledger_events;

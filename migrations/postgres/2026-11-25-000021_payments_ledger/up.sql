@@ -7,6 +7,8 @@ ALTER TABLE invoices
     ADD COLUMN amount_written_off numeric NOT NULL DEFAULT 0 CHECK (amount_written_off >= 0),
     ADD COLUMN credit_refundable  numeric NOT NULL DEFAULT 0 CHECK (credit_refundable >= 0),
     ADD COLUMN paid_on            date,
+    -- How many entries and credit notes its books hold: the position of the next.
+    ADD COLUMN ledger_events      integer NOT NULL DEFAULT 0 CHECK (ledger_events >= 0),
     ADD CONSTRAINT invoices_books_within_total
         CHECK (amount_paid + amount_credited + amount_written_off <= total);
 
@@ -86,8 +88,8 @@ SELECT team_id, gen_random_uuid(), id, 0, CASE status WHEN 'PAID' THEN 'payment'
        total, (updated_at AT TIME ZONE 'UTC')::date, 'other',
        'recorded when the payments ledger arrived: the invoice was ' || status, updated_at
 FROM invoices WHERE status IN ('PAID', 'EXPIRED') AND total > 0;
-UPDATE invoices SET amount_paid = total, paid_on = (updated_at AT TIME ZONE 'UTC')::date
+UPDATE invoices SET amount_paid = total, paid_on = (updated_at AT TIME ZONE 'UTC')::date, ledger_events = 1
 WHERE status = 'PAID' AND total > 0;
-UPDATE invoices SET amount_written_off = total WHERE status = 'EXPIRED' AND total > 0;
+UPDATE invoices SET amount_written_off = total, ledger_events = 1 WHERE status = 'EXPIRED' AND total > 0;
 UPDATE invoices SET status = 'PENDING'
 WHERE status IN ('PAID_PARTIAL', 'OVERDUE') OR (status IN ('PAID', 'EXPIRED') AND total = 0);

@@ -7,3 +7,4 @@ ALTER TABLE invoices DROP COLUMN amount_credited;
 ALTER TABLE invoices DROP COLUMN amount_written_off;
 ALTER TABLE invoices DROP COLUMN credit_refundable;
 ALTER TABLE invoices DROP COLUMN paid_on;
+ALTER TABLE invoices DROP COLUMN ledger_events;

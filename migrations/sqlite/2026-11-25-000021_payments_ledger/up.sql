@@ -6,6 +6,8 @@ ALTER TABLE invoices ADD COLUMN amount_credited TEXT NOT NULL DEFAULT '0' CHECK 
 ALTER TABLE invoices ADD COLUMN amount_written_off TEXT NOT NULL DEFAULT '0' CHECK (CAST(amount_written_off AS REAL) >= 0);
 ALTER TABLE invoices ADD COLUMN credit_refundable TEXT NOT NULL DEFAULT '0' CHECK (CAST(credit_refundable AS REAL) >= 0);
 ALTER TABLE invoices ADD COLUMN paid_on TEXT CHECK (paid_on IS NULL OR length(paid_on) = 10);
+-- How many entries and credit notes its books hold: the position of the next.
+ALTER TABLE invoices ADD COLUMN ledger_events INTEGER NOT NULL DEFAULT 0 CHECK (ledger_events >= 0);
 
 CREATE TABLE ledger_entries (
     team_id     TEXT NOT NULL,
@@ -85,8 +87,9 @@ SELECT team_id,
        id, 0, CASE status WHEN 'PAID' THEN 'payment' ELSE 'write_off' END, total, substr(updated_at, 1, 10),
        'other', 'recorded when the payments ledger arrived: the invoice was ' || status, updated_at
 FROM invoices WHERE status IN ('PAID', 'EXPIRED') AND CAST(total AS REAL) > 0;
-UPDATE invoices SET amount_paid = total, paid_on = substr(updated_at, 1, 10)
+UPDATE invoices SET amount_paid = total, paid_on = substr(updated_at, 1, 10), ledger_events = 1
 WHERE status = 'PAID' AND CAST(total AS REAL) > 0;
-UPDATE invoices SET amount_written_off = total WHERE status = 'EXPIRED' AND CAST(total AS REAL) > 0;
+UPDATE invoices SET amount_written_off = total, ledger_events = 1
+WHERE status = 'EXPIRED' AND CAST(total AS REAL) > 0;
 UPDATE invoices SET status = 'PENDING'
 WHERE status IN ('PAID_PARTIAL', 'OVERDUE') OR (status IN ('PAID', 'EXPIRED') AND CAST(total AS REAL) = 0);

@@ -12,7 +12,14 @@ use triggers::ConversationTurns;
 /// The store on `database`, migrated, and its ports: the conversation lines are shared
 /// through PostgreSQL, and in the process on SQLite (which serves one process).
 pub(crate) async fn open(database: Database) -> (Arc<SqlStore>, Ports) {
-    let backend = Backend::from_url(&database.url).unwrap();
+    let (store, ports) = open_url(&database.url).await;
+    (store, ports.keeping(database))
+}
+
+/// The store on the database at `url`, migrated, and its ports; the caller keeps the
+/// database.
+pub(crate) async fn open_url(url: &str) -> (Arc<SqlStore>, Ports) {
+    let backend = Backend::from_url(url).unwrap();
     let shared_lines = matches!(backend, Backend::Postgres(_));
     let settings = PoolSettings {
         max_size: 4,
@@ -31,6 +38,5 @@ pub(crate) async fn open(database: Database) -> (Arc<SqlStore>, Ports) {
             Arc::new(agent::LocalTurns::new(lines.clone()))
         }
     };
-    let ports = Ports::of(store.clone(), Arc::new(turns)).keeping(database);
-    (store, ports)
+    (store.clone(), Ports::of(store, Arc::new(turns)))
 }
