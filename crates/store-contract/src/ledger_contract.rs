@@ -339,6 +339,57 @@ pub async fn concurrent_payments_are_played_one_after_the_other(store: Ports) {
     assert_eq!((after.balance.paid, after.status), (d("100.00"), InvoiceStatus::Paid));
 }
 
+/// Voids, payments and deletes of different invoices at once: each waits for the others'
+/// writes and lands (on SQLite, a transaction that read before its first write would fail
+/// with "database is locked" after another connection wrote).
+pub async fn concurrent_voids_payments_and_deletes_all_land(store: Ports) {
+    let f = fixture(store).await;
+    let mut paid = Vec::new();
+    for _ in 0..6 {
+        let invoice = invoice_of(&f, "100.00", "2026-11-01").await;
+        let (entry, _) =
+            f.billing.record_entry(f.team, invoice.id, pay("40.00", "2026-11-02")).await.unwrap();
+        paid.push((invoice.id, entry.id));
+    }
+    let mut spare = Vec::new();
+    for _ in 0..6 {
+        spare.push(invoice_of(&f, "100.00", "2026-11-01").await.id);
+    }
+    let mut writes = Vec::new();
+    for ((invoice, entry), other) in paid.iter().copied().zip(spare.iter().copied()) {
+        let (billing, team) = (f.billing.clone(), f.team);
+        writes.push(tokio::spawn(async move {
+            billing
+                .void_entry(team, entry, None, at("2026-11-03T10:00:00Z"))
+                .await
+                .map(drop)
+                .map_err(|e| format!("void: {e:?}"))
+        }));
+        let (billing, team) = (f.billing.clone(), f.team);
+        writes.push(tokio::spawn(async move {
+            billing
+                .record_entry(team, invoice, pay("10.00", "2026-11-03"))
+                .await
+                .map(drop)
+                .map_err(|e| format!("payment: {e:?}"))
+        }));
+        let (billing, team) = (f.billing.clone(), f.team);
+        writes.push(tokio::spawn(async move {
+            billing.delete_invoice(team, other).await.map_err(|e| format!("delete: {e:?}"))
+        }));
+    }
+    for write in writes {
+        write.await.unwrap().unwrap();
+    }
+    for (invoice, _) in paid {
+        let after = f.billing.get_invoice(f.team, invoice).await.unwrap().unwrap();
+        assert_eq!((after.balance.paid, after.status), (d("10.00"), InvoiceStatus::PaidPartial));
+    }
+    for invoice in spare {
+        assert_eq!(f.billing.get_invoice(f.team, invoice).await.unwrap(), None);
+    }
+}
+
 pub async fn concurrent_credit_notes_take_gapless_serials(store: Ports) {
     let f = fixture(store).await;
     let mut invoices = Vec::new();

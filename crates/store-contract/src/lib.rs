@@ -241,6 +241,7 @@ macro_rules! contract_suite {
                 credit_notes_take_their_own_serials_and_lower_what_is_due,
                 books_are_invisible_to_other_teams,
                 concurrent_payments_are_played_one_after_the_other,
+                concurrent_voids_payments_and_deletes_all_land,
                 concurrent_credit_notes_take_gapless_serials,
                 receivables_sum_what_is_due_by_age,
             },

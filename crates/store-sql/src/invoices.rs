@@ -34,7 +34,7 @@ use crate::{OrStoreError, SqlStore, corrupt, db_run};
 #[derive(Queryable)]
 pub(crate) struct InvoiceRow {
     team_id: DbUuid,
-    id: DbUuid,
+    pub(crate) id: DbUuid,
     serial: i32,
     description: Option<String>,
     issue_date: DateTime<Utc>,
@@ -559,21 +559,11 @@ impl InvoiceRepository for SqlStore {
     #[tracing::instrument(skip(self))]
     async fn delete_invoice(&self, team: TeamId, id: InvoiceId) -> Result<(), DeleteInvoiceError> {
         // Its items go with it (ON DELETE CASCADE); its books hold it (restricting keys).
+        // The delete comes first, with no read before it: on SQLite a transaction that read
+        // before its first write fails with "database is locked" when another connection
+        // wrote in between.
         db_run!(self, |conn| conn
             .transaction(async |conn| {
-                let has_entries = diesel::select(diesel::dsl::exists(
-                    ledger_entries::table
-                        .filter(ledger_entries::team_id.eq(DbUuid::of(team)))
-                        .filter(ledger_entries::invoice_id.eq(DbUuid::of(id))),
-                ));
-                let has_notes = diesel::select(diesel::dsl::exists(
-                    credit_notes::table
-                        .filter(credit_notes::team_id.eq(DbUuid::of(team)))
-                        .filter(credit_notes::invoice_id.eq(DbUuid::of(id))),
-                ));
-                if has_entries.get_result::<bool>(conn).await? || has_notes.get_result::<bool>(conn).await? {
-                    return Err(TxError::Refused(DeleteInvoiceError::HasMoney));
-                }
                 let deleted = diesel::delete(
                     invoices::table
                         .filter(invoices::team_id.eq(DbUuid::of(team)))
@@ -584,7 +574,7 @@ impl InvoiceRepository for SqlStore {
                 match deleted {
                     Ok(0) => Err(TxError::Refused(DeleteInvoiceError::NotFound)),
                     Ok(_) => Ok(()),
-                    // Books written meanwhile by a replica: their keys restrict the delete.
+                    // Ledger entries or credit notes: their keys restrict the delete.
                     Err(error) if crate::violation(&error).is_some() => {
                         Err(TxError::Refused(DeleteInvoiceError::HasMoney))
                     }

@@ -169,12 +169,14 @@ macro_rules! load_books {
 pub(crate) use load_books;
 
 /// Touches the team's invoice `$id` (the lock of a write of its books) and reads it with
-/// its items; refuses with `NotFound` when the team has no such invoice.
+/// its items; refuses with `NotFound` when the team has no such invoice. With `@which`, the
+/// invoice is the team's that the condition `$which` on `invoices` picks.
 macro_rules! lock_invoice {
-    ($conn:ident, $team:expr, $id:expr, $at:expr) => {{
-        let mine = invoices::table
-            .filter(invoices::team_id.eq(DbUuid::of($team)))
-            .filter(invoices::id.eq(DbUuid::of($id)));
+    ($conn:ident, $team:expr, $id:expr, $at:expr) => {
+        lock_invoice!(@which $conn, $team, invoices::id.eq(DbUuid::of($id)), $at)
+    };
+    (@which $conn:ident, $team:expr, $which:expr, $at:expr) => {{
+        let mine = invoices::table.filter(invoices::team_id.eq(DbUuid::of($team))).filter($which);
         let row: Option<InvoiceRow> = diesel::update(mine)
             .set(invoices::updated_at.eq($at))
             .returning(invoices::all_columns)
@@ -184,7 +186,7 @@ macro_rules! lock_invoice {
         let Some(row) = row else { return Err(TxError::Refused(LedgerError::NotFound)) };
         let lines: Vec<LineRow> = line_items::table
             .filter(line_items::team_id.eq(DbUuid::of($team)))
-            .filter(line_items::invoice_id.eq(DbUuid::of($id)))
+            .filter(line_items::invoice_id.eq(row.id))
             .order(line_items::position)
             .load($conn)
             .await?;
@@ -376,12 +378,11 @@ impl LedgerRepository for SqlStore {
                 let mine = ledger_entries::table
                     .filter(ledger_entries::team_id.eq(DbUuid::of(team)))
                     .filter(ledger_entries::id.eq(DbUuid::of(entry)));
-                let invoice: Option<DbUuid> =
-                    mine.select(ledger_entries::invoice_id).first(conn).await.optional()?;
-                let Some(invoice) = invoice.map(DbUuid::into_id::<InvoiceId>) else {
-                    return Err(TxError::Refused(LedgerError::NotFound));
-                };
-                let current = lock_invoice!(conn, team, invoice, at);
+                // The entry's invoice, locked by the first statement: on SQLite a read before
+                // the first write would fail ("database is locked") after another write.
+                let of_entry = invoices::id.eq_any(mine.select(ledger_entries::invoice_id));
+                let current = lock_invoice!(@which conn, team, of_entry, at);
+                let invoice = current.id;
                 let (entries, credits) = load_books!(conn, team, invoice);
                 let balance = billing::store::void(&current, &entries, &credits, entry, at)
                     .map_err(|rule| TxError::Refused(LedgerError::Rule(rule)))?;

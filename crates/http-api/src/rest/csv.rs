@@ -9,8 +9,10 @@ use actix_web::http::header::{self, Accept, Header, Quality};
 use actix_web::web::Bytes;
 use actix_web::{HttpRequest, HttpResponse};
 use kernel::FieldError;
+use serde_json::{Map, Value};
 
 use crate::conventions::error::ApiError;
+use crate::rest::paging;
 
 /// The media type of every CSV answer.
 pub(crate) const CONTENT_TYPE: &str = "text/csv; charset=utf-8";
@@ -42,6 +44,29 @@ pub(crate) fn refuse_paging(limit: Option<&str>, cursor: Option<&str>) -> Result
         }
         None => Ok(()),
     }
+}
+
+/// Every match of a paged listing as the CSV file `name`: the listing's `parameters` read
+/// as its query `Q` (paging refused), and the listing `of` makes of that query streamed.
+pub(crate) async fn listing<Q, L>(
+    name: &str,
+    parameters: Map<String, Value>,
+    of: impl FnOnce(Q) -> Result<L, ApiError>,
+) -> Result<HttpResponse, ApiError>
+where
+    Q: serde::de::DeserializeOwned,
+    L: PagedListing,
+{
+    let (query, page) = paging::read_listing::<Q>(parameters)?;
+    refuse_paging(page.limit.as_deref(), page.cursor.as_deref())?;
+    stream(name, of(query)?).await
+}
+
+/// `response`, of a request that could have asked for CSV instead, marked as varying with
+/// what it accepts.
+pub(crate) fn varying(mut response: HttpResponse) -> HttpResponse {
+    response.headers_mut().insert(header::VARY, header::HeaderValue::from_static(VARY));
+    response
 }
 
 /// A cell as a spreadsheet should read it: text beginning with `=`, `+`, `-`, `@`, a tab

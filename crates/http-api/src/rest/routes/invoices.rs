@@ -1,7 +1,6 @@
 //! `/v1/invoices`: invoices with their line items, and the public PDF link.
 
 use accounts::Principal;
-use actix_web::http::header;
 use actix_web::{HttpRequest, HttpResponse, delete, get, patch, post, web};
 use billing::client::{KeptPostalCode, OptionalText, RequiredText};
 use billing::invoice::{Description, InvoiceRule};
@@ -603,11 +602,13 @@ pub(crate) async fn list_invoices(
     state: web::Data<ApiState>,
 ) -> Result<HttpResponse, ApiError> {
     if csv::wanted(&request) {
-        return list_csv(&state, &auth.principal, listing.parameters.clone()).await;
+        let (store, team, now) = (state.stores.billing.clone(), auth.principal.team_id, state.clock.now());
+        return csv::listing("invoices.csv", listing.parameters.clone(), |query| {
+            Ok(InvoicesCsv { store, team, filter: filter_of(query, now)? })
+        })
+        .await;
     }
-    let mut response = listing.respond(list(&state, &auth.principal, listing.parameters.clone()).await)?;
-    response.headers_mut().insert(header::VARY, header::HeaderValue::from_static(csv::VARY));
-    Ok(response)
+    Ok(csv::varying(listing.respond(list(&state, &auth.principal, listing.parameters.clone()).await)?))
 }
 
 /// A team's invoices as CSV, read a page at a time: one row per invoice.
@@ -673,19 +674,6 @@ impl csv::PagedListing for InvoicesCsv {
             Timestamp(invoice.updated_at).text(),
         ]
     }
-}
-
-/// Every invoice the parameters in `query` ask for, as CSV.
-async fn list_csv(
-    state: &ApiState,
-    who: &Principal,
-    query: Map<String, Value>,
-) -> Result<HttpResponse, ApiError> {
-    let (query, page) = paging::read_listing::<InvoiceQuery>(query)?;
-    csv::refuse_paging(page.limit.as_deref(), page.cursor.as_deref())?;
-    let filter = filter_of(query, state.clock.now())?;
-    let listing = InvoicesCsv { store: state.stores.billing.clone(), team: who.team_id, filter };
-    csv::stream("invoices.csv", listing).await
 }
 
 /// The team's invoices that the parameters in `query` ask for, newest first.

@@ -235,18 +235,18 @@ fn refused(error: BillingError, what: &str) -> ApiError {
     }
 }
 
-/// What the books of an invoice answer with: its entry, and the invoice as it now stands.
+/// Writes `entry` in the books of the caller's team's invoice `id`: the entry as written,
+/// and the invoice as it now stands.
 async fn record(
     state: &ApiState,
     who: &Principal,
     id: &str,
     entry: NewEntry,
-) -> Result<(PaymentBody, InvoiceBody), ApiError> {
+) -> Result<(LedgerEntry, billing::Invoice), ApiError> {
     let invoice: InvoiceId = path_id(id, "invoice")?;
-    let (entry, invoice) = service::record_entry(&*state.stores.billing, who.team_id, invoice, entry)
+    service::record_entry(&*state.stores.billing, who.team_id, invoice, entry)
         .await
-        .map_err(|error| refused(error, "invoice"))?;
-    Ok((entry.into(), InvoiceBody::new(invoice, state.clock.now())))
+        .map_err(|error| refused(error, "invoice"))
 }
 
 /// Record a payment
@@ -286,7 +286,7 @@ pub(crate) async fn pay(
     input: PaymentInput,
 ) -> Result<PaymentBody, ApiError> {
     let entry = input.parse(state.clock.now())?;
-    Ok(record(state, who, id, entry).await?.0)
+    Ok(record(state, who, id, entry).await?.0.into())
 }
 
 /// Record a refund
@@ -314,7 +314,7 @@ pub(crate) async fn record_refund(
     state: web::Data<ApiState>,
 ) -> Result<HttpResponse, ApiError> {
     let entry = input.parse(state.clock.now())?;
-    let (refund, _) = record(&state, &auth.principal, &path, entry).await?;
+    let refund = PaymentBody::from(record(&state, &auth.principal, &path, entry).await?.0);
     Ok(created(format!("/v1/payments/{}", refund.id), refund))
 }
 
@@ -354,7 +354,7 @@ pub(crate) async fn write_off(
         created_at: now,
     };
     let (_, invoice) = record(&state, &auth.principal, &path, entry).await?;
-    Ok(web::Json(invoice))
+    Ok(web::Json(InvoiceBody::new(invoice, now)))
 }
 
 /// List an invoice's payments
@@ -514,18 +514,13 @@ pub(crate) async fn list_payments(
     state: web::Data<ApiState>,
 ) -> Result<HttpResponse, ApiError> {
     if csv::wanted(&request) {
-        let (query, page) = paging::read_listing::<PaymentQuery>(listing.parameters.clone())?;
-        csv::refuse_paging(page.limit.as_deref(), page.cursor.as_deref())?;
-        let listing = PaymentsCsv {
-            store: state.stores.billing.clone(),
-            team: auth.principal.team_id,
-            filter: entry_filter(&query)?,
-        };
-        return csv::stream("payments.csv", listing).await;
+        let (store, team) = (state.stores.billing.clone(), auth.principal.team_id);
+        return csv::listing("payments.csv", listing.parameters.clone(), |query: PaymentQuery| {
+            Ok(PaymentsCsv { store, team, filter: entry_filter(&query)? })
+        })
+        .await;
     }
-    let mut response = listing.respond(list(&state, &auth.principal, listing.parameters.clone()).await)?;
-    response.headers_mut().insert(header::VARY, header::HeaderValue::from_static(csv::VARY));
-    Ok(response)
+    Ok(csv::varying(listing.respond(list(&state, &auth.principal, listing.parameters.clone()).await)?))
 }
 
 /// The page of the team's ledger entries the parameters in `query` ask for.
