@@ -11,26 +11,28 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 CARGO=${CARGO:-cargo}
-DOMAIN_CRATES=(kernel accounts billing tracking triggers)
+DOMAIN_CRATES=(kernel accounts billing tracking triggers notify)
 failed=0
 fail() { echo "layering: $*"; failed=1; }
 
 # Each crate's normal dependencies among ours, as docs/ARCHITECTURE.md draws them.
 allowed_graph='
-app: http-api store-sql store-memory renderer agent triggers billing accounts kernel
-http-api: billing tracking triggers accounts kernel
+app: http-api store-sql store-memory renderer agent outbound notify triggers billing accounts kernel
+http-api: notify billing tracking triggers accounts kernel
 renderer: billing
 agent: triggers accounts kernel
-store-sql: billing tracking triggers accounts kernel
-store-memory: billing tracking triggers accounts kernel
-store-contract: billing tracking triggers accounts kernel
+outbound: notify triggers kernel
+store-sql: notify billing tracking triggers accounts kernel
+store-memory: notify billing tracking triggers accounts kernel
+store-contract: notify billing tracking triggers accounts kernel
+notify: billing tracking accounts kernel
 tracking: billing accounts kernel
 billing: accounts kernel
 triggers: accounts kernel
 accounts: kernel
 kernel:
 fuzzing: http-api store-memory renderer triggers billing accounts kernel
-acceptance: app agent http-api store-sql store-memory store-contract renderer billing tracking triggers accounts kernel
+acceptance: app agent outbound http-api store-sql store-memory store-contract renderer notify billing tracking triggers accounts kernel
 '
 graph_problems=$($CARGO metadata --locked --no-deps --format-version 1 | ALLOWED="$allowed_graph" python3 -c '
 import json, os, sys

@@ -142,6 +142,14 @@ pub fn serve_config() -> ServeConfig {
         agent_lease: Duration::from_secs(3),
         agent_turns: app::config::AgentTurns::Shared,
         mcp_allowed_origins: http_api::AllowedOrigins::parse("https://allowed.example").unwrap(),
+        // Receivers in tests listen on 127.0.0.1; e-mail is configured by the tests that send.
+        sending: app::config::SendingConfig { webhook_allow_private: true, ..Default::default() },
+        // Tests run the job queue themselves, a pass at an instant they choose.
+        jobs: app::config::JobsConfig {
+            run_jobs: false,
+            jobs_lease: Duration::from_secs(3),
+            ..Default::default()
+        },
     }
 }
 
@@ -178,6 +186,8 @@ pub struct TestApp {
     pub owner: UserId,
     pub key: String,
     pub db: TestDb,
+    /// The job runner's parts, for passes at the instants a test chooses.
+    pub jobs: app::JobParts,
 }
 
 pub async fn spawn_app() -> TestApp {
@@ -195,6 +205,7 @@ pub async fn start(config: ServeConfig, db: TestDb, store: Store) -> TestApp {
     let clock: Arc<dyn Clock> = Arc::new(SystemClock);
     let application = app::Application::build(&config, &store, clock).expect("server builds");
     let address = format!("http://127.0.0.1:{}", application.port());
+    let jobs = application.jobs();
     tokio::spawn(application.run_until_stopped());
     let team = create_team(&store, "Acme").await;
     let owner = create_user(&store, team, Role::Owner).await;
@@ -203,7 +214,7 @@ pub async fn start(config: ServeConfig, db: TestDb, store: Store) -> TestApp {
         .redirect(reqwest::redirect::Policy::none())
         .build()
         .expect("client builds");
-    TestApp { address, store, http, team, owner, key, db }
+    TestApp { address, store, http, team, owner, key, db, jobs }
 }
 
 impl TestApp {
@@ -220,6 +231,18 @@ impl TestApp {
 
     pub fn url(&self, path: &str) -> String {
         format!("{}{path}", self.address)
+    }
+
+    /// Runs, once, every job due at `at` and what that makes due, as `billable jobs run
+    /// --at` does.
+    pub async fn run_jobs_at(&self, at: chrono::DateTime<chrono::Utc>) -> outbound::PassReport {
+        let clock: Arc<dyn Clock> = Arc::new(kernel::FixedClock::new(at));
+        self.jobs.runner(clock).run_due().await.expect("the jobs run")
+    }
+
+    /// Runs every job due now.
+    pub async fn run_jobs(&self) -> outbound::PassReport {
+        self.run_jobs_at(chrono::Utc::now()).await
     }
 
     /// A request with the given key.

@@ -15,10 +15,15 @@ pub enum Permission {
     /// Recording payments, refunds and voids on invoices, and reading invoices (a
     /// bookkeeper's key); `invoices:write` implies it.
     PaymentsWrite,
+    /// Reading the team's webhook endpoints and their deliveries.
+    WebhooksRead,
+    /// Subscribing, changing and deleting webhook endpoints, rotating their secrets,
+    /// testing and redelivering.
+    WebhooksWrite,
 }
 
 impl Permission {
-    pub const ALL: [Self; 8] = [
+    pub const ALL: [Self; 10] = [
         Self::ClientsRead,
         Self::ClientsWrite,
         Self::InvoicesRead,
@@ -27,6 +32,8 @@ impl Permission {
         Self::TrackWrite,
         Self::AgentRead,
         Self::PaymentsWrite,
+        Self::WebhooksRead,
+        Self::WebhooksWrite,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -39,6 +46,8 @@ impl Permission {
             Self::TrackWrite => "track:write",
             Self::AgentRead => "agent:read",
             Self::PaymentsWrite => "payments:write",
+            Self::WebhooksRead => "webhooks:read",
+            Self::WebhooksWrite => "webhooks:write",
         }
     }
 
@@ -50,7 +59,10 @@ impl Permission {
     }
 
     pub fn is_read(self) -> bool {
-        matches!(self, Self::ClientsRead | Self::InvoicesRead | Self::TrackRead | Self::AgentRead)
+        matches!(
+            self,
+            Self::ClientsRead | Self::InvoicesRead | Self::TrackRead | Self::AgentRead | Self::WebhooksRead
+        )
     }
 
     /// The permissions that imply this one: a write its read, `invoices:write` the
@@ -61,6 +73,7 @@ impl Permission {
             Self::InvoicesRead => &[Self::InvoicesWrite, Self::PaymentsWrite],
             Self::TrackRead => &[Self::TrackWrite],
             Self::PaymentsWrite => &[Self::InvoicesWrite],
+            Self::WebhooksRead => &[Self::WebhooksWrite],
             _ => &[],
         }
     }

@@ -83,6 +83,19 @@ impl BillableTools {
 pub enum TriggerSettings {
     Webhook(WebhookTrigger),
     Github(GithubTrigger),
+    Events(EventsTrigger),
+}
+
+/// The events of the team's books that wake the agent: no listener, runs through the job
+/// queue, one at a time per invoice (or client, time entry, timer), in order.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EventsTrigger {
+    /// The team whose events wake the agent, by id or name, as written: it must be the
+    /// agent's own (checked at startup); `None`, the agent's.
+    pub team: Option<String>,
+    pub events: notify::EventFilter,
+    /// The agent's tools its runs may call.
+    pub tools: ToolChoice,
 }
 
 /// The bearer-token webhook: POST an input, get the reply.
@@ -119,36 +132,27 @@ impl TriggerSettings {
         match self {
             Self::Webhook(t) => &t.tools,
             Self::Github(t) => &t.tools,
+            Self::Events(t) => &t.tools,
         }
     }
 
-    pub fn port(&self) -> u16 {
+    /// The port and path a listener serves the trigger on; `None` for the events trigger,
+    /// which has no listener.
+    pub fn route(&self) -> Option<(u16, &str)> {
         match self {
-            Self::Webhook(t) => t.port,
-            Self::Github(t) => t.port,
+            Self::Webhook(t) => Some((t.port, &t.path)),
+            Self::Github(t) => Some((t.port, &t.path)),
+            Self::Events(_) => None,
         }
     }
 
-    pub fn path(&self) -> &str {
+    /// The field that names the secret and the environment variable whose value
+    /// authenticates callers; `None` for the events trigger, which has no callers.
+    pub fn secret_env(&self) -> Option<(&'static str, &str)> {
         match self {
-            Self::Webhook(t) => &t.path,
-            Self::Github(t) => &t.path,
-        }
-    }
-
-    /// The field that names [`Self::secret_env`]: `token_env` or `secret_env`.
-    pub fn secret_field(&self) -> &'static str {
-        match self {
-            Self::Webhook(_) => "token_env",
-            Self::Github(_) => "secret_env",
-        }
-    }
-
-    /// The environment variable whose value authenticates callers.
-    pub fn secret_env(&self) -> &str {
-        match self {
-            Self::Webhook(t) => &t.token_env,
-            Self::Github(t) => &t.secret_env,
+            Self::Webhook(t) => Some(("token_env", &t.token_env)),
+            Self::Github(t) => Some(("secret_env", &t.secret_env)),
+            Self::Events(_) => None,
         }
     }
 }
@@ -271,6 +275,8 @@ struct RawTrigger {
     token_env: Option<String>,
     secret_env: Option<String>,
     events: Option<Vec<String>>,
+    /// The events trigger's team.
+    team: Option<String>,
     repos: Option<Vec<String>>,
     body_limit: Option<usize>,
     text_limit: Option<usize>,
@@ -284,6 +290,7 @@ struct RawTrigger {
 enum RawTriggerKind {
     Webhook,
     Github,
+    Events,
 }
 
 /// A duration written `90s`, `2m`, `1h 30m`, or a bare number of seconds.
@@ -422,16 +429,17 @@ impl RawDefinition {
         }
         let mut routes = HashMap::new();
         for (i, trigger) in triggers.iter().enumerate() {
-            if let Some(first) = routes.insert((trigger.port(), trigger.path().to_owned()), i) {
+            let Some((port, path)) = trigger.route() else { continue };
+            if let Some(first) = routes.insert((port, path.to_owned()), i) {
                 return Err(invalid(
                     format!("triggers[{i}].path"),
-                    format!(
-                        "port {} and path {} are already taken by triggers[{first}]",
-                        trigger.port(),
-                        trigger.path()
-                    ),
+                    format!("port {port} and path {path} are already taken by triggers[{first}]"),
                 ));
             }
+        }
+        let mut events = triggers.iter().enumerate().filter(|(_, t)| matches!(t, TriggerSettings::Events(_)));
+        if let (Some(_), Some((i, _))) = (events.next(), events.next()) {
+            return Err(invalid(format!("triggers[{i}].type"), "an agent has at most one events trigger"));
         }
         Ok(AgentDefinition {
             name,
@@ -625,11 +633,49 @@ fn tool_choice(at: &str, names: Option<Vec<String>>, agent: &AgentTools<'_>) -> 
 }
 
 impl RawTrigger {
-    fn validate(self, at: &str, agent_tools: &AgentTools<'_>) -> Result<TriggerSettings, Invalid> {
+    /// The events trigger: no listener, so none of a listener's settings.
+    fn events_trigger(self, at: &str, tools: ToolChoice) -> Result<TriggerSettings, Invalid> {
+        let field = |name: &str| format!("{at}.{name}");
+        for (name, given) in [
+            ("path", self.path.is_some()),
+            ("port", self.port.is_some()),
+            ("token_env", self.token_env.is_some()),
+            ("secret_env", self.secret_env.is_some()),
+            ("repos", self.repos.is_some()),
+            ("body_limit", self.body_limit.is_some()),
+            ("text_limit", self.text_limit.is_some()),
+            ("dedupe_window", self.dedupe_window.is_some()),
+        ] {
+            if given {
+                return Err(invalid(
+                    field(name),
+                    "is not a setting of an events trigger (it has no listener)",
+                ));
+            }
+        }
+        let events = self.events.ok_or_else(|| invalid(field("events"), "is required"))?;
+        let events = notify::EventFilter::parse(&events).map_err(|rule| match rule {
+            notify::EventRule::Unknown { index, pattern } => invalid(
+                format!("{at}.events[{index}]"),
+                format!("{pattern:?} names no event type (invoice.overdue, payment.*, *, …)"),
+            ),
+            other => invalid(field("events"), other.to_string()),
+        })?;
+        Ok(TriggerSettings::Events(EventsTrigger { team: self.team, events, tools }))
+    }
+
+    fn validate(mut self, at: &str, agent_tools: &AgentTools<'_>) -> Result<TriggerSettings, Invalid> {
         let field = |name: &str| format!("{at}.{name}");
         let port = self.port.unwrap_or(DEFAULT_PORT);
-        let tools = tool_choice(at, self.tools, agent_tools)?;
+        let tools = tool_choice(at, self.tools.take(), agent_tools)?;
+        if !matches!(self.kind, RawTriggerKind::Events) && self.team.is_some() {
+            return Err(invalid(
+                field("team"),
+                "is a setting of the events trigger only (the agent's team is the top-level team)",
+            ));
+        }
         match self.kind {
+            RawTriggerKind::Events => self.events_trigger(at, tools),
             RawTriggerKind::Webhook => {
                 for (name, given) in [
                     ("secret_env", self.secret_env.is_some()),

@@ -21,8 +21,9 @@ use crate::agent_definition::{AgentDefinition, TriggerSettings};
 pub struct AgentSetup {
     file: String,
     pub definition: AgentDefinition,
-    /// The credentials of each trigger, in the order of `triggers`.
-    secrets: Vec<Secrets>,
+    /// The credentials of each trigger, in the order of `triggers` (none for the events
+    /// trigger).
+    secrets: Vec<Option<Secrets>>,
     api_key: Option<String>,
     /// The header values of each MCP server, in the order of `tools.mcp`.
     mcp_headers: Vec<HashMap<String, String>>,
@@ -53,9 +54,9 @@ impl AgentSetup {
             .iter()
             .enumerate()
             .map(|(i, trigger)| {
-                let variable = trigger.secret_env();
+                let Some((field, variable)) = trigger.secret_env() else { return Ok(None) };
                 let value = env(variable).and_then(|value| Secrets::parse(&value));
-                value.ok_or_else(|| missing(&format!("triggers[{i}].{}", trigger.secret_field()), variable))
+                value.map(Some).ok_or_else(|| missing(&format!("triggers[{i}].{field}"), variable))
             })
             .collect::<anyhow::Result<Vec<_>>>()?;
         let api_key = match &definition.model {
@@ -162,11 +163,18 @@ impl AgentSetup {
             DeliveryWorker::new(team, store.clone(), runtime.clone(), clock.clone(), settings)
         });
         let mut listeners: BTreeMap<u16, Vec<TriggerRoute>> = BTreeMap::new();
+        let mut events = None;
         for (trigger, secrets) in self.definition.triggers.iter().zip(&self.secrets) {
+            if let TriggerSettings::Events(trigger) = trigger {
+                events = Some(outbound::AgentJobs { agent: runtime.clone(), tools: trigger.tools.clone() });
+                continue;
+            }
+            let Some(secrets) = secrets.clone() else { continue };
             let route = match trigger {
+                TriggerSettings::Events(_) => continue,
                 TriggerSettings::Webhook(webhook) => TriggerRoute::Webhook(WebhookRoute {
                     path: webhook.path.clone(),
-                    tokens: secrets.clone(),
+                    tokens: secrets,
                     tools: webhook.tools.clone(),
                 }),
                 TriggerSettings::Github(github) => {
@@ -176,15 +184,43 @@ impl AgentSetup {
                         Intake::new(team, github.rules.clone(), store.clone(), clock.clone(), on_accept);
                     TriggerRoute::Github(GithubRoute {
                         path: github.path.clone(),
-                        secrets: secrets.clone(),
+                        secrets,
                         body_limit: github.body_limit,
                         intake: Arc::new(intake),
                     })
                 }
             };
-            listeners.entry(trigger.port()).or_default().push(route);
+            if let Some((port, _)) = trigger.route() {
+                listeners.entry(port).or_default().push(route);
+            }
         }
-        Ok(AgentService { runtime, worker, listeners })
+        Ok(AgentService { runtime, worker, listeners, events })
+    }
+
+    /// The events trigger's filter, checked to be of `team` (the agent's): what the
+    /// agent's subscription is set to at startup; `None` without such a trigger.
+    pub async fn subscription(
+        &self,
+        team: TeamId,
+        accounts: &dyn AccountStore,
+    ) -> anyhow::Result<Option<notify::EventFilter>> {
+        let trigger = self.definition.triggers.iter().enumerate().find_map(|(i, t)| match t {
+            TriggerSettings::Events(events) => Some((i, events)),
+            _ => None,
+        });
+        let Some((i, trigger)) = trigger else { return Ok(None) };
+        if let Some(named) = &trigger.team {
+            let events_team = pick_team(accounts, Some(named))
+                .await?
+                .map_err(|problem| anyhow!("{}: triggers[{i}].team: {problem}", self.file))?;
+            if events_team != team {
+                return Err(anyhow!(
+                    "{}: triggers[{i}].team: names another team than the agent's; events of one team wake only its own agent",
+                    self.file
+                ));
+            }
+        }
+        Ok(Some(trigger.events.clone()))
     }
 }
 
@@ -196,6 +232,8 @@ pub struct AgentService {
     pub worker: Option<DeliveryWorker>,
     /// The trigger routes of each port, ports in ascending order.
     pub listeners: BTreeMap<u16, Vec<TriggerRoute>>,
+    /// What the job runner needs to run the events trigger's runs; `None` without one.
+    pub events: Option<outbound::AgentJobs>,
 }
 
 /// The team `wanted` names by id or name (in any case), or, when it is `None`, the only team there is;

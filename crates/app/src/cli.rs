@@ -41,7 +41,7 @@ pub struct Cli {
 pub enum Command {
     /// Run the REST API, and with --agent the agent's triggers (migrates first; on an empty
     /// database, creates a team and prints a key once).
-    Serve(ServeConfig),
+    Serve(Box<ServeConfig>),
     /// Run pending database migrations and exit.
     Migrate,
     /// Manage teams.
@@ -59,6 +59,10 @@ pub enum Command {
     /// Read the repository trigger's delivery log.
     #[command(subcommand)]
     Deliveries(DeliveriesCommand),
+    /// Run the job queue once (e-mail, reminders, webhooks, the agent's runs of events), or
+    /// read it.
+    #[command(subcommand)]
+    Jobs(JobsCommand),
     /// Run only the invoice PDF renderer, as a service for `BILLABLE_PDF_RENDERER_URL`
     /// (POST /render takes an invoice document as JSON and answers the PDF).
     Renderer {
@@ -216,6 +220,44 @@ pub enum RunsCommand {
 }
 
 #[derive(Debug, Subcommand)]
+pub enum JobsCommand {
+    /// Run, once, every job due at an instant, and what that makes due (reminders queued,
+    /// invoices found overdue, events handed to webhooks and the agent), then exit. It uses
+    /// the configuration `serve` uses (SMTP, webhooks, the agent), and listens on nothing.
+    /// Prints what it did (tab-separated: overdue, reminders, dispatched, done, retried,
+    /// failed).
+    Run {
+        /// The instant the jobs are run at, RFC 3339 (2026-12-24T09:00:00Z) or a day
+        /// (2026-12-24, 00:00 UTC) [default: now]. Retries it schedules come due later.
+        #[arg(long, value_parser = parse_at)]
+        at: Option<chrono::DateTime<chrono::Utc>>,
+        #[command(flatten)]
+        serve: Box<ServeConfig>,
+    },
+    /// List jobs, newest first (tab-separated: id, created, team, kind, state, attempts,
+    /// run at, subject, last error).
+    List {
+        /// Team id or name [default: every team's].
+        #[arg(long)]
+        team: Option<String>,
+        /// Only jobs in this state: queued, running, done or failed.
+        #[arg(long)]
+        state: Option<String>,
+        /// Only jobs of this kind: mail, webhook or agent.
+        #[arg(long)]
+        kind: Option<String>,
+        /// At most this many jobs (1 to 10,000).
+        #[arg(long, default_value_t = 50, value_parser = clap::value_parser!(u32).range(1..=10_000))]
+        limit: u32,
+    },
+}
+
+/// An instant as `--at` takes it: RFC 3339, or a day meaning 00:00 UTC.
+fn parse_at(text: &str) -> Result<chrono::DateTime<chrono::Utc>, String> {
+    kernel::parse_instant(text).map_err(|e| format!("{e}: write 2026-12-24T09:00:00Z or 2026-12-24"))
+}
+
+#[derive(Debug, Subcommand)]
 pub enum DeliveriesCommand {
     /// List the deliveries the repository trigger verified, newest first (tab-separated:
     /// received, delivery id, event, action, repository, verdict, state, attempts,
@@ -333,7 +375,12 @@ pub async fn run_admin(database: &DatabaseConfig, command: Command) -> anyhow::R
     let accounts: Arc<dyn AccountStore> = store.accounts();
     let now = SystemClock.now();
     match command {
-        Command::Serve(_) | Command::Renderer { .. } => bail!("not an administrative command"),
+        Command::Serve(_) | Command::Renderer { .. } | Command::Jobs(JobsCommand::Run { .. }) => {
+            bail!("not an administrative command")
+        }
+        Command::Jobs(JobsCommand::List { team, state, kind, limit }) => {
+            jobs(&store, accounts.as_ref(), team, state, kind, limit).await?;
+        }
         // Opening the store migrated it, and logged what it applied.
         Command::Migrate => eprintln!("the database's schema is up to date"),
         Command::Teams(command) => teams(&store, accounts.as_ref(), command, now).await?,
@@ -583,6 +630,43 @@ async fn deliveries(
             entry.conversation.as_ref().map_or("-", ConversationKey::as_str),
             progress.and_then(|p| p.run).map_or_else(|| "-".to_owned(), |run| run.to_string()),
             explanation.unwrap_or("-"),
+        ))?;
+    }
+    Ok(())
+}
+
+async fn jobs(
+    store: &Store,
+    accounts: &dyn AccountStore,
+    team: Option<String>,
+    state: Option<String>,
+    kind: Option<String>,
+    limit: u32,
+) -> anyhow::Result<()> {
+    use kernel::Words;
+    let team = match team {
+        Some(team) => Some(lookup::team(accounts, "--team", &team).await?),
+        None => None,
+    };
+    let state = state
+        .map(|s| notify::JobState::parse_word(&s).map_err(|e| anyhow::anyhow!("--state: {e}")))
+        .transpose()?;
+    let kind = kind
+        .map(|k| notify::JobKind::parse_word(&k).map_err(|e| anyhow::anyhow!("--kind: {e}")))
+        .transpose()?;
+    let filter = notify::JobFilter { team, state, kind, limit };
+    for job in store.notify().list_jobs(&filter).await? {
+        print(&format!(
+            "{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}",
+            job.id,
+            job.created_at.to_rfc3339_opts(SecondsFormat::Millis, true),
+            job.team_id,
+            job.kind.as_str(),
+            job.state.as_str(),
+            job.attempts,
+            job.run_at.to_rfc3339_opts(SecondsFormat::Millis, true),
+            job.subject,
+            job.last_error.as_deref().unwrap_or("-"),
         ))?;
     }
     Ok(())

@@ -166,6 +166,140 @@ pub struct ServeConfig {
     /// Failed trigger authentications allowed per client IP, as BURST/PERIOD, before 429.
     #[arg(long, env = "BILLABLE_TRIGGER_AUTH_FAILURES", default_value = "20/60s", value_parser = parse_rate)]
     pub trigger_auth_failures: Rate,
+    #[command(flatten)]
+    pub sending: SendingConfig,
+    #[command(flatten)]
+    pub jobs: JobsConfig,
+}
+
+/// E-mail and webhooks: where mail goes, as whom, the links it carries, where webhooks may go.
+#[derive(Debug, Clone, Default, Args)]
+pub struct SendingConfig {
+    /// The SMTP server: `smtp://HOST:25`, `smtp://USER:PASSWORD@HOST:587?tls=required`
+    /// (STARTTLS required; `tls=opportunistic` takes it when offered), or
+    /// `smtps://HOST:465`. Unset, nothing is e-mailed (sending answers 409).
+    #[arg(long, env = "BILLABLE_SMTP_URL")]
+    pub smtp_url: Option<String>,
+    /// A PEM file of certificates to trust for the SMTP server's TLS beside the public
+    /// roots (a relay with a certificate of its own CA).
+    #[arg(long, env = "BILLABLE_SMTP_CA_FILE")]
+    pub smtp_ca_file: Option<PathBuf>,
+    /// The From address of every message; required with BILLABLE_SMTP_URL.
+    #[arg(long, env = "BILLABLE_MAIL_FROM")]
+    pub mail_from: Option<String>,
+    /// Where people reach this server, for the links in messages ({pdfUrl}), e.g.
+    /// `https://billing.example.com` [default: http:// and the listen address].
+    #[arg(long, env = "BILLABLE_PUBLIC_URL")]
+    pub public_url: Option<String>,
+    /// Let webhook endpoints be on loopback, private or link-local addresses (tests, a
+    /// receiver on the same network). Off by default: such endpoints are refused.
+    #[arg(long, env = "BILLABLE_WEBHOOK_ALLOW_PRIVATE", default_value_t = false)]
+    pub webhook_allow_private: bool,
+}
+
+/// The job queue's runner in this process.
+#[derive(Debug, Clone, Args)]
+pub struct JobsConfig {
+    /// Run the job queue in this process (e-mail, reminders, webhooks, the agent's runs of
+    /// events): true or false. Replicas may all run it; turn it off where a replica should
+    /// only serve requests.
+    #[arg(long, env = "BILLABLE_RUN_JOBS", default_value_t = true, action = clap::ArgAction::Set)]
+    pub run_jobs: bool,
+    /// How long a job this process runs stays leased without a renewal (renewed every third
+    /// of it): how soon another replica takes over the jobs of one that died. 3 s to 1 h.
+    #[arg(long, env = "BILLABLE_JOBS_LEASE", default_value = "60s", value_parser = parse_lease)]
+    pub jobs_lease: Duration,
+    /// Jobs run at once in this process.
+    #[arg(long, env = "BILLABLE_JOBS_CONCURRENCY", default_value_t = 16, value_parser = clap::value_parser!(u32).range(1..=1024))]
+    pub jobs_concurrency: u32,
+    /// How often the queue and the reminder and overdue schedules are looked at when
+    /// nothing wakes the runner (a change in this process wakes it at once).
+    #[arg(long, env = "BILLABLE_JOBS_POLL", default_value = "1s", value_parser = parse_poll)]
+    pub jobs_poll: Duration,
+}
+
+impl Default for JobsConfig {
+    fn default() -> Self {
+        Self {
+            run_jobs: true,
+            jobs_lease: Duration::from_mins(1),
+            jobs_concurrency: 16,
+            jobs_poll: Duration::from_secs(1),
+        }
+    }
+}
+
+impl JobsConfig {
+    pub fn runner_settings(&self) -> outbound::RunnerSettings {
+        outbound::RunnerSettings {
+            lease: self.jobs_lease,
+            concurrency: self.jobs_concurrency as usize,
+            poll: self.jobs_poll,
+            ..outbound::RunnerSettings::default()
+        }
+    }
+}
+
+impl SendingConfig {
+    /// The From address, when e-mail is configured; an SMTP URL without one is an error.
+    pub fn mail_from(&self) -> anyhow::Result<Option<kernel::Email>> {
+        match (&self.smtp_url, &self.mail_from) {
+            (None, _) => Ok(None),
+            (Some(_), None) => {
+                anyhow::bail!("BILLABLE_MAIL_FROM (--mail-from) is required with BILLABLE_SMTP_URL")
+            }
+            (Some(_), Some(from)) => kernel::Email::parse(from.clone())
+                .map(Some)
+                .map_err(|e| anyhow::anyhow!("BILLABLE_MAIL_FROM (--mail-from): {e}")),
+        }
+    }
+
+    /// What the REST API needs of sending, for a server listening on `listen`.
+    pub fn sending(&self, listen: SocketAddr) -> anyhow::Result<http_api::Sending> {
+        let public_url = match &self.public_url {
+            Some(url) => {
+                let parsed = url::Url::parse(url)
+                    .map_err(|e| anyhow::anyhow!("BILLABLE_PUBLIC_URL (--public-url): {e}"))?;
+                if !matches!(parsed.scheme(), "http" | "https") {
+                    anyhow::bail!("BILLABLE_PUBLIC_URL (--public-url): must be an http or https URL");
+                }
+                url.trim_end_matches('/').to_owned()
+            }
+            None => format!("http://{listen}"),
+        };
+        Ok(http_api::Sending {
+            mail_from: self.mail_from()?,
+            public_url,
+            allow_private_webhooks: self.webhook_allow_private,
+        })
+    }
+
+    /// The mailer and the policy's reminder wording, when e-mail is configured.
+    pub fn mail_jobs(&self, sending: &http_api::Sending) -> anyhow::Result<Option<outbound::MailJobs>> {
+        let (Some(url), Some(from)) = (&self.smtp_url, &sending.mail_from) else { return Ok(None) };
+        let mut settings = outbound::SmtpSettings::from_url(url)
+            .map_err(|e| anyhow::anyhow!("BILLABLE_SMTP_URL (--smtp-url): {e}"))?;
+        if let Some(path) = &self.smtp_ca_file {
+            let pem = std::fs::read(path).map_err(|e| {
+                anyhow::anyhow!("BILLABLE_SMTP_CA_FILE (--smtp-ca-file) {}: {e}", path.display())
+            })?;
+            settings.extra_roots = Some(pem);
+        }
+        let mailer =
+            outbound::Mailer::new(settings, from).map_err(|e| anyhow::anyhow!("BILLABLE_SMTP_URL: {e}"))?;
+        let reminders = Arc::new(http_api::PolicyReminders::new(from.clone(), sending.clone()));
+        Ok(Some(outbound::MailJobs { mailer, reminders }))
+    }
+
+    /// The webhook sender this configuration allows.
+    pub fn webhook_sender(&self) -> anyhow::Result<outbound::WebhookSender> {
+        outbound::WebhookSender::new(self.webhook_allow_private)
+    }
+}
+
+/// Parses how often the job runner looks: from 10 ms to 1 min.
+fn parse_poll(text: &str) -> Result<Duration, String> {
+    within(text, Duration::from_millis(10), Duration::from_mins(1), "10ms to 1m")
 }
 
 impl ServeConfig {
@@ -214,6 +348,7 @@ impl ServeConfig {
             listing_cache_bytes: self.listing_cache_mb.saturating_mul(1 << 20),
             idempotency_ttl: self.idempotency_ttl,
             mcp_origins: self.mcp_allowed_origins.clone(),
+            sending: self.sending.sending(self.listen)?,
         })
     }
 }

@@ -37,14 +37,29 @@ impl Store {
     /// (1 for a command, [`ServeConfig::runtimes`] for the server), and brings its schema
     /// up to date.
     pub async fn open(config: &DatabaseConfig, runtimes: usize) -> anyhow::Result<Self> {
+        // Events carry their resources as the REST API's GETs answer them.
+        let describe: Arc<dyn notify::Describe> = Arc::new(http_api::ApiBodies);
         if config.database_url == "memory:" {
-            return Ok(Self::Memory(Arc::new(MemoryStore::new())));
+            return Ok(Self::Memory(Arc::new(MemoryStore::new().describing(describe))));
         }
         let backend = Backend::from_url(&config.database_url)?;
         let settings = config.pool_settings(matches!(backend, Backend::Sqlite(_)), runtimes);
-        let store = SqlStore::connect(backend, settings)?;
+        let store = SqlStore::connect(backend, settings)?.describing(describe);
         store.migrate().await.context("migrating the database")?;
         Ok(Self::Sql(Arc::new(store)))
+    }
+
+    /// Events, jobs, messages, reminders and webhooks.
+    pub fn notify(&self) -> Arc<dyn notify::NotifyStore> {
+        self.stores().notify
+    }
+
+    /// Rung after each write that records an event or queues a job.
+    pub fn job_signal(&self) -> Arc<tokio::sync::Notify> {
+        match self {
+            Self::Sql(store) => store.job_signal(),
+            Self::Memory(store) => store.job_signal(),
+        }
     }
 
     pub fn stores(&self) -> Stores {
@@ -56,6 +71,7 @@ impl Store {
                 agent: store.clone(),
                 health: store.clone(),
                 idempotency: store.clone(),
+                notify: store.clone(),
             },
             Self::Memory(store) => Stores {
                 accounts: store.clone(),
@@ -64,6 +80,7 @@ impl Store {
                 agent: store.clone(),
                 health: store.clone(),
                 idempotency: store.clone(),
+                notify: store.clone(),
             },
         }
     }
@@ -112,6 +129,44 @@ pub struct Application {
     worker: Option<tokio::task::AbortHandle>,
     /// What the REST API serves from, which the agent's built-in tools share.
     state: web::Data<ApiState>,
+    /// What the job runner is made of; it runs in this process when `run_jobs`.
+    jobs: JobParts,
+    run_jobs: bool,
+    /// The job runner, once running.
+    runner: Option<tokio::task::AbortHandle>,
+}
+
+/// The parts of a job runner over the application's store: a runner on any clock can be
+/// made of them (tests make one per pass, at the instant they choose).
+#[derive(Clone)]
+pub struct JobParts {
+    store: Arc<dyn notify::NotifyStore>,
+    signal: Arc<tokio::sync::Notify>,
+    webhooks: outbound::WebhookSender,
+    mail: Option<outbound::MailJobs>,
+    agent: Option<outbound::AgentJobs>,
+    settings: outbound::RunnerSettings,
+}
+
+impl std::fmt::Debug for JobParts {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("JobParts").field("settings", &self.settings).finish_non_exhaustive()
+    }
+}
+
+impl JobParts {
+    /// A runner on business time `clock`.
+    pub fn runner(&self, clock: Arc<dyn Clock>) -> outbound::JobRunner {
+        outbound::JobRunner::new(
+            self.store.clone(),
+            clock,
+            self.signal.clone(),
+            self.webhooks.clone(),
+            self.mail.clone(),
+            self.agent.clone(),
+            self.settings.clone(),
+        )
+    }
 }
 
 impl std::fmt::Debug for Application {
@@ -135,7 +190,48 @@ impl Application {
         let watched = state.clone();
         tokio::spawn(async move { watched.authenticator.watch_revocations(REVOCATION_CHECK).await });
         let server = http_api::serve(listener, state.clone(), config.workers(), config.client_limits())?;
-        Ok(Self { port, trigger_ports: Vec::new(), servers: vec![server], worker: None, state })
+        let jobs = JobParts {
+            store: store.notify(),
+            signal: store.job_signal(),
+            webhooks: config.sending.webhook_sender()?,
+            mail: config.sending.mail_jobs(&state.settings.sending)?,
+            agent: None,
+            settings: config.jobs.runner_settings(),
+        };
+        Ok(Self {
+            port,
+            trigger_ports: Vec::new(),
+            servers: vec![server],
+            worker: None,
+            state,
+            jobs,
+            run_jobs: config.jobs.run_jobs,
+            runner: None,
+        })
+    }
+
+    /// What a job runner over this application's store and settings is made of: what
+    /// tests drive one pass at a time, as `billable jobs run --at` does.
+    pub fn jobs(&self) -> JobParts {
+        self.jobs.clone()
+    }
+
+    /// Stops the job runner and the jobs it runs, as a crash would.
+    pub fn runner(&self) -> Option<tokio::task::AbortHandle> {
+        self.runner.clone()
+    }
+
+    /// Starts the job runner of this process (unless `run_jobs` is off); idempotent.
+    pub fn start_jobs(&mut self) {
+        if self.run_jobs && self.runner.is_none() {
+            let runner = self.jobs.runner(self.state.clock.clone());
+            self.runner = Some(runner.spawn().abort_handle());
+            tracing::info!(
+                mail = self.jobs.mail.is_some(),
+                agent = self.jobs.agent.is_some(),
+                "running the job queue"
+            );
+        }
     }
 
     /// Adds the listeners of the agent's triggers (one per port, on
@@ -144,6 +240,7 @@ impl Application {
         let state = web::Data::new(TriggerState::new(agent.runtime.clone(), config.trigger_settings()));
         spawn_sweeps(state.clone(), TriggerState::sweep);
         self.worker = agent.worker.as_ref().map(|worker| worker.spawn().abort_handle());
+        self.jobs.agent.clone_from(&agent.events);
         for (&port, routes) in &agent.listeners {
             let address = std::net::SocketAddr::from((config.trigger_host, port));
             let listener = bind(address, "the trigger's `port` in the agent definition")?;
@@ -186,16 +283,21 @@ impl Application {
         self.trigger_ports.iter().find(|(c, _)| *c == configured).map(|(_, bound)| *bound)
     }
 
-    /// Serves until SIGTERM (draining requests in flight) or SIGINT (at once).
-    pub async fn run_until_stopped(self) -> anyhow::Result<()> {
+    /// Serves until SIGTERM (draining requests in flight) or SIGINT (at once), running the
+    /// job queue meanwhile unless `run_jobs` is off.
+    pub async fn run_until_stopped(mut self) -> anyhow::Result<()> {
+        self.start_jobs();
         let running: Vec<_> = self.servers.into_iter().map(tokio::spawn).collect();
         for server in running {
             server.await.context("a server task failed")??;
         }
-        // Runs of deliveries still under way are cut short, as a crash would; the next
-        // start queues them again.
+        // Runs of deliveries and jobs still under way are cut short, as a crash would; their
+        // leases end and the next start (or another replica) takes them over.
         if let Some(worker) = self.worker {
             worker.abort();
+        }
+        if let Some(runner) = self.runner {
+            runner.abort();
         }
         Ok(())
     }
@@ -290,6 +392,71 @@ fn first_start_banner(key: &str, team: accounts::TeamId, owner: accounts::UserId
     )
 }
 
+/// The agent definition `config` names, its secrets resolved from the environment (and
+/// masked in every log line).
+fn load_agent(config: &ServeConfig, redactions: &redact::Redactions) -> anyhow::Result<Option<AgentSetup>> {
+    let secret = |name: &str| {
+        let value = std::env::var(name).ok();
+        // A variable holding two values during a rotation masks both.
+        for part in value.iter().flat_map(|value| value.split(',')) {
+            redactions.add(part.trim());
+        }
+        value
+    };
+    config.agent.as_deref().map(|path| AgentSetup::load(path, secret)).transpose()
+}
+
+/// `billable jobs run`: runs, once, every job due at `at` (now when `None`) and what that
+/// makes due, with the configuration `serve` uses (SMTP, webhooks, the agent's events
+/// trigger) and no listener; prints what it did.
+pub async fn run_jobs(
+    database: &DatabaseConfig,
+    config: &ServeConfig,
+    at: Option<chrono::DateTime<chrono::Utc>>,
+    redactions: &redact::Redactions,
+) -> anyhow::Result<()> {
+    let agent_setup = load_agent(config, redactions)?;
+    let store = Store::open(database, 1).await?;
+    let clock: Arc<dyn Clock> = match at {
+        Some(at) => Arc::new(kernel::FixedClock::new(at)),
+        None => Arc::new(SystemClock),
+    };
+    let state =
+        Arc::new(ApiState::new(store.stores(), config.renderer()?, clock.clone(), config.http_settings()?));
+    let mut jobs = JobParts {
+        store: store.notify(),
+        signal: store.job_signal(),
+        webhooks: config.sending.webhook_sender()?,
+        mail: config.sending.mail_jobs(&state.settings.sending)?,
+        agent: None,
+        settings: config.jobs.runner_settings(),
+    };
+    if let Some(setup) = &agent_setup {
+        let accounts = store.accounts();
+        let team = setup.team(accounts.as_ref()).await?;
+        let agent = setup.assemble(
+            team,
+            &store.agent(),
+            store.turns(config.agent_turns, config.agent_lease)?,
+            &clock,
+            setup.tools(team, accounts.as_ref(), state.clone()).await?,
+            triggers::RetryPolicy::default(),
+            config.agent_lease,
+        )?;
+        let subscription = setup.subscription(team, accounts.as_ref()).await?;
+        store.notify().subscribe_agent(team, subscription.as_ref()).await?;
+        jobs.agent = agent.events;
+    }
+    let report = jobs.runner(clock).run_due().await?;
+    let line = format!(
+        "{}\t{}\t{}\t{}\t{}\t{}",
+        report.overdue, report.reminders, report.dispatched, report.done, report.retried, report.failed
+    );
+    std::io::Write::write_all(&mut std::io::stdout().lock(), format!("{line}\n").as_bytes())?;
+    tracing::info!(?report, "ran the jobs due");
+    Ok(())
+}
+
 /// `billable serve`: open, migrate, bootstrap on first run, serve. The values of the
 /// variables an agent definition names (tokens, secrets, keys) join `redactions`.
 pub async fn serve(
@@ -299,15 +466,7 @@ pub async fn serve(
 ) -> anyhow::Result<()> {
     // The definition and its secrets first: a missing token stops startup before any
     // port is bound or the database is touched.
-    let secret = |name: &str| {
-        let value = std::env::var(name).ok();
-        // A variable holding two values during a rotation masks both.
-        for part in value.iter().flat_map(|value| value.split(',')) {
-            redactions.add(part.trim());
-        }
-        value
-    };
-    let agent_setup = config.agent.as_deref().map(|path| AgentSetup::load(path, secret)).transpose()?;
+    let agent_setup = load_agent(config, redactions)?;
     // Before opening: a refused second server must not migrate under the first one.
     let _sole_server = claim_sqlite_file(&database.database_url)?;
     let store = Store::open(database, config.runtimes()).await?;
@@ -350,6 +509,8 @@ pub async fn serve(
             config.agent_lease,
         )?;
         tracing::info!(agent = %setup.definition.name, %team, "agent runtime ready");
+        let subscription = setup.subscription(team, store.accounts().as_ref()).await?;
+        store.notify().subscribe_agent(team, subscription.as_ref()).await?;
         application = application.with_agent(config, &agent)?;
     }
     tracing::info!(address = %config.listen, port = application.port(), "serving the REST API");

@@ -3,7 +3,7 @@
 use clap::Parser;
 use tracing_subscriber::EnvFilter;
 
-use app::cli::{Cli, Command};
+use app::cli::{Cli, Command, JobsCommand};
 use app::config::{LogConfig, LogFormat};
 use app::redact::Redactions;
 
@@ -22,14 +22,25 @@ async fn main() -> std::process::ExitCode {
     // The secrets configuration holds, masked in every log line and in the last error.
     let redactions = Redactions::default();
     redactions.add_url(&cli.database.database_url);
-    if let Command::Serve(config) = &cli.command
-        && let Some(url) = &config.redis_url
-    {
-        redactions.add_url(url);
+    let served = match &cli.command {
+        Command::Serve(config) => Some(&**config),
+        Command::Jobs(JobsCommand::Run { serve, .. }) => Some(&**serve),
+        _ => None,
+    };
+    if let Some(config) = served {
+        if let Some(url) = &config.redis_url {
+            redactions.add_url(url);
+        }
+        if let Some(url) = &config.sending.smtp_url {
+            redactions.add_url(url);
+        }
     }
     init_tracing(&cli.log, redactions.clone());
     let result = match cli.command {
         Command::Serve(config) => app::serve(&cli.database, &config, &redactions).await,
+        Command::Jobs(JobsCommand::Run { at, serve }) => {
+            app::run_jobs(&cli.database, &serve, at, &redactions).await
+        }
         Command::Renderer { listen } => renderer::serve(listen).await,
         command => app::cli::run_admin(&cli.database, command).await,
     };

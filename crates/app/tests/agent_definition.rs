@@ -59,10 +59,7 @@ fn a_minimal_definition_gets_every_default() {
         })]
     );
     assert_eq!(definition.billable_tools, None, "no tools unless the definition gives them");
-    assert_eq!(
-        (definition.triggers[0].secret_field(), definition.triggers[0].secret_env()),
-        ("token_env", "WEBHOOK_TOKEN")
-    );
+    assert_eq!(definition.triggers[0].secret_env(), Some(("token_env", "WEBHOOK_TOKEN")));
 }
 
 #[test]
@@ -132,7 +129,7 @@ triggers:
             tools: ToolChoice::All,
         })
     );
-    let secrets: Vec<_> = definition.triggers.iter().map(|t| (t.secret_field(), t.secret_env())).collect();
+    let secrets: Vec<_> = definition.triggers.iter().filter_map(TriggerSettings::secret_env).collect();
     assert_eq!(secrets, [("token_env", "SUPPORT_TOKEN"), ("secret_env", "GITHUB_WEBHOOK_SECRET")]);
 }
 
@@ -250,8 +247,8 @@ fn github_triggers_have_their_own_rules() {
     assert!(refused(&github("    events: ['*']\n    repos: [justaname]")).contains("triggers[0].repos[0]"));
     assert!(refused(&github("    events: ['*']\n    token_env: X")).contains("use secret_env"));
     let definition = parse(&github("    events: ['*']\n    secret_env: HOOK_SECRET"));
-    assert_eq!(definition.triggers[0].secret_env(), "HOOK_SECRET");
-    assert_eq!(definition.triggers[0].path(), "/github");
+    assert_eq!(definition.triggers[0].secret_env(), Some(("secret_env", "HOOK_SECRET")));
+    assert_eq!(definition.triggers[0].route(), Some((8080, "/github")));
     assert!(
         refused(&github("    events: ['*']\n    body_limit: 10"))
             .contains("triggers[0].body_limit: must be between")

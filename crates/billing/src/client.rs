@@ -33,6 +33,8 @@ pub struct ClientDetails {
     pub line2: OptionalText,
     pub line3: OptionalText,
     pub postal_code: KeptPostalCode,
+    /// Whether the team's payment reminders go to the client (default yes).
+    pub reminders_enabled: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -109,9 +111,9 @@ pub trait ClientRepository: Send + Sync {
         now: DateTime<Utc>,
     ) -> Result<Client, ReplaceClientError>;
 
-    /// Deletes for good. MUST return `NotFound` when the client does not exist in `team`,
-    /// and `HasInvoices` (deleting nothing) when any invoice refers to it.
-    async fn delete(&self, team: TeamId, id: ClientId) -> Result<(), DeleteClientError>;
+    /// Deletes for good, at `at`. MUST return `NotFound` when the client does not exist in
+    /// `team`, and `HasInvoices` (deleting nothing) when any invoice refers to it.
+    async fn delete(&self, team: TeamId, id: ClientId, at: DateTime<Utc>) -> Result<(), DeleteClientError>;
 }
 
 #[cfg(test)]
@@ -132,6 +134,7 @@ mod tests {
             line2: OptionalText::parse("").unwrap(),
             line3: OptionalText::parse("").unwrap(),
             postal_code: KeptPostalCode::parse("1000").unwrap(),
+            reminders_enabled: true,
         };
         Client::new(TeamId::generate(), details, Utc::now())
     }

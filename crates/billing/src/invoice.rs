@@ -286,8 +286,24 @@ pub struct Invoice {
     pub sender_id: SenderAddressId,
     /// In position order.
     pub line_items: Vec<LineItem>,
+    /// Where sending and chasing it stand.
+    pub chasing: Chasing,
     pub created_at: DateTime<Utc>,
     pub updated_at: DateTime<Utc>,
+}
+
+/// Where sending an invoice and chasing its payment stand: kept on the invoice by the store
+/// that sends its messages and reminders (the `notify` crate has the rules).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Chasing {
+    /// When it was first e-mailed.
+    pub sent_at: Option<DateTime<Utc>>,
+    /// Reminders of it sent.
+    pub reminders_sent: u32,
+    /// The last step of the team's reminder policy handled: days after the due date.
+    pub reminder_step: Option<i32>,
+    /// When the next reminder is due; `None` when none will be.
+    pub next_reminder_at: Option<DateTime<Utc>>,
 }
 
 impl Invoice {
@@ -505,6 +521,7 @@ mod tests {
             client_id: kernel::Id::generate(),
             sender_id: kernel::Id::generate(),
             line_items: items,
+            chasing: Chasing::default(),
             created_at: now,
             updated_at: now,
         };

@@ -19,8 +19,8 @@ pub use client::{
 };
 pub use document::{InvoiceDocument, InvoiceRenderer, RenderError};
 pub use invoice::{
-    Invoice, InvoiceFilter, InvoiceId, InvoicePosition, InvoiceRule, InvoiceStatus, LineInput, LineItem,
-    LineItemId, Serial, TaxRule, Totals,
+    Chasing, Invoice, InvoiceFilter, InvoiceId, InvoicePosition, InvoiceRule, InvoiceStatus, LineInput,
+    LineItem, LineItemId, Serial, TaxRule, Totals,
 };
 pub use ledger::{
     Balance, EntryAmount, EntryKind, LedgerEntry, LedgerEntryId, LedgerRule, NewEntry, PaymentMethod,

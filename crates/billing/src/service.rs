@@ -277,8 +277,9 @@ pub async fn delete_invoice(
     store: &dyn BillingStore,
     team: TeamId,
     id: InvoiceId,
+    now: DateTime<Utc>,
 ) -> Result<(), BillingError> {
-    store.delete_invoice(team, id).await.map_err(|error| match error {
+    store.delete_invoice(team, id, now).await.map_err(|error| match error {
         DeleteInvoiceError::NotFound => BillingError::NotFound,
         DeleteInvoiceError::HasMoney => BillingError::HasMoney,
         DeleteInvoiceError::Store(error) => error.into(),

@@ -110,6 +110,7 @@ impl NewInvoice {
             client_id,
             sender_id,
             line_items: self.line_items,
+            chasing: crate::invoice::Chasing::default(),
             created_at: self.created_at,
             updated_at: self.created_at,
         };
@@ -226,10 +227,15 @@ pub trait InvoiceRepository: Send + Sync {
         status: StatusWrite,
     ) -> Result<Invoice, SaveInvoiceError>;
 
-    /// Deletes the invoice and its items for good; refused
+    /// Deletes the invoice and its items for good, at `at`; refused
     /// ([`DeleteInvoiceError::HasMoney`]) while its ledger has entries or it has credit
     /// notes.
-    async fn delete_invoice(&self, team: TeamId, id: InvoiceId) -> Result<(), DeleteInvoiceError>;
+    async fn delete_invoice(
+        &self,
+        team: TeamId,
+        id: InvoiceId,
+        at: DateTime<Utc>,
+    ) -> Result<(), DeleteInvoiceError>;
 }
 
 /// The ledger of each invoice, its credit notes, and what clients owe. Every write locks

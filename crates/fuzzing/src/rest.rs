@@ -85,7 +85,8 @@ impl Harness {
                 track: store.clone(),
                 agent: store.clone(),
                 health: store.clone(),
-                idempotency: store,
+                idempotency: store.clone(),
+                notify: store,
             };
             let settings = HttpSettings {
                 key_rate: unlimited(),
@@ -96,6 +97,13 @@ impl Harness {
                 listing_cache_bytes: 1 << 20,
                 idempotency_ttl: std::time::Duration::from_hours(1),
                 mcp_origins: http_api::AllowedOrigins::default(),
+                // E-mail is not configured (sending answers 409); webhooks go to public
+                // addresses only, checked by resolving them.
+                sending: http_api::Sending {
+                    mail_from: None,
+                    public_url: "http://127.0.0.1:3000".to_owned(),
+                    allow_private_webhooks: false,
+                },
             };
             let clock: Arc<dyn kernel::Clock> = Arc::new(kernel::SystemClock);
             let state = ApiState::new(stores, Arc::new(renderer::BuiltinRenderer), clock, settings);

@@ -39,8 +39,9 @@ pub use conventions::deadline::ClientLimits;
 pub use conventions::error::{ApiError, ErrorBody};
 pub use conventions::origins::AllowedOrigins;
 pub use conventions::ratelimit::Rate;
+pub use rest::describe::ApiBodies;
 pub use rest::openapi::API_VERSION;
-pub use rest::state::{ApiState, HttpSettings, Stores};
+pub use rest::state::{ApiState, HttpSettings, PolicyReminders, Sending, Stores};
 pub use rest::{documented_routes, openapi, schema_name_clashes};
 
 /// The whole application, as served by [`serve`] and by tests.

@@ -20,6 +20,7 @@ fn details(name: &str) -> ClientDetails {
         line2: OptionalText::parse("").unwrap(),
         line3: OptionalText::parse("Ёлка").unwrap(),
         postal_code: KeptPostalCode::parse("105 63").unwrap(),
+        reminders_enabled: true,
     }
 }
 
@@ -177,7 +178,7 @@ pub async fn clients_are_invisible_to_other_teams(store: Ports) {
     assert!(clients.list(other).await.unwrap().is_empty());
     let replaced = clients.replace(other, client.id, &details("Theirs"), SystemClock.now()).await;
     assert!(matches!(replaced, Err(ReplaceClientError::NotFound)), "{replaced:?}");
-    let deleted = clients.delete(other, client.id).await;
+    let deleted = clients.delete(other, client.id, chrono::Utc::now()).await;
     assert!(matches!(deleted, Err(DeleteClientError::NotFound)), "{deleted:?}");
     assert_eq!(clients.get(team, client.id).await.unwrap(), Some(client));
 }
@@ -207,8 +208,11 @@ pub async fn delete_is_permanent_and_scoped(store: Ports) {
     let team = create_team(&store, "A").await;
     let (gone, kept) = (stored_client(&store, team, "Gone").await, stored_client(&store, team, "Kept").await);
     let clients = store.billing();
-    clients.delete(team, gone.id).await.unwrap();
+    clients.delete(team, gone.id, chrono::Utc::now()).await.unwrap();
     assert_eq!(clients.get(team, gone.id).await.unwrap(), None);
-    assert!(matches!(clients.delete(team, gone.id).await, Err(DeleteClientError::NotFound)));
+    assert!(matches!(
+        clients.delete(team, gone.id, chrono::Utc::now()).await,
+        Err(DeleteClientError::NotFound)
+    ));
     assert_eq!(clients.list(team).await.unwrap(), [kept]);
 }

@@ -40,6 +40,7 @@ pub fn client_details(name: &str, email: &str) -> ClientDetails {
         line2: OptionalText::empty(),
         line3: OptionalText::empty(),
         postal_code: KeptPostalCode::parse("105 63").unwrap(),
+        reminders_enabled: true,
     }
 }
 
@@ -289,7 +290,7 @@ pub async fn invoices_are_invisible_to_other_teams(store: Ports) {
     assert_eq!(f.billing.get_invoice(other.team, invoice.id).await.unwrap(), None);
     assert!(f.billing.list_invoices(other.team, &InvoiceFilter::default()).await.unwrap().is_empty());
     assert!(matches!(
-        f.billing.delete_invoice(other.team, invoice.id).await,
+        f.billing.delete_invoice(other.team, invoice.id, chrono::Utc::now()).await,
         Err(DeleteInvoiceError::NotFound)
     ));
     let moved =
@@ -309,20 +310,23 @@ pub async fn invoices_are_invisible_to_other_teams(store: Ports) {
 pub async fn clients_with_invoices_cannot_be_deleted(store: Ports) {
     let f = fixture(store).await;
     let invoice = f.invoice("2026-11-20").await;
-    let refused = f.billing.delete(f.team, f.client).await;
+    let refused = f.billing.delete(f.team, f.client, chrono::Utc::now()).await;
     assert!(matches!(refused, Err(DeleteClientError::HasInvoices)), "{refused:?}");
     assert!(f.billing.get(f.team, f.client).await.unwrap().is_some());
-    f.billing.delete_invoice(f.team, invoice.id).await.unwrap();
-    f.billing.delete(f.team, f.client).await.unwrap();
+    f.billing.delete_invoice(f.team, invoice.id, chrono::Utc::now()).await.unwrap();
+    f.billing.delete(f.team, f.client, chrono::Utc::now()).await.unwrap();
 }
 
 pub async fn deleting_an_invoice_takes_its_items(store: Ports) {
     let f = fixture(store).await;
     let (gone, kept) = (f.invoice("2026-11-20").await, f.invoice("2026-11-21").await);
-    f.billing.delete_invoice(f.team, gone.id).await.unwrap();
+    f.billing.delete_invoice(f.team, gone.id, chrono::Utc::now()).await.unwrap();
     assert_eq!(f.billing.get_invoice(f.team, gone.id).await.unwrap(), None);
     assert_eq!(f.billing.find_invoice(gone.id).await.unwrap(), None);
-    assert!(matches!(f.billing.delete_invoice(f.team, gone.id).await, Err(DeleteInvoiceError::NotFound)));
+    assert!(matches!(
+        f.billing.delete_invoice(f.team, gone.id, chrono::Utc::now()).await,
+        Err(DeleteInvoiceError::NotFound)
+    ));
     assert_eq!(f.billing.list_invoices(f.team, &InvoiceFilter::default()).await.unwrap(), [kept]);
     // A deleted invoice's serial is not given again.
     assert_eq!(f.invoice("2026-11-22").await.serial.to_string(), "INV-0003");

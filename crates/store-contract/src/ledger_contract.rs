@@ -162,7 +162,10 @@ pub async fn refunds_voids_and_write_offs_keep_the_books(store: Ports) {
         LedgerRule::NothingDue
     );
     // An invoice with books is kept.
-    assert!(matches!(f.billing.delete_invoice(f.team, invoice.id).await, Err(DeleteInvoiceError::HasMoney)));
+    assert!(matches!(
+        f.billing.delete_invoice(f.team, invoice.id, chrono::Utc::now()).await,
+        Err(DeleteInvoiceError::HasMoney)
+    ));
     assert!(f.billing.get_invoice(f.team, invoice.id).await.unwrap().is_some());
 }
 
@@ -287,7 +290,10 @@ pub async fn credit_notes_take_their_own_serials_and_lower_what_is_due(store: Po
     let after_full =
         CreditNoteFilter { before_serial: Some(full.serial), limit: Some(1), ..Default::default() };
     assert_eq!(f.billing.list_credit_notes(f.team, &after_full).await.unwrap(), [first]);
-    assert!(matches!(f.billing.delete_invoice(f.team, other.id).await, Err(DeleteInvoiceError::HasMoney)));
+    assert!(matches!(
+        f.billing.delete_invoice(f.team, other.id, chrono::Utc::now()).await,
+        Err(DeleteInvoiceError::HasMoney)
+    ));
 }
 
 pub async fn books_are_invisible_to_other_teams(store: Ports) {
@@ -375,7 +381,10 @@ pub async fn concurrent_voids_payments_and_deletes_all_land(store: Ports) {
         }));
         let (billing, team) = (f.billing.clone(), f.team);
         writes.push(tokio::spawn(async move {
-            billing.delete_invoice(team, other).await.map_err(|e| format!("delete: {e:?}"))
+            billing
+                .delete_invoice(team, other, chrono::Utc::now())
+                .await
+                .map_err(|e| format!("delete: {e:?}"))
         }));
     }
     for write in writes {

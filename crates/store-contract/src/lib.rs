@@ -36,6 +36,7 @@ use triggers::{AgentStore, ConversationTurns};
 
 pub mod accounts_contract;
 pub mod agent;
+pub mod chasing_contract;
 mod database;
 pub mod deliveries;
 pub mod idempotency;
@@ -58,6 +59,8 @@ pub struct Ports {
     pub track: Arc<dyn TrackStore>,
     pub agent: Arc<dyn AgentStore>,
     pub idempotency: Arc<dyn IdempotencyStore>,
+    /// Events, jobs, messages, reminders and webhooks.
+    pub notify: Arc<dyn notify::NotifyStore>,
     /// The conversation lines every process sharing the store sees: shared ones on a
     /// store replicas share, in-process ones elsewhere.
     pub turns: TurnsFactory,
@@ -75,14 +78,21 @@ impl Ports {
     /// Every port from one store that implements them all, with its conversation lines.
     pub fn of<S>(store: Arc<S>, turns: TurnsFactory) -> Self
     where
-        S: AccountStore + BillingStore + TrackStore + AgentStore + IdempotencyStore + 'static,
+        S: AccountStore
+            + BillingStore
+            + TrackStore
+            + AgentStore
+            + IdempotencyStore
+            + notify::NotifyStore
+            + 'static,
     {
         Self {
             accounts: store.clone(),
             billing: store.clone(),
             track: store.clone(),
             agent: store.clone(),
-            idempotency: store,
+            idempotency: store.clone(),
+            notify: store,
             turns,
             keep: Arc::new(()),
         }
@@ -112,6 +122,10 @@ impl Ports {
 
     pub fn idempotency(&self) -> Arc<dyn IdempotencyStore> {
         self.idempotency.clone()
+    }
+
+    pub fn notify(&self) -> Arc<dyn notify::NotifyStore> {
+        self.notify.clone()
     }
 
     /// Conversation lines over this store, whose tickets a stopped holder keeps `lease` long.
@@ -278,6 +292,20 @@ macro_rules! contract_suite {
                 a_ticket_that_leaves_while_waiting_is_passed_over,
                 only_the_holder_writes_the_conversations_memory,
                 lines_are_per_conversation_and_per_team,
+            },
+            chasing_contract::{
+                every_write_records_its_events_in_order,
+                tracking_writes_record_their_events,
+                refused_writes_and_previews_record_nothing,
+                dispatch_hands_each_event_once_to_matching_endpoints_and_the_agent,
+                jobs_are_claimed_once_leased_fenced_and_taken_over,
+                jobs_of_one_thread_run_in_order,
+                a_job_is_finished_only_by_the_attempt_that_holds_it,
+                messages_are_queued_sent_failed_and_retried,
+                reminders_follow_the_policy_once_per_step,
+                concurrent_reminder_passes_send_each_step_once,
+                overdue_is_announced_once_per_due_date,
+                webhook_endpoints_keep_their_deliveries,
             },
         );
     };

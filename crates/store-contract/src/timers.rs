@@ -98,17 +98,11 @@ pub async fn a_stop_makes_one_entry_and_ends_the_timer(store: Ports) {
     let now = timer.started_at + TimeDelta::milliseconds(90_500);
     let entry = |timer: &RunningTimer| timer.clone().into_entry(TimeEntryId::generate(), now);
     let (first, second) = (entry(&timer), entry(&timer));
-    let (a, b) = tokio::join!(
-        f.track.stop_timer(f.team, timer.id, &first),
-        f.track.stop_timer(f.team, timer.id, &second)
-    );
+    let (a, b) = tokio::join!(f.track.stop_timer(&timer, &first), f.track.stop_timer(&timer, &second));
     let stopped = [a, b].into_iter().flatten().count();
     assert_eq!(stopped, 1, "two racing stops make one entry");
     assert_eq!(f.running().await, None);
-    assert!(matches!(
-        f.track.stop_timer(f.team, timer.id, &entry(&timer)).await,
-        Err(StopTimerError::NotRunning)
-    ));
+    assert!(matches!(f.track.stop_timer(&timer, &entry(&timer)).await, Err(StopTimerError::NotRunning)));
 
     let filter = tracking::EntryFilter::within(Frequency::Day.period_around(timer.started_at));
     let listed = f.track.list_entries(f.team, &filter).await.unwrap();
@@ -124,11 +118,11 @@ pub async fn a_discarded_timer_logs_nothing(store: Ports) {
     let f = fixture(store).await;
     let timer = f.timer(&[]);
     f.track.start_timer(&timer).await.unwrap();
-    f.track.discard_timer(f.team, timer.id).await.unwrap();
+    f.track.discard_timer(&timer, timer.started_at).await.unwrap();
     assert_eq!(f.running().await, None);
-    assert!(matches!(f.track.discard_timer(f.team, timer.id).await, Err(StopTimerError::NotRunning)));
+    assert!(matches!(f.track.discard_timer(&timer, timer.started_at).await, Err(StopTimerError::NotRunning)));
     let entry = timer.clone().into_entry(TimeEntryId::generate(), at("2026-11-24T10:00:00Z"));
-    assert!(matches!(f.track.stop_timer(f.team, timer.id, &entry).await, Err(StopTimerError::NotRunning)));
+    assert!(matches!(f.track.stop_timer(&timer, &entry).await, Err(StopTimerError::NotRunning)));
     let filter = tracking::EntryFilter::within(Frequency::Day.period_around(timer.started_at));
     assert!(f.track.list_entries(f.team, &filter).await.unwrap().is_empty());
     // A new timer starts once the old one is gone.
@@ -161,7 +155,7 @@ pub async fn timers_refuse_references_outside_the_team_and_hold_their_project(st
     f.track.start_timer(&filed).await.unwrap();
     assert!(matches!(f.track.delete_section(f.team, section.id).await, Err(DeleteError::HasTimeEntries)));
     assert!(matches!(f.track.delete_project(f.team, project.id).await, Err(DeleteError::HasTimeEntries)));
-    f.track.discard_timer(f.team, filed.id).await.unwrap();
+    f.track.discard_timer(&filed, filed.started_at).await.unwrap();
     f.track.delete_project(f.team, project.id).await.unwrap();
 }
 
@@ -172,7 +166,12 @@ pub async fn timers_are_invisible_to_other_teams(store: Ports) {
     let other = create_team(&f.store, "Other").await;
     assert_eq!(f.track.running_timer(other, f.user).await.unwrap(), None);
     let entry = timer.clone().into_entry(TimeEntryId::generate(), at("2026-11-24T10:00:00Z"));
-    assert!(matches!(f.track.stop_timer(other, timer.id, &entry).await, Err(StopTimerError::NotRunning)));
-    assert!(matches!(f.track.discard_timer(other, timer.id).await, Err(StopTimerError::NotRunning)));
+    // The timer as another team would name it: its id, under that team.
+    let theirs = RunningTimer { team_id: other, ..timer.clone() };
+    assert!(matches!(f.track.stop_timer(&theirs, &entry).await, Err(StopTimerError::NotRunning)));
+    assert!(matches!(
+        f.track.discard_timer(&theirs, timer.started_at).await,
+        Err(StopTimerError::NotRunning)
+    ));
     assert_eq!(f.running().await, Some(timer));
 }

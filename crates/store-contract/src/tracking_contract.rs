@@ -190,11 +190,14 @@ pub async fn projects_and_sections_with_entries_cannot_be_deleted(store: Ports) 
     // Nothing went: the section, the project and the entry are all still there.
     assert!(f.track.get_section(f.team, section.id).await.unwrap().is_some());
     assert!(f.track.get_project(f.team, project.id).await.unwrap().is_some());
-    f.track.delete_entry(f.team, entry.id).await.unwrap();
+    f.track.delete_entry(f.team, entry.id, chrono::Utc::now()).await.unwrap();
     f.track.delete_section(f.team, section.id).await.unwrap();
     f.track.delete_project(f.team, project.id).await.unwrap();
     assert!(matches!(f.track.delete_project(f.team, project.id).await, Err(DeleteError::NotFound)));
-    assert!(matches!(f.track.delete_entry(f.team, entry.id).await, Err(DeleteError::NotFound)));
+    assert!(matches!(
+        f.track.delete_entry(f.team, entry.id, chrono::Utc::now()).await,
+        Err(DeleteError::NotFound)
+    ));
 }
 
 pub async fn deleting_a_project_takes_its_sections(store: Ports) {
@@ -419,7 +422,10 @@ pub async fn tracking_is_invisible_to_other_teams(store: Ports) {
     assert!(matches!(t.delete_tag(stranger, tag.id).await, Err(DeleteError::NotFound)));
     assert!(matches!(t.delete_section(stranger, section.id).await, Err(DeleteError::NotFound)));
     assert!(matches!(t.delete_project(stranger, project.id).await, Err(DeleteError::NotFound)));
-    assert!(matches!(t.delete_entry(stranger, entry.id).await, Err(DeleteError::NotFound)));
+    assert!(matches!(
+        t.delete_entry(stranger, entry.id, chrono::Utc::now()).await,
+        Err(DeleteError::NotFound)
+    ));
     let hijack = TimeEntry { team_id: stranger, ..entry.clone() };
     assert!(matches!(t.replace_entry(&hijack).await, Err(SaveEntryError::NotFound)));
     // All still there for their own team.
@@ -450,12 +456,12 @@ pub async fn the_listing_revision_grows_with_every_change_a_listing_shows(store:
     grew("a tag renamed").await;
     f.track.delete_tag(f.team, tag.id).await.unwrap();
     grew("a tag deleted").await;
-    f.track.delete_entry(f.team, entry.id).await.unwrap();
+    f.track.delete_entry(f.team, entry.id, chrono::Utc::now()).await.unwrap();
     grew("an entry deleted").await;
 
     // What changed nothing leaves it: reads, refusals, and another team's changes.
     f.track.list_entries(f.team, &month_of("2026-11-20")).await.unwrap();
-    assert!(f.track.delete_entry(f.team, entry.id).await.is_err());
+    assert!(f.track.delete_entry(f.team, entry.id, chrono::Utc::now()).await.is_err());
     assert!(f.track.replace_entry(&entry).await.is_err());
     let refused = TimeEntry { user_id: other.user, ..f.entry("2026-11-20", &[]) };
     assert!(f.track.create_entry(&refused).await.is_err());
@@ -499,14 +505,14 @@ pub async fn billed_time_is_locked_and_released_with_its_invoice(store: Ports) {
     // Billed time is locked.
     let edited = TimeEntry { task_name: TaskName::parse("Other").unwrap(), ..f.stored(a.id).await };
     assert!(matches!(f.track.replace_entry(&edited).await, Err(SaveEntryError::Billed)));
-    assert!(matches!(f.track.delete_entry(f.team, a.id).await, Err(DeleteError::Billed)));
+    assert!(matches!(f.track.delete_entry(f.team, a.id, chrono::Utc::now()).await, Err(DeleteError::Billed)));
     assert_eq!(f.stored(a.id).await.task_name, a.task_name);
 
     // Deleting the invoice releases its time, and only its time.
-    invoices.billing.delete_invoice(f.team, invoice.id).await.unwrap();
+    invoices.billing.delete_invoice(f.team, invoice.id, chrono::Utc::now()).await.unwrap();
     assert_eq!((billed_on(&a).await, billed_on(&b).await, billed_on(&c).await), (None, None, Some(other.id)));
     f.track.replace_entry(&edited).await.unwrap();
-    f.track.delete_entry(f.team, b.id).await.unwrap();
+    f.track.delete_entry(f.team, b.id, chrono::Utc::now()).await.unwrap();
 }
 
 pub async fn an_invoice_bills_its_time_in_its_own_transaction(store: Ports) {

@@ -43,6 +43,17 @@ impl State {
     fn invoice_mut(&mut self, team: TeamId, id: InvoiceId) -> Option<&mut Invoice> {
         self.invoices.iter_mut().find(|i| i.team_id == team && i.id == id)
     }
+
+    /// The invoice `before` was, as its books now leave it, with its next reminder kept:
+    /// none once nothing is due, the policy's again when something is due once more.
+    fn rebalanced(&mut self, before: &Invoice) -> Invoice {
+        let open = |i: &Invoice| notify::reminders::is_open(i.balance.due().is_zero(), i.status);
+        let now_open = self.invoice(before.team_id, before.id).is_some_and(open);
+        if open(before) != now_open {
+            self.refresh_reminders(before.team_id, |i| i.id == before.id);
+        }
+        self.invoice(before.team_id, before.id).cloned().unwrap_or_else(|| before.clone())
+    }
 }
 
 /// `invoice` with the ledger's balance, and the status it gives.
@@ -96,7 +107,54 @@ impl InvoiceRepository for MemoryStore {
         _lines_changed: bool,
         status: StatusWrite,
     ) -> Result<Invoice, SaveInvoiceError> {
-        let mut state = self.state();
+        let describe = self.describe.clone();
+        self.changed(|state| replace(state, &*describe, invoice, status))
+    }
+
+    async fn delete_invoice(
+        &self,
+        team: TeamId,
+        id: InvoiceId,
+        at: DateTime<Utc>,
+    ) -> Result<(), DeleteInvoiceError> {
+        let describe = self.describe.clone();
+        self.changed(|state| {
+            let has_books = state.ledger.iter().any(|e| e.team_id == team && e.invoice_id == id)
+                || state.credit_notes.iter().any(|n| n.team_id == team && n.invoice_id == id);
+            if has_books {
+                return Err(DeleteInvoiceError::HasMoney);
+            }
+            let index = state
+                .invoices
+                .iter()
+                .position(|i| i.team_id == team && i.id == id)
+                .ok_or(DeleteInvoiceError::NotFound)?;
+            let gone = state.invoices.remove(index);
+            // Its messages go with it, as the SQL stores' foreign keys take them.
+            state.drop_messages_of(id);
+            // The time it billed is released with it, as the SQL stores' foreign key does.
+            let mut released = false;
+            for entry in state.entries.iter_mut().filter(|e| e.team_id == team && e.invoice_id == Some(id)) {
+                entry.invoice_id = None;
+                released = true;
+            }
+            if released {
+                state.bump_revision(team);
+            }
+            state.record(notify::raise::invoice_deleted(&gone).events(&*describe, at));
+            Ok(())
+        })
+    }
+}
+
+/// An update of `invoice` under the lock, as `replace_invoice` promises.
+fn replace(
+    state: &mut State,
+    describe: &dyn notify::Describe,
+    invoice: &Invoice,
+    status: StatusWrite,
+) -> Result<Invoice, SaveInvoiceError> {
+    {
         let team = invoice.team_id;
         let Some(index) = state.invoices.iter().position(|i| i.team_id == team && i.id == invoice.id) else {
             return Err(SaveInvoiceError::NotFound);
@@ -108,7 +166,9 @@ impl InvoiceRepository for MemoryStore {
             return Err(SaveInvoiceError::UnknownSender);
         }
         let stored = &state.invoices[index];
-        // Identity, serial, currency, creation time and the books stay as stored.
+        let before = stored.status;
+        let due_changed = stored.due_date != invoice.due_date;
+        // Identity, serial, currency, creation time, the books and the chasing stay as stored.
         let mut updated = Invoice {
             id: stored.id,
             team_id: stored.team_id,
@@ -117,39 +177,23 @@ impl InvoiceRepository for MemoryStore {
             created_at: stored.created_at,
             balance: stored.balance,
             status: stored.status,
+            chasing: stored.chasing,
             ..invoice.clone()
         };
         let (entries, credits) = state.books_of(invoice.id);
         let (balance, entry) =
             billing::store::rebalance(&updated, stored.balance.recorded(), &entries, &credits, status)?;
         balanced(&mut updated, balance, invoice.updated_at);
-        state.ledger.extend(entry);
-        state.invoices[index] = updated.clone();
-        Ok(updated)
-    }
-
-    async fn delete_invoice(&self, team: TeamId, id: InvoiceId) -> Result<(), DeleteInvoiceError> {
-        let mut state = self.state();
-        let has_books = state.ledger.iter().any(|e| e.team_id == team && e.invoice_id == id)
-            || state.credit_notes.iter().any(|n| n.team_id == team && n.invoice_id == id);
-        if has_books {
-            return Err(DeleteInvoiceError::HasMoney);
+        state.ledger.extend(entry.clone());
+        state.invoices[index] = updated;
+        if due_changed {
+            state.forget_overdue(invoice.id);
         }
-        let before = state.invoices.len();
-        state.invoices.retain(|i| !(i.team_id == team && i.id == id));
-        if state.invoices.len() == before {
-            return Err(DeleteInvoiceError::NotFound);
-        }
-        // The time it billed is released with it, as the SQL stores' foreign key does.
-        let mut released = false;
-        for entry in state.entries.iter_mut().filter(|e| e.team_id == team && e.invoice_id == Some(id)) {
-            entry.invoice_id = None;
-            released = true;
-        }
-        if released {
-            state.bump_revision(team);
-        }
-        Ok(())
+        state.refresh_reminders(team, |i| i.id == invoice.id);
+        let saved = state.invoices[index].clone();
+        let raised = notify::raise::invoice_replaced(before, &saved, entry.as_ref());
+        state.record(raised.events(describe, invoice.updated_at));
+        Ok(saved)
     }
 }
 
@@ -244,10 +288,21 @@ impl MemoryStore {
             return Err(CreateInvoiceError::TimeTaken);
         }
         let serial = state.serials.get(&team).map_or(Serial::FIRST, |last| last.next());
-        let (invoice, opening) = new.into_invoice(serial, client_id, sender_id)?;
+        let (mut invoice, opening) = new.into_invoice(serial, client_id, sender_id)?;
+        if invoice.due_date.is_some() {
+            let policy = state.chasing_policy(team);
+            let takes = new_client.as_ref().map_or_else(
+                || state.clients.iter().any(|c| c.id == client_id && c.details.reminders_enabled),
+                |client| client.details.reminders_enabled,
+            );
+            invoice.chasing.next_reminder_at = notify::Schedule::of(&invoice, takes, None).next_at(&policy);
+        }
         if keep == Keep::RollBack {
             return Ok(invoice);
         }
+        let raised = notify::raise::invoice_created(&invoice, new_client.as_ref(), opening.as_ref());
+        let events = raised.events(&*self.describe, invoice.created_at);
+        state.record(events);
         for entry in state.entries.iter_mut().filter(|e| billable(e)) {
             entry.invoice_id = Some(invoice.id);
         }
@@ -259,6 +314,8 @@ impl MemoryStore {
         state.senders.extend(new_sender);
         state.ledger.extend(opening);
         state.invoices.push(invoice.clone());
+        drop(state);
+        self.signal.notify_one();
         Ok(invoice)
     }
 }
@@ -271,16 +328,20 @@ impl LedgerRepository for MemoryStore {
         invoice: InvoiceId,
         entry: NewEntry,
     ) -> Result<(LedgerEntry, Invoice), LedgerError> {
-        let mut state = self.state();
-        let current = state.invoices.iter().find(|i| i.team_id == team && i.id == invoice).cloned();
-        let current = current.ok_or(LedgerError::NotFound)?;
-        let at = entry.created_at;
-        let (entry, balance) = billing::store::record(&current, entry)?;
-        let stored = state.invoice_mut(team, invoice).ok_or(LedgerError::NotFound)?;
-        balanced(stored, balance, at);
-        let answer = (entry.clone(), stored.clone());
-        state.ledger.push(entry);
-        Ok(answer)
+        let describe = self.describe.clone();
+        self.changed(|state| {
+            let current = state.invoices.iter().find(|i| i.team_id == team && i.id == invoice).cloned();
+            let current = current.ok_or(LedgerError::NotFound)?;
+            let at = entry.created_at;
+            let (entry, balance) = billing::store::record(&current, entry)?;
+            let stored = state.invoice_mut(team, invoice).ok_or(LedgerError::NotFound)?;
+            balanced(stored, balance, at);
+            state.ledger.push(entry.clone());
+            let after = state.rebalanced(&current);
+            state
+                .record(notify::raise::entry_recorded(&entry, current.status, &after).events(&*describe, at));
+            Ok((entry, after))
+        })
     }
 
     async fn void_entry(
@@ -290,20 +351,25 @@ impl LedgerRepository for MemoryStore {
         reason: Option<Notes>,
         at: DateTime<Utc>,
     ) -> Result<(LedgerEntry, Invoice), LedgerError> {
-        let mut state = self.state();
-        let target = state.ledger.iter().find(|e| e.team_id == team && e.id == entry).cloned();
-        let target = target.ok_or(LedgerError::NotFound)?;
-        let current = state.invoices.iter().find(|i| i.team_id == team && i.id == target.invoice_id).cloned();
-        let current = current.ok_or(LedgerError::NotFound)?;
-        let (entries, credits) = state.books_of(target.invoice_id);
-        let balance = billing::store::void(&current, &entries, &credits, entry, at)?;
-        let stored = state.invoice_mut(team, target.invoice_id).ok_or(LedgerError::NotFound)?;
-        balanced(stored, balance, at);
-        let invoice = stored.clone();
-        let voided = state.ledger.iter_mut().find(|e| e.id == entry).ok_or(LedgerError::NotFound)?;
-        voided.voided_at = Some(at);
-        voided.void_reason = reason;
-        Ok((voided.clone(), invoice))
+        let describe = self.describe.clone();
+        self.changed(|state| {
+            let target = state.ledger.iter().find(|e| e.team_id == team && e.id == entry).cloned();
+            let target = target.ok_or(LedgerError::NotFound)?;
+            let current =
+                state.invoices.iter().find(|i| i.team_id == team && i.id == target.invoice_id).cloned();
+            let current = current.ok_or(LedgerError::NotFound)?;
+            let (entries, credits) = state.books_of(target.invoice_id);
+            let balance = billing::store::void(&current, &entries, &credits, entry, at)?;
+            let stored = state.invoice_mut(team, target.invoice_id).ok_or(LedgerError::NotFound)?;
+            balanced(stored, balance, at);
+            let voided = state.ledger.iter_mut().find(|e| e.id == entry).ok_or(LedgerError::NotFound)?;
+            voided.voided_at = Some(at);
+            voided.void_reason = reason;
+            let voided = voided.clone();
+            let invoice = state.rebalanced(&current);
+            state.record(notify::raise::entry_voided(&voided).events(&*describe, at));
+            Ok((voided, invoice))
+        })
     }
 
     async fn get_entry(&self, team: TeamId, id: LedgerEntryId) -> Result<Option<LedgerEntry>, StoreError> {
@@ -331,17 +397,20 @@ impl LedgerRepository for MemoryStore {
         invoice: InvoiceId,
         note: NewCreditNote,
     ) -> Result<(CreditNote, Invoice), LedgerError> {
-        let mut state = self.state();
-        let current = state.invoices.iter().find(|i| i.team_id == team && i.id == invoice).cloned();
-        let current = current.ok_or(LedgerError::NotFound)?;
-        let serial = state.credit_serials.get(&team).map_or(CreditSerial::FIRST, |last| last.next());
-        let (note, balance) = billing::store::credit(&current, note, serial)?;
-        state.credit_serials.insert(team, serial);
-        let stored = state.invoice_mut(team, invoice).ok_or(LedgerError::NotFound)?;
-        balanced(stored, balance, note.created_at);
-        let invoice = stored.clone();
-        state.credit_notes.push(note.clone());
-        Ok((note, invoice))
+        let describe = self.describe.clone();
+        self.changed(|state| {
+            let current = state.invoices.iter().find(|i| i.team_id == team && i.id == invoice).cloned();
+            let current = current.ok_or(LedgerError::NotFound)?;
+            let serial = state.credit_serials.get(&team).map_or(CreditSerial::FIRST, |last| last.next());
+            let (note, balance) = billing::store::credit(&current, note, serial)?;
+            state.credit_serials.insert(team, serial);
+            let stored = state.invoice_mut(team, invoice).ok_or(LedgerError::NotFound)?;
+            balanced(stored, balance, note.created_at);
+            state.credit_notes.push(note.clone());
+            let invoice = state.rebalanced(&current);
+            state.record(notify::raise::credit_issued(&note).events(&*describe, note.created_at));
+            Ok((note, invoice))
+        })
     }
 
     async fn get_credit_note(

@@ -16,6 +16,7 @@ use chrono::{DateTime, Utc};
 use kernel::{StoreError, StoreHealth, StoreStatus};
 
 mod agent;
+mod chasing;
 mod deliveries;
 mod idempotency;
 mod invoices;
@@ -51,17 +52,44 @@ struct State {
     /// Accepted deliveries' (team, delivery id, body hash, accepted at).
     dedupe: Vec<deliveries::DedupeRecord>,
     idempotency_keys: Vec<idempotency::KeyRecord>,
+    /// Events, jobs, messages, reminders and webhooks.
+    chasing: chasing::Chasing,
 }
 
 /// All ports over one in-process state.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct MemoryStore {
     state: Mutex<State>,
+    /// Words the resources of the events writes record.
+    describe: std::sync::Arc<dyn notify::Describe>,
+    /// Rung after each change that records an event or queues a job.
+    signal: std::sync::Arc<tokio::sync::Notify>,
+}
+
+impl Default for MemoryStore {
+    fn default() -> Self {
+        Self {
+            state: Mutex::default(),
+            describe: std::sync::Arc::new(notify::BareIds),
+            signal: std::sync::Arc::default(),
+        }
+    }
 }
 
 impl MemoryStore {
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// The same store, recording events with the resources worded by `describe`.
+    #[must_use]
+    pub fn describing(self, describe: std::sync::Arc<dyn notify::Describe>) -> Self {
+        Self { describe, ..self }
+    }
+
+    /// Rung after each change that recorded an event or queued a job.
+    pub fn job_signal(&self) -> std::sync::Arc<tokio::sync::Notify> {
+        self.signal.clone()
     }
 
     fn state(&self) -> MutexGuard<'_, State> {
@@ -185,8 +213,12 @@ impl ClientRepository for MemoryStore {
     }
 
     async fn create(&self, client: &Client) -> Result<(), StoreError> {
-        self.state().clients.push(client.clone());
-        Ok(())
+        let events = notify::raise::client_created(client).events(&*self.describe, client.created_at);
+        self.changed(|state| {
+            state.clients.push(client.clone());
+            state.record(events);
+            Ok(())
+        })
     }
 
     async fn replace(
@@ -196,27 +228,47 @@ impl ClientRepository for MemoryStore {
         details: &ClientDetails,
         now: DateTime<Utc>,
     ) -> Result<Client, ReplaceClientError> {
-        let mut state = self.state();
-        let client = state
-            .clients
-            .iter_mut()
-            .find(|c| c.team_id == team && c.id == id)
-            .ok_or(ReplaceClientError::NotFound)?;
-        *client = client.clone().replaced(details.clone(), now);
-        Ok(client.clone())
+        let describe = self.describe.clone();
+        self.changed(|state| {
+            let client = state
+                .clients
+                .iter_mut()
+                .find(|c| c.team_id == team && c.id == id)
+                .ok_or(ReplaceClientError::NotFound)?;
+            *client = client.clone().replaced(details.clone(), now);
+            let client = client.clone();
+            state.refresh_reminders(team, |i| i.client_id == id && i.due_date.is_some());
+            state.record(notify::raise::client_updated(&client).events(&*describe, now));
+            Ok(client)
+        })
     }
 
-    async fn delete(&self, team: TeamId, id: ClientId) -> Result<(), DeleteClientError> {
-        let mut state = self.state();
-        if state.invoices.iter().any(|i| i.team_id == team && i.client_id == id) {
-            return Err(DeleteClientError::HasInvoices);
+    async fn delete(&self, team: TeamId, id: ClientId, at: DateTime<Utc>) -> Result<(), DeleteClientError> {
+        let describe = self.describe.clone();
+        self.changed(|state| {
+            if state.invoices.iter().any(|i| i.team_id == team && i.client_id == id) {
+                return Err(DeleteClientError::HasInvoices);
+            }
+            let index = state
+                .clients
+                .iter()
+                .position(|c| c.team_id == team && c.id == id)
+                .ok_or(DeleteClientError::NotFound)?;
+            let gone = state.clients.remove(index);
+            state.record(notify::raise::client_deleted(&gone).events(&*describe, at));
+            Ok(())
+        })
+    }
+}
+
+impl MemoryStore {
+    /// Runs `change` on the state under the lock; rings the job signal after a success.
+    pub(crate) fn changed<T, E>(&self, change: impl FnOnce(&mut State) -> Result<T, E>) -> Result<T, E> {
+        let answer = change(&mut self.state());
+        if answer.is_ok() {
+            self.signal.notify_one();
         }
-        let before = state.clients.len();
-        state.clients.retain(|c| !(c.team_id == team && c.id == id));
-        if state.clients.len() == before {
-            return Err(DeleteClientError::NotFound);
-        }
-        Ok(())
+        answer
     }
 }
 

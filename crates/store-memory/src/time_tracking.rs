@@ -12,7 +12,7 @@ use tracking::{
     CreateSectionError, DeleteError, EntryFilter, HourlyRate, Project, ProjectChanges, ProjectId,
     ProjectRepository, ReportGroupBy, ReportQuery, ReportRow, RunningTimer, SaveEntryError, SaveProjectError,
     Section, SectionId, SectionRepository, StartTimerError, StopTimerError, Tag, TagId, TagRef,
-    TagRepository, TimeEntry, TimeEntryId, TimeEntryRepository, TimerId, TimerRepository, Title,
+    TagRepository, TimeEntry, TimeEntryId, TimeEntryRepository, TimerRepository, Title,
 };
 
 use crate::{MemoryStore, State};
@@ -300,17 +300,53 @@ impl TimeEntryRepository for MemoryStore {
     }
 
     async fn create_entry(&self, entry: &TimeEntry) -> Result<(), SaveEntryError> {
-        let mut state = self.state();
-        if !state.references_hold(entry) {
-            return Err(SaveEntryError::MissingReference);
-        }
-        state.entries.push(TimeEntry { invoice_id: None, ..entry.clone() });
-        state.bump_revision(entry.team_id);
-        Ok(())
+        let events = notify::raise::time_entry_created(entry).events(&*self.describe, entry.created_at);
+        self.changed(|state| {
+            if !state.references_hold(entry) {
+                return Err(SaveEntryError::MissingReference);
+            }
+            state.entries.push(TimeEntry { invoice_id: None, ..entry.clone() });
+            state.bump_revision(entry.team_id);
+            state.record(events);
+            Ok(())
+        })
     }
 
     async fn replace_entry(&self, entry: &TimeEntry) -> Result<(), SaveEntryError> {
-        let mut state = self.state();
+        let events = notify::raise::time_entry_updated(entry).events(&*self.describe, entry.updated_at);
+        self.changed(|state| replace_entry(state, entry, events))
+    }
+
+    async fn delete_entry(
+        &self,
+        team: TeamId,
+        id: TimeEntryId,
+        at: DateTime<Utc>,
+    ) -> Result<(), DeleteError> {
+        let describe = self.describe.clone();
+        self.changed(|state| {
+            let Some(index) = state.entries.iter().position(|e| e.team_id == team && e.id == id) else {
+                return Err(DeleteError::NotFound);
+            };
+            if state.entries[index].invoice_id.is_some() {
+                return Err(DeleteError::Billed);
+            }
+            let gone = state.shown(&state.entries[index]);
+            state.entries.remove(index);
+            state.bump_revision(team);
+            state.record(notify::raise::time_entry_deleted(&gone).events(&*describe, at));
+            Ok(())
+        })
+    }
+}
+
+/// A change of `entry` under the lock, as `replace_entry` promises.
+fn replace_entry(
+    state: &mut State,
+    entry: &TimeEntry,
+    events: Vec<notify::NewEvent>,
+) -> Result<(), SaveEntryError> {
+    {
         let Some(index) = state.entries.iter().position(|e| e.team_id == entry.team_id && e.id == entry.id)
         else {
             return Err(SaveEntryError::NotFound);
@@ -325,19 +361,7 @@ impl TimeEntryRepository for MemoryStore {
         let (created_at, invoice_id) = (state.entries[index].created_at, state.entries[index].invoice_id);
         state.entries[index] = TimeEntry { created_at, invoice_id, ..entry.clone() };
         state.bump_revision(entry.team_id);
-        Ok(())
-    }
-
-    async fn delete_entry(&self, team: TeamId, id: TimeEntryId) -> Result<(), DeleteError> {
-        let mut state = self.state();
-        let Some(index) = state.entries.iter().position(|e| e.team_id == team && e.id == id) else {
-            return Err(DeleteError::NotFound);
-        };
-        if state.entries[index].invoice_id.is_some() {
-            return Err(DeleteError::Billed);
-        }
-        state.entries.remove(index);
-        state.bump_revision(team);
+        state.record(events);
         Ok(())
     }
 }
@@ -351,42 +375,50 @@ impl TimerRepository for MemoryStore {
     }
 
     async fn start_timer(&self, timer: &RunningTimer) -> Result<(), StartTimerError> {
-        let mut state = self.state();
-        if state.timers.iter().any(|t| t.team_id == timer.team_id && t.user_id == timer.user_id) {
-            return Err(StartTimerError::AlreadyRunning);
-        }
-        // The checks of an entry filed the same way.
-        let as_entry = timer.clone().into_entry(TimeEntryId::generate(), timer.started_at);
-        if !state.references_hold(&as_entry) {
-            return Err(StartTimerError::MissingReference);
-        }
-        state.timers.push(timer.clone());
-        Ok(())
+        let events = notify::raise::timer_started(timer).events(&*self.describe, timer.started_at);
+        self.changed(|state| {
+            if state.timers.iter().any(|t| t.team_id == timer.team_id && t.user_id == timer.user_id) {
+                return Err(StartTimerError::AlreadyRunning);
+            }
+            // The checks of an entry filed the same way.
+            let as_entry = timer.clone().into_entry(TimeEntryId::generate(), timer.started_at);
+            if !state.references_hold(&as_entry) {
+                return Err(StartTimerError::MissingReference);
+            }
+            state.timers.push(timer.clone());
+            state.record(events);
+            Ok(())
+        })
     }
 
-    async fn stop_timer(
-        &self,
-        team: TeamId,
-        timer: TimerId,
-        entry: &TimeEntry,
-    ) -> Result<(), StopTimerError> {
-        let mut state = self.state();
-        let Some(index) = state.timers.iter().position(|t| t.team_id == team && t.id == timer) else {
-            return Err(StopTimerError::NotRunning);
-        };
-        if !state.references_hold(entry) {
-            return Err(StopTimerError::MissingReference);
-        }
-        state.timers.remove(index);
-        state.entries.push(entry.clone());
-        state.bump_revision(team);
-        Ok(())
+    async fn stop_timer(&self, timer: &RunningTimer, entry: &TimeEntry) -> Result<(), StopTimerError> {
+        let events = notify::raise::timer_stopped(timer, entry).events(&*self.describe, entry.created_at);
+        self.changed(|state| {
+            let team = timer.team_id;
+            let Some(index) = state.timers.iter().position(|t| t.team_id == team && t.id == timer.id) else {
+                return Err(StopTimerError::NotRunning);
+            };
+            if !state.references_hold(entry) {
+                return Err(StopTimerError::MissingReference);
+            }
+            state.timers.remove(index);
+            state.entries.push(entry.clone());
+            state.bump_revision(team);
+            state.record(events);
+            Ok(())
+        })
     }
 
-    async fn discard_timer(&self, team: TeamId, timer: TimerId) -> Result<(), StopTimerError> {
-        let mut state = self.state();
-        let before = state.timers.len();
-        state.timers.retain(|t| !(t.team_id == team && t.id == timer));
-        if state.timers.len() == before { Err(StopTimerError::NotRunning) } else { Ok(()) }
+    async fn discard_timer(&self, timer: &RunningTimer, at: DateTime<Utc>) -> Result<(), StopTimerError> {
+        let events = notify::raise::timer_stopped_unlogged(timer).events(&*self.describe, at);
+        self.changed(|state| {
+            let before = state.timers.len();
+            state.timers.retain(|t| !(t.team_id == timer.team_id && t.id == timer.id));
+            if state.timers.len() == before {
+                return Err(StopTimerError::NotRunning);
+            }
+            state.record(events);
+            Ok(())
+        })
     }
 }

@@ -7,14 +7,16 @@ use billing::{Client, ClientDetails, ClientId, ClientRepository, DeleteClientErr
 use chrono::{DateTime, Utc};
 use diesel::prelude::*;
 use diesel::result::DatabaseErrorKind;
-use diesel_async::RunQueryDsl;
+use diesel_async::{AsyncConnection, RunQueryDsl};
 use kernel::{Email, InvalidValue, StoreError};
 
+use crate::chasing::{record_events, refresh_reminders};
+use crate::invoices::TxError;
 use crate::types::DbUuid;
 use crate::{OrStoreError, SqlStore, db_run, violation};
 
 #[derive(Queryable)]
-struct ClientRow {
+pub(crate) struct ClientRow {
     team_id: DbUuid,
     id: DbUuid,
     name: String,
@@ -29,6 +31,7 @@ struct ClientRow {
     postal_code: String,
     created_at: DateTime<Utc>,
     updated_at: DateTime<Utc>,
+    reminders_enabled: bool,
 }
 
 impl TryFrom<ClientRow> for Client {
@@ -44,6 +47,7 @@ impl TryFrom<ClientRow> for Client {
                 line2: OptionalText::parse(row.line2)?,
                 line3: OptionalText::parse(row.line3)?,
                 postal_code: KeptPostalCode::parse(row.postal_code)?,
+                reminders_enabled: row.reminders_enabled,
             })
         })()
         .map_err(|e| StoreError::Unexpected(anyhow::anyhow!("stored client is invalid: {e}")))?;
@@ -69,6 +73,7 @@ macro_rules! details_values {
             clients::line2.eq($details.line2.as_str()),
             clients::line3.eq($details.line3.as_str()),
             clients::postal_code.eq($details.postal_code.as_str()),
+            clients::reminders_enabled.eq($details.reminders_enabled),
         )
     };
 }
@@ -89,7 +94,20 @@ macro_rules! insert_client {
             .await
     };
 }
-pub(crate) use {details_values, insert_client};
+/// The team's client `$id` (a `DbUuid`), in a transaction: `?` on diesel's errors, then a
+/// `Result<Option<Client>, StoreError>`.
+macro_rules! load_client {
+    ($conn:ident, $team:expr, $id:expr) => {{
+        let row: Option<$crate::clients::ClientRow> = clients::table
+            .filter(clients::team_id.eq($team))
+            .filter(clients::id.eq($id))
+            .first($conn)
+            .await
+            .optional()?;
+        row.map(billing::Client::try_from).transpose()
+    }};
+}
+pub(crate) use {details_values, insert_client, load_client};
 
 #[async_trait]
 impl ClientRepository for SqlStore {
@@ -119,10 +137,18 @@ impl ClientRepository for SqlStore {
 
     #[tracing::instrument(skip_all, fields(team = %client.team_id, client = %client.id))]
     async fn create(&self, client: &Client) -> Result<(), StoreError> {
-        db_run!(self, |conn| {
-            insert_client!(conn, client).or_store()?;
-            Ok(())
-        })
+        let done = db_run!(self, |conn| conn
+            .transaction(async |conn| {
+                insert_client!(conn, client)?;
+                record_events!(
+                    conn,
+                    notify::raise::client_created(client).events(&*self.describe, client.created_at)
+                );
+                Ok::<_, diesel::result::Error>(())
+            })
+            .await
+            .or_store());
+        self.signalling(done)
     }
 
     #[tracing::instrument(skip(self, details))]
@@ -133,36 +159,60 @@ impl ClientRepository for SqlStore {
         details: &ClientDetails,
         now: DateTime<Utc>,
     ) -> Result<Client, ReplaceClientError> {
-        let row: Option<ClientRow> = db_run!(self, |conn| diesel::update(
-            clients::table
-                .filter(clients::team_id.eq(DbUuid::of(team)))
-                .filter(clients::id.eq(DbUuid::of(id)))
-        )
-        .set((details_values!(details), clients::updated_at.eq(now)))
-        .get_result(conn)
-        .await
-        .optional()
-        .or_store()?);
-        Ok(row.ok_or(ReplaceClientError::NotFound)?.try_into()?)
+        let done = db_run!(self, |conn| conn
+            .transaction(async |conn| {
+                let row: Option<ClientRow> = diesel::update(
+                    clients::table
+                        .filter(clients::team_id.eq(DbUuid::of(team)))
+                        .filter(clients::id.eq(DbUuid::of(id))),
+                )
+                .set((details_values!(details), clients::updated_at.eq(now)))
+                .get_result(conn)
+                .await
+                .optional()?;
+                let Some(row) = row else { return Err(TxError::Refused(ReplaceClientError::NotFound)) };
+                let client = Client::try_from(row).map_err(|e| TxError::Refused(e.into()))?;
+                // Its consent to reminders may have changed: so may its invoices' next ones.
+                refresh_reminders!(
+                    conn,
+                    team,
+                    invoices::client_id.eq(DbUuid::of(id)).and(invoices::due_date.is_not_null()),
+                    TxError<ReplaceClientError>
+                );
+                record_events!(conn, notify::raise::client_updated(&client).events(&*self.describe, now));
+                Ok::<_, TxError<ReplaceClientError>>(client)
+            })
+            .await
+            .map_err(TxError::into_port));
+        self.signalling(done)
     }
 
     #[tracing::instrument(skip(self))]
-    async fn delete(&self, team: TeamId, id: ClientId) -> Result<(), DeleteClientError> {
-        let result = db_run!(self, |conn| diesel::delete(
-            clients::table
-                .filter(clients::team_id.eq(DbUuid::of(team)))
-                .filter(clients::id.eq(DbUuid::of(id)))
-        )
-        .execute(conn)
-        .await);
-        match result {
-            Ok(0) => Err(DeleteClientError::NotFound),
-            Ok(_) => Ok(()),
+    async fn delete(&self, team: TeamId, id: ClientId, at: DateTime<Utc>) -> Result<(), DeleteClientError> {
+        let result = db_run!(self, |conn| conn
+            .transaction(async |conn| {
+                let row: Option<ClientRow> = diesel::delete(
+                    clients::table
+                        .filter(clients::team_id.eq(DbUuid::of(team)))
+                        .filter(clients::id.eq(DbUuid::of(id))),
+                )
+                .get_result(conn)
+                .await
+                .optional()?;
+                let Some(row) = row else { return Err(TxError::Refused(DeleteClientError::NotFound)) };
+                let client = Client::try_from(row).map_err(|e| TxError::Refused(e.into()))?;
+                record_events!(conn, notify::raise::client_deleted(&client).events(&*self.describe, at));
+                Ok::<_, TxError<DeleteClientError>>(())
+            })
+            .await);
+        let result = match result {
+            Ok(()) => Ok(()),
             // Invoices refer to their client with a restricting foreign key.
-            Err(e) if violation(&e) == Some(DatabaseErrorKind::ForeignKeyViolation) => {
+            Err(TxError::Db(e)) if violation(&e) == Some(DatabaseErrorKind::ForeignKeyViolation) => {
                 Err(DeleteClientError::HasInvoices)
             }
-            Err(e) => Err(crate::store_error(e).into()),
-        }
+            Err(error) => Err(error.into_port()),
+        };
+        self.signalling(result)
     }
 }

@@ -26,6 +26,7 @@ use diesel::prelude::*;
 use diesel_async::{AsyncConnection, RunQueryDsl};
 use kernel::{Email, InvalidValue, StoreError};
 
+use crate::chasing::{record_events, refresh_reminders};
 use crate::clients::{details_values, insert_client};
 use crate::ledger::{balance_values, insert_entry, load_books};
 use crate::types::{DbDecimal, DbUuid};
@@ -55,6 +56,12 @@ pub(crate) struct InvoiceRow {
     credit_refundable: DbDecimal,
     paid_on: Option<NaiveDate>,
     ledger_events: i32,
+    sent_at: Option<DateTime<Utc>>,
+    reminders_sent: i32,
+    reminder_step: Option<i32>,
+    next_reminder_at: Option<DateTime<Utc>>,
+    #[expect(dead_code, reason = "selected with the whole row; only the overdue pass reads it")]
+    overdue_at: Option<DateTime<Utc>>,
 }
 
 /// A row of `line_items`, or of `credit_note_lines`, whose columns are the same.
@@ -121,6 +128,12 @@ pub(crate) fn invoice_from(row: InvoiceRow, line_items: Vec<LineItem>) -> Result
         client_id: row.client_id.into_id(),
         sender_id: row.sender_id.into_id(),
         line_items,
+        chasing: billing::Chasing {
+            sent_at: row.sent_at,
+            reminders_sent: u32::try_from(row.reminders_sent).map_err(|e| corrupt("reminders sent", e))?,
+            reminder_step: row.reminder_step,
+            next_reminder_at: row.next_reminder_at,
+        },
         created_at: row.created_at,
         updated_at: row.updated_at,
     })
@@ -423,6 +436,9 @@ macro_rules! bill_entries {
     };
 }
 
+/// What an update reads of the invoice it locks: paid, credited, written off, status, due date.
+type Recorded = (DbDecimal, DbDecimal, DbDecimal, String, Option<DateTime<Utc>>);
+
 #[async_trait]
 impl InvoiceRepository for SqlStore {
     #[tracing::instrument(skip(self))]
@@ -496,26 +512,30 @@ impl InvoiceRepository for SqlStore {
         status: StatusWrite,
     ) -> Result<Invoice, SaveInvoiceError> {
         let team = invoice.team_id;
-        db_run!(self, |conn| conn
+        let done = db_run!(self, |conn| conn
             .transaction(async |conn| {
                 let mine = invoices::table
                     .filter(invoices::team_id.eq(DbUuid::of(team)))
                     .filter(invoices::id.eq(DbUuid::of(invoice.id)));
                 // A write first: it takes SQLite's write lock (PostgreSQL's lock of the row,
                 // against other writes of its books) and finds the invoice.
-                let recorded: Option<(DbDecimal, DbDecimal, DbDecimal)> = diesel::update(mine)
+                let recorded: Option<Recorded> = diesel::update(mine)
                     .set(invoices::updated_at.eq(invoice.updated_at))
                     .returning((
                         invoices::amount_paid,
                         invoices::amount_credited,
                         invoices::amount_written_off,
+                        invoices::status,
+                        invoices::due_date,
                     ))
                     .get_result(conn)
                     .await
                     .optional()?;
-                let Some((paid, credited, written_off)) = recorded else {
+                let Some((paid, credited, written_off, before, due_before)) = recorded else {
                     return Err(TxError::Refused(SaveInvoiceError::NotFound));
                 };
+                let before = InvoiceStatus::parse(&before)
+                    .map_err(|e| TxError::Refused(corrupt("status", e).into()))?;
                 if !exists!(conn, clients, team, invoice.client_id)? {
                     return Err(TxError::Refused(SaveInvoiceError::UnknownClient));
                 }
@@ -533,6 +553,13 @@ impl InvoiceRepository for SqlStore {
                     .set((invoice_values!(invoice), balance_values!(balance)))
                     .execute(conn)
                     .await?;
+                if due_before != invoice.due_date {
+                    // A new due date: the invoice is announced overdue again once it passes.
+                    diesel::update(mine)
+                        .set(invoices::overdue_at.eq(None::<DateTime<Utc>>))
+                        .execute(conn)
+                        .await?;
+                }
                 if let Some(entry) = &entry {
                     insert_entry!(conn, entry);
                 }
@@ -546,46 +573,79 @@ impl InvoiceRepository for SqlStore {
                     .await?;
                     insert_lines!(conn, invoice);
                 }
-                Ok::<_, TxError<SaveInvoiceError>>(Invoice {
+                let next = refresh_reminders!(
+                    conn,
+                    team,
+                    invoices::id.eq(DbUuid::of(invoice.id)),
+                    TxError<SaveInvoiceError>
+                );
+                let saved = Invoice {
                     balance,
                     status: balance.status(),
+                    chasing: billing::Chasing {
+                        next_reminder_at: next.next_of(invoice.id),
+                        ..invoice.chasing
+                    },
                     ..invoice.clone()
-                })
+                };
+                let raised = notify::raise::invoice_replaced(before, &saved, entry.as_ref());
+                record_events!(conn, raised.events(&*self.describe, invoice.updated_at));
+                Ok::<_, TxError<SaveInvoiceError>>(saved)
             })
             .await
-            .map_err(TxError::into_port))
+            .map_err(TxError::into_port));
+        self.signalling(done)
     }
 
     #[tracing::instrument(skip(self))]
-    async fn delete_invoice(&self, team: TeamId, id: InvoiceId) -> Result<(), DeleteInvoiceError> {
+    async fn delete_invoice(
+        &self,
+        team: TeamId,
+        id: InvoiceId,
+        at: DateTime<Utc>,
+    ) -> Result<(), DeleteInvoiceError> {
         // Its items go with it (ON DELETE CASCADE); its books hold it (restricting keys).
-        // The delete comes first, with no read before it: on SQLite a transaction that read
+        // A write comes first, with no read before it: on SQLite a transaction that read
         // before its first write fails with "database is locked" when another connection
-        // wrote in between.
-        db_run!(self, |conn| conn
+        // wrote in between. Touching the row takes the lock and tells whether it exists.
+        let done = db_run!(self, |conn| conn
             .transaction(async |conn| {
-                let deleted = diesel::delete(
-                    invoices::table
-                        .filter(invoices::team_id.eq(DbUuid::of(team)))
-                        .filter(invoices::id.eq(DbUuid::of(id))),
-                )
-                .execute(conn)
-                .await;
-                match deleted {
-                    Ok(0) => Err(TxError::Refused(DeleteInvoiceError::NotFound)),
-                    Ok(_) => Ok(()),
+                let mine = invoices::table
+                    .filter(invoices::team_id.eq(DbUuid::of(team)))
+                    .filter(invoices::id.eq(DbUuid::of(id)));
+                let row: Option<InvoiceRow> = diesel::update(mine)
+                    .set(invoices::updated_at.eq(invoices::updated_at))
+                    .returning(invoices::all_columns)
+                    .get_result(conn)
+                    .await
+                    .optional()?;
+                let Some(row) = row else { return Err(TxError::Refused(DeleteInvoiceError::NotFound)) };
+                let lines: Vec<LineRow> = line_items::table
+                    .filter(line_items::team_id.eq(DbUuid::of(team)))
+                    .filter(line_items::invoice_id.eq(DbUuid::of(id)))
+                    .order(line_items::position)
+                    .load(conn)
+                    .await?;
+                let gone = assemble(vec![row], lines)
+                    .map_err(|e| TxError::Refused(e.into()))?
+                    .pop()
+                    .ok_or(TxError::Refused(DeleteInvoiceError::NotFound))?;
+                match diesel::delete(mine).execute(conn).await {
+                    Ok(_) => {}
                     // Ledger entries or credit notes: their keys restrict the delete.
                     Err(error) if crate::violation(&error).is_some() => {
-                        Err(TxError::Refused(DeleteInvoiceError::HasMoney))
+                        return Err(TxError::Refused(DeleteInvoiceError::HasMoney));
                     }
-                    Err(error) => Err(error.into()),
+                    Err(error) => return Err(error.into()),
                 }
+                record_events!(conn, notify::raise::invoice_deleted(&gone).events(&*self.describe, at));
+                Ok(())
             })
             .await
-            .map_err(TxError::into_port))
+            .map_err(TxError::into_port));
+        self.signalling(done)
     }
 }
-
 #[derive(Queryable)]
 struct SenderRow {
     team_id: DbUuid,
@@ -725,6 +785,7 @@ impl SqlStore {
                     .returning(invoice_serials::last_serial)
                     .get_result(conn)
                     .await?;
+                let mut made_client = None;
                 let client_id: ClientId = match &new.bill_to {
                     BillTo::Existing(id) => {
                         if !exists!(conn, clients, team, *id)? {
@@ -745,6 +806,7 @@ impl SqlStore {
                             id.into_id()
                         } else {
                             insert_client!(conn, new_client)?;
+                            made_client = Some(&**new_client);
                             new_client.id
                         }
                     }
@@ -754,7 +816,7 @@ impl SqlStore {
                 let Some(number) = number else {
                     return Err(TxError::Refused(corrupt("serial", serial).into()));
                 };
-                let (invoice, opening) = new
+                let (mut invoice, opening) = new
                     .clone()
                     .into_invoice(number, client_id, sender_id)
                     .map_err(|rule| TxError::Refused(CreateInvoiceError::Ledger(rule)))?;
@@ -777,6 +839,19 @@ impl SqlStore {
                 if !new.time_entries.is_empty() {
                     bill_entries!(conn, team, invoice.id, new.distinct_time_entries());
                 }
+                if invoice.due_date.is_some() {
+                    let next = refresh_reminders!(
+                        conn,
+                        team,
+                        invoices::id.eq(DbUuid::of(invoice.id)),
+                        TxError<CreateInvoiceError, Box<Invoice>>
+                    );
+                    invoice.chasing.next_reminder_at = next.next_of(invoice.id);
+                }
+                if keep == Keep::Commit {
+                    let raised = notify::raise::invoice_created(&invoice, made_client, opening.as_ref());
+                    record_events!(conn, raised.events(&*self.describe, invoice.created_at));
+                }
                 match keep {
                     Keep::Commit => Ok(invoice),
                     Keep::RollBack => Err(TxError::Previewed(Box::new(invoice))),
@@ -784,7 +859,7 @@ impl SqlStore {
             })
             .await);
         match done {
-            Ok(invoice) => Ok(invoice),
+            Ok(invoice) => self.signalling(Ok(invoice)),
             Err(TxError::Previewed(invoice)) => Ok(*invoice),
             Err(TxError::Refused(error)) => Err(error),
             Err(TxError::Db(error)) => Err(crate::store_error(error).into()),

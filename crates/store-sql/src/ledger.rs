@@ -23,6 +23,7 @@ use diesel::prelude::*;
 use diesel_async::{AsyncConnection, RunQueryDsl};
 use kernel::StoreError;
 
+use crate::chasing::record_events;
 use crate::invoices::{InvoiceRow, LineRow, TxError, insert_lines, invoice_from};
 use crate::types::{DbDecimal, DbUuid};
 use crate::{OrStoreError, SqlStore, corrupt, db_run};
@@ -213,6 +214,45 @@ macro_rules! write_balance {
     };
 }
 
+/// The invoice `$current` (as locked) once its books leave `$balance`, its next reminder
+/// kept: none once nothing is due, the policy's again when something is due once more.
+macro_rules! rebalanced {
+    ($conn:ident, $team:expr, $current:expr, $balance:expr) => {{
+        let current: Invoice = $current;
+        let balance: billing::Balance = $balance;
+        let open = |balance: &billing::Balance| {
+            notify::reminders::is_open(balance.due().is_zero(), balance.status())
+        };
+        let next = match (open(&current.balance), open(&balance)) {
+            (true, false) if current.chasing.next_reminder_at.is_some() => {
+                diesel::update(
+                    invoices::table
+                        .filter(invoices::team_id.eq(DbUuid::of($team)))
+                        .filter(invoices::id.eq(DbUuid::of(current.id))),
+                )
+                .set(invoices::next_reminder_at.eq(None::<DateTime<Utc>>))
+                .execute($conn)
+                .await?;
+                None
+            }
+            (false, true) => $crate::chasing::refresh_reminders!(
+                $conn,
+                $team,
+                invoices::id.eq(DbUuid::of(current.id)),
+                TxError<LedgerError>
+            )
+            .next_of(current.id),
+            _ => current.chasing.next_reminder_at,
+        };
+        Invoice {
+            balance,
+            status: balance.status(),
+            chasing: billing::Chasing { next_reminder_at: next, ..current.chasing },
+            ..current
+        }
+    }};
+}
+
 #[derive(Queryable)]
 struct CreditNoteRow {
     team_id: DbUuid,
@@ -349,20 +389,25 @@ impl LedgerRepository for SqlStore {
         invoice: InvoiceId,
         entry: NewEntry,
     ) -> Result<(LedgerEntry, Invoice), LedgerError> {
-        db_run!(self, |conn| conn
+        let done = db_run!(self, |conn| conn
             .transaction(async |conn| {
-                let current = lock_invoice!(conn, team, invoice, entry.created_at);
+                let at = entry.created_at;
+                let current = lock_invoice!(conn, team, invoice, at);
+                let before = current.status;
                 let (entry, balance) = billing::store::record(&current, entry)
                     .map_err(|rule| TxError::Refused(LedgerError::Rule(rule)))?;
                 insert_entry!(conn, &entry);
                 write_balance!(conn, team, invoice, balance);
-                Ok::<_, TxError<LedgerError>>((
-                    entry,
-                    Invoice { balance, status: balance.status(), ..current },
-                ))
+                let after = rebalanced!(conn, team, current, balance);
+                record_events!(
+                    conn,
+                    notify::raise::entry_recorded(&entry, before, &after).events(&*self.describe, at)
+                );
+                Ok::<_, TxError<LedgerError>>((entry, after))
             })
             .await
-            .map_err(TxError::into_port))
+            .map_err(TxError::into_port));
+        self.signalling(done)
     }
 
     #[tracing::instrument(skip(self, reason))]
@@ -373,7 +418,7 @@ impl LedgerRepository for SqlStore {
         reason: Option<Notes>,
         at: DateTime<Utc>,
     ) -> Result<(LedgerEntry, Invoice), LedgerError> {
-        db_run!(self, |conn| conn
+        let done = db_run!(self, |conn| conn
             .transaction(async |conn| {
                 let mine = ledger_entries::table
                     .filter(ledger_entries::team_id.eq(DbUuid::of(team)))
@@ -396,13 +441,13 @@ impl LedgerRepository for SqlStore {
                     .await?;
                 write_balance!(conn, team, invoice, balance);
                 let voided = LedgerEntry::try_from(row).map_err(|error| TxError::Refused(error.into()))?;
-                Ok::<_, TxError<LedgerError>>((
-                    voided,
-                    Invoice { balance, status: balance.status(), ..current },
-                ))
+                let after = rebalanced!(conn, team, current, balance);
+                record_events!(conn, notify::raise::entry_voided(&voided).events(&*self.describe, at));
+                Ok::<_, TxError<LedgerError>>((voided, after))
             })
             .await
-            .map_err(TxError::into_port))
+            .map_err(TxError::into_port));
+        self.signalling(done)
     }
 
     #[tracing::instrument(skip(self))]
@@ -466,7 +511,7 @@ impl LedgerRepository for SqlStore {
         invoice: InvoiceId,
         note: NewCreditNote,
     ) -> Result<(CreditNote, Invoice), LedgerError> {
-        db_run!(self, |conn| conn
+        let done = db_run!(self, |conn| conn
             .transaction(async |conn| {
                 let current = lock_invoice!(conn, team, invoice, note.created_at);
                 // The team's next credit serial: its counter row's lock orders concurrent
@@ -509,13 +554,16 @@ impl LedgerRepository for SqlStore {
                     .await?;
                 insert_lines!(conn, note, credit_note_lines, credit_note_id);
                 write_balance!(conn, team, invoice, balance);
-                Ok::<_, TxError<LedgerError>>((
-                    note,
-                    Invoice { balance, status: balance.status(), ..current },
-                ))
+                let after = rebalanced!(conn, team, current, balance);
+                record_events!(
+                    conn,
+                    notify::raise::credit_issued(&note).events(&*self.describe, note.created_at)
+                );
+                Ok::<_, TxError<LedgerError>>((note, after))
             })
             .await
-            .map_err(TxError::into_port))
+            .map_err(TxError::into_port));
+        self.signalling(done)
     }
 
     #[tracing::instrument(skip(self))]

@@ -56,6 +56,7 @@ macro_rules! tables {
                 postal_code -> Text,
                 created_at -> $ts,
                 updated_at -> $ts,
+                reminders_enabled -> Bool,
             }
         }
 
@@ -214,6 +215,11 @@ macro_rules! tables {
                 credit_refundable -> $num,
                 paid_on -> Nullable<Date>,
                 ledger_events -> Integer,
+                sent_at -> Nullable<$ts>,
+                reminders_sent -> Integer,
+                reminder_step -> Nullable<Integer>,
+                next_reminder_at -> Nullable<$ts>,
+                overdue_at -> Nullable<$ts>,
             }
         }
 
@@ -357,6 +363,136 @@ macro_rules! tables {
             }
         }
 
+        diesel::table! {
+            events (team_id, id) {
+                seq -> BigInt,
+                team_id -> $uuid,
+                id -> $uuid,
+                #[sql_name = "type"]
+                kind -> Text,
+                subject_id -> $uuid,
+                thread -> Text,
+                data -> Text,
+                occurred_at -> $ts,
+                dispatched_at -> Nullable<$ts>,
+            }
+        }
+
+        diesel::table! {
+            event_subscriptions (team_id) {
+                team_id -> $uuid,
+                events -> Text,
+                updated_at -> $ts,
+            }
+        }
+
+        diesel::table! {
+            jobs (team_id, id) {
+                team_id -> $uuid,
+                id -> $uuid,
+                kind -> Text,
+                subject_id -> $uuid,
+                thread -> Nullable<Text>,
+                seq -> Nullable<BigInt>,
+                state -> Text,
+                attempts -> Integer,
+                run_at -> $ts,
+                lease_until -> Nullable<$ts>,
+                last_error -> Nullable<Text>,
+                created_at -> $ts,
+                finished_at -> Nullable<$ts>,
+            }
+        }
+
+        diesel::table! {
+            reminder_policies (team_id) {
+                team_id -> $uuid,
+                enabled -> Bool,
+                steps -> Text,
+                subject -> Text,
+                body -> Text,
+                updated_at -> $ts,
+            }
+        }
+
+        diesel::table! {
+            messages (team_id, id) {
+                team_id -> $uuid,
+                id -> $uuid,
+                invoice_id -> $uuid,
+                credit_note_id -> Nullable<$uuid>,
+                kind -> Text,
+                recipients_to -> Text,
+                recipients_cc -> Text,
+                subject -> Text,
+                body -> Text,
+                status -> Text,
+                attempts -> Integer,
+                last_error -> Nullable<Text>,
+                message_id -> Text,
+                reminder_step -> Nullable<Integer>,
+                queued_at -> $ts,
+                sent_at -> Nullable<$ts>,
+            }
+        }
+
+        diesel::table! {
+            message_attachments (team_id, message_id, position) {
+                team_id -> $uuid,
+                message_id -> $uuid,
+                position -> Integer,
+                filename -> Text,
+                content_type -> Text,
+                sha256 -> Text,
+                content -> $blob,
+            }
+        }
+
+        diesel::table! {
+            invoice_reminders (team_id, invoice_id, step) {
+                team_id -> $uuid,
+                invoice_id -> $uuid,
+                step -> Integer,
+                message_id -> $uuid,
+                queued_at -> $ts,
+            }
+        }
+
+        diesel::table! {
+            webhook_endpoints (team_id, id) {
+                team_id -> $uuid,
+                id -> $uuid,
+                url -> Text,
+                events -> Text,
+                description -> Text,
+                secret -> Text,
+                previous_secret -> Nullable<Text>,
+                previous_secret_until -> Nullable<$ts>,
+                disabled_at -> Nullable<$ts>,
+                disabled_reason -> Nullable<Text>,
+                created_at -> $ts,
+                updated_at -> $ts,
+            }
+        }
+
+        diesel::table! {
+            webhook_deliveries (team_id, id) {
+                team_id -> $uuid,
+                id -> $uuid,
+                endpoint_id -> $uuid,
+                event_id -> $uuid,
+                event_type -> Text,
+                status -> Text,
+                attempts -> Integer,
+                response_status -> Nullable<Integer>,
+                duration_ms -> Nullable<BigInt>,
+                error -> Nullable<Text>,
+                last_attempt_at -> Nullable<$ts>,
+                next_attempt_at -> Nullable<$ts>,
+                created_at -> $ts,
+            }
+        }
+
         diesel::allow_tables_to_appear_in_same_query!(
             teams,
             users,
@@ -383,6 +519,15 @@ macro_rules! tables {
             agent_delivery_dedupe,
             track_revisions,
             idempotency_keys,
+            events,
+            event_subscriptions,
+            jobs,
+            reminder_policies,
+            messages,
+            message_attachments,
+            invoice_reminders,
+            webhook_endpoints,
+            webhook_deliveries,
         );
     };
 }

@@ -22,6 +22,8 @@ use tracking::{
     TimeEntry, TimeEntryId, TimeEntryRepository, Title,
 };
 
+use crate::chasing::record_events;
+use crate::invoices::TxError;
 use crate::types::{DbDecimal, DbUuid};
 use crate::{OrStoreError, SqlStore, corrupt, db_run, violation};
 
@@ -698,18 +700,23 @@ impl TimeEntryRepository for SqlStore {
 
     #[tracing::instrument(skip_all, fields(team = %entry.team_id, entry = %entry.id))]
     async fn create_entry(&self, entry: &TimeEntry) -> Result<(), SaveEntryError> {
-        db_run!(self, |conn| conn
+        let done = db_run!(self, |conn| conn
             .transaction(async |conn| {
                 insert_entry!(conn, entry);
+                record_events!(
+                    conn,
+                    notify::raise::time_entry_created(entry).events(&*self.describe, entry.created_at)
+                );
                 Ok::<_, diesel::result::Error>(())
             })
             .await
-            .map_err(entry_write_error))
+            .map_err(entry_write_error));
+        self.signalling(done)
     }
 
     #[tracing::instrument(skip_all, fields(team = %entry.team_id, entry = %entry.id))]
     async fn replace_entry(&self, entry: &TimeEntry) -> Result<(), SaveEntryError> {
-        db_run!(self, |conn| conn
+        let done = db_run!(self, |conn| conn
             .transaction(async |conn| {
                 // Billed time is locked: the condition is part of the write itself.
                 let updated = diesel::update(
@@ -737,33 +744,65 @@ impl TimeEntryRepository for SqlStore {
                 .execute(conn)
                 .await?;
                 insert_links!(conn, entry);
+                record_events!(
+                    conn,
+                    notify::raise::time_entry_updated(entry).events(&*self.describe, entry.updated_at)
+                );
                 Ok::<_, diesel::result::Error>(Ok(()))
             })
             .await
-            .map_err(entry_write_error)?)
+            .map_err(entry_write_error)?);
+        self.signalling(done)
     }
 
     #[tracing::instrument(skip(self))]
-    async fn delete_entry(&self, team: TeamId, id: TimeEntryId) -> Result<(), DeleteError> {
-        // The entry's tag links go with it (ON DELETE CASCADE); billed time stays.
-        let deleted = db_run!(self, |conn| {
-            let deleted = diesel::delete(
-                time_entries::table
+    async fn delete_entry(
+        &self,
+        team: TeamId,
+        id: TimeEntryId,
+        at: DateTime<Utc>,
+    ) -> Result<(), DeleteError> {
+        // The entry's tag links go with it (ON DELETE CASCADE); billed time stays. A write
+        // first (SQLite's lock), which finds the entry unless it is billed or gone.
+        let done = db_run!(self, |conn| conn
+            .transaction(async |conn| {
+                let unbilled = time_entries::table
                     .filter(time_entries::team_id.eq(DbUuid::of(team)))
                     .filter(time_entries::id.eq(DbUuid::of(id)))
-                    .filter(time_entries::invoice_id.is_null()),
-            )
-            .execute(conn)
-            .await;
-            match deleted {
-                Ok(0) => match entry_exists!(conn, team, id) {
-                    Ok(true) => return Err(DeleteError::Billed),
-                    Ok(false) => Ok(0),
-                    Err(error) => Err(error),
-                },
-                other => other,
-            }
-        });
-        deletion(deleted)
+                    .filter(time_entries::invoice_id.is_null());
+                let row: Option<EntryRow> = diesel::update(unbilled)
+                    .set(time_entries::updated_at.eq(time_entries::updated_at))
+                    .returning(time_entries::all_columns)
+                    .get_result(conn)
+                    .await
+                    .optional()?;
+                let Some(row) = row else {
+                    let billed = entry_exists!(conn, team, id)?;
+                    return Err(TxError::Refused(if billed {
+                        DeleteError::Billed
+                    } else {
+                        DeleteError::NotFound
+                    }));
+                };
+                let links: Vec<LinkRow> = time_entry_tags::table
+                    .inner_join(tags::table.on(
+                        tags::team_id.eq(time_entry_tags::team_id).and(tags::id.eq(time_entry_tags::tag_id)),
+                    ))
+                    .filter(time_entry_tags::team_id.eq(DbUuid::of(team)))
+                    .filter(time_entry_tags::entry_id.eq(DbUuid::of(id)))
+                    .select((time_entry_tags::entry_id, tags::id, tags::title))
+                    .load(conn)
+                    .await?;
+                let gone = assemble(vec![row], links)
+                    .map_err(|e| TxError::Refused(e.into()))?
+                    .pop()
+                    .ok_or(TxError::Refused(DeleteError::NotFound))?;
+                diesel::delete(unbilled).execute(conn).await?;
+                record_events!(conn, notify::raise::time_entry_deleted(&gone).events(&*self.describe, at));
+                Ok::<_, TxError<DeleteError>>(())
+            })
+            .await
+            .map_err(TxError::into_port));
+        self.signalling(done)
     }
 }

@@ -157,9 +157,14 @@ pub trait TimeEntryRepository: Send + Sync {
     /// [`TimeEntryRepository::create_entry`] does.
     async fn replace_entry(&self, entry: &TimeEntry) -> Result<(), SaveEntryError>;
 
-    /// MUST return `NotFound` when the entry is not the team's, and `Billed`, deleting
-    /// nothing, when it has an invoice.
-    async fn delete_entry(&self, team: TeamId, id: TimeEntryId) -> Result<(), crate::DeleteError>;
+    /// Deletes the entry at `at`. MUST return `NotFound` when the entry is not the team's,
+    /// and `Billed`, deleting nothing, when it has an invoice.
+    async fn delete_entry(
+        &self,
+        team: TeamId,
+        id: TimeEntryId,
+        at: DateTime<Utc>,
+    ) -> Result<(), crate::DeleteError>;
 
     /// The time of the entries `query` covers, summed per group and per hourly rate of the
     /// entries' projects (one row each), in any order: by the database, not by reading

@@ -264,10 +264,11 @@ pub async fn delete_time(
     actor: &Actor,
     team: TeamId,
     id: TimeEntryId,
+    now: DateTime<Utc>,
 ) -> Result<(), TrackError> {
     let entry = get_time(store, actor, team, id).await?;
     refuse_billed(&entry)?;
-    store.delete_entry(team, id).await.map_err(|error| match error {
+    store.delete_entry(team, id, now).await.map_err(|error| match error {
         DeleteError::NotFound | DeleteError::HasTimeEntries => TrackError::NotFound,
         DeleteError::Billed => TrackConflict::Billed.into(),
         DeleteError::Store(error) => TrackError::Store(error),
@@ -329,9 +330,8 @@ pub async fn stop_timer(
 ) -> Result<TimeEntry, TrackError> {
     let timer = running_timer(store, actor, team).await?;
     place(store, team, timer.project_id, timer.section_id).await?;
-    let id = timer.id;
-    let entry = timer.into_entry(TimeEntryId::generate(), now);
-    store.stop_timer(team, id, &entry).await.map_err(timer_error)?;
+    let entry = timer.clone().into_entry(TimeEntryId::generate(), now);
+    store.stop_timer(&timer, &entry).await.map_err(timer_error)?;
     Ok(entry)
 }
 
@@ -481,9 +481,10 @@ pub async fn discard_timer(
     store: &dyn TrackStore,
     actor: &Actor,
     team: TeamId,
+    now: DateTime<Utc>,
 ) -> Result<RunningTimer, TrackError> {
     let timer = running_timer(store, actor, team).await?;
-    store.discard_timer(team, timer.id).await.map_err(timer_error)?;
+    store.discard_timer(&timer, now).await.map_err(timer_error)?;
     Ok(timer)
 }
 

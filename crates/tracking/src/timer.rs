@@ -99,16 +99,15 @@ pub trait TimerRepository: Send + Sync {
     /// `MissingReference` as [`crate::TimeEntryRepository::create_entry`] does.
     async fn start_timer(&self, timer: &RunningTimer) -> Result<(), StartTimerError>;
 
-    /// Removes the running timer `timer` of `team` and stores `entry` in one transaction.
-    /// MUST return `NotRunning` when that timer is not running any more (so two racing
-    /// stops make one entry), and `MissingReference` (leaving the timer running) when the
-    /// entry's references do not hold.
-    async fn stop_timer(&self, team: TeamId, timer: TimerId, entry: &TimeEntry)
-    -> Result<(), StopTimerError>;
+    /// Removes the running timer `timer` (of its team, by its id) and stores `entry` in one
+    /// transaction. MUST return `NotRunning` when that timer is not running any more (so
+    /// two racing stops make one entry), and `MissingReference` (leaving the timer running)
+    /// when the entry's references do not hold.
+    async fn stop_timer(&self, timer: &RunningTimer, entry: &TimeEntry) -> Result<(), StopTimerError>;
 
-    /// Removes the running timer `timer` of `team` without making an entry. MUST return
-    /// `NotRunning` when that timer is not running.
-    async fn discard_timer(&self, team: TeamId, timer: TimerId) -> Result<(), StopTimerError>;
+    /// Removes the running timer `timer` (of its team, by its id) at `at` without making an
+    /// entry. MUST return `NotRunning` when that timer is not running.
+    async fn discard_timer(&self, timer: &RunningTimer, at: DateTime<Utc>) -> Result<(), StopTimerError>;
 }
 
 #[cfg(test)]

@@ -21,6 +21,7 @@ macro_rules! text_enum {
     };
 }
 
+pub mod books;
 pub mod github;
 pub mod model;
 pub mod ports;

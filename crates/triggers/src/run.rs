@@ -26,9 +26,11 @@ pub const INPUT_EXCERPT_CHARS: usize = 200;
 pub enum TriggerKind {
     Webhook,
     Github,
+    /// An event of the team's books (the `events` trigger).
+    Events,
 }
 
-text_enum!(TriggerKind { Webhook => "webhook", Github => "github" });
+text_enum!(TriggerKind { Webhook => "webhook", Github => "github", Events => "events" });
 
 impl fmt::Display for TriggerKind {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

@@ -25,15 +25,7 @@ impl<T: DeserializeOwned + 'static> FromRequest for Json<T> {
     type Future = Pin<Box<dyn Future<Output = Result<Self, ApiError>>>>;
 
     fn from_request(req: &HttpRequest, payload: &mut Payload) -> Self::Future {
-        let content_type_ok = req
-            .headers()
-            .get(header::CONTENT_TYPE)
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.split(';').next())
-            .is_some_and(|mime| {
-                let mime = mime.trim().to_ascii_lowercase();
-                mime == "application/json" || (mime.starts_with("application/") && mime.ends_with("+json"))
-            });
+        let content_type_ok = is_json(req);
         let bytes = web::Bytes::from_request(req, payload);
         Box::pin(async move {
             if !content_type_ok {
@@ -46,6 +38,46 @@ impl<T: DeserializeOwned + 'static> FromRequest for Json<T> {
             parse(&bytes).map(Json)
         })
     }
+}
+
+/// A request body that may be left out: an empty body is `T::default()`; any other is
+/// read exactly as [`Json`] reads it (content type, size, unknown fields).
+#[derive(Debug)]
+pub struct OptionalJson<T>(pub T);
+
+impl<T: DeserializeOwned + Default + 'static> FromRequest for OptionalJson<T> {
+    type Error = ApiError;
+    type Future = Pin<Box<dyn Future<Output = Result<Self, ApiError>>>>;
+
+    fn from_request(req: &HttpRequest, payload: &mut Payload) -> Self::Future {
+        let json = is_json(req);
+        let bytes = web::Bytes::from_request(req, payload);
+        Box::pin(async move {
+            let bytes = bytes.await.map_err(|error| unread_body(&error))?;
+            if bytes.is_empty() {
+                return Ok(Self(T::default()));
+            }
+            if !json {
+                return Err(ApiError::new(
+                    StatusCode::UNSUPPORTED_MEDIA_TYPE,
+                    "content-type: must be application/json",
+                ));
+            }
+            parse(&bytes).map(OptionalJson)
+        })
+    }
+}
+
+/// Whether the request says its body is JSON.
+fn is_json(req: &HttpRequest) -> bool {
+    req.headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.split(';').next())
+        .is_some_and(|mime| {
+            let mime = mime.trim().to_ascii_lowercase();
+            mime == "application/json" || (mime.starts_with("application/") && mime.ends_with("+json"))
+        })
 }
 
 /// Why a body could not be read: too long (413), or cut off (400).

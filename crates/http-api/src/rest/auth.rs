@@ -249,6 +249,8 @@ needs!(
     TrackWrite => TrackWrite,
     AgentRead => AgentRead,
     PaymentsWrite => PaymentsWrite,
+    WebhooksRead => WebhooksRead,
+    WebhooksWrite => WebhooksWrite,
     // Billing time reads the team's time and writes an invoice of it.
     BillTime => InvoicesWrite & TrackRead,
 );

@@ -7,6 +7,7 @@
 pub mod auth;
 pub(crate) mod collection;
 pub(crate) mod csv;
+pub mod describe;
 pub mod idempotency;
 pub mod listings;
 pub mod metrics;
@@ -71,7 +72,45 @@ where
                 .service(ledger.check(routes::payments::list_invoice_payments))
                 .service(ledger.check(routes::payments::record_refund))
                 .service(ledger.check(routes::payments::write_off))
-                .service(ledger.check(routes::credit_notes::create_credit_note)),
+                .service(ledger.check(routes::credit_notes::create_credit_note))
+                .service(ledger.check(routes::messages::send_invoice))
+                .service(ledger.check(routes::messages::remind_invoice))
+                .service(ledger.check(routes::messages::list_invoice_messages)),
+        )
+        .service(
+            scope("/v1/messages")
+                .wrap(from_fn(idempotency::replay_retries))
+                .wrap(from_fn(auth::require_api_key))
+                .service(ledger.check(routes::messages::list_messages))
+                .service(ledger.check(routes::messages::get_message))
+                .service(ledger.check(routes::messages::retry_message)),
+        )
+        .service(
+            scope("/v1/reminder-policy")
+                .wrap(from_fn(idempotency::replay_retries))
+                .wrap(from_fn(auth::require_api_key))
+                .service(ledger.check(routes::reminders::get_policy))
+                .service(ledger.check(routes::reminders::put_policy)),
+        )
+        // A scope of its own, before `/v1/webhooks`, so that `/{id}` there never sees it.
+        .service(
+            scope("/v1/webhooks/event-types")
+                .wrap(from_fn(auth::require_api_key))
+                .service(ledger.check(routes::webhooks::event_types)),
+        )
+        .service(
+            scope("/v1/webhooks")
+                .wrap(from_fn(idempotency::replay_retries))
+                .wrap(from_fn(auth::require_api_key))
+                .service(ledger.check(routes::webhooks::list_endpoints))
+                .service(ledger.check(routes::webhooks::create_endpoint))
+                .service(ledger.check(routes::webhooks::get_endpoint))
+                .service(ledger.check(routes::webhooks::update_endpoint))
+                .service(ledger.check(routes::webhooks::delete_endpoint))
+                .service(ledger.check(routes::webhooks::rotate_secret))
+                .service(ledger.check(routes::webhooks::test_endpoint))
+                .service(ledger.check(routes::webhooks::list_deliveries))
+                .service(ledger.check(routes::webhooks::redeliver)),
         )
         .service(
             scope("/v1/payments")
@@ -85,9 +124,11 @@ where
         .service(scope("/v1/credit-notes/pdf").service(ledger.check(routes::credit_notes::credit_note_pdf)))
         .service(
             scope("/v1/credit-notes")
+                .wrap(from_fn(idempotency::replay_retries))
                 .wrap(from_fn(auth::require_api_key))
                 .service(ledger.check(routes::credit_notes::list_credit_notes))
-                .service(ledger.check(routes::credit_notes::get_credit_note)),
+                .service(ledger.check(routes::credit_notes::get_credit_note))
+                .service(ledger.check(routes::messages::send_credit_note)),
         )
         .service(ledger.check(routes::ops::healthz))
         .service(ledger.check(routes::ops::readyz))

@@ -45,7 +45,7 @@ pub(crate) const METHODS: [&str; 5] = ["get", "post", "put", "patch", "delete"];
             carries `x-request-id`. `HEAD` is answered wherever `GET` is."
     ),
     // Schemas only query parameters refer to: parameters do not bring their schemas along.
-    components(schemas(Frequency, Verdict, InstantInput, ReportGroupBy, PaymentMethod)),
+    components(schemas(Frequency, Verdict, InstantInput, ReportGroupBy, PaymentMethod, MessageStatus, DeliveryStatus)),
     tags(
         (name = "Clients", description = "Who invoices are billed to"),
         (name = "Invoices", description = "Invoices with line items and exact money; PDFs by public link"),
@@ -53,6 +53,12 @@ pub(crate) const METHODS: [&str; 5] = ["get", "post", "put", "patch", "delete"];
             and what each client owes. Recording money needs `payments:write` (which `invoices:write` implies)"),
         (name = "Credit notes", description = "Corrections of issued invoices, in a numbered series of their own; \
             never changed or deleted; PDFs by public link"),
+        (name = "Messages", description = "E-mail: invoices, reminders and credit notes sent to clients \
+            through the server's SMTP server, queued and retried, with a log of each message"),
+        (name = "Reminders", description = "The team's payment reminders: on which days around the due date, \
+            and what they say"),
+        (name = "Webhooks", description = "Endpoints that receive the team's events, signed per Standard \
+            Webhooks, with their deliveries. Needs `webhooks:read` or `webhooks:write`"),
         (name = "Time entries", description = "Time spent on tasks. Members log and see their own; owners and \
             admins log and see anyone's in the team"),
         (name = "Timer", description = "The key user's running timer: started, stopped into a time entry, \
@@ -120,6 +126,17 @@ word_schemas! {
     Verdict => triggers::Verdict;
     /// Where an accepted delivery stands.
     DeliveryState => triggers::DeliveryState;
+    /// What a message is about: the invoice itself, a reminder of it, or a credit note.
+    MessageKind => notify::MessageKind;
+    /// Where a message stands: `queued` (waiting for its next attempt), `sending`, `sent`
+    /// (the SMTP server took it), `failed` (refused for good, or every attempt failed).
+    MessageStatus => notify::MessageStatus;
+    /// Where a webhook delivery stands: `pending` (waiting for its next attempt),
+    /// `succeeded` (a 2xx answer), `failed` (every attempt failed, the receiver answered 410,
+    /// or the endpoint was disabled).
+    DeliveryStatus => notify::DeliveryStatus;
+    /// An event's type.
+    EventType => notify::EventType;
 }
 
 fn words_schema<W: Words>(doc_lines: &[&str]) -> RefOr<Schema> {
@@ -276,11 +293,15 @@ pub(crate) const EXAMPLE_ID: &str = "0193d2c4-5f6a-7b8c-9d0e-1f2a3b4c5d6e";
 /// means different things).
 fn parameter_example(path: &str, name: &str) -> Option<Value> {
     Some(match name {
-        "id" | "clientId" | "projectId" | "sectionId" | "tagId" | "userId" | "invoiceId" => json!(EXAMPLE_ID),
+        "id" | "clientId" | "projectId" | "sectionId" | "tagId" | "userId" | "invoiceId" | "deliveryId" => {
+            json!(EXAMPLE_ID)
+        }
         "q" if path == "/v1/invoices" => json!("INV-0001"),
         "q" if path == "/v1/track/projects" => json!("web"),
         "q" => json!("acme"),
         "status" if path == "/v1/track/projects" => json!("ACTIVE"),
+        "status" if path.starts_with("/v1/messages") || path.ends_with("/messages") => json!("failed"),
+        "status" if path.ends_with("/deliveries") => json!("failed"),
         "status" => json!("PENDING"),
         "limit" => json!(50),
         // The cursor a listing of clients gives after "Acme GmbH": opaque to clients.
@@ -535,9 +556,12 @@ fn link_collections(doc: &mut Value) {
             let create = item["post"]["responses"]
                 .get("201")
                 .map(|_| (path.clone(), path.clone(), "post", "201", "/id"));
+            // A listing under a resource (`/v1/webhooks/{id}/deliveries`) holds items whose
+            // own id is not the `id` of the paths below it.
             let list = (item["get"]["responses"]["200"]["content"]["application/json"]["schema"]["type"]
-                == "array")
-                .then(|| (path.clone(), path.clone(), "get", "200", "/0/id"));
+                == "array"
+                && !path.contains('{'))
+            .then(|| (path.clone(), path.clone(), "get", "200", "/0/id"));
             create.into_iter().chain(list)
         })
         .collect();

@@ -34,6 +34,61 @@ pub struct HttpSettings {
     pub idempotency_ttl: Duration,
     /// Browser origins allowed to call `/mcp`; none by default.
     pub mcp_origins: crate::conventions::origins::AllowedOrigins,
+    /// What e-mail and webhooks need.
+    pub sending: Sending,
+}
+
+/// What sending e-mail and webhooks needs of the HTTP side.
+#[derive(Debug, Clone)]
+pub struct Sending {
+    /// The `From` of every message; `None` when no SMTP server is configured (sending is
+    /// then refused, 409).
+    pub mail_from: Option<kernel::Email>,
+    /// Where people reach this server, for the links in messages (`{pdfUrl}`), without a
+    /// trailing slash: `https://billing.example.com`.
+    pub public_url: String,
+    /// Whether webhook endpoints may be on loopback, private or link-local addresses.
+    pub allow_private_webhooks: bool,
+}
+
+impl Sending {
+    /// The public link of an invoice's PDF.
+    pub fn invoice_pdf_url(&self, invoice: billing::InvoiceId) -> String {
+        format!("{}/v1/invoices/pdf?id={invoice}", self.public_url)
+    }
+
+    /// The public link of a credit note's PDF.
+    pub fn credit_note_pdf_url(&self, note: billing::credit::CreditNoteId) -> String {
+        format!("{}/v1/credit-notes/pdf?id={note}", self.public_url)
+    }
+}
+
+/// Words the reminders the team's policy sends, as the job pass queues them: the policy's
+/// subject and body filled in, the invoice's public PDF link as `{pdfUrl}`.
+#[derive(Debug, Clone)]
+pub struct PolicyReminders {
+    from: kernel::Email,
+    sending: Sending,
+}
+
+impl PolicyReminders {
+    pub fn new(from: kernel::Email, sending: Sending) -> Self {
+        Self { from, sending }
+    }
+}
+
+impl notify::reminders::ComposeReminder for PolicyReminders {
+    fn compose(
+        &self,
+        policy: &notify::ReminderPolicy,
+        invoice: &billing::Invoice,
+        client: &billing::Client,
+        step: notify::ReminderStep,
+        now: chrono::DateTime<chrono::Utc>,
+    ) -> Option<notify::NewMessage> {
+        let pdf_url = self.sending.invoice_pdf_url(invoice.id);
+        notify::reminders::reminder_message(policy, invoice, client, Some(step), &self.from, pdf_url, now)
+    }
 }
 
 /// The storage ports the API serves from.
@@ -48,6 +103,8 @@ pub struct Stores {
     pub health: Arc<dyn StoreHealth>,
     /// Idempotency keys and their kept answers.
     pub idempotency: Arc<dyn IdempotencyStore>,
+    /// Events, jobs, messages, reminders and webhooks.
+    pub notify: Arc<dyn notify::NotifyStore>,
 }
 
 impl std::fmt::Debug for Stores {

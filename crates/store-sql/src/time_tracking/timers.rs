@@ -10,10 +10,11 @@ use diesel::result::DatabaseErrorKind;
 use diesel_async::{AsyncConnection, RunQueryDsl};
 use kernel::StoreError;
 use tracking::{
-    Description, RunningTimer, StartTimerError, StopTimerError, TagRef, TaskName, TimeEntry, TimerId,
-    TimerRepository, Title,
+    Description, RunningTimer, StartTimerError, StopTimerError, TagRef, TaskName, TimeEntry, TimerRepository,
+    Title,
 };
 
+use crate::chasing::record_events;
 use crate::types::DbUuid;
 use crate::{OrStoreError, SqlStore, corrupt, db_run, violation};
 
@@ -98,7 +99,7 @@ impl TimerRepository for SqlStore {
 
     #[tracing::instrument(skip_all, fields(team = %timer.team_id, timer = %timer.id))]
     async fn start_timer(&self, timer: &RunningTimer) -> Result<(), StartTimerError> {
-        db_run!(self, |conn| conn
+        let done = db_run!(self, |conn| conn
             .transaction(async |conn| {
                 diesel::insert_into(running_timers::table)
                     .values((
@@ -123,6 +124,10 @@ impl TimerRepository for SqlStore {
                         .execute(conn)
                         .await?;
                 }
+                record_events!(
+                    conn,
+                    notify::raise::timer_started(timer).events(&*self.describe, timer.started_at)
+                );
                 Ok::<_, diesel::result::Error>(())
             })
             .await
@@ -130,23 +135,21 @@ impl TimerRepository for SqlStore {
                 Some(DatabaseErrorKind::UniqueViolation) => StartTimerError::AlreadyRunning,
                 Some(DatabaseErrorKind::ForeignKeyViolation) => StartTimerError::MissingReference,
                 _ => StartTimerError::Store(crate::store_error(error)),
-            }))
+            }));
+        self.signalling(done)
     }
 
-    #[tracing::instrument(skip(self, entry))]
-    async fn stop_timer(
-        &self,
-        team: TeamId,
-        timer: TimerId,
-        entry: &TimeEntry,
-    ) -> Result<(), StopTimerError> {
+    #[tracing::instrument(skip_all, fields(team = %timer.team_id, timer = %timer.id))]
+    async fn stop_timer(&self, timer: &RunningTimer, entry: &TimeEntry) -> Result<(), StopTimerError> {
         let stopped = db_run!(self, |conn| conn
             .transaction(async |conn| {
                 // The timer's tag links go with it (ON DELETE CASCADE).
-                if diesel::delete(the_timer!(team, timer)).execute(conn).await? == 0 {
+                if diesel::delete(the_timer!(timer.team_id, timer.id)).execute(conn).await? == 0 {
                     return Ok(false);
                 }
                 super::insert_entry!(conn, entry);
+                let raised = notify::raise::timer_stopped(timer, entry);
+                record_events!(conn, raised.events(&*self.describe, entry.created_at));
                 Ok::<_, diesel::result::Error>(true)
             })
             .await
@@ -154,13 +157,24 @@ impl TimerRepository for SqlStore {
                 Some(DatabaseErrorKind::ForeignKeyViolation) => StopTimerError::MissingReference,
                 _ => StopTimerError::Store(crate::store_error(error)),
             })?);
-        if stopped { Ok(()) } else { Err(StopTimerError::NotRunning) }
+        if stopped { self.signalling(Ok(())) } else { Err(StopTimerError::NotRunning) }
     }
 
-    #[tracing::instrument(skip(self))]
-    async fn discard_timer(&self, team: TeamId, timer: TimerId) -> Result<(), StopTimerError> {
-        let deleted =
-            db_run!(self, |conn| diesel::delete(the_timer!(team, timer)).execute(conn).await.or_store()?);
-        if deleted == 0 { Err(StopTimerError::NotRunning) } else { Ok(()) }
+    #[tracing::instrument(skip_all, fields(team = %timer.team_id, timer = %timer.id))]
+    async fn discard_timer(&self, timer: &RunningTimer, at: DateTime<Utc>) -> Result<(), StopTimerError> {
+        let discarded = db_run!(self, |conn| conn
+            .transaction(async |conn| {
+                if diesel::delete(the_timer!(timer.team_id, timer.id)).execute(conn).await? == 0 {
+                    return Ok(false);
+                }
+                record_events!(
+                    conn,
+                    notify::raise::timer_stopped_unlogged(timer).events(&*self.describe, at)
+                );
+                Ok::<_, diesel::result::Error>(true)
+            })
+            .await
+            .or_store()?);
+        if discarded { self.signalling(Ok(())) } else { Err(StopTimerError::NotRunning) }
     }
 }

@@ -39,6 +39,8 @@ pub(crate) struct ClientBody {
     /// Empty string when not supplied.
     line3: String,
     postal_code: String,
+    /// Whether the team's payment reminders go to the client.
+    reminders_enabled: bool,
     team_id: Uuid,
     created_at: Timestamp,
     updated_at: Timestamp,
@@ -57,6 +59,7 @@ impl From<Client> for ClientBody {
             line2: d.line2.into_string(),
             line3: d.line3.into_string(),
             postal_code: d.postal_code.into_string(),
+            reminders_enabled: d.reminders_enabled,
             team_id: client.team_id.as_uuid(),
             created_at: Timestamp(client.created_at),
             updated_at: Timestamp(client.updated_at),
@@ -91,6 +94,11 @@ pub(crate) struct ClientInput {
     line3: String,
     #[schema(pattern = r"^[^\u0000]*$", min_length = 1, max_length = 32)]
     postal_code: String,
+    /// Whether the team's payment reminders go to the client; manual sends are not
+    /// affected. Left out, `true`.
+    #[serde(default)]
+    #[schema(default = true)]
+    reminders_enabled: Option<bool>,
 }
 
 impl ClientInput {
@@ -104,6 +112,7 @@ impl ClientInput {
             line2: OptionalText::parse(self.line2).map_err(|e| e.at("line2"))?,
             line3: OptionalText::parse(self.line3).map_err(|e| e.at("line3"))?,
             postal_code: PostalCode::parse(self.postal_code).map_err(|e| e.at("postalCode"))?.or_empty(),
+            reminders_enabled: self.reminders_enabled.unwrap_or(true),
         })
     }
 }
@@ -289,10 +298,12 @@ pub(crate) async fn delete_client(
     state: web::Data<ApiState>,
 ) -> Result<web::Json<Deleted>, ApiError> {
     let id = client_id(&path)?;
-    state.stores.billing.delete(auth.principal.team_id, id).await.map_err(|error| match error {
-        DeleteClientError::NotFound => client_not_found(),
-        DeleteClientError::HasInvoices => ApiError::conflict("client has invoices and cannot be deleted"),
-        DeleteClientError::Store(error) => error.into(),
+    state.stores.billing.delete(auth.principal.team_id, id, state.clock.now()).await.map_err(|error| {
+        match error {
+            DeleteClientError::NotFound => client_not_found(),
+            DeleteClientError::HasInvoices => ApiError::conflict("client has invoices and cannot be deleted"),
+            DeleteClientError::Store(error) => error.into(),
+        }
     })?;
     Ok(Deleted::new("client"))
 }

@@ -111,6 +111,16 @@ pub(crate) struct InvoiceBody {
     senders_address_id: Uuid,
     team_id: Uuid,
     line_items: Vec<LineItemBody>,
+    /// When the invoice was first e-mailed (`POST /v1/invoices/{id}/send`); null until then.
+    #[schema(required = true)]
+    sent_at: Option<Timestamp>,
+    /// When the team's reminder policy sends the next reminder (it goes out at the first
+    /// job pass at or after it); null when none will: the policy is off or has no step
+    /// left, the invoice has no due date or nothing due, or the client takes no reminders.
+    #[schema(required = true)]
+    next_reminder_at: Option<Timestamp>,
+    /// Reminders of the invoice sent so far.
+    reminders_sent: u32,
     created_at: Timestamp,
     updated_at: Timestamp,
 }
@@ -152,6 +162,9 @@ impl InvoiceBody {
             senders_address_id: invoice.sender_id.as_uuid(),
             team_id: invoice.team_id.as_uuid(),
             line_items: invoice.line_items.into_iter().map(line).collect(),
+            sent_at: invoice.chasing.sent_at.map(Timestamp),
+            next_reminder_at: invoice.chasing.next_reminder_at.map(Timestamp),
+            reminders_sent: invoice.chasing.reminders_sent,
             created_at: Timestamp(invoice.created_at),
             updated_at: Timestamp(invoice.updated_at),
         }
@@ -405,6 +418,7 @@ impl InlineClientInput {
             line3: OptionalText::parse(address.line3).map_err(|e| e.at("client.address.line3"))?,
             postal_code: KeptPostalCode::parse(address.postal_code)
                 .map_err(|e| e.at("client.address.postalCode"))?,
+            reminders_enabled: true,
         };
         // Used only when no client of the team has this email; the store decides that.
         let new_client = Box::new(Client::new(team, details, now));
@@ -902,7 +916,7 @@ pub(crate) async fn delete_invoice(
     state: web::Data<ApiState>,
 ) -> Result<web::Json<Deleted>, ApiError> {
     let id = invoice_id(&path)?;
-    service::delete_invoice(&*state.stores.billing, auth.principal.team_id, id).await?;
+    service::delete_invoice(&*state.stores.billing, auth.principal.team_id, id, state.clock.now()).await?;
     Ok(Deleted::new("invoice"))
 }
 

@@ -6,10 +6,13 @@ pub(crate) mod billed_time;
 pub(crate) mod clients;
 pub(crate) mod credit_notes;
 pub(crate) mod invoices;
+pub(crate) mod messages;
 pub(crate) mod ops;
 pub(crate) mod payments;
 pub(crate) mod pdf;
+pub(crate) mod reminders;
 pub(crate) mod track;
+pub(crate) mod webhooks;
 
 use actix_web::HttpResponse;
 use actix_web::http::{StatusCode, header};

@@ -752,7 +752,7 @@ pub(crate) async fn delete_time(
 /// Deletes the time entry `id`, if the caller may.
 pub(crate) async fn delete(state: &ApiState, who: &Principal, id: &str) -> Result<Deleted, ApiError> {
     let id: TimeEntryId = path_id(id, "time entry")?;
-    service::delete_time(&*state.stores.track, &Actor::from(who), who.team_id, id).await?;
+    service::delete_time(&*state.stores.track, &Actor::from(who), who.team_id, id, state.clock.now()).await?;
     Ok(Deleted::of("time entry"))
 }
 

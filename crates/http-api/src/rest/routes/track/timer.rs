@@ -46,7 +46,7 @@ pub(crate) struct TimerBody {
 }
 
 impl TimerBody {
-    fn of(timer: RunningTimer, now: chrono::DateTime<chrono::Utc>) -> Self {
+    pub(crate) fn of(timer: RunningTimer, now: chrono::DateTime<chrono::Utc>) -> Self {
         Self {
             id: timer.id.as_uuid(),
             elapsed_seconds: timer.elapsed(now).get(),
@@ -213,6 +213,6 @@ pub(crate) async fn discard_timer(
     state: web::Data<ApiState>,
 ) -> Result<web::Json<Deleted>, ApiError> {
     let who = &auth.principal;
-    service::discard_timer(&*state.stores.track, &Actor::from(who), who.team_id).await?;
+    service::discard_timer(&*state.stores.track, &Actor::from(who), who.team_id, state.clock.now()).await?;
     Ok(Deleted::new("timer"))
 }

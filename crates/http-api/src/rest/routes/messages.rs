@@ -1,0 +1,711 @@
+//! E-mail: `POST /v1/invoices/{id}/send` and `/remind`, `POST /v1/credit-notes/{id}/send`,
+//! the message log (`/v1/invoices/{id}/messages`, `/v1/messages`) and retries.
+//!
+//! A send answers 202 at once: the message is stored whole (its PDF rendered now) with the
+//! job that sends it, and a job pass hands it to the SMTP server.
+
+use accounts::Principal;
+use actix_web::http::StatusCode;
+use actix_web::{HttpResponse, get, post, web};
+use billing::credit::CreditNoteId;
+use billing::{Client, Invoice, InvoiceId};
+use kernel::{Email, FieldError, Id};
+use notify::mail::{
+    Facts, MailRule, PLACEHOLDERS, QueueMessageError, Recipients, RetryMessageError, Template, Wording,
+    clip_body, money,
+};
+use notify::{
+    Attachment, MailSubject, Message, MessageFilter, MessageId, MessageKind, MessageStatus, NewMessage,
+};
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+use utoipa::{IntoParams, ToSchema};
+use uuid::Uuid;
+
+use crate::conventions::body::OptionalJson;
+use crate::conventions::error::{ApiError, ErrorBody};
+use crate::rest::auth::{Auth, InvoicesRead, InvoicesWrite};
+use crate::rest::openapi::{MessageKind as MessageKindSchema, MessageStatus as MessageStatusSchema};
+use crate::rest::paging::{self, Page};
+use crate::rest::routes::{
+    BodyErrors, KeyedErrors, NotFound, QueryErrors, Timestamp, not_found, path_id, query_id,
+};
+use crate::rest::state::ApiState;
+
+/// A file attached to a message.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct AttachmentBody {
+    #[schema(example = "INV-0001.pdf")]
+    filename: String,
+    #[schema(example = "application/pdf")]
+    content_type: String,
+    /// Bytes.
+    size: u64,
+    /// Lowercase hex SHA-256 of the bytes sent.
+    sha256: String,
+}
+
+/// An e-mail message about an invoice (the invoice itself, a reminder of it) or a credit
+/// note, and where it stands.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct MessageBody {
+    id: Uuid,
+    /// The invoice it is about (a credit note's invoice, for a credit note).
+    invoice_id: Uuid,
+    #[schema(required = true)]
+    credit_note_id: Option<Uuid>,
+    #[schema(value_type = MessageKindSchema)]
+    kind: &'static str,
+    to: Vec<String>,
+    cc: Vec<String>,
+    subject: String,
+    /// Plain text, its placeholders filled in.
+    body: String,
+    #[schema(value_type = MessageStatusSchema)]
+    status: &'static str,
+    /// Attempts to hand it to the SMTP server so far.
+    attempts: u32,
+    /// Why the last attempt failed: the SMTP server's reply when it gave one.
+    #[schema(required = true)]
+    last_error: Option<String>,
+    /// Its `Message-ID` header (without angle brackets): the same on every attempt.
+    message_id: String,
+    attachments: Vec<AttachmentBody>,
+    /// For a reminder the team's policy sent: its step, in days after the due date.
+    #[schema(required = true)]
+    reminder_step: Option<i32>,
+    queued_at: Timestamp,
+    #[schema(required = true)]
+    sent_at: Option<Timestamp>,
+}
+
+impl From<Message> for MessageBody {
+    fn from(message: Message) -> Self {
+        let addresses = |list: &[Email]| list.iter().map(|e| e.as_str().to_owned()).collect();
+        Self {
+            id: message.id.as_uuid(),
+            invoice_id: message.invoice_id.as_uuid(),
+            credit_note_id: message.credit_note_id.map(|id| id.as_uuid()),
+            kind: message.kind.as_str(),
+            to: addresses(message.recipients.to()),
+            cc: addresses(message.recipients.cc()),
+            subject: message.subject.as_str().to_owned(),
+            body: message.body.into_string(),
+            status: message.status.as_str(),
+            attempts: message.attempts,
+            last_error: message.last_error,
+            message_id: message.message_id,
+            attachments: message
+                .attachments
+                .into_iter()
+                .map(|a| AttachmentBody {
+                    filename: a.filename,
+                    content_type: a.content_type,
+                    size: a.size,
+                    sha256: a.sha256,
+                })
+                .collect(),
+            reminder_step: message.reminder_step,
+            queued_at: Timestamp(message.queued_at),
+            sent_at: message.sent_at.map(Timestamp),
+        }
+    }
+}
+
+/// An invoice (or credit note) to e-mail. Every field may be left out: the mail goes to
+/// the client's email with the default wording and the PDF attached. `subject` and
+/// `body` may use the placeholders `{serial}`, `{amountDue}`, `{dueDate}`, `{client}`
+/// and `{pdfUrl}`.
+#[derive(Debug, Default, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[schema(example = json!({"to": ["billing@acme.example"], "cc": ["accounts@acme.example"],
+    "subject": "Rechnung {serial} – {amountDue}", "attachPdf": true}))]
+pub(crate) struct SendInput {
+    /// 1 to 20 addresses, `to` and `cc` together. Default: the client's email.
+    #[serde(default)]
+    #[schema(min_items = 1, max_items = 20, value_type = Option<Vec<String>>)]
+    to: Option<Vec<String>>,
+    #[serde(default)]
+    #[schema(max_items = 20, value_type = Option<Vec<String>>)]
+    cc: Option<Vec<String>>,
+    /// One line, at most 255 characters once filled in.
+    #[serde(default)]
+    #[schema(pattern = r"^[^\u0000\r\n]*$", min_length = 1, max_length = 255)]
+    subject: Option<String>,
+    /// Plain text, at most 20,000 characters once filled in.
+    #[serde(default)]
+    #[schema(pattern = r"^[^\u0000]*$", min_length = 1, max_length = 20000)]
+    body: Option<String>,
+    /// Attach the PDF, as `GET /v1/invoices/pdf` serves it now. Default `true`.
+    #[serde(default)]
+    #[schema(default = true)]
+    attach_pdf: Option<bool>,
+}
+
+/// A reminder to send now, beside the policy's. Every field may be left out: the mail goes
+/// to the client's email, worded as the team's reminder policy says.
+#[derive(Debug, Default, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[schema(example = json!({"subject": "Second reminder: {serial}, {amountDue} open"}))]
+pub(crate) struct RemindInput {
+    /// Default: the client's email.
+    #[serde(default)]
+    #[schema(min_items = 1, max_items = 20, value_type = Option<Vec<String>>)]
+    to: Option<Vec<String>>,
+    #[serde(default)]
+    #[schema(max_items = 20, value_type = Option<Vec<String>>)]
+    cc: Option<Vec<String>>,
+    /// Default: the policy's subject.
+    #[serde(default)]
+    #[schema(pattern = r"^[^\u0000\r\n]*$", min_length = 1, max_length = 255)]
+    subject: Option<String>,
+    /// Default: the policy's body.
+    #[serde(default)]
+    #[schema(pattern = r"^[^\u0000]*$", min_length = 1, max_length = 20000)]
+    body: Option<String>,
+}
+
+/// A template as the caller gave it, or the error naming its field.
+pub(crate) fn template(text: String, field: &str) -> Result<Template, FieldError> {
+    Template::parse(text).map_err(|rule| match rule {
+        MailRule::UnknownPlaceholder { placeholder } => FieldError::new(
+            field,
+            format!("{placeholder} is not a placeholder; use {}", PLACEHOLDERS.join(", ")),
+        ),
+        other => FieldError::new(field, other.to_string()),
+    })
+}
+
+fn addresses(list: Option<Vec<String>>, field: &str) -> Result<Option<Vec<Email>>, FieldError> {
+    list.map(|list| {
+        list.into_iter()
+            .enumerate()
+            .map(|(i, text)| Email::parse(text).map_err(|e| e.at(format!("{field}[{i}]"))))
+            .collect()
+    })
+    .transpose()
+}
+
+/// The wording and recipients a caller asked for, parsed.
+struct Asked {
+    to: Option<Vec<Email>>,
+    cc: Vec<Email>,
+    subject: Option<Template>,
+    body: Option<Template>,
+}
+
+impl Asked {
+    fn parse(
+        to: Option<Vec<String>>,
+        cc: Option<Vec<String>>,
+        subject: Option<String>,
+        body: Option<String>,
+    ) -> Result<Self, FieldError> {
+        let to = addresses(to, "to")?;
+        if to.as_ref().is_some_and(Vec::is_empty) {
+            return Err(FieldError::new("to", "must name at least one address, or be left out"));
+        }
+        Ok(Self {
+            to,
+            cc: addresses(cc, "cc")?.unwrap_or_default(),
+            subject: subject.map(|s| template(s, "subject")).transpose()?,
+            body: body.map(|b| template(b, "body")).transpose()?,
+        })
+    }
+
+    /// The message of `kind` about `invoice` for `client`, its wording filled with `facts`
+    /// (the caller's, else `default`), from `from`, at `now`.
+    #[expect(clippy::too_many_arguments, reason = "each part of a message, given once")]
+    fn message(
+        self,
+        kind: MessageKind,
+        invoice: &Invoice,
+        client: &Client,
+        facts: &Facts,
+        default: (&Template, &Template),
+        attachments: &[Attachment],
+        from: &Email,
+        now: chrono::DateTime<chrono::Utc>,
+    ) -> Result<Message, FieldError> {
+        let subject = self.subject.as_ref().unwrap_or(default.0).fill(facts);
+        let subject = MailSubject::parse(subject).map_err(|e| FieldError::new("subject", filled(&e)))?;
+        let body = self.body.as_ref().unwrap_or(default.1).fill(facts);
+        let body = notify::MailBody::parse(body)
+            .map_err(|e| FieldError::new("body", format!("once filled in, {e}")))?;
+        let to = self.to.unwrap_or_else(|| vec![client.details.email.clone()]);
+        let recipients = Recipients::new(to, self.cc).map_err(|e| FieldError::new("cc", e.to_string()))?;
+        Ok(Message::queued(
+            client.team_id,
+            invoice.id,
+            kind,
+            recipients,
+            subject,
+            body,
+            attachments,
+            from,
+            now,
+        ))
+    }
+}
+
+/// A subject's error once its placeholders were filled in.
+fn filled(rule: &MailRule) -> String {
+    match rule {
+        MailRule::Subject(reason) => format!("once filled in, {reason}"),
+        other => other.to_string(),
+    }
+}
+
+/// The default wording of `kind`, as templates.
+fn wording(kind: MessageKind) -> Result<(Template, Template), ApiError> {
+    let Wording { subject, body } = kind.default_wording();
+    let parse = |text: &str| Template::parse(text).map_err(|e| ApiError::internal(anyhow::anyhow!("{e}")));
+    Ok((parse(subject)?, parse(body)?))
+}
+
+/// The `From` of messages, or the 409 that sending is not configured.
+fn mail_from(state: &ApiState) -> Result<&Email, ApiError> {
+    state.settings.sending.mail_from.as_ref().ok_or_else(|| {
+        ApiError::conflict(
+            "e-mail is not configured on this server: set BILLABLE_SMTP_URL and BILLABLE_MAIL_FROM, then send again",
+        )
+    })
+}
+
+/// The caller's team's invoice `id` and its client.
+async fn invoice_and_client(
+    state: &ApiState,
+    who: &Principal,
+    id: InvoiceId,
+) -> Result<(Invoice, Client), ApiError> {
+    let billing = &state.stores.billing;
+    let invoice = billing.get_invoice(who.team_id, id).await?.ok_or_else(|| not_found("invoice"))?;
+    let client = billing
+        .get(who.team_id, invoice.client_id)
+        .await?
+        .ok_or_else(|| ApiError::internal(anyhow::anyhow!("invoice {id} names a missing client")))?;
+    Ok((invoice, client))
+}
+
+/// `document` rendered as a PDF attachment named after its serial.
+async fn pdf(state: &ApiState, document: &billing::InvoiceDocument) -> Result<Attachment, ApiError> {
+    let bytes = state.renderer.render(document).await.map_err(|error| {
+        tracing::error!(error = format!("{error:#}"), document = %document.serial, "PDF rendering failed");
+        ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "failed to generate PDF")
+    })?;
+    Ok(Attachment {
+        filename: format!("{}.pdf", document.serial),
+        content_type: "application/pdf".to_owned(),
+        bytes,
+    })
+}
+
+/// Stores `message` with `attachments` and its job.
+async fn queue(
+    state: &ApiState,
+    message: Message,
+    attachments: Vec<Attachment>,
+) -> Result<MessageBody, ApiError> {
+    for attachment in &message.attachments {
+        tracing::info!(
+            message = %message.id,
+            file = %attachment.filename,
+            size = attachment.size,
+            sha256 = %attachment.sha256,
+            "attachment queued"
+        );
+    }
+    let queued =
+        state.stores.notify.queue_message(&NewMessage { message, attachments }).await.map_err(|error| {
+            match error {
+                QueueMessageError::NotFound => not_found("invoice"),
+                QueueMessageError::Store(error) => error.into(),
+            }
+        })?;
+    Ok(queued.into())
+}
+
+/// 202 with the queued message and where to follow it.
+fn accepted(message: MessageBody) -> HttpResponse {
+    HttpResponse::Accepted()
+        .insert_header((actix_web::http::header::LOCATION, format!("/v1/messages/{}", message.id)))
+        .json(message)
+}
+
+/// Send an invoice by e-mail
+///
+/// Queues the invoice's message and answers at once (202); a job pass hands it to the SMTP
+/// server, retrying while the server answers a temporary failure (4xx, a lost connection)
+/// and stopping at a permanent one (5xx), whose reply `lastError` shows. The PDF attached
+/// is the one `GET /v1/invoices/pdf` serves now. The invoice's `sentAt` is set when the
+/// first one is sent, and `invoice.sent` raised each time. 409 when this server has no SMTP
+/// server configured. Needs `invoices:write`.
+#[utoipa::path(
+    tag = "Messages",
+    params(("id" = Uuid, Path, description = "Invoice id")),
+    request_body(content = SendInput, description = "Every field may be left out (an empty body too)"),
+    responses(
+        (status = 202, description = "Queued", body = MessageBody, headers(("Location" = String, description = "URL of the message"))),
+        (status = 409, description = "E-mail is not configured on this server", body = ErrorBody),
+        (status = 500, description = "`failed to generate PDF`", body = ErrorBody),
+        BodyErrors,
+        NotFound,
+        KeyedErrors,
+    )
+)]
+#[post("/{id}/send")]
+pub(crate) async fn send_invoice(
+    auth: Auth<InvoicesWrite>,
+    path: web::Path<String>,
+    OptionalJson(input): OptionalJson<SendInput>,
+    state: web::Data<ApiState>,
+) -> Result<HttpResponse, ApiError> {
+    Ok(accepted(send(&state, &auth.principal, &path, input).await?))
+}
+
+/// E-mails the caller's team's invoice `id` as `input` asks.
+pub(crate) async fn send(
+    state: &ApiState,
+    who: &Principal,
+    id: &str,
+    input: SendInput,
+) -> Result<MessageBody, ApiError> {
+    let from = mail_from(state)?;
+    let attach = input.attach_pdf.unwrap_or(true);
+    let asked = Asked::parse(input.to, input.cc, input.subject, input.body)?;
+    let id: InvoiceId = path_id(id, "invoice")?;
+    let (invoice, client) = invoice_and_client(state, who, id).await?;
+    let now = state.clock.now();
+    let attachments = if attach {
+        let document = billing::service::invoice_document(&*state.stores.billing, id, now)
+            .await?
+            .ok_or_else(|| not_found("invoice"))?;
+        vec![pdf(state, &document).await?]
+    } else {
+        Vec::new()
+    };
+    let facts =
+        Facts::of_invoice(&invoice, client.details.name.as_str(), state.settings.sending.invoice_pdf_url(id));
+    let (subject, body) = wording(MessageKind::Invoice)?;
+    let message = asked.message(
+        MessageKind::Invoice,
+        &invoice,
+        &client,
+        &facts,
+        (&subject, &body),
+        &attachments,
+        from,
+        now,
+    )?;
+    queue(state, message, attachments).await
+}
+
+/// Send a reminder of an invoice now
+///
+/// Queues a reminder (202), worded as the team's reminder policy says unless `subject` or
+/// `body` are given, beside the policy's own reminders (it takes none of their steps). It
+/// counts in the invoice's `remindersSent` once sent. 409 when nothing is due on the
+/// invoice (paid, written off or credited in full), when its client takes no reminders
+/// (`remindersEnabled: false`), or when e-mail is not configured. Needs `invoices:write`.
+#[utoipa::path(
+    tag = "Messages",
+    params(("id" = Uuid, Path, description = "Invoice id")),
+    request_body(content = RemindInput, description = "Every field may be left out (an empty body too)"),
+    responses(
+        (status = 202, description = "Queued", body = MessageBody, headers(("Location" = String, description = "URL of the message"))),
+        (status = 409, description = "Nothing is due, the client takes no reminders, or e-mail is not configured", body = ErrorBody),
+        BodyErrors,
+        NotFound,
+        KeyedErrors,
+    )
+)]
+#[post("/{id}/remind")]
+pub(crate) async fn remind_invoice(
+    auth: Auth<InvoicesWrite>,
+    path: web::Path<String>,
+    OptionalJson(input): OptionalJson<RemindInput>,
+    state: web::Data<ApiState>,
+) -> Result<HttpResponse, ApiError> {
+    Ok(accepted(remind(&state, &auth.principal, &path, input).await?))
+}
+
+/// Reminds the client of the caller's team's invoice `id` now.
+pub(crate) async fn remind(
+    state: &ApiState,
+    who: &Principal,
+    id: &str,
+    input: RemindInput,
+) -> Result<MessageBody, ApiError> {
+    let from = mail_from(state)?;
+    let asked = Asked::parse(input.to, input.cc, input.subject, input.body)?;
+    let id: InvoiceId = path_id(id, "invoice")?;
+    let (invoice, client) = invoice_and_client(state, who, id).await?;
+    if !notify::reminders::is_open(invoice.balance.due().is_zero(), invoice.status) {
+        return Err(ApiError::conflict(format!(
+            "invoice: nothing is due on {} ({}), so there is nothing to remind of",
+            invoice.serial,
+            invoice.status.as_str()
+        )));
+    }
+    if !client.details.reminders_enabled {
+        return Err(ApiError::conflict(
+            "client: it takes no reminders (remindersEnabled is false); send the invoice instead, or change the client",
+        ));
+    }
+    let policy = state.stores.notify.reminder_policy(who.team_id).await?;
+    let now = state.clock.now();
+    let facts =
+        Facts::of_invoice(&invoice, client.details.name.as_str(), state.settings.sending.invoice_pdf_url(id));
+    let message = asked.message(
+        MessageKind::Reminder,
+        &invoice,
+        &client,
+        &facts,
+        (&policy.subject, &policy.body),
+        &[],
+        from,
+        now,
+    )?;
+    queue(state, message, Vec::new()).await
+}
+
+/// Send a credit note by e-mail
+///
+/// As sending an invoice: queued (202) with the credit note's PDF attached unless
+/// `attachPdf` is `false`. Placeholders: `{serial}` is the credit note's, `{amountDue}` what
+/// its invoice still has due, `{pdfUrl}` the credit note's PDF. Needs `invoices:write`.
+#[utoipa::path(
+    tag = "Messages",
+    params(("id" = Uuid, Path, description = "Credit note id")),
+    request_body(content = SendInput, description = "Every field may be left out (an empty body too)"),
+    responses(
+        (status = 202, description = "Queued", body = MessageBody, headers(("Location" = String, description = "URL of the message"))),
+        (status = 409, description = "E-mail is not configured on this server", body = ErrorBody),
+        (status = 500, description = "`failed to generate PDF`", body = ErrorBody),
+        BodyErrors,
+        NotFound,
+        KeyedErrors,
+    )
+)]
+#[post("/{id}/send")]
+pub(crate) async fn send_credit_note(
+    auth: Auth<InvoicesWrite>,
+    path: web::Path<String>,
+    OptionalJson(input): OptionalJson<SendInput>,
+    state: web::Data<ApiState>,
+) -> Result<HttpResponse, ApiError> {
+    let who = &auth.principal;
+    let from = mail_from(&state)?;
+    let attach = input.attach_pdf.unwrap_or(true);
+    let asked = Asked::parse(input.to, input.cc, input.subject, input.body)?;
+    let id: CreditNoteId = path_id(&path, "credit note")?;
+    let note = state
+        .stores
+        .billing
+        .get_credit_note(who.team_id, id)
+        .await?
+        .ok_or_else(|| not_found("credit note"))?;
+    let (invoice, client) = invoice_and_client(&state, who, note.invoice_id).await?;
+    let now = state.clock.now();
+    let attachments = if attach {
+        let document = billing::service::credit_note_document(&*state.stores.billing, id)
+            .await?
+            .ok_or_else(|| not_found("credit note"))?;
+        vec![pdf(&state, &document).await?]
+    } else {
+        Vec::new()
+    };
+    let facts = Facts {
+        serial: note.serial.to_string(),
+        amount_due: money(invoice.balance.due(), invoice.currency),
+        ..Facts::of_invoice(
+            &invoice,
+            client.details.name.as_str(),
+            state.settings.sending.credit_note_pdf_url(id),
+        )
+    };
+    let (subject, body) = wording(MessageKind::CreditNote)?;
+    let mut message = asked.message(
+        MessageKind::CreditNote,
+        &invoice,
+        &client,
+        &facts,
+        (&subject, &body),
+        &attachments,
+        from,
+        now,
+    )?;
+    message.credit_note_id = Some(id);
+    Ok(accepted(queue(&state, message, attachments).await?))
+}
+
+/// The message listing's filters.
+#[derive(Debug, Deserialize, IntoParams)]
+#[serde(rename_all = "camelCase")]
+#[into_params(parameter_in = Query)]
+pub(crate) struct MessageQuery {
+    /// Only messages in this status.
+    #[param(value_type = Option<MessageStatusSchema>)]
+    status: Option<String>,
+    /// Only messages about this invoice.
+    #[param(format = Uuid)]
+    invoice_id: Option<String>,
+}
+
+/// List messages
+///
+/// The team's messages, newest first, with where each stands. With `limit`, a page: a
+/// `Link` header with `rel="next"` names the next one. Needs `invoices:read`.
+#[utoipa::path(
+    tag = "Messages",
+    params(MessageQuery, paging::PageQuery),
+    responses(
+        (status = 200, description = "The team's messages, newest first", body = Vec<MessageBody>,
+         headers(("Link" = String, description = "`<URL of the next page>; rel=\"next\"`, on a page with more after it"))),
+        QueryErrors,
+        KeyedErrors,
+    )
+)]
+#[get("")]
+pub(crate) async fn list_messages(
+    auth: Auth<InvoicesRead>,
+    listing: paging::Listing,
+    state: web::Data<ApiState>,
+) -> Result<HttpResponse, ApiError> {
+    listing.respond(list(&state, &auth.principal, None, listing.parameters.clone()).await)
+}
+
+/// The team's messages `query` asks for (about `invoice` only, when given).
+pub(crate) async fn list(
+    state: &ApiState,
+    who: &Principal,
+    invoice: Option<InvoiceId>,
+    query: Map<String, Value>,
+) -> Result<Page<MessageBody>, ApiError> {
+    let (query, page): (MessageQuery, _) = paging::read_listing(query)?;
+    let status = query
+        .status
+        .as_deref()
+        .map(|s| <MessageStatus as kernel::Words>::parse_word(s).map_err(|e| e.at("status")))
+        .transpose()?;
+    let invoice = match invoice {
+        Some(invoice) => Some(invoice),
+        None => query_id(query.invoice_id.as_deref(), "invoiceId")?,
+    };
+    let position = |cursor: &str| {
+        let parts = paging::decode_cursor(cursor)?;
+        match parts.as_slice() {
+            [id] => MessageId::parse(id).ok_or_else(paging::not_a_cursor),
+            _ => Err(paging::not_a_cursor()),
+        }
+    };
+    let cursor = |message: &Message| paging::encode_cursor(&[message.id.to_string()]);
+    let page = paging::page_from_store(&page, position, cursor, |before, limit| async move {
+        let filter = MessageFilter { invoice, status, before, limit: limit.unwrap_or(u32::MAX) };
+        Ok(state.stores.notify.list_messages(who.team_id, &filter).await?)
+    })
+    .await?;
+    Ok(page.map(MessageBody::from))
+}
+
+/// List an invoice's messages
+///
+/// The messages about the invoice (itself, its reminders, its credit notes), newest first.
+/// Needs `invoices:read`.
+#[utoipa::path(
+    tag = "Messages",
+    params(("id" = Uuid, Path, description = "Invoice id"), paging::PageQuery),
+    responses(
+        (status = 200, description = "The invoice's messages, newest first", body = Vec<MessageBody>,
+         headers(("Link" = String, description = "`<URL of the next page>; rel=\"next\"`, on a page with more after it"))),
+        QueryErrors,
+        NotFound,
+        KeyedErrors,
+    )
+)]
+#[get("/{id}/messages")]
+pub(crate) async fn list_invoice_messages(
+    auth: Auth<InvoicesRead>,
+    path: web::Path<String>,
+    listing: paging::Listing,
+    state: web::Data<ApiState>,
+) -> Result<HttpResponse, ApiError> {
+    let id: InvoiceId = path_id(&path, "invoice")?;
+    let who = &auth.principal;
+    state.stores.billing.get_invoice(who.team_id, id).await?.ok_or_else(|| not_found("invoice"))?;
+    listing.respond(list(&state, who, Some(id), listing.parameters.clone()).await)
+}
+
+/// Get a message
+///
+/// Needs `invoices:read`.
+#[utoipa::path(
+    tag = "Messages",
+    params(("id" = Uuid, Path, description = "Message id")),
+    responses((status = 200, description = "The message", body = MessageBody), NotFound, KeyedErrors)
+)]
+#[get("/{id}")]
+pub(crate) async fn get_message(
+    auth: Auth<InvoicesRead>,
+    path: web::Path<String>,
+    state: web::Data<ApiState>,
+) -> Result<web::Json<MessageBody>, ApiError> {
+    let id: MessageId = path_id(&path, "message")?;
+    let message = state.stores.notify.get_message(auth.principal.team_id, id).await?;
+    Ok(web::Json(message.ok_or_else(|| not_found("message"))?.into()))
+}
+
+/// Send a failed message again
+///
+/// Queues a `failed` message again (202), with its `Message-ID` and attachments as they
+/// were; attempts go on counting. 409 for a message that did not fail. Needs
+/// `invoices:write`.
+#[utoipa::path(
+    tag = "Messages",
+    params(("id" = Uuid, Path, description = "Message id")),
+    responses(
+        (status = 202, description = "Queued again", body = MessageBody),
+        (status = 409, description = "The message did not fail, or e-mail is not configured", body = ErrorBody),
+        NotFound,
+        KeyedErrors,
+    )
+)]
+#[post("/{id}/retry")]
+pub(crate) async fn retry_message(
+    auth: Auth<InvoicesWrite>,
+    path: web::Path<String>,
+    state: web::Data<ApiState>,
+) -> Result<HttpResponse, ApiError> {
+    mail_from(&state)?;
+    let id: MessageId = path_id(&path, "message")?;
+    let retried = state.stores.notify.retry_message(auth.principal.team_id, id, state.clock.now()).await;
+    let message = retried.map_err(|error| match error {
+        RetryMessageError::NotFound => not_found("message"),
+        RetryMessageError::NotFailed(status) => ApiError::conflict(format!(
+            "message: it is {}, and only a failed message is sent again",
+            status.as_str()
+        )),
+        RetryMessageError::Store(error) => error.into(),
+    })?;
+    Ok(HttpResponse::Accepted().json(MessageBody::from(message)))
+}
+
+/// Checks a subject or body a policy gives, for the reminder policy's handler.
+pub(crate) fn policy_wording(
+    subject: Option<String>,
+    body: Option<String>,
+) -> Result<(Template, Template), ApiError> {
+    let (default_subject, default_body) = wording(MessageKind::Reminder)?;
+    let subject = subject.map(|s| template(s, "subject")).transpose()?.unwrap_or(default_subject);
+    let body = body.map(|b| template(b, "body")).transpose()?.unwrap_or(default_body);
+    // The policy's text is kept as given; it is filled in when each reminder is sent.
+    if MailSubject::clipped(subject.as_str()).is_none() {
+        return Err(FieldError::new("subject", "must not be empty").into());
+    }
+    if clip_body(body.as_str()).is_none() {
+        return Err(FieldError::new("body", "must not be empty").into());
+    }
+    Ok((subject, body))
+}

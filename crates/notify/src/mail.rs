@@ -1,0 +1,516 @@
+//! E-mail: the messages billable sends about invoices (the invoice itself, reminders of it,
+//! its credit notes), what they say, and the port that queues, sends and logs them.
+//!
+//! A message is written whole when it is queued: its recipients, its subject and body with
+//! every placeholder filled in, its `Message-ID` and the bytes of its attachments. Each
+//! attempt sends exactly that, so a retry is the same mail, which a mail server or a
+//! recipient's client recognises by its `Message-ID`.
+
+use std::fmt;
+
+use accounts::TeamId;
+use async_trait::async_trait;
+use billing::credit::CreditNoteId;
+use billing::money::round_to_minor;
+use billing::{Invoice, InvoiceId};
+use chrono::{DateTime, Utc};
+use kernel::{Email, StoreError, Text, define_id, words};
+use sha2::{Digest, Sha256};
+
+use crate::jobs::{ClaimedJob, Finish};
+
+define_id!(
+    /// A message (one e-mail, however many times it is attempted).
+    MessageId
+);
+
+/// What a message is about.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum MessageKind {
+    Invoice,
+    Reminder,
+    CreditNote,
+}
+
+words!(MessageKind { Invoice => "invoice", Reminder => "reminder", CreditNote => "credit_note" });
+
+/// Where a message stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum MessageStatus {
+    /// Waiting for its (next) attempt.
+    Queued,
+    /// Being handed to the mail server now.
+    Sending,
+    /// The mail server took it.
+    Sent,
+    /// The mail server refused it for good, or every attempt failed.
+    Failed,
+}
+
+words!(MessageStatus { Queued => "queued", Sending => "sending", Sent => "sent", Failed => "failed" });
+
+/// A subject line: 1 to 255 characters, one line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MailSubject(Text<1, 255>);
+
+impl MailSubject {
+    pub fn parse(text: impl Into<String>) -> Result<Self, MailRule> {
+        let text = text.into();
+        if text.contains(['\r', '\n']) {
+            return Err(MailRule::SubjectLines);
+        }
+        Text::parse(text).map(Self).map_err(|e| MailRule::Subject(e.to_string()))
+    }
+
+    /// `text` made a subject: its line breaks turned into spaces, cut to 255 characters;
+    /// `None` when nothing is left.
+    pub fn clipped(text: &str) -> Option<Self> {
+        let one_line: String = text.replace(['\r', '\n'], " ").chars().take(255).collect();
+        Self::parse(one_line.trim()).ok()
+    }
+
+    pub fn as_str(&self) -> &str {
+        self.0.as_str()
+    }
+}
+
+/// A plain-text body: 1 to 20,000 characters.
+pub type MailBody = Text<1, 20_000>;
+
+/// `text` cut to the longest body; `None` when it is empty.
+pub fn clip_body(text: &str) -> Option<MailBody> {
+    MailBody::parse(text.chars().take(20_000).collect::<String>().replace('\0', "")).ok()
+}
+
+/// Most addresses on one message, `to` and `cc` together.
+pub const MAX_RECIPIENTS: usize = 20;
+
+/// Why a message's fields were refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum MailRule {
+    #[error("a subject is one line")]
+    SubjectLines,
+    #[error("subject {0}")]
+    Subject(String),
+    #[error("body {0}")]
+    Body(String),
+    #[error("at least one recipient is needed")]
+    NoRecipient,
+    #[error("at most {MAX_RECIPIENTS} recipients in all")]
+    TooManyRecipients,
+    /// A template names a placeholder that does not exist.
+    #[error("{placeholder} is not a placeholder")]
+    UnknownPlaceholder { placeholder: String },
+}
+
+/// Who gets a message.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Recipients {
+    to: Vec<Email>,
+    cc: Vec<Email>,
+}
+
+impl Recipients {
+    /// At least one `to`, at most [`MAX_RECIPIENTS`] in all; repeats (in any case) dropped.
+    pub fn new(to: Vec<Email>, cc: Vec<Email>) -> Result<Self, MailRule> {
+        if to.is_empty() {
+            return Err(MailRule::NoRecipient);
+        }
+        if to.len() + cc.len() > MAX_RECIPIENTS {
+            return Err(MailRule::TooManyRecipients);
+        }
+        let mut seen = std::collections::HashSet::new();
+        let to: Vec<Email> = to.into_iter().filter(|e| seen.insert(e.normalized())).collect();
+        let cc: Vec<Email> = cc.into_iter().filter(|e| seen.insert(e.normalized())).collect();
+        Ok(Self { to, cc })
+    }
+
+    pub fn to(&self) -> &[Email] {
+        &self.to
+    }
+
+    pub fn cc(&self) -> &[Email] {
+        &self.cc
+    }
+}
+
+/// A file attached to a message.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Attachment {
+    pub filename: String,
+    pub content_type: String,
+    pub bytes: Vec<u8>,
+}
+
+impl Attachment {
+    pub fn info(&self) -> AttachmentInfo {
+        AttachmentInfo {
+            filename: self.filename.clone(),
+            content_type: self.content_type.clone(),
+            size: u64::try_from(self.bytes.len()).unwrap_or(u64::MAX),
+            sha256: sha256_hex(&self.bytes),
+        }
+    }
+}
+
+/// What the message log shows of an attachment.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AttachmentInfo {
+    pub filename: String,
+    pub content_type: String,
+    pub size: u64,
+    /// Lowercase hex SHA-256 of its bytes.
+    pub sha256: String,
+}
+
+/// Lowercase hex SHA-256 of `bytes`.
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    Sha256::digest(bytes).iter().fold(String::with_capacity(64), |mut hex, byte| {
+        use fmt::Write;
+        let _ = write!(hex, "{byte:02x}");
+        hex
+    })
+}
+
+/// A message and where it stands.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Message {
+    pub id: MessageId,
+    pub team_id: TeamId,
+    /// The invoice it is about (a credit note's invoice, for a credit note).
+    pub invoice_id: InvoiceId,
+    pub credit_note_id: Option<CreditNoteId>,
+    pub kind: MessageKind,
+    pub recipients: Recipients,
+    pub subject: MailSubject,
+    pub body: MailBody,
+    pub status: MessageStatus,
+    /// Attempts started.
+    pub attempts: u32,
+    /// Why the last attempt failed: the mail server's reply when it gave one.
+    pub last_error: Option<String>,
+    /// The `Message-ID` header, without its angle brackets: the same on every attempt.
+    pub message_id: String,
+    pub attachments: Vec<AttachmentInfo>,
+    /// For a reminder of the team's policy: its step (days after the due date).
+    pub reminder_step: Option<i32>,
+    pub queued_at: DateTime<Utc>,
+    pub sent_at: Option<DateTime<Utc>>,
+}
+
+impl Message {
+    /// A queued message of `kind` about `invoice_id`, with a `Message-ID` of its own on the
+    /// domain of `from`.
+    #[expect(clippy::too_many_arguments, reason = "a message's fields, each given once")]
+    pub fn queued(
+        team_id: TeamId,
+        invoice_id: InvoiceId,
+        kind: MessageKind,
+        recipients: Recipients,
+        subject: MailSubject,
+        body: MailBody,
+        attachments: &[Attachment],
+        from: &Email,
+        now: DateTime<Utc>,
+    ) -> Self {
+        use kernel::Id;
+        let id = MessageId::generate();
+        let domain = from.as_str().rsplit_once('@').map_or("billable.localhost", |(_, domain)| domain);
+        Self {
+            id,
+            team_id,
+            invoice_id,
+            credit_note_id: None,
+            kind,
+            recipients,
+            subject,
+            body,
+            status: MessageStatus::Queued,
+            attempts: 0,
+            last_error: None,
+            message_id: format!("{id}@{domain}"),
+            attachments: attachments.iter().map(Attachment::info).collect(),
+            reminder_step: None,
+            queued_at: now,
+            sent_at: None,
+        }
+    }
+}
+
+/// A message to queue, with its attachments' bytes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NewMessage {
+    pub message: Message,
+    pub attachments: Vec<Attachment>,
+}
+
+/// A message as a mailer sends it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OutgoingMail {
+    pub message: Message,
+    pub attachments: Vec<Attachment>,
+}
+
+/// Which messages to list, newest first.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MessageFilter {
+    pub invoice: Option<InvoiceId>,
+    pub status: Option<MessageStatus>,
+    /// Only messages queued before this one (the next page).
+    pub before: Option<MessageId>,
+    pub limit: u32,
+}
+
+/// What the placeholders of a template stand for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Facts {
+    /// `INV-0001` (or a credit note's `CN-0001`).
+    pub serial: String,
+    /// What is due, with its currency: `42.80 EUR`.
+    pub amount_due: String,
+    /// `2026-12-20`, or empty when the invoice has no due date.
+    pub due_date: String,
+    /// The client's name.
+    pub client: String,
+    /// The public link of the PDF.
+    pub pdf_url: String,
+}
+
+impl Facts {
+    /// The facts of `invoice` billed to `client`, its PDF at `pdf_url`.
+    pub fn of_invoice(invoice: &Invoice, client: &str, pdf_url: String) -> Self {
+        Self {
+            serial: invoice.serial.to_string(),
+            amount_due: money(invoice.balance.due(), invoice.currency),
+            due_date: invoice.due_date.map(|due| due.format("%Y-%m-%d").to_string()).unwrap_or_default(),
+            client: client.to_owned(),
+            pdf_url,
+        }
+    }
+}
+
+/// `amount` at `currency`'s minor unit with its code: `42.80 EUR`.
+pub fn money(amount: rust_decimal::Decimal, currency: accounts::Currency) -> String {
+    format!("{} {}", round_to_minor(amount, currency), currency.as_str())
+}
+
+/// The placeholders a template may use.
+pub const PLACEHOLDERS: [&str; 5] = ["{serial}", "{amountDue}", "{dueDate}", "{client}", "{pdfUrl}"];
+
+/// A subject or body with placeholders, checked to name only [`PLACEHOLDERS`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Template(String);
+
+impl Template {
+    /// Refuses a `{word}` that is not a placeholder; other braces are kept as they are.
+    pub fn parse(text: impl Into<String>) -> Result<Self, MailRule> {
+        let text = text.into();
+        let mut rest = text.as_str();
+        while let Some(open) = rest.find('{') {
+            let after = &rest[open..];
+            match after.find('}') {
+                Some(close) => {
+                    let candidate = &after[..=close];
+                    let word = &candidate[1..candidate.len() - 1];
+                    let looks_like_one = !word.is_empty() && word.chars().all(|c| c.is_ascii_alphanumeric());
+                    if looks_like_one && !PLACEHOLDERS.contains(&candidate) {
+                        return Err(MailRule::UnknownPlaceholder { placeholder: candidate.to_owned() });
+                    }
+                    rest = &after[1..];
+                }
+                None => break,
+            }
+        }
+        Ok(Self(text))
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    /// The text with each placeholder replaced by its fact.
+    pub fn fill(&self, facts: &Facts) -> String {
+        let mut out = String::with_capacity(self.0.len() + 64);
+        let mut rest = self.0.as_str();
+        while let Some(open) = rest.find('{') {
+            out.push_str(&rest[..open]);
+            let after = &rest[open..];
+            let fact = PLACEHOLDERS.iter().find(|p| after.starts_with(**p)).map(|p| {
+                let value = match *p {
+                    "{serial}" => &facts.serial,
+                    "{amountDue}" => &facts.amount_due,
+                    "{dueDate}" => &facts.due_date,
+                    "{client}" => &facts.client,
+                    _ => &facts.pdf_url,
+                };
+                (p.len(), value)
+            });
+            if let Some((length, value)) = fact {
+                out.push_str(value);
+                rest = &after[length..];
+            } else {
+                out.push('{');
+                rest = &after[1..];
+            }
+        }
+        out.push_str(rest);
+        out
+    }
+}
+
+/// The subject and body a message gets when the caller gives none.
+#[derive(Debug, Clone, Copy)]
+pub struct Wording {
+    pub subject: &'static str,
+    pub body: &'static str,
+}
+
+impl MessageKind {
+    /// What a message of this kind says unless told otherwise.
+    pub fn default_wording(self) -> Wording {
+        match self {
+            Self::Invoice => Wording {
+                subject: "Invoice {serial}",
+                body: "Hello {client},\n\nplease find invoice {serial} attached: {amountDue} is due \
+                       on {dueDate}.\n\nYou can also view it at {pdfUrl}\n\nThank you!\n",
+            },
+            Self::Reminder => Wording {
+                subject: "Reminder: invoice {serial}, {amountDue} due",
+                body: "Hello {client},\n\nthis is a friendly reminder that {amountDue} of invoice \
+                       {serial} is still open (due {dueDate}).\n\nYou can view the invoice at \
+                       {pdfUrl}\n\nIf you have paid already, please ignore this message. Thank you!\n",
+            },
+            Self::CreditNote => Wording {
+                subject: "Credit note {serial}",
+                body: "Hello {client},\n\nplease find credit note {serial} attached. What remains due \
+                       on the invoice it credits: {amountDue}.\n\nYou can also view it at {pdfUrl}\n",
+            },
+        }
+    }
+}
+
+/// Why a message could not be queued.
+#[derive(Debug, thiserror::Error)]
+pub enum QueueMessageError {
+    /// Its invoice (or credit note) is not the team's.
+    #[error("not found")]
+    NotFound,
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// Why a message could not be queued again.
+#[derive(Debug, thiserror::Error)]
+pub enum RetryMessageError {
+    #[error("not found")]
+    NotFound,
+    /// Only a failed message is tried again.
+    #[error("the message is {0:?}, not failed")]
+    NotFailed(MessageStatus),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// The message log and its queue.
+#[async_trait]
+pub trait MessageStore: Send + Sync {
+    /// Stores `message` (queued) with its attachments and the job that sends it, due at
+    /// once, in one transaction. MUST refuse ([`QueueMessageError::NotFound`]) an invoice
+    /// or credit note that is not the team's.
+    async fn queue_message(&self, message: &NewMessage) -> Result<Message, QueueMessageError>;
+
+    async fn get_message(&self, team: TeamId, id: MessageId) -> Result<Option<Message>, StoreError>;
+
+    /// The team's messages `filter` shows, newest first.
+    async fn list_messages(&self, team: TeamId, filter: &MessageFilter) -> Result<Vec<Message>, StoreError>;
+
+    /// The message a mail job sends, with its attachments' bytes, and marks it sending
+    /// (its attempts counted); `None` when it is gone.
+    async fn start_sending(&self, job: &ClaimedJob) -> Result<Option<OutgoingMail>, StoreError>;
+
+    /// Records how the attempt of `job` ended, on its job and its message, in one
+    /// transaction: sent (raising `invoice.sent` or `invoice.reminder_sent`, and setting the
+    /// invoice's `sent_at` the first time an invoice is sent, its reminders' count for a
+    /// reminder), queued again, or failed for good (raising `message.failed`). `false`,
+    /// and nothing written, when the attempt no longer holds the job.
+    async fn finish_sending(
+        &self,
+        job: &ClaimedJob,
+        finish: &Finish,
+        at: DateTime<Utc>,
+    ) -> Result<bool, StoreError>;
+
+    /// Queues a failed message again, with a new job due at once; it keeps its
+    /// `Message-ID` and attachments.
+    async fn retry_message(
+        &self,
+        team: TeamId,
+        id: MessageId,
+        at: DateTime<Utc>,
+    ) -> Result<Message, RetryMessageError>;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn facts() -> Facts {
+        Facts {
+            serial: "INV-0007".into(),
+            amount_due: "42.80 EUR".into(),
+            due_date: "2026-12-20".into(),
+            client: "Zoë".into(),
+            pdf_url: "https://billable.example/v1/invoices/pdf?id=x".into(),
+        }
+    }
+
+    #[test]
+    fn placeholders_are_filled_and_other_braces_kept() {
+        let template =
+            Template::parse("{serial}: {amountDue} by {dueDate} for {client} {pdfUrl} {} {a b} {").unwrap();
+        assert_eq!(
+            template.fill(&facts()),
+            "INV-0007: 42.80 EUR by 2026-12-20 for Zoë https://billable.example/v1/invoices/pdf?id=x {} {a b} {"
+        );
+    }
+
+    #[test]
+    fn an_unknown_placeholder_is_named() {
+        assert_eq!(
+            Template::parse("Dear {customer}").unwrap_err(),
+            MailRule::UnknownPlaceholder { placeholder: "{customer}".into() }
+        );
+    }
+
+    #[test]
+    fn every_default_wording_uses_known_placeholders_only() {
+        for kind in [MessageKind::Invoice, MessageKind::Reminder, MessageKind::CreditNote] {
+            let wording = kind.default_wording();
+            assert!(Template::parse(wording.subject).is_ok());
+            assert!(Template::parse(wording.body).is_ok());
+            assert!(!Template::parse(wording.body).unwrap().fill(&facts()).contains('{'));
+        }
+    }
+
+    #[test]
+    fn recipients_drop_repeats_and_need_someone() {
+        let email = |text: &str| Email::parse(text).unwrap();
+        let recipients = Recipients::new(
+            vec![email("a@x.example"), email("A@x.example")],
+            vec![email("a@x.example"), email("b@x.example")],
+        )
+        .unwrap();
+        assert_eq!(recipients.to().len(), 1);
+        assert_eq!(recipients.cc().len(), 1);
+        assert_eq!(Recipients::new(vec![], vec![email("b@x.example")]), Err(MailRule::NoRecipient));
+        let many: Vec<Email> = (0..21).map(|i| email(&format!("p{i}@x.example"))).collect();
+        assert_eq!(Recipients::new(many, vec![]), Err(MailRule::TooManyRecipients));
+    }
+
+    #[test]
+    fn subjects_are_one_line() {
+        assert_eq!(MailSubject::parse("a\r\nBcc: x@y.example"), Err(MailRule::SubjectLines));
+        assert!(MailSubject::parse("Rechnung für Zoë").is_ok());
+        assert!(MailSubject::parse("").is_err());
+    }
+}
