@@ -289,6 +289,18 @@ impl TestApp {
 }
 
 pub mod fake_model;
+pub mod outside;
+
+/// Server settings for tests that e-mail through `smtp`, from `billing@acme.example`, with
+/// links to `https://billing.example.com`.
+pub fn mailing_config(smtp: &outside::SmtpServer) -> ServeConfig {
+    let mut config = serve_config();
+    config.sending.smtp_url = Some(smtp.url());
+    config.sending.smtp_ca_file = smtp.ca_file.exists().then(|| smtp.ca_file.clone());
+    config.sending.mail_from = Some("billing@acme.example".to_owned());
+    config.sending.public_url = Some("https://billing.example.com".to_owned());
+    config
+}
 
 /// The real server with an agent: the REST API and the agent's trigger listeners (which
 /// the definition should put on port 0, a free port), over `db`.

@@ -13,8 +13,11 @@ mod mcp;
 mod money;
 mod openapi;
 mod payments;
+mod reminders;
 mod reports;
+mod sending;
 mod track;
+mod webhooks;
 
 use acceptance::TestApp;
 use reqwest::{Method, StatusCode};

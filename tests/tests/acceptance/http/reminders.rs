@@ -1,0 +1,181 @@
+//! Payment reminders, driven by job passes at the instants the tests choose: the policy, the
+//! schedule each invoice shows, each step once (racing passes too), the amount due as it is,
+//! and no reminder for what is paid or for a client who takes none.
+
+use acceptance::outside::SmtpServer;
+use acceptance::{TestApp, mailing_config, spawn_app_with};
+use chrono::{DateTime, TimeDelta, Utc};
+use reqwest::{Method, StatusCode};
+use serde_json::{Value, json};
+
+use super::error_of;
+use super::sending::post;
+
+async fn put_policy(app: &TestApp, body: &Value) -> reqwest::Response {
+    app.request(Method::PUT, "/v1/reminder-policy", &app.key).json(body).send().await.unwrap()
+}
+
+/// An invoice of 119.00 for `email`, due at `due`; its JSON.
+async fn due_on(app: &TestApp, email: &str, due: DateTime<Utc>) -> Value {
+    let (status, invoice) = post(
+        app,
+        "/v1/invoices",
+        json!({
+            "client": {"email": email, "name": "Zoë"},
+            "issueDate": (due - TimeDelta::days(30)).to_rfc3339(), "dueDate": due.to_rfc3339(),
+            "taxPercentage": 19, "lineItems": [{"description": "Design", "unitPrice": 100, "quantity": 1}]
+        }),
+    )
+    .await;
+    assert_eq!(status, StatusCode::CREATED, "{invoice}");
+    invoice
+}
+
+#[tokio::test]
+async fn the_policy_is_read_set_and_checked() {
+    let smtp = SmtpServer::start();
+    let app = spawn_app_with(mailing_config(&smtp)).await;
+    let policy = app.get_json("/v1/reminder-policy").await;
+    assert_eq!((policy["enabled"].as_bool(), &policy["steps"]), (Some(false), &json!([])));
+    assert!(policy["subject"].as_str().unwrap().contains("{serial}"));
+    for (body, error) in [
+        (json!({"enabled": true}), "steps: an enabled policy needs at least one step"),
+        (
+            json!({"enabled": true, "steps": [{"daysAfterDue": 7}, {"daysAfterDue": 7}]}),
+            "steps[1].daysAfterDue: repeats",
+        ),
+        (
+            json!({"enabled": true, "steps": [{"daysAfterDue": 366}]}),
+            "steps[0].daysAfterDue: must be between -365 and 365",
+        ),
+        (
+            json!({"enabled": true, "steps": [{"daysAfterDue": 0}], "body": "{total}"}),
+            "body: {total} is not a placeholder",
+        ),
+        (json!({"enabled": true, "steps": [{"days": 0}]}), "steps[0].days: not accepted"),
+    ] {
+        let response = put_policy(&app, &body).await;
+        assert_eq!(response.status(), StatusCode::BAD_REQUEST, "{body}");
+        let message = error_of(response).await;
+        assert!(message.starts_with(error), "{body}: {message}");
+    }
+    let set = json!({"enabled": true, "steps": [{"daysAfterDue": 7}, {"daysAfterDue": -3}],
+                     "subject": "Reminder {serial}: {amountDue}", "body": "Hello {client}, see {pdfUrl}"});
+    let response = put_policy(&app, &set).await;
+    assert_eq!(response.status(), StatusCode::OK);
+    let stored: Value = response.json().await.unwrap();
+    assert_eq!(stored["steps"], json!([{"daysAfterDue": -3}, {"daysAfterDue": 7}]), "in order");
+    assert_eq!(app.get_json("/v1/reminder-policy").await, stored);
+    let (_, reader) =
+        acceptance::create_key(&app.store, app.team, app.owner, accounts::Scope::ReadOnly, None).await;
+    let refused = app.request(Method::PUT, "/v1/reminder-policy", &reader).json(&set).send().await.unwrap();
+    assert_eq!(refused.status(), StatusCode::FORBIDDEN);
+}
+
+#[tokio::test]
+async fn each_step_is_sent_once_with_the_amount_due_then_reminders_stop() {
+    let smtp = SmtpServer::start();
+    let app = spawn_app_with(mailing_config(&smtp)).await;
+    let due = (Utc::now() + TimeDelta::days(10)).date_naive().and_hms_opt(0, 0, 0).unwrap().and_utc();
+    let invoice = due_on(&app, "zoe@example.com", due).await;
+    let id = invoice["id"].as_str().unwrap();
+    assert_eq!(invoice["nextReminderAt"], Value::Null, "no policy yet");
+    let set = json!({"enabled": true, "steps": [{"daysAfterDue": -3}, {"daysAfterDue": 0}, {"daysAfterDue": 7}],
+                     "subject": "Reminder {serial}: {amountDue} due {dueDate}"});
+    assert_eq!(put_policy(&app, &set).await.status(), StatusCode::OK);
+    let path = format!("/v1/invoices/{id}");
+    let read = || app.get_json(&path);
+    let stamp = |at: DateTime<Utc>| Value::from(at.format("%Y-%m-%dT%H:%M:%S%.3fZ").to_string());
+    assert_eq!(read().await["nextReminderAt"], stamp(due - TimeDelta::days(3)));
+
+    assert_eq!(app.run_jobs_at(due - TimeDelta::days(4)).await.reminders, 0);
+    // Two passes racing send the step once.
+    let (a, b) =
+        tokio::join!(app.run_jobs_at(due - TimeDelta::days(3)), app.run_jobs_at(due - TimeDelta::days(3)));
+    assert_eq!(a.reminders + b.reminders, 1);
+    let mails = smtp.received();
+    assert_eq!(mails.len(), 1);
+    let day = due.format("%Y-%m-%d");
+    assert_eq!(mails[0]["subject"], format!("Reminder INV-0001: 119.00 EUR due {day}"));
+    assert_eq!(mails[0]["rcpt_tos"], json!(["zoe@example.com"]));
+    let after = read().await;
+    assert_eq!((after["remindersSent"].as_u64(), &after["nextReminderAt"]), (Some(1), &stamp(due)));
+    assert_eq!(app.run_jobs_at(due - TimeDelta::days(1)).await.reminders, 0, "once per step");
+
+    // Paid in part: the next one says what is still due.
+    let (status, _) = post(&app, &format!("/v1/invoices/{id}/payments"), json!({"amount": 100})).await;
+    assert_eq!(status, StatusCode::CREATED);
+    assert_eq!(app.run_jobs_at(due).await.reminders, 1);
+    assert_eq!(smtp.received()[1]["subject"], format!("Reminder INV-0001: 19.00 EUR due {day}"));
+    let messages = app.get_json(&format!("/v1/invoices/{id}/messages")).await;
+    assert_eq!(messages[0]["kind"], "reminder");
+    assert_eq!(messages[0]["reminderStep"], 0);
+
+    // Paid: nothing more, ever.
+    post(&app, &format!("/v1/invoices/{id}/payments"), json!({"amount": 19})).await;
+    let paid = read().await;
+    assert_eq!((paid["status"].as_str(), &paid["nextReminderAt"]), (Some("PAID"), &Value::Null));
+    assert_eq!(app.run_jobs_at(due + TimeDelta::days(30)).await.reminders, 0);
+    assert_eq!(read().await["remindersSent"], 2);
+    let manual =
+        app.request(Method::POST, &format!("/v1/invoices/{id}/remind"), &app.key).send().await.unwrap();
+    assert_eq!(manual.status(), StatusCode::CONFLICT);
+    assert!(error_of(manual).await.contains("nothing is due"));
+}
+
+#[tokio::test]
+async fn a_late_pass_sends_the_latest_step_and_clients_may_take_none() {
+    let smtp = SmtpServer::start();
+    let app = spawn_app_with(mailing_config(&smtp)).await;
+    let due = (Utc::now() + TimeDelta::days(2)).date_naive().and_hms_opt(9, 0, 0).unwrap().and_utc();
+    put_policy(
+        &app,
+        &json!({"enabled": true, "steps": [{"daysAfterDue": 0}, {"daysAfterDue": 7}, {"daysAfterDue": 14}]}),
+    )
+    .await;
+    let chased = due_on(&app, "zoe@example.com", due).await;
+    let spared = due_on(&app, "quiet@example.com", due).await;
+    let client =
+        app.get_json(&format!("/v1/invoices/clients/{}", spared["clientId"].as_str().unwrap())).await;
+    assert_eq!(client["remindersEnabled"], true);
+    let replace = json!({"name": "Quiet", "email": "quiet@example.com", "line1": "1 Main St", "postalCode": "1000",
+                         "remindersEnabled": false});
+    let path = format!("/v1/invoices/clients/{}", client["id"].as_str().unwrap());
+    let replaced = app.request(Method::PATCH, &path, &app.key).json(&replace).send().await.unwrap();
+    assert_eq!(replaced.status(), StatusCode::OK);
+    assert_eq!(
+        app.get_json(&format!("/v1/invoices/{}", spared["id"].as_str().unwrap())).await["nextReminderAt"],
+        Value::Null
+    );
+
+    // A pause over two steps: the latest is sent, the one before passed over.
+    assert_eq!(app.run_jobs_at(due + TimeDelta::days(8)).await.reminders, 1);
+    let [mail] = smtp.received().try_into().unwrap();
+    assert_eq!(mail["rcpt_tos"], json!(["zoe@example.com"]));
+    let messages = app.get_json(&format!("/v1/invoices/{}/messages", chased["id"].as_str().unwrap())).await;
+    assert_eq!(messages[0]["reminderStep"], 7);
+    let manual = app.request(
+        Method::POST,
+        &format!("/v1/invoices/{}/remind", spared["id"].as_str().unwrap()),
+        &app.key,
+    );
+    let manual = manual.send().await.unwrap();
+    assert_eq!(manual.status(), StatusCode::CONFLICT);
+    assert!(error_of(manual).await.contains("remindersEnabled is false"));
+    // By hand, to one who takes them: at once, beside the policy's steps.
+    let (status, sent) = post(
+        &app,
+        &format!("/v1/invoices/{}/remind", chased["id"].as_str().unwrap()),
+        json!({"subject": "Please pay {serial}"}),
+    )
+    .await;
+    assert_eq!(status, StatusCode::ACCEPTED, "{sent}");
+    assert_eq!((sent["kind"].as_str(), &sent["reminderStep"]), (Some("reminder"), &Value::Null));
+    app.run_jobs().await;
+    assert_eq!(smtp.received()[1]["subject"], "Please pay INV-0001");
+    assert_eq!(
+        app.run_jobs_at(due + TimeDelta::days(14)).await.reminders,
+        1,
+        "the policy's next step still comes"
+    );
+}

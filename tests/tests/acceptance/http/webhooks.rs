@@ -1,0 +1,365 @@
+//! Outbound webhooks, received by a server that verifies every delivery with the official
+//! Standard Webhooks library: subscriptions and their secrets, what a delivery carries,
+//! retries on the standard's schedule (429's Retry-After honoured, 410 disabling), secret
+//! rotation, tests and redeliveries, permissions, and what another team never sees.
+
+use acceptance::outside::WebhookReceiver;
+use acceptance::{TestApp, serve_config, spawn_app, spawn_app_with};
+use chrono::{TimeDelta, Utc};
+use reqwest::{Method, StatusCode};
+use serde_json::{Value, json};
+
+use super::error_of;
+use super::sending::post;
+
+/// Subscribes `url` to `events`; the endpoint and its secret.
+async fn subscribe(app: &TestApp, url: &str, events: Value) -> (Value, String) {
+    let (status, endpoint) = post(app, "/v1/webhooks", json!({"url": url, "events": events})).await;
+    assert_eq!(status, StatusCode::CREATED, "{endpoint}");
+    let secret = endpoint["secret"].as_str().unwrap().to_owned();
+    assert!(secret.starts_with("whsec_"));
+    (endpoint, secret)
+}
+
+async fn deliveries(app: &TestApp, endpoint: &Value) -> Vec<Value> {
+    let path = format!("/v1/webhooks/{}/deliveries", endpoint["id"].as_str().unwrap());
+    app.get_json(&path).await.as_array().unwrap().clone()
+}
+
+#[tokio::test]
+async fn endpoints_are_subscribed_listed_changed_and_deleted() {
+    let app = spawn_app().await;
+    let types = app.get_json("/v1/webhooks/event-types").await;
+    let names: Vec<&str> = types.as_array().unwrap().iter().map(|t| t["type"].as_str().unwrap()).collect();
+    for expected in [
+        "invoice.created",
+        "invoice.overdue",
+        "payment.refunded",
+        "credit_note.created",
+        "message.failed",
+        "client.deleted",
+        "time_entry.updated",
+        "timer.stopped",
+    ] {
+        assert!(names.contains(&expected), "{expected} in {names:?}");
+    }
+    assert_eq!(names.len(), 21);
+    assert!(!names.contains(&"webhook.test"));
+
+    let (endpoint, _) =
+        subscribe(&app, "https://93.184.216.34/hooks", json!(["invoice.paid", "payment.*"])).await;
+    let id = endpoint["id"].as_str().unwrap();
+    assert_eq!(endpoint["events"], json!(["invoice.paid", "payment.*"]));
+    assert_eq!(endpoint["enabled"], true);
+    let read = app.get_json(&format!("/v1/webhooks/{id}")).await;
+    assert!(read.get("secret").is_none(), "the secret is shown once");
+    assert_eq!(app.get_json("/v1/webhooks").await, json!([read]));
+    let changed = app
+        .request(Method::PATCH, &format!("/v1/webhooks/{id}"), &app.key)
+        .json(&json!({"events": ["*"], "description": "everything"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(changed.status(), StatusCode::OK);
+    let changed: Value = changed.json().await.unwrap();
+    assert_eq!((&changed["events"], changed["description"].as_str()), (&json!(["*"]), Some("everything")));
+    for (body, error) in [
+        (
+            json!({"url": "https://93.184.216.34/x", "events": ["invoice.payed"]}),
+            "events[0]: \"invoice.payed\" names no event type",
+        ),
+        (json!({"url": "https://93.184.216.34/x", "events": []}), "events: "),
+        (
+            json!({"url": "ftp://93.184.216.34/x", "events": ["*"]}),
+            "url: must be an absolute http or https URL",
+        ),
+        (
+            json!({"url": "https://user:pw@93.184.216.34/x", "events": ["*"]}),
+            "url: must not carry a user name or password",
+        ),
+        (
+            json!({"url": "https://93.184.216.34/x", "events": ["*"], "secret": "mine"}),
+            "secret: not accepted",
+        ),
+    ] {
+        let response = app.request(Method::POST, "/v1/webhooks", &app.key).json(&body).send().await.unwrap();
+        assert_eq!(response.status(), StatusCode::BAD_REQUEST, "{body}");
+        let message = error_of(response).await;
+        assert!(message.starts_with(error), "{body}: {message}");
+    }
+    let deleted = app.request(Method::DELETE, &format!("/v1/webhooks/{id}"), &app.key).send().await.unwrap();
+    assert_eq!(deleted.status(), StatusCode::OK);
+    assert_eq!(app.get_json("/v1/webhooks").await, json!([]));
+    let gone = app.request(Method::GET, &format!("/v1/webhooks/{id}"), &app.key).send().await.unwrap();
+    assert_eq!(gone.status(), StatusCode::NOT_FOUND);
+}
+
+#[tokio::test]
+async fn private_addresses_are_refused_unless_allowed() {
+    let mut config = serve_config();
+    config.sending.webhook_allow_private = false;
+    let app = spawn_app_with(config).await;
+    for url in [
+        "http://127.0.0.1:9/hook",
+        "http://localhost/hook",
+        "http://10.0.0.8/",
+        "http://169.254.169.254/latest",
+        "http://[::1]/",
+        "http://[::ffff:192.168.0.1]/",
+    ] {
+        let response = app
+            .request(Method::POST, "/v1/webhooks", &app.key)
+            .json(&json!({"url": url, "events": ["*"]}))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(response.status(), StatusCode::BAD_REQUEST, "{url}");
+        let message = error_of(response).await;
+        assert!(
+            message.starts_with("url: ") && message.contains("public addresses only"),
+            "{url}: {message}"
+        );
+    }
+    let unresolved = json!({"url": "https://nowhere.invalid/hook", "events": ["*"]});
+    let response =
+        app.request(Method::POST, "/v1/webhooks", &app.key).json(&unresolved).send().await.unwrap();
+    assert_eq!(response.status(), StatusCode::BAD_REQUEST);
+    assert!(error_of(response).await.contains("does not resolve"));
+    let (status, _) =
+        post(&app, "/v1/webhooks", json!({"url": "https://93.184.216.34/hook", "events": ["*"]})).await;
+    assert_eq!(status, StatusCode::CREATED);
+}
+
+#[tokio::test]
+async fn every_delivery_is_signed_and_verified_by_the_official_library() {
+    let receiver = WebhookReceiver::start();
+    let app = spawn_app().await;
+    let (endpoint, secret) =
+        subscribe(&app, &receiver.url("/billable"), json!(["client.*", "invoice.*", "payment.*"])).await;
+    receiver.verify_with(&[&secret]).await;
+    let client = app.create_client(&app.key, "Ärzte GmbH").await;
+    let (_, invoice) = post(
+        &app,
+        "/v1/invoices",
+        json!({"clientId": client["id"], "lineItems": [{"description": "Design", "unitPrice": 100, "quantity": 1}]}),
+    )
+    .await;
+    let (_, payment) = post(
+        &app,
+        &format!("/v1/invoices/{}/payments", invoice["id"].as_str().unwrap()),
+        json!({"amount": 100}),
+    )
+    .await;
+    // Time is not of this subscription.
+    post(&app, "/v1/track/time", json!({"durationSeconds": 60, "taskName": "x", "date": "2026-11-20"})).await;
+    let report = app.run_jobs().await;
+    assert_eq!(report.done, 4, "{report:?}");
+
+    let received = receiver.deliveries();
+    let type_of = |d: &Value| {
+        serde_json::from_str::<Value>(d["body"].as_str().unwrap()).unwrap()["type"]
+            .as_str()
+            .unwrap()
+            .to_owned()
+    };
+    // Deliveries run side by side: they may arrive in any order (Standard Webhooks promises none).
+    let mut types: Vec<String> = received.iter().map(type_of).collect();
+    types.sort();
+    assert_eq!(types, ["client.created", "invoice.created", "invoice.paid", "payment.created"]);
+    for delivery in &received {
+        assert_eq!(delivery["verified"][&secret], true, "{delivery}");
+        assert_eq!(delivery["content_type"], "application/json");
+        let signature = delivery["webhook_signature"].as_str().unwrap();
+        assert!(signature.starts_with("v1,") && !signature.contains(' '), "one secret, one signature");
+        let timestamp: i64 = delivery["webhook_timestamp"].as_str().unwrap().parse().unwrap();
+        assert!((Utc::now().timestamp() - timestamp).abs() < 60, "the time of the attempt");
+    }
+    let body = |kind: &str| {
+        let delivery = received.iter().find(|d| type_of(d) == kind).unwrap();
+        serde_json::from_str::<Value>(delivery["body"].as_str().unwrap()).unwrap()
+    };
+    assert_eq!(body("client.created")["data"], client, "data is the resource as GET shows it");
+    assert_eq!(body("payment.created")["data"], payment);
+    assert_eq!(body("invoice.paid")["data"]["status"], "PAID");
+    assert_eq!(body("invoice.created")["data"]["status"], "PENDING", "as it was when it happened");
+    assert!(body("invoice.created")["timestamp"].as_str().unwrap().ends_with('Z'));
+    // The log names each delivery by its webhook-id.
+    let logged = deliveries(&app, &endpoint).await;
+    assert_eq!(logged.len(), 4);
+    for delivery in &logged {
+        assert_eq!(delivery["status"], "succeeded");
+        assert_eq!((delivery["attempt"].as_u64(), delivery["responseStatus"].as_u64()), (Some(1), Some(204)));
+        assert!(received.iter().any(|r| r["webhook_id"] == delivery["eventId"]));
+    }
+    // A test goes to this endpoint only.
+    let (status, test) =
+        post(&app, &format!("/v1/webhooks/{}/test", endpoint["id"].as_str().unwrap()), json!(null)).await;
+    assert_eq!((status, test["type"].as_str()), (StatusCode::ACCEPTED, Some("webhook.test")));
+    app.run_jobs().await;
+    let last = receiver.deliveries().pop().unwrap();
+    assert_eq!(
+        serde_json::from_str::<Value>(last["body"].as_str().unwrap()).unwrap()["type"],
+        "webhook.test"
+    );
+    assert_eq!(last["verified"][&secret], true);
+}
+
+#[tokio::test]
+async fn failures_follow_the_standard_schedule_and_410_disables() {
+    let receiver = WebhookReceiver::start();
+    let app = spawn_app().await;
+    let (endpoint, secret) = subscribe(&app, &receiver.url("/hook"), json!(["client.created"])).await;
+    receiver.verify_with(&[&secret]).await;
+    receiver.respond(json!([500, "429:600", 204])).await;
+    app.create_client(&app.key, "Acme").await;
+    let at = Utc::now();
+    assert_eq!(app.run_jobs_at(at).await.retried, 1);
+    let first = deliveries(&app, &endpoint).await.pop().unwrap();
+    assert_eq!((first["status"].as_str(), first["responseStatus"].as_u64()), (Some("pending"), Some(500)));
+    assert!(first["error"].as_str().unwrap().contains("500"));
+    assert_eq!(app.run_jobs_at(at + TimeDelta::seconds(4)).await.retried, 0, "5 s later, not sooner");
+    assert_eq!(app.run_jobs_at(at + TimeDelta::seconds(5)).await.retried, 1);
+    let throttled = deliveries(&app, &endpoint).await.pop().unwrap();
+    assert_eq!(throttled["responseStatus"], 429);
+    // Retry-After: 600 is later than the schedule's next wait (5 minutes): it is honoured.
+    let next: chrono::DateTime<Utc> = throttled["nextAttemptAt"].as_str().unwrap().parse().unwrap();
+    assert_eq!(next.timestamp_millis(), (at + TimeDelta::seconds(5 + 600)).timestamp_millis());
+    assert_eq!(app.run_jobs_at(at + TimeDelta::seconds(306)).await.done, 0);
+    assert_eq!(app.run_jobs_at(at + TimeDelta::seconds(605)).await.done, 1);
+    let received = receiver.deliveries();
+    assert_eq!(received.len(), 3);
+    assert!(
+        received.iter().all(|d| d["webhook_id"] == received[0]["webhook_id"]),
+        "one webhook-id for every attempt"
+    );
+    assert!(received.iter().all(|d| d["verified"][&secret] == true));
+    let done = deliveries(&app, &endpoint).await.pop().unwrap();
+    assert_eq!((done["status"].as_str(), done["attempt"].as_u64()), (Some("succeeded"), Some(3)));
+
+    // 410 Gone: failed at once, the endpoint disabled, nothing more sent to it.
+    receiver.respond(json!([410])).await;
+    app.create_client(&app.key, "Globex").await;
+    assert_eq!(app.run_jobs().await.failed, 1);
+    let id = endpoint["id"].as_str().unwrap();
+    let disabled = app.get_json(&format!("/v1/webhooks/{id}")).await;
+    assert_eq!(disabled["enabled"], false);
+    assert!(disabled["disabledReason"].as_str().unwrap().contains("410"));
+    app.create_client(&app.key, "Initech").await;
+    app.run_jobs().await;
+    assert_eq!(receiver.deliveries().len(), 4, "a disabled endpoint gets nothing");
+    let gone = deliveries(&app, &endpoint).await.into_iter().find(|d| d["responseStatus"] == 410).unwrap();
+    let path = format!("/v1/webhooks/{id}/deliveries/{}/redeliver", gone["id"].as_str().unwrap());
+    let refused = app.request(Method::POST, &path, &app.key).send().await.unwrap();
+    assert_eq!(refused.status(), StatusCode::CONFLICT);
+    let enable =
+        app.request(Method::PATCH, &format!("/v1/webhooks/{id}"), &app.key).json(&json!({"enabled": true}));
+    assert_eq!(enable.send().await.unwrap().status(), StatusCode::OK);
+    let again = app.request(Method::POST, &path, &app.key).send().await.unwrap();
+    assert_eq!(again.status(), StatusCode::ACCEPTED);
+    app.run_jobs().await;
+    let redelivered = receiver.deliveries().pop().unwrap();
+    assert_eq!(redelivered["webhook_id"], gone["eventId"], "the same webhook-id: a receiver dedupes by it");
+    assert_eq!(redelivered["verified"][&secret], true);
+}
+
+#[tokio::test]
+async fn a_rotated_secret_signs_beside_the_old_one_while_they_overlap() {
+    let receiver = WebhookReceiver::start();
+    let app = spawn_app().await;
+    let (endpoint, old) = subscribe(&app, &receiver.url("/hook"), json!(["client.*"])).await;
+    let id = endpoint["id"].as_str().unwrap();
+    let rotate = app
+        .request(Method::POST, &format!("/v1/webhooks/{id}/rotate-secret"), &app.key)
+        .json(&json!({"overlapSeconds": 3600}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(rotate.status(), StatusCode::OK);
+    let rotated: Value = rotate.json().await.unwrap();
+    let new = rotated["secret"].as_str().unwrap().to_owned();
+    assert_ne!(new, old);
+    assert!(rotated["previousSecretExpiresAt"].is_string());
+    receiver.verify_with(&[&old, &new]).await;
+    app.create_client(&app.key, "Acme").await;
+    app.run_jobs().await;
+    let during = receiver.deliveries().pop().unwrap();
+    assert_eq!(during["webhook_signature"].as_str().unwrap().split(' ').count(), 2);
+    assert_eq!((&during["verified"][&old], &during["verified"][&new]), (&json!(true), &json!(true)));
+    app.create_client(&app.key, "Globex").await;
+    app.run_jobs_at(Utc::now() + TimeDelta::hours(2)).await;
+    let after = receiver.deliveries().pop().unwrap();
+    assert_eq!(after["verified"][&new], true);
+    assert_ne!(after["verified"][&old], true, "the old secret no longer signs");
+    let too_long = app
+        .request(Method::POST, &format!("/v1/webhooks/{id}/rotate-secret"), &app.key)
+        .json(&json!({"overlapSeconds": 604_801}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(too_long.status(), StatusCode::BAD_REQUEST);
+}
+
+#[tokio::test]
+async fn webhooks_need_their_permissions_and_stay_in_their_team() {
+    let receiver = WebhookReceiver::start();
+    let app = spawn_app().await;
+    let restricted = |permissions: &[&str]| {
+        accounts::Scope::Restricted(
+            permissions.iter().map(|p| accounts::Permission::parse(p).unwrap()).collect(),
+        )
+    };
+    let (_, hooks_only) =
+        acceptance::create_key(&app.store, app.team, app.owner, restricted(&["webhooks:write"]), None).await;
+    let (_, hooks_and_time) = acceptance::create_key(
+        &app.store,
+        app.team,
+        app.owner,
+        restricted(&["webhooks:write", "track:read"]),
+        None,
+    )
+    .await;
+    let (_, reader) =
+        acceptance::create_key(&app.store, app.team, app.owner, accounts::Scope::ReadOnly, None).await;
+    let (_, clients_only) =
+        acceptance::create_key(&app.store, app.team, app.owner, restricted(&["clients:read"]), None).await;
+    let create = |key: &str, events: Value| {
+        app.request(Method::POST, "/v1/webhooks", key)
+            .json(&json!({"url": receiver.url("/x"), "events": events}))
+            .send()
+    };
+    let refused = create(&hooks_only, json!(["invoice.*"])).await.unwrap();
+    assert_eq!(refused.status(), StatusCode::FORBIDDEN);
+    assert!(error_of(refused).await.contains("invoices:read"));
+    assert_eq!(
+        create(&hooks_and_time, json!(["time_entry.*", "timer.*"])).await.unwrap().status(),
+        StatusCode::CREATED
+    );
+    assert_eq!(create(&hooks_and_time, json!(["*"])).await.unwrap().status(), StatusCode::FORBIDDEN);
+    assert_eq!(create(&reader, json!(["*"])).await.unwrap().status(), StatusCode::FORBIDDEN, "read-only");
+    let listed = app.request(Method::GET, "/v1/webhooks", &reader).send().await.unwrap();
+    assert_eq!(listed.status(), StatusCode::OK, "reading is part of read-only");
+    let not_hooks = app.request(Method::GET, "/v1/webhooks", &clients_only).send().await.unwrap();
+    assert_eq!(not_hooks.status(), StatusCode::FORBIDDEN);
+
+    // Another team's events never reach this team's endpoints, nor its endpoints this one.
+    let (endpoint, secret) = subscribe(&app, &receiver.url("/mine"), json!(["*"])).await;
+    receiver.verify_with(&[&secret]).await;
+    let other = acceptance::create_team(&app.store, "Other").await;
+    let owner = acceptance::create_user(&app.store, other, accounts::Role::Owner).await;
+    let (_, theirs) = acceptance::create_key(&app.store, other, owner, accounts::Scope::Write, None).await;
+    app.create_client(&theirs, "Theirs").await;
+    app.create_client(&app.key, "Ours").await;
+    app.run_jobs().await;
+    let mine: Vec<Value> = receiver.deliveries().into_iter().filter(|d| d["path"] == "/mine").collect();
+    assert_eq!(mine.len(), 1, "{mine:?}");
+    assert!(mine[0]["body"].as_str().unwrap().contains("\"Ours\""));
+    let path = format!("/v1/webhooks/{}", endpoint["id"].as_str().unwrap());
+    assert_eq!(
+        app.request(Method::GET, &path, &theirs).send().await.unwrap().status(),
+        StatusCode::NOT_FOUND
+    );
+    let delete = app.request(Method::DELETE, &path, &theirs).send().await.unwrap();
+    assert_eq!(delete.status(), StatusCode::NOT_FOUND);
+    let listed = app.request(Method::GET, "/v1/webhooks", &theirs).send().await.unwrap();
+    assert_eq!(listed.json::<Value>().await.unwrap(), json!([]));
+}
