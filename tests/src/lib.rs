@@ -317,6 +317,8 @@ pub struct AgentApp {
     pub db: TestDb,
     handles: Vec<actix_web::dev::ServerHandle>,
     worker: Option<tokio::task::AbortHandle>,
+    /// The job runner's parts, with the agent's events trigger when it has one.
+    pub jobs: app::JobParts,
 }
 
 impl AgentApp {
@@ -376,13 +378,23 @@ impl AgentApp {
             retry,
             config.agent_lease,
         )?;
+        let subscription = setup.subscription(agent_team, store.accounts().as_ref()).await?;
+        store.notify().subscribe_agent(agent_team, subscription.as_ref()).await?;
         let application = application.with_agent(&config, &agent)?;
+        let jobs = application.jobs();
         let rest = format!("http://127.0.0.1:{}", application.port());
         let trigger = format!("http://127.0.0.1:{}", application.trigger_port(0).unwrap_or_default());
         let (handles, worker) = (application.handles(), application.worker());
         tokio::spawn(application.run_until_stopped());
         let http = reqwest::Client::new();
-        Ok(Self { rest, trigger, http, store, team, key, db, handles, worker })
+        Ok(Self { rest, trigger, http, store, team, key, db, handles, worker, jobs })
+    }
+
+    /// Runs, once, every job due now and what that makes due (the agent's runs of events
+    /// among them), as `billable jobs run` does.
+    pub async fn run_jobs(&self) -> outbound::PassReport {
+        let clock: Arc<dyn Clock> = Arc::new(SystemClock);
+        self.jobs.runner(clock).run_due().await.expect("the jobs run")
     }
 
     /// POSTs `body` to the trigger at `path` with the bearer `token`, if any.

@@ -433,3 +433,61 @@ fn a_write_permission_allows_its_reads_and_nothing_else() {
     assert!(allowed.contains(&"create_time_entry") && allowed.contains(&"list_projects"));
     assert!(!allowed.iter().any(|name| name.contains("invoice") || name.contains("client")));
 }
+
+#[test]
+fn the_events_trigger_names_events_and_has_no_listener() {
+    let base = "
+name: collections
+model:
+  provider: echo
+tools:
+  billable:
+    user: owner@billable.localhost
+    permissions: [invoices:write]
+triggers:
+  - type: events
+    events: [invoice.overdue, payment.*]
+    tools: [send_reminder]
+";
+    let definition = parse(base);
+    let [TriggerSettings::Events(events)] = definition.triggers.as_slice() else {
+        panic!("{:?}", definition.triggers)
+    };
+    assert_eq!(events.events.words(), ["invoice.overdue", "payment.*"]);
+    assert_eq!(events.team, None);
+    assert_eq!(definition.triggers[0].route(), None, "no listener");
+    assert_eq!(definition.triggers[0].secret_env(), None, "no caller to authenticate");
+    assert_eq!(parse(&base.replace("    events: [", "    team: Default\n    events: [")).triggers.len(), 1);
+    assert_refused(
+        base,
+        &[
+            (
+                "invoice.overdue",
+                "invoice.late",
+                "agent.yaml: triggers[0].events[0]: \"invoice.late\" names no event type",
+            ),
+            ("    events: [invoice.overdue, payment.*]\n", "", "agent.yaml: triggers[0].events: is required"),
+            ("[invoice.overdue, payment.*]", "[]", "agent.yaml: triggers[0].events: at least one"),
+            (
+                "    tools: [send_reminder]",
+                "    port: 8080",
+                "agent.yaml: triggers[0].port: is not a setting of an events trigger",
+            ),
+            (
+                "    tools: [send_reminder]",
+                "    path: /x",
+                "agent.yaml: triggers[0].path: is not a setting of an events trigger",
+            ),
+        ],
+    );
+    let twice = format!("{base}  - type: events\n    events: ['*']\n");
+    assert!(
+        refused(&twice).starts_with("agent.yaml: triggers[1].type: an agent has at most one events trigger")
+    );
+    let team_on_webhook =
+        MINIMAL.replace("    token_env: WEBHOOK_TOKEN", "    token_env: WEBHOOK_TOKEN\n    team: Default");
+    assert!(
+        refused(&team_on_webhook)
+            .starts_with("agent.yaml: triggers[0].team: is a setting of the events trigger only")
+    );
+}
