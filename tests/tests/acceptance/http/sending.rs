@@ -7,7 +7,6 @@ use acceptance::{TestApp, mailing_config, spawn_app, spawn_app_with};
 use base64::Engine;
 use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};
-use sha2::{Digest, Sha256};
 
 use super::error_of;
 
@@ -36,7 +35,7 @@ pub(crate) async fn post(app: &TestApp, path: &str, body: Value) -> (StatusCode,
 }
 
 fn sha256(bytes: &[u8]) -> String {
-    Sha256::digest(bytes).iter().map(|b| format!("{b:02x}")).collect()
+    notify::mail::sha256_hex(bytes)
 }
 
 #[tokio::test]

@@ -1,4 +1,4 @@
-//! Outbound webhooks, received by a server that verifies every delivery with the official
+//! Outbound webhooks, arrived by a server that verifies every delivery with the official
 //! Standard Webhooks library: subscriptions and their secrets, what a delivery carries,
 //! retries on the standard's schedule (429's Retry-After honoured, 410 disabling), secret
 //! rotation, tests and redeliveries, permissions, and what another team never sees.
@@ -155,7 +155,7 @@ async fn every_delivery_is_signed_and_verified_by_the_official_library() {
     let report = app.run_jobs().await;
     assert_eq!(report.done, 4, "{report:?}");
 
-    let received = receiver.deliveries();
+    let arrived = receiver.deliveries();
     let type_of = |d: &Value| {
         serde_json::from_str::<Value>(d["body"].as_str().unwrap()).unwrap()["type"]
             .as_str()
@@ -163,10 +163,10 @@ async fn every_delivery_is_signed_and_verified_by_the_official_library() {
             .to_owned()
     };
     // Deliveries run side by side: they may arrive in any order (Standard Webhooks promises none).
-    let mut types: Vec<String> = received.iter().map(type_of).collect();
+    let mut types: Vec<String> = arrived.iter().map(type_of).collect();
     types.sort();
     assert_eq!(types, ["client.created", "invoice.created", "invoice.paid", "payment.created"]);
-    for delivery in &received {
+    for delivery in &arrived {
         assert_eq!(delivery["verified"][&secret], true, "{delivery}");
         assert_eq!(delivery["content_type"], "application/json");
         let signature = delivery["webhook_signature"].as_str().unwrap();
@@ -175,7 +175,7 @@ async fn every_delivery_is_signed_and_verified_by_the_official_library() {
         assert!((Utc::now().timestamp() - timestamp).abs() < 60, "the time of the attempt");
     }
     let body = |kind: &str| {
-        let delivery = received.iter().find(|d| type_of(d) == kind).unwrap();
+        let delivery = arrived.iter().find(|d| type_of(d) == kind).unwrap();
         serde_json::from_str::<Value>(delivery["body"].as_str().unwrap()).unwrap()
     };
     assert_eq!(body("client.created")["data"], client, "data is the resource as GET shows it");
@@ -189,7 +189,7 @@ async fn every_delivery_is_signed_and_verified_by_the_official_library() {
     for delivery in &logged {
         assert_eq!(delivery["status"], "succeeded");
         assert_eq!((delivery["attempt"].as_u64(), delivery["responseStatus"].as_u64()), (Some(1), Some(204)));
-        assert!(received.iter().any(|r| r["webhook_id"] == delivery["eventId"]));
+        assert!(arrived.iter().any(|r| r["webhook_id"] == delivery["eventId"]));
     }
     // A test goes to this endpoint only.
     let (status, test) =
@@ -226,13 +226,13 @@ async fn failures_follow_the_standard_schedule_and_410_disables() {
     assert_eq!(next.timestamp_millis(), (at + TimeDelta::seconds(5 + 600)).timestamp_millis());
     assert_eq!(app.run_jobs_at(at + TimeDelta::seconds(306)).await.done, 0);
     assert_eq!(app.run_jobs_at(at + TimeDelta::seconds(605)).await.done, 1);
-    let received = receiver.deliveries();
-    assert_eq!(received.len(), 3);
+    let arrived = receiver.deliveries();
+    assert_eq!(arrived.len(), 3);
     assert!(
-        received.iter().all(|d| d["webhook_id"] == received[0]["webhook_id"]),
+        arrived.iter().all(|d| d["webhook_id"] == arrived[0]["webhook_id"]),
         "one webhook-id for every attempt"
     );
-    assert!(received.iter().all(|d| d["verified"][&secret] == true));
+    assert!(arrived.iter().all(|d| d["verified"][&secret] == true));
     let done = deliveries(&app, &endpoint).await.pop().unwrap();
     assert_eq!((done["status"].as_str(), done["attempt"].as_u64()), (Some("succeeded"), Some(3)));
 
