@@ -4,7 +4,7 @@ Every message it takes is read back with Python's MIME parser and written as one
 to --out: the envelope, the decoded headers (Subject included, whatever its encoding), the
 text body, and each attachment's file name, content type, size, SHA-256 and bytes (base64).
 
-It can misbehave on purpose: answer the first N messages with a temporary failure
+It can be slow (--delay-ms before each message is accepted) and misbehave on purpose: answer the first N messages with a temporary failure
 (--fail-first N --fail-code 451), refuse recipients whose address holds a text for good
 (--reject-rcpt TEXT --reject-code 550), speak TLS (--tls starttls, required before
 anything else; --tls smtps, from the first byte) with a certificate of a CA it writes to
@@ -14,6 +14,7 @@ On start it prints `port=N` (the port it listens on, 127.0.0.1) and flushes.
 """
 
 import argparse
+import asyncio
 import base64
 import email
 import email.policy
@@ -42,6 +43,8 @@ class Recorder:
         return "250 OK"
 
     async def handle_DATA(self, server, session, envelope):
+        if self.args.delay_ms:
+            await asyncio.sleep(self.args.delay_ms / 1000)
         with self.lock:
             if self.failures_left > 0:
                 self.failures_left -= 1
@@ -119,6 +122,7 @@ def main():
     parser.add_argument("--tls", choices=["none", "starttls", "smtps"], default="none")
     parser.add_argument("--ca-file", help="where the TLS certificate's CA is written (PEM)")
     parser.add_argument("--auth", default="", help="USER:PASSWORD a client must log in with")
+    parser.add_argument("--delay-ms", type=int, default=0, help="how long each message takes to be accepted")
     args = parser.parse_args()
 
     handler = Recorder(args)
