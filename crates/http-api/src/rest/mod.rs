@@ -96,21 +96,21 @@ where
         .service(
             scope("/v1/webhooks/event-types")
                 .wrap(from_fn(auth::require_api_key))
-                .service(ledger.check(routes::webhooks::event_types)),
+                .service(ledger.check(routes::webhooks::list_event_types)),
         )
         .service(
             scope("/v1/webhooks")
                 .wrap(from_fn(idempotency::replay_retries))
                 .wrap(from_fn(auth::require_api_key))
-                .service(ledger.check(routes::webhooks::list_endpoints))
-                .service(ledger.check(routes::webhooks::create_endpoint))
-                .service(ledger.check(routes::webhooks::get_endpoint))
-                .service(ledger.check(routes::webhooks::update_endpoint))
-                .service(ledger.check(routes::webhooks::delete_endpoint))
-                .service(ledger.check(routes::webhooks::rotate_secret))
-                .service(ledger.check(routes::webhooks::test_endpoint))
-                .service(ledger.check(routes::webhooks::list_deliveries))
-                .service(ledger.check(routes::webhooks::redeliver)),
+                .service(ledger.check(routes::webhooks::list_webhook_endpoints))
+                .service(ledger.check(routes::webhooks::create_webhook_endpoint))
+                .service(ledger.check(routes::webhooks::get_webhook_endpoint))
+                .service(ledger.check(routes::webhooks::update_webhook_endpoint))
+                .service(ledger.check(routes::webhooks::delete_webhook_endpoint))
+                .service(ledger.check(routes::webhooks::rotate_webhook_secret))
+                .service(ledger.check(routes::webhooks::test_webhook_endpoint))
+                .service(ledger.check(routes::webhooks::list_webhook_deliveries))
+                .service(ledger.check(routes::webhooks::redeliver_webhook)),
         )
         .service(
             scope("/v1/payments")

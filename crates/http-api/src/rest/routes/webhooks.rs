@@ -258,7 +258,7 @@ fn permission_for(kind: EventType) -> Permission {
     responses((status = 200, description = "The event types", body = Vec<EventTypeBody>), KeyedErrors)
 )]
 #[get("")]
-pub(crate) async fn event_types(_auth: Auth<WebhooksRead>) -> web::Json<Vec<EventTypeBody>> {
+pub(crate) async fn list_event_types(_auth: Auth<WebhooksRead>) -> web::Json<Vec<EventTypeBody>> {
     web::Json(
         EventType::subscribable()
             .map(|kind| EventTypeBody {
@@ -370,7 +370,7 @@ async fn the_endpoint(
     )
 )]
 #[post("")]
-pub(crate) async fn create_endpoint(
+pub(crate) async fn create_webhook_endpoint(
     auth: Auth<WebhooksWrite>,
     Json(input): Json<EndpointInput>,
     state: web::Data<ApiState>,
@@ -413,7 +413,7 @@ pub(crate) async fn create(
     responses((status = 200, description = "The team's endpoints", body = Vec<EndpointBody>), KeyedErrors)
 )]
 #[get("")]
-pub(crate) async fn list_endpoints(
+pub(crate) async fn list_webhook_endpoints(
     auth: Auth<WebhooksRead>,
     state: web::Data<ApiState>,
 ) -> Result<web::Json<Vec<EndpointBody>>, ApiError> {
@@ -431,7 +431,7 @@ pub(crate) async fn list_endpoints(
     responses((status = 200, description = "The endpoint", body = EndpointBody), NotFound, KeyedErrors)
 )]
 #[get("/{id}")]
-pub(crate) async fn get_endpoint(
+pub(crate) async fn get_webhook_endpoint(
     auth: Auth<WebhooksRead>,
     path: web::Path<String>,
     state: web::Data<ApiState>,
@@ -451,7 +451,7 @@ pub(crate) async fn get_endpoint(
     responses((status = 200, description = "The changed endpoint", body = EndpointBody), BodyErrors, NotFound, KeyedErrors)
 )]
 #[patch("/{id}")]
-pub(crate) async fn update_endpoint(
+pub(crate) async fn update_webhook_endpoint(
     auth: Auth<WebhooksWrite>,
     path: web::Path<String>,
     Json(input): Json<EndpointPatch>,
@@ -498,7 +498,7 @@ pub(crate) async fn update_endpoint(
     responses((status = 200, description = "Deleted", body = Deleted), NotFound, KeyedErrors)
 )]
 #[delete("/{id}")]
-pub(crate) async fn delete_endpoint(
+pub(crate) async fn delete_webhook_endpoint(
     auth: Auth<WebhooksWrite>,
     path: web::Path<String>,
     state: web::Data<ApiState>,
@@ -522,7 +522,7 @@ pub(crate) async fn delete_endpoint(
     responses((status = 200, description = "The endpoint with its new secret", body = EndpointWithSecret), BodyErrors, NotFound, KeyedErrors)
 )]
 #[post("/{id}/rotate-secret")]
-pub(crate) async fn rotate_secret(
+pub(crate) async fn rotate_webhook_secret(
     auth: Auth<WebhooksWrite>,
     path: web::Path<String>,
     OptionalJson(input): OptionalJson<RotateInput>,
@@ -562,7 +562,7 @@ pub(crate) async fn rotate_secret(
     responses((status = 202, description = "Queued", body = WebhookDeliveryBody), NotFound, KeyedErrors)
 )]
 #[post("/{id}/test")]
-pub(crate) async fn test_endpoint(
+pub(crate) async fn test_webhook_endpoint(
     auth: Auth<WebhooksWrite>,
     path: web::Path<String>,
     state: web::Data<ApiState>,
@@ -614,7 +614,7 @@ pub(crate) struct DeliveryQuery {
     )
 )]
 #[get("/{id}/deliveries")]
-pub(crate) async fn list_deliveries(
+pub(crate) async fn list_webhook_deliveries(
     auth: Auth<WebhooksRead>,
     path: web::Path<String>,
     listing: paging::Listing,
@@ -669,7 +669,7 @@ async fn deliveries(
     )
 )]
 #[post("/{id}/deliveries/{deliveryId}/redeliver")]
-pub(crate) async fn redeliver(
+pub(crate) async fn redeliver_webhook(
     auth: Auth<WebhooksWrite>,
     path: web::Path<(String, String)>,
     state: web::Data<ApiState>,
