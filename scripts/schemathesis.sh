@@ -35,7 +35,10 @@ triggers:
     port: $webhook_port
     token_env: SCHEMATHESIS_WEBHOOK_TOKEN
 EOF
-start_test_server BILLABLE_AGENT="$agent_dir/agent.yaml" SCHEMATHESIS_WEBHOOK_TOKEN=schemathesis
+# E-mail goes to a real SMTP server, so that the sending operations run to the end.
+start_smtp_server
+start_test_server BILLABLE_AGENT="$agent_dir/agent.yaml" SCHEMATHESIS_WEBHOOK_TOKEN=schemathesis \
+    BILLABLE_SMTP_URL="smtp://127.0.0.1:$SMTP_PORT" BILLABLE_MAIL_FROM=billing@billable.localhost
 rm -rf "$agent_dir"
 for conversation in first second; do
     curl -fsS -o /dev/null "http://127.0.0.1:$webhook_port/" \

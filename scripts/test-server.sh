@@ -11,6 +11,10 @@
 #   SERVER_DIR the scratch directory (server.log is there)
 # The VAR=value arguments are added to the server's environment (a rate limit, an agent).
 # The server is stopped and the directory removed when the sourcing script exits.
+#
+#   start_smtp_server
+#
+# starts a real SMTP server (see below) for a test server configured to send e-mail.
 
 start_test_server() {
     local bin=${BILLABLE_BIN:-}
@@ -43,8 +47,37 @@ start_test_server() {
     export BASE_URL API_KEY SERVER_DIR
 }
 
+# Starts the SMTP server of the e-mail tests (tests/mail/smtp_server.py, aiosmtpd) on a free
+# port and sets SMTP_PORT, and SMTP_MAILS: the file where each mail it takes is written as a
+# JSON line. Stopped, and its file removed, with the test server.
+start_smtp_server() {
+    SMTP_DIR=$(mktemp -d "${TMPDIR:-/tmp}/billable-smtp.XXXXXX")
+    SMTP_MAILS="$SMTP_DIR/mails.jsonl"
+    python3 tests/mail/smtp_server.py --out "$SMTP_MAILS" >"$SMTP_DIR/stdout" &
+    SMTP_PID=$!
+    trap stop_test_server EXIT
+    SMTP_PORT=''
+    local _
+    for _ in $(seq 100); do
+        SMTP_PORT=$(grep -oP '^port=\K[0-9]+' "$SMTP_DIR/stdout" || true)
+        [[ -n $SMTP_PORT ]] && break
+        sleep 0.1
+    done
+    if [[ -z $SMTP_PORT ]]; then
+        echo "the SMTP server did not start (pip install -r tests/mail/requirements.txt)" >&2
+        return 1
+    fi
+    export SMTP_PORT SMTP_MAILS
+}
+
 stop_test_server() {
     local status=$?
+    if [[ -n ${SMTP_PID:-} ]]; then
+        kill "$SMTP_PID" 2>/dev/null || true
+        wait "$SMTP_PID" 2>/dev/null || true
+        rm -rf "$SMTP_DIR"
+        SMTP_PID=''
+    fi
     if [[ -n ${TEST_SERVER_PID:-} ]]; then
         kill "$TEST_SERVER_PID" 2>/dev/null || true
         wait "$TEST_SERVER_PID" 2>/dev/null || true

@@ -88,7 +88,7 @@ pub const MAX_RECIPIENTS: usize = 20;
 /// Why a message's fields were refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum MailRule {
-    #[error("a subject is one line")]
+    #[error("must be one line")]
     SubjectLines,
     #[error("subject {0}")]
     Subject(String),

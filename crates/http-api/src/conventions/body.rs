@@ -41,7 +41,8 @@ impl<T: DeserializeOwned + 'static> FromRequest for Json<T> {
 }
 
 /// A request body that may be left out: an empty body is `T::default()`; any other is
-/// read exactly as [`Json`] reads it (content type, size, unknown fields).
+/// read exactly as [`Json`] reads it (content type, size, unknown fields). A type taken so
+/// belongs in `OPTIONAL_BODIES` of the OpenAPI document, which marks its body optional.
 #[derive(Debug)]
 pub struct OptionalJson<T>(pub T);
 
@@ -425,4 +426,18 @@ mod tests {
         assert_eq!(error_of(r#"["a"]"#), "body: must be a JSON object");
         assert_eq!(error_of("null"), "body: must be a JSON object");
     }
+}
+
+/// A JSON integer from `min` to `max` at `field`, however it is written: JSON Schema's
+/// integers include `60.0` and `6e1`, which serde's integers refuse.
+pub(crate) fn whole_in(
+    number: &serde_json::Number,
+    field: &str,
+    min: i64,
+    max: i64,
+) -> Result<i64, FieldError> {
+    kernel::number::whole_number(&number.to_string())
+        .filter(|whole| (i128::from(min)..=i128::from(max)).contains(whole))
+        .and_then(|whole| i64::try_from(whole).ok())
+        .ok_or_else(|| FieldError::new(field, format!("must be a whole number from {min} to {max}")))
 }

@@ -45,7 +45,7 @@ pub(crate) const METHODS: [&str; 5] = ["get", "post", "put", "patch", "delete"];
             carries `x-request-id`. `HEAD` is answered wherever `GET` is."
     ),
     // Schemas only query parameters refer to: parameters do not bring their schemas along.
-    components(schemas(Frequency, Verdict, InstantInput, ReportGroupBy, PaymentMethod, MessageStatus, DeliveryStatus)),
+    components(schemas(Frequency, Verdict, InstantInput, EventPattern, ReportGroupBy, PaymentMethod, MessageStatus, DeliveryStatus)),
     tags(
         (name = "Clients", description = "Who invoices are billed to"),
         (name = "Invoices", description = "Invoices with line items and exact money; PDFs by public link"),
@@ -170,6 +170,30 @@ impl PartialSchema for InstantInput {
 
 impl ToSchema for InstantInput {}
 
+/// What a webhook subscription names: an event type, a family (`payment.*`), or `*`.
+#[derive(Debug)]
+pub(crate) struct EventPattern;
+
+impl PartialSchema for EventPattern {
+    fn schema() -> RefOr<Schema> {
+        let mut families: Vec<String> =
+            notify::EventType::subscribable().map(|kind| format!("{}.*", kind.family())).collect();
+        families.dedup();
+        let words = std::iter::once("*".to_owned())
+            .chain(families)
+            .chain(notify::EventType::subscribable().map(|kind| kind.as_str().to_owned()));
+        ObjectBuilder::new()
+            .schema_type(Type::String)
+            .enum_values(Some(words))
+            .description(Some(
+                "Every event (`*`), a family of them (`payment.*`), or one type (GET /v1/webhooks/event-types).",
+            ))
+            .into()
+    }
+}
+
+impl ToSchema for EventPattern {}
+
 /// A file's bytes, as a response body.
 #[derive(Debug)]
 pub(crate) struct Binary;
@@ -284,6 +308,27 @@ pub(crate) fn finish(doc: &mut Value) {
     exemplify_parameters(doc);
     link_collections(doc);
     require_response_fields(doc);
+    optional_bodies(doc);
+}
+
+/// The request bodies an operation takes through `OptionalJson`: a request may leave them
+/// out. utoipa marks every request body required.
+const OPTIONAL_BODIES: [&str; 3] = ["SendInput", "RemindInput", "RotateInput"];
+
+fn optional_bodies(doc: &mut Value) {
+    for (_, item) in paths_mut(doc) {
+        for operation in operations_mut(item) {
+            let Some(body) = operation.get_mut("requestBody") else { continue };
+            let schema = &body["content"]["application/json"]["schema"]["$ref"];
+            let optional = schema
+                .as_str()
+                .and_then(|r| r.strip_prefix("#/components/schemas/"))
+                .is_some_and(|name| OPTIONAL_BODIES.contains(&name));
+            if optional {
+                body["required"] = json!(false);
+            }
+        }
+    }
 }
 
 /// The id the examples use: shaped like a real one, and nobody's.

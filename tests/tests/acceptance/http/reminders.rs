@@ -46,8 +46,21 @@ async fn the_policy_is_read_set_and_checked() {
         ),
         (
             json!({"enabled": true, "steps": [{"daysAfterDue": 366}]}),
-            "steps[0].daysAfterDue: must be between -365 and 365",
+            "steps[0].daysAfterDue: must be a whole number from -365 to 365",
         ),
+        (
+            json!({"enabled": true, "steps": [{"daysAfterDue": 1.5}]}),
+            "steps[0].daysAfterDue: must be a whole number from -365 to 365",
+        ),
+        (
+            json!({"enabled": true, "steps": [{"daysAfterDue": 0}], "subject": "x".repeat(256)}),
+            "subject: must be at most 255 characters",
+        ),
+        (
+            json!({"enabled": true, "steps": [{"daysAfterDue": 0}], "subject": "Reminder\n"}),
+            "subject: must be one line",
+        ),
+        (json!({"enabled": true, "steps": [{"daysAfterDue": 0}], "body": "  "}), "body: must not be empty"),
         (
             json!({"enabled": true, "steps": [{"daysAfterDue": 0}], "body": "{total}"}),
             "body: {total} is not a placeholder",
@@ -59,7 +72,8 @@ async fn the_policy_is_read_set_and_checked() {
         let message = error_of(response).await;
         assert!(message.starts_with(error), "{body}: {message}");
     }
-    let set = json!({"enabled": true, "steps": [{"daysAfterDue": 7}, {"daysAfterDue": -3}],
+    // JSON Schema's integers include 7.0.
+    let set = json!({"enabled": true, "steps": [{"daysAfterDue": 7.0}, {"daysAfterDue": -3}],
                      "subject": "Reminder {serial}: {amountDue}", "body": "Hello {client}, see {pdfUrl}"});
     let response = put_policy(&app, &set).await;
     assert_eq!(response.status(), StatusCode::OK);

@@ -270,7 +270,8 @@ async fn a_rotated_secret_signs_beside_the_old_one_while_they_overlap() {
     let id = endpoint["id"].as_str().unwrap();
     let rotate = app
         .request(Method::POST, &format!("/v1/webhooks/{id}/rotate-secret"), &app.key)
-        .json(&json!({"overlapSeconds": 3600}))
+        // JSON Schema's integers include 3600.0.
+        .json(&json!({"overlapSeconds": 3600.0}))
         .send()
         .await
         .unwrap();
@@ -297,6 +298,7 @@ async fn a_rotated_secret_signs_beside_the_old_one_while_they_overlap() {
         .await
         .unwrap();
     assert_eq!(too_long.status(), StatusCode::BAD_REQUEST);
+    assert_eq!(error_of(too_long).await, "overlapSeconds: must be a whole number from 0 to 604800");
 }
 
 #[tokio::test]

@@ -692,20 +692,31 @@ pub(crate) async fn retry_message(
     Ok(HttpResponse::Accepted().json(MessageBody::from(message)))
 }
 
-/// Checks a subject or body a policy gives, for the reminder policy's handler.
+/// Checks a subject or body a policy gives, for the reminder policy's handler: kept as
+/// given and filled in when each reminder is sent, each must already be a subject (one
+/// line, 1 to 255 characters) or a body (1 to 20,000) as written.
 pub(crate) fn policy_wording(
     subject: Option<String>,
     body: Option<String>,
 ) -> Result<(Template, Template), ApiError> {
     let (default_subject, default_body) = wording(MessageKind::Reminder)?;
+    let blank = |field: &str| FieldError::new(field, "must not be empty");
+    if let Some(text) = &subject {
+        MailSubject::parse(text.as_str()).map_err(|rule| match rule {
+            MailRule::Subject(reason) => FieldError::new("subject", reason),
+            other => FieldError::new("subject", other.to_string()),
+        })?;
+        if text.trim().is_empty() {
+            return Err(blank("subject").into());
+        }
+    }
+    if let Some(text) = &body {
+        notify::MailBody::parse(text.as_str()).map_err(|e| e.at("body"))?;
+        if text.trim().is_empty() {
+            return Err(blank("body").into());
+        }
+    }
     let subject = subject.map(|s| template(s, "subject")).transpose()?.unwrap_or(default_subject);
     let body = body.map(|b| template(b, "body")).transpose()?.unwrap_or(default_body);
-    // The policy's text is kept as given; it is filled in when each reminder is sent.
-    if MailSubject::clipped(subject.as_str()).is_none() {
-        return Err(FieldError::new("subject", "must not be empty").into());
-    }
-    if clip_body(body.as_str()).is_none() {
-        return Err(FieldError::new("body", "must not be empty").into());
-    }
     Ok((subject, body))
 }

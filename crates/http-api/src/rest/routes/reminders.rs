@@ -1,12 +1,13 @@
 //! `/v1/reminder-policy`: when the team's payment reminders go out, and what they say.
 
 use actix_web::{get, put, web};
+use kernel::FieldError;
 use notify::ReminderPolicy;
 use notify::reminders::{MAX_DAYS, MAX_STEPS, PolicyRule};
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
-use crate::conventions::body::Json;
+use crate::conventions::body::{Json, whole_in};
 use crate::conventions::error::ApiError;
 use crate::rest::auth::{Auth, InvoicesRead, InvoicesWrite};
 use crate::rest::routes::messages::policy_wording;
@@ -18,8 +19,8 @@ use crate::rest::state::ApiState;
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub(crate) struct ReminderStepBody {
     /// Days after the due date (before it when negative; 0 on the day), -365 to 365.
-    #[schema(minimum = -365, maximum = 365, example = 7)]
-    days_after_due: i32,
+    #[schema(value_type = i32, minimum = -365, maximum = 365, example = 7)]
+    days_after_due: serde_json::Number,
 }
 
 /// The team's reminder policy. Each open invoice with a due date (something due, not
@@ -43,7 +44,7 @@ impl From<ReminderPolicy> for ReminderPolicyBody {
             steps: policy
                 .steps()
                 .iter()
-                .map(|s| ReminderStepBody { days_after_due: s.days_after_due() })
+                .map(|s| ReminderStepBody { days_after_due: s.days_after_due().into() })
                 .collect(),
             subject: policy.subject.as_str().to_owned(),
             body: policy.body.as_str().to_owned(),
@@ -74,8 +75,7 @@ pub(crate) struct ReminderPolicyInput {
 }
 
 /// A policy rule in the REST API's words.
-fn policy_rule(rule: &PolicyRule) -> kernel::FieldError {
-    use kernel::FieldError;
+fn policy_rule(rule: &PolicyRule) -> FieldError {
     match rule {
         PolicyRule::StepOutOfRange { index } => FieldError::new(
             format!("steps[{index}].daysAfterDue"),
@@ -126,7 +126,14 @@ pub(crate) async fn put_policy(
     Json(input): Json<ReminderPolicyInput>,
     state: web::Data<ApiState>,
 ) -> Result<web::Json<ReminderPolicyBody>, ApiError> {
-    let steps: Vec<i32> = input.steps.iter().map(|step| step.days_after_due).collect();
+    let days = i64::from(MAX_DAYS);
+    let steps = (input.steps.iter().enumerate())
+        .map(|(index, step)| {
+            let field = format!("steps[{index}].daysAfterDue");
+            let whole = whole_in(&step.days_after_due, &field, -days, days)?;
+            Ok(i32::try_from(whole).unwrap_or(i32::MAX))
+        })
+        .collect::<Result<Vec<i32>, FieldError>>()?;
     let (subject, body) = policy_wording(input.subject, input.body)?;
     let policy =
         ReminderPolicy::new(input.enabled, &steps, subject, body).map_err(|rule| policy_rule(&rule))?;

@@ -21,10 +21,12 @@ use serde_json::{Map, Value};
 use utoipa::{IntoParams, ToSchema};
 use uuid::Uuid;
 
-use crate::conventions::body::{Json, OptionalJson, Patch};
+use crate::conventions::body::{Json, OptionalJson, Patch, whole_in};
 use crate::conventions::error::{ApiError, ErrorBody};
 use crate::rest::auth::{Auth, WebhooksRead, WebhooksWrite};
-use crate::rest::openapi::{DeliveryStatus as DeliveryStatusSchema, EventType as EventTypeSchema};
+use crate::rest::openapi::{
+    DeliveryStatus as DeliveryStatusSchema, EventPattern, EventType as EventTypeSchema,
+};
 use crate::rest::paging::{self, Page};
 use crate::rest::routes::{
     BodyErrors, Deleted, KeyedErrors, NotFound, QueryErrors, Timestamp, not_found, path_id,
@@ -101,10 +103,14 @@ pub(crate) struct EndpointWithSecret {
     "description": "Bookkeeping sync"}))]
 pub(crate) struct EndpointInput {
     /// An absolute `http` or `https` URL without credentials, on a public address.
-    #[schema(max_length = 2048, example = "https://hooks.example.com/billable")]
+    #[schema(
+        pattern = r"^[Hh][Tt][Tt][Pp][Ss]?://",
+        max_length = 2048,
+        example = "https://hooks.example.com/billable"
+    )]
     url: String,
     /// 1 to 64 event types (`invoice.paid`), families (`payment.*`) or `*`.
-    #[schema(min_items = 1, max_items = 64)]
+    #[schema(value_type = Vec<EventPattern>, min_items = 1, max_items = 64)]
     events: Vec<String>,
     #[serde(default)]
     #[schema(pattern = r"^[^\u0000]*$", max_length = 500)]
@@ -117,10 +123,10 @@ pub(crate) struct EndpointInput {
 #[schema(example = json!({"events": ["*"], "enabled": true}))]
 pub(crate) struct EndpointPatch {
     #[serde(default)]
-    #[schema(value_type = String, max_length = 2048)]
+    #[schema(value_type = String, pattern = r"^[Hh][Tt][Tt][Pp][Ss]?://", max_length = 2048)]
     url: Patch<String>,
     #[serde(default)]
-    #[schema(value_type = Vec<String>, min_items = 1, max_items = 64)]
+    #[schema(value_type = Vec<EventPattern>, min_items = 1, max_items = 64)]
     events: Patch<Vec<String>>,
     #[serde(default)]
     #[schema(value_type = String, pattern = r"^[^\u0000]*$", max_length = 500)]
@@ -139,8 +145,8 @@ pub(crate) struct RotateInput {
     /// How long the previous secret signs beside the new one, 0 to 604800 (7 days).
     /// Default 86400 (a day).
     #[serde(default)]
-    #[schema(minimum = 0, maximum = 604_800, default = 86400)]
-    overlap_seconds: Option<u64>,
+    #[schema(value_type = Option<u64>, minimum = 0, maximum = 604_800, default = 86400)]
+    overlap_seconds: Option<serde_json::Number>,
 }
 
 /// One event's delivery to the endpoint, with its last attempt.
@@ -528,12 +534,14 @@ pub(crate) async fn rotate_webhook_secret(
     OptionalJson(input): OptionalJson<RotateInput>,
     state: web::Data<ApiState>,
 ) -> Result<web::Json<EndpointWithSecret>, ApiError> {
-    let overlap = Duration::from_secs(input.overlap_seconds.unwrap_or(DEFAULT_OVERLAP.as_secs()));
-    if overlap > MAX_OVERLAP {
-        return Err(
-            FieldError::new("overlapSeconds", format!("must be at most {}", MAX_OVERLAP.as_secs())).into()
-        );
-    }
+    let overlap = match &input.overlap_seconds {
+        None => DEFAULT_OVERLAP,
+        Some(seconds) => {
+            let most = i64::try_from(MAX_OVERLAP.as_secs()).unwrap_or(i64::MAX);
+            let seconds = whole_in(seconds, "overlapSeconds", 0, most)?;
+            Duration::from_secs(seconds.unsigned_abs())
+        }
+    };
     let current = the_endpoint(&state, &auth.principal, endpoint_id(&path)?).await?;
     let now = state.clock.now();
     let previous = (!overlap.is_zero()).then(|| (current.secret.clone(), notify::jobs::later(now, overlap)));
