@@ -32,6 +32,9 @@ define_id!(
     WebhookDeliveryId
 );
 
+/// The most endpoints a team may have: each event is one delivery per endpoint.
+pub const MAX_ENDPOINTS: usize = 20;
+
 /// The longest URL an endpoint may have.
 pub const MAX_URL_CHARS: usize = 2_048;
 
@@ -358,7 +361,9 @@ pub enum RedeliverError {
 /// The team's webhook endpoints and their deliveries.
 #[async_trait]
 pub trait WebhookStore: Send + Sync {
-    async fn create_endpoint(&self, endpoint: &WebhookEndpoint) -> Result<(), StoreError>;
+    /// Stores a new endpoint unless its team has [`MAX_ENDPOINTS`] already (`false`, and
+    /// nothing written): counted under a lock of the team, so concurrent creates keep it.
+    async fn create_endpoint(&self, endpoint: &WebhookEndpoint) -> Result<bool, StoreError>;
 
     async fn get_endpoint(
         &self,

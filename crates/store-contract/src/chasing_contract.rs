@@ -267,7 +267,7 @@ pub async fn dispatch_hands_each_event_once_to_matching_endpoints_and_the_agent(
     let mut off = endpoint(f.team, &["*"], now);
     off.disabled = Some(notify::webhooks::Disabled { at: now, reason: "gone".into() });
     for e in [&payments, &everything, &off] {
-        notify.create_endpoint(e).await.unwrap();
+        assert!(notify.create_endpoint(e).await.unwrap());
     }
     notify.subscribe_agent(f.team, Some(&EventFilter::parse(&["invoice.*"]).unwrap())).await.unwrap();
     let invoice = f.invoice("2026-11-20").await;
@@ -623,7 +623,7 @@ pub async fn webhook_endpoints_keep_their_deliveries(store: Ports) {
     let now = at("2026-11-20T10:00:00Z");
     notify.dispatch_events(100, now).await.unwrap();
     let hook = endpoint(f.team, &["invoice.*"], now);
-    notify.create_endpoint(&hook).await.unwrap();
+    assert!(notify.create_endpoint(&hook).await.unwrap());
     assert_eq!(notify.get_endpoint(f.team, hook.id).await.unwrap().as_ref(), Some(&hook));
     let other = create_team(&f.store, "Other").await;
     assert_eq!(notify.get_endpoint(other, hook.id).await.unwrap(), None);
@@ -708,6 +708,24 @@ pub async fn webhook_endpoints_keep_their_deliveries(store: Ports) {
     assert!(!notify.delete_endpoint(other, hook.id).await.unwrap());
     assert!(notify.delete_endpoint(f.team, hook.id).await.unwrap());
     assert!(notify.list_endpoints(f.team).await.unwrap().is_empty());
+}
+
+pub async fn a_team_keeps_at_most_its_endpoints_under_concurrent_creates(store: Ports) {
+    let f = fixture(store).await;
+    let notify = f.store.notify();
+    let now = at("2026-11-20T10:00:00Z");
+    for _ in 1..notify::webhooks::MAX_ENDPOINTS {
+        assert!(notify.create_endpoint(&endpoint(f.team, &["*"], now)).await.unwrap());
+    }
+    let (a, b, c) =
+        (endpoint(f.team, &["*"], now), endpoint(f.team, &["*"], now), endpoint(f.team, &["*"], now));
+    let (a, b, c) =
+        tokio::join!(notify.create_endpoint(&a), notify.create_endpoint(&b), notify.create_endpoint(&c));
+    let created = [a.unwrap(), b.unwrap(), c.unwrap()].into_iter().filter(|created| *created).count();
+    assert_eq!(created, 1, "one more fits");
+    assert_eq!(notify.list_endpoints(f.team).await.unwrap().len(), notify::webhooks::MAX_ENDPOINTS);
+    let other = create_team(&f.store, "Other").await;
+    assert!(notify.create_endpoint(&endpoint(other, &["*"], now)).await.unwrap(), "another team's count");
 }
 
 pub async fn a_job_is_finished_only_by_the_attempt_that_holds_it(store: Ports) {

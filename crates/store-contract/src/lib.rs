@@ -301,6 +301,7 @@ macro_rules! contract_suite {
                 jobs_are_claimed_once_leased_fenced_and_taken_over,
                 jobs_of_one_thread_run_in_order,
                 a_job_is_finished_only_by_the_attempt_that_holds_it,
+                a_team_keeps_at_most_its_endpoints_under_concurrent_creates,
                 messages_are_queued_sent_failed_and_retried,
                 reminders_follow_the_policy_once_per_step,
                 concurrent_reminder_passes_send_each_step_once,

@@ -602,9 +602,16 @@ impl ReminderStore for MemoryStore {
 
 #[async_trait]
 impl WebhookStore for MemoryStore {
-    async fn create_endpoint(&self, endpoint: &WebhookEndpoint) -> Result<(), StoreError> {
-        self.state().chasing.endpoints.push(endpoint.clone());
-        Ok(())
+    async fn create_endpoint(&self, endpoint: &WebhookEndpoint) -> Result<bool, StoreError> {
+        let mut state = self.state();
+        let endpoints = &mut state.chasing.endpoints;
+        if endpoints.iter().filter(|e| e.team_id == endpoint.team_id).count()
+            >= notify::webhooks::MAX_ENDPOINTS
+        {
+            return Ok(false);
+        }
+        endpoints.push(endpoint.clone());
+        Ok(true)
     }
 
     async fn get_endpoint(

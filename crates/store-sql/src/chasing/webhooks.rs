@@ -10,7 +10,8 @@ use diesel_async::{AsyncConnection, RunQueryDsl};
 use kernel::{Id, StoreError, Words};
 use notify::jobs::NewJob;
 use notify::webhooks::{
-    AttemptReport, DeliveryFilter, Disabled, EndpointDescription, OutgoingDelivery, RedeliverError,
+    AttemptReport, DeliveryFilter, Disabled, EndpointDescription, MAX_ENDPOINTS, OutgoingDelivery,
+    RedeliverError,
 };
 use notify::{
     ClaimedJob, DeliveryStatus, Event, Finish, JobKind, NewEvent, SigningSecret, WebhookDelivery,
@@ -148,18 +149,49 @@ macro_rules! the_endpoint {
 #[async_trait]
 impl WebhookStore for SqlStore {
     #[tracing::instrument(skip_all, fields(team = %endpoint.team_id, endpoint = %endpoint.id))]
-    async fn create_endpoint(&self, endpoint: &WebhookEndpoint) -> Result<(), StoreError> {
-        db_run!(self, |conn| diesel::insert_into(webhook_endpoints::table)
-            .values((
-                webhook_endpoints::team_id.eq(DbUuid::of(endpoint.team_id)),
-                webhook_endpoints::id.eq(DbUuid::of(endpoint.id)),
-                webhook_endpoints::created_at.eq(endpoint.created_at),
-                endpoint_values!(endpoint),
-            ))
-            .execute(conn)
-            .await
-            .or_store()?);
-        Ok(())
+    async fn create_endpoint(&self, endpoint: &WebhookEndpoint) -> Result<bool, StoreError> {
+        let team = DbUuid::of(endpoint.team_id);
+        let most = i64::try_from(MAX_ENDPOINTS).unwrap_or(i64::MAX);
+        macro_rules! count_and_insert {
+            ($conn:ident) => {{
+                let count: i64 = webhook_endpoints::table
+                    .filter(webhook_endpoints::team_id.eq(team))
+                    .count()
+                    .get_result($conn)
+                    .await?;
+                if count >= most {
+                    return Ok(false);
+                }
+                diesel::insert_into(webhook_endpoints::table)
+                    .values((
+                        webhook_endpoints::team_id.eq(team),
+                        webhook_endpoints::id.eq(DbUuid::of(endpoint.id)),
+                        webhook_endpoints::created_at.eq(endpoint.created_at),
+                        endpoint_values!(endpoint),
+                    ))
+                    .execute($conn)
+                    .await?;
+                Ok::<_, diesel::result::Error>(true)
+            }};
+        }
+        let created = db_run!(self,
+            postgres: |conn| conn
+                .transaction(async |conn| {
+                    // The team's row is the lock its endpoint count is kept under.
+                    teams::table.filter(teams::id.eq(team)).select(teams::id).for_update().execute(conn).await?;
+                    count_and_insert!(conn)
+                })
+                .await
+                .or_store()?,
+            sqlite: |conn| conn
+                .transaction(async |conn| {
+                    diesel::sql_query(super::SQLITE_WRITE_FIRST).execute(conn).await?;
+                    count_and_insert!(conn)
+                })
+                .await
+                .or_store()?
+        );
+        Ok(created)
     }
 
     #[tracing::instrument(skip(self))]

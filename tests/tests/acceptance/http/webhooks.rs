@@ -87,9 +87,18 @@ async fn endpoints_are_subscribed_listed_changed_and_deleted() {
         let message = error_of(response).await;
         assert!(message.starts_with(error), "{body}: {message}");
     }
+    // Twenty endpoints at most: each event is one delivery per endpoint.
+    for _ in 1..20 {
+        subscribe(&app, "https://93.184.216.34/more", json!(["*"])).await;
+    }
+    let (status, refused) =
+        post(&app, "/v1/webhooks", json!({"url": "https://93.184.216.34/x", "events": ["*"]})).await;
+    assert_eq!(status, StatusCode::CONFLICT);
+    assert_eq!(refused["error"], "the team has 20 webhook endpoints, the most it may have; delete one first");
     let deleted = app.request(Method::DELETE, &format!("/v1/webhooks/{id}"), &app.key).send().await.unwrap();
     assert_eq!(deleted.status(), StatusCode::OK);
-    assert_eq!(app.get_json("/v1/webhooks").await, json!([]));
+    assert_eq!(app.get_json("/v1/webhooks").await.as_array().unwrap().len(), 19);
+    assert!(!app.get_json("/v1/webhooks").await.to_string().contains(id));
     let gone = app.request(Method::GET, &format!("/v1/webhooks/{id}"), &app.key).send().await.unwrap();
     assert_eq!(gone.status(), StatusCode::NOT_FOUND);
 }

@@ -9,8 +9,8 @@ use actix_web::http::StatusCode;
 use actix_web::{HttpResponse, delete, get, patch, post, web};
 use kernel::{FieldError, Id};
 use notify::webhooks::{
-    DEFAULT_OVERLAP, DeliveryFilter, Disabled, EndpointDescription, Host, MAX_OVERLAP, RedeliverError,
-    UrlRule, is_public,
+    DEFAULT_OVERLAP, DeliveryFilter, Disabled, EndpointDescription, Host, MAX_ENDPOINTS, MAX_OVERLAP,
+    RedeliverError, UrlRule, is_public,
 };
 use notify::{
     DeliveryStatus, EventFilter, EventType, NewEvent, SigningSecret, WebhookDelivery, WebhookDeliveryId,
@@ -365,12 +365,13 @@ async fn the_endpoint(
 /// are retried after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h. The answer carries the
 /// signing secret, shown only this once. A URL on a loopback, private or link-local address
 /// is refused. Subscribing to events needs the read permission of what they carry (see
-/// `GET /v1/webhooks/event-types`). Needs `webhooks:write`.
+/// `GET /v1/webhooks/event-types`). A team has at most 20 endpoints. Needs `webhooks:write`.
 #[utoipa::path(
     tag = "Webhooks",
     request_body = EndpointInput,
     responses(
         (status = 201, description = "Created, with its secret", body = EndpointWithSecret, headers(("Location" = String, description = "URL of the endpoint"))),
+        (status = 409, description = "The team has 20 endpoints, the most it may have", body = ErrorBody),
         BodyErrors,
         KeyedErrors,
     )
@@ -407,7 +408,12 @@ pub(crate) async fn create(
         created_at: now,
         updated_at: now,
     };
-    state.stores.notify.create_endpoint(&endpoint).await?;
+    if !state.stores.notify.create_endpoint(&endpoint).await? {
+        return Err(ApiError::new(
+            StatusCode::CONFLICT,
+            format!("the team has {MAX_ENDPOINTS} webhook endpoints, the most it may have; delete one first"),
+        ));
+    }
     Ok(EndpointWithSecret { endpoint: EndpointBody::of(&endpoint, now), secret: endpoint.secret.expose() })
 }
 
