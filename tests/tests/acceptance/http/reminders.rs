@@ -161,6 +161,11 @@ async fn a_late_pass_sends_the_latest_step_and_clients_may_take_none() {
         app.get_json(&format!("/v1/invoices/{}", spared["id"].as_str().unwrap())).await["nextReminderAt"],
         Value::Null
     );
+    // A replacement that leaves the field out (a caller from before it) keeps the choice.
+    let mut without = replace.clone();
+    without.as_object_mut().unwrap().remove("remindersEnabled");
+    let kept = app.request(Method::PATCH, &path, &app.key).json(&without).send().await.unwrap();
+    assert_eq!(kept.json::<Value>().await.unwrap()["remindersEnabled"], false);
 
     // A pause over two steps: the latest is sent, the one before passed over.
     assert_eq!(app.run_jobs_at(due + TimeDelta::days(8)).await.reminders, 1);

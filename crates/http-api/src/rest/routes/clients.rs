@@ -95,14 +95,16 @@ pub(crate) struct ClientInput {
     #[schema(pattern = r"^[^\u0000]*$", min_length = 1, max_length = 32)]
     postal_code: String,
     /// Whether the team's payment reminders go to the client; manual sends are not
-    /// affected. Left out, `true`.
+    /// affected. Left out: `true` on a create, unchanged on a replacement (so that a client
+    /// that predates the field cannot turn reminders back on).
     #[serde(default)]
     #[schema(default = true)]
     reminders_enabled: Option<bool>,
 }
 
 impl ClientInput {
-    fn parse(self) -> Result<ClientDetails, FieldError> {
+    /// The details given, `reminders_enabled` taking `reminders_by_default` when left out.
+    fn parse(self, reminders_by_default: bool) -> Result<ClientDetails, FieldError> {
         Ok(ClientDetails {
             name: RequiredText::parse(self.name).map_err(|e| e.at("name"))?,
             email: Email::parse(self.email).map_err(|e| e.at("email"))?,
@@ -112,7 +114,7 @@ impl ClientInput {
             line2: OptionalText::parse(self.line2).map_err(|e| e.at("line2"))?,
             line3: OptionalText::parse(self.line3).map_err(|e| e.at("line3"))?,
             postal_code: PostalCode::parse(self.postal_code).map_err(|e| e.at("postalCode"))?.or_empty(),
-            reminders_enabled: self.reminders_enabled.unwrap_or(true),
+            reminders_enabled: self.reminders_enabled.unwrap_or(reminders_by_default),
         })
     }
 }
@@ -210,7 +212,7 @@ pub(crate) async fn create(
     who: &Principal,
     input: ClientInput,
 ) -> Result<ClientBody, ApiError> {
-    let client = Client::new(who.team_id, input.parse()?, state.clock.now());
+    let client = Client::new(who.team_id, input.parse(true)?, state.clock.now());
     state.stores.billing.create(&client).await?;
     Ok(client.into())
 }
@@ -265,8 +267,15 @@ pub(crate) async fn replace_client(
     path: web::Path<String>,
     state: web::Data<ApiState>,
 ) -> Result<web::Json<ClientBody>, ApiError> {
-    let details = input.parse()?;
     let id = client_id(&path)?;
+    let team = auth.principal.team_id;
+    let current = match input.reminders_enabled {
+        Some(_) => true,
+        None => {
+            state.stores.billing.get(team, id).await?.ok_or_else(client_not_found)?.details.reminders_enabled
+        }
+    };
+    let details = input.parse(current)?;
     let client =
         state.stores.billing.replace(auth.principal.team_id, id, &details, state.clock.now()).await.map_err(
             |error| match error {
