@@ -19,9 +19,61 @@ source scripts/test-server.sh
 
 # Each language starts a server of its own (on a fresh database, with the settings its
 # scenario needs) and stops it when done. Its scratch files go in the server's directory,
-# which goes with it; test-server.sh stops the server on any exit.
+# which goes with it.
+#
+#   start_servers [VAR=value ...]
+#
+# starts the SMTP server (test-server.sh), a test server with the settings given that
+# mails it and may deliver webhooks to 127.0.0.1, and the webhook receiver of the
+# scenarios (tests/webhooks/receiver.py: it verifies each delivery with the official
+# Standard Webhooks library against the secrets POSTed to its /_secrets). Sets, besides
+# what start_test_server and start_smtp_server set,
+#   WEBHOOK_RECEIVER    the receiver's URL, http://127.0.0.1:PORT
+#   WEBHOOK_DELIVERIES  the file where it writes each delivery as a JSON line
+# stop_server stops all three, and so does any exit.
+start_servers() {
+    start_smtp_server
+    start_test_server "$@" \
+        BILLABLE_SMTP_URL="smtp://127.0.0.1:$SMTP_PORT" BILLABLE_MAIL_FROM=billing@billable.localhost \
+        BILLABLE_WEBHOOK_ALLOW_PRIVATE=true
+    start_webhook_receiver
+}
+
+start_webhook_receiver() {
+    WEBHOOK_DELIVERIES="$SERVER_DIR/deliveries.jsonl"
+    python3 tests/webhooks/receiver.py --out "$WEBHOOK_DELIVERIES" >"$SERVER_DIR/receiver.out" &
+    RECEIVER_PID=$!
+    trap stop_server EXIT
+    local port='' _
+    for _ in $(seq 100); do
+        port=$(grep -oP '^port=\K[0-9]+' "$SERVER_DIR/receiver.out" || true)
+        [[ -n $port ]] && break
+        kill -0 "$RECEIVER_PID" 2>/dev/null || break
+        sleep 0.1
+    done
+    if [[ -z $port ]]; then
+        echo "the webhook receiver did not start (pip install -r tests/webhooks/requirements.txt)" >&2
+        return 1
+    fi
+    WEBHOOK_RECEIVER="http://127.0.0.1:$port"
+    export WEBHOOK_RECEIVER WEBHOOK_DELIVERIES
+}
+
+# The EXIT trap once the receiver runs, and the end of each language: stops the receiver,
+# then the test server and the SMTP server, keeping the exit status (stop_test_server
+# reports the one it finds in $?).
 stop_server() {
-    stop_test_server
+    local status=$?
+    if [[ -n ${RECEIVER_PID:-} ]]; then
+        kill "$RECEIVER_PID" 2>/dev/null || true
+        wait "$RECEIVER_PID" 2>/dev/null || true
+        RECEIVER_PID=''
+    fi
+    if (( status == 0 )); then
+        stop_test_server
+    else
+        (exit "$status") || stop_test_server
+    fi
     TEST_SERVER_PID='' SERVER_DIR=''
 }
 
@@ -37,8 +89,9 @@ python_client() {
             "pip install -r tests/clients/python/requirements.txt" >&2
         return 1
     fi
-    # A burst of 150, so that the scenario fits and its last step reaches a 429 soon after.
-    start_test_server BILLABLE_RATE_LIMIT=150/60s
+    # A burst of 175, so that the scenario fits (the sending steps' polls included) and its
+    # last step reaches a 429 soon after.
+    start_servers BILLABLE_RATE_LIMIT=175/60s
 
     # With `--meta none` the output path is the package itself, so it gets the package's
     # name, and its parent goes on the scenario's sys.path.
@@ -60,7 +113,9 @@ python_client() {
         return 1
     fi
 
-    BASE_URL="$BASE_URL" API_KEY="$API_KEY" CLIENT_DIR="$out" python3 "$dir/scenario.py"
+    BASE_URL="$BASE_URL" API_KEY="$API_KEY" CLIENT_DIR="$out" SMTP_MAILS="$SMTP_MAILS" \
+        WEBHOOK_RECEIVER="$WEBHOOK_RECEIVER" WEBHOOK_DELIVERIES="$WEBHOOK_DELIVERIES" \
+        python3 "$dir/scenario.py"
     stop_server
 }
 
@@ -71,7 +126,7 @@ python_client() {
 typescript_client() {
     node_tools
     echo "== typescript: openapi-typescript, tsc --strict, openapi-fetch"
-    start_test_server
+    start_servers
     (
         cd "$NODE_TOOLS"
         rm -rf generated dist

@@ -150,7 +150,52 @@ fn lines(path: &PathBuf) -> Vec<Value> {
         .collect()
 }
 
-/// Queues mails and events on a server, kills it while their jobs run, and lets `survivor`
+/// On the server at `port`: an endpoint for every event at the receiver, a reminder policy
+/// due at once, and `MAILS` invoices e-mailed. The endpoint's id, its secret, the invoices.
+async fn queue_the_work(api: &Api, port: u16, receiver: u16) -> (String, String, Vec<String>) {
+    let hook = json!({"url": format!("http://127.0.0.1:{receiver}/hook"), "events": ["*"]});
+    let endpoint = api.call(port, reqwest::Method::POST, "/v1/webhooks", Some(hook)).await;
+    let secret = endpoint["secret"].as_str().unwrap().to_owned();
+    let secrets = api.http.post(format!("http://127.0.0.1:{receiver}/_secrets")).json(&json!([secret]));
+    secrets.send().await.unwrap();
+    // Due today at midnight: the policy's step 0 is due at once, and once only.
+    let policy = json!({"enabled": true, "steps": [{"daysAfterDue": 0}]});
+    api.call(port, reqwest::Method::PUT, "/v1/reminder-policy", Some(policy)).await;
+    let today = chrono::Utc::now().date_naive();
+    let mut invoices = Vec::new();
+    for i in 0..MAILS {
+        let body = json!({
+            "client": {"email": format!("client{i}@example.com"), "name": format!("Client {i}")},
+            "issueDate": (today - chrono::TimeDelta::days(30)).to_string(), "dueDate": today.to_string(),
+            "lineItems": [{"description": "Work", "unitPrice": 100, "quantity": 1}]});
+        let invoice = api.call(port, reqwest::Method::POST, "/v1/invoices", Some(body)).await;
+        let id = invoice["id"].as_str().unwrap().to_owned();
+        api.call(port, reqwest::Method::POST, &format!("/v1/invoices/{id}/send"), Some(json!({}))).await;
+        invoices.push(id);
+    }
+    (endpoint["id"].as_str().unwrap().to_owned(), secret, invoices)
+}
+
+/// Waits until every message (each invoice's mail and reminder) is sent and no delivery to
+/// `endpoint` is pending; how many deliveries it has then.
+async fn wait_until_done(api: &Api, port: u16, endpoint: &str) -> usize {
+    let started = Instant::now();
+    loop {
+        let count = async |path: String| {
+            let listed = api.call(port, reqwest::Method::GET, &path, None).await;
+            listed.as_array().unwrap().len()
+        };
+        let sent = count("/v1/messages?status=sent".into()).await;
+        let pending = count(format!("/v1/webhooks/{endpoint}/deliveries?status=pending")).await;
+        if sent == 2 * MAILS && pending == 0 {
+            return count(format!("/v1/webhooks/{endpoint}/deliveries")).await;
+        }
+        assert!(started.elapsed() < Duration::from_mins(2), "not done: {sent} sent, {pending} pending");
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}
+
+/// Queues mails and events on a server, kills it while their jobs run, and lets a survivor
 /// (another replica, or the same one restarted) finish them; then checks what arrived.
 async fn survive_a_kill(database_url: &str, scratch: &Scratch, two_replicas: bool) {
     let mails = scratch.0.join("mails.jsonl");
@@ -162,92 +207,15 @@ async fn survive_a_kill(database_url: &str, scratch: &Scratch, two_replicas: boo
     let api = Api { http: reqwest::Client::new(), key };
     let first = Server::start(database_url, smtp.port);
     let second = two_replicas.then(|| Server::start(database_url, smtp.port));
-
-    let endpoint = api
-        .call(
-            first.port,
-            reqwest::Method::POST,
-            "/v1/webhooks",
-            Some(json!({
-            "url": format!("http://127.0.0.1:{}/hook", receiver.port), "events": ["*"]})),
-        )
-        .await;
-    let secret = endpoint["secret"].as_str().unwrap().to_owned();
-    api.http
-        .post(format!("http://127.0.0.1:{}/_secrets", receiver.port))
-        .json(&json!([secret]))
-        .send()
-        .await
-        .unwrap();
-    // Due today at midnight: the policy's step 0 is due at once, and once only.
-    api.call(
-        first.port,
-        reqwest::Method::PUT,
-        "/v1/reminder-policy",
-        Some(json!({
-        "enabled": true, "steps": [{"daysAfterDue": 0}]})),
-    )
-    .await;
-    let today = chrono::Utc::now().date_naive();
-    let mut invoices = Vec::new();
-    for i in 0..MAILS {
-        let invoice = api
-            .call(
-                first.port,
-                reqwest::Method::POST,
-                "/v1/invoices",
-                Some(json!({
-                "client": {"email": format!("client{i}@example.com"), "name": format!("Client {i}")},
-                "issueDate": (today - chrono::TimeDelta::days(30)).to_string(), "dueDate": today.to_string(),
-                "lineItems": [{"description": "Work", "unitPrice": 100, "quantity": 1}]})),
-            )
-            .await;
-        let id = invoice["id"].as_str().unwrap().to_owned();
-        api.call(first.port, reqwest::Method::POST, &format!("/v1/invoices/{id}/send"), Some(json!({})))
-            .await;
-        invoices.push(id);
-    }
+    let (endpoint, secret, invoices) = queue_the_work(&api, first.port, receiver.port).await;
     // Mails take 300 ms each: the first server is mid-way when it is killed.
     std::thread::sleep(Duration::from_millis(900));
     let sent = api.call(first.port, reqwest::Method::GET, "/v1/messages?status=sent", None).await;
     assert!(sent.as_array().unwrap().len() < 2 * MAILS, "work is left for the survivor");
     first.kill();
+    // Leases end after 3 s.
     let survivor = second.unwrap_or_else(|| Server::start(database_url, smtp.port));
-
-    // Until every message is sent and every delivery made (leases end after 3 s).
-    let started = Instant::now();
-    let expected_events: usize;
-    loop {
-        let sent = api.call(survivor.port, reqwest::Method::GET, "/v1/messages?status=sent", None).await;
-        let pending = api
-            .call(
-                survivor.port,
-                reqwest::Method::GET,
-                &format!("/v1/webhooks/{}/deliveries?status=pending", endpoint["id"].as_str().unwrap()),
-                None,
-            )
-            .await;
-        let all = api
-            .call(
-                survivor.port,
-                reqwest::Method::GET,
-                &format!("/v1/webhooks/{}/deliveries", endpoint["id"].as_str().unwrap()),
-                None,
-            )
-            .await;
-        // Each invoice: its mail and its reminder.
-        if sent.as_array().unwrap().len() == 2 * MAILS && pending.as_array().unwrap().is_empty() {
-            expected_events = all.as_array().unwrap().len();
-            break;
-        }
-        assert!(
-            started.elapsed() < Duration::from_mins(2),
-            "not done: {} sent, {} pending",
-            sent.as_array().unwrap().len(),
-            pending.as_array().unwrap().len()
-        );
-        std::thread::sleep(Duration::from_millis(200));
-    }
+    let expected_events = wait_until_done(&api, survivor.port, &endpoint).await;
 
     // Every message arrived, with its PDF; a mail under way at the kill may arrive twice,
     // with the same Message-ID, which is how a recipient knows it.
@@ -259,9 +227,9 @@ async fn survive_a_kill(database_url: &str, scratch: &Scratch, two_replicas: boo
         .iter()
         .map(|m| format!("<{}>", m["messageId"].as_str().unwrap()))
         .collect();
-    let received: HashSet<String> =
+    let arrived_ids: HashSet<String> =
         arrived.iter().map(|m| m["message_id"].as_str().unwrap().to_owned()).collect();
-    assert_eq!(received, ids, "every queued mail was delivered");
+    assert_eq!(arrived_ids, ids, "every queued mail was delivered");
     assert!(
         arrived.len() <= ids.len() + 3,
         "at most the mails under way at the kill twice: {}",

@@ -10,12 +10,22 @@ step too. The client raises on any status the document does not list
 (`raise_on_unexpected_status=True`).
 
 Environment:
-  BASE_URL    the server, e.g. http://127.0.0.1:3000
-  API_KEY     a `write` key of a fresh team (the one the first start prints)
-  CLIENT_DIR  the directory that holds the generated package `billable_client`
+  BASE_URL            the server, e.g. http://127.0.0.1:3000
+  API_KEY             a `write` key of a fresh team (the one the first start prints)
+  CLIENT_DIR          the directory that holds the generated package `billable_client`
+  SMTP_MAILS          the JSON lines file of the SMTP server the server mails
+                      (tests/mail/smtp_server.py): each mail it took, parsed
+  WEBHOOK_RECEIVER    the URL of a webhook receiver on 127.0.0.1 (tests/webhooks/receiver.py),
+                      which the server may deliver to (BILLABLE_WEBHOOK_ALLOW_PRIVATE=true)
+  WEBHOOK_DELIVERIES  its JSON lines file: each delivery, verified with the official
+                      Standard Webhooks library against the secrets it was told
+
+The sending steps wait for the server's job passes (mail, webhook deliveries) by polling
+for the outcome, half a second apart, at most 30 s. Only the receiver's `/_secrets` and the
+two files are reached outside the generated client.
 
 The server must run with a low per-key rate limit (scripts/generated-clients.sh starts it
-with BILLABLE_RATE_LIMIT=150/60s): the last step calls a listing until a 429 comes.
+with BILLABLE_RATE_LIMIT=175/60s): the last step calls a listing until a 429 comes.
 
 Prints one line per step and ends with `N passed, M failed`; exits 1 when a step failed.
 """
@@ -23,18 +33,24 @@ Prints one line per step and ends with `N passed, M failed`; exits 1 when a step
 from __future__ import annotations
 
 import importlib
+import json
 import os
 import pkgutil
 import re
 import sys
+import time
 import traceback
+import urllib.request
 import uuid
-from datetime import date, datetime, timezone
+from datetime import date, datetime, timedelta, timezone
 from typing import Any, Callable
 from urllib.parse import parse_qs, urlsplit
 
 BASE_URL = os.environ["BASE_URL"]
 API_KEY = os.environ["API_KEY"]
+SMTP_MAILS = os.environ["SMTP_MAILS"]
+WEBHOOK_RECEIVER = os.environ["WEBHOOK_RECEIVER"]
+WEBHOOK_DELIVERIES = os.environ["WEBHOOK_DELIVERIES"]
 sys.path.insert(0, os.environ["CLIENT_DIR"])
 
 import billable_client  # noqa: E402
@@ -56,6 +72,11 @@ KEYED_OPERATIONS = [
     "record_payment", "list_invoice_payments", "record_refund", "write_off", "void_payment",
     "get_payment", "list_payments", "receivables_report",
     "create_credit_note", "list_credit_notes", "get_credit_note",
+    "send_invoice", "remind_invoice", "send_credit_note", "list_messages", "list_invoice_messages",
+    "get_message", "retry_message", "get_policy", "put_policy",
+    "list_event_types", "create_webhook_endpoint", "list_webhook_endpoints", "get_webhook_endpoint",
+    "update_webhook_endpoint", "delete_webhook_endpoint", "rotate_webhook_secret",
+    "test_webhook_endpoint", "list_webhook_deliveries", "redeliver_webhook",
 ]
 PUBLIC_OPERATIONS = ["invoice_pdf", "credit_note_pdf"]
 
@@ -164,6 +185,44 @@ def enum_value(value: Any, enum: str, expected: str, where: str) -> None:
 
 def utc(text: str) -> datetime:
     return datetime.fromisoformat(text.replace("Z", "+00:00")).astimezone(timezone.utc)
+
+
+POLL_SECONDS = 30
+
+
+def until(what: str, fetch: Callable[[], Any], done: Callable[[Any], bool]) -> Any:
+    """`fetch()` again every half second until `done` holds for what it gives, for at most
+    POLL_SECONDS: the server's job passes send the mail and deliver the webhooks."""
+    deadline = time.monotonic() + POLL_SECONDS
+    while True:
+        value = fetch()
+        if done(value):
+            return value
+        check(time.monotonic() < deadline, f"{what}: not within {POLL_SECONDS} s; last {value!r}")
+        time.sleep(0.5)
+
+
+def json_lines(path: str) -> list[dict[str, Any]]:
+    """The whole JSON lines written to `path` so far (a line still being written is left out)."""
+    with open(path, encoding="utf-8") as file:
+        return [json.loads(line) for line in file.read().splitlines(keepends=True) if line.endswith("\n")]
+
+
+def verify_with(*secrets: str) -> None:
+    """Tells the webhook receiver the secrets to verify each delivery with."""
+    request = urllib.request.Request(
+        f"{WEBHOOK_RECEIVER}/_secrets",
+        data=json.dumps(list(secrets)).encode(),
+        headers={"Content-Type": "application/json"},
+        method="POST",
+    )
+    with urllib.request.urlopen(request, timeout=10) as answer:
+        check(answer.status == 204, f"the receiver's /_secrets answered {answer.status}")
+
+
+def received(event_id: Any) -> list[dict[str, Any]]:
+    """The receiver's deliveries of the event `event_id` (their `webhook-id`), in order."""
+    return [d for d in json_lines(WEBHOOK_DELIVERIES) if d["webhook_id"] == str(event_id)]
 
 
 # --- the steps -------------------------------------------------------------------------
@@ -750,6 +809,271 @@ def _(s: dict[str, Any]) -> None:
         check(e.invoice_id is None, f"entry {e.id} still billed")
         call("delete_time", 200, model("Deleted"), id=entry.id)
     call("delete_project", 200, model("Deleted"), id=s["rated"].id)
+
+
+# Webhooks: the endpoint is the receiver on 127.0.0.1, which verifies every delivery with
+# the official Standard Webhooks library. Before sending, so that the invoice's events
+# reach it too.
+
+
+@step("list the webhook event types (200 list[EventTypeBody]) holds invoice.paid")
+def _(s: dict[str, Any]) -> None:
+    types = call("list_event_types", 200, [model("EventTypeBody")]).parsed
+    paid = [t for t in types if t.type_ == model("EventType")("invoice.paid")]
+    check(len(paid) == 1, f"types {[t.type_.value for t in types]}")
+    check(paid[0].permission == "invoices:read" and paid[0].description != "", f"invoice.paid {paid[0]}")
+
+
+@step("subscribe the receiver to invoice.* and payment.created (201 EndpointWithSecret, a whsec_ secret)")
+def _(s: dict[str, Any]) -> None:
+    pattern = model("EventPattern")
+    body = model("EndpointInput")(
+        url=f"{WEBHOOK_RECEIVER}/billable",
+        events=[pattern("invoice.*"), pattern("payment.created")],
+        description="Bookkeeping sync",
+    )
+    response = call("create_webhook_endpoint", 201, model("EndpointWithSecret"), body=body)
+    e = response.parsed
+    check(e.secret.startswith("whsec_") and len(e.secret) > 30, f"secret {e.secret!r}")
+    check(e.events == ["invoice.*", "payment.created"] and e.description == "Bookkeeping sync", f"endpoint {e}")
+    check(e.enabled and e.disabled_at is None and e.previous_secret_expires_at is None, f"endpoint {e}")
+    check(response.headers.get("location") == f"/v1/webhooks/{e.id}", f"Location {response.headers.get('location')!r}")
+    verify_with(e.secret)
+    s["endpoint"] = e
+
+
+@step("list the endpoints, get it (200 list[EndpointBody], EndpointBody: no secret)")
+def _(s: dict[str, Any]) -> None:
+    listed = call("list_webhook_endpoints", 200, [model("EndpointBody")]).parsed
+    check([e.id for e in listed] == [s["endpoint"].id], f"listed {[e.id for e in listed]}")
+    e = call("get_webhook_endpoint", 200, model("EndpointBody"), id=s["endpoint"].id).parsed
+    check(e.url == f"{WEBHOOK_RECEIVER}/billable" and e.created_at == s["endpoint"].created_at, f"endpoint {e}")
+
+
+@step("PATCH the endpoint's description: the rest stays (200 EndpointBody)")
+def _(s: dict[str, Any]) -> None:
+    body = model("EndpointPatch")(description="Bookkeeping sync, ledger")
+    e = call("update_webhook_endpoint", 200, model("EndpointBody"), id=s["endpoint"].id, body=body).parsed
+    check(e.description == "Bookkeeping sync, ledger", f"description {e.description!r}")
+    check(e.events == ["invoice.*", "payment.created"] and e.enabled, f"endpoint {e}")
+    check(e.updated_at >= s["endpoint"].updated_at, f"updatedAt {e.updated_at}")
+
+
+def delivery(s: dict[str, Any], delivery_id: Any) -> Any:
+    """The endpoint's delivery `delivery_id` once it is no longer pending."""
+    def fetch() -> Any:
+        listed = call("list_webhook_deliveries", 200, [model("WebhookDeliveryBody")], id=s["endpoint"].id).parsed
+        return next((d for d in listed if d.id == delivery_id), None)
+
+    return until("the delivery", fetch, lambda d: d is not None and d.status.value != "pending")
+
+
+@step("send a test event: delivered, verified with the secret (202 WebhookDeliveryBody, then succeeded)")
+def _(s: dict[str, Any]) -> None:
+    queued = call("test_webhook_endpoint", 202, model("WebhookDeliveryBody"), id=s["endpoint"].id).parsed
+    enum_value(queued.event_type, "EventType", "webhook.test", "eventType")
+    enum_value(queued.status, "DeliveryStatus", "pending", "status")
+    d = delivery(s, queued.id)
+    enum_value(d.status, "DeliveryStatus", "succeeded", "status")
+    check((d.attempts, d.response_status, d.error) == (1, 204, None), f"delivery {d}")
+    check(d.event_id == queued.event_id and d.last_attempt_at is not None, f"delivery {d}")
+    got = received(d.event_id)
+    check(len(got) == 1, f"{len(got)} deliveries of {d.event_id} received")
+    check(got[0]["verified"] == {s["endpoint"].secret: True}, f"verified {got[0]['verified']}")
+    event = json.loads(got[0]["body"])
+    check(event["type"] == "webhook.test" and event["data"]["endpointId"] == str(s["endpoint"].id), f"event {event}")
+    s["test_delivery"] = d
+
+
+@step("rotate the secret with no body: the old one signs a day more (200 EndpointWithSecret)")
+def _(s: dict[str, Any]) -> None:
+    before = datetime.now(timezone.utc)
+    e = call("rotate_webhook_secret", 200, model("EndpointWithSecret"), id=s["endpoint"].id).parsed
+    check(e.secret.startswith("whsec_") and e.secret != s["endpoint"].secret, "a new secret")
+    overlap = e.previous_secret_expires_at - before if e.previous_secret_expires_at else None
+    check(overlap is not None and timedelta(hours=23) < overlap <= timedelta(days=1, minutes=1),
+          f"previousSecretExpiresAt {e.previous_secret_expires_at}")
+    s["old_secret"], s["endpoint"] = s["endpoint"].secret, e
+
+
+@step("redeliver the test event: the same webhook-id, signed with both secrets (202 WebhookDeliveryBody)")
+def _(s: dict[str, Any]) -> None:
+    verify_with(s["old_secret"], s["endpoint"].secret)
+    test = s["test_delivery"]
+    queued = call(
+        "redeliver_webhook", 202, model("WebhookDeliveryBody"), id=s["endpoint"].id, delivery_id=test.id
+    ).parsed
+    check(queued.id == test.id and queued.event_id == test.event_id, f"redelivery {queued}")
+    enum_value(queued.status, "DeliveryStatus", "pending", "status")
+    d = delivery(s, test.id)
+    enum_value(d.status, "DeliveryStatus", "succeeded", "status")
+    check(d.attempts == 2, f"attempts {d.attempts}")
+    got = received(test.event_id)
+    check(len(got) == 2 and got[0]["body"] == got[1]["body"], f"{len(got)} deliveries of {test.event_id}")
+    both = {s["old_secret"]: True, s["endpoint"].secret: True}
+    check(got[1]["verified"] == both, f"verified {got[1]['verified']}")
+    check(len(got[1]["webhook_signature"].split()) == 2, f"webhook-signature {got[1]['webhook_signature']!r}")
+
+
+# Sending: e-mail to a real SMTP server (tests/mail/smtp_server.py), which parses each mail.
+
+
+def mails() -> list[dict[str, Any]]:
+    """Every mail the SMTP server took so far."""
+    return json_lines(SMTP_MAILS)
+
+
+def sent(message: Any) -> Any:
+    """The message once the job pass is done with it, and sent."""
+    def fetch() -> Any:
+        return call("get_message", 200, model("MessageBody"), id=message.id).parsed
+
+    m = until(f"message {message.id}", fetch, lambda m: m.status.value not in ("queued", "sending"))
+    enum_value(m.status, "MessageStatus", "sent", "status")
+    check(m.sent_at is not None and m.attempts == 1 and m.last_error is None, f"message {m}")
+    return m
+
+
+def mail_of(message: Any) -> dict[str, Any]:
+    """The mail the SMTP server took for `message`: its Message-ID is `<messageId>`."""
+    found = [mail for mail in mails() if mail["message_id"] == f"<{message.message_id}>"]
+    check(len(found) == 1, f"{len(found)} mails with Message-ID <{message.message_id}>")
+    return found[0]
+
+
+@step("create an invoice due in 30 days for a client with an email (201 InvoiceBody)")
+def _(s: dict[str, Any]) -> None:
+    due = datetime.combine(date.today() + timedelta(days=30), datetime.min.time(), timezone.utc)
+    body = model("InvoiceInput")(
+        line_items=[line("Support, November", 120, 2)],
+        client=model("InlineClientInput")(email="ap@initech.example", name="Initech"),
+        due_date=due,
+    )
+    i = call("create_invoice", 201, model("InvoiceBody"), body=body).parsed
+    check(i.due_date == due and i.sent_at is None and i.next_reminder_at is None, f"invoice {i}")
+    s["sending"] = i
+
+
+@step("send the invoice to an address, its subject with placeholders (202 MessageBody, queued, kind invoice)")
+def _(s: dict[str, Any]) -> None:
+    body = model("SendInput")(to=["accounts@initech.example"], subject="Invoice {serial} for {client}")
+    response = call("send_invoice", 202, model("MessageBody"), id=s["sending"].id, body=body)
+    m = response.parsed
+    enum_value(m.status, "MessageStatus", "queued", "status")
+    enum_value(m.kind, "MessageKind", "invoice", "kind")
+    check(m.subject == f"Invoice {s['sending'].serial} for Initech", f"subject {m.subject!r}")
+    check((m.to, m.cc, m.invoice_id, m.sent_at) == (["accounts@initech.example"], [], s["sending"].id, None), f"{m}")
+    check([(a.filename, a.content_type) for a in m.attachments] == [(f"{s['sending'].serial}.pdf", "application/pdf")],
+          f"attachments {m.attachments}")
+    check(response.headers.get("location") == f"/v1/messages/{m.id}", f"Location {response.headers.get('location')!r}")
+    s["message"] = m
+
+
+@step("send the invoice with no body at all: the client's email, the default wording (202 MessageBody)")
+def _(s: dict[str, Any]) -> None:
+    m = call("send_invoice", 202, model("MessageBody"), id=s["sending"].id).parsed
+    enum_value(m.kind, "MessageKind", "invoice", "kind")
+    check(m.to == ["ap@initech.example"] and m.subject == f"Invoice {s['sending'].serial}", f"message {m}")
+    check(len(m.attachments) == 1 and m.message_id != s["message"].message_id, f"message {m}")
+    s["default_message"] = m
+
+
+@step("both are sent (200 MessageBody until sent); the SMTP server took them, with the PDF attached")
+def _(s: dict[str, Any]) -> None:
+    serial = s["sending"].serial
+    for message, to, subject in [
+        (s["message"], "accounts@initech.example", f"Invoice {serial} for Initech"),
+        (s["default_message"], "ap@initech.example", f"Invoice {serial}"),
+    ]:
+        m = sent(message)
+        mail = mail_of(m)
+        check((mail["to"], mail["subject"]) == (to, subject), f"mail to {mail['to']!r}: {mail['subject']!r}")
+        check(mail["from"] == "billing@billable.localhost", f"From {mail['from']!r}")
+        check(serial in mail["body"], f"body {mail['body']!r}")
+        pdfs = [(a["filename"], a["content_type"], a["size"]) for a in mail["attachments"]]
+        check(len(pdfs) == 1 and pdfs[0][:2] == (f"{serial}.pdf", "application/pdf") and pdfs[0][2] > 1000,
+              f"attachments {pdfs}")
+        check(mail["attachments"][0]["sha256"] == m.attachments[0].sha256, "the PDF sent is the one queued")
+    i = call("get_invoice", 200, model("InvoiceBody"), id=s["sending"].id).parsed
+    check(i.sent_at is not None, "the invoice's sentAt is not set")
+
+
+@step("list messages by status sent, and the invoice's messages (200 list[MessageBody])")
+def _(s: dict[str, Any]) -> None:
+    both = [s["default_message"].id, s["message"].id]
+    listed = call("list_messages", 200, [model("MessageBody")], status=model("MessageStatus")("sent")).parsed
+    check([m.id for m in listed] == both, f"sent {[m.id for m in listed]}, newest first")
+    check(all(m.status.value == "sent" for m in listed), "a message not sent")
+    mine = call("list_invoice_messages", 200, [model("MessageBody")], id=s["sending"].id).parsed
+    check([m.id for m in mine] == both, f"the invoice's {[m.id for m in mine]}, newest first")
+
+
+@step("the receiver got invoice.created and invoice.sent of the invoice, verified")
+def _(s: dict[str, Any]) -> None:
+    invoice = str(s["sending"].id)
+
+    def events() -> list[tuple[str, bool]]:
+        found = []
+        for d in json_lines(WEBHOOK_DELIVERIES):
+            event = json.loads(d["body"])
+            if event["data"].get("id") == invoice:
+                found.append((event["type"], d["verified"].get(s["endpoint"].secret) is True))
+        return found
+
+    got = until("the invoice's events", events, lambda got: ("invoice.sent", True) in got)
+    check(("invoice.created", True) in got, f"events {got}")
+    check(all(ok for _, ok in got), f"events {got}")
+
+
+# Reminders
+
+
+@step("an enabled reminder policy without steps (400 ErrorBody naming steps)")
+def _(s: dict[str, Any]) -> None:
+    body = model("ReminderPolicyInput")(enabled=True)
+    error_call("put_policy", 400, "steps: an enabled policy needs at least one step", body=body)
+
+
+@step("PUT the reminder policy: 3 days before the due date and 7 after (200 ReminderPolicyBody)")
+def _(s: dict[str, Any]) -> None:
+    steps = [model("ReminderStepBody")(days_after_due=-3), model("ReminderStepBody")(days_after_due=7)]
+    body = model("ReminderPolicyInput")(enabled=True, steps=steps)
+    p = call("put_policy", 200, model("ReminderPolicyBody"), body=body).parsed
+    check(p.enabled and [x.days_after_due for x in p.steps] == [-3, 7], f"policy {p}")
+    check("{serial}" in p.subject, f"the default subject {p.subject!r}")
+    s["policy"] = p
+
+
+@step("get the reminder policy (200 ReminderPolicyBody)")
+def _(s: dict[str, Any]) -> None:
+    p = call("get_policy", 200, model("ReminderPolicyBody")).parsed
+    check(p.to_dict() == s["policy"].to_dict(), f"policy {p}")
+
+
+@step("the invoice's next reminder is 3 days before its due date (200 InvoiceBody, nextReminderAt)")
+def _(s: dict[str, Any]) -> None:
+    i = call("get_invoice", 200, model("InvoiceBody"), id=s["sending"].id).parsed
+    check(i.next_reminder_at == i.due_date - timedelta(days=3),
+          f"nextReminderAt {i.next_reminder_at}, due {i.due_date}")
+    check(i.reminders_sent == 0, f"remindersSent {i.reminders_sent}")
+
+
+@step("remind of the invoice now, with no body: sent in the policy's words (202 MessageBody, kind reminder)")
+def _(s: dict[str, Any]) -> None:
+    queued = call("remind_invoice", 202, model("MessageBody"), id=s["sending"].id).parsed
+    enum_value(queued.kind, "MessageKind", "reminder", "kind")
+    check(queued.to == ["ap@initech.example"] and queued.attachments == [], f"reminder {queued}")
+    check(queued.reminder_step is None, "a reminder by hand takes no step of the policy")
+    mail = mail_of(sent(queued))
+    check(mail["subject"] == queued.subject and s["sending"].serial in mail["subject"], f"subject {mail['subject']!r}")
+    check(mail["attachments"] == [], f"attachments {mail['attachments']}")
+
+
+@step("delete the endpoint (200 Deleted); it is gone (404 ErrorBody)")
+def _(s: dict[str, Any]) -> None:
+    d = call("delete_webhook_endpoint", 200, model("Deleted"), id=s["endpoint"].id).parsed
+    check(d.message == "webhook endpoint deleted", f"message {d.message!r}")
+    error_call("get_webhook_endpoint", 404, "webhook endpoint not found", id=s["endpoint"].id)
 
 
 # Rate limit: last, since it spends the key's allowance.

@@ -4,10 +4,15 @@
 // and response used here against the document, so a document that drifts from what the
 // API takes or gives fails the build before any request is sent.
 //
-//   BASE_URL=http://127.0.0.1:3000 API_KEY=bk_... node dist/scenario.js
+//   BASE_URL=http://127.0.0.1:3000 API_KEY=bk_... SMTP_MAILS=... WEBHOOK_RECEIVER=... \
+//     WEBHOOK_DELIVERIES=... node dist/scenario.js
+//
+// (the sending steps' SMTP server and webhook receiver: see scripts/generated-clients.sh)
 //
 // Prints one line per step and a last line `N passed, M failed`; exits 1 when any failed.
 
+import { readFileSync } from "node:fs";
+import { setTimeout as sleep } from "node:timers/promises";
 import createClient from "openapi-fetch";
 import type { paths } from "./generated/schema.js";
 import { check, runner } from "./runner.mjs";
@@ -64,6 +69,10 @@ function body<P extends keyof paths, M extends Method & keyof paths[P]>(
 
 const baseUrl = required("BASE_URL").replace(/\/+$/, "");
 const apiKey = required("API_KEY");
+// The sending steps' SMTP server and webhook receiver (see "Sending and chasing" below).
+const smtpMails = required("SMTP_MAILS");
+const webhookReceiver = required("WEBHOOK_RECEIVER").replace(/\/+$/, "");
+const webhookDeliveries = required("WEBHOOK_DELIVERIES");
 
 function required(name: string): string {
   const value = process.env[name];
@@ -616,6 +625,339 @@ await step("the books: pay in part, overpay, refund and void, credit, what the c
   equal(owed.find((row) => row.clientId === client)?.total, 30, "what the client owes");
   const listed = typed(ok(await api.GET("/v1/payments", { params: { query: { invoiceId: id } } }), 200, "payments"));
   equal(listed.length, 2, "the invoice's entries");
+});
+
+// ---- Sending and chasing: webhooks, e-mail, reminders ------------------------------------
+//
+// The server mails a real SMTP server (tests/mail/smtp_server.py), which writes each mail
+// it takes, parsed, as a JSON line to SMTP_MAILS; and delivers webhooks to a receiver on
+// 127.0.0.1 (tests/webhooks/receiver.py), which verifies each delivery with the official
+// Standard Webhooks library and writes it to WEBHOOK_DELIVERIES. Mail and deliveries go out
+// in the server's job passes: the steps poll for the outcome, half a second apart, 30 s at
+// most. The receiver's /_secrets and the two files are all that is reached outside the
+// generated client.
+
+/** A mail as the SMTP server wrote it. */
+interface Mail {
+  message_id: string;
+  from: string;
+  to: string;
+  subject: string;
+  body: string;
+  attachments: { filename: string; content_type: string; size: number; sha256: string }[];
+}
+
+/** A delivery as the receiver wrote it: `verified` holds, per secret, true or the error. */
+interface Received {
+  webhook_id: string;
+  webhook_signature: string;
+  body: string;
+  verified: Record<string, true | string>;
+}
+
+/** The whole JSON lines of `path` so far (a line still being written is left out). */
+function jsonLines<T>(path: string): T[] {
+  const lines = readFileSync(path, "utf8").split("\n");
+  return lines.slice(0, -1).filter((line) => line.trim() !== "").map((line) => JSON.parse(line) as T);
+}
+
+const pollSeconds = 30;
+
+/** `get()` again every half second until `done` holds for what it gives, for at most 30 s. */
+async function until<T>(what: string, get: () => Promise<T>, done: (value: T) => boolean): Promise<T> {
+  const deadline = Date.now() + pollSeconds * 1000;
+  for (;;) {
+    const value = await get();
+    if (done(value)) return value;
+    check(Date.now() < deadline, `${what}: not within ${pollSeconds} s; last ${JSON.stringify(value)}`);
+    await sleep(500);
+  }
+}
+
+/** Tells the receiver the secrets to verify each delivery with. */
+async function verifyWith(...secrets: string[]): Promise<void> {
+  const answer = await fetch(`${webhookReceiver}/_secrets`, {
+    method: "POST",
+    headers: { "Content-Type": "application/json" },
+    body: JSON.stringify(secrets),
+  });
+  equal(answer.status, 204, "the receiver's /_secrets");
+}
+
+/** The receiver's deliveries of the event `eventId` (their `webhook-id`), in order. */
+function received(eventId: string): Received[] {
+  return jsonLines<Received>(webhookDeliveries).filter((d) => d.webhook_id === eventId);
+}
+
+/** The endpoint's delivery `deliveryId` once it is no longer pending. */
+async function settled(endpoint: string, deliveryId: string) {
+  const found = await until(
+    "the delivery",
+    async () => {
+      const result = await api.GET("/v1/webhooks/{id}/deliveries", { params: { path: { id: endpoint } } });
+      return typed(ok(result, 200, "list deliveries")).find((d) => d.id === deliveryId);
+    },
+    (d) => d !== undefined && d.status !== "pending",
+  );
+  check(found !== undefined, "the delivery is gone");
+  return found;
+}
+
+/** The message `id` once a job pass is done with it, and sent. */
+async function sent(id: string) {
+  const message = await until(
+    `message ${id}`,
+    async () => typed(ok(await api.GET("/v1/messages/{id}", { params: { path: { id } } }), 200, "get message")),
+    (m) => m.status !== "queued" && m.status !== "sending",
+  );
+  equal(message.status, "sent", "status");
+  equal(message.attempts, 1, "attempts");
+  equal(message.lastError, null, "lastError");
+  check(message.sentAt !== null, "sentAt is not set");
+  return message;
+}
+
+/** The mail the SMTP server took for a message: its Message-ID is `<messageId>`. */
+function mailOf(message: { messageId: string }): Mail {
+  const found = jsonLines<Mail>(smtpMails).filter((mail) => mail.message_id === `<${message.messageId}>`);
+  equal(found.length, 1, `mails with Message-ID <${message.messageId}>`);
+  return found[0] as Mail;
+}
+
+let endpointId: string | undefined;
+let secret: string | undefined;
+let oldSecret: string | undefined;
+let testDeliveryId: string | undefined;
+let testEventId: string | undefined;
+
+await step("list the webhook event types: invoice.paid is one", async () => {
+  const types = typed(ok(await api.GET("/v1/webhooks/event-types"), 200, "event types"));
+  const paid = types.find((t) => t.type === "invoice.paid");
+  check(paid !== undefined, `types ${types.map((t) => t.type).join()}`);
+  equal(paid.permission, "invoices:read", "permission");
+});
+
+await step("subscribe the receiver to invoice.* and payment.created: a whsec_ secret", async () => {
+  const result = await api.POST("/v1/webhooks", {
+    body: body("/v1/webhooks", "post", {
+      url: `${webhookReceiver}/billable`,
+      events: ["invoice.*", "payment.created"],
+      description: `Bookkeeping ${stamp}`,
+    }),
+  });
+  const endpoint = typed(ok(result, 201, "create endpoint"));
+  check(endpoint.secret.startsWith("whsec_"), `secret ${endpoint.secret}`);
+  equal(endpoint.events.join(), "invoice.*,payment.created", "events");
+  equal(endpoint.enabled, true, "enabled");
+  equal(endpoint.previousSecretExpiresAt, null, "previousSecretExpiresAt");
+  equal(result.response.headers.get("location"), `/v1/webhooks/${endpoint.id}`, "Location");
+  await verifyWith(endpoint.secret);
+  endpointId = endpoint.id;
+  secret = endpoint.secret;
+});
+
+await step("list, get and PATCH the endpoint: no secret shown", async () => {
+  const id = need(endpointId, "an endpoint");
+  const listed = typed(ok(await api.GET("/v1/webhooks"), 200, "list endpoints"));
+  equal(listed.map((e) => e.id).join(), id, "the team's endpoints");
+  const endpoint = typed(ok(await api.GET("/v1/webhooks/{id}", { params: { path: { id } } }), 200, "get endpoint"));
+  equal(endpoint.url, `${webhookReceiver}/billable`, "url");
+  check(!("secret" in endpoint) && !("secret" in (listed[0] ?? {})), "the secret is shown");
+  const patched = await api.PATCH("/v1/webhooks/{id}", {
+    params: { path: { id } },
+    body: body("/v1/webhooks/{id}", "patch", { description: `Ledger ${stamp}` }),
+  });
+  const changed = typed(ok(patched, 200, "update endpoint"));
+  equal(changed.description, `Ledger ${stamp}`, "description");
+  equal(changed.events.join(), "invoice.*,payment.created", "events unchanged");
+});
+
+await step("send a test event: delivered, and verified with the secret", async () => {
+  const id = need(endpointId, "an endpoint");
+  const queued = typed(ok(await api.POST("/v1/webhooks/{id}/test", { params: { path: { id } } }), 202, "test"));
+  equal(queued.eventType, "webhook.test", "eventType");
+  equal(queued.status, "pending", "status");
+  const delivery = await settled(id, queued.id);
+  equal(delivery.status, "succeeded", "status");
+  equal(delivery.attempts, 1, "attempts");
+  equal(delivery.responseStatus, 204, "responseStatus");
+  const got = received(delivery.eventId);
+  equal(got.length, 1, "deliveries received");
+  equal(got[0]?.verified[need(secret, "a secret")], true, "verified with the secret");
+  const event = JSON.parse(got[0]?.body ?? "{}") as { type: string; data: { endpointId: string } };
+  equal(event.type, "webhook.test", "the event's type");
+  equal(event.data.endpointId, id, "the event's data");
+  testDeliveryId = delivery.id;
+  testEventId = delivery.eventId;
+});
+
+await step("rotate the secret with no body: the old one signs a day more", async () => {
+  const id = need(endpointId, "an endpoint");
+  const before = Date.now();
+  const result = await api.POST("/v1/webhooks/{id}/rotate-secret", { params: { path: { id } } });
+  const rotated = typed(ok(result, 200, "rotate secret"));
+  check(rotated.secret.startsWith("whsec_") && rotated.secret !== secret, "a new secret");
+  check(rotated.previousSecretExpiresAt !== null, "previousSecretExpiresAt is not set");
+  const overlap = Date.parse(rotated.previousSecretExpiresAt) - before;
+  check(overlap > 23 * 3600e3 && overlap <= 24 * 3600e3 + 60e3, `previousSecretExpiresAt ${rotated.previousSecretExpiresAt}`);
+  oldSecret = secret;
+  secret = rotated.secret;
+});
+
+await step("redeliver the test event: the same webhook-id, signed with both secrets", async () => {
+  const id = need(endpointId, "an endpoint");
+  const deliveryId = need(testDeliveryId, "a test delivery");
+  const [previous, current] = [need(oldSecret, "the old secret"), need(secret, "a secret")];
+  await verifyWith(previous, current);
+  const result = await api.POST("/v1/webhooks/{id}/deliveries/{deliveryId}/redeliver", {
+    params: { path: { id, deliveryId } },
+  });
+  const queued = typed(ok(result, 202, "redeliver"));
+  equal(queued.eventId, need(testEventId, "a test event"), "eventId");
+  equal(queued.status, "pending", "status");
+  const delivery = await settled(id, deliveryId);
+  equal(delivery.status, "succeeded", "status");
+  equal(delivery.attempts, 2, "attempts");
+  const got = received(delivery.eventId);
+  equal(got.length, 2, "deliveries received");
+  equal(got[1]?.body, got[0]?.body, "the same body");
+  equal(got[1]?.verified[previous], true, "verified with the old secret");
+  equal(got[1]?.verified[current], true, "verified with the new secret");
+  equal(got[1]?.webhook_signature.split(" ").length, 2, "signatures");
+});
+
+let sendingId: string | undefined;
+let sendingSerial: string | undefined;
+const messageIds: string[] = [];
+
+await step("send an invoice due in 30 days to an address, its subject with placeholders", async () => {
+  const due = new Date(Date.now() + 30 * 86400e3).toISOString().slice(0, 10);
+  const made = await api.POST("/v1/invoices", {
+    body: body("/v1/invoices", "post", {
+      client: { email: `ap+${stamp}@initech.example`, name: "Initech" },
+      lineItems: [{ description: "Support", unitPrice: 120, quantity: 2 }],
+      dueDate: due,
+    }),
+  });
+  const invoice = typed(ok(made, 201, "create invoice"));
+  equal(invoice.nextReminderAt, null, "nextReminderAt without a policy");
+  sendingId = invoice.id;
+  sendingSerial = invoice.serial;
+  const result = await api.POST("/v1/invoices/{id}/send", {
+    params: { path: { id: invoice.id } },
+    body: body("/v1/invoices/{id}/send", "post", {
+      to: [`accounts+${stamp}@initech.example`],
+      subject: "Invoice {serial} for {client}",
+    }),
+  });
+  const message = typed(ok(result, 202, "send invoice"));
+  equal(message.status, "queued", "status");
+  equal(message.kind, "invoice", "kind");
+  equal(message.subject, `Invoice ${invoice.serial} for Initech`, "subject");
+  equal(message.to.join(), `accounts+${stamp}@initech.example`, "to");
+  equal(message.attachments.map((a) => `${a.filename} ${a.contentType}`).join(), `${invoice.serial}.pdf application/pdf`, "attachments");
+  equal(result.response.headers.get("location"), `/v1/messages/${message.id}`, "Location");
+  messageIds.push(message.id);
+});
+
+await step("send the invoice with no body at all: the client's email, the default wording", async () => {
+  const id = need(sendingId, "an invoice to send");
+  const message = typed(ok(await api.POST("/v1/invoices/{id}/send", { params: { path: { id } } }), 202, "send invoice"));
+  equal(message.kind, "invoice", "kind");
+  equal(message.to.join(), `ap+${stamp}@initech.example`, "to");
+  equal(message.subject, `Invoice ${need(sendingSerial, "a serial")}`, "subject");
+  messageIds.push(message.id);
+});
+
+await step("both are sent; the SMTP server took them, the PDF attached", async () => {
+  const serial = need(sendingSerial, "a serial");
+  const expected = [
+    [`accounts+${stamp}@initech.example`, `Invoice ${serial} for Initech`],
+    [`ap+${stamp}@initech.example`, `Invoice ${serial}`],
+  ] as const;
+  for (const [index, [to, subject]] of expected.entries()) {
+    const message = await sent(need(messageIds[index], "a message"));
+    const mail = mailOf(message);
+    equal(mail.to, to, "To");
+    equal(mail.subject, subject, "Subject");
+    equal(mail.from, "billing@billable.localhost", "From");
+    equal(mail.attachments.length, 1, "attachments");
+    const [pdf] = mail.attachments;
+    check(pdf !== undefined, "no attachment");
+    equal(`${pdf.filename} ${pdf.content_type}`, `${serial}.pdf application/pdf`, "the attachment");
+    check(pdf.size > 1000, `a PDF of ${pdf.size} bytes`);
+    equal(message.attachments[0]?.sha256, pdf.sha256, "the PDF sent is the one queued");
+  }
+  const id = need(sendingId, "an invoice to send");
+  const invoice = typed(ok(await api.GET("/v1/invoices/{id}", { params: { path: { id } } }), 200, "get invoice"));
+  check(invoice.sentAt !== null, "the invoice's sentAt is not set");
+});
+
+await step("list messages by status sent, and the invoice's messages", async () => {
+  const newestFirst = [...messageIds].reverse().join();
+  const result = await api.GET("/v1/messages", { params: { query: { status: "sent" } } });
+  equal(typed(ok(result, 200, "list messages")).map((m) => m.id).join(), newestFirst, "sent messages");
+  const id = need(sendingId, "an invoice to send");
+  const mine = await api.GET("/v1/invoices/{id}/messages", { params: { path: { id } } });
+  equal(typed(ok(mine, 200, "invoice messages")).map((m) => m.id).join(), newestFirst, "the invoice's messages");
+});
+
+await step("the receiver got invoice.created and invoice.sent of the invoice, verified", async () => {
+  const id = need(sendingId, "an invoice to send");
+  const current = need(secret, "a secret");
+  const events = async () =>
+    jsonLines<Received>(webhookDeliveries)
+      .map((d) => ({ event: JSON.parse(d.body) as { type: string; data: { id?: string } }, verified: d.verified[current] }))
+      .filter(({ event }) => event.data.id === id)
+      .map(({ event, verified }) => `${event.type} ${verified === true ? "verified" : String(verified)}`);
+  const got = await until("the invoice's events", events, (got) => got.includes("invoice.sent verified"));
+  check(got.includes("invoice.created verified"), `events ${got.join("; ")}`);
+  check(got.every((line) => line.endsWith(" verified")), `events ${got.join("; ")}`);
+});
+
+await step("an enabled reminder policy without steps is a 400 naming steps", async () => {
+  const result = await api.PUT("/v1/reminder-policy", { body: body("/v1/reminder-policy", "put", { enabled: true }) });
+  equal(refused(result, 400, "no steps").error, "steps: an enabled policy needs at least one step", "error");
+  check(errorTyped(result.error) !== undefined, "no error");
+});
+
+await step("set the reminder policy: 3 days before the due date and 7 after; read it back", async () => {
+  const result = await api.PUT("/v1/reminder-policy", {
+    body: body("/v1/reminder-policy", "put", { enabled: true, steps: [{ daysAfterDue: -3 }, { daysAfterDue: 7 }] }),
+  });
+  const policy = typed(ok(result, 200, "put policy"));
+  equal(policy.enabled, true, "enabled");
+  equal(policy.steps.map((s) => s.daysAfterDue).join(), "-3,7", "steps");
+  const read = typed(ok(await api.GET("/v1/reminder-policy"), 200, "get policy"));
+  equal(JSON.stringify(read), JSON.stringify(policy), "the policy read back");
+});
+
+await step("the invoice's next reminder is 3 days before its due date", async () => {
+  const id = need(sendingId, "an invoice to send");
+  const invoice = typed(ok(await api.GET("/v1/invoices/{id}", { params: { path: { id } } }), 200, "get invoice"));
+  check(invoice.dueDate !== null && invoice.nextReminderAt !== null, `dueDate ${invoice.dueDate}, nextReminderAt ${invoice.nextReminderAt}`);
+  equal(Date.parse(invoice.nextReminderAt), Date.parse(invoice.dueDate) - 3 * 86400e3, "nextReminderAt");
+  equal(invoice.remindersSent, 0, "remindersSent");
+});
+
+await step("remind of the invoice now, with no body: sent in the policy's words", async () => {
+  const id = need(sendingId, "an invoice to send");
+  const queued = typed(ok(await api.POST("/v1/invoices/{id}/remind", { params: { path: { id } } }), 202, "remind"));
+  equal(queued.kind, "reminder", "kind");
+  equal(queued.to.join(), `ap+${stamp}@initech.example`, "to");
+  equal(queued.attachments.length, 0, "attachments");
+  equal(queued.reminderStep, null, "a reminder by hand takes no step of the policy");
+  const mail = mailOf(await sent(queued.id));
+  equal(mail.subject, queued.subject, "Subject");
+  check(mail.subject.includes(need(sendingSerial, "a serial")), `Subject ${mail.subject}`);
+});
+
+await step("delete the endpoint; it is gone (404)", async () => {
+  const id = need(endpointId, "an endpoint");
+  const deleted = typed(ok(await api.DELETE("/v1/webhooks/{id}", { params: { path: { id } } }), 200, "delete endpoint"));
+  equal(deleted.message, "webhook endpoint deleted", "message");
+  const again = await api.GET("/v1/webhooks/{id}", { params: { path: { id } } });
+  equal(refused(again, 404, "deleted endpoint").error, "webhook endpoint not found", "error");
 });
 
 await step("a request without a key is a 401", async () => {

@@ -295,6 +295,20 @@ fn quoted_after<'a>(text: &'a str, prefix: &str) -> Option<&'a str> {
     rest.split('`').next()
 }
 
+/// A JSON integer from `min` to `max` at `field`, however it is written: JSON Schema's
+/// integers include `60.0` and `6e1`, which serde's integers refuse.
+pub(crate) fn whole_in(
+    number: &serde_json::Number,
+    field: &str,
+    min: i64,
+    max: i64,
+) -> Result<i64, FieldError> {
+    kernel::number::whole_number(&number.to_string())
+        .filter(|whole| (i128::from(min)..=i128::from(max)).contains(whole))
+        .and_then(|whole| i64::try_from(whole).ok())
+        .ok_or_else(|| FieldError::new(field, format!("must be a whole number from {min} to {max}")))
+}
+
 #[cfg(test)]
 mod tests {
     use serde::Deserialize;
@@ -426,18 +440,4 @@ mod tests {
         assert_eq!(error_of(r#"["a"]"#), "body: must be a JSON object");
         assert_eq!(error_of("null"), "body: must be a JSON object");
     }
-}
-
-/// A JSON integer from `min` to `max` at `field`, however it is written: JSON Schema's
-/// integers include `60.0` and `6e1`, which serde's integers refuse.
-pub(crate) fn whole_in(
-    number: &serde_json::Number,
-    field: &str,
-    min: i64,
-    max: i64,
-) -> Result<i64, FieldError> {
-    kernel::number::whole_number(&number.to_string())
-        .filter(|whole| (i128::from(min)..=i128::from(max)).contains(whole))
-        .and_then(|whole| i64::try_from(whole).ok())
-        .ok_or_else(|| FieldError::new(field, format!("must be a whole number from {min} to {max}")))
 }

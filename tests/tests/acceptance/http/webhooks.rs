@@ -197,13 +197,16 @@ async fn every_delivery_is_signed_and_verified_by_the_official_library() {
     assert_eq!(logged.len(), 4);
     for delivery in &logged {
         assert_eq!(delivery["status"], "succeeded");
-        assert_eq!((delivery["attempt"].as_u64(), delivery["responseStatus"].as_u64()), (Some(1), Some(204)));
+        assert_eq!(
+            (delivery["attempts"].as_u64(), delivery["responseStatus"].as_u64()),
+            (Some(1), Some(204))
+        );
         assert!(arrived.iter().any(|r| r["webhook_id"] == delivery["eventId"]));
     }
     // A test goes to this endpoint only.
     let (status, test) =
         post(&app, &format!("/v1/webhooks/{}/test", endpoint["id"].as_str().unwrap()), json!(null)).await;
-    assert_eq!((status, test["type"].as_str()), (StatusCode::ACCEPTED, Some("webhook.test")));
+    assert_eq!((status, test["eventType"].as_str()), (StatusCode::ACCEPTED, Some("webhook.test")));
     app.run_jobs().await;
     let last = receiver.deliveries().pop().unwrap();
     assert_eq!(
@@ -243,7 +246,7 @@ async fn failures_follow_the_standard_schedule_and_410_disables() {
     );
     assert!(arrived.iter().all(|d| d["verified"][&secret] == true));
     let done = deliveries(&app, &endpoint).await.pop().unwrap();
-    assert_eq!((done["status"].as_str(), done["attempt"].as_u64()), (Some("succeeded"), Some(3)));
+    assert_eq!((done["status"].as_str(), done["attempts"].as_u64()), (Some("succeeded"), Some(3)));
 
     // 410 Gone: failed at once, the endpoint disabled, nothing more sent to it.
     receiver.respond(json!([410])).await;

@@ -11,8 +11,7 @@ use billing::credit::CreditNoteId;
 use billing::{Client, Invoice, InvoiceId};
 use kernel::{Email, FieldError, Id};
 use notify::mail::{
-    Facts, MailRule, PLACEHOLDERS, QueueMessageError, Recipients, RetryMessageError, Template, Wording,
-    clip_body, money,
+    Facts, MailRule, PLACEHOLDERS, QueueMessageError, Recipients, RetryMessageError, Template, Wording, money,
 };
 use notify::{
     Attachment, MailSubject, Message, MessageFilter, MessageId, MessageKind, MessageStatus, NewMessage,

@@ -44,7 +44,7 @@ pub(crate) struct EndpointBody {
     #[schema(example = "https://hooks.example.com/billable")]
     url: String,
     /// The event types and patterns it takes: `invoice.paid`, `payment.*`, `*`.
-    #[schema(example = json!(["invoice.paid", "payment.*"]))]
+    #[schema(value_type = Vec<EventPattern>, example = json!(["invoice.paid", "payment.*"]))]
     events: Vec<String>,
     description: String,
     /// `false` once a receiver answered 410 Gone, or when turned off by hand; deliveries
@@ -156,13 +156,12 @@ pub(crate) struct WebhookDeliveryBody {
     id: Uuid,
     /// The `webhook-id` it carries: the event's, the same on every attempt and redelivery.
     event_id: Uuid,
-    #[serde(rename = "type")]
     #[schema(value_type = EventTypeSchema)]
     event_type: &'static str,
     #[schema(value_type = DeliveryStatusSchema)]
     status: &'static str,
     /// Attempts made.
-    attempt: u32,
+    attempts: u32,
     /// The last attempt's status code from the receiver.
     #[schema(required = true)]
     response_status: Option<u16>,
@@ -187,7 +186,7 @@ impl From<WebhookDelivery> for WebhookDeliveryBody {
             event_id: delivery.event_id.as_uuid(),
             event_type: delivery.event_type.as_str(),
             status: delivery.status.as_str(),
-            attempt: delivery.attempts,
+            attempts: delivery.attempts,
             response_status: delivery.response_status,
             duration_ms: delivery.duration_ms,
             error: delivery.error,
