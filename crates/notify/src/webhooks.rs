@@ -16,7 +16,7 @@ use base64::Engine;
 use base64::engine::general_purpose::STANDARD as BASE64;
 use chrono::{DateTime, SecondsFormat, Utc};
 use hmac::{Hmac, KeyInit, Mac};
-use kernel::{StoreError, Text, define_id, words};
+use kernel::{Id, StoreError, Text, define_id, words};
 use sha2::Sha256;
 
 use crate::event::{Event, EventFilter, EventId, EventType};
@@ -279,6 +279,34 @@ pub struct WebhookDelivery {
     /// While pending: when the next attempt is due.
     pub next_attempt_at: Option<DateTime<Utc>>,
     pub created_at: DateTime<Utc>,
+}
+
+impl WebhookDelivery {
+    /// A new delivery of event `event_id` (of type `event_type`) to `endpoint_id`, its first
+    /// attempt due at `at`.
+    pub fn pending(
+        team_id: TeamId,
+        endpoint_id: WebhookEndpointId,
+        event_id: EventId,
+        event_type: EventType,
+        at: DateTime<Utc>,
+    ) -> Self {
+        Self {
+            id: WebhookDeliveryId::generate(),
+            team_id,
+            endpoint_id,
+            event_id,
+            event_type,
+            status: DeliveryStatus::Pending,
+            attempts: 0,
+            response_status: None,
+            duration_ms: None,
+            error: None,
+            last_attempt_at: None,
+            next_attempt_at: Some(at),
+            created_at: at,
+        }
+    }
 }
 
 /// What a delivery job sends: the delivery, its endpoint (with the secrets) and its event.

@@ -481,6 +481,17 @@ impl JobRunner {
     }
 }
 
+/// `text`, then what caused `error`, each after a colon: what a failed attempt records.
+fn with_causes(mut text: String, error: &dyn std::error::Error) -> String {
+    let mut source = error.source();
+    while let Some(cause) = source {
+        text.push_str(": ");
+        text.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    text
+}
+
 /// The instant `span` before `now`.
 fn before(now: DateTime<Utc>, span: Duration) -> DateTime<Utc> {
     chrono::TimeDelta::from_std(span)

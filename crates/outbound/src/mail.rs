@@ -213,15 +213,7 @@ impl Mailer {
 
 /// What an SMTP error says: the server's reply when it gave one.
 fn reply(error: &lettre::transport::smtp::Error) -> String {
-    use std::error::Error as _;
-    let mut text = error.to_string();
-    let mut source = error.source();
-    while let Some(cause) = source {
-        text.push_str(": ");
-        text.push_str(&cause.to_string());
-        source = cause.source();
-    }
-    text
+    crate::with_causes(error.to_string(), error)
 }
 
 #[cfg(test)]

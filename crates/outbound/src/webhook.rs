@@ -126,7 +126,6 @@ pub fn retry_after(value: &str) -> Option<Duration> {
 
 /// What went wrong with a request that got no answer.
 fn describe(error: &reqwest::Error) -> String {
-    use std::error::Error as _;
     let kind = if error.is_timeout() {
         "timed out"
     } else if error.is_connect() {
@@ -134,14 +133,7 @@ fn describe(error: &reqwest::Error) -> String {
     } else {
         "failed"
     };
-    let mut text = format!("the request {kind}");
-    let mut source = error.source();
-    while let Some(cause) = source {
-        text.push_str(": ");
-        text.push_str(&cause.to_string());
-        source = cause.source();
-    }
-    text
+    crate::with_causes(format!("the request {kind}"), error)
 }
 
 #[cfg(test)]

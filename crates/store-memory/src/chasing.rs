@@ -190,7 +190,8 @@ impl EventStore for MemoryStore {
                     .map(|e| e.id)
                     .collect();
                 for endpoint in endpoints {
-                    let delivery = new_delivery(event.team_id, endpoint, event.id, event.kind, at);
+                    let delivery =
+                        WebhookDelivery::pending(event.team_id, endpoint, event.id, event.kind, at);
                     state.queue_job(NewJob::new(event.team_id, JobKind::Webhook, delivery.id.as_uuid(), at));
                     state.chasing.deliveries.push(delivery);
                 }
@@ -240,30 +241,6 @@ impl EventStore for MemoryStore {
             None => state.chasing.agent_subscriptions.remove(&team),
         };
         Ok(())
-    }
-}
-
-fn new_delivery(
-    team_id: TeamId,
-    endpoint_id: WebhookEndpointId,
-    event_id: EventId,
-    event_type: notify::EventType,
-    at: DateTime<Utc>,
-) -> WebhookDelivery {
-    WebhookDelivery {
-        id: WebhookDeliveryId::generate(),
-        team_id,
-        endpoint_id,
-        event_id,
-        event_type,
-        status: DeliveryStatus::Pending,
-        attempts: 0,
-        response_status: None,
-        duration_ms: None,
-        error: None,
-        last_attempt_at: None,
-        next_attempt_at: Some(at),
-        created_at: at,
     }
 }
 
@@ -660,7 +637,7 @@ impl WebhookStore for MemoryStore {
         if let Some(recorded) = state.chasing.events.last_mut() {
             recorded.dispatched = true;
         }
-        let delivery = new_delivery(team, endpoint, event.id, event.kind, event.occurred_at);
+        let delivery = WebhookDelivery::pending(team, endpoint, event.id, event.kind, event.occurred_at);
         state.queue_job(NewJob::new(team, JobKind::Webhook, delivery.id.as_uuid(), event.occurred_at));
         state.chasing.deliveries.push(delivery.clone());
         drop(state);

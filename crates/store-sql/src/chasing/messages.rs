@@ -19,8 +19,8 @@ use notify::{
     MessageKind, MessageStatus, MessageStore, NewMessage, OutgoingMail,
 };
 
-use super::{finish_job_row, insert_job, record_events};
-use crate::invoices::{InvoiceRow, LineRow, TxError, assemble};
+use super::{finish_job_row, insert_job, record_events, take_invoice};
+use crate::invoices::TxError;
 use crate::types::DbUuid;
 use crate::{OrStoreError, SqlStore, corrupt, db_run, violation};
 
@@ -184,27 +184,8 @@ pub(crate) fn address_column_of(addresses: &[Email]) -> String {
 /// `None` when it is gone.
 macro_rules! touch_invoice {
     ($conn:ident, $team:expr, $invoice:expr, $set:expr) => {{
-        let mine = invoices::table
-            .filter(invoices::team_id.eq(DbUuid::of($team)))
-            .filter(invoices::id.eq(DbUuid::of($invoice)));
-        let row: Option<InvoiceRow> = diesel::update(mine)
-            .set($set)
-            .returning(invoices::all_columns)
-            .get_result($conn)
-            .await
-            .optional()?;
-        match row {
-            None => None,
-            Some(row) => {
-                let lines: Vec<LineRow> = line_items::table
-                    .filter(line_items::team_id.eq(DbUuid::of($team)))
-                    .filter(line_items::invoice_id.eq(DbUuid::of($invoice)))
-                    .order(line_items::position)
-                    .load($conn)
-                    .await?;
-                assemble(vec![row], lines).map_err(TxError::Refused)?.pop()
-            }
-        }
+        let invoice = DbUuid::of($invoice);
+        take_invoice!($conn, DbUuid::of($team), invoice, invoices::id.eq(invoice), $set)
     }};
 }
 

@@ -276,6 +276,39 @@ macro_rules! refresh_reminders {
 }
 pub(crate) use refresh_reminders;
 
+/// Locks the team's invoice `$id` if `$condition` (on `invoices`) still holds, setting
+/// `$set`; evaluates to the invoice with its items, or `None`.
+macro_rules! take_invoice {
+    ($conn:ident, $team:expr, $id:expr, $condition:expr, $set:expr) => {{
+        let row: Option<$crate::invoices::InvoiceRow> = diesel::update(
+            invoices::table
+                .filter(invoices::team_id.eq($team))
+                .filter(invoices::id.eq($id))
+                .filter($condition),
+        )
+        .set($set)
+        .returning(invoices::all_columns)
+        .get_result($conn)
+        .await
+        .optional()?;
+        match row {
+            None => None,
+            Some(row) => {
+                let lines: Vec<$crate::invoices::LineRow> = line_items::table
+                    .filter(line_items::team_id.eq($team))
+                    .filter(line_items::invoice_id.eq($id))
+                    .order(line_items::position)
+                    .load($conn)
+                    .await?;
+                $crate::invoices::assemble(vec![row], lines)
+                    .map_err($crate::invoices::TxError::Refused)?
+                    .pop()
+            }
+        }
+    }};
+}
+pub(crate) use take_invoice;
+
 /// The type of a stored event.
 pub(crate) fn event_type(text: &str) -> Result<EventType, kernel::StoreError> {
     <EventType as kernel::Words>::from_word(text).ok_or_else(|| corrupt("event type", text))

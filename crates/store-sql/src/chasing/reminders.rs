@@ -16,44 +16,14 @@ use notify::reminders::{ComposeReminder, ReminderStep, ReminderStore};
 use notify::{ReminderPolicy, Schedule};
 
 use super::messages::insert_message;
-use super::{load_policy, record_events, refresh_reminders, steps_column};
+use super::{load_policy, record_events, refresh_reminders, steps_column, take_invoice};
 use crate::clients::load_client;
-use crate::invoices::{InvoiceRow, LineRow, TxError, assemble};
+use crate::invoices::TxError;
 use crate::types::DbUuid;
 use crate::{OrStoreError, SqlStore, db_run};
 
 /// The statuses of invoices with something due (the others are paid or written off).
 const OPEN: [&str; 2] = ["PENDING", "PAID_PARTIAL"];
-
-/// Locks the team's invoice `$id` if `$condition` (on `invoices`) still holds, setting
-/// `$set`; evaluates to the invoice with its items, or `None`.
-macro_rules! take_invoice {
-    ($conn:ident, $team:expr, $id:expr, $condition:expr, $set:expr) => {{
-        let row: Option<InvoiceRow> = diesel::update(
-            invoices::table
-                .filter(invoices::team_id.eq($team))
-                .filter(invoices::id.eq($id))
-                .filter($condition),
-        )
-        .set($set)
-        .returning(invoices::all_columns)
-        .get_result($conn)
-        .await
-        .optional()?;
-        match row {
-            None => None,
-            Some(row) => {
-                let lines: Vec<LineRow> = line_items::table
-                    .filter(line_items::team_id.eq($team))
-                    .filter(line_items::invoice_id.eq($id))
-                    .order(line_items::position)
-                    .load($conn)
-                    .await?;
-                assemble(vec![row], lines).map_err(TxError::Refused)?.pop()
-            }
-        }
-    }};
-}
 
 #[async_trait]
 impl ReminderStore for SqlStore {

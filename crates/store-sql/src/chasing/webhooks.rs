@@ -250,21 +250,7 @@ impl WebhookStore for SqlStore {
         event: &NewEvent,
     ) -> Result<Option<WebhookDelivery>, StoreError> {
         let at = event.occurred_at;
-        let delivery = WebhookDelivery {
-            id: WebhookDeliveryId::generate(),
-            team_id: team,
-            endpoint_id: endpoint,
-            event_id: event.id,
-            event_type: event.kind,
-            status: DeliveryStatus::Pending,
-            attempts: 0,
-            response_status: None,
-            duration_ms: None,
-            error: None,
-            last_attempt_at: None,
-            next_attempt_at: Some(at),
-            created_at: at,
-        };
+        let delivery = WebhookDelivery::pending(team, endpoint, event.id, event.kind, at);
         let done = db_run!(self, |conn| conn
             .transaction(async |conn| {
                 // Dispatched already: it goes to this endpoint only.
