@@ -1,11 +1,11 @@
 """billable's /mcp through the official MCP Python SDK, as an MCP client application meets it.
 
-    python3 tests/mcp/client.py BASE_URL WRITE_KEY
+    python3 tests/mcp/client.py BASE_URL WRITE_KEY SMTP_MAILS
 
 Connects over streamable HTTP with the key as a bearer token, initializes, lists the tools,
 creates a client and a project through them, reads them back, bills a month of time, pays
-the invoice in part and reads what the client owes, and checks that a refusal comes back as
-a tool error. Exits non-zero, saying why, at the first difference.
+the invoice in part and reads what the client owes, e-mails the invoice and reads the message
+log, and checks that a refusal comes back as a tool error. Exits non-zero, saying why, at the first difference.
 """
 
 import asyncio
@@ -26,7 +26,7 @@ def text_of(result) -> str:
     return result.content[0].text
 
 
-async def main(base_url: str, key: str) -> None:
+async def main(base_url: str, key: str, mails: str) -> None:
     headers = {"Authorization": f"Bearer {key}"}
     async with create_mcp_http_client(headers=headers) as http:
         async with streamable_http_client(f"{base_url}/mcp", http_client=http) as streams:
@@ -34,7 +34,7 @@ async def main(base_url: str, key: str) -> None:
                 init = await session.initialize()
                 check(init.server_info.name == "billable", f"server name: {init.server_info}")
                 tools = {tool.name: tool for tool in (await session.list_tools()).tools}
-                check(len(tools) == 24, f"a write key sees the 24 tools: {sorted(tools)}")
+                check(len(tools) == 27, f"a write key sees the 27 tools: {sorted(tools)}")
                 schema = tools["create_client"].input_schema
                 check({"name", "email"} <= set(schema["required"]), f"create_client's schema: {schema}")
 
@@ -78,10 +78,31 @@ async def main(base_url: str, key: str) -> None:
                 owed = json.loads(text_of(await session.call_tool("receivables", {})))
                 check([(o["clientId"], o["total"]) for o in owed] == [(client["id"], 100)], f"receivables: {owed}")
 
+                # E-mailed through the tools: the server's mail jobs hand it to the SMTP server.
+                sent = await session.call_tool("send_invoice", {"id": invoice["id"], "subject": "Invoice ✓"})
+                check(not sent.is_error, f"send_invoice: {text_of(sent)}")
+                message = json.loads(text_of(sent))
+                check((message["to"], message["kind"]) == (["billing@acme.test"], "invoice"), f"send_invoice: {message}")
+                for _ in range(100):
+                    messages = json.loads(text_of(await session.call_tool("list_messages", {})))
+                    if messages[0]["status"] != "queued" and messages[0]["status"] != "sending":
+                        break
+                    await asyncio.sleep(0.1)
+                check([(m["id"], m["status"]) for m in messages] == [(message["id"], "sent")],
+                      f"list_messages: {messages}")
+                with open(mails, encoding="utf-8") as file:
+                    taken = [json.loads(line) for line in file]
+                check([(m["rcpt_tos"], m["subject"], m["message_id"]) for m in taken]
+                      == [(["billing@acme.test"], "Invoice ✓", f"<{message['messageId']}>")], f"the SMTP server took: {taken}")
+                check("INV-0001 attached: 100.00 USD, due upon receipt." in taken[0]["body"],
+                      f"the mail's body, of an invoice without a due date: {taken[0]['body']}")
+                check([a["content_type"] for a in taken[0]["attachments"]] == ["application/pdf"],
+                      f"the mail's attachments: {taken[0]['attachments']}")
+
                 refused = await session.call_tool("get_client", {"id": "not-an-id"})
                 check(refused.is_error and text_of(refused) == "client not found", f"a refusal: {refused}")
-    print(f"mcp client: {len(tools)} tools listed, 13 calls made (a month of time billed and paid in part), refusals reported as tool errors")
+    print(f"mcp client: {len(tools)} tools listed: a month of time billed, paid in part and e-mailed, refusals reported as tool errors")
 
 
 if __name__ == "__main__":
-    asyncio.run(main(sys.argv[1], sys.argv[2]))
+    asyncio.run(main(sys.argv[1], sys.argv[2], sys.argv[3]))

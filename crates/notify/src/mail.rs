@@ -268,7 +268,7 @@ pub struct Facts {
     pub serial: String,
     /// What is due, with its currency: `42.80 EUR`.
     pub amount_due: String,
-    /// `2026-12-20`, or empty when the invoice has no due date.
+    /// `2026-12-20`, or [`NO_DUE_DATE`] when the invoice has no due date.
     pub due_date: String,
     /// The client's name.
     pub client: String,
@@ -282,7 +282,9 @@ impl Facts {
         Self {
             serial: invoice.serial.to_string(),
             amount_due: money(invoice.balance.due(), invoice.currency),
-            due_date: invoice.due_date.map(|due| due.format("%Y-%m-%d").to_string()).unwrap_or_default(),
+            due_date: invoice
+                .due_date
+                .map_or_else(|| NO_DUE_DATE.to_owned(), |due| due.format("%Y-%m-%d").to_string()),
             client: client.to_owned(),
             pdf_url,
         }
@@ -293,6 +295,9 @@ impl Facts {
 pub fn money(amount: rust_decimal::Decimal, currency: accounts::Currency) -> String {
     format!("{} {}", round_to_minor(amount, currency), currency.as_str())
 }
+
+/// What `{dueDate}` says of an invoice without a due date: "due upon receipt" reads right.
+pub const NO_DUE_DATE: &str = "upon receipt";
 
 /// The placeholders a template may use.
 pub const PLACEHOLDERS: [&str; 5] = ["{serial}", "{amountDue}", "{dueDate}", "{client}", "{pdfUrl}"];
@@ -371,8 +376,8 @@ impl MessageKind {
         match self {
             Self::Invoice => Wording {
                 subject: "Invoice {serial}",
-                body: "Hello {client},\n\nplease find invoice {serial} attached: {amountDue} is due \
-                       on {dueDate}.\n\nYou can also view it at {pdfUrl}\n\nThank you!\n",
+                body: "Hello {client},\n\nplease find invoice {serial} attached: {amountDue}, due \
+                       {dueDate}.\n\nYou can also view it at {pdfUrl}\n\nThank you!\n",
             },
             Self::Reminder => Wording {
                 subject: "Reminder: invoice {serial}, {amountDue} due",
