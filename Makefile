@@ -96,3 +96,4 @@ bench:
 	./scripts/bench-github.sh
 	./scripts/bench-time.sh
 	./scripts/bench-payments.sh
+	./scripts/bench-sending.sh

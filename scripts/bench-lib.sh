@@ -35,6 +35,8 @@ setup_cleanup() {
     WORK=$(mktemp -d "${TMPDIR:-/tmp}/billable-${BENCH_NAME}.XXXXXX")
     SERVER_PID=
     REFERENCE_PID=
+    # Other processes a benchmark starts (a receiver, an SMTP server), stopped last.
+    EXTRA_PIDS=()
     DB_CREATED=0
     trap cleanup EXIT
     trap 'exit 130' INT
@@ -48,6 +50,10 @@ cleanup() {
     stop "${REPLICA_PID:-}"
     stop "$REFERENCE_PID"
     stop "${REDIS_PID:-}"
+    local extra
+    for extra in "${EXTRA_PIDS[@]}"; do
+        stop "$extra"
+    done
     if (( status != 0 )); then
         local server_log
         for server_log in "$WORK"/*.log; do

@@ -228,6 +228,9 @@ impl JobRunner {
         let mut running: JoinSet<Outcome> = JoinSet::new();
         let mut next_schedules = tokio::time::Instant::now();
         let mut next_prune = tokio::time::Instant::now();
+        // Whether to look at the events and schedules on this turn: not when a job only
+        // finished, whose turn is for claiming the next ones.
+        let mut look = true;
         loop {
             let now = tokio::time::Instant::now();
             if now >= next_prune {
@@ -239,11 +242,16 @@ impl JobRunner {
             if full {
                 next_schedules = now + settings.poll;
             }
-            if let Err(error) = self.schedules(full).await {
+            if (look || full)
+                && let Err(error) = self.schedules(full).await
+            {
                 tracing::error!(error = format!("{error:#}"), "cannot read the schedules");
             }
+            // Every job that finished meanwhile makes room. A claim is a transaction of its
+            // own, so a busy runner claims a quarter of its slots at a time, not one per job.
+            while running.try_join_next().is_some() {}
             let free = settings.concurrency.saturating_sub(running.len());
-            if free > 0 {
+            if free > 0 && (look || running.is_empty() || free >= settings.concurrency.div_ceil(4)) {
                 match self.claim(free).await {
                     Ok(jobs) => {
                         for job in jobs {
@@ -254,11 +262,11 @@ impl JobRunner {
                     Err(error) => tracing::error!(error = format!("{error:#}"), "cannot claim jobs"),
                 }
             }
-            tokio::select! {
-                () = self.inner.signal.notified() => {}
-                () = tokio::time::sleep(settings.poll) => {}
-                Some(_) = running.join_next(), if !running.is_empty() => {}
-            }
+            look = tokio::select! {
+                () = self.inner.signal.notified() => true,
+                () = tokio::time::sleep_until(next_schedules) => true,
+                Some(_) = running.join_next(), if !running.is_empty() => false,
+            };
         }
     }
 

@@ -69,21 +69,19 @@ impl TryFrom<JobRow> for Job {
 /// A job that may be claimed: team, id, kind, subject, thread, seq, state, attempts.
 type Candidate = (DbUuid, DbUuid, String, DbUuid, Option<String>, Option<i64>, String, i32);
 
-/// The claimable jobs of `$claim`, oldest due first, as a boxed query of `jobs`.
+/// The jobs of `$claim` in `$state` that `$ready` (on `jobs`) lets it take, in `$order`, as a
+/// query of `jobs`: two of them, so that each walks its own partial index (`jobs_due` in
+/// order, `jobs_leased`) and stops at the limit, however long the queue.
 macro_rules! claimable {
-    ($claim:expr) => {{
+    ($claim:expr, $state:expr, $ready:expr, $order:expr, $limit:expr) => {{
         let claim: &Claim = $claim;
         let kinds: Vec<&str> = claim.kinds.iter().map(|kind| kind.as_str()).collect();
         jobs::table
+            .filter(jobs::state.eq($state.as_str()))
+            .filter($ready)
             .filter(jobs::kind.eq_any(kinds))
-            .filter(
-                jobs::state
-                    .eq(JobState::Queued.as_str())
-                    .and(jobs::run_at.le(claim.due))
-                    .or(jobs::state.eq(JobState::Running.as_str()).and(jobs::lease_until.lt(claim.now))),
-            )
-            .order((jobs::run_at, jobs::id))
-            .limit(i64::from(claim.limit))
+            .order($order)
+            .limit($limit)
             .select((
                 jobs::team_id,
                 jobs::id,
@@ -97,8 +95,42 @@ macro_rules! claimable {
     }};
 }
 
+/// The settings of a claim's transaction on PostgreSQL. It walks the queue's partial
+/// indexes in order: a queue grows by thousands between two `ANALYZE`s, and on the
+/// statistics of a smaller one the planner reads and sorts every due job (a bitmap scan) to
+/// take a few, so that a claim costs as much as the queue is long. It commits without
+/// waiting for the disk: a claim a crash of PostgreSQL loses leaves its jobs queued, to be
+/// claimed again, which at-least-once delivery allows.
+const CLAIM_SETTINGS: &str = "SELECT set_config('enable_bitmapscan', 'off', true), \
+     set_config('enable_sort', 'off', true), set_config('synchronous_commit', 'off', true)";
+
+/// The jobs `$claim` may take, at most its limit, locked with `$lock` (`for_update().
+/// skip_locked()` on PostgreSQL, nothing on SQLite): those whose lease ended (their
+/// process died) first, then the queued ones due, oldest first.
+macro_rules! candidates {
+    ($conn:ident, $claim:expr, |$query:ident| $lock:expr) => {{
+        let claim: &Claim = $claim;
+        let limit = i64::from(claim.limit);
+        let $query =
+            claimable!(claim, JobState::Running, jobs::lease_until.lt(claim.now), jobs::lease_until, limit);
+        let mut candidates: Vec<Candidate> = $lock.load($conn).await?;
+        let left = limit - i64::try_from(candidates.len()).unwrap_or(limit);
+        if left > 0 {
+            let $query = claimable!(
+                claim,
+                JobState::Queued,
+                jobs::run_at.le(claim.due),
+                (jobs::run_at, jobs::id),
+                left
+            );
+            candidates.extend($lock.load::<Candidate>($conn).await?);
+        }
+        candidates
+    }};
+}
+
 /// Takes the `$candidates` that head their thread: running each, leased, its attempt
-/// counted. Evaluates to the jobs taken.
+/// counted. Evaluates to the jobs taken (team, id, kind, subject, attempt).
 macro_rules! take {
     ($conn:ident, $claim:expr, $candidates:expr) => {{
         let claim: &Claim = $claim;
@@ -116,36 +148,31 @@ macro_rules! take {
                 .await?;
             rows.into_iter().filter_map(|(thread, seq)| Some((thread?, seq?))).collect()
         };
-        let mut taken = Vec::new();
-        for (team, id, kind, subject, thread, seq, state, attempts) in candidates {
-            let heads_its_thread = match (&thread, seq) {
-                (Some(thread), Some(seq)) => heads.get(thread).is_none_or(|head| *head == seq),
+        let heading: Vec<(DbUuid, DbUuid)> = candidates
+            .into_iter()
+            .filter(|(_, _, _, _, thread, seq, _, _)| match (thread, seq) {
+                (Some(thread), Some(seq)) => heads.get(thread).is_none_or(|head| head == seq),
                 _ => true,
-            };
-            if !heads_its_thread {
-                continue;
-            }
-            let attempt: Option<i32> = diesel::update(
-                jobs::table
-                    .filter(jobs::team_id.eq(team))
-                    .filter(jobs::id.eq(id))
-                    .filter(jobs::state.eq(&state))
-                    .filter(jobs::attempts.eq(attempts)),
-            )
-            .set((
-                jobs::state.eq(JobState::Running.as_str()),
-                jobs::attempts.eq(jobs::attempts + 1),
-                jobs::lease_until.eq(Some(claim.lease_until)),
-            ))
-            .returning(jobs::attempts)
-            .get_result($conn)
-            .await
-            .optional()?;
-            if let Some(attempt) = attempt {
-                taken.push((team, id, kind, subject, attempt));
-            }
+            })
+            .map(|(team, id, ..)| (team, id))
+            .collect();
+        if heading.is_empty() {
+            Vec::new()
+        } else {
+            // One statement for all: the rows are this transaction's (locked on PostgreSQL,
+            // under SQLite's write lock), so none changed since they were read.
+            let teams: Vec<DbUuid> = heading.iter().map(|(team, _)| *team).collect();
+            let ids: Vec<DbUuid> = heading.iter().map(|(_, id)| *id).collect();
+            diesel::update(jobs::table.filter(jobs::team_id.eq_any(teams)).filter(jobs::id.eq_any(ids)))
+                .set((
+                    jobs::state.eq(JobState::Running.as_str()),
+                    jobs::attempts.eq(jobs::attempts + 1),
+                    jobs::lease_until.eq(Some(claim.lease_until)),
+                ))
+                .returning((jobs::team_id, jobs::id, jobs::kind, jobs::subject_id, jobs::attempts))
+                .get_results::<(DbUuid, DbUuid, String, DbUuid, i32)>($conn)
+                .await?
         }
-        taken
     }};
 }
 
@@ -159,8 +186,8 @@ impl JobQueue for SqlStore {
         let taken: Vec<(DbUuid, DbUuid, String, DbUuid, i32)> = db_run!(self,
             postgres: |conn| conn
                 .transaction(async |conn| {
-                    let candidates: Vec<Candidate> =
-                        claimable!(claim).for_update().skip_locked().load(conn).await?;
+                    diesel::sql_query(CLAIM_SETTINGS).execute(conn).await?;
+                    let candidates = candidates!(conn, claim, |query| query.for_update().skip_locked());
                     Ok::<_, diesel::result::Error>(take!(conn, claim, candidates))
                 })
                 .await
@@ -168,7 +195,7 @@ impl JobQueue for SqlStore {
             sqlite: |conn| conn
                 .transaction(async |conn| {
                     diesel::sql_query(super::SQLITE_WRITE_FIRST).execute(conn).await?;
-                    let candidates: Vec<Candidate> = claimable!(claim).load(conn).await?;
+                    let candidates = candidates!(conn, claim, |query| query);
                     Ok::<_, diesel::result::Error>(take!(conn, claim, candidates))
                 })
                 .await
