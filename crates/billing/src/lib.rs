@@ -9,6 +9,7 @@ pub mod invoice;
 pub mod ledger;
 pub mod money;
 pub mod receivables;
+pub mod recurring;
 pub mod sender;
 pub mod service;
 pub mod store;

@@ -3,6 +3,7 @@
 //!
 //! - `agent`: the agent's triggers, tools and MCP through the real server.
 //! - `http`: the REST API through the real server, on the backend `TEST_BACKEND` names.
+//! - `recurrence`: recurring invoices' schedules against python-dateutil's RFC 5545 rrule.
 //! - `faults`: slow and numerous clients, a full disk under SQLite and PostgreSQL cut
 //!   away, each on the backend it is about (run once, in the workspace's pass).
 
@@ -11,3 +12,4 @@
 mod agent;
 mod faults;
 mod http;
+mod recurrence;
