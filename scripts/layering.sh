@@ -11,7 +11,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 CARGO=${CARGO:-cargo}
-DOMAIN_CRATES=(kernel accounts billing tracking triggers notify)
+DOMAIN_CRATES=(kernel accounts billing tracking triggers notify recurring)
 failed=0
 fail() { echo "layering: $*"; failed=1; }
 
@@ -26,13 +26,14 @@ store-sql: notify billing tracking triggers accounts kernel
 store-memory: notify billing tracking triggers accounts kernel
 store-contract: notify billing tracking triggers accounts kernel
 notify: billing tracking accounts kernel
+recurring: billing tracking accounts kernel
 tracking: billing accounts kernel
 billing: accounts kernel
 triggers: accounts kernel
 accounts: kernel
 kernel:
 fuzzing: http-api store-memory renderer triggers billing accounts kernel
-acceptance: app agent outbound http-api store-sql store-memory store-contract renderer notify billing tracking triggers accounts kernel
+acceptance: app agent outbound http-api store-sql store-memory store-contract renderer notify recurring billing tracking triggers accounts kernel
 '
 graph_problems=$($CARGO metadata --locked --no-deps --format-version 1 | ALLOWED="$allowed_graph" python3 -c '
 import json, os, sys

@@ -9,7 +9,6 @@ pub mod invoice;
 pub mod ledger;
 pub mod money;
 pub mod receivables;
-pub mod recurring;
 pub mod sender;
 pub mod service;
 pub mod store;

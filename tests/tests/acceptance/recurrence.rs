@@ -4,9 +4,9 @@
 
 use std::process::Command;
 
-use billing::recurring::{Frequency, Schedule, ScheduleInput, Weekday};
 use chrono::{Days, NaiveDate};
 use kernel::Words;
+use recurring::{Frequency, Schedule, ScheduleInput, Weekday};
 use serde_json::json;
 
 /// How many of each schedule's first days are compared.
