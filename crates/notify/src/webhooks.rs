@@ -120,7 +120,8 @@ pub enum Host {
 
 /// Whether deliveries may go to `ip`: not loopback, private, link-local, shared (CGNAT),
 /// unspecified, multicast, broadcast, documentation or otherwise reserved, in IPv4 or IPv6
-/// (an IPv4 address mapped into IPv6 counts as itself).
+/// (an IPv4 address mapped into IPv6, or the deprecated IPv4-compatible `::a.b.c.d`, counts as
+/// itself).
 pub fn is_public(ip: IpAddr) -> bool {
     match ip {
         IpAddr::V4(v4) => {
@@ -142,7 +143,14 @@ pub fn is_public(ip: IpAddr) -> bool {
             if let Some(v4) = v6.to_ipv4_mapped() {
                 return is_public(IpAddr::V4(v4));
             }
-            let first = v6.segments()[0];
+            let segments = v6.segments();
+            if segments[..6].iter().all(|s| *s == 0) && !v6.is_loopback() && !v6.is_unspecified() {
+                let [_, _, _, _, _, _, high, low] = segments;
+                let [a, b] = high.to_be_bytes();
+                let [c, d] = low.to_be_bytes();
+                return is_public(IpAddr::V4(std::net::Ipv4Addr::new(a, b, c, d)));
+            }
+            let first = segments[0];
             !(v6.is_loopback()
                 || v6.is_unspecified()
                 || v6.is_multicast()
@@ -352,12 +360,16 @@ pub enum Answer {
     Retry { at_least: Option<Duration> },
 }
 
+/// The longest `Retry-After` honoured: the schedule's longest wait. A receiver asking for
+/// more is tried again then, so that a delivery cannot be parked for weeks.
+pub const MAX_RETRY_AFTER: Duration = Duration::from_hours(10);
+
 /// The meaning of status `status` (`None`: no answer), with the `Retry-After` it came with.
 pub fn answer(status: Option<u16>, retry_after: Option<Duration>) -> Answer {
     match status {
         Some(200..=299) => Answer::Delivered,
         Some(410) => Answer::Gone,
-        Some(429 | 503) => Answer::Retry { at_least: retry_after },
+        Some(429 | 503) => Answer::Retry { at_least: retry_after.map(|wait| wait.min(MAX_RETRY_AFTER)) },
         _ => Answer::Retry { at_least: None },
     }
 }
@@ -386,6 +398,16 @@ pub enum RedeliverError {
     Store(#[from] StoreError),
 }
 
+/// What [`WebhookStore::replace_endpoint`] did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EndpointWrite {
+    Written,
+    /// The endpoint changed since it was read; nothing written.
+    Stale,
+    /// The team has no such endpoint.
+    Missing,
+}
+
 /// The team's webhook endpoints and their deliveries.
 #[async_trait]
 pub trait WebhookStore: Send + Sync {
@@ -402,9 +424,14 @@ pub trait WebhookStore: Send + Sync {
     /// Oldest first.
     async fn list_endpoints(&self, team: TeamId) -> Result<Vec<WebhookEndpoint>, StoreError>;
 
-    /// Writes every field of `endpoint` but its identity and creation time; `false` when
-    /// the team has no such endpoint.
-    async fn replace_endpoint(&self, endpoint: &WebhookEndpoint) -> Result<bool, StoreError>;
+    /// Writes every field of `endpoint` but its identity and creation time, if the stored
+    /// one was last changed at `read_at` (the `updated_at` it was read with): a change made
+    /// since (a rotation, the runner disabling it on a 410) is never undone unseen.
+    async fn replace_endpoint(
+        &self,
+        endpoint: &WebhookEndpoint,
+        read_at: DateTime<Utc>,
+    ) -> Result<EndpointWrite, StoreError>;
 
     /// Deletes the endpoint, its deliveries and their jobs; `false` when there was none.
     async fn delete_endpoint(&self, team: TeamId, id: WebhookEndpointId) -> Result<bool, StoreError>;
@@ -503,12 +530,14 @@ mod tests {
             "fe80::1",
             "fd00::1",
             "::ffff:127.0.0.1",
+            "::127.0.0.1",
+            "::10.0.0.1",
             "224.0.0.1",
             "255.255.255.255",
         ] {
             assert!(!is_public(private.parse().unwrap()), "{private}");
         }
-        for public in ["93.184.216.34", "1.1.1.1", "2606:4700:4700::1111"] {
+        for public in ["93.184.216.34", "1.1.1.1", "2606:4700:4700::1111", "::1.1.1.1"] {
             assert!(is_public(public.parse().unwrap()), "{public}");
         }
         assert!(is_public(IpAddr::V4(Ipv4Addr::new(8, 8, 8, 8))));

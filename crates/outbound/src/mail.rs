@@ -69,13 +69,25 @@ impl SmtpSettings {
             ),
         };
         let decode = |part: &str| -> anyhow::Result<String> {
-            percent_decode(part).map_err(|_| anyhow::anyhow!("its user or password is not UTF-8"))
+            percent_encoding::percent_decode_str(part)
+                .decode_utf8()
+                .map(std::borrow::Cow::into_owned)
+                .map_err(|_| anyhow::anyhow!("its user or password is not UTF-8"))
         };
         let credentials = match url.password() {
             Some(password) => Some((decode(url.username())?, decode(password)?)),
             None if !url.username().is_empty() => anyhow::bail!("names a user without a password"),
             None => None,
         };
+        let encrypted = matches!(tls, SmtpTls::Required | SmtpTls::Wrapper);
+        let local = matches!(url.host(), Some(url::Host::Domain("localhost")))
+            || host.trim_matches(['[', ']']).parse::<std::net::IpAddr>().is_ok_and(|ip| ip.is_loopback());
+        if credentials.is_some() && !encrypted && !local {
+            anyhow::bail!(
+                "would send its password unencrypted: use ?tls=required (STARTTLS) or smtps://; only a \
+                 relay on this machine (localhost) may take a password without TLS"
+            );
+        }
         Ok(Self {
             host: host.trim_matches(['[', ']']).to_owned(),
             port: url.port().unwrap_or(default_port),
@@ -89,26 +101,6 @@ impl SmtpSettings {
     pub fn password(&self) -> Option<&str> {
         self.credentials.as_ref().map(|(_, password)| password.as_str())
     }
-}
-
-fn percent_decode(text: &str) -> Result<String, std::string::FromUtf8Error> {
-    let bytes = text.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        let hex = |b: u8| char::from(b).to_digit(16);
-        match (bytes[i], bytes.get(i + 1).copied().and_then(hex), bytes.get(i + 2).copied().and_then(hex)) {
-            (b'%', Some(high), Some(low)) => {
-                out.push(u8::try_from(high * 16 + low).unwrap_or(b'?'));
-                i += 3;
-            }
-            (byte, _, _) => {
-                out.push(byte);
-                i += 1;
-            }
-        }
-    }
-    String::from_utf8(out)
 }
 
 /// Why an attempt failed.
@@ -230,6 +222,8 @@ mod tests {
         assert_eq!((submission.port, submission.tls), (587, SmtpTls::Required));
         assert_eq!(submission.credentials, Some(("ann@x.example".into(), "p/ss".into())));
         assert!(!format!("{submission:?}").contains("p/ss"), "the password stays out of logs");
+        let relay = SmtpSettings::from_url("smtp://u:p@127.0.0.1:25").unwrap();
+        assert_eq!(relay.credentials, Some(("u".into(), "p".into())), "a relay on this machine may");
         let wrapped = SmtpSettings::from_url("smtps://mail.example").unwrap();
         assert_eq!((wrapped.port, wrapped.tls), (465, SmtpTls::Wrapper));
         for refused in [
@@ -237,6 +231,8 @@ mod tests {
             "smtp://mail.example?tls=maybe",
             "smtps://x?tls=required",
             "smtp://u@x",
+            "smtp://u:p@mail.example",
+            "smtp://u:p@mail.example:587?tls=opportunistic",
             "nothing",
         ] {
             assert!(SmtpSettings::from_url(refused).is_err(), "{refused}");

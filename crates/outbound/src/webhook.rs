@@ -54,6 +54,9 @@ impl WebhookSender {
     pub fn new(allow_private: bool) -> anyhow::Result<Self> {
         let mut builder = reqwest::Client::builder()
             .redirect(reqwest::redirect::Policy::none())
+            // A proxy from the environment (HTTPS_PROXY) would resolve the target itself,
+            // past the check of its addresses below.
+            .no_proxy()
             .timeout(ATTEMPT_TIMEOUT)
             .connect_timeout(CONNECT_TIMEOUT)
             .user_agent(concat!("billable-webhooks/", env!("CARGO_PKG_VERSION")))

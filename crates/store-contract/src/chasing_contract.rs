@@ -16,9 +16,9 @@ use notify::mail::{QueueMessageError, Recipients, RetryMessageError, Template};
 use notify::reminders::{ComposeReminder, ReminderStep};
 use notify::webhooks::{AttemptReport, DeliveryFilter, RedeliverError};
 use notify::{
-    Attachment, ClaimedJob, DeliveryStatus, EventFilter, EventType, Finish, JobFilter, JobKind, JobState,
-    MailSubject, Message, MessageFilter, MessageKind, MessageStatus, NewEvent, NewMessage, NotifyStore,
-    ReminderPolicy, SigningSecret, WebhookEndpoint, WebhookEndpointId, WebhookUrl,
+    Attachment, ClaimedJob, DeliveryStatus, EndpointWrite, EventFilter, EventType, Finish, JobFilter,
+    JobKind, JobState, MailSubject, Message, MessageFilter, MessageKind, MessageStatus, NewEvent, NewMessage,
+    NotifyStore, ReminderPolicy, SigningSecret, WebhookEndpoint, WebhookEndpointId, WebhookUrl,
 };
 use tracking::RunningTimer;
 
@@ -617,6 +617,24 @@ pub async fn overdue_is_announced_once_per_due_date(store: Ports) {
     );
 }
 
+/// `rotated` replaces `hook` as read; a write from what was read before (it would undo the
+/// rotation) is refused, and another team has no such endpoint.
+async fn replaces_only_what_was_read(
+    notify: &Arc<dyn NotifyStore>,
+    hook: &WebhookEndpoint,
+    rotated: &WebhookEndpoint,
+    other: TeamId,
+) {
+    assert_eq!(notify.replace_endpoint(rotated, hook.updated_at).await.unwrap(), EndpointWrite::Written);
+    let stale = WebhookEndpoint { disabled: None, ..hook.clone() };
+    assert_eq!(notify.replace_endpoint(&stale, hook.updated_at).await.unwrap(), EndpointWrite::Stale);
+    let elsewhere = WebhookEndpoint { team_id: other, ..rotated.clone() };
+    assert_eq!(
+        notify.replace_endpoint(&elsewhere, rotated.updated_at).await.unwrap(),
+        EndpointWrite::Missing
+    );
+}
+
 pub async fn webhook_endpoints_keep_their_deliveries(store: Ports) {
     let f = fixture(store).await;
     let notify = f.store.notify();
@@ -631,10 +649,10 @@ pub async fn webhook_endpoints_keep_their_deliveries(store: Ports) {
     let rotated = WebhookEndpoint {
         secret: SigningSecret::generate(),
         previous_secret: Some((hook.secret.clone(), now + TimeDelta::hours(24))),
-        updated_at: now,
+        updated_at: now + TimeDelta::minutes(1),
         ..hook.clone()
     };
-    assert!(notify.replace_endpoint(&rotated).await.unwrap());
+    replaces_only_what_was_read(&notify, &hook, &rotated, other).await;
     assert_eq!(notify.list_endpoints(f.team).await.unwrap(), std::slice::from_ref(&rotated));
 
     let test = NewEvent {
@@ -682,9 +700,16 @@ pub async fn webhook_endpoints_keep_their_deliveries(store: Ports) {
         notify.redeliver(f.team, hook.id, delivery.id, now).await,
         Err(RedeliverError::Disabled)
     ));
-    notify.replace_endpoint(&rotated).await.unwrap();
+    // The disable changed the endpoint: a write from what was read before it is refused.
+    assert_eq!(notify.replace_endpoint(&rotated, rotated.updated_at).await.unwrap(), EndpointWrite::Stale);
+    assert_eq!(notify.replace_endpoint(&rotated, stored.updated_at).await.unwrap(), EndpointWrite::Written);
     let again = notify.redeliver(f.team, hook.id, delivery.id, now).await.unwrap();
     assert_eq!(again.status, DeliveryStatus::Pending);
+    // A delivery still to be made keeps its event (and so itself), however old.
+    notify.prune_jobs(now + TimeDelta::days(60)).await.unwrap();
+    let pending = DeliveryFilter { status: Some(DeliveryStatus::Pending), before: None, limit: 10 };
+    let kept = notify.list_deliveries(f.team, hook.id, &pending).await.unwrap();
+    assert_eq!(kept.iter().map(|d| d.id).collect::<Vec<_>>(), [delivery.id]);
     assert!(matches!(
         notify.redeliver(f.team, hook.id, delivery.id, now).await,
         Err(RedeliverError::Pending)

@@ -16,10 +16,10 @@ use notify::reminders::{ComposeReminder, ReminderStep, ReminderStore};
 use notify::store::EventStore;
 use notify::webhooks::{AttemptReport, DeliveryFilter, Disabled, OutgoingDelivery, RedeliverError};
 use notify::{
-    Attachment, ClaimedJob, DeliveryStatus, Event, EventFilter, EventId, Finish, Job, JobFilter, JobKind,
-    JobQueue, JobState, Message, MessageFilter, MessageId, MessageKind, MessageStatus, MessageStore,
-    NewEvent, NewMessage, OutgoingMail, ReminderPolicy, Schedule, WebhookDelivery, WebhookDeliveryId,
-    WebhookEndpoint, WebhookEndpointId, WebhookStore,
+    Attachment, ClaimedJob, DeliveryStatus, EndpointWrite, Event, EventFilter, EventId, Finish, Job,
+    JobFilter, JobKind, JobQueue, JobState, Message, MessageFilter, MessageId, MessageKind, MessageStatus,
+    MessageStore, NewEvent, NewMessage, OutgoingMail, ReminderPolicy, Schedule, WebhookDelivery,
+    WebhookDeliveryId, WebhookEndpoint, WebhookEndpointId, WebhookStore,
 };
 
 use crate::{MemoryStore, State};
@@ -329,12 +329,22 @@ impl JobQueue for MemoryStore {
         let mut state = self.state();
         let jobs_before = state.chasing.jobs.len();
         state.chasing.jobs.retain(|job| job.finished_at.is_none_or(|finished| finished >= before));
+        // An event's deliveries go with it: one still to run keeps it, as does a job of its
+        // own (the agent's run of it).
         let pending: HashSet<kernel::uuid::Uuid> = state
             .chasing
             .jobs
             .iter()
             .filter(|job| matches!(job.state, JobState::Queued | JobState::Running))
             .map(|job| job.subject)
+            .chain(
+                state
+                    .chasing
+                    .deliveries
+                    .iter()
+                    .filter(|delivery| delivery.status == DeliveryStatus::Pending)
+                    .map(|delivery| delivery.event_id.as_uuid()),
+            )
             .collect();
         let events_before = state.chasing.events.len();
         // Dispatched events are stamped with their occurrence here: old enough is gone.
@@ -606,13 +616,22 @@ impl WebhookStore for MemoryStore {
         Ok(endpoints)
     }
 
-    async fn replace_endpoint(&self, endpoint: &WebhookEndpoint) -> Result<bool, StoreError> {
+    async fn replace_endpoint(
+        &self,
+        endpoint: &WebhookEndpoint,
+        read_at: DateTime<Utc>,
+    ) -> Result<EndpointWrite, StoreError> {
         let mut state = self.state();
         let stored =
             state.chasing.endpoints.iter_mut().find(|e| e.team_id == endpoint.team_id && e.id == endpoint.id);
-        Ok(stored
-            .map(|stored| *stored = WebhookEndpoint { created_at: stored.created_at, ..endpoint.clone() })
-            .is_some())
+        Ok(match stored {
+            None => EndpointWrite::Missing,
+            Some(stored) if stored.updated_at != read_at => EndpointWrite::Stale,
+            Some(stored) => {
+                *stored = WebhookEndpoint { created_at: stored.created_at, ..endpoint.clone() };
+                EndpointWrite::Written
+            }
+        })
     }
 
     async fn delete_endpoint(&self, team: TeamId, id: WebhookEndpointId) -> Result<bool, StoreError> {

@@ -14,7 +14,7 @@ use diesel::prelude::*;
 use diesel_async::{AsyncConnection, RunQueryDsl};
 use kernel::{StoreError, Words};
 use notify::jobs::Claim;
-use notify::{ClaimedJob, Finish, Job, JobFilter, JobKind, JobQueue, JobState};
+use notify::{ClaimedJob, DeliveryStatus, Finish, Job, JobFilter, JobKind, JobQueue, JobState};
 
 use super::finish_job_row;
 use crate::types::DbUuid;
@@ -278,14 +278,19 @@ impl JobQueue for SqlStore {
                 )
                 .execute(conn)
                 .await?;
-                // An event's deliveries go with it; one still to run keeps it.
+                // An event's deliveries go with it: one still to run keeps it, as does a job
+                // of its own (the agent's run of it).
                 let pending = jobs::table
                     .filter(jobs::state.eq_any([JobState::Queued.as_str(), JobState::Running.as_str()]))
                     .select(jobs::subject_id);
+                let delivering = webhook_deliveries::table
+                    .filter(webhook_deliveries::status.eq(DeliveryStatus::Pending.as_str()))
+                    .select(webhook_deliveries::event_id);
                 let events = diesel::delete(
                     events::table
                         .filter(events::dispatched_at.lt(Some(before)))
-                        .filter(events::id.ne_all(pending)),
+                        .filter(events::id.ne_all(pending))
+                        .filter(events::id.ne_all(delivering)),
                 )
                 .execute(conn)
                 .await?;

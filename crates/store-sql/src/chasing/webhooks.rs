@@ -14,8 +14,8 @@ use notify::webhooks::{
     RedeliverError,
 };
 use notify::{
-    ClaimedJob, DeliveryStatus, Event, Finish, JobKind, NewEvent, SigningSecret, WebhookDelivery,
-    WebhookDeliveryId, WebhookEndpoint, WebhookEndpointId, WebhookStore, WebhookUrl,
+    ClaimedJob, DeliveryStatus, EndpointWrite, Event, Finish, JobKind, NewEvent, SigningSecret,
+    WebhookDelivery, WebhookDeliveryId, WebhookEndpoint, WebhookEndpointId, WebhookStore, WebhookUrl,
 };
 
 use super::events::{EventRow, filter_column, filter_from};
@@ -220,16 +220,29 @@ impl WebhookStore for SqlStore {
     }
 
     #[tracing::instrument(skip_all, fields(team = %endpoint.team_id, endpoint = %endpoint.id))]
-    async fn replace_endpoint(&self, endpoint: &WebhookEndpoint) -> Result<bool, StoreError> {
-        let updated = db_run!(self, |conn| diesel::update(the_endpoint!(
-            DbUuid::of(endpoint.team_id),
-            DbUuid::of(endpoint.id)
-        ))
-        .set(endpoint_values!(endpoint))
-        .execute(conn)
-        .await
-        .or_store()?);
-        Ok(updated == 1)
+    async fn replace_endpoint(
+        &self,
+        endpoint: &WebhookEndpoint,
+        read_at: DateTime<Utc>,
+    ) -> Result<EndpointWrite, StoreError> {
+        let (team, id) = (DbUuid::of(endpoint.team_id), DbUuid::of(endpoint.id));
+        let written = db_run!(self, |conn| conn
+            .transaction(async |conn| {
+                let updated =
+                    diesel::update(the_endpoint!(team, id).filter(webhook_endpoints::updated_at.eq(read_at)))
+                        .set(endpoint_values!(endpoint))
+                        .execute(conn)
+                        .await?;
+                if updated == 1 {
+                    return Ok::<_, diesel::result::Error>(EndpointWrite::Written);
+                }
+                let exists: Option<DbUuid> =
+                    the_endpoint!(team, id).select(webhook_endpoints::id).first(conn).await.optional()?;
+                Ok(if exists.is_some() { EndpointWrite::Stale } else { EndpointWrite::Missing })
+            })
+            .await
+            .or_store()?);
+        Ok(written)
     }
 
     #[tracing::instrument(skip(self))]

@@ -225,6 +225,14 @@ async fn what_a_send_may_say_is_checked_and_named() {
         (json!({"to": ["not an address"]}), "to[0]: "),
         (json!({"to": []}), "to: must name at least one address"),
         (json!({"cc": ["a@example.com", "bad"]}), "cc[1]: "),
+        (
+            json!({"to": (0..21).map(|n| format!("p{n}@example.com")).collect::<Vec<_>>()}),
+            "to: at most 20 recipients",
+        ),
+        (
+            json!({"to": ["a@example.com"], "cc": (0..20).map(|n| format!("c{n}@example.com")).collect::<Vec<_>>()}),
+            "cc: at most 20 recipients",
+        ),
         (json!({"subject": "Dear {customer}"}), "subject: {customer} is not a placeholder; use {serial}"),
         (json!({"subject": "a\nBcc: x@example.com"}), "subject: "),
         (json!({"body": ""}), "body: "),

@@ -311,6 +311,19 @@ async fn a_rotated_secret_signs_beside_the_old_one_while_they_overlap() {
         .unwrap();
     assert_eq!(too_long.status(), StatusCode::BAD_REQUEST);
     assert_eq!(error_of(too_long).await, "overlapSeconds: must be a whole number from 0 to 604800");
+    // A second rotation while the first one's overlap runs would cut the oldest secret off
+    // before the time it was promised: refused, unless it asks for no overlap at all.
+    let rotate = |body: Value| {
+        app.request(Method::POST, &format!("/v1/webhooks/{id}/rotate-secret"), &app.key).json(&body).send()
+    };
+    let again = rotate(json!({})).await.unwrap();
+    assert_eq!(again.status(), StatusCode::CONFLICT);
+    assert!(error_of(again).await.starts_with("the previous secret still signs until "));
+    let at_once = rotate(json!({"overlapSeconds": 0})).await.unwrap();
+    assert_eq!(at_once.status(), StatusCode::OK);
+    let at_once: Value = at_once.json().await.unwrap();
+    assert_eq!(at_once["previousSecretExpiresAt"], Value::Null);
+    assert_ne!(at_once["secret"].as_str().unwrap(), new);
 }
 
 #[tokio::test]
@@ -374,6 +387,29 @@ async fn webhooks_need_their_permissions_and_stay_in_their_team() {
     );
     let delete = app.request(Method::DELETE, &path, &theirs).send().await.unwrap();
     assert_eq!(delete.status(), StatusCode::NOT_FOUND);
+
+    // A key that may write webhooks but not read what this endpoint receives can neither
+    // point it elsewhere nor take a secret that verifies its deliveries.
+    let moved = app
+        .request(Method::PATCH, &path, &hooks_only)
+        .json(&json!({"url": receiver.url("/stolen")}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(moved.status(), StatusCode::FORBIDDEN);
+    assert!(error_of(moved).await.starts_with("this API key lacks the "));
+    let rotated =
+        app.request(Method::POST, &format!("{path}/rotate-secret"), &hooks_only).send().await.unwrap();
+    assert_eq!(rotated.status(), StatusCode::FORBIDDEN);
+    let described = app
+        .request(Method::PATCH, &path, &hooks_only)
+        .json(&json!({"description": "renamed"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(described.status(), StatusCode::OK, "a description sends nothing anywhere");
+    let kept = app.request(Method::GET, &path, &app.key).send().await.unwrap().json::<Value>().await.unwrap();
+    assert_eq!(kept["url"], receiver.url("/mine"));
     let listed = app.request(Method::GET, "/v1/webhooks", &theirs).send().await.unwrap();
     assert_eq!(listed.json::<Value>().await.unwrap(), json!([]));
 }

@@ -234,7 +234,9 @@ impl Asked {
         let body = notify::MailBody::parse(body)
             .map_err(|e| FieldError::new("body", format!("once filled in, {e}")))?;
         let to = self.to.unwrap_or_else(|| vec![client.details.email.clone()]);
-        let recipients = Recipients::new(to, self.cc).map_err(|e| FieldError::new("cc", e.to_string()))?;
+        // Too many in `to` alone, or no one there, is `to`'s fault; else `cc` made it too many.
+        let field = if to.is_empty() || to.len() > notify::mail::MAX_RECIPIENTS { "to" } else { "cc" };
+        let recipients = Recipients::new(to, self.cc).map_err(|e| FieldError::new(field, e.to_string()))?;
         Ok(Message::queued(
             client.team_id,
             invoice.id,

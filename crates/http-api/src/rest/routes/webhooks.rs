@@ -7,14 +7,15 @@ use std::time::Duration;
 use accounts::{Permission, Principal};
 use actix_web::http::StatusCode;
 use actix_web::{HttpResponse, delete, get, patch, post, web};
+use chrono::{DateTime, SecondsFormat, Utc};
 use kernel::{FieldError, Id};
 use notify::webhooks::{
     DEFAULT_OVERLAP, DeliveryFilter, Disabled, EndpointDescription, Host, MAX_ENDPOINTS, MAX_OVERLAP,
     RedeliverError, UrlRule, is_public,
 };
 use notify::{
-    DeliveryStatus, EventFilter, EventType, NewEvent, SigningSecret, WebhookDelivery, WebhookDeliveryId,
-    WebhookEndpoint, WebhookEndpointId, WebhookUrl,
+    DeliveryStatus, EndpointWrite, EventFilter, EventType, NewEvent, SigningSecret, WebhookDelivery,
+    WebhookDeliveryId, WebhookEndpoint, WebhookEndpointId, WebhookUrl,
 };
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -275,8 +276,8 @@ pub(crate) async fn list_event_types(_auth: Auth<WebhooksRead>) -> web::Json<Vec
     )
 }
 
-/// The events `patterns` (of the field `field`) name, checked, and the caller's right to
-/// read what they carry (403 otherwise).
+/// The events `patterns` name, checked, and the caller's right to read what they carry (403
+/// otherwise).
 fn events(patterns: &[String], who: &Principal) -> Result<EventFilter, ApiError> {
     let filter = EventFilter::parse(patterns).map_err(|rule| match rule {
         notify::EventRule::Unknown { index, pattern } => FieldError::new(
@@ -288,20 +289,50 @@ fn events(patterns: &[String], who: &Principal) -> Result<EventFilter, ApiError>
         ),
         other => FieldError::new("events", other.to_string()),
     })?;
+    may_read(&filter, who)?;
+    Ok(filter)
+}
+
+/// 403 unless `who` may read the data of every event `filter` takes: a key that may write
+/// webhooks but not read payments cannot point an endpoint that receives payments at itself.
+fn may_read(filter: &EventFilter, who: &Principal) -> Result<(), ApiError> {
     let lacking = EventType::subscribable()
         .filter(|kind| filter.matches(*kind))
         .map(permission_for)
         .find(|permission| !who.may(*permission));
-    if let Some(permission) = lacking {
-        return Err(ApiError::new(
+    match lacking {
+        Some(permission) => Err(ApiError::new(
             StatusCode::FORBIDDEN,
             format!(
                 "this API key lacks the {} permission, which these events' data needs",
                 permission.as_str()
             ),
-        ));
+        )),
+        None => Ok(()),
     }
-    Ok(filter)
+}
+
+/// Reads the endpoint, changes it with `change` (given it and the time now) and writes it, if
+/// nothing changed it meanwhile (another request, the runner disabling it on a 410): read
+/// again and changed anew then, a few times, before a 409.
+async fn change_endpoint(
+    state: &ApiState,
+    who: &Principal,
+    id: WebhookEndpointId,
+    change: impl Fn(WebhookEndpoint, DateTime<Utc>) -> Result<WebhookEndpoint, ApiError>,
+) -> Result<WebhookEndpoint, ApiError> {
+    const TRIES: usize = 3;
+    for _ in 0..TRIES {
+        let current = the_endpoint(state, who, id).await?;
+        let read_at = current.updated_at;
+        let changed = change(current, state.clock.now())?;
+        match state.stores.notify.replace_endpoint(&changed, read_at).await? {
+            EndpointWrite::Written => return Ok(changed),
+            EndpointWrite::Stale => {}
+            EndpointWrite::Missing => return Err(not_found("webhook endpoint")),
+        }
+    }
+    Err(ApiError::conflict("the webhook endpoint changed while this request changed it; try again"))
 }
 
 /// `text` as an endpoint's URL, on a public address unless the server allows others.
@@ -476,27 +507,32 @@ pub(crate) async fn update_webhook_endpoint(
         Some(url) => Some(target(&url, state.settings.sending.allow_private_webhooks).await?),
         None => None,
     };
-    let current = the_endpoint(&state, who, endpoint_id(&path)?).await?;
-    let now = state.clock.now();
-    let disabled = match enabled {
-        Some(true) => None,
-        Some(false) => {
-            current.disabled.clone().or(Some(Disabled { at: now, reason: "disabled by hand".to_owned() }))
+    let redirected = url.is_some() || events.is_some();
+    let changed = change_endpoint(&state, who, endpoint_id(&path)?, |current, now| {
+        let disabled = match enabled {
+            Some(true) => None,
+            Some(false) => {
+                current.disabled.clone().or(Some(Disabled { at: now, reason: "disabled by hand".to_owned() }))
+            }
+            None => current.disabled.clone(),
+        };
+        let changed = WebhookEndpoint {
+            url: url.clone().unwrap_or_else(|| current.url.clone()),
+            events: events.clone().unwrap_or_else(|| current.events.clone()),
+            description: description.clone().unwrap_or_else(|| current.description.clone()),
+            disabled,
+            updated_at: now,
+            ..current
+        };
+        if redirected {
+            // Where the events now go, or which go there: the caller must be allowed to
+            // read all of them.
+            may_read(&changed.events, who)?;
         }
-        None => current.disabled.clone(),
-    };
-    let changed = WebhookEndpoint {
-        url: url.unwrap_or_else(|| current.url.clone()),
-        events: events.unwrap_or_else(|| current.events.clone()),
-        description: description.unwrap_or_else(|| current.description.clone()),
-        disabled,
-        updated_at: now,
-        ..current
-    };
-    if !state.stores.notify.replace_endpoint(&changed).await? {
-        return Err(not_found("webhook endpoint"));
-    }
-    Ok(web::Json(EndpointBody::of(&changed, now)))
+        Ok(changed)
+    })
+    .await?;
+    Ok(web::Json(EndpointBody::of(&changed, state.clock.now())))
 }
 
 /// Delete an endpoint
@@ -547,18 +583,30 @@ pub(crate) async fn rotate_webhook_secret(
             Duration::from_secs(seconds.unsigned_abs())
         }
     };
-    let current = the_endpoint(&state, &auth.principal, endpoint_id(&path)?).await?;
+    let who = &auth.principal;
+    let rotated = change_endpoint(&state, who, endpoint_id(&path)?, |current, now| {
+        // The new secret verifies what the endpoint receives: only for a caller who may read it.
+        may_read(&current.events, who)?;
+        if let Some((_, until)) = current.previous_secret.as_ref().filter(|(_, until)| *until > now)
+            && !overlap.is_zero()
+        {
+            return Err(ApiError::conflict(format!(
+                "the previous secret still signs until {}; rotate again after that, or with \
+                 overlapSeconds 0 to stop both earlier secrets now",
+                until.to_rfc3339_opts(SecondsFormat::Secs, true)
+            )));
+        }
+        let previous =
+            (!overlap.is_zero()).then(|| (current.secret.clone(), notify::jobs::later(now, overlap)));
+        Ok(WebhookEndpoint {
+            secret: SigningSecret::generate(),
+            previous_secret: previous,
+            updated_at: now,
+            ..current
+        })
+    })
+    .await?;
     let now = state.clock.now();
-    let previous = (!overlap.is_zero()).then(|| (current.secret.clone(), notify::jobs::later(now, overlap)));
-    let rotated = WebhookEndpoint {
-        secret: SigningSecret::generate(),
-        previous_secret: previous,
-        updated_at: now,
-        ..current
-    };
-    if !state.stores.notify.replace_endpoint(&rotated).await? {
-        return Err(not_found("webhook endpoint"));
-    }
     Ok(web::Json(EndpointWithSecret {
         endpoint: EndpointBody::of(&rotated, now),
         secret: rotated.secret.expose(),
