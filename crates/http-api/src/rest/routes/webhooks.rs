@@ -490,7 +490,11 @@ pub(crate) async fn get_webhook_endpoint(
     tag = "Webhooks",
     params(("id" = Uuid, Path, description = "Endpoint id")),
     request_body = EndpointPatch,
-    responses((status = 200, description = "The changed endpoint", body = EndpointBody), BodyErrors, NotFound, KeyedErrors)
+    responses(
+        (status = 200, description = "The changed endpoint", body = EndpointBody),
+        (status = 409, description = "The endpoint kept changing meanwhile; nothing was written", body = ErrorBody),
+        BodyErrors, NotFound, KeyedErrors
+    )
 )]
 #[patch("/{id}")]
 pub(crate) async fn update_webhook_endpoint(
@@ -566,7 +570,11 @@ pub(crate) async fn delete_webhook_endpoint(
     tag = "Webhooks",
     params(("id" = Uuid, Path, description = "Endpoint id")),
     request_body(content = RotateInput, description = "May be left out (an empty body too)"),
-    responses((status = 200, description = "The endpoint with its new secret", body = EndpointWithSecret), BodyErrors, NotFound, KeyedErrors)
+    responses(
+        (status = 200, description = "The endpoint with its new secret", body = EndpointWithSecret),
+        (status = 409, description = "The previous secret still signs (a rotation's overlap runs); nothing was changed", body = ErrorBody),
+        BodyErrors, NotFound, KeyedErrors
+    )
 )]
 #[post("/{id}/rotate-secret")]
 pub(crate) async fn rotate_webhook_secret(
