@@ -249,6 +249,9 @@ pub struct NewMessage {
 pub struct OutgoingMail {
     pub message: Message,
     pub attachments: Vec<Attachment>,
+    /// Why a reminder is no longer to be sent (its invoice was paid or written off, or its
+    /// client takes no reminders any more since it was queued); `None` for other messages.
+    pub moot: Option<&'static str>,
 }
 
 /// Which messages to list, newest first.

@@ -153,6 +153,20 @@ impl Schedule {
     }
 }
 
+/// Why a reminder queued earlier is not to be sent any more, as its invoice and client stand
+/// when it would be: `None` while it still applies.
+pub fn moot(nothing_due: bool, status: InvoiceStatus, client_takes_reminders: bool) -> Option<&'static str> {
+    if status == InvoiceStatus::Expired {
+        Some("the invoice was written off")
+    } else if nothing_due {
+        Some("nothing is due on the invoice any more")
+    } else if !client_takes_reminders {
+        Some("the client takes no reminders any more")
+    } else {
+        None
+    }
+}
+
 /// Whether an invoice is still to be chased: something is due and it is not written off.
 pub fn is_open(nothing_due: bool, status: InvoiceStatus) -> bool {
     !nothing_due && status != InvoiceStatus::Expired

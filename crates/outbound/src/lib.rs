@@ -381,7 +381,10 @@ impl JobRunner {
             ));
         };
         let message = &outgoing.message;
-        let finish = if job.attempt > retries.max_attempts() {
+        let finish = if let Some(reason) = outgoing.moot {
+            tracing::info!(message = %message.id, reason, "a reminder no longer applies; not sent");
+            Finish::Failed { error: format!("not sent: {reason}") }
+        } else if job.attempt > retries.max_attempts() {
             Finish::Failed { error: format!("gave up after {} interrupted attempts", job.attempt - 1) }
         } else {
             for attachment in &message.attachments {

@@ -420,7 +420,20 @@ impl MessageStore for MemoryStore {
         }
         message.status = MessageStatus::Sending;
         message.attempts += 1;
-        Ok(Some(OutgoingMail { message: message.clone(), attachments: attachments.clone() }))
+        let (message, attachments) = (message.clone(), attachments.clone());
+        let moot = if message.kind == MessageKind::Reminder {
+            state.invoice(message.team_id, message.invoice_id).and_then(|invoice| {
+                let consent = state
+                    .clients
+                    .iter()
+                    .find(|c| c.team_id == invoice.team_id && c.id == invoice.client_id)
+                    .is_none_or(|client| client.details.reminders_enabled);
+                notify::reminders::moot(invoice.balance.due().is_zero(), invoice.status, consent)
+            })
+        } else {
+            None
+        };
+        Ok(Some(OutgoingMail { message, attachments, moot }))
     }
 
     async fn finish_sending(

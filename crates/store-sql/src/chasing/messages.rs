@@ -7,6 +7,7 @@ use std::collections::HashMap;
 
 use accounts::TeamId;
 use async_trait::async_trait;
+use billing::InvoiceStatus;
 use chrono::{DateTime, Utc};
 use diesel::prelude::*;
 use diesel::result::DatabaseErrorKind;
@@ -21,7 +22,7 @@ use notify::{
 
 use super::{finish_job_row, insert_job, record_events, take_invoice};
 use crate::invoices::TxError;
-use crate::types::DbUuid;
+use crate::types::{DbDecimal, DbUuid};
 use crate::{OrStoreError, SqlStore, corrupt, db_run, violation};
 
 #[derive(Queryable)]
@@ -252,48 +253,79 @@ impl MessageStore for SqlStore {
     #[tracing::instrument(skip_all, fields(job = %job.id, attempt = job.attempt))]
     async fn start_sending(&self, job: &ClaimedJob) -> Result<Option<OutgoingMail>, StoreError> {
         let team = DbUuid::of(job.team_id);
-        let found: Option<(MessageRow, Vec<(String, String, Vec<u8>)>)> = db_run!(self, |conn| conn
-            .transaction(async |conn| {
-                let row: Option<MessageRow> = diesel::update(
-                    messages::table
-                        .filter(messages::team_id.eq(team))
-                        .filter(messages::id.eq(DbUuid(job.subject)))
-                        .filter(
-                            messages::status
-                                .eq_any([MessageStatus::Queued.as_str(), MessageStatus::Sending.as_str()]),
-                        ),
-                )
-                .set((
-                    messages::status.eq(MessageStatus::Sending.as_str()),
-                    messages::attempts.eq(messages::attempts + 1),
-                ))
-                .returning(messages::all_columns)
-                .get_result(conn)
+        let found: Option<(MessageRow, Vec<(String, String, Vec<u8>)>, Option<&'static str>)> =
+            db_run!(self, |conn| conn
+                .transaction(async |conn| {
+                    let row: Option<MessageRow> =
+                        diesel::update(
+                            messages::table
+                                .filter(messages::team_id.eq(team))
+                                .filter(messages::id.eq(DbUuid(job.subject)))
+                                .filter(messages::status.eq_any([
+                                    MessageStatus::Queued.as_str(),
+                                    MessageStatus::Sending.as_str(),
+                                ])),
+                        )
+                        .set((
+                            messages::status.eq(MessageStatus::Sending.as_str()),
+                            messages::attempts.eq(messages::attempts + 1),
+                        ))
+                        .returning(messages::all_columns)
+                        .get_result(conn)
+                        .await
+                        .optional()?;
+                    let Some(row) = row else { return Ok(None) };
+                    let moot = if row.kind == MessageKind::Reminder.as_str() {
+                        let standing: Option<(String, DbDecimal, DbDecimal, DbDecimal, DbDecimal, bool)> =
+                            invoices::table
+                                .inner_join(
+                                    clients::table.on(clients::team_id
+                                        .eq(invoices::team_id)
+                                        .and(clients::id.eq(invoices::client_id))),
+                                )
+                                .filter(invoices::team_id.eq(team))
+                                .filter(invoices::id.eq(row.invoice_id))
+                                .select((
+                                    invoices::status,
+                                    invoices::total,
+                                    invoices::amount_paid,
+                                    invoices::amount_credited,
+                                    invoices::amount_written_off,
+                                    clients::reminders_enabled,
+                                ))
+                                .first(conn)
+                                .await
+                                .optional()?;
+                        standing.and_then(|(status, total, paid, credited, written_off, consent)| {
+                            let status = InvoiceStatus::parse(&status).ok()?;
+                            let nothing_due = (total.0 - paid.0 - credited.0 - written_off.0).is_zero();
+                            notify::reminders::moot(nothing_due, status, consent)
+                        })
+                    } else {
+                        None
+                    };
+                    let files: Vec<(String, String, Vec<u8>)> = message_attachments::table
+                        .filter(message_attachments::team_id.eq(team))
+                        .filter(message_attachments::message_id.eq(row.id))
+                        .order(message_attachments::position)
+                        .select((
+                            message_attachments::filename,
+                            message_attachments::content_type,
+                            message_attachments::content,
+                        ))
+                        .load(conn)
+                        .await?;
+                    Ok::<_, diesel::result::Error>(Some((row, files, moot)))
+                })
                 .await
-                .optional()?;
-                let Some(row) = row else { return Ok(None) };
-                let files: Vec<(String, String, Vec<u8>)> = message_attachments::table
-                    .filter(message_attachments::team_id.eq(team))
-                    .filter(message_attachments::message_id.eq(row.id))
-                    .order(message_attachments::position)
-                    .select((
-                        message_attachments::filename,
-                        message_attachments::content_type,
-                        message_attachments::content,
-                    ))
-                    .load(conn)
-                    .await?;
-                Ok::<_, diesel::result::Error>(Some((row, files)))
-            })
-            .await
-            .or_store()?);
-        let Some((row, files)) = found else { return Ok(None) };
+                .or_store()?);
+        let Some((row, files, moot)) = found else { return Ok(None) };
         let attachments: Vec<Attachment> = files
             .into_iter()
             .map(|(filename, content_type, bytes)| Attachment { filename, content_type, bytes })
             .collect();
         let message = message_from(row, attachments.iter().map(Attachment::info).collect())?;
-        Ok(Some(OutgoingMail { message, attachments }))
+        Ok(Some(OutgoingMail { message, attachments, moot }))
     }
 
     #[tracing::instrument(skip_all, fields(job = %job.id, attempt = job.attempt))]

@@ -198,3 +198,24 @@ async fn a_late_pass_sends_the_latest_step_and_clients_may_take_none() {
         "the policy's next step still comes"
     );
 }
+
+#[tokio::test]
+async fn a_reminder_queued_before_the_invoice_was_paid_is_not_sent() {
+    let smtp = SmtpServer::start();
+    let app = spawn_app_with(mailing_config(&smtp)).await;
+    let invoice = due_on(&app, "late@example.com", Utc::now() - TimeDelta::days(3)).await;
+    let id = invoice["id"].as_str().unwrap();
+    let remind =
+        app.request(Method::POST, &format!("/v1/invoices/{id}/remind"), &app.key).send().await.unwrap();
+    assert_eq!(remind.status(), StatusCode::ACCEPTED);
+    // Paid before the queue came round to the reminder (an SMTP outage, a busy queue).
+    let (status, _) = post(&app, &format!("/v1/invoices/{id}/payments"), json!({"amount": 119})).await;
+    assert_eq!(status, StatusCode::CREATED);
+    app.run_jobs().await;
+    let messages = app.get_json(&format!("/v1/invoices/{id}/messages")).await;
+    assert_eq!(
+        (&messages[0]["status"], &messages[0]["lastError"]),
+        (&json!("failed"), &json!("not sent: nothing is due on the invoice any more"))
+    );
+    assert!(smtp.received().is_empty(), "{:?}", smtp.received());
+}
