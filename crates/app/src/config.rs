@@ -256,16 +256,21 @@ impl SendingConfig {
 
     /// What the REST API needs of sending, for a server listening on `listen`.
     pub fn sending(&self, listen: SocketAddr) -> anyhow::Result<http_api::Sending> {
-        let public_url = match &self.public_url {
-            Some(url) => {
-                let parsed = url::Url::parse(url)
-                    .map_err(|e| anyhow::anyhow!("BILLABLE_PUBLIC_URL (--public-url): {e}"))?;
-                if !matches!(parsed.scheme(), "http" | "https") {
-                    anyhow::bail!("BILLABLE_PUBLIC_URL (--public-url): must be an http or https URL");
-                }
-                url.trim_end_matches('/').to_owned()
+        let public_url = if let Some(url) = &self.public_url {
+            let parsed = url::Url::parse(url)
+                .map_err(|e| anyhow::anyhow!("BILLABLE_PUBLIC_URL (--public-url): {e}"))?;
+            if !matches!(parsed.scheme(), "http" | "https") {
+                anyhow::bail!("BILLABLE_PUBLIC_URL (--public-url): must be an http or https URL");
             }
-            None => format!("http://{listen}"),
+            url.trim_end_matches('/').to_owned()
+        } else {
+            if self.smtp_url.is_some() && (listen.ip().is_loopback() || listen.ip().is_unspecified()) {
+                tracing::warn!(
+                    "BILLABLE_PUBLIC_URL is not set: the PDF links in e-mails point at http://{listen}, which \
+                     recipients cannot reach; set it to the address clients reach this server at"
+                );
+            }
+            format!("http://{listen}")
         };
         Ok(http_api::Sending {
             mail_from: self.mail_from()?,

@@ -1,5 +1,6 @@
-//! The real binary refuses to start when the agent definition is bad or a secret it names
-//! is missing, before it binds any port, and says why.
+//! The real binary refuses to start when the agent definition is bad, a secret it names is
+//! missing or its SMTP URL would send a password unencrypted, and says why; it warns when
+//! e-mail would link to an address recipients cannot reach.
 
 #![expect(clippy::unwrap_used, reason = "tests")]
 
@@ -83,4 +84,52 @@ fn a_missing_github_secret_stops_startup_naming_it() {
     );
     let (running, stderr) = serve(github, Some("a-secret"));
     assert!(running, "{stderr}");
+}
+
+/// `billable serve` with `env` (no agent): whether it was still running after two seconds
+/// (then stopped), and what it wrote to stderr.
+fn serve_with(env: &[(&str, &str)]) -> (bool, String) {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_billable"));
+    command
+        .args(["serve", "--listen", "127.0.0.1:0"])
+        .env("DATABASE_URL", "memory:")
+        .env_remove("BILLABLE_AGENT")
+        .env_remove("BILLABLE_PUBLIC_URL")
+        .envs(env.iter().copied())
+        .stderr(std::process::Stdio::piped());
+    let mut child = command.spawn().unwrap();
+    std::thread::sleep(std::time::Duration::from_secs(2));
+    let running = child.try_wait().unwrap().is_none();
+    let _ = child.kill();
+    let output = child.wait_with_output().unwrap();
+    (running, String::from_utf8_lossy(&output.stderr).into_owned())
+}
+
+#[test]
+fn an_smtp_password_without_tls_stops_startup() {
+    let (running, stderr) = serve_with(&[
+        ("BILLABLE_SMTP_URL", "smtp://ann:secret@mail.example:587"),
+        ("BILLABLE_MAIL_FROM", "billing@example.com"),
+    ]);
+    assert!(!running, "{stderr}");
+    assert!(
+        stderr.contains(
+            "BILLABLE_SMTP_URL (--smtp-url): would send its password unencrypted: use ?tls=required"
+        ),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("secret"), "the password stays out of the log: {stderr}");
+}
+
+#[test]
+fn mail_links_to_a_loopback_address_are_warned_of() {
+    let mail =
+        [("BILLABLE_SMTP_URL", "smtp://127.0.0.1:2525"), ("BILLABLE_MAIL_FROM", "billing@example.com")];
+    let (running, stderr) = serve_with(&mail);
+    assert!(running, "{stderr}");
+    assert!(stderr.contains("BILLABLE_PUBLIC_URL is not set"), "{stderr}");
+    let public = [mail[0], mail[1], ("BILLABLE_PUBLIC_URL", "https://billing.example.com")];
+    let (running, stderr) = serve_with(&public);
+    assert!(running, "{stderr}");
+    assert!(!stderr.contains("BILLABLE_PUBLIC_URL"), "{stderr}");
 }
