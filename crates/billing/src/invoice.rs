@@ -16,6 +16,19 @@ define_id!(
     /// Identifies a line item of an invoice.
     LineItemId
 );
+define_id!(
+    /// Identifies a recurring invoice (the `recurring` crate has its rules): an invoice it
+    /// made names it.
+    RecurringInvoiceId
+);
+
+/// The recurring invoice an invoice was made for, and its place among that one's invoices:
+/// 1 for the first, with no gap.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Recurrence {
+    pub recurring_invoice_id: RecurringInvoiceId,
+    pub sequence: u32,
+}
 
 /// An invoice's or a line item's description: at most 1000 characters.
 pub type Description = Text<0, 1000>;
@@ -288,6 +301,8 @@ pub struct Invoice {
     pub line_items: Vec<LineItem>,
     /// Where sending and chasing it stand.
     pub chasing: Chasing,
+    /// The recurring invoice it was made for, if any.
+    pub recurrence: Option<Recurrence>,
     pub created_at: DateTime<Utc>,
     pub updated_at: DateTime<Utc>,
 }
@@ -522,6 +537,7 @@ mod tests {
             sender_id: kernel::Id::generate(),
             line_items: items,
             chasing: Chasing::default(),
+            recurrence: None,
             created_at: now,
             updated_at: now,
         };

@@ -28,6 +28,9 @@ pub enum BillingError {
     /// Time entries to bill were billed, changed or deleted meanwhile; nothing was written.
     #[error("time entries to bill were billed, changed or deleted meanwhile; nothing was made")]
     TimeTaken,
+    /// The recurring invoice's period was made meanwhile (another pass); nothing was made.
+    #[error("the recurring invoice's invoice of this period was made meanwhile; nothing was made")]
+    RecurrenceTaken,
     /// A status that follows from the books, asked for by hand: `PAID_PARTIAL` (from
     /// payments) or `OVERDUE` (from the due date).
     #[error("{0:?} follows from the books and cannot be set")]
@@ -178,13 +181,16 @@ fn refused(error: CreateInvoiceError) -> BillingError {
         CreateInvoiceError::UnknownClient => InvoiceRule::UnknownClient.into(),
         CreateInvoiceError::UnknownSender => InvoiceRule::UnknownSender.into(),
         CreateInvoiceError::TimeTaken => BillingError::TimeTaken,
+        CreateInvoiceError::RecurrenceTaken => BillingError::RecurrenceTaken,
         CreateInvoiceError::Ledger(rule) => BillingError::Books(rule),
         CreateInvoiceError::Store(error) => error.into(),
     }
 }
 
-/// `draft` priced and checked, in the team's currency, ready to store.
-async fn new_invoice(
+/// `draft` priced and checked, in the team's currency, ready to store: what
+/// [`create_invoice`] stores, for a use case that stores it in a transaction of its own (a
+/// recurring invoice's period).
+pub async fn new_invoice(
     accounts: &dyn AccountStore,
     team: TeamId,
     draft: InvoiceDraft,
@@ -223,6 +229,7 @@ async fn new_invoice(
         created_at: now,
         opening,
         time_entries: draft.time_entries,
+        recurrence: None,
     })
 }
 

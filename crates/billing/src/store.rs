@@ -58,6 +58,8 @@ pub struct NewInvoice {
     /// billable, unbilled and unchanged since, or makes nothing at all
     /// ([`CreateInvoiceError::TimeTaken`]).
     pub time_entries: Vec<TimeToBill>,
+    /// The recurring invoice it is made for; storage keeps one invoice per sequence.
+    pub recurrence: Option<crate::invoice::Recurrence>,
 }
 
 /// A time entry to bill, by id, as of its last change: the lines were made from that
@@ -111,6 +113,7 @@ impl NewInvoice {
             sender_id,
             line_items: self.line_items,
             chasing: crate::invoice::Chasing::default(),
+            recurrence: self.recurrence,
             created_at: self.created_at,
             updated_at: self.created_at,
         };
@@ -143,6 +146,10 @@ pub enum CreateInvoiceError {
     /// made.
     #[error("time to bill was billed, changed or deleted meanwhile")]
     TimeTaken,
+    /// Its recurring invoice has an invoice of this sequence already (another pass made it);
+    /// nothing was made.
+    #[error("the recurring invoice has an invoice of this sequence already")]
+    RecurrenceTaken,
     #[error(transparent)]
     Store(#[from] StoreError),
 }

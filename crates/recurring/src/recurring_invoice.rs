@@ -10,21 +10,17 @@
 
 use accounts::TeamId;
 use billing::ClientId;
+pub use billing::RecurringInvoiceId;
 use billing::invoice::{Description, LineInput};
 use billing::service::InvoiceDraft;
 use billing::store::BillTo;
 use chrono::{DateTime, Days, NaiveDate, NaiveTime, Utc};
-use kernel::{define_id, words};
+use kernel::words;
 use rust_decimal::Decimal;
 use tracking::invoicing::{GroupBy, Rounding};
 use tracking::{HourlyRate, Period, ProjectId};
 
 use crate::schedule::{Occurrence, Pass, Schedule, ScheduleRule};
-
-define_id!(
-    /// Identifies a recurring invoice of a team.
-    RecurringInvoiceId
-);
 
 /// What each period does with the invoice it makes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]

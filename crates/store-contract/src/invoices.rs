@@ -16,8 +16,8 @@ use billing::store::{
 };
 use billing::{
     Balance, BillingStore, Client, ClientDetails, ClientId, DeleteClientError, Invoice, InvoiceFilter,
-    InvoiceId, InvoicePosition, InvoiceStatus, LineInput, SenderAddress, SenderAddressId, SenderDetails,
-    TaxRule, Totals,
+    InvoiceId, InvoicePosition, InvoiceStatus, LineInput, Recurrence, RecurringInvoiceId, SenderAddress,
+    SenderAddressId, SenderDetails, TaxRule, Totals,
 };
 use chrono::{DateTime, TimeDelta, Utc};
 use kernel::{Email, Id, SearchText, parse_instant};
@@ -118,6 +118,7 @@ impl Fixture {
             created_at: now,
             opening: None,
             time_entries: Vec::new(),
+            recurrence: None,
         }
     }
 
@@ -196,6 +197,49 @@ pub async fn a_refused_create_writes_nothing_and_gives_its_serial_back(store: Po
     assert_eq!(f.billing.list(f.team).await.unwrap().len(), 1);
     assert_eq!(f.invoice("2026-11-21").await.serial.to_string(), "INV-0002");
     assert_eq!(f.serials().await, [1, 2]);
+}
+
+/// A recurring invoice's invoices are one per sequence however many passes make them at
+/// once: the others are refused and give their serial back.
+pub async fn a_recurring_invoice_has_one_invoice_per_sequence(store: Ports) {
+    let f = Arc::new(fixture(store).await);
+    let recurring = RecurringInvoiceId::generate();
+    let of = |sequence: u32| {
+        let mut draft = f.draft(BillTo::Existing(f.client), "2026-11-20", &[("Retainer", "1500", "1")]);
+        draft.recurrence = Some(Recurrence { recurring_invoice_id: recurring, sequence });
+        draft
+    };
+    let first = f.billing.create_invoice(of(1)).await.unwrap();
+    assert_eq!(first.recurrence, Some(Recurrence { recurring_invoice_id: recurring, sequence: 1 }));
+    let read = f.billing.get_invoice(f.team, first.id).await.unwrap().unwrap();
+    assert_eq!(read.recurrence, first.recurrence);
+    let again = f.billing.create_invoice(of(1)).await;
+    assert!(matches!(again, Err(CreateInvoiceError::RecurrenceTaken)), "{again:?}");
+    // Passes racing for the second period: one invoice.
+    let racing: Vec<_> = (0..4)
+        .map(|_| {
+            let (f, draft) = (f.clone(), of(2));
+            tokio::spawn(async move { f.billing.create_invoice(draft).await })
+        })
+        .collect();
+    let mut made = 0;
+    for task in racing {
+        match task.await.unwrap() {
+            Ok(invoice) => {
+                made += 1;
+                assert_eq!(invoice.recurrence.map(|r| r.sequence), Some(2));
+            }
+            Err(CreateInvoiceError::RecurrenceTaken) => {}
+            Err(other) => panic!("{other:?}"),
+        }
+    }
+    assert_eq!(made, 1);
+    // Another recurring invoice's first, and a plain invoice, take the next serials.
+    let mut other = of(1);
+    other.recurrence = Some(Recurrence { recurring_invoice_id: RecurringInvoiceId::generate(), sequence: 1 });
+    f.billing.create_invoice(other).await.unwrap();
+    assert_eq!(f.invoice("2026-11-21").await.recurrence, None);
+    assert_eq!(f.serials().await, [1, 2, 3, 4]);
 }
 
 fn inline_bill_to(team: TeamId, email: &str) -> BillTo {

@@ -237,6 +237,7 @@ macro_rules! contract_suite {
                 invoices_round_trip_with_items_in_order,
                 serials_are_gapless_under_concurrency,
                 a_refused_create_writes_nothing_and_gives_its_serial_back,
+                a_recurring_invoice_has_one_invoice_per_sequence,
                 inline_clients_match_by_email_oldest_first_or_are_made,
                 replacing_changes_fields_and_items,
                 invoices_list_newest_issue_date_first_then_serial,

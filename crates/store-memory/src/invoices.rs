@@ -287,6 +287,11 @@ impl MemoryStore {
         if state.entries.iter().filter(|e| billable(e)).count() != wanted.len() {
             return Err(CreateInvoiceError::TimeTaken);
         }
+        if let Some(recurrence) = new.recurrence
+            && state.invoices.iter().any(|i| i.team_id == team && i.recurrence == Some(recurrence))
+        {
+            return Err(CreateInvoiceError::RecurrenceTaken);
+        }
         let serial = state.serials.get(&team).map_or(Serial::FIRST, |last| last.next());
         let (mut invoice, opening) = new.into_invoice(serial, client_id, sender_id)?;
         if invoice.due_date.is_some() {

@@ -62,6 +62,8 @@ pub(crate) struct InvoiceRow {
     next_reminder_at: Option<DateTime<Utc>>,
     #[expect(dead_code, reason = "selected with the whole row; only the overdue pass reads it")]
     overdue_at: Option<DateTime<Utc>>,
+    recurring_invoice_id: Option<DbUuid>,
+    recurring_sequence: Option<i32>,
 }
 
 /// A row of `line_items`, or of `credit_note_lines`, whose columns are the same.
@@ -133,6 +135,13 @@ pub(crate) fn invoice_from(row: InvoiceRow, line_items: Vec<LineItem>) -> Result
             reminders_sent: u32::try_from(row.reminders_sent).map_err(|e| corrupt("reminders sent", e))?,
             reminder_step: row.reminder_step,
             next_reminder_at: row.next_reminder_at,
+        },
+        recurrence: match (row.recurring_invoice_id, row.recurring_sequence) {
+            (Some(id), Some(sequence)) => Some(billing::Recurrence {
+                recurring_invoice_id: id.into_id(),
+                sequence: u32::try_from(sequence).map_err(|e| corrupt("recurring sequence", e))?,
+            }),
+            _ => None,
         },
         created_at: row.created_at,
         updated_at: row.updated_at,
@@ -768,6 +777,36 @@ impl SenderRepository for SqlStore {
     }
 }
 
+/// Inserts the row of the new `$invoice` with `$serial`, in a transaction whose error is a
+/// `TxError<CreateInvoiceError, _>`: the one unique key it can meet, its recurring invoice's
+/// sequence taken already, is refused as [`CreateInvoiceError::RecurrenceTaken`].
+macro_rules! insert_invoice {
+    ($conn:ident, $serial:expr, $invoice:expr) => {{
+        let invoice: &Invoice = &$invoice;
+        diesel::insert_into(invoices::table)
+            .values((
+                invoices::team_id.eq(DbUuid::of(invoice.team_id)),
+                invoices::id.eq(DbUuid::of(invoice.id)),
+                invoices::serial.eq($serial),
+                invoices::currency.eq(invoice.currency.as_str()),
+                invoices::created_at.eq(invoice.created_at),
+                invoices::recurring_invoice_id
+                    .eq(invoice.recurrence.map(|r| DbUuid::of(r.recurring_invoice_id))),
+                invoices::recurring_sequence
+                    .eq(invoice.recurrence.map(|r| i32::try_from(r.sequence).unwrap_or(i32::MAX))),
+                invoice_values!(invoice),
+                balance_values!(invoice.balance),
+            ))
+            .execute($conn)
+            .await
+            .map_err(|error| {
+                let taken = invoice.recurrence.is_some()
+                    && crate::violation(&error) == Some(diesel::result::DatabaseErrorKind::UniqueViolation);
+                if taken { TxError::Refused(CreateInvoiceError::RecurrenceTaken) } else { TxError::Db(error) }
+            })?;
+    }};
+}
+
 impl SqlStore {
     /// A create in one transaction, committed or, for a preview, rolled back.
     async fn store_invoice(&self, new: NewInvoice, keep: Keep) -> Result<Invoice, CreateInvoiceError> {
@@ -820,18 +859,7 @@ impl SqlStore {
                     .clone()
                     .into_invoice(number, client_id, sender_id)
                     .map_err(|rule| TxError::Refused(CreateInvoiceError::Ledger(rule)))?;
-                diesel::insert_into(invoices::table)
-                    .values((
-                        invoices::team_id.eq(DbUuid::of(team)),
-                        invoices::id.eq(DbUuid::of(invoice.id)),
-                        invoices::serial.eq(serial),
-                        invoices::currency.eq(invoice.currency.as_str()),
-                        invoices::created_at.eq(invoice.created_at),
-                        invoice_values!(invoice),
-                        balance_values!(invoice.balance),
-                    ))
-                    .execute(conn)
-                    .await?;
+                insert_invoice!(conn, serial, invoice);
                 insert_lines!(conn, invoice);
                 if let Some(entry) = &opening {
                     insert_entry!(conn, entry);

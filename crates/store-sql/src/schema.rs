@@ -220,6 +220,8 @@ macro_rules! tables {
                 reminder_step -> Nullable<Integer>,
                 next_reminder_at -> Nullable<$ts>,
                 overdue_at -> Nullable<$ts>,
+                recurring_invoice_id -> Nullable<$uuid>,
+                recurring_sequence -> Nullable<Integer>,
             }
         }
 

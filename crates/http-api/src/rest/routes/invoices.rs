@@ -525,6 +525,7 @@ impl From<BillingError> for ApiError {
             BillingError::Rule(rule) => invoice_rule(&rule).into(),
             BillingError::NotFound => invoice_not_found(),
             BillingError::TimeTaken => ApiError::conflict(BillingError::TimeTaken.to_string()),
+            BillingError::RecurrenceTaken => ApiError::conflict(BillingError::RecurrenceTaken.to_string()),
             BillingError::StatusNotSettable(status) => payments::status_refusal(status),
             BillingError::Books(rule) => payments::books_refusal(&rule),
             BillingError::HasMoney => ApiError::conflict(
