@@ -22,9 +22,9 @@ http-api: notify billing tracking triggers accounts kernel
 renderer: billing
 agent: triggers accounts kernel
 outbound: notify triggers kernel
-store-sql: notify billing tracking triggers accounts kernel
-store-memory: notify billing tracking triggers accounts kernel
-store-contract: notify billing tracking triggers accounts kernel
+store-sql: notify recurring billing tracking triggers accounts kernel
+store-memory: notify recurring billing tracking triggers accounts kernel
+store-contract: notify recurring billing tracking triggers accounts kernel
 notify: billing tracking accounts kernel
 recurring: billing tracking accounts kernel
 tracking: billing accounts kernel

@@ -7,9 +7,11 @@
 //! - [`recurring_invoice`]: a recurring invoice (its client, template, schedule, mode and the
 //!   unbilled time it adds), its life (active, paused, completed) and the invoice each
 //!   period makes.
+//! - [`store`]: the `RecurringStore` port.
 
 pub mod recurring_invoice;
 pub mod schedule;
+pub mod store;
 
 pub use recurring_invoice::{
     DueDays, Mode, NewRecurringInvoice, RecurringChanges, RecurringInvoice, RecurringInvoiceId,
@@ -19,3 +21,4 @@ pub use schedule::{
     BilledDays, DayOfMonth, Ending, Frequency, Occurrence, Pass, Pattern, Schedule, ScheduleInput,
     ScheduleRule, Weekday,
 };
+pub use store::{CreateRecurringError, RecurringStore, RecurringWrite};

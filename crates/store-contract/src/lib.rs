@@ -42,6 +42,7 @@ pub mod deliveries;
 pub mod idempotency;
 pub mod invoices;
 pub mod ledger_contract;
+pub mod recurring_contract;
 pub mod timers;
 pub mod tracking_contract;
 pub mod turns;
@@ -61,6 +62,7 @@ pub struct Ports {
     pub idempotency: Arc<dyn IdempotencyStore>,
     /// Events, jobs, messages, reminders and webhooks.
     pub notify: Arc<dyn notify::NotifyStore>,
+    pub recurring: Arc<dyn recurring::RecurringStore>,
     /// The conversation lines every process sharing the store sees: shared ones on a
     /// store replicas share, in-process ones elsewhere.
     pub turns: TurnsFactory,
@@ -84,6 +86,7 @@ impl Ports {
             + AgentStore
             + IdempotencyStore
             + notify::NotifyStore
+            + recurring::RecurringStore
             + 'static,
     {
         Self {
@@ -92,7 +95,8 @@ impl Ports {
             track: store.clone(),
             agent: store.clone(),
             idempotency: store.clone(),
-            notify: store,
+            notify: store.clone(),
+            recurring: store,
             turns,
             keep: Arc::new(()),
         }
@@ -126,6 +130,10 @@ impl Ports {
 
     pub fn notify(&self) -> Arc<dyn notify::NotifyStore> {
         self.notify.clone()
+    }
+
+    pub fn recurring(&self) -> Arc<dyn recurring::RecurringStore> {
+        self.recurring.clone()
     }
 
     /// Conversation lines over this store, whose tickets a stopped holder keeps `lease` long.
@@ -293,6 +301,12 @@ macro_rules! contract_suite {
                 a_ticket_that_leaves_while_waiting_is_passed_over,
                 only_the_holder_writes_the_conversations_memory,
                 lines_are_per_conversation_and_per_team,
+            },
+            recurring_contract::{
+                recurring_invoices_round_trip_and_stay_in_their_team,
+                recurring_invoices_list_in_order_and_page,
+                a_replacement_never_undoes_a_change_made_meanwhile,
+                the_due_ones_of_every_team_are_the_active_ones_whose_day_came,
             },
             chasing_contract::{
                 every_write_records_its_events_in_order,

@@ -20,6 +20,7 @@ mod chasing;
 mod deliveries;
 mod idempotency;
 mod invoices;
+mod recurring_invoices;
 mod time_tracking;
 
 #[derive(Debug, Default)]
@@ -54,6 +55,7 @@ struct State {
     idempotency_keys: Vec<idempotency::KeyRecord>,
     /// Events, jobs, messages, reminders and webhooks.
     chasing: chasing::Chasing,
+    recurring: Vec<recurring::RecurringInvoice>,
 }
 
 /// All ports over one in-process state.

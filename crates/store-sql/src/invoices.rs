@@ -335,6 +335,7 @@ macro_rules! exists {
         .await
     };
 }
+pub(crate) use exists;
 
 /// A failure inside a write transaction: the database's, or a refusal that rolls it back.
 pub(crate) enum TxError<E, P = std::convert::Infallible> {

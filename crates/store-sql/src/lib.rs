@@ -24,6 +24,7 @@ mod invoices;
 mod ledger;
 mod plans;
 mod pool;
+mod recurring_invoices;
 mod runtime_pool;
 mod schema;
 mod time_tracking;
@@ -65,6 +66,32 @@ macro_rules! db_run {
     }};
 }
 pub(crate) use db_run;
+
+/// Writes `$values` to the row `$row` (a filter of `$table`, whose columns `id` and
+/// `updated_at` it names) if that row was last changed at `$read_at`, in one transaction:
+/// `Some(true)` written, `Some(false)` changed since (nothing written), `None` no such row.
+/// What a read-change-write of a resource uses so that a change made meanwhile is never
+/// undone unseen.
+macro_rules! replace_if_unchanged {
+    ($store:expr, $table:ident, $row:expr, $read_at:expr, $values:expr) => {
+        $crate::db_run!($store, |conn| conn
+            .transaction(async |conn| {
+                let updated = diesel::update($row.filter($table::updated_at.eq($read_at)))
+                    .set($values)
+                    .execute(conn)
+                    .await?;
+                if updated == 1 {
+                    return Ok::<_, diesel::result::Error>(Some(true));
+                }
+                let exists: Option<$crate::types::DbUuid> =
+                    $row.select($table::id).first(conn).await.optional()?;
+                Ok(exists.map(|_| false))
+            })
+            .await
+            .or_store()?)
+    };
+}
+pub(crate) use replace_if_unchanged;
 
 /// Turns a diesel result into a port result.
 pub(crate) trait OrStoreError<T> {

@@ -495,6 +495,31 @@ macro_rules! tables {
             }
         }
 
+        diesel::table! {
+            recurring_invoices (team_id, id) {
+                team_id -> $uuid,
+                id -> $uuid,
+                client_id -> $uuid,
+                template -> Text,
+                frequency -> Text,
+                interval_count -> Integer,
+                day_of_month -> Nullable<Integer>,
+                weekday -> Nullable<Text>,
+                month -> Nullable<Integer>,
+                starts_on -> Date,
+                ends_on -> Nullable<Date>,
+                period_count -> Nullable<Integer>,
+                mode -> Text,
+                unbilled_time -> Nullable<Text>,
+                status -> Text,
+                next_sequence -> Nullable<Integer>,
+                next_run_on -> Nullable<Date>,
+                generated_count -> Integer,
+                created_at -> $ts,
+                updated_at -> $ts,
+            }
+        }
+
         diesel::allow_tables_to_appear_in_same_query!(
             teams,
             users,
@@ -530,6 +555,7 @@ macro_rules! tables {
             invoice_reminders,
             webhook_endpoints,
             webhook_deliveries,
+            recurring_invoices,
         );
     };
 }

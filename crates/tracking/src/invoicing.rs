@@ -51,6 +51,15 @@ impl Rounding {
         Ok(Self { step_seconds: minutes * 60, mode })
     }
 
+    /// Its step in minutes, as [`Rounding::parse`] takes it.
+    pub fn minutes(self) -> i64 {
+        i64::try_from(self.step_seconds / 60).unwrap_or(i64::MAX)
+    }
+
+    pub fn mode(self) -> RoundingMode {
+        self.mode
+    }
+
     /// `seconds` rounded to a whole number of steps.
     pub fn apply(self, seconds: u64) -> u64 {
         let step = self.step_seconds;

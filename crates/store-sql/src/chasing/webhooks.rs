@@ -226,23 +226,18 @@ impl WebhookStore for SqlStore {
         read_at: DateTime<Utc>,
     ) -> Result<EndpointWrite, StoreError> {
         let (team, id) = (DbUuid::of(endpoint.team_id), DbUuid::of(endpoint.id));
-        let written = db_run!(self, |conn| conn
-            .transaction(async |conn| {
-                let updated =
-                    diesel::update(the_endpoint!(team, id).filter(webhook_endpoints::updated_at.eq(read_at)))
-                        .set(endpoint_values!(endpoint))
-                        .execute(conn)
-                        .await?;
-                if updated == 1 {
-                    return Ok::<_, diesel::result::Error>(EndpointWrite::Written);
-                }
-                let exists: Option<DbUuid> =
-                    the_endpoint!(team, id).select(webhook_endpoints::id).first(conn).await.optional()?;
-                Ok(if exists.is_some() { EndpointWrite::Stale } else { EndpointWrite::Missing })
-            })
-            .await
-            .or_store()?);
-        Ok(written)
+        let written = crate::replace_if_unchanged!(
+            self,
+            webhook_endpoints,
+            the_endpoint!(team, id),
+            read_at,
+            endpoint_values!(endpoint)
+        );
+        Ok(match written {
+            Some(true) => EndpointWrite::Written,
+            Some(false) => EndpointWrite::Stale,
+            None => EndpointWrite::Missing,
+        })
     }
 
     #[tracing::instrument(skip(self))]

@@ -1,0 +1,371 @@
+//! Recurring invoices over diesel (the `recurring` crate's port). The schedule is kept in
+//! columns, checked again by `Schedule::new` when read; the template and the unbilled time
+//! as JSON, parsed back into their domain types.
+
+use accounts::TeamId;
+use async_trait::async_trait;
+use billing::invoice::{Description, LineInput};
+use chrono::{DateTime, NaiveDate, Utc};
+use diesel::prelude::*;
+use diesel_async::{AsyncConnection, RunQueryDsl};
+use kernel::{Id, StoreError, Words};
+use recurring::{
+    CreateRecurringError, DayOfMonth, DueDays, Ending, Frequency, Mode, Occurrence, Pattern,
+    RecurringInvoice, RecurringInvoiceId, RecurringStatus, RecurringStore, RecurringWrite, Schedule,
+    ScheduleInput, Template, UnbilledTime, Weekday,
+};
+use rust_decimal::Decimal;
+use serde_json::{Value, json};
+use tracking::invoicing::{GroupBy, Rounding};
+use tracking::{HourlyRate, ProjectId};
+
+use crate::invoices::TxError;
+use crate::types::DbUuid;
+use crate::{OrStoreError, SqlStore, corrupt, db_run};
+
+#[derive(Queryable)]
+struct RecurringRow {
+    team_id: DbUuid,
+    id: DbUuid,
+    client_id: DbUuid,
+    template: String,
+    frequency: String,
+    interval_count: i32,
+    day_of_month: Option<i32>,
+    weekday: Option<String>,
+    month: Option<i32>,
+    starts_on: NaiveDate,
+    ends_on: Option<NaiveDate>,
+    period_count: Option<i32>,
+    mode: String,
+    unbilled_time: Option<String>,
+    status: String,
+    next_sequence: Option<i32>,
+    next_run_on: Option<NaiveDate>,
+    generated_count: i32,
+    created_at: DateTime<Utc>,
+    updated_at: DateTime<Utc>,
+}
+
+fn decimal_text(value: Decimal) -> Value {
+    Value::String(value.normalize().to_string())
+}
+
+fn template_json(template: &Template) -> String {
+    let lines: Vec<Value> = template
+        .line_items
+        .iter()
+        .map(|line| {
+            json!({
+                "description": line.description.as_str(),
+                "unitPrice": decimal_text(line.unit_price),
+                "quantity": decimal_text(line.quantity),
+                "amount": line.amount.map(decimal_text),
+            })
+        })
+        .collect();
+    json!({
+        "description": template.description.as_ref().map(Description::as_str),
+        "lineItems": lines,
+        "taxPercentage": template.tax_percentage.map(decimal_text),
+        "tax": template.tax.map(decimal_text),
+        "dueDays": template.due_days.map(DueDays::days),
+    })
+    .to_string()
+}
+
+fn unbilled_json(unbilled: &UnbilledTime) -> String {
+    json!({
+        "projectIds": unbilled.projects.as_ref().map(|ids| ids.iter().map(ToString::to_string).collect::<Vec<_>>()),
+        "groupBy": unbilled.group_by.as_str(),
+        "rounding": unbilled.rounding.map(|r| json!({"minutes": r.minutes(), "mode": r.mode().as_str()})),
+        "rate": unbilled.rate.map(|rate| decimal_text(rate.amount())),
+    })
+    .to_string()
+}
+
+/// A stored decimal of `what`, or `None` when null.
+fn decimal_of(value: &Value, what: &str) -> Result<Option<Decimal>, StoreError> {
+    match value {
+        Value::Null => Ok(None),
+        Value::String(text) => text.parse().map(Some).map_err(|e| corrupt(what, e)),
+        other => Err(corrupt(what, other)),
+    }
+}
+
+fn template_from(text: &str) -> Result<Template, StoreError> {
+    let value: Value = serde_json::from_str(text).map_err(|e| corrupt("recurring template", e))?;
+    let description = match &value["description"] {
+        Value::String(text) => {
+            Some(Description::parse(text.clone()).map_err(|e| corrupt("template description", e))?)
+        }
+        _ => None,
+    };
+    let mut line_items = Vec::new();
+    for line in value["lineItems"].as_array().ok_or_else(|| corrupt("template lines", &value))? {
+        let text = line["description"].as_str().ok_or_else(|| corrupt("template line", line))?;
+        line_items.push(LineInput {
+            description: Description::parse(text.to_owned()).map_err(|e| corrupt("template line", e))?,
+            unit_price: decimal_of(&line["unitPrice"], "unit price")?
+                .ok_or_else(|| corrupt("unit price", line))?,
+            quantity: decimal_of(&line["quantity"], "quantity")?.ok_or_else(|| corrupt("quantity", line))?,
+            amount: decimal_of(&line["amount"], "amount")?,
+        });
+    }
+    let due_days =
+        value["dueDays"].as_i64().map(DueDays::new).transpose().map_err(|e| corrupt("due days", e))?;
+    Ok(Template {
+        description,
+        line_items,
+        tax_percentage: decimal_of(&value["taxPercentage"], "tax percentage")?,
+        tax: decimal_of(&value["tax"], "tax")?,
+        due_days,
+    })
+}
+
+fn unbilled_from(text: &str) -> Result<UnbilledTime, StoreError> {
+    let value: Value = serde_json::from_str(text).map_err(|e| corrupt("unbilled time", e))?;
+    let projects = match &value["projectIds"] {
+        Value::Array(ids) => Some(
+            ids.iter()
+                .map(|id| {
+                    id.as_str()
+                        .and_then(|text| text.parse::<kernel::uuid::Uuid>().ok())
+                        .map(ProjectId::from_uuid)
+                        .ok_or_else(|| corrupt("project id", id))
+                })
+                .collect::<Result<Vec<_>, _>>()?,
+        ),
+        _ => None,
+    };
+    let group_by =
+        GroupBy::parse(value["groupBy"].as_str().unwrap_or_default()).map_err(|e| corrupt("group by", e))?;
+    let rounding = match &value["rounding"] {
+        Value::Object(rounding) => Some(
+            Rounding::parse(
+                rounding.get("minutes").and_then(Value::as_i64).unwrap_or_default(),
+                rounding.get("mode").and_then(Value::as_str).unwrap_or_default(),
+            )
+            .map_err(|e| corrupt("rounding", e))?,
+        ),
+        _ => None,
+    };
+    let rate = decimal_of(&value["rate"], "rate")?
+        .map(HourlyRate::parse)
+        .transpose()
+        .map_err(|e| corrupt("rate", e))?;
+    Ok(UnbilledTime { projects, group_by, rounding, rate })
+}
+
+impl TryFrom<RecurringRow> for RecurringInvoice {
+    type Error = StoreError;
+    fn try_from(row: RecurringRow) -> Result<Self, StoreError> {
+        let frequency =
+            Frequency::from_word(&row.frequency).ok_or_else(|| corrupt("frequency", &row.frequency))?;
+        let weekday = row
+            .weekday
+            .as_deref()
+            .map(|day| Weekday::from_word(day).ok_or_else(|| corrupt("weekday", day)))
+            .transpose()?;
+        let schedule = Schedule::new(&ScheduleInput {
+            frequency,
+            interval: i64::from(row.interval_count),
+            day_of_month: row.day_of_month.map(i64::from),
+            weekday,
+            month: row.month.map(i64::from),
+            starts_on: row.starts_on,
+            ends_on: row.ends_on,
+            count: row.period_count.map(i64::from),
+        })
+        .map_err(|e| corrupt("schedule", e))?;
+        let next = match (row.next_sequence, row.next_run_on) {
+            (Some(sequence), Some(on)) => Some(Occurrence {
+                sequence: u32::try_from(sequence).map_err(|e| corrupt("next sequence", e))?,
+                on,
+            }),
+            _ => None,
+        };
+        Ok(RecurringInvoice {
+            id: row.id.into_id(),
+            team_id: row.team_id.into_id(),
+            client_id: row.client_id.into_id(),
+            template: template_from(&row.template)?,
+            schedule,
+            mode: Mode::from_word(&row.mode).ok_or_else(|| corrupt("mode", &row.mode))?,
+            unbilled_time: row.unbilled_time.as_deref().map(unbilled_from).transpose()?,
+            status: RecurringStatus::from_word(&row.status).ok_or_else(|| corrupt("status", &row.status))?,
+            next,
+            generated_count: u32::try_from(row.generated_count).map_err(|e| corrupt("generated count", e))?,
+            created_at: row.created_at,
+            updated_at: row.updated_at,
+        })
+    }
+}
+
+/// A count as an `integer` column.
+fn int(value: u32) -> i32 {
+    i32::try_from(value).unwrap_or(i32::MAX)
+}
+
+/// The columns a recurring invoice's replacement writes.
+macro_rules! recurring_values {
+    ($recurring:expr) => {{
+        let recurring: &RecurringInvoice = $recurring;
+        let schedule = recurring.schedule;
+        let (day_of_month, weekday, month) = match schedule.pattern() {
+            Pattern::Weekly { weekday } => (None, Some(weekday.as_str()), None),
+            Pattern::Monthly { day } => (Some(day_number(day)), None, None),
+            Pattern::Yearly { month, day } => {
+                (Some(day_number(day)), None, Some(i32::try_from(month).unwrap_or(1)))
+            }
+        };
+        let (ends_on, period_count) = match schedule.ending() {
+            Ending::Never => (None, None),
+            Ending::On(day) => (Some(day), None),
+            Ending::After(count) => (None, Some(int(count))),
+        };
+        (
+            recurring_invoices::client_id.eq(DbUuid::of(recurring.client_id)),
+            recurring_invoices::template.eq(template_json(&recurring.template)),
+            recurring_invoices::frequency.eq(schedule.pattern().frequency().as_str()),
+            recurring_invoices::interval_count.eq(int(schedule.interval())),
+            recurring_invoices::day_of_month.eq(day_of_month),
+            recurring_invoices::weekday.eq(weekday),
+            recurring_invoices::month.eq(month),
+            recurring_invoices::starts_on.eq(schedule.starts_on()),
+            recurring_invoices::ends_on.eq(ends_on),
+            recurring_invoices::period_count.eq(period_count),
+            recurring_invoices::mode.eq(recurring.mode.as_str()),
+            recurring_invoices::unbilled_time.eq(recurring.unbilled_time.as_ref().map(unbilled_json)),
+            recurring_invoices::status.eq(recurring.status.as_str()),
+            recurring_invoices::next_sequence.eq(recurring.next.map(|next| int(next.sequence))),
+            recurring_invoices::next_run_on.eq(recurring.next.map(|next| next.on)),
+            recurring_invoices::generated_count.eq(int(recurring.generated_count)),
+            recurring_invoices::updated_at.eq(recurring.updated_at),
+        )
+    }};
+}
+
+fn day_number(day: DayOfMonth) -> i32 {
+    i32::try_from(day.number()).unwrap_or(-1)
+}
+
+/// The team's recurring invoice `$id` (a `DbUuid`), as a filter.
+macro_rules! the_recurring {
+    ($team:expr, $id:expr) => {
+        recurring_invoices::table
+            .filter(recurring_invoices::team_id.eq($team))
+            .filter(recurring_invoices::id.eq($id))
+    };
+}
+
+#[async_trait]
+impl RecurringStore for SqlStore {
+    #[tracing::instrument(skip_all, fields(team = %recurring.team_id, recurring = %recurring.id))]
+    async fn create_recurring(&self, recurring: &RecurringInvoice) -> Result<(), CreateRecurringError> {
+        let team = recurring.team_id;
+        let done: Result<(), TxError<CreateRecurringError>> = db_run!(self, |conn| conn
+            .transaction(async |conn| {
+                // A write first: SQLite's write lock, before the client is looked at.
+                diesel::insert_into(recurring_invoices::table)
+                    .values((
+                        recurring_invoices::team_id.eq(DbUuid::of(team)),
+                        recurring_invoices::id.eq(DbUuid::of(recurring.id)),
+                        recurring_invoices::created_at.eq(recurring.created_at),
+                        recurring_values!(recurring),
+                    ))
+                    .execute(conn)
+                    .await?;
+                if !crate::invoices::exists!(conn, clients, team, recurring.client_id)? {
+                    return Err(TxError::Refused(CreateRecurringError::UnknownClient));
+                }
+                Ok(())
+            })
+            .await);
+        match done {
+            Ok(()) => Ok(()),
+            Err(TxError::Refused(error)) => Err(error),
+            Err(TxError::Db(error)) => Err(crate::store_error(error).into()),
+            Err(TxError::Previewed(never)) => match never {},
+        }
+    }
+
+    #[tracing::instrument(skip(self))]
+    async fn get_recurring(
+        &self,
+        team: TeamId,
+        id: RecurringInvoiceId,
+    ) -> Result<Option<RecurringInvoice>, StoreError> {
+        let row: Option<RecurringRow> =
+            db_run!(self, |conn| the_recurring!(DbUuid::of(team), DbUuid::of(id))
+                .first(conn)
+                .await
+                .optional()
+                .or_store()?);
+        row.map(RecurringInvoice::try_from).transpose()
+    }
+
+    #[tracing::instrument(skip(self))]
+    async fn list_recurring(
+        &self,
+        team: TeamId,
+        after: Option<RecurringInvoiceId>,
+        limit: u32,
+    ) -> Result<Vec<RecurringInvoice>, StoreError> {
+        let rows: Vec<RecurringRow> = db_run!(self, |conn| {
+            let mut query = recurring_invoices::table
+                .filter(recurring_invoices::team_id.eq(DbUuid::of(team)))
+                .order(recurring_invoices::id)
+                .limit(i64::from(limit))
+                .into_boxed();
+            if let Some(after) = after {
+                query = query.filter(recurring_invoices::id.gt(DbUuid::of(after)));
+            }
+            query.load(conn).await.or_store()?
+        });
+        rows.into_iter().map(RecurringInvoice::try_from).collect()
+    }
+
+    #[tracing::instrument(skip_all, fields(team = %recurring.team_id, recurring = %recurring.id))]
+    async fn replace_recurring(
+        &self,
+        recurring: &RecurringInvoice,
+        read_at: DateTime<Utc>,
+    ) -> Result<RecurringWrite, StoreError> {
+        let (team, id) = (DbUuid::of(recurring.team_id), DbUuid::of(recurring.id));
+        let written = crate::replace_if_unchanged!(
+            self,
+            recurring_invoices,
+            the_recurring!(team, id),
+            read_at,
+            recurring_values!(recurring)
+        );
+        Ok(match written {
+            Some(true) => RecurringWrite::Written,
+            Some(false) => RecurringWrite::Stale,
+            None => RecurringWrite::Missing,
+        })
+    }
+
+    #[tracing::instrument(skip(self))]
+    async fn delete_recurring(&self, team: TeamId, id: RecurringInvoiceId) -> Result<bool, StoreError> {
+        let deleted = db_run!(self, |conn| diesel::delete(the_recurring!(DbUuid::of(team), DbUuid::of(id)))
+            .execute(conn)
+            .await
+            .or_store()?);
+        Ok(deleted == 1)
+    }
+
+    #[tracing::instrument(skip(self))]
+    async fn due_recurring(&self, today: NaiveDate, limit: u32) -> Result<Vec<RecurringInvoice>, StoreError> {
+        let rows: Vec<RecurringRow> = db_run!(self, |conn| recurring_invoices::table
+            .filter(recurring_invoices::status.eq(RecurringStatus::Active.as_str()))
+            .filter(recurring_invoices::next_run_on.le(today))
+            .order((recurring_invoices::next_run_on, recurring_invoices::id))
+            .limit(i64::from(limit))
+            .load(conn)
+            .await
+            .or_store()?);
+        rows.into_iter().map(RecurringInvoice::try_from).collect()
+    }
+}

@@ -1,0 +1,32 @@
+-- Mirror of migrations/postgres/2026-11-27-000025_recurring_invoices in SQLite's terms.
+CREATE TABLE recurring_invoices (
+    team_id         TEXT    NOT NULL REFERENCES teams (id),
+    id              TEXT    NOT NULL CHECK (length(id) = 36),
+    client_id       TEXT    NOT NULL CHECK (length(client_id) = 36),
+    template        TEXT    NOT NULL,
+    frequency       TEXT    NOT NULL CHECK (frequency IN ('weekly', 'monthly', 'yearly')),
+    interval_count  INTEGER NOT NULL CHECK (interval_count BETWEEN 1 AND 100),
+    day_of_month    INTEGER          CHECK (day_of_month = -1 OR day_of_month BETWEEN 1 AND 28),
+    weekday         TEXT             CHECK (weekday IN ('monday', 'tuesday', 'wednesday', 'thursday',
+                                                        'friday', 'saturday', 'sunday')),
+    month           INTEGER          CHECK (month BETWEEN 1 AND 12),
+    starts_on       TEXT    NOT NULL CHECK (length(starts_on) = 10),
+    ends_on         TEXT             CHECK (length(ends_on) = 10),
+    period_count    INTEGER          CHECK (period_count BETWEEN 1 AND 1000),
+    mode            TEXT    NOT NULL CHECK (mode IN ('issue', 'issue_and_send')),
+    unbilled_time   TEXT,
+    status          TEXT    NOT NULL CHECK (status IN ('active', 'paused', 'completed')),
+    next_sequence   INTEGER          CHECK (next_sequence >= 1),
+    next_run_on     TEXT             CHECK (length(next_run_on) = 10),
+    generated_count INTEGER NOT NULL DEFAULT 0 CHECK (generated_count >= 0),
+    created_at      TEXT    NOT NULL,
+    updated_at      TEXT    NOT NULL,
+    PRIMARY KEY (team_id, id),
+    CHECK ((next_sequence IS NULL) = (next_run_on IS NULL)),
+    CHECK ((status = 'completed') = (next_run_on IS NULL)),
+    CHECK (ends_on IS NULL OR period_count IS NULL),
+    CHECK ((frequency = 'weekly') = (weekday IS NOT NULL)),
+    CHECK ((frequency = 'weekly') = (day_of_month IS NULL)),
+    CHECK ((frequency = 'yearly') = (month IS NOT NULL))
+) STRICT;
+CREATE INDEX recurring_invoices_due ON recurring_invoices (next_run_on) WHERE status = 'active';
