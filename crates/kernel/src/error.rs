@@ -37,6 +37,17 @@ impl FieldError {
     }
 }
 
+/// What a conditional replacement of a stored resource did: the write of one read, changed
+/// and written back, taken only if nothing changed it since it was read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Replaced {
+    Written,
+    /// It changed since it was read; nothing written. Read it again.
+    Stale,
+    /// There is no such resource.
+    Missing,
+}
+
 /// The ways any storage port can fail that are not a rule of the domain.
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {

@@ -16,7 +16,7 @@ mod words;
 
 pub use clock::{Clock, FixedClock, SystemClock};
 pub use email::Email;
-pub use error::{FieldError, InvalidValue, StoreError, StoreHealth, StoreStatus};
+pub use error::{FieldError, InvalidValue, Replaced, StoreError, StoreHealth, StoreStatus};
 pub use id::{Id, mint_uuid, random_bits};
 pub use instant::{parse_instant, span_end};
 pub use search::SearchText;

@@ -34,6 +34,6 @@ pub use mail::{
 pub use reminders::{ReminderPolicy, ReminderStep, Schedule};
 pub use store::NotifyStore;
 pub use webhooks::{
-    DeliveryStatus, EndpointWrite, SigningSecret, WebhookDelivery, WebhookDeliveryId, WebhookEndpoint,
-    WebhookEndpointId, WebhookStore, WebhookUrl,
+    DeliveryStatus, SigningSecret, WebhookDelivery, WebhookDeliveryId, WebhookEndpoint, WebhookEndpointId,
+    WebhookStore, WebhookUrl,
 };

@@ -16,7 +16,7 @@ use base64::Engine;
 use base64::engine::general_purpose::STANDARD as BASE64;
 use chrono::{DateTime, SecondsFormat, Utc};
 use hmac::{Hmac, KeyInit, Mac};
-use kernel::{Id, StoreError, Text, define_id, words};
+use kernel::{Id, Replaced, StoreError, Text, define_id, words};
 use sha2::Sha256;
 
 use crate::event::{Event, EventFilter, EventId, EventType};
@@ -398,16 +398,6 @@ pub enum RedeliverError {
     Store(#[from] StoreError),
 }
 
-/// What [`WebhookStore::replace_endpoint`] did.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum EndpointWrite {
-    Written,
-    /// The endpoint changed since it was read; nothing written.
-    Stale,
-    /// The team has no such endpoint.
-    Missing,
-}
-
 /// The team's webhook endpoints and their deliveries.
 #[async_trait]
 pub trait WebhookStore: Send + Sync {
@@ -431,7 +421,7 @@ pub trait WebhookStore: Send + Sync {
         &self,
         endpoint: &WebhookEndpoint,
         read_at: DateTime<Utc>,
-    ) -> Result<EndpointWrite, StoreError>;
+    ) -> Result<Replaced, StoreError>;
 
     /// Deletes the endpoint, its deliveries and their jobs; `false` when there was none.
     async fn delete_endpoint(&self, team: TeamId, id: WebhookEndpointId) -> Result<bool, StoreError>;

@@ -21,4 +21,4 @@ pub use schedule::{
     BilledDays, DayOfMonth, Ending, Frequency, Occurrence, Pass, Pattern, Schedule, ScheduleInput,
     ScheduleRule, Weekday,
 };
-pub use store::{CreateRecurringError, RecurringStore, RecurringWrite};
+pub use store::{CreateRecurringError, RecurringStore};

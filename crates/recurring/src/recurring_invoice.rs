@@ -169,7 +169,7 @@ fn check_billing(template: &Template, unbilled_time: Option<&UnbilledTime>) -> R
 /// The first period of `schedule` on `today` or later: a schedule that started in the past
 /// does not bill the periods before it was made (or resumed).
 fn next_from(schedule: &Schedule, today: NaiveDate) -> Result<Occurrence, RecurringRule> {
-    schedule.first_on_or_after(today.max(schedule.starts_on())).ok_or(RecurringRule::NoDayLeft)
+    schedule.first_on_or_after(today).ok_or(RecurringRule::NoDayLeft)
 }
 
 fn midnight(day: NaiveDate) -> DateTime<Utc> {
@@ -344,14 +344,8 @@ mod tests {
 
     fn monthly(starts_on: &str, day_of_month: i64) -> Schedule {
         Schedule::new(&ScheduleInput {
-            frequency: Frequency::Monthly,
-            interval: 1,
             day_of_month: Some(day_of_month),
-            weekday: None,
-            month: None,
-            starts_on: day(starts_on),
-            ends_on: None,
-            count: None,
+            ..ScheduleInput::starting(Frequency::Monthly, day(starts_on))
         })
         .unwrap()
     }
@@ -415,16 +409,8 @@ mod tests {
         assert_eq!(made.unwrap_err(), RecurringRule::NothingToBill);
         let ended = Schedule::new(&ScheduleInput {
             count: Some(1),
-            ..ScheduleInput {
-                frequency: Frequency::Monthly,
-                interval: 1,
-                day_of_month: Some(1),
-                weekday: None,
-                month: None,
-                starts_on: day("2026-01-01"),
-                ends_on: None,
-                count: None,
-            }
+            day_of_month: Some(1),
+            ..ScheduleInput::starting(Frequency::Monthly, day("2026-01-01"))
         })
         .unwrap();
         let new = NewRecurringInvoice { template: template(None), schedule: ended, ..new };
@@ -456,14 +442,9 @@ mod tests {
     #[test]
     fn a_pass_moves_on_and_completes_the_schedule_at_its_end() {
         let schedule = Schedule::new(&ScheduleInput {
-            frequency: Frequency::Monthly,
-            interval: 1,
             day_of_month: Some(-1),
-            weekday: None,
-            month: None,
-            starts_on: day("2027-01-01"),
-            ends_on: None,
             count: Some(2),
+            ..ScheduleInput::starting(Frequency::Monthly, day("2027-01-01"))
         })
         .unwrap();
         let made = retainer(schedule, "2027-01-01");
@@ -507,17 +488,7 @@ mod tests {
     #[test]
     fn a_new_schedule_starts_over_from_today() {
         let made = retainer(monthly("2027-01-01", 1), "2027-01-01");
-        let weekly = Schedule::new(&ScheduleInput {
-            frequency: Frequency::Weekly,
-            interval: 1,
-            day_of_month: None,
-            weekday: None,
-            month: None,
-            starts_on: day("2027-01-01"),
-            ends_on: None,
-            count: None,
-        })
-        .unwrap();
+        let weekly = Schedule::new(&ScheduleInput::starting(Frequency::Weekly, day("2027-01-01"))).unwrap();
         let to_weekly = RecurringChanges { schedule: Some(weekly), ..RecurringChanges::default() };
         let weekly_from_march = made.changed(to_weekly, day("2027-03-03"), now()).unwrap();
         // Fridays (the weekday of 1 January 2027), from 3 March on.

@@ -170,6 +170,23 @@ pub struct ScheduleInput {
     pub count: Option<i64>,
 }
 
+impl ScheduleInput {
+    /// Every `interval`-th period from `starts_on`, with the other parts left out: the
+    /// start of a schedule written field by field.
+    pub fn starting(frequency: Frequency, starts_on: NaiveDate) -> Self {
+        Self {
+            frequency,
+            interval: 1,
+            day_of_month: None,
+            weekday: None,
+            month: None,
+            starts_on,
+            ends_on: None,
+            count: None,
+        }
+    }
+}
+
 /// A rule of a schedule that a request broke, in the domain's words.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 pub enum ScheduleRule {
@@ -436,16 +453,7 @@ mod tests {
     }
 
     fn input(frequency: Frequency, starts_on: &str) -> ScheduleInput {
-        ScheduleInput {
-            frequency,
-            interval: 1,
-            day_of_month: None,
-            weekday: None,
-            month: None,
-            starts_on: day(starts_on),
-            ends_on: None,
-            count: None,
-        }
+        ScheduleInput::starting(frequency, day(starts_on))
     }
 
     fn days(schedule: &Schedule, count: usize) -> Vec<String> {
@@ -641,14 +649,11 @@ mod tests {
                 let starts_on = day("2026-01-01") + Days::new(offset);
                 let weekly = frequency == Frequency::Weekly;
                 Schedule::new(&ScheduleInput {
-                    frequency,
                     interval,
                     day_of_month: (!weekly).then_some(day_of_month),
                     weekday: weekly.then(|| <Weekday as kernel::Words>::ALL[weekday]),
                     month: (frequency == Frequency::Yearly).then_some(month),
-                    starts_on,
-                    ends_on: None,
-                    count: None,
+                    ..ScheduleInput::starting(frequency, starts_on)
                 })
                 .unwrap()
             })

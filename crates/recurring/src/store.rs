@@ -3,7 +3,7 @@
 use accounts::TeamId;
 use async_trait::async_trait;
 use chrono::{DateTime, NaiveDate, Utc};
-use kernel::StoreError;
+use kernel::{Replaced, StoreError};
 
 use crate::recurring_invoice::{RecurringInvoice, RecurringInvoiceId};
 
@@ -14,16 +14,6 @@ pub enum CreateRecurringError {
     UnknownClient,
     #[error(transparent)]
     Store(#[from] StoreError),
-}
-
-/// What [`RecurringStore::replace_recurring`] did.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum RecurringWrite {
-    Written,
-    /// It changed since it was read; nothing written.
-    Stale,
-    /// The team has no such recurring invoice.
-    Missing,
 }
 
 /// The team's recurring invoices.
@@ -55,7 +45,7 @@ pub trait RecurringStore: Send + Sync {
         &self,
         recurring: &RecurringInvoice,
         read_at: DateTime<Utc>,
-    ) -> Result<RecurringWrite, StoreError>;
+    ) -> Result<Replaced, StoreError>;
 
     /// Ends it: `false` when the team has no such recurring invoice. Its invoices stay.
     async fn delete_recurring(&self, team: TeamId, id: RecurringInvoiceId) -> Result<bool, StoreError>;

@@ -10,15 +10,16 @@ use billing::ledger::{EntryAmount, EntryKind};
 use billing::store::BillTo;
 use billing::{Client, Invoice, InvoiceStatus};
 use chrono::{DateTime, TimeDelta, Utc};
+use kernel::Replaced;
 use kernel::{Email, Id, uuid::Uuid};
 use notify::jobs::Claim;
 use notify::mail::{QueueMessageError, Recipients, RetryMessageError, Template};
 use notify::reminders::{ComposeReminder, ReminderStep};
 use notify::webhooks::{AttemptReport, DeliveryFilter, RedeliverError};
 use notify::{
-    Attachment, ClaimedJob, DeliveryStatus, EndpointWrite, EventFilter, EventType, Finish, JobFilter,
-    JobKind, JobState, MailSubject, Message, MessageFilter, MessageKind, MessageStatus, NewEvent, NewMessage,
-    NotifyStore, ReminderPolicy, SigningSecret, WebhookEndpoint, WebhookEndpointId, WebhookUrl,
+    Attachment, ClaimedJob, DeliveryStatus, EventFilter, EventType, Finish, JobFilter, JobKind, JobState,
+    MailSubject, Message, MessageFilter, MessageKind, MessageStatus, NewEvent, NewMessage, NotifyStore,
+    ReminderPolicy, SigningSecret, WebhookEndpoint, WebhookEndpointId, WebhookUrl,
 };
 use tracking::RunningTimer;
 
@@ -625,14 +626,11 @@ async fn replaces_only_what_was_read(
     rotated: &WebhookEndpoint,
     other: TeamId,
 ) {
-    assert_eq!(notify.replace_endpoint(rotated, hook.updated_at).await.unwrap(), EndpointWrite::Written);
+    assert_eq!(notify.replace_endpoint(rotated, hook.updated_at).await.unwrap(), Replaced::Written);
     let stale = WebhookEndpoint { disabled: None, ..hook.clone() };
-    assert_eq!(notify.replace_endpoint(&stale, hook.updated_at).await.unwrap(), EndpointWrite::Stale);
+    assert_eq!(notify.replace_endpoint(&stale, hook.updated_at).await.unwrap(), Replaced::Stale);
     let elsewhere = WebhookEndpoint { team_id: other, ..rotated.clone() };
-    assert_eq!(
-        notify.replace_endpoint(&elsewhere, rotated.updated_at).await.unwrap(),
-        EndpointWrite::Missing
-    );
+    assert_eq!(notify.replace_endpoint(&elsewhere, rotated.updated_at).await.unwrap(), Replaced::Missing);
 }
 
 pub async fn webhook_endpoints_keep_their_deliveries(store: Ports) {
@@ -701,8 +699,8 @@ pub async fn webhook_endpoints_keep_their_deliveries(store: Ports) {
         Err(RedeliverError::Disabled)
     ));
     // The disable changed the endpoint: a write from what was read before it is refused.
-    assert_eq!(notify.replace_endpoint(&rotated, rotated.updated_at).await.unwrap(), EndpointWrite::Stale);
-    assert_eq!(notify.replace_endpoint(&rotated, stored.updated_at).await.unwrap(), EndpointWrite::Written);
+    assert_eq!(notify.replace_endpoint(&rotated, rotated.updated_at).await.unwrap(), Replaced::Stale);
+    assert_eq!(notify.replace_endpoint(&rotated, stored.updated_at).await.unwrap(), Replaced::Written);
     let again = notify.redeliver(f.team, hook.id, delivery.id, now).await.unwrap();
     assert_eq!(again.status, DeliveryStatus::Pending);
     // A delivery still to be made keeps its event (and so itself), however old.

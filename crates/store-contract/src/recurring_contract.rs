@@ -6,9 +6,10 @@ use billing::ClientId;
 use billing::money::Decimal;
 use chrono::{NaiveDate, TimeDelta};
 use kernel::Id;
+use kernel::Replaced;
 use recurring::{
     CreateRecurringError, DueDays, Frequency, Mode, NewRecurringInvoice, RecurringInvoice,
-    RecurringInvoiceId, RecurringWrite, Schedule, ScheduleInput, Template, UnbilledTime, Weekday,
+    RecurringInvoiceId, Schedule, ScheduleInput, Template, UnbilledTime, Weekday,
 };
 use tracking::invoicing::{GroupBy, Rounding};
 use tracking::{HourlyRate, ProjectId};
@@ -22,14 +23,9 @@ fn day(text: &str) -> NaiveDate {
 
 fn monthly(starts_on: &str, count: Option<i64>) -> Schedule {
     Schedule::new(&ScheduleInput {
-        frequency: Frequency::Monthly,
-        interval: 1,
         day_of_month: Some(-1),
-        weekday: None,
-        month: None,
-        starts_on: day(starts_on),
-        ends_on: None,
         count,
+        ..ScheduleInput::starting(Frequency::Monthly, day(starts_on))
     })
     .unwrap()
 }
@@ -67,14 +63,10 @@ pub async fn recurring_invoices_round_trip_and_stay_in_their_team(store: Ports) 
     recurring.create_recurring(&made).await.unwrap();
     assert_eq!(recurring.get_recurring(f.team, made.id).await.unwrap(), Some(made.clone()));
     let weekly = Schedule::new(&ScheduleInput {
-        frequency: Frequency::Weekly,
         interval: 2,
-        day_of_month: None,
         weekday: Some(Weekday::Friday),
-        month: None,
-        starts_on: day("2027-01-01"),
         ends_on: Some(day("2027-12-31")),
-        count: None,
+        ..ScheduleInput::starting(Frequency::Weekly, day("2027-01-01"))
     })
     .unwrap();
     let plain = RecurringInvoice {
@@ -134,18 +126,15 @@ pub async fn a_replacement_never_undoes_a_change_made_meanwhile(store: Ports) {
     let made = retainer(&f, monthly("2027-01-01", None), "2026-11-20");
     recurring.create_recurring(&made).await.unwrap();
     let paused = made.paused(made.updated_at + TimeDelta::minutes(1)).unwrap();
-    assert_eq!(recurring.replace_recurring(&paused, made.updated_at).await.unwrap(), RecurringWrite::Written);
+    assert_eq!(recurring.replace_recurring(&paused, made.updated_at).await.unwrap(), Replaced::Written);
     // A pass that read it before the pause would make it active again: refused.
     let first = made.next.unwrap();
     let pass = made.pass(first.on).unwrap();
     let after_pass = made.passed(&pass, true, made.updated_at + TimeDelta::minutes(2));
-    assert_eq!(
-        recurring.replace_recurring(&after_pass, made.updated_at).await.unwrap(),
-        RecurringWrite::Stale
-    );
+    assert_eq!(recurring.replace_recurring(&after_pass, made.updated_at).await.unwrap(), Replaced::Stale);
     assert_eq!(recurring.get_recurring(f.team, made.id).await.unwrap(), Some(paused.clone()));
     let gone = RecurringInvoice { id: RecurringInvoiceId::generate(), ..paused.clone() };
-    assert_eq!(recurring.replace_recurring(&gone, paused.updated_at).await.unwrap(), RecurringWrite::Missing);
+    assert_eq!(recurring.replace_recurring(&gone, paused.updated_at).await.unwrap(), Replaced::Missing);
 }
 
 pub async fn the_due_ones_of_every_team_are_the_active_ones_whose_day_came(store: Ports) {

@@ -9,6 +9,7 @@ use accounts::TeamId;
 use async_trait::async_trait;
 use billing::{Invoice, InvoiceId, InvoiceStatus};
 use chrono::{DateTime, Utc};
+use kernel::Replaced;
 use kernel::{Id, StoreError};
 use notify::jobs::{Claim, NewJob};
 use notify::mail::{QueueMessageError, RetryMessageError};
@@ -16,10 +17,10 @@ use notify::reminders::{ComposeReminder, ReminderStep, ReminderStore};
 use notify::store::EventStore;
 use notify::webhooks::{AttemptReport, DeliveryFilter, Disabled, OutgoingDelivery, RedeliverError};
 use notify::{
-    Attachment, ClaimedJob, DeliveryStatus, EndpointWrite, Event, EventFilter, EventId, Finish, Job,
-    JobFilter, JobKind, JobQueue, JobState, Message, MessageFilter, MessageId, MessageKind, MessageStatus,
-    MessageStore, NewEvent, NewMessage, OutgoingMail, ReminderPolicy, Schedule, WebhookDelivery,
-    WebhookDeliveryId, WebhookEndpoint, WebhookEndpointId, WebhookStore,
+    Attachment, ClaimedJob, DeliveryStatus, Event, EventFilter, EventId, Finish, Job, JobFilter, JobKind,
+    JobQueue, JobState, Message, MessageFilter, MessageId, MessageKind, MessageStatus, MessageStore,
+    NewEvent, NewMessage, OutgoingMail, ReminderPolicy, Schedule, WebhookDelivery, WebhookDeliveryId,
+    WebhookEndpoint, WebhookEndpointId, WebhookStore,
 };
 
 use crate::{MemoryStore, State};
@@ -633,16 +634,16 @@ impl WebhookStore for MemoryStore {
         &self,
         endpoint: &WebhookEndpoint,
         read_at: DateTime<Utc>,
-    ) -> Result<EndpointWrite, StoreError> {
+    ) -> Result<Replaced, StoreError> {
         let mut state = self.state();
         let stored =
             state.chasing.endpoints.iter_mut().find(|e| e.team_id == endpoint.team_id && e.id == endpoint.id);
         Ok(match stored {
-            None => EndpointWrite::Missing,
-            Some(stored) if stored.updated_at != read_at => EndpointWrite::Stale,
+            None => Replaced::Missing,
+            Some(stored) if stored.updated_at != read_at => Replaced::Stale,
             Some(stored) => {
                 *stored = WebhookEndpoint { created_at: stored.created_at, ..endpoint.clone() };
-                EndpointWrite::Written
+                Replaced::Written
             }
         })
     }

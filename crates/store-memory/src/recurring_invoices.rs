@@ -3,10 +3,10 @@
 use accounts::TeamId;
 use async_trait::async_trait;
 use chrono::{DateTime, NaiveDate, Utc};
+use kernel::Replaced;
 use kernel::StoreError;
 use recurring::{
     CreateRecurringError, RecurringInvoice, RecurringInvoiceId, RecurringStatus, RecurringStore,
-    RecurringWrite,
 };
 
 use crate::MemoryStore;
@@ -52,16 +52,16 @@ impl RecurringStore for MemoryStore {
         &self,
         recurring: &RecurringInvoice,
         read_at: DateTime<Utc>,
-    ) -> Result<RecurringWrite, StoreError> {
+    ) -> Result<Replaced, StoreError> {
         let mut state = self.state();
         let stored =
             state.recurring.iter_mut().find(|r| r.team_id == recurring.team_id && r.id == recurring.id);
         Ok(match stored {
-            None => RecurringWrite::Missing,
-            Some(stored) if stored.updated_at != read_at => RecurringWrite::Stale,
+            None => Replaced::Missing,
+            Some(stored) if stored.updated_at != read_at => Replaced::Stale,
             Some(stored) => {
                 *stored = RecurringInvoice { created_at: stored.created_at, ..recurring.clone() };
-                RecurringWrite::Written
+                Replaced::Written
             }
         })
     }

@@ -68,10 +68,9 @@ macro_rules! db_run {
 pub(crate) use db_run;
 
 /// Writes `$values` to the row `$row` (a filter of `$table`, whose columns `id` and
-/// `updated_at` it names) if that row was last changed at `$read_at`, in one transaction:
-/// `Some(true)` written, `Some(false)` changed since (nothing written), `None` no such row.
-/// What a read-change-write of a resource uses so that a change made meanwhile is never
-/// undone unseen.
+/// `updated_at` it names) if that row was last changed at `$read_at`, in one transaction;
+/// evaluates to the `kernel::Replaced` outcome. What a read-change-write of a resource uses
+/// so that a change made meanwhile is never undone unseen.
 macro_rules! replace_if_unchanged {
     ($store:expr, $table:ident, $row:expr, $read_at:expr, $values:expr) => {
         $crate::db_run!($store, |conn| conn
@@ -81,11 +80,11 @@ macro_rules! replace_if_unchanged {
                     .execute(conn)
                     .await?;
                 if updated == 1 {
-                    return Ok::<_, diesel::result::Error>(Some(true));
+                    return Ok::<_, diesel::result::Error>(kernel::Replaced::Written);
                 }
                 let exists: Option<$crate::types::DbUuid> =
                     $row.select($table::id).first(conn).await.optional()?;
-                Ok(exists.map(|_| false))
+                Ok(if exists.is_some() { kernel::Replaced::Stale } else { kernel::Replaced::Missing })
             })
             .await
             .or_store()?)

@@ -8,11 +8,12 @@ use billing::invoice::{Description, LineInput};
 use chrono::{DateTime, NaiveDate, Utc};
 use diesel::prelude::*;
 use diesel_async::{AsyncConnection, RunQueryDsl};
+use kernel::Replaced;
 use kernel::{Id, StoreError, Words};
 use recurring::{
     CreateRecurringError, DayOfMonth, DueDays, Ending, Frequency, Mode, Occurrence, Pattern,
-    RecurringInvoice, RecurringInvoiceId, RecurringStatus, RecurringStore, RecurringWrite, Schedule,
-    ScheduleInput, Template, UnbilledTime, Weekday,
+    RecurringInvoice, RecurringInvoiceId, RecurringStatus, RecurringStore, Schedule, ScheduleInput, Template,
+    UnbilledTime, Weekday,
 };
 use rust_decimal::Decimal;
 use serde_json::{Value, json};
@@ -331,20 +332,15 @@ impl RecurringStore for SqlStore {
         &self,
         recurring: &RecurringInvoice,
         read_at: DateTime<Utc>,
-    ) -> Result<RecurringWrite, StoreError> {
+    ) -> Result<Replaced, StoreError> {
         let (team, id) = (DbUuid::of(recurring.team_id), DbUuid::of(recurring.id));
-        let written = crate::replace_if_unchanged!(
+        Ok(crate::replace_if_unchanged!(
             self,
             recurring_invoices,
             the_recurring!(team, id),
             read_at,
             recurring_values!(recurring)
-        );
-        Ok(match written {
-            Some(true) => RecurringWrite::Written,
-            Some(false) => RecurringWrite::Stale,
-            None => RecurringWrite::Missing,
-        })
+        ))
     }
 
     #[tracing::instrument(skip(self))]

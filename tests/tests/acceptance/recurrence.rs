@@ -24,16 +24,7 @@ fn start_days() -> Vec<NaiveDate> {
 }
 
 fn inputs(starts_on: NaiveDate) -> Vec<ScheduleInput> {
-    let base = ScheduleInput {
-        frequency: Frequency::Weekly,
-        interval: 1,
-        day_of_month: None,
-        weekday: None,
-        month: None,
-        starts_on,
-        ends_on: None,
-        count: None,
-    };
+    let base = ScheduleInput::starting(Frequency::Weekly, starts_on);
     let mut patterns = vec![base.clone()];
     for weekday in Weekday::ALL {
         patterns.push(ScheduleInput { weekday: Some(*weekday), ..base.clone() });

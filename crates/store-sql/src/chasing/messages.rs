@@ -25,6 +25,10 @@ use crate::invoices::TxError;
 use crate::types::{DbDecimal, DbUuid};
 use crate::{OrStoreError, SqlStore, corrupt, db_run, violation};
 
+/// A reminder's invoice as it stands: status, total, paid, credited, written off, and its
+/// client's consent to reminders.
+type Standing = (String, DbDecimal, DbDecimal, DbDecimal, DbDecimal, bool);
+
 #[derive(Queryable)]
 pub(crate) struct MessageRow {
     team_id: DbUuid,
@@ -253,7 +257,7 @@ impl MessageStore for SqlStore {
     #[tracing::instrument(skip_all, fields(job = %job.id, attempt = job.attempt))]
     async fn start_sending(&self, job: &ClaimedJob) -> Result<Option<OutgoingMail>, StoreError> {
         let team = DbUuid::of(job.team_id);
-        let found: Option<(MessageRow, Vec<(String, String, Vec<u8>)>, Option<&'static str>)> =
+        let found: Option<(MessageRow, Vec<(String, String, Vec<u8>)>, Option<Standing>)> =
             db_run!(self, |conn| conn
                 .transaction(async |conn| {
                     let row: Option<MessageRow> =
@@ -275,32 +279,28 @@ impl MessageStore for SqlStore {
                         .await
                         .optional()?;
                     let Some(row) = row else { return Ok(None) };
-                    let moot = if row.kind == MessageKind::Reminder.as_str() {
-                        let standing: Option<(String, DbDecimal, DbDecimal, DbDecimal, DbDecimal, bool)> =
-                            invoices::table
-                                .inner_join(
-                                    clients::table.on(clients::team_id
-                                        .eq(invoices::team_id)
-                                        .and(clients::id.eq(invoices::client_id))),
-                                )
-                                .filter(invoices::team_id.eq(team))
-                                .filter(invoices::id.eq(row.invoice_id))
-                                .select((
-                                    invoices::status,
-                                    invoices::total,
-                                    invoices::amount_paid,
-                                    invoices::amount_credited,
-                                    invoices::amount_written_off,
-                                    clients::reminders_enabled,
-                                ))
-                                .first(conn)
-                                .await
-                                .optional()?;
-                        standing.and_then(|(status, total, paid, credited, written_off, consent)| {
-                            let status = InvoiceStatus::parse(&status).ok()?;
-                            let nothing_due = (total.0 - paid.0 - credited.0 - written_off.0).is_zero();
-                            notify::reminders::moot(nothing_due, status, consent)
-                        })
+                    // A reminder is sent only if it still applies: its invoice and client as
+                    // they stand now.
+                    let standing: Option<Standing> = if row.kind == MessageKind::Reminder.as_str() {
+                        invoices::table
+                            .inner_join(
+                                clients::table.on(clients::team_id
+                                    .eq(invoices::team_id)
+                                    .and(clients::id.eq(invoices::client_id))),
+                            )
+                            .filter(invoices::team_id.eq(team))
+                            .filter(invoices::id.eq(row.invoice_id))
+                            .select((
+                                invoices::status,
+                                invoices::total,
+                                invoices::amount_paid,
+                                invoices::amount_credited,
+                                invoices::amount_written_off,
+                                clients::reminders_enabled,
+                            ))
+                            .first(conn)
+                            .await
+                            .optional()?
                     } else {
                         None
                     };
@@ -315,11 +315,19 @@ impl MessageStore for SqlStore {
                         ))
                         .load(conn)
                         .await?;
-                    Ok::<_, diesel::result::Error>(Some((row, files, moot)))
+                    Ok::<_, diesel::result::Error>(Some((row, files, standing)))
                 })
                 .await
                 .or_store()?);
-        let Some((row, files, moot)) = found else { return Ok(None) };
+        let Some((row, files, standing)) = found else { return Ok(None) };
+        let moot = match standing {
+            Some((status, total, paid, credited, written_off, consent)) => {
+                let status = InvoiceStatus::parse(&status).map_err(|e| corrupt("status", e))?;
+                let nothing_due = (total.0 - paid.0 - credited.0 - written_off.0).is_zero();
+                notify::reminders::moot(nothing_due, status, consent)
+            }
+            None => None,
+        };
         let attachments: Vec<Attachment> = files
             .into_iter()
             .map(|(filename, content_type, bytes)| Attachment { filename, content_type, bytes })

@@ -7,6 +7,7 @@ use chrono::{DateTime, Utc};
 use diesel::prelude::*;
 use diesel::result::DatabaseErrorKind;
 use diesel_async::{AsyncConnection, RunQueryDsl};
+use kernel::Replaced;
 use kernel::{Id, StoreError, Words};
 use notify::jobs::NewJob;
 use notify::webhooks::{
@@ -14,8 +15,8 @@ use notify::webhooks::{
     RedeliverError,
 };
 use notify::{
-    ClaimedJob, DeliveryStatus, EndpointWrite, Event, Finish, JobKind, NewEvent, SigningSecret,
-    WebhookDelivery, WebhookDeliveryId, WebhookEndpoint, WebhookEndpointId, WebhookStore, WebhookUrl,
+    ClaimedJob, DeliveryStatus, Event, Finish, JobKind, NewEvent, SigningSecret, WebhookDelivery,
+    WebhookDeliveryId, WebhookEndpoint, WebhookEndpointId, WebhookStore, WebhookUrl,
 };
 
 use super::events::{EventRow, filter_column, filter_from};
@@ -224,20 +225,15 @@ impl WebhookStore for SqlStore {
         &self,
         endpoint: &WebhookEndpoint,
         read_at: DateTime<Utc>,
-    ) -> Result<EndpointWrite, StoreError> {
+    ) -> Result<Replaced, StoreError> {
         let (team, id) = (DbUuid::of(endpoint.team_id), DbUuid::of(endpoint.id));
-        let written = crate::replace_if_unchanged!(
+        Ok(crate::replace_if_unchanged!(
             self,
             webhook_endpoints,
             the_endpoint!(team, id),
             read_at,
             endpoint_values!(endpoint)
-        );
-        Ok(match written {
-            Some(true) => EndpointWrite::Written,
-            Some(false) => EndpointWrite::Stale,
-            None => EndpointWrite::Missing,
-        })
+        ))
     }
 
     #[tracing::instrument(skip(self))]

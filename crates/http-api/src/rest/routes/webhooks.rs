@@ -8,14 +8,15 @@ use accounts::{Permission, Principal};
 use actix_web::http::StatusCode;
 use actix_web::{HttpResponse, delete, get, patch, post, web};
 use chrono::{DateTime, SecondsFormat, Utc};
+use kernel::Replaced;
 use kernel::{FieldError, Id};
 use notify::webhooks::{
     DEFAULT_OVERLAP, DeliveryFilter, Disabled, EndpointDescription, Host, MAX_ENDPOINTS, MAX_OVERLAP,
     RedeliverError, UrlRule, is_public,
 };
 use notify::{
-    DeliveryStatus, EndpointWrite, EventFilter, EventType, NewEvent, SigningSecret, WebhookDelivery,
-    WebhookDeliveryId, WebhookEndpoint, WebhookEndpointId, WebhookUrl,
+    DeliveryStatus, EventFilter, EventType, NewEvent, SigningSecret, WebhookDelivery, WebhookDeliveryId,
+    WebhookEndpoint, WebhookEndpointId, WebhookUrl,
 };
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -327,9 +328,9 @@ async fn change_endpoint(
         let read_at = current.updated_at;
         let changed = change(current, state.clock.now())?;
         match state.stores.notify.replace_endpoint(&changed, read_at).await? {
-            EndpointWrite::Written => return Ok(changed),
-            EndpointWrite::Stale => {}
-            EndpointWrite::Missing => return Err(not_found("webhook endpoint")),
+            Replaced::Written => return Ok(changed),
+            Replaced::Stale => {}
+            Replaced::Missing => return Err(not_found("webhook endpoint")),
         }
     }
     Err(ApiError::conflict("the webhook endpoint changed while this request changed it; try again"))
