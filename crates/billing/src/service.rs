@@ -176,7 +176,7 @@ pub async fn preview_invoice(
 }
 
 /// Why storage refused a new invoice, as the use cases say it.
-fn refused(error: CreateInvoiceError) -> BillingError {
+pub fn refused(error: CreateInvoiceError) -> BillingError {
     match error {
         CreateInvoiceError::UnknownClient => InvoiceRule::UnknownClient.into(),
         CreateInvoiceError::UnknownSender => InvoiceRule::UnknownSender.into(),

@@ -8,17 +8,20 @@
 //!   unbilled time it adds), its life (active, paused, completed) and the invoice each
 //!   period makes.
 //! - [`store`]: the `RecurringStore` port.
+//! - [`service`]: the use cases over the ports, and the job pass that makes each due
+//!   period's invoice.
 
 pub mod recurring_invoice;
 pub mod schedule;
+pub mod service;
 pub mod store;
 
 pub use recurring_invoice::{
-    DueDays, Mode, NewRecurringInvoice, RecurringChanges, RecurringInvoice, RecurringInvoiceId,
-    RecurringRule, RecurringStatus, RunStatus, Template, UnbilledTime,
+    DueDays, MAX_RUN_REASON, Mode, NewRecurringInvoice, RecurringChanges, RecurringInvoice,
+    RecurringInvoiceId, RecurringRule, RecurringStatus, Run, RunStatus, Template, UnbilledTime,
 };
 pub use schedule::{
     BilledDays, DayOfMonth, Ending, Frequency, Occurrence, Pass, Pattern, Schedule, ScheduleInput,
     ScheduleRule, Weekday,
 };
-pub use store::{CreateRecurringError, RecurringStore};
+pub use store::{CreateRecurringError, PassRecord, PassRecorded, RecurringStore};

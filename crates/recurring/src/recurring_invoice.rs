@@ -9,11 +9,11 @@
 //! were skipped.
 
 use accounts::TeamId;
-use billing::ClientId;
 pub use billing::RecurringInvoiceId;
 use billing::invoice::{Description, LineInput};
 use billing::service::InvoiceDraft;
 use billing::store::BillTo;
+use billing::{ClientId, InvoiceId};
 use chrono::{DateTime, Days, NaiveDate, NaiveTime, Utc};
 use kernel::words;
 use rust_decimal::Decimal;
@@ -58,6 +58,41 @@ pub enum RunStatus {
 }
 
 words!(RunStatus { Generated => "generated", Skipped => "skipped", Failed => "failed" });
+
+/// What became of one period of a recurring invoice.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Run {
+    /// The period's day.
+    pub period_start: NaiveDate,
+    /// Its invoice while it exists: `None` for a period that made none, or whose invoice
+    /// was deleted.
+    pub invoice_id: Option<InvoiceId>,
+    pub status: RunStatus,
+    /// Why it was skipped or failed.
+    pub reason: Option<String>,
+    pub ran_at: DateTime<Utc>,
+}
+
+/// The longest reason a run keeps.
+pub const MAX_RUN_REASON: usize = 1000;
+
+impl Run {
+    /// A run of `period` that made nothing, for `reason` (cut to [`MAX_RUN_REASON`] chars).
+    pub fn without_invoice(
+        period: Occurrence,
+        status: RunStatus,
+        reason: &str,
+        ran_at: DateTime<Utc>,
+    ) -> Self {
+        Self {
+            period_start: period.on,
+            invoice_id: None,
+            status,
+            reason: Some(reason.chars().take(MAX_RUN_REASON).collect()),
+            ran_at,
+        }
+    }
+}
 
 /// Days from an invoice's issue to its due date: 0 (due on issue) to 365.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -203,8 +238,9 @@ impl RecurringInvoice {
         })
     }
 
-    /// Applies `changes` on `today`. A new schedule starts over from its first day on
-    /// `today` or later; periods already generated stay as they are.
+    /// Applies `changes` on `today`. A new schedule starts over from its first day after
+    /// today (on today, when today's period was due and is not generated yet); periods
+    /// already generated stay as they are.
     pub fn changed(
         &self,
         changes: RecurringChanges,
@@ -227,7 +263,13 @@ impl RecurringInvoice {
         check_billing(&next_state.template, next_state.unbilled_time.as_ref())?;
         if let Some(schedule) = changes.schedule {
             next_state.schedule = schedule;
-            let next = next_from(&next_state.schedule, today)?;
+            // Today's period may have been generated already (the next one is then later):
+            // the new schedule starts tomorrow, unless today's is still to come.
+            let from = match self.next {
+                Some(next) if next.on <= today => today,
+                _ => today.succ_opt().unwrap_or(today),
+            };
+            let next = next_from(&next_state.schedule, from)?;
             next_state.next = Some(next);
             if next_state.status == RecurringStatus::Completed {
                 next_state.status = RecurringStatus::Active;
@@ -249,15 +291,19 @@ impl RecurringInvoice {
         }
     }
 
-    /// Active again from `today`: the next period is the first on `today` or later, so the
-    /// periods of the pause are not billed; completed when none is left. Resuming an active
+    /// Active again from `today`: the next period is the first on `today` or later (and not
+    /// before the one it was paused at), so the periods of the pause are not billed;
+    /// completed when none is left. Resuming an active
     /// one changes nothing.
     pub fn resumed(&self, today: NaiveDate, now: DateTime<Utc>) -> Result<Self, RecurringRule> {
         match self.status {
             RecurringStatus::Completed => Err(RecurringRule::Completed),
             RecurringStatus::Active => Ok(self.clone()),
             RecurringStatus::Paused => {
-                let next = self.schedule.first_on_or_after(today.max(self.schedule.starts_on()));
+                // Never before the period it stopped at: that one's day may be today, its
+                // invoice made already.
+                let from = self.next.map_or(today, |stopped_at| today.max(stopped_at.on));
+                let next = self.schedule.first_on_or_after(from.max(self.schedule.starts_on()));
                 let status =
                     if next.is_some() { RecurringStatus::Active } else { RecurringStatus::Completed };
                 Ok(Self { status, next, updated_at: now, ..self.clone() })

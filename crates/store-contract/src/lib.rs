@@ -307,6 +307,9 @@ macro_rules! contract_suite {
                 recurring_invoices_list_in_order_and_page,
                 a_replacement_never_undoes_a_change_made_meanwhile,
                 the_due_ones_of_every_team_are_the_active_ones_whose_day_came,
+                racing_passes_make_each_period_s_invoice_once_and_skip_the_missed_ones,
+                a_pass_that_read_before_a_pause_writes_nothing,
+                a_run_outlives_its_invoice_and_goes_with_its_recurring_invoice,
             },
             chasing_contract::{
                 every_write_records_its_events_in_order,

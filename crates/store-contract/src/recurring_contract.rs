@@ -2,17 +2,20 @@
 //! schedule, template and unbilled time included), stays in its team, lists in the order it
 //! was made, is replaced only from what was read, and is due when active and its day came.
 
+use accounts::AccountStore;
 use billing::ClientId;
 use billing::money::Decimal;
 use chrono::{NaiveDate, TimeDelta};
 use kernel::Id;
 use kernel::Replaced;
 use recurring::{
-    CreateRecurringError, DueDays, Frequency, Mode, NewRecurringInvoice, RecurringInvoice,
-    RecurringInvoiceId, Schedule, ScheduleInput, Template, UnbilledTime, Weekday,
+    CreateRecurringError, DueDays, Frequency, Mode, NewRecurringInvoice, PassRecord, PassRecorded,
+    RecurringInvoice, RecurringInvoiceId, RecurringStore, Run, RunStatus, Schedule, ScheduleInput, Template,
+    UnbilledTime, Weekday, service,
 };
+use std::sync::Arc;
 use tracking::invoicing::{GroupBy, Rounding};
-use tracking::{HourlyRate, ProjectId};
+use tracking::{HourlyRate, ProjectId, TrackStore};
 
 use crate::invoices::{Fixture, at, fixture, lines};
 use crate::{Ports, create_team};
@@ -157,4 +160,115 @@ pub async fn the_due_ones_of_every_team_are_the_active_ones_whose_day_came(store
     let all = ids(recurring.due_recurring(day("2027-03-01"), 10).await.unwrap());
     assert_eq!(all, [january_ones.clone(), vec![february.id]].concat(), "the earliest first");
     assert_eq!(ids(recurring.due_recurring(day("2027-03-01"), 1).await.unwrap()), january_ones[..1]);
+}
+
+/// A retainer of the fixture's client billing 1500 on the last day of each month from
+/// January 2027, made on 20 November 2026.
+async fn stored_retainer(f: &Fixture) -> RecurringInvoice {
+    let made = retainer(f, monthly("2027-01-01", None), "2026-11-20");
+    let plain = RecurringInvoice {
+        template: Template { line_items: lines(&[("Retainer", "1500", "1")]), ..made.template.clone() },
+        unbilled_time: None,
+        mode: Mode::Issue,
+        ..made
+    };
+    f.store.recurring().create_recurring(&plain).await.unwrap();
+    plain
+}
+
+fn ports(f: &Fixture) -> (Arc<dyn RecurringStore>, Arc<dyn AccountStore>, Arc<dyn TrackStore>) {
+    (f.store.recurring(), f.store.accounts(), f.store.track())
+}
+
+/// Passes every due recurring invoice at `instant`.
+async fn pass_at(f: &Fixture, instant: &str) -> service::PassReport {
+    let (recurring, accounts, tracking) = ports(f);
+    let ports = service::PassPorts { recurring: &*recurring, accounts: &*accounts, tracking: &*tracking };
+    service::run_due(ports, at(instant)).await.unwrap()
+}
+
+fn statuses(runs: &[Run]) -> Vec<(NaiveDate, RunStatus, bool)> {
+    runs.iter().map(|run| (run.period_start, run.status, run.invoice_id.is_some())).collect()
+}
+
+pub async fn racing_passes_make_each_period_s_invoice_once_and_skip_the_missed_ones(store: Ports) {
+    let f = Arc::new(fixture(store).await);
+    let made = stored_retainer(&f).await;
+    assert_eq!(pass_at(&f, "2027-01-30T23:00:00Z").await.generated.len(), 0, "not due yet");
+    let racing: Vec<_> = (0..4)
+        .map(|_| {
+            let f = f.clone();
+            tokio::spawn(async move { pass_at(&f, "2027-01-31T06:00:00Z").await.generated.len() })
+        })
+        .collect();
+    let mut generated = 0;
+    for task in racing {
+        generated += task.await.unwrap();
+    }
+    assert_eq!(generated, 1, "one invoice, whoever won");
+    let recurring = f.store.recurring();
+    let after = recurring.get_recurring(f.team, made.id).await.unwrap().unwrap();
+    assert_eq!((after.generated_count, after.next.map(|n| n.on)), (1, Some(day("2027-02-28"))));
+    // Down through February and March: April's is made, the two missed are recorded.
+    let report = pass_at(&f, "2027-04-30T06:00:00Z").await;
+    assert_eq!((report.generated.len(), report.skipped), (1, 2));
+    let april = &report.generated[0];
+    assert_eq!(april.recurrence.map(|r| (r.recurring_invoice_id, r.sequence)), Some((made.id, 2)));
+    assert_eq!(april.issue_date, at("2027-04-30"));
+    assert_eq!(april.due_date, Some(at("2027-05-14")));
+    assert_eq!(april.totals.total, Decimal::new(178_500, 2), "1500 and 19% tax");
+    let runs = recurring.list_runs(f.team, made.id, None, 10).await.unwrap();
+    assert_eq!(
+        statuses(&runs),
+        [
+            (day("2027-04-30"), RunStatus::Generated, true),
+            (day("2027-03-31"), RunStatus::Skipped, false),
+            (day("2027-02-28"), RunStatus::Skipped, false),
+            (day("2027-01-31"), RunStatus::Generated, true),
+        ]
+    );
+    assert_eq!(runs[0].invoice_id, Some(april.id));
+    assert_eq!(
+        statuses(&recurring.list_runs(f.team, made.id, Some(day("2027-03-31")), 1).await.unwrap()),
+        [(day("2027-02-28"), RunStatus::Skipped, false)]
+    );
+    assert_eq!(f.serials().await, [1, 2]);
+    let other = create_team(&f.store, "Other").await;
+    assert!(recurring.list_runs(other, made.id, None, 10).await.unwrap().is_empty());
+}
+
+pub async fn a_pass_that_read_before_a_pause_writes_nothing(store: Ports) {
+    let f = fixture(store).await;
+    let recurring = f.store.recurring();
+    let made = stored_retainer(&f).await;
+    let paused = made.paused(made.updated_at + TimeDelta::minutes(1)).unwrap();
+    recurring.replace_recurring(&paused, made.updated_at).await.unwrap();
+    let pass = made.pass(day("2027-01-31")).unwrap();
+    let record = PassRecord {
+        recurring: made.passed(&pass, false, made.updated_at + TimeDelta::minutes(2)),
+        read_at: made.updated_at,
+        runs: vec![Run::without_invoice(
+            pass.generate.unwrap(),
+            RunStatus::Skipped,
+            "nothing",
+            at("2027-01-31"),
+        )],
+        invoice: None,
+    };
+    assert!(matches!(recurring.record_pass(&record).await.unwrap(), PassRecorded::Stale));
+    assert_eq!(recurring.get_recurring(f.team, made.id).await.unwrap(), Some(paused));
+    assert!(recurring.list_runs(f.team, made.id, None, 10).await.unwrap().is_empty());
+    assert!(pass_at(&f, "2027-03-31T06:00:00Z").await.generated.is_empty(), "paused");
+}
+
+pub async fn a_run_outlives_its_invoice_and_goes_with_its_recurring_invoice(store: Ports) {
+    let f = fixture(store).await;
+    let recurring = f.store.recurring();
+    let made = stored_retainer(&f).await;
+    let invoice = pass_at(&f, "2027-01-31T06:00:00Z").await.generated.remove(0);
+    f.billing.delete_invoice(f.team, invoice.id, at("2027-02-01")).await.unwrap();
+    let runs = recurring.list_runs(f.team, made.id, None, 10).await.unwrap();
+    assert_eq!(statuses(&runs), [(day("2027-01-31"), RunStatus::Generated, false)]);
+    assert!(recurring.delete_recurring(f.team, made.id).await.unwrap());
+    assert!(recurring.list_runs(f.team, made.id, None, 10).await.unwrap().is_empty());
 }

@@ -132,6 +132,12 @@ impl InvoiceRepository for MemoryStore {
             let gone = state.invoices.remove(index);
             // Its messages go with it, as the SQL stores' foreign keys take them.
             state.drop_messages_of(id);
+            // Its runs keep their period without it, as the SQL stores' foreign key does.
+            for (_, _, run) in
+                state.recurring_runs.iter_mut().filter(|(t, _, run)| *t == team && run.invoice_id == Some(id))
+            {
+                run.invoice_id = None;
+            }
             // The time it billed is released with it, as the SQL stores' foreign key does.
             let mut released = false;
             for entry in state.entries.iter_mut().filter(|e| e.team_id == team && e.invoice_id == Some(id)) {
@@ -240,7 +246,7 @@ impl SenderRepository for MemoryStore {
 
 /// Whether a create keeps what it did, or only answers what it would have made.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Keep {
+pub(crate) enum Keep {
     Commit,
     RollBack,
 }
@@ -249,80 +255,92 @@ impl MemoryStore {
     /// A create, all checked before the first change: the lock makes it one transaction.
     fn store_invoice(&self, new: NewInvoice, keep: Keep) -> Result<Invoice, CreateInvoiceError> {
         let mut state = self.state();
-        let team = new.team_id;
-        let (client_id, new_client) = match &new.bill_to {
-            BillTo::Existing(id) if state.has_client(team, *id) => (*id, None),
-            BillTo::Existing(_) => return Err(CreateInvoiceError::UnknownClient),
-            BillTo::Inline { email, new_client } => {
-                let key = email.normalized();
-                let matched = state
-                    .clients
-                    .iter()
-                    .filter(|c| c.team_id == team && c.details.email.normalized() == key)
-                    .min_by_key(|c| (c.created_at, c.id));
-                match matched {
-                    Some(client) => (client.id, None),
-                    None => (new_client.id, Some(new_client.as_ref().clone())),
-                }
-            }
-        };
-        let (sender_id, new_sender) = match &new.sender {
-            SenderChoice::Given(id) if state.has_sender(team, *id) => (*id, None),
-            SenderChoice::Given(_) => return Err(CreateInvoiceError::UnknownSender),
-            SenderChoice::TeamDefault { fallback } => {
-                match state.senders.iter().find(|s| s.team_id == team) {
-                    Some(default) => (default.id, None),
-                    None => (fallback.id, Some(fallback.as_ref().clone())),
-                }
-            }
-        };
-        let wanted: std::collections::HashMap<_, _> =
-            new.distinct_time_entries().into_iter().map(|entry| (entry.id, entry.updated_at)).collect();
-        let billable = |e: &tracking::TimeEntry| {
-            e.team_id == team
-                && wanted.get(&kernel::Id::as_uuid(&e.id)) == Some(&e.updated_at)
-                && e.billable
-                && e.invoice_id.is_none()
-        };
-        if state.entries.iter().filter(|e| billable(e)).count() != wanted.len() {
-            return Err(CreateInvoiceError::TimeTaken);
-        }
-        if let Some(recurrence) = new.recurrence
-            && state.invoices.iter().any(|i| i.team_id == team && i.recurrence == Some(recurrence))
-        {
-            return Err(CreateInvoiceError::RecurrenceTaken);
-        }
-        let serial = state.serials.get(&team).map_or(Serial::FIRST, |last| last.next());
-        let (mut invoice, opening) = new.into_invoice(serial, client_id, sender_id)?;
-        if invoice.due_date.is_some() {
-            let policy = state.chasing_policy(team);
-            let takes = new_client.as_ref().map_or_else(
-                || state.clients.iter().any(|c| c.id == client_id && c.details.reminders_enabled),
-                |client| client.details.reminders_enabled,
-            );
-            invoice.chasing.next_reminder_at = notify::Schedule::of(&invoice, takes, None).next_at(&policy);
-        }
-        if keep == Keep::RollBack {
-            return Ok(invoice);
-        }
-        let raised = notify::raise::invoice_created(&invoice, new_client.as_ref(), opening.as_ref());
-        let events = raised.events(&*self.describe, invoice.created_at);
-        state.record(events);
-        for entry in state.entries.iter_mut().filter(|e| billable(e)) {
-            entry.invoice_id = Some(invoice.id);
-        }
-        if !wanted.is_empty() {
-            state.bump_revision(team);
-        }
-        state.serials.insert(team, serial);
-        state.clients.extend(new_client);
-        state.senders.extend(new_sender);
-        state.ledger.extend(opening);
-        state.invoices.push(invoice.clone());
+        let invoice = make_invoice(&mut state, &*self.describe, &new, keep)?;
         drop(state);
-        self.signal.notify_one();
+        if keep == Keep::Commit {
+            self.signal.notify_one();
+        }
         Ok(invoice)
     }
+}
+
+/// Makes `new` under the lock held on `state`, all checked before the first change; with
+/// `Keep::RollBack`, only answers what it would make.
+pub(crate) fn make_invoice(
+    state: &mut State,
+    describe: &dyn notify::Describe,
+    new: &NewInvoice,
+    keep: Keep,
+) -> Result<Invoice, CreateInvoiceError> {
+    let team = new.team_id;
+    let (client_id, new_client) = match &new.bill_to {
+        BillTo::Existing(id) if state.has_client(team, *id) => (*id, None),
+        BillTo::Existing(_) => return Err(CreateInvoiceError::UnknownClient),
+        BillTo::Inline { email, new_client } => {
+            let key = email.normalized();
+            let matched = state
+                .clients
+                .iter()
+                .filter(|c| c.team_id == team && c.details.email.normalized() == key)
+                .min_by_key(|c| (c.created_at, c.id));
+            match matched {
+                Some(client) => (client.id, None),
+                None => (new_client.id, Some(new_client.as_ref().clone())),
+            }
+        }
+    };
+    let (sender_id, new_sender) = match &new.sender {
+        SenderChoice::Given(id) if state.has_sender(team, *id) => (*id, None),
+        SenderChoice::Given(_) => return Err(CreateInvoiceError::UnknownSender),
+        SenderChoice::TeamDefault { fallback } => match state.senders.iter().find(|s| s.team_id == team) {
+            Some(default) => (default.id, None),
+            None => (fallback.id, Some(fallback.as_ref().clone())),
+        },
+    };
+    let wanted: std::collections::HashMap<_, _> =
+        new.distinct_time_entries().into_iter().map(|entry| (entry.id, entry.updated_at)).collect();
+    let billable = |e: &tracking::TimeEntry| {
+        e.team_id == team
+            && wanted.get(&kernel::Id::as_uuid(&e.id)) == Some(&e.updated_at)
+            && e.billable
+            && e.invoice_id.is_none()
+    };
+    if state.entries.iter().filter(|e| billable(e)).count() != wanted.len() {
+        return Err(CreateInvoiceError::TimeTaken);
+    }
+    if let Some(recurrence) = new.recurrence
+        && state.invoices.iter().any(|i| i.team_id == team && i.recurrence == Some(recurrence))
+    {
+        return Err(CreateInvoiceError::RecurrenceTaken);
+    }
+    let serial = state.serials.get(&team).map_or(Serial::FIRST, |last| last.next());
+    let (mut invoice, opening) = new.clone().into_invoice(serial, client_id, sender_id)?;
+    if invoice.due_date.is_some() {
+        let policy = state.chasing_policy(team);
+        let takes = new_client.as_ref().map_or_else(
+            || state.clients.iter().any(|c| c.id == client_id && c.details.reminders_enabled),
+            |client| client.details.reminders_enabled,
+        );
+        invoice.chasing.next_reminder_at = notify::Schedule::of(&invoice, takes, None).next_at(&policy);
+    }
+    if keep == Keep::RollBack {
+        return Ok(invoice);
+    }
+    let raised = notify::raise::invoice_created(&invoice, new_client.as_ref(), opening.as_ref());
+    let events = raised.events(describe, invoice.created_at);
+    state.record(events);
+    for entry in state.entries.iter_mut().filter(|e| billable(e)) {
+        entry.invoice_id = Some(invoice.id);
+    }
+    if !wanted.is_empty() {
+        state.bump_revision(team);
+    }
+    state.serials.insert(team, serial);
+    state.clients.extend(new_client);
+    state.senders.extend(new_sender);
+    state.ledger.extend(opening);
+    state.invoices.push(invoice.clone());
+    Ok(invoice)
 }
 
 #[async_trait]

@@ -56,6 +56,8 @@ struct State {
     /// Events, jobs, messages, reminders and webhooks.
     chasing: chasing::Chasing,
     recurring: Vec<recurring::RecurringInvoice>,
+    /// The runs of each recurring invoice, in the order they were recorded.
+    recurring_runs: Vec<(TeamId, recurring::RecurringInvoiceId, recurring::Run)>,
 }
 
 /// All ports over one in-process state.

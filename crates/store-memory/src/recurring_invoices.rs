@@ -2,14 +2,17 @@
 
 use accounts::TeamId;
 use async_trait::async_trait;
+use billing::store::CreateInvoiceError;
 use chrono::{DateTime, NaiveDate, Utc};
 use kernel::Replaced;
 use kernel::StoreError;
 use recurring::{
-    CreateRecurringError, RecurringInvoice, RecurringInvoiceId, RecurringStatus, RecurringStore,
+    CreateRecurringError, PassRecord, PassRecorded, RecurringInvoice, RecurringInvoiceId, RecurringStatus,
+    RecurringStore, Run,
 };
 
 use crate::MemoryStore;
+use crate::invoices::{Keep, make_invoice};
 
 #[async_trait]
 impl RecurringStore for MemoryStore {
@@ -70,6 +73,7 @@ impl RecurringStore for MemoryStore {
         let mut state = self.state();
         let before = state.recurring.len();
         state.recurring.retain(|r| !(r.team_id == team && r.id == id));
+        state.recurring_runs.retain(|(t, recurring, _)| !(*t == team && *recurring == id));
         Ok(state.recurring.len() < before)
     }
 
@@ -84,5 +88,57 @@ impl RecurringStore for MemoryStore {
         due.sort_by_key(|r| (r.next.map(|next| next.on), r.id));
         due.truncate(usize::try_from(limit).unwrap_or(usize::MAX));
         Ok(due)
+    }
+
+    async fn record_pass(&self, record: &PassRecord) -> Result<PassRecorded, CreateInvoiceError> {
+        let recurring = &record.recurring;
+        let (team, id) = (recurring.team_id, recurring.id);
+        let mut state = self.state();
+        let Some(index) = state.recurring.iter().position(|r| r.team_id == team && r.id == id) else {
+            return Ok(PassRecorded::Stale);
+        };
+        if state.recurring[index].updated_at != record.read_at {
+            return Ok(PassRecorded::Stale);
+        }
+        let taken = |run: &Run| {
+            state
+                .recurring_runs
+                .iter()
+                .any(|(t, r, kept)| *t == team && *r == id && kept.period_start == run.period_start)
+        };
+        if record.runs.iter().any(taken) {
+            return Err(CreateInvoiceError::Store(StoreError::Unexpected(anyhow::anyhow!(
+                "a period of recurring invoice {id} has a run already"
+            ))));
+        }
+        let invoice = match &record.invoice {
+            Some(new) => Some(make_invoice(&mut state, &*self.describe, new, Keep::Commit)?),
+            None => None,
+        };
+        let created_at = state.recurring[index].created_at;
+        state.recurring[index] = RecurringInvoice { created_at, ..recurring.clone() };
+        state.recurring_runs.extend(record.runs.iter().map(|run| (team, id, run.clone())));
+        drop(state);
+        self.signal.notify_one();
+        Ok(PassRecorded::Written(invoice))
+    }
+
+    async fn list_runs(
+        &self,
+        team: TeamId,
+        id: RecurringInvoiceId,
+        before: Option<NaiveDate>,
+        limit: u32,
+    ) -> Result<Vec<Run>, StoreError> {
+        let mut runs: Vec<Run> = self
+            .state()
+            .recurring_runs
+            .iter()
+            .filter(|(t, r, run)| *t == team && *r == id && before.is_none_or(|b| run.period_start < b))
+            .map(|(_, _, run)| run.clone())
+            .collect();
+        runs.sort_by_key(|run| std::cmp::Reverse(run.period_start));
+        runs.truncate(usize::try_from(limit).unwrap_or(usize::MAX));
+        Ok(runs)
     }
 }

@@ -294,6 +294,7 @@ macro_rules! invoice_values {
         )
     };
 }
+pub(crate) use invoice_values;
 
 /// Inserts every item of `$document` (an invoice or a credit note) into `$table` under
 /// its `$parent` column, one statement each (SQLite's async wrapper cannot batch them).
@@ -384,6 +385,7 @@ macro_rules! insert_default_sender {
             .on_conflict_do_nothing()
     };
 }
+pub(crate) use insert_default_sender;
 
 /// The sender address `$choice` names, in a create's transaction: a given one, checked to
 /// be the team's, or the team's default, made from the fallback when there is none.
@@ -414,6 +416,7 @@ macro_rules! settle_sender {
         }
     };
 }
+pub(crate) use settle_sender;
 
 /// Marks `$wanted` (distinct, in order) billed by `$invoice` in a create's transaction,
 /// each only if still billable, unbilled and unchanged since it was read; else refuses
@@ -445,6 +448,7 @@ macro_rules! bill_entries {
         }
     };
 }
+pub(crate) use bill_entries;
 
 /// What an update reads of the invoice it locks: paid, credited, written off, status, due date.
 type Recorded = (DbDecimal, DbDecimal, DbDecimal, String, Option<DateTime<Utc>>);
@@ -717,6 +721,7 @@ macro_rules! sender_values {
         )
     };
 }
+pub(crate) use sender_values;
 
 #[async_trait]
 impl SenderRepository for SqlStore {
@@ -807,80 +812,92 @@ macro_rules! insert_invoice {
             })?;
     }};
 }
+pub(crate) use insert_invoice;
+
+/// Makes `$new` inside the transaction of `$conn`, whose error is `$error` (a
+/// `TxError<CreateInvoiceError, _>`): its serial, its client (an inline one found or
+/// made), its sender, row and lines, the entry of a status it was made with, the time it
+/// bills, its reminders, and, when `$raise`, its events. Evaluates to the invoice.
+macro_rules! make_invoice {
+    ($store:expr, $conn:ident, $new:expr, $raise:expr, $error:ty) => {{
+        let new: &NewInvoice = $new;
+        let team = new.team_id;
+        let serial: i32 = diesel::insert_into(invoice_serials::table)
+            .values((invoice_serials::team_id.eq(DbUuid::of(team)), invoice_serials::last_serial.eq(1)))
+            .on_conflict(invoice_serials::team_id)
+            .do_update()
+            .set(invoice_serials::last_serial.eq(invoice_serials::last_serial + 1))
+            .returning(invoice_serials::last_serial)
+            .get_result($conn)
+            .await?;
+        let mut made_client = None;
+        let client_id: ClientId = match &new.bill_to {
+            BillTo::Existing(id) => {
+                if !exists!($conn, clients, team, *id)? {
+                    return Err(TxError::Refused(CreateInvoiceError::UnknownClient));
+                }
+                *id
+            }
+            BillTo::Inline { email, new_client } => {
+                let matched: Option<DbUuid> = clients::table
+                    .filter(clients::team_id.eq(DbUuid::of(team)))
+                    .filter(clients::email_key.eq(email.normalized()))
+                    .order((clients::created_at, clients::id))
+                    .select(clients::id)
+                    .first($conn)
+                    .await
+                    .optional()?;
+                if let Some(id) = matched {
+                    id.into_id()
+                } else {
+                    insert_client!($conn, new_client)?;
+                    made_client = Some(&**new_client);
+                    new_client.id
+                }
+            }
+        };
+        let sender_id = settle_sender!($conn, team, &new.sender);
+        let number = u32::try_from(serial).ok().and_then(Serial::new);
+        let Some(number) = number else {
+            return Err(TxError::Refused(corrupt("serial", serial).into()));
+        };
+        let (mut invoice, opening) = new
+            .clone()
+            .into_invoice(number, client_id, sender_id)
+            .map_err(|rule| TxError::Refused(CreateInvoiceError::Ledger(rule)))?;
+        insert_invoice!($conn, serial, invoice);
+        insert_lines!($conn, invoice);
+        if let Some(entry) = &opening {
+            insert_entry!($conn, entry);
+        }
+        if !new.time_entries.is_empty() {
+            bill_entries!($conn, team, invoice.id, new.distinct_time_entries());
+        }
+        if invoice.due_date.is_some() {
+            let next = refresh_reminders!($conn, team, invoices::id.eq(DbUuid::of(invoice.id)), $error);
+            invoice.chasing.next_reminder_at = next.next_of(invoice.id);
+        }
+        if $raise {
+            let raised = notify::raise::invoice_created(&invoice, made_client, opening.as_ref());
+            record_events!($conn, raised.events(&*$store.describe, invoice.created_at));
+        }
+        invoice
+    }};
+}
+pub(crate) use make_invoice;
 
 impl SqlStore {
     /// A create in one transaction, committed or, for a preview, rolled back.
     async fn store_invoice(&self, new: NewInvoice, keep: Keep) -> Result<Invoice, CreateInvoiceError> {
-        let team = new.team_id;
         let done: Result<Invoice, TxError<CreateInvoiceError, Box<Invoice>>> = db_run!(self, |conn| conn
             .transaction(async |conn| {
-                let serial: i32 = diesel::insert_into(invoice_serials::table)
-                    .values((
-                        invoice_serials::team_id.eq(DbUuid::of(team)),
-                        invoice_serials::last_serial.eq(1),
-                    ))
-                    .on_conflict(invoice_serials::team_id)
-                    .do_update()
-                    .set(invoice_serials::last_serial.eq(invoice_serials::last_serial + 1))
-                    .returning(invoice_serials::last_serial)
-                    .get_result(conn)
-                    .await?;
-                let mut made_client = None;
-                let client_id: ClientId = match &new.bill_to {
-                    BillTo::Existing(id) => {
-                        if !exists!(conn, clients, team, *id)? {
-                            return Err(TxError::Refused(CreateInvoiceError::UnknownClient));
-                        }
-                        *id
-                    }
-                    BillTo::Inline { email, new_client } => {
-                        let matched: Option<DbUuid> = clients::table
-                            .filter(clients::team_id.eq(DbUuid::of(team)))
-                            .filter(clients::email_key.eq(email.normalized()))
-                            .order((clients::created_at, clients::id))
-                            .select(clients::id)
-                            .first(conn)
-                            .await
-                            .optional()?;
-                        if let Some(id) = matched {
-                            id.into_id()
-                        } else {
-                            insert_client!(conn, new_client)?;
-                            made_client = Some(&**new_client);
-                            new_client.id
-                        }
-                    }
-                };
-                let sender_id = settle_sender!(conn, team, &new.sender);
-                let number = u32::try_from(serial).ok().and_then(Serial::new);
-                let Some(number) = number else {
-                    return Err(TxError::Refused(corrupt("serial", serial).into()));
-                };
-                let (mut invoice, opening) = new
-                    .clone()
-                    .into_invoice(number, client_id, sender_id)
-                    .map_err(|rule| TxError::Refused(CreateInvoiceError::Ledger(rule)))?;
-                insert_invoice!(conn, serial, invoice);
-                insert_lines!(conn, invoice);
-                if let Some(entry) = &opening {
-                    insert_entry!(conn, entry);
-                }
-                if !new.time_entries.is_empty() {
-                    bill_entries!(conn, team, invoice.id, new.distinct_time_entries());
-                }
-                if invoice.due_date.is_some() {
-                    let next = refresh_reminders!(
-                        conn,
-                        team,
-                        invoices::id.eq(DbUuid::of(invoice.id)),
-                        TxError<CreateInvoiceError, Box<Invoice>>
-                    );
-                    invoice.chasing.next_reminder_at = next.next_of(invoice.id);
-                }
-                if keep == Keep::Commit {
-                    let raised = notify::raise::invoice_created(&invoice, made_client, opening.as_ref());
-                    record_events!(conn, raised.events(&*self.describe, invoice.created_at));
-                }
+                let invoice = make_invoice!(
+                    self,
+                    conn,
+                    &new,
+                    keep == Keep::Commit,
+                    TxError<CreateInvoiceError, Box<Invoice>>
+                );
                 match keep {
                     Keep::Commit => Ok(invoice),
                     Keep::RollBack => Err(TxError::Previewed(Box::new(invoice))),

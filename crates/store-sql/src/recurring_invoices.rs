@@ -5,23 +5,33 @@
 use accounts::TeamId;
 use async_trait::async_trait;
 use billing::invoice::{Description, LineInput};
+use billing::sender::Logo;
+use billing::store::{BillTo, CreateInvoiceError, NewInvoice, SenderChoice, TimeToBill};
+use billing::{ClientId, Invoice, Serial};
 use chrono::{DateTime, NaiveDate, Utc};
 use diesel::prelude::*;
 use diesel_async::{AsyncConnection, RunQueryDsl};
 use kernel::Replaced;
-use kernel::{Id, StoreError, Words};
+use kernel::{Email, Id, StoreError, Words};
 use recurring::{
-    CreateRecurringError, DayOfMonth, DueDays, Ending, Frequency, Mode, Occurrence, Pattern,
-    RecurringInvoice, RecurringInvoiceId, RecurringStatus, RecurringStore, Schedule, ScheduleInput, Template,
-    UnbilledTime, Weekday,
+    CreateRecurringError, DayOfMonth, DueDays, Ending, Frequency, Mode, Occurrence, PassRecord, PassRecorded,
+    Pattern, RecurringInvoice, RecurringInvoiceId, RecurringStatus, RecurringStore, Run, RunStatus, Schedule,
+    ScheduleInput, Template, UnbilledTime, Weekday,
 };
 use rust_decimal::Decimal;
 use serde_json::{Value, json};
 use tracking::invoicing::{GroupBy, Rounding};
 use tracking::{HourlyRate, ProjectId};
 
-use crate::invoices::TxError;
-use crate::types::DbUuid;
+use crate::chasing::{record_events, refresh_reminders};
+use crate::clients::details_values;
+use crate::clients::insert_client;
+use crate::invoices::{
+    TxError, bill_entries, exists, insert_default_sender, insert_invoice, insert_lines, invoice_values,
+    make_invoice, sender_values, settle_sender,
+};
+use crate::ledger::{balance_values, insert_entry};
+use crate::types::{DbDecimal, DbUuid};
 use crate::{OrStoreError, SqlStore, corrupt, db_run};
 
 #[derive(Queryable)]
@@ -364,4 +374,93 @@ impl RecurringStore for SqlStore {
             .or_store()?);
         rows.into_iter().map(RecurringInvoice::try_from).collect()
     }
+
+    #[tracing::instrument(skip_all, fields(team = %record.recurring.team_id, recurring = %record.recurring.id))]
+    async fn record_pass(&self, record: &PassRecord) -> Result<PassRecorded, CreateInvoiceError> {
+        let recurring = &record.recurring;
+        let (team, id) = (DbUuid::of(recurring.team_id), DbUuid::of(recurring.id));
+        let done: Result<Option<Invoice>, TxError<CreateInvoiceError, ()>> = db_run!(self, |conn| conn
+            .transaction(async |conn| {
+                // The fence, and a write first: the row's lock on PostgreSQL, SQLite's write
+                // lock. A pass that raced this one finds `updated_at` changed and writes nothing.
+                let fenced = diesel::update(
+                    the_recurring!(team, id).filter(recurring_invoices::updated_at.eq(record.read_at)),
+                )
+                .set(recurring_values!(recurring))
+                .execute(conn)
+                .await?;
+                if fenced != 1 {
+                    return Err(TxError::Previewed(()));
+                }
+                let invoice = match &record.invoice {
+                    Some(new) => Some(make_invoice!(self, conn, new, true, TxError<CreateInvoiceError, ()>)),
+                    None => None,
+                };
+                for run in &record.runs {
+                    diesel::insert_into(recurring_runs::table)
+                        .values((
+                            recurring_runs::team_id.eq(team),
+                            recurring_runs::recurring_invoice_id.eq(id),
+                            recurring_runs::period_start.eq(run.period_start),
+                            recurring_runs::invoice_id.eq(run.invoice_id.map(DbUuid::of)),
+                            recurring_runs::status.eq(run.status.as_str()),
+                            recurring_runs::reason.eq(run.reason.as_deref()),
+                            recurring_runs::ran_at.eq(run.ran_at),
+                        ))
+                        .execute(conn)
+                        .await?;
+                }
+                Ok(invoice)
+            })
+            .await);
+        match done {
+            Ok(invoice) => self.signalling(Ok(PassRecorded::Written(invoice))),
+            Err(TxError::Previewed(())) => Ok(PassRecorded::Stale),
+            Err(TxError::Refused(error)) => Err(error),
+            Err(TxError::Db(error)) => Err(crate::store_error(error).into()),
+        }
+    }
+
+    #[tracing::instrument(skip(self))]
+    async fn list_runs(
+        &self,
+        team: TeamId,
+        id: RecurringInvoiceId,
+        before: Option<NaiveDate>,
+        limit: u32,
+    ) -> Result<Vec<Run>, StoreError> {
+        let rows: Vec<RunRow> = db_run!(self, |conn| {
+            let mut query = recurring_runs::table
+                .filter(recurring_runs::team_id.eq(DbUuid::of(team)))
+                .filter(recurring_runs::recurring_invoice_id.eq(DbUuid::of(id)))
+                .select((
+                    recurring_runs::period_start,
+                    recurring_runs::invoice_id,
+                    recurring_runs::status,
+                    recurring_runs::reason,
+                    recurring_runs::ran_at,
+                ))
+                .order(recurring_runs::period_start.desc())
+                .limit(i64::from(limit))
+                .into_boxed();
+            if let Some(before) = before {
+                query = query.filter(recurring_runs::period_start.lt(before));
+            }
+            query.load(conn).await.or_store()?
+        });
+        rows.into_iter()
+            .map(|(period_start, invoice_id, status, reason, ran_at)| {
+                Ok(Run {
+                    period_start,
+                    invoice_id: invoice_id.map(DbUuid::into_id),
+                    status: RunStatus::from_word(&status).ok_or_else(|| corrupt("run status", &status))?,
+                    reason,
+                    ran_at,
+                })
+            })
+            .collect()
+    }
 }
+
+/// A run as stored: its period, invoice, status, reason and time.
+type RunRow = (NaiveDate, Option<DbUuid>, String, Option<String>, DateTime<Utc>);

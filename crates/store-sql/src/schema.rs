@@ -520,6 +520,18 @@ macro_rules! tables {
             }
         }
 
+        diesel::table! {
+            recurring_runs (team_id, recurring_invoice_id, period_start) {
+                team_id -> $uuid,
+                recurring_invoice_id -> $uuid,
+                period_start -> Date,
+                invoice_id -> Nullable<$uuid>,
+                status -> Text,
+                reason -> Nullable<Text>,
+                ran_at -> $ts,
+            }
+        }
+
         diesel::allow_tables_to_appear_in_same_query!(
             teams,
             users,
@@ -556,6 +568,7 @@ macro_rules! tables {
             webhook_endpoints,
             webhook_deliveries,
             recurring_invoices,
+            recurring_runs,
         );
     };
 }

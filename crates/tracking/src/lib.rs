@@ -31,8 +31,8 @@ pub use project::{
 pub use report::{Report, ReportAmount, ReportGroup, ReportGroupBy, ReportQuery, ReportRow};
 pub use section::{CreateSectionError, Section, SectionId, SectionRepository};
 pub use service::{
-    BillTimeError, EntryChanges, EntryDraft, EntryRule, NotAllowed, TimeBilling, TimerDraft, TrackConflict,
-    TrackError,
+    BillTimeError, EntryChanges, EntryDraft, EntryRule, NotAllowed, TimeBilling, TimeToInvoice, TimerDraft,
+    TrackConflict, TrackError,
 };
 pub use tag::{Tag, TagId, TagRepository};
 pub use timer::{RunningTimer, StartTimerError, StopTimerError, TimerId, TimerRepository};

@@ -8,6 +8,7 @@
 use std::collections::{HashMap, HashSet};
 
 use accounts::{AccountStore, TeamId, UserId};
+use billing::invoice::LineInput;
 use billing::service::{BillingError, InvoiceDraft};
 use billing::store::TimeToBill;
 use billing::{BillingStore, Invoice};
@@ -369,6 +370,52 @@ pub struct TimeBilling {
     pub preview: bool,
 }
 
+/// The unbilled time an invoice bills.
+#[derive(Debug, Clone)]
+pub struct TimeToInvoice {
+    /// The days whose entries are billed, by each entry's `date`.
+    pub days: Period,
+    /// Only time on these projects; all of it (time on no project too) when `None`.
+    pub projects: Option<Vec<ProjectId>>,
+    pub group_by: GroupBy,
+    /// Bills every line at this rate instead of its project's.
+    pub rate: Option<HourlyRate>,
+    pub rounding: Option<Rounding>,
+    /// Only this user's time; the team's when `None`.
+    pub user: Option<UserId>,
+}
+
+/// The invoice lines of the billable, not yet billed time `time` names, and the entries
+/// they bill (each as it was read, so that the invoice's transaction bills it only if it
+/// is unchanged).
+pub async fn unbilled_time(
+    tracking: &dyn TrackStore,
+    team: TeamId,
+    time: &TimeToInvoice,
+) -> Result<(Vec<LineInput>, Vec<TimeToBill>), BillTimeError> {
+    let projects = tracking.list_projects(team).await?;
+    let wanted: Option<HashSet<ProjectId>> = time.projects.as_ref().map(|ids| ids.iter().copied().collect());
+    if let Some(unknown) = wanted.iter().flatten().find(|id| !projects.iter().any(|p| p.id == **id)) {
+        return Err(TimeBillingRule::UnknownProject(*unknown).into());
+    }
+    let filter = EntryFilter { user: time.user, ..EntryFilter::within(time.days) };
+    let entries: Vec<TimeEntry> = tracking
+        .list_entries(team, &filter)
+        .await?
+        .into_iter()
+        .filter(is_billable)
+        .filter(|entry| wanted.as_ref().is_none_or(|w| entry.project_id.is_some_and(|p| w.contains(&p))))
+        .collect();
+    let lines = time_lines(&entries, &projects, time.group_by, time.rate, time.rounding)?;
+    Ok((
+        lines.iter().map(TimeLine::line_input).collect(),
+        entries
+            .iter()
+            .map(|entry| TimeToBill { id: entry.id.as_uuid(), updated_at: entry.updated_at })
+            .collect(),
+    ))
+}
+
 /// Makes one invoice of the billable, not yet billed time of `request.days`: one line per
 /// group, each entry billed by the invoice in the invoice's own transaction, so that no
 /// entry is billed twice however requests race. Members bill their own time; owners and
@@ -382,29 +429,17 @@ pub async fn bill_time(
     request: TimeBilling,
     now: DateTime<Utc>,
 ) -> Result<Invoice, BillTimeError> {
-    let projects = tracking.list_projects(team).await?;
-    let wanted: Option<HashSet<ProjectId>> = request.projects.map(|ids| ids.into_iter().collect());
-    if let Some(unknown) = wanted.iter().flatten().find(|id| !projects.iter().any(|p| p.id == **id)) {
-        return Err(TimeBillingRule::UnknownProject(*unknown).into());
-    }
     let user = actor.listing_user(None).unwrap_or(Some(actor.user_id));
-    let filter = EntryFilter { user, ..EntryFilter::within(request.days) };
-    let entries: Vec<TimeEntry> = tracking
-        .list_entries(team, &filter)
-        .await?
-        .into_iter()
-        .filter(is_billable)
-        .filter(|entry| wanted.as_ref().is_none_or(|w| entry.project_id.is_some_and(|p| w.contains(&p))))
-        .collect();
-    let lines = time_lines(&entries, &projects, request.group_by, request.rate, request.rounding)?;
-    let draft = InvoiceDraft {
-        line_items: lines.iter().map(TimeLine::line_input).collect(),
-        time_entries: entries
-            .iter()
-            .map(|entry| TimeToBill { id: entry.id.as_uuid(), updated_at: entry.updated_at })
-            .collect(),
-        ..request.invoice
+    let time = TimeToInvoice {
+        days: request.days,
+        projects: request.projects,
+        group_by: request.group_by,
+        rate: request.rate,
+        rounding: request.rounding,
+        user,
     };
+    let (line_items, time_entries) = unbilled_time(tracking, team, &time).await?;
+    let draft = InvoiceDraft { line_items, time_entries, ..request.invoice };
     let invoice = if request.preview {
         billing::service::preview_invoice(billing, accounts, team, draft, now).await?
     } else {

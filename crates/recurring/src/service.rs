@@ -1,0 +1,349 @@
+//! The recurring-invoice use cases over the ports: keeping them (create, change, pause,
+//! resume, end), and the job pass that makes each due period's invoice.
+
+use accounts::{AccountStore, TeamId};
+use billing::invoice::Recurrence;
+use billing::service::BillingError;
+use billing::store::{CreateInvoiceError, NewInvoice};
+use billing::{BillingStore, Invoice};
+use chrono::{DateTime, NaiveDate, Utc};
+use kernel::{Id, Replaced, StoreError};
+use tracking::invoicing::TimeBillingRule;
+use tracking::{BillTimeError, TimeToInvoice, TrackStore};
+
+use crate::recurring_invoice::{
+    Mode, NewRecurringInvoice, RecurringChanges, RecurringInvoice, RecurringInvoiceId, RecurringRule, Run,
+    RunStatus,
+};
+use crate::schedule::Occurrence;
+use crate::store::{CreateRecurringError, PassRecord, PassRecorded, RecurringStore};
+
+/// Why a recurring-invoice use case refused.
+#[derive(Debug, thiserror::Error)]
+pub enum RecurringError {
+    #[error(transparent)]
+    Rule(#[from] RecurringRule),
+    #[error("no such client in the team")]
+    UnknownClient,
+    #[error("recurring invoice not found")]
+    NotFound,
+    /// It kept changing while the change was tried (passes, other edits).
+    #[error("the recurring invoice changed meanwhile; try again")]
+    Conflict,
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// How often a read-change-write is tried before [`RecurringError::Conflict`].
+const ATTEMPTS: usize = 3;
+
+/// A new recurring invoice of the team, made on `now`'s day.
+pub async fn create(
+    store: &dyn RecurringStore,
+    team: TeamId,
+    new: NewRecurringInvoice,
+    now: DateTime<Utc>,
+) -> Result<RecurringInvoice, RecurringError> {
+    let recurring = RecurringInvoice::new(RecurringInvoiceId::generate(), team, new, now.date_naive(), now)?;
+    store.create_recurring(&recurring).await.map_err(|error| match error {
+        CreateRecurringError::UnknownClient => RecurringError::UnknownClient,
+        CreateRecurringError::Store(error) => error.into(),
+    })?;
+    Ok(recurring)
+}
+
+pub async fn get(
+    store: &dyn RecurringStore,
+    team: TeamId,
+    id: RecurringInvoiceId,
+) -> Result<RecurringInvoice, RecurringError> {
+    store.get_recurring(team, id).await?.ok_or(RecurringError::NotFound)
+}
+
+/// Reads the team's recurring invoice `id`, applies `change` and writes the result only if
+/// it is unchanged since the read, reading again when it was (a pass moved on meanwhile).
+async fn read_change_write(
+    store: &dyn RecurringStore,
+    team: TeamId,
+    id: RecurringInvoiceId,
+    change: impl Fn(&RecurringInvoice) -> Result<RecurringInvoice, RecurringRule>,
+) -> Result<RecurringInvoice, RecurringError> {
+    for _ in 0..ATTEMPTS {
+        let read = get(store, team, id).await?;
+        let changed = change(&read)?;
+        if changed == read {
+            return Ok(read);
+        }
+        match store.replace_recurring(&changed, read.updated_at).await? {
+            Replaced::Written => return Ok(changed),
+            Replaced::Missing => return Err(RecurringError::NotFound),
+            Replaced::Stale => {}
+        }
+    }
+    Err(RecurringError::Conflict)
+}
+
+/// Applies `changes` to the periods still to come. A new client must be the team's.
+pub async fn change(
+    store: &dyn RecurringStore,
+    billing: &dyn BillingStore,
+    team: TeamId,
+    id: RecurringInvoiceId,
+    changes: RecurringChanges,
+    now: DateTime<Utc>,
+) -> Result<RecurringInvoice, RecurringError> {
+    if let Some(client) = changes.client_id
+        && billing.get(team, client).await?.is_none()
+    {
+        return Err(RecurringError::UnknownClient);
+    }
+    read_change_write(store, team, id, |read| {
+        read.changed(changes.clone(), now.date_naive(), touched(read, now))
+    })
+    .await
+}
+
+pub async fn pause(
+    store: &dyn RecurringStore,
+    team: TeamId,
+    id: RecurringInvoiceId,
+    now: DateTime<Utc>,
+) -> Result<RecurringInvoice, RecurringError> {
+    read_change_write(store, team, id, |read| read.paused(touched(read, now))).await
+}
+
+pub async fn resume(
+    store: &dyn RecurringStore,
+    team: TeamId,
+    id: RecurringInvoiceId,
+    now: DateTime<Utc>,
+) -> Result<RecurringInvoice, RecurringError> {
+    read_change_write(store, team, id, |read| read.resumed(now.date_naive(), touched(read, now))).await
+}
+
+/// The time a change of `read` is stamped with: `now`, or just after `read`'s own when
+/// the clock stands still (a test's), so that every write moves `updated_at` on and a
+/// write conditional on the old one never passes twice.
+fn touched(read: &RecurringInvoice, now: DateTime<Utc>) -> DateTime<Utc> {
+    now.max(read.updated_at + chrono::TimeDelta::microseconds(1))
+}
+
+/// What the pass made of the due recurring invoices.
+#[derive(Debug, Default)]
+pub struct PassReport {
+    /// The invoices made.
+    pub generated: Vec<Invoice>,
+    /// The invoices made to be e-mailed (`issue_and_send`): their team and id.
+    pub to_send: Vec<(TeamId, billing::InvoiceId)>,
+    /// Periods recorded skipped (missed, or nothing to bill).
+    pub skipped: u32,
+    /// Periods recorded failed.
+    pub failed: u32,
+    /// Periods left to the next pass: their time was billed or changed while the invoice
+    /// was made.
+    pub deferred: u32,
+}
+
+/// The ports a pass reads and writes.
+#[derive(Clone, Copy)]
+pub struct PassPorts<'a> {
+    pub recurring: &'a dyn RecurringStore,
+    pub accounts: &'a dyn AccountStore,
+    pub tracking: &'a dyn TrackStore,
+}
+
+impl std::fmt::Debug for PassPorts<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("PassPorts")
+    }
+}
+
+/// How many due recurring invoices a pass reads at once.
+const BATCH: u32 = 100;
+
+/// Generates every period due on `now`'s day, of every team: for each recurring invoice,
+/// its latest due period's invoice, the missed ones before it recorded skipped. Passes
+/// that race (replicas) make each invoice once: the first to record wins, the others
+/// find the recurring invoice changed and leave it.
+pub async fn run_due(ports: PassPorts<'_>, now: DateTime<Utc>) -> Result<PassReport, StoreError> {
+    let today = now.date_naive();
+    let mut report = PassReport::default();
+    loop {
+        let due = ports.recurring.due_recurring(today, BATCH).await?;
+        let mut moved = 0;
+        for recurring in &due {
+            if pass_one(ports, recurring, today, now, &mut report).await? {
+                moved += 1;
+            }
+        }
+        // A batch none of which moved on (each left to another pass, or to try again
+        // later) would be read again as it is.
+        if due.len() < BATCH as usize || moved == 0 {
+            return Ok(report);
+        }
+    }
+}
+
+/// What a period's invoice came to.
+enum Made {
+    Invoice(Box<NewInvoice>),
+    /// A run that makes no invoice: skipped (nothing to bill) or failed, and why.
+    Nothing(RunStatus, String),
+}
+
+/// The invoice of `period`: the template's lines and, when included, the unbilled time of
+/// the period's days; a store error is returned, to try again on a later pass.
+async fn make(
+    ports: PassPorts<'_>,
+    recurring: &RecurringInvoice,
+    period: Occurrence,
+    now: DateTime<Utc>,
+) -> Result<Made, StoreError> {
+    let mut draft = recurring.draft(period);
+    if let (Some(days), Some(unbilled)) = (recurring.billed_time(period), &recurring.unbilled_time) {
+        let time = TimeToInvoice {
+            days,
+            projects: unbilled.projects.clone(),
+            group_by: unbilled.group_by,
+            rate: unbilled.rate,
+            rounding: unbilled.rounding,
+            user: None,
+        };
+        match tracking::service::unbilled_time(ports.tracking, recurring.team_id, &time).await {
+            Ok((lines, entries)) => {
+                draft.line_items.extend(lines);
+                draft.time_entries = entries;
+            }
+            Err(BillTimeError::Rule(TimeBillingRule::NoTime | TimeBillingRule::RoundedAway)) => {}
+            Err(BillTimeError::Rule(rule)) => {
+                return Ok(Made::Nothing(RunStatus::Failed, format!("unbilled time: {rule}")));
+            }
+            Err(BillTimeError::Invoice(error)) => return failure(error),
+        }
+    }
+    if draft.line_items.is_empty() {
+        return Ok(Made::Nothing(
+            RunStatus::Skipped,
+            "nothing to bill: no line items and no unbilled time".into(),
+        ));
+    }
+    match billing::service::new_invoice(ports.accounts, recurring.team_id, draft, now).await {
+        Ok(mut new) => {
+            new.recurrence = Some(Recurrence {
+                recurring_invoice_id: recurring.id,
+                sequence: recurring.generated_count + 1,
+            });
+            Ok(Made::Invoice(Box::new(new)))
+        }
+        Err(error) => failure(error),
+    }
+}
+
+/// A failed run for a rule an invoice broke; a store error to try again later.
+fn failure(error: BillingError) -> Result<Made, StoreError> {
+    match error {
+        BillingError::Store(error) => Err(error),
+        other => Ok(Made::Nothing(RunStatus::Failed, other.to_string())),
+    }
+}
+
+/// Passes `recurring` on `today`; whether it moved on (`false`: another pass did, or it is
+/// to be tried again).
+async fn pass_one(
+    ports: PassPorts<'_>,
+    recurring: &RecurringInvoice,
+    today: NaiveDate,
+    now: DateTime<Utc>,
+    report: &mut PassReport,
+) -> Result<bool, StoreError> {
+    let Some(pass) = recurring.pass(today) else { return Ok(false) };
+    let Some(period) = pass.generate else { return Ok(false) };
+    let stamp = touched(recurring, now);
+    let mut runs: Vec<Run> = pass
+        .skip
+        .iter()
+        .map(|missed| {
+            Run::without_invoice(
+                *missed,
+                RunStatus::Skipped,
+                "missed: a later period was billed instead",
+                now,
+            )
+        })
+        .collect();
+    let made = make(ports, recurring, period, now).await?;
+    let (invoice, last) = match made {
+        Made::Invoice(new) => {
+            let run = Run {
+                period_start: period.on,
+                invoice_id: Some(new.id),
+                status: RunStatus::Generated,
+                reason: None,
+                ran_at: now,
+            };
+            (Some(*new), run)
+        }
+        Made::Nothing(status, reason) => (None, Run::without_invoice(period, status, &reason, now)),
+    };
+    let status = last.status;
+    runs.push(last);
+    let record = PassRecord {
+        recurring: recurring.passed(&pass, invoice.is_some(), stamp),
+        read_at: recurring.updated_at,
+        runs,
+        invoice,
+    };
+    match ports.recurring.record_pass(&record).await {
+        Ok(PassRecorded::Written(made)) => {
+            report.skipped += u32::try_from(pass.skip.len()).unwrap_or(u32::MAX);
+            match made {
+                Some(invoice) => {
+                    if recurring.mode == Mode::IssueAndSend {
+                        report.to_send.push((invoice.team_id, invoice.id));
+                    }
+                    report.generated.push(invoice);
+                }
+                None if status == RunStatus::Failed => report.failed += 1,
+                None => report.skipped += 1,
+            }
+            Ok(true)
+        }
+        Ok(PassRecorded::Stale) => Ok(false),
+        Err(CreateInvoiceError::Store(error)) => Err(error),
+        Err(CreateInvoiceError::TimeTaken | CreateInvoiceError::RecurrenceTaken) => {
+            // The time was billed or changed meanwhile, or another pass made the invoice:
+            // nothing was written; the next pass looks again.
+            report.deferred += 1;
+            Ok(false)
+        }
+        Err(refused) => {
+            // The invoice broke a rule only storage checks (its client was deleted): the
+            // period is recorded failed, and the schedule moves on.
+            let reason = billing::service::refused(refused).to_string();
+            let record = PassRecord {
+                runs: record
+                    .runs
+                    .iter()
+                    .map(|run| match run.status {
+                        RunStatus::Generated => Run::without_invoice(period, RunStatus::Failed, &reason, now),
+                        _ => run.clone(),
+                    })
+                    .collect(),
+                recurring: recurring.passed(&pass, false, stamp),
+                invoice: None,
+                ..record
+            };
+            match ports.recurring.record_pass(&record).await.map_err(|error| match error {
+                CreateInvoiceError::Store(error) => error,
+                other => StoreError::Unexpected(anyhow::Error::new(other)),
+            })? {
+                PassRecorded::Written(_) => {
+                    report.skipped += u32::try_from(pass.skip.len()).unwrap_or(u32::MAX);
+                    report.failed += 1;
+                    Ok(true)
+                }
+                PassRecorded::Stale => Ok(false),
+            }
+        }
+    }
+}

@@ -1,0 +1,3 @@
+DROP TRIGGER recurring_invoices_delete_removes_runs;
+DROP TRIGGER invoices_delete_releases_recurring_runs;
+DROP TABLE recurring_runs;
