@@ -17,8 +17,8 @@ fail() { echo "layering: $*"; failed=1; }
 
 # Each crate's normal dependencies among ours, as docs/ARCHITECTURE.md draws them.
 allowed_graph='
-app: http-api store-sql store-memory renderer agent outbound notify triggers billing accounts kernel
-http-api: notify billing tracking triggers accounts kernel
+app: http-api store-sql store-memory renderer agent outbound notify recurring triggers billing accounts kernel
+http-api: notify recurring billing tracking triggers accounts kernel
 renderer: billing
 agent: triggers accounts kernel
 outbound: notify triggers kernel

@@ -221,11 +221,12 @@ pub enum RunsCommand {
 
 #[derive(Debug, Subcommand)]
 pub enum JobsCommand {
-    /// Run, once, every job due at an instant, and what that makes due (reminders queued,
-    /// invoices found overdue, events handed to webhooks and the agent), then exit. It uses
-    /// the configuration `serve` uses (SMTP, webhooks, the agent), and listens on nothing.
-    /// Prints what it did (tab-separated: overdue, reminders, dispatched, done, retried,
-    /// failed).
+    /// Run, once, every job due at an instant, and what that makes due (invoices of
+    /// recurring invoices made, reminders queued, invoices found overdue, events handed to
+    /// webhooks and the agent), then exit. It uses the configuration `serve` uses (SMTP,
+    /// webhooks, the agent), and listens on nothing. Prints what it did (tab-separated:
+    /// overdue, reminders, dispatched, done, retried, failed, invoices made by recurring
+    /// invoices).
     Run {
         /// The instant the jobs are run at, RFC 3339 (2026-12-24T09:00:00Z) or a day
         /// (2026-12-24, 00:00 UTC) [default: now]. Retries it schedules come due later.

@@ -72,6 +72,7 @@ impl Store {
                 health: store.clone(),
                 idempotency: store.clone(),
                 notify: store.clone(),
+                recurring: store.clone(),
             },
             Self::Memory(store) => Stores {
                 accounts: store.clone(),
@@ -81,6 +82,7 @@ impl Store {
                 health: store.clone(),
                 idempotency: store.clone(),
                 notify: store.clone(),
+                recurring: store.clone(),
             },
         }
     }
@@ -140,6 +142,8 @@ pub struct Application {
 /// made of them (tests make one per pass, at the instant they choose).
 #[derive(Clone)]
 pub struct JobParts {
+    /// The API's state, whose recurring invoices each full pass makes due invoices of.
+    books: Arc<ApiState>,
     store: Arc<dyn notify::NotifyStore>,
     signal: Arc<tokio::sync::Notify>,
     webhooks: outbound::WebhookSender,
@@ -166,6 +170,17 @@ impl JobParts {
             self.agent.clone(),
             self.settings.clone(),
         )
+        .with_books(Arc::new(RecurringBooks(self.books.clone())))
+    }
+}
+
+/// The invoices recurring invoices make, on each full pass of the job runner.
+struct RecurringBooks(Arc<ApiState>);
+
+#[async_trait::async_trait]
+impl outbound::BookWork for RecurringBooks {
+    async fn run_due(&self, now: chrono::DateTime<chrono::Utc>) -> Result<u32, kernel::StoreError> {
+        http_api::make_due_invoices(&self.0, now).await
     }
 }
 
@@ -191,6 +206,7 @@ impl Application {
         tokio::spawn(async move { watched.authenticator.watch_revocations(REVOCATION_CHECK).await });
         let server = http_api::serve(listener, state.clone(), config.workers(), config.client_limits())?;
         let jobs = JobParts {
+            books: state.clone().into_inner(),
             store: store.notify(),
             signal: store.job_signal(),
             webhooks: config.sending.webhook_sender()?,
@@ -424,6 +440,7 @@ pub async fn run_jobs(
     let state =
         Arc::new(ApiState::new(store.stores(), config.renderer()?, clock.clone(), config.http_settings()?));
     let mut jobs = JobParts {
+        books: state.clone(),
         store: store.notify(),
         signal: store.job_signal(),
         webhooks: config.sending.webhook_sender()?,
@@ -449,8 +466,14 @@ pub async fn run_jobs(
     }
     let report = jobs.runner(clock).run_due().await?;
     let line = format!(
-        "{}\t{}\t{}\t{}\t{}\t{}",
-        report.overdue, report.reminders, report.dispatched, report.done, report.retried, report.failed
+        "{}\t{}\t{}\t{}\t{}\t{}\t{}",
+        report.overdue,
+        report.reminders,
+        report.dispatched,
+        report.done,
+        report.retried,
+        report.failed,
+        report.generated
     );
     std::io::Write::write_all(&mut std::io::stdout().lock(), format!("{line}\n").as_bytes())?;
     tracing::info!(?report, "ran the jobs due");

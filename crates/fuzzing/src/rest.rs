@@ -86,7 +86,8 @@ impl Harness {
                 agent: store.clone(),
                 health: store.clone(),
                 idempotency: store.clone(),
-                notify: store,
+                notify: store.clone(),
+                recurring: store,
             };
             let settings = HttpSettings {
                 key_rate: unlimited(),

@@ -41,6 +41,7 @@ pub use conventions::origins::AllowedOrigins;
 pub use conventions::ratelimit::Rate;
 pub use rest::describe::ApiBodies;
 pub use rest::openapi::API_VERSION;
+pub use rest::routes::recurring::make_due_invoices;
 pub use rest::state::{ApiState, HttpSettings, PolicyReminders, Sending, Stores};
 pub use rest::{documented_routes, openapi, schema_name_clashes};
 

@@ -78,9 +78,20 @@ impl std::fmt::Debug for MailJobs {
     }
 }
 
+/// Work of the books a pass does at the business clock's instant, beside the queue's own
+/// schedules: the invoices recurring invoices make (and the mail of those to be sent). The
+/// app wires it; this crate only calls it.
+#[async_trait::async_trait]
+pub trait BookWork: Send + Sync {
+    /// Does what is due at `now`; how many invoices it made.
+    async fn run_due(&self, now: DateTime<Utc>) -> Result<u32, StoreError>;
+}
+
 /// What passes did.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct PassReport {
+    /// Invoices made by recurring invoices.
+    pub generated: u32,
     /// Invoices announced overdue.
     pub overdue: u32,
     /// Reminders queued by the policy.
@@ -137,6 +148,7 @@ pub struct JobRunner {
     inner: Arc<Inner>,
 }
 
+#[derive(Clone)]
 struct Inner {
     store: Arc<dyn NotifyStore>,
     clock: Arc<dyn Clock>,
@@ -145,6 +157,7 @@ struct Inner {
     webhooks: WebhookSender,
     mail: Option<MailJobs>,
     agent: Option<AgentJobs>,
+    books: Option<Arc<dyn BookWork>>,
     settings: RunnerSettings,
 }
 
@@ -173,7 +186,14 @@ impl JobRunner {
         agent: Option<AgentJobs>,
         settings: RunnerSettings,
     ) -> Self {
-        Self { inner: Arc::new(Inner { store, clock, signal, webhooks, mail, agent, settings }) }
+        Self { inner: Arc::new(Inner { store, clock, signal, webhooks, mail, agent, books: None, settings }) }
+    }
+
+    /// The same runner, doing `books` on each full pass too.
+    #[must_use]
+    pub fn with_books(self, books: Arc<dyn BookWork>) -> Self {
+        let inner = (*self.inner).clone();
+        Self { inner: Arc::new(Inner { books: Some(books), ..inner }) }
     }
 
     /// The kinds of job this runner can run.
@@ -207,6 +227,7 @@ impl JobRunner {
             if !pass.did_something() {
                 return Ok(report);
             }
+            report.generated += pass.generated;
             report.overdue += pass.overdue;
             report.reminders += pass.reminders;
             report.dispatched += pass.dispatched;
@@ -270,13 +291,17 @@ impl JobRunner {
         }
     }
 
-    /// Announces overdue invoices and queues due reminders (`full`), and dispatches the
-    /// events waiting, at the clock's instant.
+    /// Makes the invoices recurring invoices are due for, announces overdue invoices and
+    /// queues due reminders (`full`), and dispatches the events waiting, at the clock's
+    /// instant.
     async fn schedules(&self, full: bool) -> Result<PassReport, StoreError> {
         let inner = &self.inner;
         let now = inner.clock.now();
         let mut report = PassReport::default();
         if full {
+            if let Some(books) = &inner.books {
+                report.generated += books.run_due(now).await?;
+            }
             loop {
                 let marked = inner.store.mark_overdue(now, BATCH).await?;
                 report.overdue += marked;

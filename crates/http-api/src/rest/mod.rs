@@ -78,6 +78,20 @@ where
                 .service(ledger.check(routes::messages::list_invoice_messages)),
         )
         .service(
+            scope("/v1/recurring-invoices")
+                .wrap(from_fn(idempotency::replay_retries))
+                .wrap(from_fn(auth::require_api_key))
+                .service(ledger.check(routes::recurring::list_recurring_invoices))
+                .service(ledger.check(routes::recurring::create_recurring_invoice))
+                .service(ledger.check(routes::recurring::get_recurring_invoice))
+                .service(ledger.check(routes::recurring::update_recurring_invoice))
+                .service(ledger.check(routes::recurring::delete_recurring_invoice))
+                .service(ledger.check(routes::recurring::pause_recurring_invoice))
+                .service(ledger.check(routes::recurring::resume_recurring_invoice))
+                .service(ledger.check(routes::recurring::preview_recurring_invoice))
+                .service(ledger.check(routes::recurring::list_recurring_runs)),
+        )
+        .service(
             scope("/v1/messages")
                 .wrap(from_fn(idempotency::replay_retries))
                 .wrap(from_fn(auth::require_api_key))

@@ -53,6 +53,9 @@ pub(crate) const METHODS: [&str; 5] = ["get", "post", "put", "patch", "delete"];
             and what each client owes. Recording money needs `payments:write` (which `invoices:write` implies)"),
         (name = "Credit notes", description = "Corrections of issued invoices, in a numbered series of their own; \
             never changed or deleted; PDFs by public link"),
+        (name = "Recurring invoices", description = "Invoices that bill themselves once per period \
+            (retainers, hosting, maintenance): a template, a schedule of RFC 5545 days, and optionally \
+            the period's unbilled time; made by the job pass, once per period across replicas"),
         (name = "Messages", description = "E-mail: invoices, reminders and credit notes sent to clients \
             through the server's SMTP server, queued and retried, with a log of each message"),
         (name = "Reminders", description = "The team's payment reminders: on which days around the due date, \
@@ -137,6 +140,18 @@ word_schemas! {
     DeliveryStatus => notify::DeliveryStatus;
     /// An event's type.
     EventType => notify::EventType;
+    /// How often a recurring invoice bills: every `interval`-th week, month or year.
+    RecurringFrequency => recurring::Frequency;
+    /// A day of the week.
+    Weekday => recurring::Weekday;
+    /// What each period of a recurring invoice does: `issue` makes the invoice;
+    /// `issue_and_send` e-mails it too.
+    RecurringMode => recurring::Mode;
+    /// Where a recurring invoice stands: `active`, `paused` or `completed` (its schedule has
+    /// no day left).
+    RecurringStatus => recurring::RecurringStatus;
+    /// What became of a period of a recurring invoice.
+    RecurringRunStatus => recurring::RunStatus;
 }
 
 fn words_schema<W: Words>(doc_lines: &[&str]) -> RefOr<Schema> {

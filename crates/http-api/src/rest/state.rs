@@ -105,6 +105,8 @@ pub struct Stores {
     pub idempotency: Arc<dyn IdempotencyStore>,
     /// Events, jobs, messages, reminders and webhooks.
     pub notify: Arc<dyn notify::NotifyStore>,
+    /// Recurring invoices and their runs.
+    pub recurring: Arc<dyn recurring::RecurringStore>,
 }
 
 impl std::fmt::Debug for Stores {

@@ -26,7 +26,7 @@ use crate::conventions::error::ApiError;
 use crate::rest::collection;
 use crate::rest::paging::{self, Page};
 use crate::rest::routes::track::{projects, reports, sections, tags, time};
-use crate::rest::routes::{billed_time, clients, credit_notes, invoices, messages, payments};
+use crate::rest::routes::{billed_time, clients, credit_notes, invoices, messages, payments, recurring};
 use crate::rest::state::ApiState;
 
 /// A built-in tool: its name (part of the agent definition's contract), the permissions it
@@ -79,7 +79,7 @@ use Permission::{
 };
 
 /// Every built-in tool, one row each: adding a tool is adding a row.
-pub static CATALOGUE: [BuiltinTool; 27] = [
+pub static CATALOGUE: [BuiltinTool; 30] = [
     tool("list_clients", &[ClientsRead], ("get", "/v1/invoices/clients"), |state, who, a| {
         paged(collection::page::<clients::Clients>(state, who, a.rest))
     }),
@@ -122,11 +122,29 @@ pub static CATALOGUE: [BuiltinTool; 27] = [
         answer(async move { payments::receivables(state, who, a.rest).await })
     }),
     tool("send_invoice", &[InvoicesWrite], ("post", "/v1/invoices/{id}/send"), |state, who, a| {
-        answer(async move { messages::send(state, who, &id_of(a.id)?, body(a.rest)?).await })
+        answer(async move {
+            let id: billing::InvoiceId = crate::rest::routes::path_id(&id_of(a.id)?, "invoice")?;
+            messages::send(state, who.team_id, id, body(a.rest)?).await
+        })
     }),
     tool("send_reminder", &[InvoicesWrite], ("post", "/v1/invoices/{id}/remind"), |state, who, a| {
         answer(async move { messages::remind(state, who, &id_of(a.id)?, body(a.rest)?).await })
     }),
+    tool("list_recurring_invoices", &[InvoicesRead], ("get", "/v1/recurring-invoices"), |state, who, a| {
+        paged(recurring::list(state, who, a.rest))
+    }),
+    tool(
+        "pause_recurring_invoice",
+        &[InvoicesWrite],
+        ("post", "/v1/recurring-invoices/{id}/pause"),
+        |state, who, a| answer(async move { recurring::pause(state, who, &id_of(a.id)?).await }),
+    ),
+    tool(
+        "resume_recurring_invoice",
+        &[InvoicesWrite],
+        ("post", "/v1/recurring-invoices/{id}/resume"),
+        |state, who, a| answer(async move { recurring::resume(state, who, &id_of(a.id)?).await }),
+    ),
     tool("list_messages", &[InvoicesRead], ("get", "/v1/messages"), |state, who, a| {
         paged(messages::list(state, who, None, a.rest))
     }),

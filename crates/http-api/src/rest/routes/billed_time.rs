@@ -84,6 +84,28 @@ fn whole_minutes(minutes: &Number) -> Result<i64, FieldError> {
         .ok_or_else(refused)
 }
 
+/// `projectIds` (named `field`): 1 to 1000 of the team's projects, or left out for all.
+pub(crate) fn project_ids(
+    ids: Option<Vec<String>>,
+    field: &str,
+) -> Result<Option<Vec<tracking::ProjectId>>, FieldError> {
+    ids.map(|ids| {
+        if ids.len() > MAX_PROJECT_IDS {
+            return Err(FieldError::new(field, format!("must name at most {MAX_PROJECT_IDS} projects")));
+        }
+        if ids.is_empty() {
+            return Err(FieldError::new(field, "must name at least one project, or be left out"));
+        }
+        ids.iter().map(|id| body_id(id, field, "project")).collect::<Result<Vec<tracking::ProjectId>, _>>()
+    })
+    .transpose()
+}
+
+/// `rounding` as given: its fields are named `rounding.minutes` and `rounding.mode`.
+pub(crate) fn rounding(input: RoundingInput) -> Result<Rounding, FieldError> {
+    Rounding::parse(whole_minutes(&input.minutes)?, &input.mode).map_err(|rule| time_billing_rule(&rule))
+}
+
 impl TimeInvoiceInput {
     fn parse(
         mut self,
@@ -92,34 +114,10 @@ impl TimeInvoiceInput {
     ) -> Result<TimeBilling, FieldError> {
         let head = self.head();
         let days = days(&self.from, &self.to, Some(MAX_REPORT_DAYS))?;
-        let projects = self
-            .project_ids
-            .map(|ids| {
-                if ids.len() > MAX_PROJECT_IDS {
-                    return Err(FieldError::new(
-                        "projectIds",
-                        format!("must name at most {MAX_PROJECT_IDS} projects"),
-                    ));
-                }
-                if ids.is_empty() {
-                    return Err(FieldError::new(
-                        "projectIds",
-                        "must name at least one project, or be left out",
-                    ));
-                }
-                ids.iter()
-                    .map(|id| body_id(id, "projectIds", "project"))
-                    .collect::<Result<Vec<tracking::ProjectId>, _>>()
-            })
-            .transpose()?;
+        let projects = project_ids(self.project_ids, "projectIds")?;
         let group_by =
             self.group_by.as_deref().map(GroupBy::parse).transpose().map_err(|e| e.at("groupBy"))?;
-        let rounding = self
-            .rounding
-            .map(|r| {
-                Rounding::parse(whole_minutes(&r.minutes)?, &r.mode).map_err(|rule| time_billing_rule(&rule))
-            })
-            .transpose()?;
+        let rounding = self.rounding.map(rounding).transpose()?;
         let invoice = head.parse(team, now)?;
         Ok(TimeBilling {
             days,

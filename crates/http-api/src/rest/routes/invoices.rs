@@ -121,6 +121,12 @@ pub(crate) struct InvoiceBody {
     next_reminder_at: Option<Timestamp>,
     /// Reminders of the invoice sent so far.
     reminders_sent: u32,
+    /// The recurring invoice that made it; null for an invoice made by hand.
+    #[schema(required = true)]
+    recurring_invoice_id: Option<Uuid>,
+    /// Its place among that recurring invoice's invoices: 1, 2, 3 … with no gap.
+    #[schema(required = true)]
+    recurring_sequence: Option<u32>,
     created_at: Timestamp,
     updated_at: Timestamp,
 }
@@ -165,6 +171,8 @@ impl InvoiceBody {
             sent_at: invoice.chasing.sent_at.map(Timestamp),
             next_reminder_at: invoice.chasing.next_reminder_at.map(Timestamp),
             reminders_sent: invoice.chasing.reminders_sent,
+            recurring_invoice_id: invoice.recurrence.map(|r| r.recurring_invoice_id.as_uuid()),
+            recurring_sequence: invoice.recurrence.map(|r| r.sequence),
             created_at: Timestamp(invoice.created_at),
             updated_at: Timestamp(invoice.updated_at),
         }
@@ -354,7 +362,7 @@ pub(crate) struct InvoicePatch {
 }
 
 /// A number field as an exact decimal within `bound`.
-fn number(value: &Number, field: &str, bound: Bound) -> Result<Decimal, FieldError> {
+pub(crate) fn number(value: &Number, field: &str, bound: Bound) -> Result<Decimal, FieldError> {
     bound.parse(&value.to_string()).map_err(|e| e.at(field))
 }
 

@@ -4,7 +4,7 @@
 //! A send answers 202 at once: the message is stored whole (its PDF rendered now) with the
 //! job that sends it, and a job pass hands it to the SMTP server.
 
-use accounts::Principal;
+use accounts::{Principal, TeamId};
 use actix_web::http::StatusCode;
 use actix_web::{HttpResponse, get, post, web};
 use billing::credit::CreditNoteId;
@@ -278,13 +278,13 @@ fn mail_from(state: &ApiState) -> Result<&Email, ApiError> {
 /// The caller's team's invoice `id` and its client.
 async fn invoice_and_client(
     state: &ApiState,
-    who: &Principal,
+    team: TeamId,
     id: InvoiceId,
 ) -> Result<(Invoice, Client), ApiError> {
     let billing = &state.stores.billing;
-    let invoice = billing.get_invoice(who.team_id, id).await?.ok_or_else(|| not_found("invoice"))?;
+    let invoice = billing.get_invoice(team, id).await?.ok_or_else(|| not_found("invoice"))?;
     let client = billing
-        .get(who.team_id, invoice.client_id)
+        .get(team, invoice.client_id)
         .await?
         .ok_or_else(|| ApiError::internal(anyhow::anyhow!("invoice {id} names a missing client")))?;
     Ok((invoice, client))
@@ -363,21 +363,21 @@ pub(crate) async fn send_invoice(
     OptionalJson(input): OptionalJson<SendInput>,
     state: web::Data<ApiState>,
 ) -> Result<HttpResponse, ApiError> {
-    Ok(accepted(send(&state, &auth.principal, &path, input).await?))
+    let id: InvoiceId = path_id(&path, "invoice")?;
+    Ok(accepted(send(&state, auth.principal.team_id, id, input).await?))
 }
 
-/// E-mails the caller's team's invoice `id` as `input` asks.
+/// E-mails the team's invoice `id` as `input` asks.
 pub(crate) async fn send(
     state: &ApiState,
-    who: &Principal,
-    id: &str,
+    team: TeamId,
+    id: InvoiceId,
     input: SendInput,
 ) -> Result<MessageBody, ApiError> {
     let from = mail_from(state)?;
     let attach = input.attach_pdf.unwrap_or(true);
     let asked = Asked::parse(input.to, input.cc, input.subject, input.body)?;
-    let id: InvoiceId = path_id(id, "invoice")?;
-    let (invoice, client) = invoice_and_client(state, who, id).await?;
+    let (invoice, client) = invoice_and_client(state, team, id).await?;
     let now = state.clock.now();
     let attachments = if attach {
         let document = billing::service::invoice_document(&*state.stores.billing, id, now)
@@ -442,7 +442,7 @@ pub(crate) async fn remind(
     let from = mail_from(state)?;
     let asked = Asked::parse(input.to, input.cc, input.subject, input.body)?;
     let id: InvoiceId = path_id(id, "invoice")?;
-    let (invoice, client) = invoice_and_client(state, who, id).await?;
+    let (invoice, client) = invoice_and_client(state, who.team_id, id).await?;
     if !notify::reminders::is_open(invoice.balance.due().is_zero(), invoice.status) {
         return Err(ApiError::conflict(format!(
             "invoice: nothing is due on {} ({}), so there is nothing to remind of",
@@ -508,7 +508,7 @@ pub(crate) async fn send_credit_note(
         .get_credit_note(who.team_id, id)
         .await?
         .ok_or_else(|| not_found("credit note"))?;
-    let (invoice, client) = invoice_and_client(&state, who, note.invoice_id).await?;
+    let (invoice, client) = invoice_and_client(&state, who.team_id, note.invoice_id).await?;
     let now = state.clock.now();
     let attachments = if attach {
         let document = billing::service::credit_note_document(&*state.stores.billing, id)

@@ -10,6 +10,7 @@ pub(crate) mod messages;
 pub(crate) mod ops;
 pub(crate) mod payments;
 pub(crate) mod pdf;
+pub(crate) mod recurring;
 pub(crate) mod reminders;
 pub(crate) mod track;
 pub(crate) mod webhooks;
