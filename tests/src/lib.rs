@@ -202,7 +202,19 @@ pub async fn spawn_app_with(config: ServeConfig) -> TestApp {
 
 /// The server over a given, already opened database.
 pub async fn start(config: ServeConfig, db: TestDb, store: Store) -> TestApp {
-    let clock: Arc<dyn Clock> = Arc::new(SystemClock);
+    start_on(config, db, store, Arc::new(SystemClock)).await
+}
+
+/// The server on business time `clock` (a `FixedClock` the test moves), over a fresh
+/// database: what its requests stamp and take as today.
+pub async fn spawn_app_on(clock: Arc<dyn Clock>) -> TestApp {
+    let db = TestDb::new(Backend::from_env()).await;
+    let store = db.open().await;
+    start_on(serve_config(), db, store, clock).await
+}
+
+/// The server over a given, already opened database, on `clock`.
+pub async fn start_on(config: ServeConfig, db: TestDb, store: Store, clock: Arc<dyn Clock>) -> TestApp {
     let application = app::Application::build(&config, &store, clock).expect("server builds");
     let address = format!("http://127.0.0.1:{}", application.port());
     let jobs = application.jobs();

@@ -125,7 +125,7 @@ pub async fn resume(
 /// the clock stands still (a test's), so that every write moves `updated_at` on and a
 /// write conditional on the old one never passes twice.
 fn touched(read: &RecurringInvoice, now: DateTime<Utc>) -> DateTime<Utc> {
-    now.max(read.updated_at + chrono::TimeDelta::microseconds(1))
+    now.max(read.updated_at + chrono::TimeDelta::milliseconds(1))
 }
 
 /// What the pass made of the due recurring invoices.

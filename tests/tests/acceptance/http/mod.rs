@@ -13,6 +13,7 @@ mod mcp;
 mod money;
 mod openapi;
 mod payments;
+mod recurring;
 mod reminders;
 mod reports;
 mod sending;

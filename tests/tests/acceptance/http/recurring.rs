@@ -1,0 +1,358 @@
+//! Recurring invoices through the real server, driven by job passes on the days the tests
+//! choose: a year of passes (two racing each day) makes exactly the invoices each schedule
+//! names, with consecutive serials and no flood after a gap; a pause makes nothing and
+//! resuming does not backfill; the period's unbilled time is billed once; every refusal
+//! names its field.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use acceptance::{TestApp, spawn_app, spawn_app_on};
+use chrono::{DateTime, Days, NaiveDate, Utc};
+use kernel::FixedClock;
+use reqwest::Method;
+use serde_json::{Value, json};
+
+use super::track::{PROJECTS, expect, log, refused};
+
+const RECURRING: &str = "/v1/recurring-invoices";
+
+fn day(text: &str) -> NaiveDate {
+    text.parse().unwrap()
+}
+
+/// 06:00 UTC on `day`, when the tests run each day's pass.
+fn morning(day: NaiveDate) -> DateTime<Utc> {
+    day.and_hms_opt(6, 0, 0).unwrap().and_utc()
+}
+
+async fn make(app: &TestApp, body: Value) -> Value {
+    expect(app, &app.key, Method::POST, RECURRING, Some(body), 201).await
+}
+
+async fn act(app: &TestApp, recurring: &Value, action: &str) -> Value {
+    let path = format!("{RECURRING}/{}/{action}", recurring["id"].as_str().unwrap());
+    expect(app, &app.key, Method::POST, &path, None, 200).await
+}
+
+async fn get(app: &TestApp, recurring: &Value, tail: &str) -> Value {
+    app.get_json(&format!("{RECURRING}/{}{tail}", recurring["id"].as_str().unwrap())).await
+}
+
+fn retainer(client: &Value) -> Value {
+    json!({
+        "clientId": client["id"],
+        "template": {"description": "Retainer", "lineItems": [{"description": "Retainer", "unitPrice": 1500, "quantity": 1}],
+                     "taxPercentage": 19, "dueDays": 14},
+        "schedule": {"frequency": "monthly", "dayOfMonth": -1},
+        "startsOn": "2027-01-01", "count": 12,
+        "includeUnbilledTime": {"groupBy": "project"}
+    })
+}
+
+fn plain(client: &Value, schedule: Value) -> Value {
+    json!({
+        "clientId": client["id"],
+        "template": {"lineItems": [{"description": "Hosting", "unitPrice": 200, "quantity": 1}]},
+        "schedule": schedule, "startsOn": "2027-01-01"
+    })
+}
+
+/// Each recurring invoice's invoices as `(issue day, sequence)`, by recurring invoice id,
+/// and every serial.
+fn by_recurring(invoices: &[Value]) -> (BTreeMap<String, Vec<(String, u64)>>, Vec<String>) {
+    let mut made: BTreeMap<String, Vec<(String, u64)>> = BTreeMap::new();
+    for invoice in invoices {
+        let id = invoice["recurringInvoiceId"].as_str().unwrap().to_owned();
+        let issued = invoice["issueDate"].as_str().unwrap()[..10].to_owned();
+        made.entry(id).or_default().push((issued, invoice["recurringSequence"].as_u64().unwrap()));
+    }
+    for invoices in made.values_mut() {
+        invoices.sort();
+    }
+    let mut serials: Vec<String> =
+        invoices.iter().map(|i| i["serial"].as_str().unwrap().to_owned()).collect();
+    serials.sort();
+    (made, serials)
+}
+
+fn expected(days: &[&str]) -> Vec<(String, u64)> {
+    days.iter().zip(1..).map(|(day, sequence)| ((*day).to_owned(), sequence)).collect()
+}
+
+#[tokio::test]
+async fn a_year_of_racing_passes_makes_exactly_the_invoices_each_schedule_names() {
+    let clock = Arc::new(FixedClock::new(morning(day("2026-12-15"))));
+    let app = spawn_app_on(clock.clone()).await;
+    let client = app.create_client(&app.key, "Zoë Łukasiewicz").await;
+    let website =
+        expect(&app, &app.key, Method::POST, PROJECTS, Some(json!({"title": "Website", "rate": 100})), 201)
+            .await;
+    let monthly = make(&app, retainer(&client)).await;
+    assert_eq!((&monthly["status"], &monthly["nextRunOn"]), (&json!("active"), &json!("2027-01-31")));
+    assert_eq!(monthly["schedule"]["rrule"], "FREQ=MONTHLY;INTERVAL=1;BYMONTHDAY=-1;COUNT=12");
+    let fortnightly = make(
+        &app,
+        with_fields(
+            plain(&client, json!({"frequency": "weekly", "interval": 2, "weekday": "friday"})),
+            &json!({"endsOn": "2027-06-30"}),
+        ),
+    )
+    .await;
+    let yearly =
+        make(&app, plain(&client, json!({"frequency": "yearly", "month": 2, "dayOfMonth": -1}))).await;
+    let mid_month = make(&app, plain(&client, json!({"frequency": "monthly", "dayOfMonth": 15}))).await;
+    let preview = get(&app, &monthly, "/preview?count=3").await;
+    assert_eq!(
+        preview,
+        json!([
+            {"sequence": 1, "periodStart": "2027-01-31", "dueDate": "2027-02-14", "timeFrom": "2026-12-31", "timeTo": "2027-01-30"},
+            {"sequence": 2, "periodStart": "2027-02-28", "dueDate": "2027-03-14", "timeFrom": "2027-01-31", "timeTo": "2027-02-27"},
+            {"sequence": 3, "periodStart": "2027-03-31", "dueDate": "2027-04-14", "timeFrom": "2027-02-28", "timeTo": "2027-03-30"},
+        ])
+    );
+    // Down from 1 August to 31 October: no pass those days.
+    let gap = day("2027-08-01")..=day("2027-10-31");
+    let mut entries = Vec::new();
+    let mut today = day("2027-01-01");
+    while today <= day("2027-12-31") {
+        clock.advance(morning(today) - clock_now(&clock));
+        match today.to_string().as_str() {
+            "2027-04-01" => assert_eq!(act(&app, &mid_month, "pause").await["status"], "paused"),
+            "2027-07-01" => {
+                let resumed = act(&app, &mid_month, "resume").await;
+                assert_eq!(resumed["nextRunOn"], "2027-07-15", "no backfill of the paused months");
+            }
+            _ => {}
+        }
+        if !gap.contains(&today) {
+            // Two replicas' passes at once.
+            tokio::join!(app.run_jobs_at(morning(today)), app.run_jobs_at(morning(today)));
+        }
+        // Time of January (billed by January's invoice), of the 31st (February's), and
+        // time that is not billable.
+        for (date, seconds) in [("2027-01-10", 7200), ("2027-01-31", 3600), ("2027-02-27", 1800)] {
+            if today.to_string() == date {
+                let body = json!({"durationSeconds": seconds, "taskName": "Build", "date": date, "projectId": website["id"]});
+                entries.push(log(&app, &app.key, body).await);
+            }
+        }
+        today = today.checked_add_days(Days::new(1)).unwrap();
+    }
+    let invoices = app.get_json("/v1/invoices").await;
+    let invoices = invoices.as_array().unwrap();
+    let (made, serials) = by_recurring(invoices);
+    let of = |recurring: &Value| made.get(recurring["id"].as_str().unwrap()).cloned().unwrap_or_default();
+    // The gap: August and September are recorded skipped, October's is made on 1 November.
+    assert_eq!(
+        of(&monthly),
+        expected(&[
+            "2027-01-31",
+            "2027-02-28",
+            "2027-03-31",
+            "2027-04-30",
+            "2027-05-31",
+            "2027-06-30",
+            "2027-07-31",
+            "2027-10-31",
+            "2027-11-30",
+            "2027-12-31"
+        ])
+    );
+    assert_eq!(
+        of(&fortnightly),
+        expected(&[
+            "2027-01-01",
+            "2027-01-15",
+            "2027-01-29",
+            "2027-02-12",
+            "2027-02-26",
+            "2027-03-12",
+            "2027-03-26",
+            "2027-04-09",
+            "2027-04-23",
+            "2027-05-07",
+            "2027-05-21",
+            "2027-06-04",
+            "2027-06-18"
+        ])
+    );
+    assert_eq!(of(&yearly), expected(&["2027-02-28"]));
+    assert_eq!(
+        of(&mid_month),
+        expected(&[
+            "2027-01-15",
+            "2027-02-15",
+            "2027-03-15",
+            "2027-07-15",
+            "2027-10-15",
+            "2027-11-15",
+            "2027-12-15"
+        ])
+    );
+    let count = 10 + 13 + 1 + 7;
+    assert_eq!(invoices.len(), count, "one invoice per period, whoever won each race");
+    let consecutive: Vec<String> = (1..=count).map(|n| format!("INV-{n:04}")).collect();
+    assert_eq!(serials, consecutive);
+    // Where each stands.
+    let state = |recurring: Value| {
+        (recurring["status"].clone(), recurring["nextRunOn"].clone(), recurring["generatedCount"].clone())
+    };
+    assert_eq!(state(get(&app, &monthly, "").await), (json!("completed"), Value::Null, json!(10)));
+    assert_eq!(state(get(&app, &fortnightly, "").await), (json!("completed"), Value::Null, json!(13)));
+    assert_eq!(state(get(&app, &yearly, "").await), (json!("active"), json!("2028-02-29"), json!(1)));
+    assert_eq!(state(get(&app, &mid_month, "").await), (json!("active"), json!("2028-01-15"), json!(7)));
+    // The runs: twelve periods, two of them skipped in the gap.
+    let runs = get(&app, &monthly, "/runs").await;
+    let runs = runs.as_array().unwrap();
+    assert_eq!(runs.len(), 12);
+    let skipped: Vec<&Value> =
+        runs.iter().filter(|run| run["status"] == "skipped").map(|run| &run["periodStart"]).collect();
+    assert_eq!(skipped, [&json!("2027-09-30"), &json!("2027-08-31")]);
+    assert!(runs.iter().filter(|run| run["status"] == "generated").all(|run| run["invoiceId"].is_string()));
+    let paged = app
+        .request(
+            Method::GET,
+            &format!("{RECURRING}/{}/runs?limit=5", monthly["id"].as_str().unwrap()),
+            &app.key,
+        )
+        .send()
+        .await
+        .unwrap();
+    assert!(paged.headers().get("link").is_some(), "a page with more after it links the next");
+    // The unbilled time: January's in January's invoice, the 31st's and the 27th's in
+    // February's, each entry billed once.
+    let january = invoices
+        .iter()
+        .find(|i| i["recurringInvoiceId"] == monthly["id"] && i["recurringSequence"] == 1)
+        .unwrap();
+    let february = invoices
+        .iter()
+        .find(|i| i["recurringInvoiceId"] == monthly["id"] && i["recurringSequence"] == 2)
+        .unwrap();
+    let time_line = |invoice: &Value| {
+        let items = invoice["lineItems"].as_array().unwrap();
+        (items.len(), items[1]["description"].clone(), items[1]["quantity"].to_string())
+    };
+    assert_eq!(time_line(january), (2, json!("Website"), "2".to_owned()));
+    assert_eq!(time_line(february), (2, json!("Website"), "1.5".to_owned()));
+    assert_eq!(january["total"].to_string(), "2023.00", "(1500 + 200) and 19%");
+    assert_eq!(january["dueDate"].as_str().unwrap()[..10], *"2027-02-14");
+    let billed: Vec<Value> = entries.iter().map(|e| e["id"].clone()).collect();
+    for (entry, invoice) in billed.iter().zip([&january["id"], &february["id"], &february["id"]]) {
+        let read = app.get_json(&format!("/v1/track/time/{}", entry.as_str().unwrap())).await;
+        assert_eq!(&read["invoiceId"], invoice);
+    }
+}
+
+fn clock_now(clock: &FixedClock) -> DateTime<Utc> {
+    kernel::Clock::now(clock)
+}
+
+fn with_fields(mut base: Value, extra: &Value) -> Value {
+    for (field, value) in extra.as_object().unwrap() {
+        base[field] = value.clone();
+    }
+    base
+}
+
+#[tokio::test]
+async fn refusals_name_their_field() {
+    let app = spawn_app().await;
+    let client = app.create_client(&app.key, "Buyer").await;
+    let base = retainer(&client);
+    let cases = [
+        (json!({"clientId": "0193a5c4-7d2e-7c41-9a3b-5f1e2d3c4b5a"}), "clientId: no such client in the team"),
+        (json!({"schedule": {"frequency": "daily"}}), "schedule.frequency:"),
+        (
+            json!({"schedule": {"frequency": "monthly"}}),
+            "schedule.dayOfMonth: a monthly or yearly schedule needs the day of the month",
+        ),
+        (
+            json!({"schedule": {"frequency": "monthly", "dayOfMonth": 29}}),
+            "schedule.dayOfMonth: must be a whole number from -1 to 28",
+        ),
+        (json!({"schedule": {"frequency": "weekly", "dayOfMonth": 1}}), "schedule.dayOfMonth:"),
+        (
+            json!({"schedule": {"frequency": "monthly", "dayOfMonth": 1, "interval": 0}}),
+            "schedule.interval: must be a whole number from 1 to 100",
+        ),
+        (
+            json!({"schedule": {"frequency": "monthly", "dayOfMonth": 1, "month": 3}}),
+            "schedule.month: a month is for yearly schedules",
+        ),
+        (
+            json!({"endsOn": "2027-06-30"}),
+            "count: a schedule ends on a day or after a count of periods, not both; give endsOn or count",
+        ),
+        (json!({"count": 0}), "count: must be a whole number from 1 to 1000"),
+        (json!({"startsOn": "2027-02-30"}), "startsOn:"),
+        (json!({"mode": "fax"}), "mode:"),
+        (
+            json!({"template": {"lineItems": []}, "includeUnbilledTime": null}),
+            "template.lineItems: a recurring invoice bills at least one line item, or the period's unbilled time; give a line item, or includeUnbilledTime",
+        ),
+        (
+            json!({"template": {"lineItems": [{"description": "A", "unitPrice": -1, "quantity": 1}]}}),
+            "template.lineItems[0].unitPrice:",
+        ),
+        (
+            json!({"template": {"lineItems": [{"description": "A", "unitPrice": 1, "quantity": 1}], "dueDays": 400}}),
+            "template.dueDays: must be a whole number from 0 to 365",
+        ),
+        (json!({"includeUnbilledTime": {"groupBy": "client"}}), "includeUnbilledTime.groupBy:"),
+        (
+            json!({"includeUnbilledTime": {"rounding": {"minutes": 0, "mode": "up"}}}),
+            "includeUnbilledTime.rounding.minutes:",
+        ),
+        (
+            json!({"startsOn": "2020-01-01", "count": 3}),
+            "startsOn: the schedule has no day left from today on",
+        ),
+    ];
+    for (change, error) in cases {
+        let mut body = base.clone();
+        for (field, value) in change.as_object().unwrap() {
+            if value.is_null() {
+                body.as_object_mut().unwrap().remove(field);
+            } else {
+                body[field] = value.clone();
+            }
+        }
+        let message = refused(&app, &app.key, Method::POST, RECURRING, body).await;
+        assert!(message.starts_with(error), "{change}: {message}");
+    }
+    let answer = expect(
+        &app,
+        &app.key,
+        Method::POST,
+        RECURRING,
+        Some(with_fields(base.clone(), &json!({"mode": "issue_and_send"}))),
+        409,
+    )
+    .await;
+    assert!(
+        answer["error"].as_str().unwrap().starts_with("mode: issue_and_send e-mails each invoice"),
+        "{answer}"
+    );
+    // Pause, resume and a completed one.
+    let made = make(&app, base).await;
+    assert_eq!(act(&app, &made, "pause").await["nextRunOn"], Value::Null);
+    assert_eq!(act(&app, &made, "pause").await["status"], "paused", "pausing twice changes nothing");
+    assert_eq!(act(&app, &made, "resume").await["status"], "active");
+    let id = made["id"].as_str().unwrap();
+    let patched = expect(&app, &app.key, Method::PATCH, &format!("{RECURRING}/{id}"),
+        Some(json!({"template": {"lineItems": [{"description": "Retainer", "unitPrice": 1650, "quantity": 1}]}, "includeUnbilledTime": null})), 200).await;
+    assert_eq!(
+        (patched["template"]["lineItems"][0]["unitPrice"].to_string(), &patched["includeUnbilledTime"]),
+        ("1650".to_owned(), &Value::Null)
+    );
+    let message =
+        refused(&app, &app.key, Method::PATCH, &format!("{RECURRING}/{id}"), json!({"schedule": null})).await;
+    assert!(message.starts_with("schedule:"), "{message}");
+    // Another team sees nothing of it.
+    let listed = app.get_json(RECURRING).await;
+    assert_eq!(listed.as_array().unwrap().len(), 1);
+    expect(&app, &app.key, Method::DELETE, &format!("{RECURRING}/{id}"), None, 200).await;
+    expect(&app, &app.key, Method::GET, &format!("{RECURRING}/{id}"), None, 404).await;
+}
