@@ -17,7 +17,7 @@ use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
-use support::{Schema, Scratch, billable};
+use support::{Schema, Scratch, serve_rest, team_and_key};
 
 /// Mails the test queues.
 const MAILS: usize = 12;
@@ -61,32 +61,20 @@ struct Server {
 
 impl Server {
     fn start(database_url: &str, smtp: u16) -> Self {
-        let mut command = billable(database_url);
-        command
-            .args(["serve", "--listen", "127.0.0.1:0"])
-            .env("BILLABLE_SMTP_URL", format!("smtp://127.0.0.1:{smtp}"))
-            .env("BILLABLE_MAIL_FROM", "billing@acme.example")
-            .env("BILLABLE_WEBHOOK_ALLOW_PRIVATE", "true")
-            // A dead replica's jobs are taken over 3 s after it stopped renewing them.
-            .env("BILLABLE_JOBS_LEASE", "3s")
-            .env("BILLABLE_JOBS_POLL", "100ms")
-            // Few at once, so that work is under way when the process is killed.
-            .env("BILLABLE_JOBS_CONCURRENCY", "3")
-            .stderr(Stdio::piped());
-        let mut child = command.spawn().unwrap();
-        let stderr = child.stderr.take().unwrap();
-        let (send, port) = mpsc::channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-                if line.contains("serving the REST API")
-                    && let Some(digits) = line.split("\"port\":").nth(1)
-                {
-                    let digits: String = digits.chars().take_while(char::is_ascii_digit).collect();
-                    let _ = send.send(digits.parse::<u16>().unwrap());
-                }
-            }
-        });
-        let port = port.recv_timeout(Duration::from_mins(1)).expect("the server starts");
+        let smtp_url = format!("smtp://127.0.0.1:{smtp}");
+        let (child, port) = serve_rest(
+            database_url,
+            &[
+                ("BILLABLE_SMTP_URL", &smtp_url),
+                ("BILLABLE_MAIL_FROM", "billing@acme.example"),
+                ("BILLABLE_WEBHOOK_ALLOW_PRIVATE", "true"),
+                // A dead replica's jobs are taken over 3 s after it stopped renewing them.
+                ("BILLABLE_JOBS_LEASE", "3s"),
+                ("BILLABLE_JOBS_POLL", "100ms"),
+                // Few at once, so that work is under way when the process is killed.
+                ("BILLABLE_JOBS_CONCURRENCY", "3"),
+            ],
+        );
         Self { child, port }
     }
 
@@ -101,24 +89,6 @@ impl Drop for Server {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
-}
-
-/// What a command of the binary prints, trimmed.
-fn cli(database_url: &str, args: &[&str]) -> String {
-    let output = billable(database_url).args(args).output().unwrap();
-    assert!(output.status.success(), "{args:?}: {}", String::from_utf8_lossy(&output.stderr));
-    String::from_utf8(output.stdout).unwrap().trim().to_owned()
-}
-
-/// A team in EUR with an owner, and a `write` key of the owner.
-fn team_and_key(database_url: &str) -> String {
-    cli(database_url, &["migrate"]);
-    let team = cli(database_url, &["teams", "create", "--name", "Acme", "--currency", "EUR"]);
-    let owner = cli(
-        database_url,
-        &["users", "create", "--team", &team, "--email", "owner@acme.example", "--role", "owner"],
-    );
-    cli(database_url, &["keys", "create", "--team", &team, "--user", &owner, "--scope", "write"])
 }
 
 struct Api {

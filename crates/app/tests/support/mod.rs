@@ -22,6 +22,49 @@ pub fn billable(database_url: &str) -> Command {
     command
 }
 
+/// What a command of the binary prints, trimmed; it must succeed.
+pub fn cli(database_url: &str, args: &[&str]) -> String {
+    let output = billable(database_url).args(args).output().unwrap();
+    assert!(output.status.success(), "{args:?}: {}", String::from_utf8_lossy(&output.stderr));
+    String::from_utf8(output.stdout).unwrap().trim().to_owned()
+}
+
+/// A team in EUR with an owner, and a `write` key of the owner, on a migrated database.
+pub fn team_and_key(database_url: &str) -> String {
+    cli(database_url, &["migrate"]);
+    let team = cli(database_url, &["teams", "create", "--name", "Acme", "--currency", "EUR"]);
+    let owner = cli(
+        database_url,
+        &["users", "create", "--team", &team, "--email", "owner@acme.example", "--role", "owner"],
+    );
+    cli(database_url, &["keys", "create", "--team", &team, "--user", &owner, "--scope", "write"])
+}
+
+/// Starts `billable serve` with `env`; returns the process and the port of its REST API,
+/// read from the startup log.
+pub fn serve_rest(database_url: &str, env: &[(&str, &str)]) -> (Child, u16) {
+    let mut command = billable(database_url);
+    command.args(["serve", "--listen", "127.0.0.1:0"]).stderr(Stdio::piped());
+    for (name, value) in env {
+        command.env(name, value);
+    }
+    let mut child = command.spawn().unwrap();
+    let stderr = child.stderr.take().unwrap();
+    let (send, port) = mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            if line.contains("serving the REST API")
+                && let Some(digits) = line.split("\"port\":").nth(1)
+            {
+                let digits: String = digits.chars().take_while(char::is_ascii_digit).collect();
+                let _ = send.send(digits.parse::<u16>().unwrap());
+            }
+        }
+    });
+    let port = port.recv_timeout(Duration::from_mins(1)).expect("the server starts");
+    (child, port)
+}
+
 /// Starts `billable serve --agent definition` with `env`; returns the process and the
 /// port of its triggers' listener (the definition puts them on port 0), read from the
 /// startup log.
