@@ -5,12 +5,14 @@
 Connects over streamable HTTP with the key as a bearer token, initializes, lists the tools,
 creates a client and a project through them, reads them back, bills a month of time, pays
 the invoice in part and reads what the client owes, e-mails the invoice and reads the message
-log, and checks that a refusal comes back as a tool error. Exits non-zero, saying why, at the first difference.
+log, lists, pauses and resumes a recurring invoice, and checks that a refusal comes back as
+a tool error. Exits non-zero, saying why, at the first difference.
 """
 
 import asyncio
 import json
 import sys
+import urllib.request
 
 from mcp import ClientSession
 from mcp.client.streamable_http import create_mcp_http_client, streamable_http_client
@@ -34,7 +36,7 @@ async def main(base_url: str, key: str, mails: str) -> None:
                 init = await session.initialize()
                 check(init.server_info.name == "billable", f"server name: {init.server_info}")
                 tools = {tool.name: tool for tool in (await session.list_tools()).tools}
-                check(len(tools) == 27, f"a write key sees the 27 tools: {sorted(tools)}")
+                check(len(tools) == 30, f"a write key sees the 30 tools: {sorted(tools)}")
                 schema = tools["create_client"].input_schema
                 check({"name", "email"} <= set(schema["required"]), f"create_client's schema: {schema}")
 
@@ -99,9 +101,26 @@ async def main(base_url: str, key: str, mails: str) -> None:
                 check([a["content_type"] for a in taken[0]["attachments"]] == ["application/pdf"],
                       f"the mail's attachments: {taken[0]['attachments']}")
 
+                # A retainer made over REST, then listed, paused and resumed through the tools.
+                retainer = {"clientId": client["id"], "startsOn": "2030-01-01", "count": 12,
+                            "template": {"lineItems": [{"description": "Retainer", "unitPrice": 1500, "quantity": 1}]},
+                            "schedule": {"frequency": "monthly", "dayOfMonth": -1}}
+                request = urllib.request.Request(f"{base_url}/v1/recurring-invoices", data=json.dumps(retainer).encode(),
+                                                 headers={"X-API-Key": key, "Content-Type": "application/json"})
+                with urllib.request.urlopen(request, timeout=10) as answer:
+                    recurring = json.loads(answer.read())
+                listed = json.loads(text_of(await session.call_tool("list_recurring_invoices", {})))
+                check([(r["id"], r["nextRunOn"]) for r in listed] == [(recurring["id"], "2030-01-31")],
+                      f"list_recurring_invoices: {listed}")
+                paused = json.loads(text_of(await session.call_tool("pause_recurring_invoice", {"id": recurring["id"]})))
+                check((paused["status"], paused["nextRunOn"]) == ("paused", None), f"pause_recurring_invoice: {paused}")
+                resumed = json.loads(text_of(await session.call_tool("resume_recurring_invoice", {"id": recurring["id"]})))
+                check((resumed["status"], resumed["nextRunOn"]) == ("active", "2030-01-31"),
+                      f"resume_recurring_invoice: {resumed}")
+
                 refused = await session.call_tool("get_client", {"id": "not-an-id"})
                 check(refused.is_error and text_of(refused) == "client not found", f"a refusal: {refused}")
-    print(f"mcp client: {len(tools)} tools listed: a month of time billed, paid in part and e-mailed, refusals reported as tool errors")
+    print(f"mcp client: {len(tools)} tools listed: a month of time billed, paid in part and e-mailed, a recurring invoice paused and resumed, refusals reported as tool errors")
 
 
 if __name__ == "__main__":

@@ -301,7 +301,7 @@ async fn pass_one(
                     if recurring.mode == Mode::IssueAndSend {
                         report.to_send.push((invoice.team_id, invoice.id));
                     }
-                    report.generated.push(invoice);
+                    report.generated.push(*invoice);
                 }
                 None if status == RunStatus::Failed => report.failed += 1,
                 None => report.skipped += 1,

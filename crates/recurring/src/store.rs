@@ -38,7 +38,7 @@ pub struct PassRecord {
 #[derive(Debug)]
 pub enum PassRecorded {
     /// Written, with the invoice made.
-    Written(Option<Invoice>),
+    Written(Option<Box<Invoice>>),
     /// The recurring invoice changed (another pass, a pause, an edit) or went since it was
     /// read: nothing written.
     Stale,

@@ -94,11 +94,11 @@ impl InvoiceRepository for MemoryStore {
     }
 
     async fn create_invoice(&self, new: NewInvoice) -> Result<Invoice, CreateInvoiceError> {
-        self.store_invoice(new, Keep::Commit)
+        self.store_invoice(&new, Keep::Commit)
     }
 
     async fn preview_invoice(&self, new: NewInvoice) -> Result<Invoice, CreateInvoiceError> {
-        self.store_invoice(new, Keep::RollBack)
+        self.store_invoice(&new, Keep::RollBack)
     }
 
     async fn replace_invoice(
@@ -253,9 +253,9 @@ pub(crate) enum Keep {
 
 impl MemoryStore {
     /// A create, all checked before the first change: the lock makes it one transaction.
-    fn store_invoice(&self, new: NewInvoice, keep: Keep) -> Result<Invoice, CreateInvoiceError> {
+    fn store_invoice(&self, new: &NewInvoice, keep: Keep) -> Result<Invoice, CreateInvoiceError> {
         let mut state = self.state();
-        let invoice = make_invoice(&mut state, &*self.describe, &new, keep)?;
+        let invoice = make_invoice(&mut state, &*self.describe, new, keep)?;
         drop(state);
         if keep == Keep::Commit {
             self.signal.notify_one();

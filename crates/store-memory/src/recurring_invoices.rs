@@ -120,7 +120,7 @@ impl RecurringStore for MemoryStore {
         state.recurring_runs.extend(record.runs.iter().map(|run| (team, id, run.clone())));
         drop(state);
         self.signal.notify_one();
-        Ok(PassRecorded::Written(invoice))
+        Ok(PassRecorded::Written(invoice.map(Box::new)))
     }
 
     async fn list_runs(

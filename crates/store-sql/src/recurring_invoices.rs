@@ -414,7 +414,7 @@ impl RecurringStore for SqlStore {
             })
             .await);
         match done {
-            Ok(invoice) => self.signalling(Ok(PassRecorded::Written(invoice))),
+            Ok(invoice) => self.signalling(Ok(PassRecorded::Written(invoice.map(Box::new)))),
             Err(TxError::Previewed(())) => Ok(PassRecorded::Stale),
             Err(TxError::Refused(error)) => Err(error),
             Err(TxError::Db(error)) => Err(crate::store_error(error).into()),

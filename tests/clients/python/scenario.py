@@ -77,6 +77,9 @@ KEYED_OPERATIONS = [
     "list_event_types", "create_webhook_endpoint", "list_webhook_endpoints", "get_webhook_endpoint",
     "update_webhook_endpoint", "delete_webhook_endpoint", "rotate_webhook_secret",
     "test_webhook_endpoint", "list_webhook_deliveries", "redeliver_webhook",
+    "create_recurring_invoice", "list_recurring_invoices", "get_recurring_invoice",
+    "update_recurring_invoice", "delete_recurring_invoice", "pause_recurring_invoice",
+    "resume_recurring_invoice", "preview_recurring_invoice", "list_recurring_runs",
 ]
 PUBLIC_OPERATIONS = ["invoice_pdf", "credit_note_pdf"]
 
@@ -1074,6 +1077,68 @@ def _(s: dict[str, Any]) -> None:
     d = call("delete_webhook_endpoint", 200, model("Deleted"), id=s["endpoint"].id).parsed
     check(d.message == "webhook endpoint deleted", f"message {d.message!r}")
     error_call("get_webhook_endpoint", 404, "webhook endpoint not found", id=s["endpoint"].id)
+
+
+# Recurring invoices: a retainer billed on the last day of each month. The passes that make
+# its invoices are driven by other tests (`billable jobs run --at`); here, its life.
+
+
+@step("create a recurring invoice: monthly on the last day, 12 periods (201 RecurringBody)")
+def _(s: dict[str, Any]) -> None:
+    body = model("RecurringInput")(
+        client_id=str(s["client"].id),
+        template=model("TemplateInput")(line_items=[line("Retainer", 1500, 1)], tax_percentage=19, due_days=14),
+        schedule=model("ScheduleBody")(frequency=model("RecurringFrequency")("monthly"), day_of_month=-1),
+        starts_on=date(2030, 1, 1),
+        count=12,
+    )
+    r = call("create_recurring_invoice", 201, model("RecurringBody"), body=body).parsed
+    enum_value(r.status, "RecurringStatus", "active", "status")
+    check((r.next_run_on, r.generated_count, r.count) == (date(2030, 1, 31), 0, 12), f"recurring {r}")
+    check(r.schedule.rrule == "FREQ=MONTHLY;INTERVAL=1;BYMONTHDAY=-1;COUNT=12", f"rrule {r.schedule.rrule!r}")
+    s["recurring"] = r
+
+
+@step("list and get it (200 list[RecurringBody], RecurringBody)")
+def _(s: dict[str, Any]) -> None:
+    listed = call("list_recurring_invoices", 200, [model("RecurringBody")]).parsed
+    check(s["recurring"].id in [r.id for r in listed], "the recurring invoice is not listed")
+    got = call("get_recurring_invoice", 200, model("RecurringBody"), id=s["recurring"].id).parsed
+    check(got.template.line_items[0].unit_price == 1500, f"template {got.template}")
+
+
+@step("preview its next dates: 31 January, 28 February, 31 March 2030 (200 list[PreviewPeriod])")
+def _(s: dict[str, Any]) -> None:
+    periods = call("preview_recurring_invoice", 200, [model("PreviewPeriod")], id=s["recurring"].id, count=3).parsed
+    check([p.period_start for p in periods] == [date(2030, 1, 31), date(2030, 2, 28), date(2030, 3, 31)],
+          f"periods {periods}")
+    check(periods[0].due_date == date(2030, 2, 14) and periods[0].time_from is None, f"first {periods[0]}")
+
+
+@step("change its price for the periods to come (200 RecurringBody)")
+def _(s: dict[str, Any]) -> None:
+    body = model("RecurringPatch")(template=model("TemplateInput")(line_items=[line("Retainer", 1650, 1)]))
+    r = call("update_recurring_invoice", 200, model("RecurringBody"), id=s["recurring"].id, body=body).parsed
+    check(r.template.line_items[0].unit_price == 1650 and r.next_run_on == date(2030, 1, 31), f"changed {r}")
+
+
+@step("pause and resume it (200 RecurringBody)")
+def _(s: dict[str, Any]) -> None:
+    paused = call("pause_recurring_invoice", 200, model("RecurringBody"), id=s["recurring"].id).parsed
+    enum_value(paused.status, "RecurringStatus", "paused", "status")
+    check(paused.next_run_on is None, f"nextRunOn {paused.next_run_on!r}")
+    resumed = call("resume_recurring_invoice", 200, model("RecurringBody"), id=s["recurring"].id).parsed
+    enum_value(resumed.status, "RecurringStatus", "active", "status")
+    check(resumed.next_run_on == date(2030, 1, 31), f"nextRunOn {resumed.next_run_on!r}")
+
+
+@step("its runs: none yet (200 list[RunBody]); end it (200 Deleted), then 404")
+def _(s: dict[str, Any]) -> None:
+    runs = call("list_recurring_runs", 200, [model("RunBody")], id=s["recurring"].id).parsed
+    check(runs == [], f"runs {runs}")
+    d = call("delete_recurring_invoice", 200, model("Deleted"), id=s["recurring"].id).parsed
+    check(d.message == "recurring invoice deleted", f"message {d.message!r}")
+    error_call("get_recurring_invoice", 404, "recurring invoice not found", id=s["recurring"].id)
 
 
 # Rate limit: last, since it spends the key's allowance.

@@ -960,6 +960,52 @@ await step("delete the endpoint; it is gone (404)", async () => {
   equal(refused(again, 404, "deleted endpoint").error, "webhook endpoint not found", "error");
 });
 
+// ---- Recurring invoices: a retainer's life (its passes are driven by other tests) ----------
+
+await step("a monthly retainer on the last day: made, previewed, changed, paused, resumed, ended", async () => {
+  const created = await api.POST("/v1/recurring-invoices", {
+    body: body("/v1/recurring-invoices", "post", {
+      clientId: need(clientId, "a client"),
+      template: { lineItems: [{ description: "Retainer", unitPrice: 1500, quantity: 1 }], taxPercentage: 19, dueDays: 14 },
+      schedule: { frequency: "monthly", dayOfMonth: -1 },
+      startsOn: "2030-01-01",
+      count: 12,
+    }),
+  });
+  const recurring = typed(ok(created, 201, "create recurring invoice"));
+  equal(created.response.headers.get("location"), `/v1/recurring-invoices/${recurring.id}`, "Location");
+  equal(recurring.status, "active", "status");
+  equal(recurring.nextRunOn, "2030-01-31", "nextRunOn");
+  equal(recurring.schedule.rrule, "FREQ=MONTHLY;INTERVAL=1;BYMONTHDAY=-1;COUNT=12", "rrule");
+  const path = { params: { path: { id: recurring.id } } };
+  const listed = typed(ok(await api.GET("/v1/recurring-invoices"), 200, "list recurring invoices"));
+  check(listed.some((r) => r.id === recurring.id), "listed");
+  const preview = await api.GET("/v1/recurring-invoices/{id}/preview", {
+    params: { path: { id: recurring.id }, query: { count: 3 } },
+  });
+  const periods = typed(ok(preview, 200, "preview"));
+  equal(periods.map((p) => p.periodStart).join(), "2030-01-31,2030-02-28,2030-03-31", "the next dates");
+  equal(periods[0]?.dueDate, "2030-02-14", "the first due date");
+  const patched = await api.PATCH("/v1/recurring-invoices/{id}", {
+    ...path,
+    body: body("/v1/recurring-invoices/{id}", "patch", {
+      template: { lineItems: [{ description: "Retainer", unitPrice: 1650, quantity: 1 }] },
+    }),
+  });
+  equal(typed(ok(patched, 200, "update recurring invoice")).template.lineItems[0]?.unitPrice, 1650, "unitPrice");
+  const paused = typed(ok(await api.POST("/v1/recurring-invoices/{id}/pause", path), 200, "pause"));
+  equal(paused.status, "paused", "paused");
+  equal(paused.nextRunOn, null, "nextRunOn while paused");
+  const resumed = typed(ok(await api.POST("/v1/recurring-invoices/{id}/resume", path), 200, "resume"));
+  equal(resumed.nextRunOn, "2030-01-31", "nextRunOn once resumed");
+  const runs = typed(ok(await api.GET("/v1/recurring-invoices/{id}/runs", path), 200, "runs"));
+  equal(runs.length, 0, "runs before its first day");
+  const deleted = typed(ok(await api.DELETE("/v1/recurring-invoices/{id}", path), 200, "delete recurring invoice"));
+  equal(deleted.message, "recurring invoice deleted", "message");
+  const again = await api.GET("/v1/recurring-invoices/{id}", path);
+  equal(refused(again, 404, "deleted recurring invoice").error, "recurring invoice not found", "error");
+});
+
 await step("a request without a key is a 401", async () => {
   const error: ErrorBody = refused(await anonymous.GET("/v1/invoices"), 401, "no key");
   equal(error.error, "missing X-API-Key header", "error");

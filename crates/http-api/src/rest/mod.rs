@@ -33,7 +33,7 @@ fn register<T>(app: UtoipaApp<T>, ledger: &Rc<SchemaLedger>) -> UtoipaApp<T>
 where
     T: ServiceFactory<ServiceRequest, Config = (), Error = actix_web::Error, InitError = ()>,
 {
-    tracking_routes(app.openapi(ApiDoc::openapi()), ledger)
+    recurring_routes(tracking_routes(app.openapi(ApiDoc::openapi()), ledger), ledger)
         .service(
             scope("/v1/invoices/clients")
                 .wrap(from_fn(idempotency::replay_retries))
@@ -76,20 +76,6 @@ where
                 .service(ledger.check(routes::messages::send_invoice))
                 .service(ledger.check(routes::messages::remind_invoice))
                 .service(ledger.check(routes::messages::list_invoice_messages)),
-        )
-        .service(
-            scope("/v1/recurring-invoices")
-                .wrap(from_fn(idempotency::replay_retries))
-                .wrap(from_fn(auth::require_api_key))
-                .service(ledger.check(routes::recurring::list_recurring_invoices))
-                .service(ledger.check(routes::recurring::create_recurring_invoice))
-                .service(ledger.check(routes::recurring::get_recurring_invoice))
-                .service(ledger.check(routes::recurring::update_recurring_invoice))
-                .service(ledger.check(routes::recurring::delete_recurring_invoice))
-                .service(ledger.check(routes::recurring::pause_recurring_invoice))
-                .service(ledger.check(routes::recurring::resume_recurring_invoice))
-                .service(ledger.check(routes::recurring::preview_recurring_invoice))
-                .service(ledger.check(routes::recurring::list_recurring_runs)),
         )
         .service(
             scope("/v1/messages")
@@ -147,6 +133,27 @@ where
         .service(ledger.check(routes::ops::healthz))
         .service(ledger.check(routes::ops::readyz))
         .service(ledger.check(routes::ops::metrics))
+}
+
+/// The recurring invoices' routes, `/v1/recurring-invoices`.
+fn recurring_routes<T>(app: UtoipaApp<T>, ledger: &Rc<SchemaLedger>) -> UtoipaApp<T>
+where
+    T: ServiceFactory<ServiceRequest, Config = (), Error = actix_web::Error, InitError = ()>,
+{
+    app.service(
+        scope("/v1/recurring-invoices")
+            .wrap(from_fn(idempotency::replay_retries))
+            .wrap(from_fn(auth::require_api_key))
+            .service(ledger.check(routes::recurring::list_recurring_invoices))
+            .service(ledger.check(routes::recurring::create_recurring_invoice))
+            .service(ledger.check(routes::recurring::get_recurring_invoice))
+            .service(ledger.check(routes::recurring::update_recurring_invoice))
+            .service(ledger.check(routes::recurring::delete_recurring_invoice))
+            .service(ledger.check(routes::recurring::pause_recurring_invoice))
+            .service(ledger.check(routes::recurring::resume_recurring_invoice))
+            .service(ledger.check(routes::recurring::preview_recurring_invoice))
+            .service(ledger.check(routes::recurring::list_recurring_runs)),
+    )
 }
 
 /// The time-tracking routes, `/v1/track/*`.

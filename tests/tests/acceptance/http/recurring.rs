@@ -50,18 +50,21 @@ fn retainer(client: &Value) -> Value {
     })
 }
 
-fn plain(client: &Value, schedule: Value) -> Value {
+fn plain(client: &Value, schedule: &Value) -> Value {
     json!({
         "clientId": client["id"],
         "template": {"lineItems": [{"description": "Hosting", "unitPrice": 200, "quantity": 1}]},
-        "schedule": schedule, "startsOn": "2027-01-01"
+        "schedule": schedule.clone(), "startsOn": "2027-01-01"
     })
 }
 
 /// Each recurring invoice's invoices as `(issue day, sequence)`, by recurring invoice id,
 /// and every serial.
-fn by_recurring(invoices: &[Value]) -> (BTreeMap<String, Vec<(String, u64)>>, Vec<String>) {
-    let mut made: BTreeMap<String, Vec<(String, u64)>> = BTreeMap::new();
+/// Each recurring invoice's invoices as `(issue day, sequence)`, by its id.
+type ByRecurring = BTreeMap<String, Vec<(String, u64)>>;
+
+fn by_recurring(invoices: &[Value]) -> (ByRecurring, Vec<String>) {
+    let mut made: ByRecurring = BTreeMap::new();
     for invoice in invoices {
         let id = invoice["recurringInvoiceId"].as_str().unwrap().to_owned();
         let issued = invoice["issueDate"].as_str().unwrap()[..10].to_owned();
@@ -94,14 +97,14 @@ async fn a_year_of_racing_passes_makes_exactly_the_invoices_each_schedule_names(
     let fortnightly = make(
         &app,
         with_fields(
-            plain(&client, json!({"frequency": "weekly", "interval": 2, "weekday": "friday"})),
+            plain(&client, &json!({"frequency": "weekly", "interval": 2, "weekday": "friday"})),
             &json!({"endsOn": "2027-06-30"}),
         ),
     )
     .await;
     let yearly =
-        make(&app, plain(&client, json!({"frequency": "yearly", "month": 2, "dayOfMonth": -1}))).await;
-    let mid_month = make(&app, plain(&client, json!({"frequency": "monthly", "dayOfMonth": 15}))).await;
+        make(&app, plain(&client, &json!({"frequency": "yearly", "month": 2, "dayOfMonth": -1}))).await;
+    let mid_month = make(&app, plain(&client, &json!({"frequency": "monthly", "dayOfMonth": 15}))).await;
     let preview = get(&app, &monthly, "/preview?count=3").await;
     assert_eq!(
         preview,
@@ -111,34 +114,7 @@ async fn a_year_of_racing_passes_makes_exactly_the_invoices_each_schedule_names(
             {"sequence": 3, "periodStart": "2027-03-31", "dueDate": "2027-04-14", "timeFrom": "2027-02-28", "timeTo": "2027-03-30"},
         ])
     );
-    // Down from 1 August to 31 October: no pass those days.
-    let gap = day("2027-08-01")..=day("2027-10-31");
-    let mut entries = Vec::new();
-    let mut today = day("2027-01-01");
-    while today <= day("2027-12-31") {
-        clock.advance(morning(today) - clock_now(&clock));
-        match today.to_string().as_str() {
-            "2027-04-01" => assert_eq!(act(&app, &mid_month, "pause").await["status"], "paused"),
-            "2027-07-01" => {
-                let resumed = act(&app, &mid_month, "resume").await;
-                assert_eq!(resumed["nextRunOn"], "2027-07-15", "no backfill of the paused months");
-            }
-            _ => {}
-        }
-        if !gap.contains(&today) {
-            // Two replicas' passes at once.
-            tokio::join!(app.run_jobs_at(morning(today)), app.run_jobs_at(morning(today)));
-        }
-        // Time of January (billed by January's invoice), of the 31st (February's), and
-        // time that is not billable.
-        for (date, seconds) in [("2027-01-10", 7200), ("2027-01-31", 3600), ("2027-02-27", 1800)] {
-            if today.to_string() == date {
-                let body = json!({"durationSeconds": seconds, "taskName": "Build", "date": date, "projectId": website["id"]});
-                entries.push(log(&app, &app.key, body).await);
-            }
-        }
-        today = today.checked_add_days(Days::new(1)).unwrap();
-    }
+    let entries = drive_the_year(&app, &clock, &website, &mid_month).await;
     let invoices = app.get_json("/v1/invoices").await;
     let invoices = invoices.as_array().unwrap();
     let (made, serials) = by_recurring(invoices);
@@ -202,26 +178,48 @@ async fn a_year_of_racing_passes_makes_exactly_the_invoices_each_schedule_names(
     assert_eq!(state(get(&app, &fortnightly, "").await), (json!("completed"), Value::Null, json!(13)));
     assert_eq!(state(get(&app, &yearly, "").await), (json!("active"), json!("2028-02-29"), json!(1)));
     assert_eq!(state(get(&app, &mid_month, "").await), (json!("active"), json!("2028-01-15"), json!(7)));
-    // The runs: twelve periods, two of them skipped in the gap.
-    let runs = get(&app, &monthly, "/runs").await;
-    let runs = runs.as_array().unwrap();
-    assert_eq!(runs.len(), 12);
-    let skipped: Vec<&Value> =
-        runs.iter().filter(|run| run["status"] == "skipped").map(|run| &run["periodStart"]).collect();
-    assert_eq!(skipped, [&json!("2027-09-30"), &json!("2027-08-31")]);
-    assert!(runs.iter().filter(|run| run["status"] == "generated").all(|run| run["invoiceId"].is_string()));
-    let paged = app
-        .request(
-            Method::GET,
-            &format!("{RECURRING}/{}/runs?limit=5", monthly["id"].as_str().unwrap()),
-            &app.key,
-        )
-        .send()
-        .await
-        .unwrap();
-    assert!(paged.headers().get("link").is_some(), "a page with more after it links the next");
-    // The unbilled time: January's in January's invoice, the 31st's and the 27th's in
-    // February's, each entry billed once.
+    check_the_runs(&app, &monthly).await;
+    check_the_unbilled_time(&app, invoices, &monthly, &entries).await;
+}
+
+/// A pass (two at once) on each day of 2027 at 06:00 but from 1 August to 31 October;
+/// `mid_month` paused on 1 April and resumed on 1 July; time logged on `website` on 10
+/// January (billed by January's period), 31 January and 27 February (February's). The
+/// time entries logged.
+async fn drive_the_year(app: &TestApp, clock: &FixedClock, website: &Value, mid_month: &Value) -> Vec<Value> {
+    let gap = day("2027-08-01")..=day("2027-10-31");
+    let mut entries = Vec::new();
+    let mut today = day("2027-01-01");
+    while today <= day("2027-12-31") {
+        clock.advance(morning(today) - clock_now(clock));
+        match today.to_string().as_str() {
+            "2027-04-01" => assert_eq!(act(app, mid_month, "pause").await["status"], "paused"),
+            "2027-07-01" => {
+                let resumed = act(app, mid_month, "resume").await;
+                assert_eq!(resumed["nextRunOn"], "2027-07-15", "no backfill of the paused months");
+            }
+            _ => {}
+        }
+        if !gap.contains(&today) {
+            // Two replicas' passes at once.
+            tokio::join!(app.run_jobs_at(morning(today)), app.run_jobs_at(morning(today)));
+        }
+        // Time of January (billed by January's invoice), of the 31st (February's), and
+        // time that is not billable.
+        for (date, seconds) in [("2027-01-10", 7200), ("2027-01-31", 3600), ("2027-02-27", 1800)] {
+            if today.to_string() == date {
+                let body = json!({"durationSeconds": seconds, "taskName": "Build", "date": date, "projectId": website["id"]});
+                entries.push(log(app, &app.key, body).await);
+            }
+        }
+        today = today.checked_add_days(Days::new(1)).unwrap();
+    }
+    entries
+}
+
+/// January's time in January's invoice of `monthly`, the 31st's and the 27th's in
+/// February's, each entry billed once.
+async fn check_the_unbilled_time(app: &TestApp, invoices: &[Value], monthly: &Value, entries: &[Value]) {
     let january = invoices
         .iter()
         .find(|i| i["recurringInvoiceId"] == monthly["id"] && i["recurringSequence"] == 1)
@@ -243,6 +241,27 @@ async fn a_year_of_racing_passes_makes_exactly_the_invoices_each_schedule_names(
         let read = app.get_json(&format!("/v1/track/time/{}", entry.as_str().unwrap())).await;
         assert_eq!(&read["invoiceId"], invoice);
     }
+}
+
+/// The runs of `monthly`: twelve periods, two of them skipped in the gap; paged.
+async fn check_the_runs(app: &TestApp, monthly: &Value) {
+    let runs = get(app, monthly, "/runs").await;
+    let runs = runs.as_array().unwrap();
+    assert_eq!(runs.len(), 12);
+    let skipped: Vec<&Value> =
+        runs.iter().filter(|run| run["status"] == "skipped").map(|run| &run["periodStart"]).collect();
+    assert_eq!(skipped, [&json!("2027-09-30"), &json!("2027-08-31")]);
+    assert!(runs.iter().filter(|run| run["status"] == "generated").all(|run| run["invoiceId"].is_string()));
+    let paged = app
+        .request(
+            Method::GET,
+            &format!("{RECURRING}/{}/runs?limit=5", monthly["id"].as_str().unwrap()),
+            &app.key,
+        )
+        .send()
+        .await
+        .unwrap();
+    assert!(paged.headers().get("link").is_some(), "a page with more after it links the next");
 }
 
 fn clock_now(clock: &FixedClock) -> DateTime<Utc> {

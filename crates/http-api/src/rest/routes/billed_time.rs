@@ -102,7 +102,7 @@ pub(crate) fn project_ids(
 }
 
 /// `rounding` as given: its fields are named `rounding.minutes` and `rounding.mode`.
-pub(crate) fn rounding(input: RoundingInput) -> Result<Rounding, FieldError> {
+pub(crate) fn rounding(input: &RoundingInput) -> Result<Rounding, FieldError> {
     Rounding::parse(whole_minutes(&input.minutes)?, &input.mode).map_err(|rule| time_billing_rule(&rule))
 }
 
@@ -117,7 +117,7 @@ impl TimeInvoiceInput {
         let projects = project_ids(self.project_ids, "projectIds")?;
         let group_by =
             self.group_by.as_deref().map(GroupBy::parse).transpose().map_err(|e| e.at("groupBy"))?;
-        let rounding = self.rounding.map(rounding).transpose()?;
+        let rounding = self.rounding.as_ref().map(rounding).transpose()?;
         let invoice = head.parse(team, now)?;
         Ok(TimeBilling {
             days,

@@ -165,16 +165,16 @@ pub(crate) struct RecurringInput {
     {"description": "Retainer", "unitPrice": 1650, "quantity": 1}], "taxPercentage": 19, "dueDays": 14}}))]
 pub(crate) struct RecurringPatch {
     #[serde(default)]
-    #[schema(value_type = Option<Uuid>)]
+    #[schema(value_type = Uuid)]
     client_id: Patch<String>,
     #[serde(default)]
-    #[schema(value_type = Option<TemplateInput>)]
+    #[schema(value_type = TemplateInput)]
     template: Patch<TemplateInput>,
     #[serde(default)]
-    #[schema(value_type = Option<ScheduleBody>)]
+    #[schema(value_type = ScheduleBody)]
     schedule: Patch<ScheduleBody>,
     #[serde(default)]
-    #[schema(value_type = Option<String>, format = Date)]
+    #[schema(value_type = String, format = Date)]
     starts_on: Patch<String>,
     /// `null` removes the end.
     #[serde(default)]
@@ -185,7 +185,7 @@ pub(crate) struct RecurringPatch {
     #[schema(value_type = Option<i64>, minimum = 1, maximum = 1000, nullable)]
     count: Patch<Number>,
     #[serde(default)]
-    #[schema(value_type = Option<RecurringMode>)]
+    #[schema(value_type = RecurringMode)]
     mode: Patch<String>,
     /// `null` stops adding unbilled time.
     #[serde(default)]
@@ -389,7 +389,7 @@ impl TemplateInput {
                 .due_days
                 .map(|n| {
                     let days = whole(&n, "template.dueDays", 0..=DueDays::MAX)?;
-                    DueDays::new(days).map_err(|rule| recurring_rule(&rule))
+                    DueDays::new(days).map_err(recurring_rule)
                 })
                 .transpose()?,
         })
@@ -410,7 +410,7 @@ impl UnbilledTimeInput {
                 .unwrap_or_default(),
             rounding: self
                 .rounding
-                .map(|r| rounding(r).map_err(|e| FieldError::new(at(&e.field), e.message)))
+                .map(|r| rounding(&r).map_err(|e| FieldError::new(at(&e.field), e.message)))
                 .transpose()?,
             rate: self.rate.as_ref().map(|r| rate(r, &at("rate"))).transpose()?,
         })
@@ -452,7 +452,7 @@ impl ScheduleParts {
             count: self.count,
             ..ScheduleInput::starting(frequency, self.starts_on)
         };
-        Schedule::new(&input).map_err(|rule| recurring_rule(&RecurringRule::Schedule(rule)))
+        Schedule::new(&input).map_err(|rule| recurring_rule(RecurringRule::Schedule(rule)))
     }
 }
 
@@ -465,7 +465,7 @@ fn mode(text: &str) -> Result<Mode, FieldError> {
 }
 
 /// A rule of recurring invoices in the REST API's words: the field, then what to send.
-fn recurring_rule(rule: &RecurringRule) -> FieldError {
+fn recurring_rule(rule: RecurringRule) -> FieldError {
     let field = match rule {
         RecurringRule::Schedule(rule) => match rule {
             ScheduleRule::Interval => "schedule.interval",
@@ -497,7 +497,7 @@ impl From<RecurringError> for ApiError {
             RecurringError::Rule(RecurringRule::Completed) => ApiError::conflict(
                 "recurring invoice: it is completed (its schedule has no day left); change its schedule to start it again",
             ),
-            RecurringError::Rule(rule) => recurring_rule(&rule).into(),
+            RecurringError::Rule(rule) => recurring_rule(rule).into(),
             RecurringError::UnknownClient => FieldError::new("clientId", "no such client in the team").into(),
             RecurringError::NotFound => not_found("recurring invoice"),
             RecurringError::Conflict => ApiError::conflict(
@@ -623,9 +623,9 @@ pub(crate) async fn create(
     check_mode(state, mode)?;
     check_template(state, who.team_id, &template).await?;
     let new = NewRecurringInvoice { client_id, template, schedule, mode, unbilled_time };
-    let made =
+    let recurring =
         recurring_service::create(&*state.stores.recurring, who.team_id, new, state.clock.now()).await?;
-    Ok(RecurringBody::from(&made))
+    Ok(RecurringBody::from(&recurring))
 }
 
 /// List the recurring invoices
@@ -719,11 +719,11 @@ pub(crate) async fn update_recurring_invoice(
     let team = auth.principal.team_id;
     let id = recurring_id(&path)?;
     let current = recurring_service::get(&*state.stores.recurring, team, id).await?;
-    let changes = changes(&current, input)?;
-    if let Some(template) = &changes.template {
+    let asked = changes(&current, input)?;
+    if let Some(template) = &asked.template {
         check_template(&state, team, template).await?;
     }
-    if let Some(mode) = changes.mode {
+    if let Some(mode) = asked.mode {
         check_mode(&state, mode)?;
     }
     let changed = recurring_service::change(
@@ -731,7 +731,7 @@ pub(crate) async fn update_recurring_invoice(
         &*state.stores.billing,
         team,
         id,
-        changes,
+        asked,
         state.clock.now(),
     )
     .await?;
