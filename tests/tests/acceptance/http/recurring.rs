@@ -7,7 +7,8 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use acceptance::{TestApp, spawn_app, spawn_app_on};
+use acceptance::outside::SmtpServer;
+use acceptance::{Backend, TestApp, TestDb, mailing_config, spawn_app, spawn_app_on, start_on};
 use chrono::{DateTime, Days, NaiveDate, Utc};
 use kernel::FixedClock;
 use reqwest::Method;
@@ -321,6 +322,10 @@ async fn refusals_name_their_field() {
         ),
         (json!({"includeUnbilledTime": {"groupBy": "client"}}), "includeUnbilledTime.groupBy:"),
         (
+            json!({"includeUnbilledTime": {"projectIds": ["0193a5c4-7d2e-7c41-9a3b-5f1e2d3c4b5a"]}}),
+            "includeUnbilledTime.projectIds: 0193a5c4-7d2e-7c41-9a3b-5f1e2d3c4b5a: no such project in the team",
+        ),
+        (
             json!({"includeUnbilledTime": {"rounding": {"minutes": 0, "mode": "up"}}}),
             "includeUnbilledTime.rounding.minutes:",
         ),
@@ -374,4 +379,38 @@ async fn refusals_name_their_field() {
     assert_eq!(listed.as_array().unwrap().len(), 1);
     expect(&app, &app.key, Method::DELETE, &format!("{RECURRING}/{id}"), None, 200).await;
     expect(&app, &app.key, Method::GET, &format!("{RECURRING}/{id}"), None, 404).await;
+}
+
+#[tokio::test]
+async fn issue_and_send_mails_each_invoice_and_its_event_names_the_recurring_invoice() {
+    let smtp = SmtpServer::start();
+    let clock = Arc::new(FixedClock::new(morning(day("2026-12-15"))));
+    let db = TestDb::new(Backend::from_env()).await;
+    let store = db.open().await;
+    let app = start_on(mailing_config(&smtp), db, store, clock.clone()).await;
+    let client = app.create_client(&app.key, "Zoë Łukasiewicz").await;
+    let body = with_fields(
+        plain(&client, &json!({"frequency": "monthly", "dayOfMonth": 1})),
+        &json!({"mode": "issue_and_send", "count": 2}),
+    );
+    let recurring = make(&app, body).await;
+    let first = day("2027-01-01");
+    clock.advance(morning(first) - clock_now(&clock));
+    let report = app.run_jobs_at(morning(first)).await;
+    assert_eq!((report.generated, report.done), (1, 1), "made, and its mail sent: {report:?}");
+    let [mail] = smtp.received().try_into().unwrap();
+    assert_eq!(mail["rcpt_tos"], json!(["billing@example.com"]));
+    assert_eq!(mail["subject"], "Invoice INV-0001");
+    assert_eq!(mail["attachments"][0]["filename"], "INV-0001.pdf");
+    let invoice = &app.get_json("/v1/invoices").await[0];
+    assert_eq!(
+        (&invoice["recurringInvoiceId"], &invoice["recurringSequence"]),
+        (&recurring["id"], &json!(1))
+    );
+    assert!(invoice["sentAt"].is_string(), "{invoice}");
+    let events = app.store.notify().list_events(app.team, 100).await.unwrap();
+    let created = events.iter().find(|e| e.kind == notify::EventType::InvoiceCreated).unwrap();
+    let data: Value = serde_json::from_str(&created.data).unwrap();
+    assert_eq!(data["recurringInvoiceId"], recurring["id"]);
+    assert_eq!(app.run_jobs_at(morning(first)).await.generated, 0, "once");
 }

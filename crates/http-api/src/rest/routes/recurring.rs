@@ -508,6 +508,21 @@ impl From<RecurringError> for ApiError {
     }
 }
 
+/// The projects whose time is included must be the team's (a project deleted later fails
+/// the periods after, each run saying so).
+async fn check_projects(state: &ApiState, team: TeamId, time: Option<&UnbilledTime>) -> Result<(), ApiError> {
+    let Some(wanted) = time.and_then(|time| time.projects.as_ref()) else { return Ok(()) };
+    let projects = state.stores.track.list_projects(team).await?;
+    match wanted.iter().find(|id| !projects.iter().any(|project| project.id == **id)) {
+        Some(unknown) => Err(FieldError::new(
+            "includeUnbilledTime.projectIds",
+            format!("{unknown}: no such project in the team"),
+        )
+        .into()),
+        None => Ok(()),
+    }
+}
+
 /// A mode that e-mails needs e-mail configured on this server.
 fn check_mode(state: &ApiState, mode: Mode) -> Result<(), ApiError> {
     if mode == Mode::IssueAndSend && state.settings.sending.mail_from.is_none() {
@@ -622,6 +637,7 @@ pub(crate) async fn create(
     let unbilled_time = input.include_unbilled_time.map(UnbilledTimeInput::parse).transpose()?;
     check_mode(state, mode)?;
     check_template(state, who.team_id, &template).await?;
+    check_projects(state, who.team_id, unbilled_time.as_ref()).await?;
     let new = NewRecurringInvoice { client_id, template, schedule, mode, unbilled_time };
     let recurring =
         recurring_service::create(&*state.stores.recurring, who.team_id, new, state.clock.now()).await?;
@@ -725,6 +741,9 @@ pub(crate) async fn update_recurring_invoice(
     }
     if let Some(mode) = asked.mode {
         check_mode(&state, mode)?;
+    }
+    if let Some(time) = &asked.unbilled_time {
+        check_projects(&state, team, time.as_ref()).await?;
     }
     let changed = recurring_service::change(
         &*state.stores.recurring,
