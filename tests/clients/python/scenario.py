@@ -1132,9 +1132,9 @@ def _(s: dict[str, Any]) -> None:
     check(resumed.next_run_on == date(2030, 1, 31), f"nextRunOn {resumed.next_run_on!r}")
 
 
-@step("its runs: none yet (200 list[RunBody]); end it (200 Deleted), then 404")
+@step("its runs: none yet (200 list[RecurringRunBody]); end it (200 Deleted), then 404")
 def _(s: dict[str, Any]) -> None:
-    runs = call("list_recurring_runs", 200, [model("RunBody")], id=s["recurring"].id).parsed
+    runs = call("list_recurring_runs", 200, [model("RecurringRunBody")], id=s["recurring"].id).parsed
     check(runs == [], f"runs {runs}")
     d = call("delete_recurring_invoice", 200, model("Deleted"), id=s["recurring"].id).parsed
     check(d.message == "recurring invoice deleted", f"message {d.message!r}")

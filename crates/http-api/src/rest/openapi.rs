@@ -375,6 +375,7 @@ fn parameter_example(path: &str, name: &str) -> Option<Value> {
         "download" => json!(true),
         "conversationId" => json!("github:octo-org/hello-world#42"),
         "verdict" => json!("accepted"),
+        "count" => json!(12),
         _ => return None,
     })
 }

@@ -976,7 +976,7 @@ pub(crate) async fn preview_recurring_invoice(
 /// What became of one period.
 #[derive(Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
-pub(crate) struct RunBody {
+pub(crate) struct RecurringRunBody {
     #[schema(value_type = String, format = Date)]
     period_start: String,
     /// The invoice it made, while that exists.
@@ -991,7 +991,7 @@ pub(crate) struct RunBody {
     ran_at: Timestamp,
 }
 
-impl From<Run> for RunBody {
+impl From<Run> for RecurringRunBody {
     fn from(run: Run) -> Self {
         Self {
             period_start: day_text(run.period_start),
@@ -1011,7 +1011,7 @@ impl From<Run> for RunBody {
     tag = "Recurring invoices",
     params(("id" = Uuid, Path, description = "Recurring invoice id"), paging::PageQuery),
     responses(
-        (status = 200, description = "Its runs, the latest period first", body = Vec<RunBody>,
+        (status = 200, description = "Its runs, the latest period first", body = Vec<RecurringRunBody>,
          headers(("Link" = String, description = "`<URL of the next page>; rel=\"next\"`, on a page with more after it"))),
         QueryErrors, NotFound, KeyedErrors
     )
@@ -1044,7 +1044,7 @@ pub(crate) async fn list_recurring_runs(
             }
         })
         .await?;
-        Ok(page.map(RunBody::from))
+        Ok(page.map(RecurringRunBody::from))
     };
     listing.respond(page.await)
 }
