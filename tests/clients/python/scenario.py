@@ -1085,8 +1085,10 @@ def _(s: dict[str, Any]) -> None:
 
 @step("create a recurring invoice: monthly on the last day, 12 periods (201 RecurringBody)")
 def _(s: dict[str, Any]) -> None:
+    retained = model("ClientInput")(name="Initech", email="ap@initech.example", line1="1 Main St", postal_code="10001")
+    client_id = call("create_client", 201, model("ClientBody"), body=retained).parsed.id
     body = model("RecurringInput")(
-        client_id=str(s["client"].id),
+        client_id=str(client_id),
         template=model("TemplateInput")(line_items=[line("Retainer", 1500, 1)], tax_percentage=19, due_days=14),
         schedule=model("ScheduleBody")(frequency=model("RecurringFrequency")("monthly"), day_of_month=-1),
         starts_on=date(2030, 1, 1),

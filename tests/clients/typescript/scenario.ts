@@ -965,7 +965,7 @@ await step("delete the endpoint; it is gone (404)", async () => {
 await step("a monthly retainer on the last day: made, previewed, changed, paused, resumed, ended", async () => {
   const created = await api.POST("/v1/recurring-invoices", {
     body: body("/v1/recurring-invoices", "post", {
-      clientId: need(clientId, "a client"),
+      clientId: need(inlineClientId, "an invoice's client"),
       template: { lineItems: [{ description: "Retainer", unitPrice: 1500, quantity: 1 }], taxPercentage: 19, dueDays: 14 },
       schedule: { frequency: "monthly", dayOfMonth: -1 },
       startsOn: "2030-01-01",
