@@ -56,13 +56,15 @@ pub(crate) struct TemplateInput {
     #[serde(default)]
     #[schema(max_items = 1000)]
     line_items: Vec<LineItemInput>,
-    /// 0 to 100, at most 4 decimal places.
+    /// 0 to 100, at most 4 decimal places. When greater than 0 each invoice's tax is
+    /// computed from it.
     #[serde(default)]
-    #[schema(value_type = Option<f64>, minimum = 0, maximum = 100)]
+    #[schema(value_type = f64, minimum = 0, maximum = 100, default = 0)]
     tax_percentage: Option<Number>,
-    /// A flat tax, when `taxPercentage` is 0 or left out.
+    /// A flat tax, rounded to the minor unit, when `taxPercentage` is 0 or left out; with
+    /// `taxPercentage` above 0 it must equal the computed tax.
     #[serde(default)]
-    #[schema(value_type = Option<f64>, minimum = 0)]
+    #[schema(value_type = f64, minimum = 0, maximum = 1e21)]
     tax: Option<Number>,
     /// Each invoice is due this many days after its issue date (0 to 365); no due date
     /// when left out.
