@@ -87,7 +87,7 @@ pub enum TeamsCommand {
     List,
     /// Set the team's default sender address, which invoices show as "from"; only the
     /// options given change. Prints the sender address id (`sendersAddressId`).
-    Sender(SenderArgs),
+    Sender(Box<SenderArgs>),
 }
 
 /// The fields of `teams sender`.
@@ -129,6 +129,28 @@ pub struct SenderArgs {
     /// Removes the logo.
     #[arg(long)]
     no_logo: bool,
+    /// City of the address; empty to remove.
+    #[arg(long)]
+    city: Option<String>,
+    /// Country of the address, ISO 3166-1 alpha-2 in capitals (DE, CH); empty to remove.
+    #[arg(long)]
+    country_code: Option<String>,
+    /// The account clients pay to, as e-invoices carry it: an IBAN with valid check digits
+    /// (spaces allowed); empty to remove.
+    #[arg(long)]
+    iban: Option<String>,
+    /// The BIC of that account (8 or 11 characters); empty to remove.
+    #[arg(long)]
+    bic: Option<String>,
+    /// Whom buyers contact about an invoice; empty to remove.
+    #[arg(long)]
+    contact_name: Option<String>,
+    /// The contact's phone; empty to remove.
+    #[arg(long)]
+    contact_phone: Option<String>,
+    /// The contact's email; empty to remove.
+    #[arg(long)]
+    contact_email: Option<String>,
 }
 
 #[derive(Debug, Subcommand)]
@@ -304,6 +326,13 @@ async fn set_default_sender(
         payment_details,
         logo,
         no_logo,
+        city,
+        country_code,
+        iban,
+        bic,
+        contact_name,
+        contact_phone,
+        contact_email,
     } = args;
     let team = lookup::team(accounts, "--team", &team).await?;
     let billing = store.billing();
@@ -319,6 +348,9 @@ async fn set_default_sender(
         (line2, &mut details.line2, "--line2"),
         (line3, &mut details.line3, "--line3"),
         (vat_number, &mut details.vat_number, "--vat-number"),
+        (city, &mut details.city, "--city"),
+        (contact_name, &mut details.contact_name, "--contact-name"),
+        (contact_phone, &mut details.contact_phone, "--contact-phone"),
     ] {
         if let Some(value) = value {
             *field = text(value, flag)?;
@@ -340,17 +372,37 @@ async fn set_default_sender(
         details.logo = Some(read_logo(&path)?);
     }
     if let Some(email) = email {
-        details.email = if email.is_empty() {
-            None
-        } else {
-            Some(Email::parse(email).map_err(|e| anyhow::anyhow!("--email: {e}"))?)
-        };
+        details.email = optional(&email, "--email", |text| Email::parse(text))?;
+    }
+    if let Some(email) = contact_email {
+        details.contact_email = optional(&email, "--contact-email", |text| Email::parse(text))?;
+    }
+    if let Some(code) = country_code {
+        details.country_code = optional(&code, "--country-code", billing::CountryCode::parse)?;
+    }
+    if let Some(iban) = iban {
+        details.iban = optional(&iban, "--iban", billing::Iban::parse)?;
+    }
+    if let Some(bic) = bic {
+        details.bic = optional(&bic, "--bic", billing::Bic::parse)?;
     }
     let updated = billing
         .update_sender(team, sender.id, &details, now)
         .await?
         .context("the default sender address vanished meanwhile")?;
     Ok(updated.id)
+}
+
+/// `text` parsed by `parse`, or `None` when empty (the option removes the value).
+fn optional<T>(
+    text: &str,
+    flag: &str,
+    parse: impl Fn(&str) -> Result<T, kernel::InvalidValue>,
+) -> anyhow::Result<Option<T>> {
+    if text.is_empty() {
+        return Ok(None);
+    }
+    parse(text).map(Some).map_err(|e| anyhow::anyhow!("{flag}: {e}"))
 }
 
 /// The logo in the file at `path`, refused unless it is a PNG or SVG of at most 256 KiB
@@ -428,7 +480,7 @@ async fn teams(
             Ok(())
         }
         TeamsCommand::Sender(args) => {
-            let sender = set_default_sender(store, accounts, args, now).await?;
+            let sender = set_default_sender(store, accounts, *args, now).await?;
             print(&sender.to_string())
         }
     }

@@ -96,3 +96,58 @@ fn sha256_hex(bytes: &[u8]) -> String {
         hex
     })
 }
+
+#[test]
+fn what_e_invoices_need_of_the_seller_is_checked_stored_and_removed_by_an_empty_value() {
+    let schema = Schema::new("sender_cli_e_invoice");
+    let url = schema.url("sslmode=prefer");
+    let team = run(&url, &["teams", "create", "--name", "Studio", "--currency", "CHF"]);
+    let set = [
+        "teams",
+        "sender",
+        "--team",
+        &team,
+        "--city",
+        "Zürich",
+        "--country-code",
+        "CH",
+        "--iban",
+        "CH93 0076 2011 6238 5295 7",
+        "--bic",
+        "UBSWCHZH80A",
+        "--contact-name",
+        "Zoë Łukasiewicz",
+        "--contact-phone",
+        "+41 44 000 00 00",
+        "--contact-email",
+        "books@studio.example",
+    ];
+    let sender = run(&url, &set);
+    let refused = |flag: &str, value: &str| {
+        let output = billable(&url).args(["teams", "sender", "--team", &team, flag, value]).output().unwrap();
+        assert!(!output.status.success(), "{flag} {value} was taken");
+        String::from_utf8(output.stderr).unwrap()
+    };
+    assert!(refused("--iban", "CH94 0076 2011 6238 5295 7").contains("--iban: must be a valid IBAN"));
+    assert!(refused("--bic", "UBSW").contains("--bic: must be a BIC"));
+    assert!(refused("--country-code", "XX").contains("--country-code: must be an ISO 3166-1 alpha-2"));
+    assert!(refused("--contact-email", "not an email").contains("--contact-email:"));
+    let stored = psql(&format!(
+        "SELECT concat_ws('|', city, country_code, iban, bic, contact_name, contact_phone, contact_email) \
+         FROM {}.sender_addresses WHERE id = '{sender}'",
+        schema.0
+    ));
+    assert_eq!(
+        stored,
+        "Zürich|CH|CH9300762011623852957|UBSWCHZH80A|Zoë Łukasiewicz|+41 44 000 00 00|books@studio.example"
+    );
+    for flag in ["--iban", "--bic", "--country-code", "--contact-email", "--city"] {
+        assert_eq!(run(&url, &["teams", "sender", "--team", &team, flag, ""]), sender, "{flag}");
+    }
+    let removed = psql(&format!(
+        "SELECT concat_ws('|', city, coalesce(country_code, '-'), coalesce(iban, '-'), coalesce(bic, '-'), \
+         coalesce(contact_email, '-')) FROM {}.sender_addresses WHERE id = '{sender}'",
+        schema.0
+    ));
+    assert_eq!(removed, "|-|-|-|-");
+}

@@ -33,6 +33,13 @@ pub struct ClientDetails {
     pub line2: OptionalText,
     pub line3: OptionalText,
     pub postal_code: KeptPostalCode,
+    /// The city of the address; may be empty.
+    pub city: OptionalText,
+    /// The country of the address, when given.
+    pub country_code: Option<crate::party::CountryCode>,
+    /// The buyer's reference for its invoices (EN 16931 BT-10; in Germany the Leitweg-ID
+    /// a public buyer gives); may be empty.
+    pub buyer_reference: OptionalText,
     /// Whether the team's payment reminders go to the client (default yes).
     pub reminders_enabled: bool,
 }
@@ -134,6 +141,9 @@ mod tests {
             line2: OptionalText::parse("").unwrap(),
             line3: OptionalText::parse("").unwrap(),
             postal_code: KeptPostalCode::parse("1000").unwrap(),
+            city: OptionalText::empty(),
+            country_code: None,
+            buyer_reference: OptionalText::empty(),
             reminders_enabled: true,
         };
         Client::new(TeamId::generate(), details, Utc::now())

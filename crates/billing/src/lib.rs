@@ -8,6 +8,7 @@ pub mod document;
 pub mod invoice;
 pub mod ledger;
 pub mod money;
+pub mod party;
 pub mod receivables;
 pub mod sender;
 pub mod service;
@@ -25,5 +26,6 @@ pub use invoice::{
 pub use ledger::{
     Balance, EntryAmount, EntryKind, LedgerEntry, LedgerEntryId, LedgerRule, NewEntry, PaymentMethod,
 };
+pub use party::{Bic, CountryCode, Iban};
 pub use sender::{SenderAddress, SenderAddressId, SenderDetails, SenderRepository};
 pub use store::{BillingStore, InvoiceRepository, LedgerRepository};

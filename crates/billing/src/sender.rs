@@ -125,6 +125,18 @@ pub struct SenderDetails {
     pub vat_number: OptionalText,
     pub payment_details: PaymentDetails,
     pub logo: Option<Logo>,
+    /// The city of the address; may be empty.
+    pub city: OptionalText,
+    /// The country of the address, when given.
+    pub country_code: Option<crate::party::CountryCode>,
+    /// The account clients pay to, structured as e-invoices carry it (beside the free
+    /// `payment_details` the PDF prints).
+    pub iban: Option<crate::party::Iban>,
+    pub bic: Option<crate::party::Bic>,
+    /// Whom the buyer contacts about the invoice; each may be empty.
+    pub contact_name: OptionalText,
+    pub contact_phone: OptionalText,
+    pub contact_email: Option<Email>,
 }
 
 impl SenderDetails {
@@ -140,6 +152,13 @@ impl SenderDetails {
             vat_number: OptionalText::empty(),
             payment_details: PaymentDetails::empty(),
             logo: None,
+            city: OptionalText::empty(),
+            country_code: None,
+            iban: None,
+            bic: None,
+            contact_name: OptionalText::empty(),
+            contact_phone: OptionalText::empty(),
+            contact_email: None,
         }
     }
 }

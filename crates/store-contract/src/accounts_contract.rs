@@ -20,6 +20,9 @@ fn details(name: &str) -> ClientDetails {
         line2: OptionalText::parse("").unwrap(),
         line3: OptionalText::parse("Ёлка").unwrap(),
         postal_code: KeptPostalCode::parse("105 63").unwrap(),
+        city: OptionalText::parse("Αθήνα").unwrap(),
+        country_code: Some(billing::CountryCode::parse("GR").unwrap()),
+        buyer_reference: OptionalText::parse("04011000-1234512345-06").unwrap(),
         reminders_enabled: true,
     }
 }

@@ -40,6 +40,9 @@ pub fn client_details(name: &str, email: &str) -> ClientDetails {
         line2: OptionalText::empty(),
         line3: OptionalText::empty(),
         postal_code: KeptPostalCode::parse("105 63").unwrap(),
+        city: OptionalText::empty(),
+        country_code: None,
+        buyer_reference: OptionalText::empty(),
         reminders_enabled: true,
     }
 }
@@ -476,6 +479,20 @@ pub async fn the_document_prints_the_senders_payment_details_and_logo(store: Por
     sender.details.logo = None;
     f.billing.update_sender(f.team, sender.id, &sender.details, now).await.unwrap().unwrap();
     assert_eq!(document(plain.id).await.unwrap().unwrap().logo, None, "removed");
+
+    // What e-invoices need of the seller comes back as it was kept.
+    let details = &mut sender.details;
+    details.city = OptionalText::parse("Zürich").unwrap();
+    details.country_code = Some(billing::CountryCode::parse("CH").unwrap());
+    details.iban = Some(billing::Iban::parse("CH93 0076 2011 6238 5295 7").unwrap());
+    details.bic = Some(billing::Bic::parse("UBSWCHZH80A").unwrap());
+    details.contact_name = OptionalText::parse("Zoë Łukasiewicz").unwrap();
+    details.contact_phone = OptionalText::parse("+41 44 000 00 00").unwrap();
+    details.contact_email = Some(Email::parse("books@acme.example").unwrap());
+    f.billing.update_sender(f.team, sender.id, &sender.details, now).await.unwrap().unwrap();
+    let kept = f.billing.get_sender(f.team, sender.id).await.unwrap().unwrap();
+    assert_eq!(kept.details, sender.details);
+    assert_eq!(kept.details.iban.as_ref().map(billing::Iban::as_str), Some("CH9300762011623852957"));
 }
 
 pub async fn invoices_filter_by_status_client_issue_date_and_text_and_page_in_order(store: Ports) {

@@ -3,7 +3,9 @@
 use accounts::TeamId;
 use async_trait::async_trait;
 use billing::client::{KeptPostalCode, OptionalText, RequiredText};
-use billing::{Client, ClientDetails, ClientId, ClientRepository, DeleteClientError, ReplaceClientError};
+use billing::{
+    Client, ClientDetails, ClientId, ClientRepository, CountryCode, DeleteClientError, ReplaceClientError,
+};
 use chrono::{DateTime, Utc};
 use diesel::prelude::*;
 use diesel::result::DatabaseErrorKind;
@@ -32,6 +34,9 @@ pub(crate) struct ClientRow {
     created_at: DateTime<Utc>,
     updated_at: DateTime<Utc>,
     reminders_enabled: bool,
+    city: String,
+    country_code: Option<String>,
+    buyer_reference: String,
 }
 
 impl TryFrom<ClientRow> for Client {
@@ -47,6 +52,9 @@ impl TryFrom<ClientRow> for Client {
                 line2: OptionalText::parse(row.line2)?,
                 line3: OptionalText::parse(row.line3)?,
                 postal_code: KeptPostalCode::parse(row.postal_code)?,
+                city: OptionalText::parse(row.city)?,
+                country_code: row.country_code.as_deref().map(CountryCode::parse).transpose()?,
+                buyer_reference: OptionalText::parse(row.buyer_reference)?,
                 reminders_enabled: row.reminders_enabled,
             })
         })()
@@ -74,6 +82,9 @@ macro_rules! details_values {
             clients::line3.eq($details.line3.as_str()),
             clients::postal_code.eq($details.postal_code.as_str()),
             clients::reminders_enabled.eq($details.reminders_enabled),
+            clients::city.eq($details.city.as_str()),
+            clients::country_code.eq($details.country_code.map(billing::CountryCode::as_str)),
+            clients::buyer_reference.eq($details.buyer_reference.as_str()),
         )
     };
 }

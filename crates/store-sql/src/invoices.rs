@@ -677,6 +677,13 @@ struct SenderRow {
     updated_at: DateTime<Utc>,
     payment_details: String,
     logo: Option<Vec<u8>>,
+    city: String,
+    country_code: Option<String>,
+    iban: Option<String>,
+    bic: Option<String>,
+    contact_name: String,
+    contact_phone: String,
+    contact_email: Option<String>,
 }
 
 impl TryFrom<SenderRow> for SenderAddress {
@@ -693,6 +700,13 @@ impl TryFrom<SenderRow> for SenderAddress {
                 vat_number: OptionalText::parse(row.vat_number)?,
                 payment_details: PaymentDetails::parse(row.payment_details)?,
                 logo: row.logo.map(Logo::parse).transpose()?,
+                city: OptionalText::parse(row.city)?,
+                country_code: row.country_code.as_deref().map(billing::CountryCode::parse).transpose()?,
+                iban: row.iban.as_deref().map(billing::Iban::parse).transpose()?,
+                bic: row.bic.as_deref().map(billing::Bic::parse).transpose()?,
+                contact_name: OptionalText::parse(row.contact_name)?,
+                contact_phone: OptionalText::parse(row.contact_phone)?,
+                contact_email: row.contact_email.map(Email::parse).transpose()?,
             })
         })()
         .map_err(|e| corrupt("sender address", e))?;
@@ -718,6 +732,13 @@ macro_rules! sender_values {
             sender_addresses::vat_number.eq($details.vat_number.as_str()),
             sender_addresses::payment_details.eq($details.payment_details.as_str()),
             sender_addresses::logo.eq($details.logo.as_ref().map(Logo::bytes)),
+            sender_addresses::city.eq($details.city.as_str()),
+            sender_addresses::country_code.eq($details.country_code.map(billing::CountryCode::as_str)),
+            sender_addresses::iban.eq($details.iban.as_ref().map(billing::Iban::as_str)),
+            sender_addresses::bic.eq($details.bic.as_ref().map(billing::Bic::as_str)),
+            sender_addresses::contact_name.eq($details.contact_name.as_str()),
+            sender_addresses::contact_phone.eq($details.contact_phone.as_str()),
+            sender_addresses::contact_email.eq($details.contact_email.as_ref().map(Email::as_str)),
         )
     };
 }

@@ -57,6 +57,9 @@ macro_rules! tables {
                 created_at -> $ts,
                 updated_at -> $ts,
                 reminders_enabled -> Bool,
+                city -> Text,
+                country_code -> Nullable<Text>,
+                buyer_reference -> Text,
             }
         }
 
@@ -181,6 +184,13 @@ macro_rules! tables {
                 updated_at -> $ts,
                 payment_details -> Text,
                 logo -> Nullable<Binary>,
+                city -> Text,
+                country_code -> Nullable<Text>,
+                iban -> Nullable<Text>,
+                bic -> Nullable<Text>,
+                contact_name -> Text,
+                contact_phone -> Text,
+                contact_email -> Nullable<Text>,
             }
         }
 

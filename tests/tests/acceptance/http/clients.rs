@@ -223,3 +223,60 @@ async fn a_page_continues_after_a_name_of_several_lines() {
     let names: Vec<&str> = paged.iter().map(|page| page[0]["name"].as_str().unwrap()).collect();
     assert_eq!(names, ["Acme", "Acme\nEast", "Acme\nWest"]);
 }
+
+#[tokio::test]
+async fn what_e_invoices_need_of_a_client_is_kept_checked_and_left_alone_when_left_out() {
+    let app = spawn_app().await;
+    let mut body = full_client();
+    body["city"] = json!("Αθήνα");
+    body["countryCode"] = json!("GR");
+    body["buyerReference"] = json!("04011000-1234512345-06");
+    let created: Value =
+        app.request(Method::POST, CLIENTS, &app.key).json(&body).send().await.unwrap().json().await.unwrap();
+    assert_eq!(
+        (&created["city"], &created["countryCode"], &created["buyerReference"]),
+        (&json!("Αθήνα"), &json!("GR"), &json!("04011000-1234512345-06"))
+    );
+    let location = format!("{CLIENTS}/{}", created["id"].as_str().unwrap());
+    for (code, error) in [
+        ("XX", "countryCode: must be an ISO 3166-1 alpha-2 country code in capitals, such as DE or CH"),
+        ("gr", "countryCode: must be an ISO 3166-1 alpha-2 country code in capitals, such as DE or CH"),
+    ] {
+        let mut refused = full_client();
+        refused["countryCode"] = json!(code);
+        let response = app.request(Method::PATCH, &location, &app.key).json(&refused).send().await.unwrap();
+        assert_eq!(response.status(), 400);
+        assert_eq!(error_of(response).await, error);
+    }
+    // A replacement that leaves them out keeps them; empty strings remove them.
+    let kept: Value = app
+        .request(Method::PATCH, &location, &app.key)
+        .json(&full_client())
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(
+        (&kept["countryCode"], &kept["buyerReference"]),
+        (&json!("GR"), &json!("04011000-1234512345-06"))
+    );
+    let mut cleared = full_client();
+    for field in ["city", "countryCode", "buyerReference"] {
+        cleared[field] = json!("");
+    }
+    let cleared: Value = app
+        .request(Method::PATCH, &location, &app.key)
+        .json(&cleared)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(
+        (&cleared["city"], &cleared["countryCode"], &cleared["buyerReference"]),
+        (&json!(""), &json!(""), &json!(""))
+    );
+}

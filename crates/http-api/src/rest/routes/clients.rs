@@ -39,6 +39,13 @@ pub(crate) struct ClientBody {
     /// Empty string when not supplied.
     line3: String,
     postal_code: String,
+    /// Empty string when not supplied.
+    city: String,
+    /// ISO 3166-1 alpha-2; empty string when not supplied.
+    country_code: String,
+    /// The buyer's reference for its invoices (EN 16931 BT-10, the Leitweg-ID of a German
+    /// public buyer); empty string when not supplied.
+    buyer_reference: String,
     /// Whether the team's payment reminders go to the client.
     reminders_enabled: bool,
     team_id: Uuid,
@@ -59,6 +66,9 @@ impl From<Client> for ClientBody {
             line2: d.line2.into_string(),
             line3: d.line3.into_string(),
             postal_code: d.postal_code.into_string(),
+            city: d.city.into_string(),
+            country_code: d.country_code.map(|code| code.as_str().to_owned()).unwrap_or_default(),
+            buyer_reference: d.buyer_reference.into_string(),
             reminders_enabled: d.reminders_enabled,
             team_id: client.team_id.as_uuid(),
             created_at: Timestamp(client.created_at),
@@ -72,7 +82,8 @@ impl From<Client> for ClientBody {
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 #[schema(example = json!({"name": "Acme GmbH", "email": "billing@acme.example", "phone": "+49 30 1234567",
-    "vatNumber": "DE123456789", "line1": "Hauptstraße 1", "line2": "3. OG", "line3": "", "postalCode": "10115"}))]
+    "vatNumber": "DE123456789", "line1": "Hauptstraße 1", "line2": "3. OG", "line3": "", "postalCode": "10115",
+    "city": "Berlin", "countryCode": "DE", "buyerReference": "04011000-1234512345-06"}))]
 pub(crate) struct ClientInput {
     #[schema(pattern = r"^[^\u0000]*$", min_length = 1, max_length = 255)]
     name: String,
@@ -94,6 +105,22 @@ pub(crate) struct ClientInput {
     line3: String,
     #[schema(pattern = r"^[^\u0000]*$", min_length = 1, max_length = 32)]
     postal_code: String,
+    /// The address's city; empty to remove. Left out: empty on a create, unchanged on a
+    /// replacement (as `countryCode` and `buyerReference`: an API client that predates them
+    /// does not erase them).
+    #[serde(default)]
+    #[schema(pattern = r"^[^\u0000]*$", max_length = 255)]
+    city: Option<String>,
+    /// The address's country, ISO 3166-1 alpha-2 in capitals (`DE`, `CH`); empty to
+    /// remove.
+    #[serde(default)]
+    #[schema(pattern = r"^([A-Z]{2})?$")]
+    country_code: Option<String>,
+    /// The buyer's reference its invoices must carry (EN 16931 BT-10; the Leitweg-ID of a
+    /// German public buyer); empty to remove.
+    #[serde(default)]
+    #[schema(pattern = r"^[^\u0000]*$", max_length = 255)]
+    buyer_reference: Option<String>,
     /// Whether the team's payment reminders go to the client; manual sends are not
     /// affected. Left out: `true` on a create, unchanged on a replacement (so that a client
     /// that predates the field cannot turn reminders back on).
@@ -103,9 +130,35 @@ pub(crate) struct ClientInput {
 }
 
 impl ClientInput {
-    /// The details given, `reminders_enabled` taking `reminders_by_default` when left out.
-    fn parse(self, reminders_by_default: bool) -> Result<ClientDetails, FieldError> {
+    /// Whether a replacement must read the client first: for the fields left out, which it
+    /// keeps.
+    fn keeps_some(&self) -> bool {
+        self.reminders_enabled.is_none()
+            || self.city.is_none()
+            || self.country_code.is_none()
+            || self.buyer_reference.is_none()
+    }
+
+    /// The details given; a field left out takes `kept`'s (a replacement's current client),
+    /// or its default on a create.
+    fn parse(self, kept: Option<&ClientDetails>) -> Result<ClientDetails, FieldError> {
+        let country_code = match self.country_code.as_deref() {
+            None => kept.and_then(|kept| kept.country_code),
+            Some("") => None,
+            Some(code) => Some(billing::CountryCode::parse(code).map_err(|e| e.at("countryCode"))?),
+        };
+        let text = |given: Option<String>, field: &str, kept: Option<&OptionalText>| match given {
+            Some(text) => OptionalText::parse(text).map_err(|e| e.at(field)),
+            None => Ok(kept.cloned().unwrap_or_else(OptionalText::empty)),
+        };
         Ok(ClientDetails {
+            city: text(self.city, "city", kept.map(|kept| &kept.city))?,
+            country_code,
+            buyer_reference: text(
+                self.buyer_reference,
+                "buyerReference",
+                kept.map(|kept| &kept.buyer_reference),
+            )?,
             name: RequiredText::parse(self.name).map_err(|e| e.at("name"))?,
             email: Email::parse(self.email).map_err(|e| e.at("email"))?,
             phone: OptionalText::parse(self.phone).map_err(|e| e.at("phone"))?,
@@ -114,7 +167,9 @@ impl ClientInput {
             line2: OptionalText::parse(self.line2).map_err(|e| e.at("line2"))?,
             line3: OptionalText::parse(self.line3).map_err(|e| e.at("line3"))?,
             postal_code: PostalCode::parse(self.postal_code).map_err(|e| e.at("postalCode"))?.or_empty(),
-            reminders_enabled: self.reminders_enabled.unwrap_or(reminders_by_default),
+            reminders_enabled: self
+                .reminders_enabled
+                .unwrap_or(kept.is_none_or(|kept| kept.reminders_enabled)),
         })
     }
 }
@@ -212,7 +267,7 @@ pub(crate) async fn create(
     who: &Principal,
     input: ClientInput,
 ) -> Result<ClientBody, ApiError> {
-    let client = Client::new(who.team_id, input.parse(true)?, state.clock.now());
+    let client = Client::new(who.team_id, input.parse(None)?, state.clock.now());
     state.stores.billing.create(&client).await?;
     Ok(client.into())
 }
@@ -269,13 +324,12 @@ pub(crate) async fn replace_client(
 ) -> Result<web::Json<ClientBody>, ApiError> {
     let id = client_id(&path)?;
     let team = auth.principal.team_id;
-    let current = match input.reminders_enabled {
-        Some(_) => true,
-        None => {
-            state.stores.billing.get(team, id).await?.ok_or_else(client_not_found)?.details.reminders_enabled
-        }
+    let current = if input.keeps_some() {
+        Some(state.stores.billing.get(team, id).await?.ok_or_else(client_not_found)?.details)
+    } else {
+        None
     };
-    let details = input.parse(current)?;
+    let details = input.parse(current.as_ref())?;
     let client =
         state.stores.billing.replace(auth.principal.team_id, id, &details, state.clock.now()).await.map_err(
             |error| match error {

@@ -426,6 +426,9 @@ impl InlineClientInput {
             line3: OptionalText::parse(address.line3).map_err(|e| e.at("client.address.line3"))?,
             postal_code: KeptPostalCode::parse(address.postal_code)
                 .map_err(|e| e.at("client.address.postalCode"))?,
+            city: OptionalText::empty(),
+            country_code: None,
+            buyer_reference: OptionalText::empty(),
             reminders_enabled: true,
         };
         // Used only when no client of the team has this email; the store decides that.

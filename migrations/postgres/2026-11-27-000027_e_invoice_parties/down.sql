@@ -1,0 +1,10 @@
+ALTER TABLE sender_addresses DROP COLUMN contact_email;
+ALTER TABLE sender_addresses DROP COLUMN contact_phone;
+ALTER TABLE sender_addresses DROP COLUMN contact_name;
+ALTER TABLE sender_addresses DROP COLUMN bic;
+ALTER TABLE sender_addresses DROP COLUMN iban;
+ALTER TABLE sender_addresses DROP COLUMN country_code;
+ALTER TABLE sender_addresses DROP COLUMN city;
+ALTER TABLE clients DROP COLUMN buyer_reference;
+ALTER TABLE clients DROP COLUMN country_code;
+ALTER TABLE clients DROP COLUMN city;
