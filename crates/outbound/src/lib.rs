@@ -299,8 +299,18 @@ impl JobRunner {
         let now = inner.clock.now();
         let mut report = PassReport::default();
         if full {
+            // The books' own work fails on its own: the overdue and reminder schedules and
+            // the events still run.
             if let Some(books) = &inner.books {
-                report.generated += books.run_due(now).await?;
+                match books.run_due(now).await {
+                    Ok(made) => report.generated += made,
+                    Err(error) => {
+                        tracing::error!(
+                            error = format!("{error:#}"),
+                            "cannot make the invoices of recurring invoices"
+                        );
+                    }
+                }
             }
             loop {
                 let marked = inner.store.mark_overdue(now, BATCH).await?;

@@ -337,6 +337,9 @@ try {
       line2: "",
       line3: "",
       postalCode: "1000",
+      city: "Brussels",
+      countryCode: "BE",
+      buyerReference: "",
     };
     for (const key of Object.keys(example)) {
       check(key in valid, `the example has a field this check does not know: ${key}`);
