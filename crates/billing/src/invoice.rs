@@ -165,6 +165,88 @@ pub enum InvoiceRule {
     UnknownClient,
     #[error("no such sender address in the team")]
     UnknownSender,
+    /// An exempt, reverse-charge, intra-community, export or out-of-scope invoice says why
+    /// it carries no VAT.
+    #[error("VAT category {} needs the reason for the exemption", .0.as_str())]
+    ExemptionReasonNeeded(VatCategory),
+    /// A standard-rated or zero-rated invoice has no exemption to explain.
+    #[error("VAT category {} takes no exemption reason", .0.as_str())]
+    ExemptionReasonNotTaken(VatCategory),
+    /// Only the standard category charges VAT.
+    #[error("VAT category {} charges no VAT: the tax must be 0", .0.as_str())]
+    TaxOutsideStandard(VatCategory),
+}
+
+/// The VAT category of an invoice (EN 16931 BT-151, UNTDID 5305): what its tax is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum VatCategory {
+    /// Standard rate (the invoice's tax percentage, or flat tax).
+    #[default]
+    Standard,
+    /// Zero rated goods.
+    ZeroRated,
+    /// Exempt from VAT.
+    Exempt,
+    /// VAT reverse charge: the buyer accounts for it.
+    ReverseCharge,
+    /// Intra-community supply within the EU.
+    IntraCommunity,
+    /// Export outside the EU.
+    Export,
+    /// Outside the scope of VAT.
+    OutOfScope,
+}
+
+kernel::words!(VatCategory {
+    Standard => "S",
+    ZeroRated => "Z",
+    Exempt => "E",
+    ReverseCharge => "AE",
+    IntraCommunity => "K",
+    Export => "G",
+    OutOfScope => "O",
+});
+
+/// Why an invoice carries no VAT (EN 16931 BT-120): 1 to 1000 characters.
+pub type ExemptionReason = kernel::Text<1, 1000>;
+
+/// An invoice's VAT category, and the exemption reason the categories without VAT need.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Vat {
+    category: VatCategory,
+    exemption_reason: Option<ExemptionReason>,
+}
+
+impl Vat {
+    /// A reason exactly where the category needs one: exempt, reverse charge,
+    /// intra-community, export and out of scope.
+    pub fn new(
+        category: VatCategory,
+        exemption_reason: Option<ExemptionReason>,
+    ) -> Result<Self, InvoiceRule> {
+        let needs_reason = !matches!(category, VatCategory::Standard | VatCategory::ZeroRated);
+        match (needs_reason, exemption_reason.is_some()) {
+            (true, false) => Err(InvoiceRule::ExemptionReasonNeeded(category)),
+            (false, true) => Err(InvoiceRule::ExemptionReasonNotTaken(category)),
+            _ => Ok(Self { category, exemption_reason }),
+        }
+    }
+
+    pub fn category(&self) -> VatCategory {
+        self.category
+    }
+
+    pub fn exemption_reason(&self) -> Option<&ExemptionReason> {
+        self.exemption_reason.as_ref()
+    }
+
+    /// Refuses a tax where the category charges none.
+    pub fn check_tax(&self, tax: Decimal) -> Result<(), InvoiceRule> {
+        if self.category != VatCategory::Standard && !tax.is_zero() {
+            return Err(InvoiceRule::TaxOutsideStandard(self.category));
+        }
+        Ok(())
+    }
 }
 
 /// Checks every item's amount and numbers the items in order. The stored amount is
@@ -303,6 +385,8 @@ pub struct Invoice {
     pub chasing: Chasing,
     /// The recurring invoice it was made for, if any.
     pub recurrence: Option<Recurrence>,
+    /// Its VAT category (standard unless given).
+    pub vat: Vat,
     pub created_at: DateTime<Utc>,
     pub updated_at: DateTime<Utc>,
 }
@@ -538,6 +622,7 @@ mod tests {
             line_items: items,
             chasing: Chasing::default(),
             recurrence: None,
+            vat: Vat::default(),
             created_at: now,
             updated_at: now,
         };

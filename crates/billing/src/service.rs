@@ -101,6 +101,8 @@ pub struct InvoiceDraft {
     pub line_items: Vec<LineInput>,
     /// The time entries the invoice bills (see [`NewInvoice::time_entries`]).
     pub time_entries: Vec<crate::store::TimeToBill>,
+    /// Standard when `None`.
+    pub vat: Option<crate::invoice::Vat>,
 }
 
 /// A partial update: `None` leaves a field; `Some(None)` clears a nullable one.
@@ -116,6 +118,7 @@ pub struct InvoiceChanges {
     pub tax: Option<Decimal>,
     /// Replaces all items.
     pub line_items: Option<Vec<LineInput>>,
+    pub vat: Option<crate::invoice::Vat>,
 }
 
 /// The team's default sender address, made from the team's name if the team has none yet
@@ -208,6 +211,8 @@ pub async fn new_invoice(
     let line_items = price_lines(draft.line_items, currency, now)?;
     let tax_rule = TaxRule::changed(None, draft.tax_percentage, draft.tax);
     let totals = Totals::compute(&line_items, tax_rule, draft.tax, currency)?;
+    let vat = draft.vat.unwrap_or_default();
+    vat.check_tax(totals.tax)?;
     // A team without a default sender gets one in the invoice's transaction, so that a
     // refused create or a preview leaves none behind.
     let sender = match draft.sender_id {
@@ -230,6 +235,7 @@ pub async fn new_invoice(
         opening,
         time_entries: draft.time_entries,
         recurrence: None,
+        vat,
     })
 }
 
@@ -254,7 +260,10 @@ pub async fn update_invoice(
     let issue_date = changes.issue_date.unwrap_or(current.issue_date);
     let due_date = changes.due_date.unwrap_or(current.due_date);
     check_dates(issue_date, due_date)?;
+    let vat = changes.vat.unwrap_or_else(|| current.vat.clone());
+    vat.check_tax(totals.tax)?;
     let updated = Invoice {
+        vat,
         issue_date,
         due_date,
         client_id: changes.client_id.unwrap_or(current.client_id),

@@ -60,6 +60,7 @@ pub struct NewInvoice {
     pub time_entries: Vec<TimeToBill>,
     /// The recurring invoice it is made for; storage keeps one invoice per sequence.
     pub recurrence: Option<crate::invoice::Recurrence>,
+    pub vat: crate::invoice::Vat,
 }
 
 /// A time entry to bill, by id, as of its last change: the lines were made from that
@@ -114,6 +115,7 @@ impl NewInvoice {
             line_items: self.line_items,
             chasing: crate::invoice::Chasing::default(),
             recurrence: self.recurrence,
+            vat: self.vat,
             created_at: self.created_at,
             updated_at: self.created_at,
         };

@@ -353,6 +353,7 @@ impl RecurringInvoice {
             tax: self.template.tax,
             line_items: self.template.line_items.clone(),
             time_entries: Vec::new(),
+            vat: None,
         }
     }
 

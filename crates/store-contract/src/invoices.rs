@@ -122,6 +122,7 @@ impl Fixture {
             opening: None,
             time_entries: Vec::new(),
             recurrence: None,
+            vat: billing::Vat::default(),
         }
     }
 

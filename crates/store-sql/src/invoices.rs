@@ -64,6 +64,8 @@ pub(crate) struct InvoiceRow {
     overdue_at: Option<DateTime<Utc>>,
     recurring_invoice_id: Option<DbUuid>,
     recurring_sequence: Option<i32>,
+    vat_category: String,
+    vat_exemption_reason: Option<String>,
 }
 
 /// A row of `line_items`, or of `credit_note_lines`, whose columns are the same.
@@ -143,12 +145,24 @@ pub(crate) fn invoice_from(row: InvoiceRow, line_items: Vec<LineItem>) -> Result
             }),
             _ => None,
         },
+        vat: vat_of(&row.vat_category, row.vat_exemption_reason)?,
         created_at: row.created_at,
         updated_at: row.updated_at,
     })
 }
 
 /// Invoices from their rows and all their items' rows (items in position order).
+/// An invoice's stored VAT category and exemption reason, checked again.
+fn vat_of(category: &str, reason: Option<String>) -> Result<billing::Vat, StoreError> {
+    let category = <billing::VatCategory as kernel::Words>::from_word(category)
+        .ok_or_else(|| corrupt("VAT category", category))?;
+    let reason = reason
+        .map(billing::invoice::ExemptionReason::parse)
+        .transpose()
+        .map_err(|e| corrupt("VAT exemption reason", e))?;
+    billing::Vat::new(category, reason).map_err(|e| corrupt("VAT category", e))
+}
+
 pub(crate) fn assemble(rows: Vec<InvoiceRow>, lines: Vec<LineRow>) -> Result<Vec<Invoice>, StoreError> {
     let mut items: HashMap<DbUuid, Vec<LineItem>> = HashMap::new();
     for line in lines {
@@ -291,6 +305,8 @@ macro_rules! invoice_values {
             invoices::client_id.eq(DbUuid::of($invoice.client_id)),
             invoices::sender_id.eq(DbUuid::of($invoice.sender_id)),
             invoices::updated_at.eq($invoice.updated_at),
+            invoices::vat_category.eq($invoice.vat.category().as_str()),
+            invoices::vat_exemption_reason.eq($invoice.vat.exemption_reason().map(|r| r.as_str())),
         )
     };
 }

@@ -232,6 +232,8 @@ macro_rules! tables {
                 overdue_at -> Nullable<$ts>,
                 recurring_invoice_id -> Nullable<$uuid>,
                 recurring_sequence -> Nullable<Integer>,
+                vat_category -> Text,
+                vat_exemption_reason -> Nullable<Text>,
             }
         }
 

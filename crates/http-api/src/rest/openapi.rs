@@ -152,6 +152,10 @@ word_schemas! {
     RecurringStatus => recurring::RecurringStatus;
     /// What became of a period of a recurring invoice.
     RecurringRunStatus => recurring::RunStatus;
+    /// An invoice's VAT category (EN 16931 BT-151, UNTDID 5305): `S` standard, `Z` zero
+    /// rated, `E` exempt, `AE` reverse charge, `K` intra-community, `G` export, `O`
+    /// outside the scope of VAT.
+    VatCategory => billing::VatCategory;
 }
 
 fn words_schema<W: Words>(doc_lines: &[&str]) -> RefOr<Schema> {

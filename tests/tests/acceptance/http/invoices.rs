@@ -669,3 +669,70 @@ async fn client_of(app: &TestApp, invoice: &Value) -> Value {
     let path = format!("/v1/invoices/clients/{}", invoice["clientId"].as_str().unwrap());
     app.request(Method::GET, &path, &app.key).send().await.unwrap().json().await.unwrap()
 }
+
+#[tokio::test]
+async fn an_invoice_keeps_its_vat_category_and_the_reason_it_charges_none() {
+    let app = spawn_app().await;
+    let client = app.create_client(&app.key, "Helvetia AG").await;
+    let body = |extra: Value| {
+        let mut body = json!({"clientId": client["id"],
+            "lineItems": [{"description": "Consulting", "unitPrice": 1200, "quantity": 1}]});
+        for (field, value) in extra.as_object().unwrap() {
+            body[field] = value.clone();
+        }
+        body
+    };
+    let post =
+        async |body: Value| app.request(Method::POST, INVOICES, &app.key).json(&body).send().await.unwrap();
+    let standard: Value = post(body(json!({"taxPercentage": 19}))).await.json().await.unwrap();
+    assert_eq!((&standard["vatCategory"], &standard["vatExemptionReason"]), (&json!("S"), &Value::Null));
+    let export: Value =
+        post(body(json!({"vatCategory": "G", "vatExemptionReason": "Export outside the EU"})))
+            .await
+            .json()
+            .await
+            .unwrap();
+    assert_eq!(
+        (&export["vatCategory"], &export["vatExemptionReason"], export["tax"].to_string()),
+        (&json!("G"), &json!("Export outside the EU"), "0.00".to_owned())
+    );
+    let read = app.get_json(&format!("{INVOICES}/{}", export["id"].as_str().unwrap())).await;
+    assert_eq!(
+        (&read["vatCategory"], &read["vatExemptionReason"]),
+        (&json!("G"), &json!("Export outside the EU"))
+    );
+    for (extra, error) in [
+        (
+            json!({"vatCategory": "E"}),
+            "vatExemptionReason: is required with vatCategory E: say why no VAT is charged",
+        ),
+        (
+            json!({"vatCategory": "Z", "vatExemptionReason": "Zero rated"}),
+            "vatExemptionReason: is not taken with vatCategory Z, which has no exemption; leave it out",
+        ),
+        (
+            json!({"vatCategory": "AE", "vatExemptionReason": "Reverse charge", "taxPercentage": 19}),
+            "taxPercentage: vatCategory AE charges no VAT: the tax must be 0 (taxPercentage 0 and no tax)",
+        ),
+        (json!({"vatExemptionReason": "Exempt"}), "vatExemptionReason: give it with vatCategory"),
+        (json!({"vatCategory": "X"}), "vatCategory:"),
+    ] {
+        let response = post(body(extra.clone())).await;
+        assert_eq!(response.status(), 400, "{extra}");
+        let message = error_of(response).await;
+        assert!(message.starts_with(error), "{extra}: {message}");
+    }
+    // A change of category: the standard invoice becomes reverse charge once its tax is 0.
+    let location = format!("{INVOICES}/{}", standard["id"].as_str().unwrap());
+    let change =
+        async |body: Value| app.request(Method::PATCH, &location, &app.key).json(&body).send().await.unwrap();
+    let refused = change(json!({"vatCategory": "AE", "vatExemptionReason": "Reverse charge"})).await;
+    assert_eq!(refused.status(), 400);
+    let changed: Value =
+        change(json!({"vatCategory": "AE", "vatExemptionReason": "Reverse charge", "taxPercentage": 0}))
+            .await
+            .json()
+            .await
+            .unwrap();
+    assert_eq!((&changed["vatCategory"], changed["total"].to_string()), (&json!("AE"), "1200.00".to_owned()));
+}

@@ -14,7 +14,10 @@ use utoipa::ToSchema;
 use crate::conventions::body::Json;
 use crate::conventions::error::ApiError;
 use crate::rest::auth::{Auth, BillTime};
-use crate::rest::openapi::{GroupBy as GroupBySchema, InstantInput, RoundingMode as RoundingModeSchema};
+use crate::rest::openapi::{
+    GroupBy as GroupBySchema, InstantInput, RoundingMode as RoundingModeSchema,
+    VatCategory as VatCategorySchema,
+};
 use crate::rest::routes::invoices::{InlineClientInput, InvoiceBody, InvoiceHead, invoice_body};
 use crate::rest::routes::track::projects::rate;
 use crate::rest::routes::{BodyErrors, KeyedErrors, body_id, created, days};

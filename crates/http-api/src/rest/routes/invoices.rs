@@ -23,7 +23,9 @@ use crate::conventions::body::{Json, Patch};
 use crate::conventions::error::{ApiError, ErrorBody};
 use crate::rest::auth::{Auth, InvoicesRead, InvoicesWrite};
 use crate::rest::csv;
-use crate::rest::openapi::{Binary, InstantInput, InvoiceStatus as InvoiceStatusSchema};
+use crate::rest::openapi::{
+    Binary, InstantInput, InvoiceStatus as InvoiceStatusSchema, VatCategory as VatCategorySchema,
+};
 use crate::rest::paging::{self, Page};
 use crate::rest::routes::{
     BodyErrors, Deleted, KeyedErrors, NotFound, QueryErrors, Timestamp, body_id, created, midnight, no_such,
@@ -127,6 +129,11 @@ pub(crate) struct InvoiceBody {
     /// Its place among that recurring invoice's invoices: 1, 2, 3 … with no gap.
     #[schema(required = true)]
     recurring_sequence: Option<u32>,
+    #[schema(value_type = VatCategorySchema)]
+    vat_category: &'static str,
+    /// Why no VAT is charged; null for `S` and `Z`.
+    #[schema(required = true)]
+    vat_exemption_reason: Option<String>,
     created_at: Timestamp,
     updated_at: Timestamp,
 }
@@ -173,6 +180,8 @@ impl InvoiceBody {
             reminders_sent: invoice.chasing.reminders_sent,
             recurring_invoice_id: invoice.recurrence.map(|r| r.recurring_invoice_id.as_uuid()),
             recurring_sequence: invoice.recurrence.map(|r| r.sequence),
+            vat_category: invoice.vat.category().as_str(),
+            vat_exemption_reason: invoice.vat.exemption_reason().map(|r| r.as_str().to_owned()),
             created_at: Timestamp(invoice.created_at),
             updated_at: Timestamp(invoice.updated_at),
         }
@@ -274,6 +283,17 @@ macro_rules! invoice_body {
             #[serde(default)]
             #[schema(value_type = f64, minimum = 0, maximum = 1e21)]
             tax: Option<Number>,
+            /// The VAT category (EN 16931 BT-151): `S` standard (the default), `Z` zero
+            /// rated, `E` exempt, `AE` reverse charge, `K` intra-community, `G` export, `O`
+            /// outside the scope of VAT. Any but `S` charges no VAT: the tax must be 0.
+            #[serde(default)]
+            #[schema(value_type = VatCategorySchema)]
+            vat_category: Option<String>,
+            /// Why no VAT is charged (BT-120): required for `E`, `AE`, `K`, `G` and `O`,
+            /// refused for `S` and `Z`; 1 to 1000 characters.
+            #[serde(default)]
+            #[schema(pattern = r"^[^\u0000]*$", min_length = 1, max_length = 1000)]
+            vat_exemption_reason: Option<String>,
         }
 
         impl $name {
@@ -288,6 +308,8 @@ macro_rules! invoice_body {
                     senders_address_id: self.senders_address_id.take(),
                     tax_percentage: self.tax_percentage.take(),
                     tax: self.tax.take(),
+                    vat_category: self.vat_category.take(),
+                    vat_exemption_reason: self.vat_exemption_reason.take(),
                 }
             }
         }
@@ -359,6 +381,15 @@ pub(crate) struct InvoicePatch {
     #[serde(default)]
     #[schema(value_type = Vec<LineItemInput>, min_items = 1, max_items = 1000)]
     line_items: Patch<Vec<LineItemInput>>,
+    /// Replaces the VAT category; with it, `vatExemptionReason` where the category needs
+    /// one (see the create).
+    #[serde(default)]
+    #[schema(value_type = VatCategorySchema)]
+    vat_category: Patch<String>,
+    /// Only with `vatCategory`.
+    #[serde(default)]
+    #[schema(value_type = String, pattern = r"^[^\u0000]*$", min_length = 1, max_length = 1000)]
+    vat_exemption_reason: Patch<String>,
 }
 
 /// A number field as an exact decimal within `bound`.
@@ -447,6 +478,24 @@ pub(crate) struct InvoiceHead {
     pub(crate) senders_address_id: Option<String>,
     pub(crate) tax_percentage: Option<Number>,
     pub(crate) tax: Option<Number>,
+    pub(crate) vat_category: Option<String>,
+    pub(crate) vat_exemption_reason: Option<String>,
+}
+
+/// The VAT of a body: `vatCategory` (standard when `None`) and its exemption reason.
+fn vat(category: Option<&str>, reason: Option<String>) -> Result<Option<billing::Vat>, FieldError> {
+    let reason = reason
+        .map(|r| billing::invoice::ExemptionReason::parse(r).map_err(|e| e.at("vatExemptionReason")))
+        .transpose()?;
+    let Some(category) = category else {
+        return match reason {
+            Some(_) => Err(FieldError::new("vatExemptionReason", "give it with vatCategory")),
+            None => Ok(None),
+        };
+    };
+    let category =
+        <billing::VatCategory as kernel::Words>::parse_word(category).map_err(|e| e.at("vatCategory"))?;
+    billing::Vat::new(category, reason).map(Some).map_err(|rule| invoice_rule(&rule))
 }
 
 impl InvoiceHead {
@@ -478,6 +527,7 @@ impl InvoiceHead {
             tax: self.tax.map(|n| number(&n, "tax", AMOUNT)).transpose()?,
             line_items: Vec::new(),
             time_entries: Vec::new(),
+            vat: vat(self.vat_category.as_deref(), self.vat_exemption_reason)?,
         })
     }
 }
@@ -526,6 +576,10 @@ impl InvoicePatch {
                 .transpose()?,
             tax: self.tax.required("tax")?.map(|n| number(&n, "tax", AMOUNT)).transpose()?,
             line_items: self.line_items.required("lineItems")?.map(lines).transpose()?,
+            vat: vat(
+                self.vat_category.required("vatCategory")?.as_deref(),
+                self.vat_exemption_reason.required("vatExemptionReason")?,
+            )?,
         })
     }
 }
@@ -569,6 +623,24 @@ pub(crate) fn invoice_rule(rule: &InvoiceRule) -> FieldError {
         InvoiceRule::DueBeforeIssue => FieldError::new("dueDate", "must not be before issueDate"),
         InvoiceRule::UnknownClient => no_such("clientId", "client"),
         InvoiceRule::UnknownSender => no_such("sendersAddressId", "sender address"),
+        InvoiceRule::ExemptionReasonNeeded(category) => FieldError::new(
+            "vatExemptionReason",
+            format!("is required with vatCategory {}: say why no VAT is charged", category.as_str()),
+        ),
+        InvoiceRule::ExemptionReasonNotTaken(category) => FieldError::new(
+            "vatExemptionReason",
+            format!(
+                "is not taken with vatCategory {}, which has no exemption; leave it out",
+                category.as_str()
+            ),
+        ),
+        InvoiceRule::TaxOutsideStandard(category) => FieldError::new(
+            "taxPercentage",
+            format!(
+                "vatCategory {} charges no VAT: the tax must be 0 (taxPercentage 0 and no tax)",
+                category.as_str()
+            ),
+        ),
     }
 }
 

@@ -586,6 +586,7 @@ async fn check_template(state: &ApiState, team: TeamId, template: &Template) -> 
         tax: template.tax,
         line_items: template.line_items.clone(),
         time_entries: Vec::new(),
+        vat: None,
     };
     match billing::service::new_invoice(&*state.stores.accounts, team, draft, now).await {
         Ok(_) => Ok(()),
