@@ -123,6 +123,8 @@ pub struct LineInput {
     pub quantity: Decimal,
     /// The amount the caller sent, to be checked; `None` when left out.
     pub amount: Option<Decimal>,
+    /// What the quantity counts; one (`C62`) when `None`.
+    pub unit_code: Option<crate::party::UnitCode>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -136,6 +138,8 @@ pub struct LineItem {
     pub amount: Decimal,
     /// 0-based position in the invoice.
     pub position: u32,
+    /// What the quantity counts (`HUR` for time, `C62` unless given).
+    pub unit_code: crate::party::UnitCode,
     pub created_at: DateTime<Utc>,
     pub updated_at: DateTime<Utc>,
 }
@@ -281,6 +285,7 @@ pub fn price_lines(
                 quantity: input.quantity,
                 amount: expected,
                 position,
+                unit_code: input.unit_code.unwrap_or_else(crate::party::UnitCode::one),
                 created_at: now,
                 updated_at: now,
             })
@@ -512,6 +517,7 @@ mod tests {
             unit_price: dec(unit_price),
             quantity: dec(quantity),
             amount: Some(dec(amount)),
+            unit_code: None,
         }
     }
 
@@ -670,6 +676,7 @@ mod tests {
                 unit_price: *price,
                 quantity: *quantity,
                 amount: None,
+                unit_code: None,
             }).collect();
             let items = price_lines(inputs, currency, Utc::now()).unwrap();
             let rule = TaxRule::changed(None, Some(percentage), None);

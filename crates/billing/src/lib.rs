@@ -26,6 +26,6 @@ pub use invoice::{
 pub use ledger::{
     Balance, EntryAmount, EntryKind, LedgerEntry, LedgerEntryId, LedgerRule, NewEntry, PaymentMethod,
 };
-pub use party::{Bic, CountryCode, Iban};
+pub use party::{Bic, CountryCode, Iban, UnitCode};
 pub use sender::{SenderAddress, SenderAddressId, SenderDetails, SenderRepository};
 pub use store::{BillingStore, InvoiceRepository, LedgerRepository};

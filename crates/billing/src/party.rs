@@ -71,6 +71,40 @@ impl Bic {
     }
 }
 
+/// The unit a line's quantity counts (UN/ECE Recommendation 20, as EN 16931 BT-130 takes
+/// it): two or three capitals and digits, such as `HUR` (hours), `DAY`, `C62` (one, a piece).
+/// The shape is checked here; membership in the code list is the e-invoice validators'.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct UnitCode(String);
+
+impl UnitCode {
+    pub fn parse(text: &str) -> Result<Self, InvalidValue> {
+        let shaped =
+            matches!(text.len(), 2 | 3) && text.bytes().all(|b| b.is_ascii_uppercase() || b.is_ascii_digit());
+        if shaped {
+            Ok(Self(text.to_owned()))
+        } else {
+            Err(InvalidValue::new(
+                "must be a UN/ECE Recommendation 20 unit code of 2 or 3 capitals and digits, such as HUR or C62",
+            ))
+        }
+    }
+
+    /// Hours: the unit of lines billed from tracked time.
+    pub fn hour() -> Self {
+        Self("HUR".to_owned())
+    }
+
+    /// One (a piece): the unit of a line that names none.
+    pub fn one() -> Self {
+        Self("C62".to_owned())
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -90,6 +124,17 @@ mod tests {
         assert_eq!(iban.as_str(), "DE44500105175407324931");
         assert!(Iban::parse("DE45500105175407324931").is_err(), "a wrong check digit");
         assert!(Iban::parse("not an iban").is_err());
+    }
+
+    #[test]
+    fn a_unit_code_has_two_or_three_capitals_and_digits() {
+        for code in ["HUR", "C62", "DAY", "KG"] {
+            assert_eq!(UnitCode::parse(code).map(|c| c.as_str().to_owned()), Ok(code.to_owned()));
+        }
+        for refused in ["hur", "H", "HOUR", "", "H-R"] {
+            assert!(UnitCode::parse(refused).is_err(), "{refused}");
+        }
+        assert_eq!((UnitCode::hour().as_str(), UnitCode::one().as_str()), ("HUR", "C62"));
     }
 
     #[test]

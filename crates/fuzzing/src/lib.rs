@@ -96,6 +96,7 @@ pub fn money(data: &[u8]) {
                 unit_price: *price,
                 quantity: *quantity,
                 amount: None,
+                unit_code: None,
             })
             .collect();
         let now = chrono_now();

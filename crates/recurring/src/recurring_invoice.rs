@@ -403,6 +403,7 @@ mod tests {
             unit_price: Decimal::new(150_000, 2),
             quantity: Decimal::ONE,
             amount: None,
+            unit_code: None,
         }
     }
 

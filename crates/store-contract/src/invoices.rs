@@ -96,6 +96,7 @@ pub fn lines(items: &[(&str, &str, &str)]) -> Vec<LineInput> {
                 unit_price,
                 quantity,
                 amount: None,
+                unit_code: None,
             }
         })
         .collect()

@@ -181,6 +181,7 @@ pub async fn updates_keep_the_total_above_what_was_recorded(store: Ports) {
                 unit_price: d(amount),
                 quantity: Decimal::ONE,
                 amount: None,
+                unit_code: None,
             }],
             eur(),
             at("2026-11-03"),
@@ -242,6 +243,7 @@ pub async fn credit_notes_take_their_own_serials_and_lower_what_is_due(store: Po
         unit_price: d("50"),
         quantity: Decimal::ONE,
         amount: None,
+        unit_code: None,
     }]);
     let (first, after) =
         f.billing.issue_credit_note(f.team, invoice.id, note(part.clone(), 0)).await.unwrap();
@@ -270,6 +272,7 @@ pub async fn credit_notes_take_their_own_serials_and_lower_what_is_due(store: Po
         unit_price: d("50.01"),
         quantity: Decimal::ONE,
         amount: None,
+        unit_code: None,
     }]);
     assert_eq!(
         rule(f.billing.issue_credit_note(f.team, invoice.id, note(too_much, 1)).await),

@@ -83,6 +83,7 @@ pub(crate) struct LineRow {
     amount: DbDecimal,
     created_at: DateTime<Utc>,
     updated_at: DateTime<Utc>,
+    unit_code: String,
 }
 
 impl TryFrom<LineRow> for LineItem {
@@ -96,6 +97,8 @@ impl TryFrom<LineRow> for LineItem {
             quantity: row.quantity.0,
             amount: row.amount.0,
             position: u32::try_from(row.position).map_err(|e| corrupt("line item position", e))?,
+            unit_code: billing::UnitCode::parse(&row.unit_code)
+                .map_err(|e| corrupt("line item unit code", e))?,
             created_at: row.created_at,
             updated_at: row.updated_at,
         })
@@ -332,6 +335,7 @@ macro_rules! insert_lines {
                     $table::amount.eq(DbDecimal(item.amount)),
                     $table::created_at.eq(item.created_at),
                     $table::updated_at.eq(item.updated_at),
+                    $table::unit_code.eq(item.unit_code.as_str()),
                 ))
                 .execute($conn)
                 .await?;

@@ -72,6 +72,7 @@ fn template_json(template: &Template) -> String {
                 "unitPrice": decimal_text(line.unit_price),
                 "quantity": decimal_text(line.quantity),
                 "amount": line.amount.map(decimal_text),
+                "unitCode": line.unit_code.as_ref().map(billing::UnitCode::as_str),
             })
         })
         .collect();
@@ -121,6 +122,11 @@ fn template_from(text: &str) -> Result<Template, StoreError> {
                 .ok_or_else(|| corrupt("unit price", line))?,
             quantity: decimal_of(&line["quantity"], "quantity")?.ok_or_else(|| corrupt("quantity", line))?,
             amount: decimal_of(&line["amount"], "amount")?,
+            unit_code: line["unitCode"]
+                .as_str()
+                .map(billing::UnitCode::parse)
+                .transpose()
+                .map_err(|e| corrupt("unit code", e))?,
         });
     }
     let due_days =

@@ -294,6 +294,7 @@ macro_rules! tables {
                 amount -> $num,
                 created_at -> $ts,
                 updated_at -> $ts,
+                unit_code -> Text,
             }
         }
 
@@ -309,6 +310,7 @@ macro_rules! tables {
                 amount -> $num,
                 created_at -> $ts,
                 updated_at -> $ts,
+                unit_code -> Text,
             }
         }
 

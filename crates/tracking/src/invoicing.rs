@@ -167,6 +167,7 @@ impl TimeLine {
             unit_price: self.rate.amount(),
             quantity: self.hours,
             amount: None,
+            unit_code: Some(billing::UnitCode::hour()),
         }
     }
 }

@@ -736,3 +736,27 @@ async fn an_invoice_keeps_its_vat_category_and_the_reason_it_charges_none() {
             .unwrap();
     assert_eq!((&changed["vatCategory"], changed["total"].to_string()), (&json!("AE"), "1200.00".to_owned()));
 }
+
+#[tokio::test]
+async fn a_line_counts_its_unit() {
+    let app = spawn_app().await;
+    let client = app.create_client(&app.key, "Helvetia AG").await;
+    let lines = json!([
+        {"description": "Workshop", "unitPrice": 900, "quantity": 2, "unitCode": "DAY"},
+        {"description": "Licence", "unitPrice": 50, "quantity": 1}
+    ]);
+    let body = json!({"clientId": client["id"], "lineItems": lines});
+    let made: Value =
+        app.request(Method::POST, INVOICES, &app.key).json(&body).send().await.unwrap().json().await.unwrap();
+    let units: Vec<&Value> =
+        made["lineItems"].as_array().unwrap().iter().map(|item| &item["unitCode"]).collect();
+    assert_eq!(units, [&json!("DAY"), &json!("C62")]);
+    let refused = json!({"clientId": client["id"],
+        "lineItems": [{"description": "Workshop", "unitPrice": 900, "quantity": 2, "unitCode": "day"}]});
+    let response = app.request(Method::POST, INVOICES, &app.key).json(&refused).send().await.unwrap();
+    assert_eq!(response.status(), 400);
+    assert_eq!(
+        error_of(response).await,
+        "lineItems[0].unitCode: must be a UN/ECE Recommendation 20 unit code of 2 or 3 capitals and digits, such as HUR or C62"
+    );
+}

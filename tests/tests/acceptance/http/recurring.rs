@@ -231,6 +231,7 @@ async fn check_the_unbilled_time(app: &TestApp, invoices: &[Value], monthly: &Va
         .unwrap();
     let time_line = |invoice: &Value| {
         let items = invoice["lineItems"].as_array().unwrap();
+        assert_eq!((&items[0]["unitCode"], &items[1]["unitCode"]), (&json!("C62"), &json!("HUR")));
         (items.len(), items[1]["description"].clone(), items[1]["quantity"].to_string())
     };
     assert_eq!(time_line(january), (2, json!("Website"), "2".to_owned()));

@@ -37,6 +37,9 @@ pub(crate) struct CreditLineBody {
     /// `unitPrice × quantity`, rounded to the currency's minor unit.
     amount: Exact,
     position: u32,
+    /// What `quantity` counts (UN/ECE Recommendation 20), as on the invoice's lines.
+    #[schema(example = "C62")]
+    unit_code: String,
 }
 
 /// A credit note: a correction of an issued invoice, in a numbered series of its own
@@ -80,6 +83,7 @@ impl From<CreditNote> for CreditNoteBody {
             quantity: Exact(item.quantity.normalize()),
             amount: money(item.amount),
             position: item.position,
+            unit_code: item.unit_code.as_str().to_owned(),
         };
         Self {
             id: note.id.as_uuid(),

@@ -66,6 +66,10 @@ pub(crate) struct LineItemBody {
     amount: Exact,
     /// 0-based index in the request's `lineItems` array.
     position: u32,
+    /// What `quantity` counts (UN/ECE Recommendation 20): `HUR` (hours) on lines billed
+    /// from time, `C62` (one) unless given.
+    #[schema(example = "C62")]
+    unit_code: String,
     invoice_id: Uuid,
     created_at: Timestamp,
     updated_at: Timestamp,
@@ -149,6 +153,7 @@ impl InvoiceBody {
             quantity: Exact(item.quantity.normalize()),
             amount: Exact(round_to_minor(item.amount, invoice.currency)),
             position: item.position,
+            unit_code: item.unit_code.as_str().to_owned(),
             invoice_id,
             created_at: Timestamp(item.created_at),
             updated_at: Timestamp(item.updated_at),
@@ -205,6 +210,11 @@ pub(crate) struct LineItemInput {
     #[serde(default)]
     #[schema(value_type = f64, minimum = 0, maximum = 1e21)]
     amount: Option<Number>,
+    /// What `quantity` counts, a UN/ECE Recommendation 20 code such as `HUR` (hours),
+    /// `DAY` or `C62` (one, the default).
+    #[serde(default)]
+    #[schema(pattern = r"^[A-Z0-9]{2,3}$")]
+    unit_code: Option<String>,
 }
 
 /// The address of an inline client; every line may be left out.
@@ -412,6 +422,11 @@ pub(crate) fn lines(inputs: Vec<LineItemInput>) -> Result<Vec<LineInput>, FieldE
                 unit_price,
                 quantity,
                 amount,
+                unit_code: input
+                    .unit_code
+                    .as_deref()
+                    .map(|code| billing::UnitCode::parse(code).map_err(|e| e.at(at("unitCode"))))
+                    .transpose()?,
             })
         })
         .collect()

@@ -219,6 +219,9 @@ pub(crate) struct TemplateLineBody {
     quantity: Exact,
     #[schema(required = true)]
     amount: Option<Exact>,
+    /// The unit given; null counts ones (`C62`).
+    #[schema(required = true)]
+    unit_code: Option<String>,
 }
 
 /// A schedule as answers show it, every part spelled out.
@@ -325,6 +328,7 @@ impl From<&RecurringInvoice> for RecurringBody {
                         unit_price: exact(line.unit_price),
                         quantity: exact(line.quantity),
                         amount: line.amount.map(exact),
+                        unit_code: line.unit_code.as_ref().map(|code| code.as_str().to_owned()),
                     })
                     .collect(),
                 tax_percentage: template.tax_percentage.map(exact),
