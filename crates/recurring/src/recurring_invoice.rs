@@ -124,6 +124,8 @@ pub struct Template {
     pub tax: Option<Decimal>,
     /// No due date when `None`.
     pub due_days: Option<DueDays>,
+    /// Each invoice's VAT category (standard by default).
+    pub vat: billing::Vat,
 }
 
 /// The unbilled time a period adds to its invoice: the billable time not yet billed of the
@@ -353,7 +355,7 @@ impl RecurringInvoice {
             tax: self.template.tax,
             line_items: self.template.line_items.clone(),
             time_entries: Vec::new(),
-            vat: None,
+            vat: Some(self.template.vat.clone()),
         }
     }
 
@@ -414,6 +416,7 @@ mod tests {
             tax_percentage: None,
             tax: None,
             due_days: due_days.map(|d| DueDays::new(d).unwrap()),
+            vat: billing::Vat::default(),
         }
     }
 
@@ -516,6 +519,7 @@ mod tests {
         assert_eq!(draft.due_date, Some(midnight(day("2027-02-11"))));
         assert!(matches!(draft.bill_to, BillTo::Existing(client) if client == made.client_id));
         assert_eq!(draft.line_items, vec![line()]);
+        assert_eq!(draft.vat, Some(billing::Vat::default()), "the template's VAT category");
         assert_eq!(made.billed_time(period), None);
         let with_time = RecurringInvoice {
             unbilled_time: Some(UnbilledTime {

@@ -41,6 +41,11 @@ fn retainer(f: &Fixture, schedule: Schedule, today: &str) -> RecurringInvoice {
         tax_percentage: Some(Decimal::new(19, 0)),
         tax: None,
         due_days: Some(DueDays::new(14).unwrap()),
+        vat: billing::Vat::new(
+            billing::VatCategory::ReverseCharge,
+            Some(billing::invoice::ExemptionReason::parse("Reverse charge").unwrap()),
+        )
+        .unwrap(),
     };
     let unbilled = UnbilledTime {
         projects: Some(vec![ProjectId::generate()]),
@@ -167,7 +172,11 @@ pub async fn the_due_ones_of_every_team_are_the_active_ones_whose_day_came(store
 async fn stored_retainer(f: &Fixture) -> RecurringInvoice {
     let made = retainer(f, monthly("2027-01-01", None), "2026-11-20");
     let plain = RecurringInvoice {
-        template: Template { line_items: lines(&[("Retainer", "1500", "1")]), ..made.template.clone() },
+        template: Template {
+            line_items: lines(&[("Retainer", "1500", "1")]),
+            vat: billing::Vat::default(),
+            ..made.template.clone()
+        },
         unbilled_time: None,
         mode: Mode::Issue,
         ..made

@@ -82,6 +82,8 @@ fn template_json(template: &Template) -> String {
         "taxPercentage": template.tax_percentage.map(decimal_text),
         "tax": template.tax.map(decimal_text),
         "dueDays": template.due_days.map(DueDays::days),
+        "vatCategory": template.vat.category().as_str(),
+        "vatExemptionReason": template.vat.exemption_reason().map(kernel::Text::as_str),
     })
     .to_string()
 }
@@ -131,7 +133,18 @@ fn template_from(text: &str) -> Result<Template, StoreError> {
     }
     let due_days =
         value["dueDays"].as_i64().map(DueDays::new).transpose().map_err(|e| corrupt("due days", e))?;
+    let vat_category = match value["vatCategory"].as_str() {
+        Some(word) => billing::VatCategory::from_word(word).ok_or_else(|| corrupt("VAT category", word))?,
+        None => billing::VatCategory::default(),
+    };
+    let vat_reason = value["vatExemptionReason"]
+        .as_str()
+        .map(|reason| billing::invoice::ExemptionReason::parse(reason.to_owned()))
+        .transpose()
+        .map_err(|e| corrupt("VAT exemption reason", e))?;
+    let vat = billing::Vat::new(vat_category, vat_reason).map_err(|e| corrupt("template VAT", e))?;
     Ok(Template {
+        vat,
         description,
         line_items,
         tax_percentage: decimal_of(&value["taxPercentage"], "tax percentage")?,

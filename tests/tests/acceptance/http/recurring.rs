@@ -415,3 +415,43 @@ async fn issue_and_send_mails_each_invoice_and_its_event_names_the_recurring_inv
     assert_eq!(data["recurringInvoiceId"], recurring["id"]);
     assert_eq!(app.run_jobs_at(morning(first)).await.generated, 0, "once");
 }
+
+#[tokio::test]
+async fn a_template_keeps_its_vat_category() {
+    let app = spawn_app().await;
+    let client = app.create_client(&app.key, "Buyer").await;
+    let export = with_fields(
+        retainer(&client),
+        &json!({"template": {"lineItems": [{"description": "A", "unitPrice": 1, "quantity": 1}],
+                             "vatCategory": "G", "vatExemptionReason": "Export outside the EU"}}),
+    );
+    let exported = make(&app, export).await;
+    assert_eq!(
+        (&exported["template"]["vatCategory"], &exported["template"]["vatExemptionReason"]),
+        (&json!("G"), &json!("Export outside the EU"))
+    );
+    expect(
+        &app,
+        &app.key,
+        Method::DELETE,
+        &format!("{RECURRING}/{}", exported["id"].as_str().unwrap()),
+        None,
+        200,
+    )
+    .await;
+    for (change, error) in [
+        (
+            json!({"template": {"lineItems": [{"description": "A", "unitPrice": 1, "quantity": 1}], "vatCategory": "E"}}),
+            "template.vatExemptionReason: is required with vatCategory E: say why no VAT is charged",
+        ),
+        (
+            json!({"template": {"lineItems": [{"description": "A", "unitPrice": 1, "quantity": 1}], "taxPercentage": 19,
+                                "vatCategory": "AE", "vatExemptionReason": "Reverse charge"}}),
+            "template.taxPercentage: vatCategory AE charges no VAT: the tax must be 0 (taxPercentage 0 and no tax)",
+        ),
+    ] {
+        let message =
+            refused(&app, &app.key, Method::POST, RECURRING, with_fields(retainer(&client), &change)).await;
+        assert_eq!(message, error, "{change}");
+    }
+}

@@ -498,7 +498,10 @@ pub(crate) struct InvoiceHead {
 }
 
 /// The VAT of a body: `vatCategory` (standard when `None`) and its exemption reason.
-fn vat(category: Option<&str>, reason: Option<String>) -> Result<Option<billing::Vat>, FieldError> {
+pub(crate) fn vat(
+    category: Option<&str>,
+    reason: Option<String>,
+) -> Result<Option<billing::Vat>, FieldError> {
     let reason = reason
         .map(|r| billing::invoice::ExemptionReason::parse(r).map_err(|e| e.at("vatExemptionReason")))
         .transpose()?;

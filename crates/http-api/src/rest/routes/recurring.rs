@@ -27,11 +27,11 @@ use crate::conventions::error::{ApiError, ErrorBody};
 use crate::rest::auth::{Auth, InvoicesRead, InvoicesWrite};
 use crate::rest::openapi::{
     GroupBy as GroupBySchema, RecurringFrequency, RecurringMode, RecurringRunStatus, RecurringStatus,
-    Weekday as WeekdaySchema,
+    VatCategory as VatCategorySchema, Weekday as WeekdaySchema,
 };
 use crate::rest::paging::{self, Page};
 use crate::rest::routes::billed_time::{RoundingInput, project_ids, rounding};
-use crate::rest::routes::invoices::{Exact, LineItemInput, invoice_rule, lines, number};
+use crate::rest::routes::invoices::{Exact, LineItemInput, invoice_rule, lines, number, vat};
 use crate::rest::routes::messages::{self, SendInput};
 use crate::rest::routes::track::projects::rate;
 use crate::rest::routes::{
@@ -71,6 +71,14 @@ pub(crate) struct TemplateInput {
     #[serde(default)]
     #[schema(value_type = Option<i64>, minimum = 0, maximum = 365)]
     due_days: Option<Number>,
+    /// Each invoice's VAT category, as on `POST /v1/invoices`; default `S`.
+    #[serde(default)]
+    #[schema(value_type = VatCategorySchema)]
+    vat_category: Option<String>,
+    /// Why no VAT is charged, where the category needs it (as on `POST /v1/invoices`).
+    #[serde(default)]
+    #[schema(pattern = r"^[^\u0000]*$", min_length = 1, max_length = 1000)]
+    vat_exemption_reason: Option<String>,
 }
 
 /// Which days a recurring invoice bills on.
@@ -208,6 +216,10 @@ pub(crate) struct TemplateBody {
     tax: Option<Exact>,
     #[schema(required = true)]
     due_days: Option<u16>,
+    #[schema(value_type = VatCategorySchema)]
+    vat_category: &'static str,
+    #[schema(required = true)]
+    vat_exemption_reason: Option<String>,
 }
 
 /// A template's line, as given.
@@ -334,6 +346,8 @@ impl From<&RecurringInvoice> for RecurringBody {
                 tax_percentage: template.tax_percentage.map(exact),
                 tax: template.tax.map(exact),
                 due_days: template.due_days.map(DueDays::days),
+                vat_category: template.vat.category().as_str(),
+                vat_exemption_reason: template.vat.exemption_reason().map(|r| r.as_str().to_owned()),
             },
             schedule: ScheduleAnswer {
                 frequency: schedule.pattern().frequency().as_str(),
@@ -380,7 +394,9 @@ fn in_template(error: FieldError) -> FieldError {
 
 impl TemplateInput {
     fn parse(self) -> Result<Template, FieldError> {
+        let vat = vat(self.vat_category.as_deref(), self.vat_exemption_reason).map_err(in_template)?;
         Ok(Template {
+            vat: vat.unwrap_or_default(),
             description: self
                 .description
                 .map(|d| Description::parse(d).map_err(|e| e.at("template.description")))
@@ -590,7 +606,7 @@ async fn check_template(state: &ApiState, team: TeamId, template: &Template) -> 
         tax: template.tax,
         line_items: template.line_items.clone(),
         time_entries: Vec::new(),
-        vat: None,
+        vat: Some(template.vat.clone()),
     };
     match billing::service::new_invoice(&*state.stores.accounts, team, draft, now).await {
         Ok(_) => Ok(()),
