@@ -315,8 +315,7 @@ impl RecurringInvoice {
 
     /// What a job pass on `today` does: `None` unless it is active with a period due.
     pub fn pass(&self, today: NaiveDate) -> Option<Pass> {
-        let next = self.next.filter(|_| self.status == RecurringStatus::Active)?;
-        let pass = self.schedule.pass(next, today);
+        let pass = self.schedule.pass(self.next_run()?, today);
         pass.generate.is_some().then_some(pass)
     }
 
@@ -368,9 +367,14 @@ impl RecurringInvoice {
         Some(Period::new(midnight(days.first), end))
     }
 
+    /// The next period it will bill: its next one, unless it is paused or completed.
+    pub fn next_run(&self) -> Option<Occurrence> {
+        self.next.filter(|_| self.status == RecurringStatus::Active)
+    }
+
     /// The next `count` days it will bill on, from its next period; none unless active.
     pub fn preview(&self, count: usize) -> Vec<Occurrence> {
-        match self.next.filter(|_| self.status == RecurringStatus::Active) {
+        match self.next_run() {
             Some(next) => self.schedule.occurrences_from(next.sequence).take(count).collect(),
             None => Vec::new(),
         }

@@ -370,7 +370,7 @@ impl From<&RecurringInvoice> for RecurringBody {
                 rate: time.rate.map(|rate| exact(rate.amount())),
             }),
             status: recurring.status.as_str(),
-            next_run_on: recurring.preview(1).first().map(|next| day_text(next.on)),
+            next_run_on: recurring.next_run().map(|next| day_text(next.on)),
             generated_count: recurring.generated_count,
             created_at: Timestamp(recurring.created_at),
             updated_at: Timestamp(recurring.updated_at),
