@@ -4,7 +4,7 @@ SHELL := /bin/bash
 CARGO ?= cargo
 export TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/postgres
 
-.PHONY: help run test lint fmt fmt-check clippy layering deny test-all mcp-servers pdf-tools openapi schemathesis mcp bench audit doc fuzz
+.PHONY: help run test einvoice-rules lint fmt fmt-check clippy layering deny test-all mcp-servers pdf-tools openapi schemathesis mcp bench audit doc fuzz
 
 help:
 	@echo "make run     build and serve on the embedded SQLite default (http://127.0.0.1:3000)"
@@ -12,6 +12,7 @@ help:
 	@echo "             description from outside (linters, generated clients, the reference in"
 	@echo "             Chromium), schemathesis, /mcp through the MCP Python SDK"
 	@echo "make lint    fmt check, clippy -D warnings, docs, layering check"
+	@echo "make einvoice-rules  the e-invoice checker (official XSDs, EN 16931 and XRechnung rules) on KoSIT's samples"
 	@echo "make fmt     format the code"
 	@echo "make bench   release build on PostgreSQL under load, with pgbench beside it; PDF render times;"
 	@echo "             the agent's webhook trigger beside a bare actix-web handler; a year's time"
@@ -23,7 +24,7 @@ help:
 run:
 	$(CARGO) run --release -p app --bin billable -- serve $(ARGS)
 
-test: lint test-all deny openapi schemathesis mcp
+test: lint einvoice-rules test-all deny openapi schemathesis mcp
 
 lint: fmt-check clippy doc layering
 
@@ -84,6 +85,11 @@ openapi:
 
 schemathesis:
 	./scripts/schemathesis.sh
+
+# The e-invoice checker against KoSIT's own sample invoices: they pass, and each broken on
+# purpose fails, so the pipeline the e-invoice tests rely on is shown to work.
+einvoice-rules:
+	python3 tests/einvoice/check.py --self-test
 
 # /mcp through the official MCP Python SDK (tests/mcp).
 mcp:

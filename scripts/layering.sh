@@ -18,8 +18,9 @@ fail() { echo "layering: $*"; failed=1; }
 # Each crate's normal dependencies among ours, as docs/ARCHITECTURE.md draws them.
 allowed_graph='
 app: http-api store-sql store-memory renderer agent outbound notify recurring triggers billing accounts kernel
-http-api: notify recurring billing tracking triggers accounts kernel
+http-api: einvoice notify recurring billing tracking triggers accounts kernel
 renderer: billing
+einvoice: billing
 agent: triggers accounts kernel
 outbound: notify triggers kernel
 store-sql: notify recurring billing tracking triggers accounts kernel
@@ -33,7 +34,7 @@ triggers: accounts kernel
 accounts: kernel
 kernel:
 fuzzing: http-api store-memory renderer triggers billing accounts kernel
-acceptance: app agent outbound http-api store-sql store-memory store-contract renderer notify recurring billing tracking triggers accounts kernel
+acceptance: app agent outbound http-api store-sql store-memory store-contract renderer einvoice notify recurring billing tracking triggers accounts kernel
 '
 graph_problems=$($CARGO metadata --locked --no-deps --format-version 1 | ALLOWED="$allowed_graph" python3 -c '
 import json, os, sys

@@ -5,6 +5,7 @@
 pub mod client;
 pub mod credit;
 pub mod document;
+pub mod einvoice;
 pub mod invoice;
 pub mod ledger;
 pub mod money;

@@ -338,6 +338,60 @@ pub async fn invoice_document(
     Ok(Some(InvoiceDocument::new(&invoice, &client, &sender, now)))
 }
 
+/// Why an e-invoice of a document was not made.
+#[derive(Debug, thiserror::Error)]
+pub enum EInvoiceError {
+    /// No such invoice or credit note in the team.
+    #[error("not found")]
+    NotFound,
+    #[error(transparent)]
+    Refused(#[from] crate::einvoice::Refusal),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// The parties of one of the team's invoices, which must exist.
+async fn parties_of(
+    store: &dyn BillingStore,
+    invoice: &Invoice,
+) -> Result<(crate::Client, SenderAddress), StoreError> {
+    let (team, id) = (invoice.team_id, invoice.id);
+    let missing =
+        |what: &str| StoreError::Unexpected(anyhow::anyhow!("invoice {id} refers to a missing {what}"));
+    let client = store.get(team, invoice.client_id).await?.ok_or_else(|| missing("client"))?;
+    let sender = store.get_sender(team, invoice.sender_id).await?.ok_or_else(|| missing("sender address"))?;
+    Ok((client, sender))
+}
+
+/// The team's invoice `id` as an e-invoice of `profile`.
+pub async fn invoice_e_invoice(
+    store: &dyn BillingStore,
+    team: TeamId,
+    id: InvoiceId,
+    profile: crate::einvoice::Profile,
+) -> Result<crate::einvoice::EInvoice, EInvoiceError> {
+    let invoice = store.get_invoice(team, id).await?.ok_or(EInvoiceError::NotFound)?;
+    let (client, sender) = parties_of(store, &invoice).await?;
+    let parties = crate::einvoice::Parties { client: &client, sender: &sender };
+    Ok(crate::einvoice::EInvoice::of_invoice(profile, &invoice, &parties)?)
+}
+
+/// The team's credit note `id` as an e-invoice of `profile`, referring to its invoice.
+pub async fn credit_note_e_invoice(
+    store: &dyn BillingStore,
+    team: TeamId,
+    id: crate::credit::CreditNoteId,
+    profile: crate::einvoice::Profile,
+) -> Result<crate::einvoice::EInvoice, EInvoiceError> {
+    let note = store.get_credit_note(team, id).await?.ok_or(EInvoiceError::NotFound)?;
+    let invoice = store.get_invoice(team, note.invoice_id).await?.ok_or_else(|| {
+        StoreError::Unexpected(anyhow::anyhow!("credit note {id} refers to a missing invoice"))
+    })?;
+    let (client, sender) = parties_of(store, &invoice).await?;
+    let parties = crate::einvoice::Parties { client: &client, sender: &sender };
+    Ok(crate::einvoice::EInvoice::of_credit_note(profile, &note, &invoice, &parties)?)
+}
+
 impl From<crate::store::LedgerError> for BillingError {
     fn from(error: crate::store::LedgerError) -> Self {
         use crate::store::LedgerError;

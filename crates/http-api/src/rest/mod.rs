@@ -73,6 +73,7 @@ where
                 .service(ledger.check(routes::payments::record_refund))
                 .service(ledger.check(routes::payments::write_off))
                 .service(ledger.check(routes::credit_notes::create_credit_note))
+                .service(ledger.check(routes::einvoices::invoice_e_invoice))
                 .service(ledger.check(routes::messages::send_invoice))
                 .service(ledger.check(routes::messages::remind_invoice))
                 .service(ledger.check(routes::messages::list_invoice_messages)),
@@ -128,6 +129,7 @@ where
                 .wrap(from_fn(auth::require_api_key))
                 .service(ledger.check(routes::credit_notes::list_credit_notes))
                 .service(ledger.check(routes::credit_notes::get_credit_note))
+                .service(ledger.check(routes::einvoices::credit_note_e_invoice))
                 .service(ledger.check(routes::messages::send_credit_note)),
         )
         .service(ledger.check(routes::ops::healthz))

@@ -6,6 +6,7 @@ mod billed_time;
 mod clients;
 mod conventions;
 mod dates;
+mod einvoices;
 mod idempotency;
 mod invoices;
 mod ledger_property;

@@ -5,6 +5,7 @@ pub(crate) mod agent;
 pub(crate) mod billed_time;
 pub(crate) mod clients;
 pub(crate) mod credit_notes;
+pub(crate) mod einvoices;
 pub(crate) mod invoices;
 pub(crate) mod messages;
 pub(crate) mod ops;

@@ -1,0 +1,658 @@
+//! An invoice or credit note as a structured e-invoice sees it: the semantic model of
+//! EN 16931, filled from billable's own data, and the rules of what a profile cannot do
+//! without. Writing it as UBL or CII XML is an adapter's work (the `einvoice` crate).
+//!
+//! A refusal names the business term (`BT-10`) and the [`Datum`] of ours that fills it, so
+//! that each front end can name its own field.
+
+use chrono::NaiveDate;
+use rust_decimal::Decimal;
+
+use crate::credit::CreditNote;
+use crate::money::Currency;
+use crate::{Client, Invoice, LineItem, SenderAddress, TaxRule, VatCategory};
+
+/// The rules an e-invoice is written to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Profile {
+    /// XRechnung 3.0, the German CIUS of EN 16931, which public buyers in Germany require.
+    XRechnung,
+    /// EN 16931 itself, as the EN 16931 profile of Factur-X / ZUGFeRD carries it.
+    En16931,
+}
+
+impl Profile {
+    /// The specification identifier (BT-24).
+    pub fn specification(self) -> &'static str {
+        match self {
+            Self::XRechnung => "urn:cen.eu:en16931:2017#compliant#urn:xeinkauf.de:kosit:xrechnung_3.0",
+            Self::En16931 => "urn:cen.eu:en16931:2017",
+        }
+    }
+
+    /// The business process (BT-23) XRechnung asks for; none for plain EN 16931.
+    pub fn business_process(self) -> Option<&'static str> {
+        match self {
+            Self::XRechnung => Some("urn:fdc:peppol.eu:2017:poacc:billing:01:1.0"),
+            Self::En16931 => None,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::XRechnung => "XRechnung",
+            Self::En16931 => "EN 16931",
+        }
+    }
+}
+
+/// Invoice (380) or credit note (381): BT-3.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DocumentKind {
+    Invoice,
+    CreditNote,
+}
+
+impl DocumentKind {
+    pub fn type_code(self) -> &'static str {
+        match self {
+            Self::Invoice => "380",
+            Self::CreditNote => "381",
+        }
+    }
+}
+
+/// A datum of ours that an e-invoice needs, named so each front end can word it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Datum {
+    ClientBuyerReference,
+    ClientCity,
+    ClientPostalCode,
+    ClientCountryCode,
+    ClientVatNumber,
+    SenderCity,
+    SenderPostalCode,
+    SenderCountryCode,
+    SenderVatNumber,
+    SenderIban,
+    SenderContactName,
+    SenderContactPhone,
+    SenderContactEmail,
+    /// The 0-based line whose description is empty.
+    LineDescription(u32),
+    /// A standard-rated invoice's tax as a percentage, not a flat amount.
+    TaxPercentage,
+}
+
+/// Why an invoice cannot be written as an e-invoice of a profile.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Refusal {
+    /// A business term the profile requires, filled by `datum`, is empty.
+    #[error("{term} is required for {}", profile.name())]
+    Missing { term: &'static str, datum: Datum, profile: Profile },
+    /// EN 16931 carries amounts with at most two decimals.
+    #[error("EN 16931 allows amounts with at most 2 decimals; {currency} has {decimals}", currency = .0, decimals = .0.minor_unit())]
+    MinorUnitTooFine(Currency),
+}
+
+/// A seller or buyer (BG-4, BG-7) with its address (BG-5, BG-8).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Party {
+    /// BT-27, BT-44.
+    pub name: String,
+    /// BT-35, BT-36, BT-162 (BT-50, BT-51, BT-163): the address lines given.
+    pub street: Option<String>,
+    pub additional_street: Option<String>,
+    pub address_line: Option<String>,
+    /// BT-37, BT-52.
+    pub city: Option<String>,
+    /// BT-38, BT-53.
+    pub postal_code: Option<String>,
+    /// BT-40, BT-55.
+    pub country: &'static str,
+    /// BT-31, BT-48; left out where the VAT category forbids it (`O`).
+    pub vat_id: Option<String>,
+    /// BT-34, BT-49: an e-mail address (scheme `EM`).
+    pub electronic_address: Option<String>,
+}
+
+/// The seller's contact (BG-6).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Contact {
+    pub name: Option<String>,
+    pub phone: Option<String>,
+    pub email: Option<String>,
+}
+
+/// The account to pay to (BG-17): a SEPA credit transfer (payment means 58).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PayeeAccount {
+    pub iban: String,
+    pub bic: Option<String>,
+}
+
+/// The delivery (BG-13) an intra-community supply states: on the issue date (BT-72), to
+/// the buyer's address (BG-15: BT-77, BT-78, BT-80).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Delivery {
+    pub date: NaiveDate,
+    pub city: Option<String>,
+    pub postal_code: Option<String>,
+    pub country: &'static str,
+}
+
+/// One line (BG-25).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Line {
+    /// BT-126: 1 for the first line.
+    pub id: u32,
+    /// BT-153.
+    pub name: String,
+    /// BT-129, BT-130.
+    pub quantity: Decimal,
+    pub unit_code: String,
+    /// BT-146: never negative (BR-27), as no unit price is.
+    pub net_price: Decimal,
+    /// BT-131.
+    pub amount: Decimal,
+}
+
+/// The VAT breakdown (BG-23): one category per invoice.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct VatBreakdown {
+    pub category: VatCategory,
+    /// BT-119; none for `O` (outside the scope of VAT).
+    pub rate: Option<Decimal>,
+    /// BT-116.
+    pub taxable: Decimal,
+    /// BT-117.
+    pub tax: Decimal,
+    /// BT-120.
+    pub exemption_reason: Option<String>,
+}
+
+/// The document totals (BG-22).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Totals {
+    /// BT-106.
+    pub lines: Decimal,
+    /// BT-109.
+    pub tax_exclusive: Decimal,
+    /// BT-110.
+    pub tax: Decimal,
+    /// BT-112.
+    pub tax_inclusive: Decimal,
+    /// BT-113: what settled part of the invoice already (payments, credit notes, write-offs).
+    pub prepaid: Decimal,
+    /// BT-115: the invoice's amount due.
+    pub payable: Decimal,
+}
+
+/// An invoice or credit note in EN 16931's terms, complete for its profile.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EInvoice {
+    pub profile: Profile,
+    pub kind: DocumentKind,
+    /// BT-1.
+    pub number: String,
+    /// BT-2.
+    pub issue_date: NaiveDate,
+    /// BT-9.
+    pub due_date: Option<NaiveDate>,
+    /// BT-20, given where there is no due date but something is due (BR-CO-25).
+    pub payment_terms: Option<String>,
+    /// BT-5, two decimals at most.
+    pub currency: &'static str,
+    /// BT-22.
+    pub note: Option<String>,
+    /// BT-10.
+    pub buyer_reference: Option<String>,
+    /// BT-25 and BT-26: the invoice a credit note corrects.
+    pub preceding_invoice: Option<(String, NaiveDate)>,
+    pub seller: Party,
+    pub seller_contact: Option<Contact>,
+    pub buyer: Party,
+    pub payee_account: Option<PayeeAccount>,
+    /// Where and when it was delivered, which an intra-community supply states (BR-IC-11,
+    /// BR-IC-12).
+    pub delivery: Option<Delivery>,
+    pub vat: VatBreakdown,
+    pub lines: Vec<Line>,
+    pub totals: Totals,
+}
+
+fn given(text: &str) -> Option<String> {
+    let trimmed = text.trim();
+    (!trimmed.is_empty()).then(|| trimmed.to_owned())
+}
+
+/// Checks what a profile requires, one term at a time, in the order a reader fixes them.
+struct Requirements {
+    profile: Profile,
+}
+
+impl Requirements {
+    /// `value`, or a refusal naming `term` and `datum` when the profile needs it.
+    fn needs<T>(&self, value: Option<T>, term: &'static str, datum: Datum) -> Result<Option<T>, Refusal> {
+        match value {
+            None if self.profile == Profile::XRechnung => {
+                Err(Refusal::Missing { term, datum, profile: self.profile })
+            }
+            value => Ok(value),
+        }
+    }
+
+    /// `value`, whichever the profile.
+    fn always<T>(&self, value: Option<T>, term: &'static str, datum: Datum) -> Result<T, Refusal> {
+        value.ok_or(Refusal::Missing { term, datum, profile: self.profile })
+    }
+}
+
+/// What an e-invoice is made of beside its own figures: who sends it to whom.
+#[derive(Debug, Clone, Copy)]
+pub struct Parties<'a> {
+    pub client: &'a Client,
+    pub sender: &'a SenderAddress,
+}
+
+impl EInvoice {
+    /// `invoice` as an e-invoice of `profile`; what is due reflects its ledger (BT-113,
+    /// BT-115).
+    pub fn of_invoice(profile: Profile, invoice: &Invoice, parties: &Parties<'_>) -> Result<Self, Refusal> {
+        let prepaid = invoice.balance.recorded();
+        let payable = invoice.balance.due();
+        let frame = Frame {
+            kind: DocumentKind::Invoice,
+            number: invoice.serial.to_string(),
+            issue_date: invoice.issue_date.date_naive(),
+            due_date: invoice.due_date.map(|due| due.date_naive()),
+            note: invoice.description.as_ref().and_then(|text| given(text.as_str())),
+            preceding_invoice: None,
+            currency: invoice.currency,
+            tax_rule: invoice.tax_rule,
+            vat: &invoice.vat,
+            line_items: &invoice.line_items,
+            totals: invoice.totals,
+            prepaid,
+            payable,
+        };
+        frame.build(profile, parties)
+    }
+
+    /// `note`, which corrects `invoice`, as an e-invoice of `profile` (type 381).
+    pub fn of_credit_note(
+        profile: Profile,
+        note: &CreditNote,
+        invoice: &Invoice,
+        parties: &Parties<'_>,
+    ) -> Result<Self, Refusal> {
+        let frame = Frame {
+            kind: DocumentKind::CreditNote,
+            number: note.serial.to_string(),
+            issue_date: note.issue_date.date_naive(),
+            due_date: None,
+            note: note.reason.as_ref().and_then(|text| given(text.as_str())),
+            preceding_invoice: Some((invoice.serial.to_string(), invoice.issue_date.date_naive())),
+            currency: note.currency,
+            tax_rule: note.tax_rule,
+            vat: &invoice.vat,
+            line_items: &note.line_items,
+            totals: note.totals,
+            prepaid: Decimal::ZERO,
+            payable: note.totals.total,
+        };
+        frame.build(profile, parties)
+    }
+}
+
+/// The figures of an invoice or credit note, before the parties are added.
+struct Frame<'a> {
+    kind: DocumentKind,
+    number: String,
+    issue_date: NaiveDate,
+    due_date: Option<NaiveDate>,
+    note: Option<String>,
+    preceding_invoice: Option<(String, NaiveDate)>,
+    currency: Currency,
+    tax_rule: TaxRule,
+    vat: &'a crate::Vat,
+    line_items: &'a [LineItem],
+    totals: crate::Totals,
+    prepaid: Decimal,
+    payable: Decimal,
+}
+
+impl Frame<'_> {
+    /// An amount written with exactly the currency's decimals (`0.00`, however stored).
+    fn minor(&self, amount: Decimal) -> Decimal {
+        crate::money::round_to_minor(amount, self.currency)
+    }
+
+    fn build(self, profile: Profile, parties: &Parties<'_>) -> Result<EInvoice, Refusal> {
+        if self.currency.minor_unit() > 2 {
+            return Err(Refusal::MinorUnitTooFine(self.currency));
+        }
+        let rules = Requirements { profile };
+        let category = self.vat.category();
+        let vat = self.vat_breakdown(&rules)?;
+        let (seller, seller_contact, payee_account) = seller(&rules, parties.sender, category)?;
+        let buyer = buyer(&rules, parties.client, category)?;
+        let buyer_reference = rules.needs(
+            given(parties.client.details.buyer_reference.as_str()),
+            "BT-10",
+            Datum::ClientBuyerReference,
+        )?;
+        let lines = self.lines(&rules)?;
+        let delivery = (category == VatCategory::IntraCommunity).then(|| Delivery {
+            date: self.issue_date,
+            city: buyer.city.clone(),
+            postal_code: buyer.postal_code.clone(),
+            country: buyer.country,
+        });
+        let payment_terms = match (self.kind, self.due_date) {
+            (_, Some(_)) => None,
+            _ if self.payable <= Decimal::ZERO => None,
+            (DocumentKind::Invoice, None) => Some("Payable on receipt.".to_owned()),
+            (DocumentKind::CreditNote, None) => self
+                .preceding_invoice
+                .as_ref()
+                .map(|(serial, _)| format!("Credited against invoice {serial}.")),
+        };
+        let totals = Totals {
+            lines: self.minor(self.totals.subtotal),
+            tax_exclusive: self.minor(self.totals.subtotal),
+            tax: self.minor(self.totals.tax),
+            tax_inclusive: self.minor(self.totals.total),
+            prepaid: self.minor(self.prepaid),
+            payable: self.minor(self.payable),
+        };
+        Ok(EInvoice {
+            profile,
+            kind: self.kind,
+            number: self.number,
+            issue_date: self.issue_date,
+            due_date: self.due_date,
+            payment_terms,
+            currency: self.currency.as_str(),
+            note: self.note,
+            buyer_reference,
+            preceding_invoice: self.preceding_invoice,
+            seller,
+            seller_contact,
+            buyer,
+            payee_account,
+            delivery,
+            vat,
+            lines,
+            totals,
+        })
+    }
+
+    /// One category: standard-rated VAT is a percentage greater than 0 (BR-S-05); the
+    /// categories without VAT are at 0 %, but for `O`, which has no rate.
+    fn vat_breakdown(&self, rules: &Requirements) -> Result<VatBreakdown, Refusal> {
+        let category = self.vat.category();
+        let rate = match (category, self.tax_rule) {
+            (VatCategory::Standard, TaxRule::Percentage(percentage)) => Some(percentage.normalize()),
+            (VatCategory::Standard, TaxRule::Flat(_)) => {
+                return Err(Refusal::Missing {
+                    term: "BT-152",
+                    datum: Datum::TaxPercentage,
+                    profile: rules.profile,
+                });
+            }
+            (VatCategory::OutOfScope, _) => None,
+            _ => Some(Decimal::ZERO),
+        };
+        Ok(VatBreakdown {
+            category,
+            rate,
+            taxable: self.minor(self.totals.subtotal),
+            tax: self.minor(self.totals.tax),
+            exemption_reason: self.vat.exemption_reason().map(|reason| reason.as_str().to_owned()),
+        })
+    }
+
+    fn lines(&self, rules: &Requirements) -> Result<Vec<Line>, Refusal> {
+        self.line_items
+            .iter()
+            .map(|item| {
+                let name = rules.always(
+                    given(item.description.as_str()),
+                    "BT-153",
+                    Datum::LineDescription(item.position),
+                )?;
+                Ok(Line {
+                    id: item.position + 1,
+                    name,
+                    quantity: item.quantity.normalize(),
+                    unit_code: item.unit_code.as_str().to_owned(),
+                    net_price: item.unit_price.normalize(),
+                    amount: self.minor(item.amount),
+                })
+            })
+            .collect()
+    }
+}
+
+/// Whether the category names the parties' VAT identifiers: all but `O` (BR-O-02).
+fn carries_vat_ids(category: VatCategory) -> bool {
+    category != VatCategory::OutOfScope
+}
+
+fn seller(
+    rules: &Requirements,
+    sender: &SenderAddress,
+    category: VatCategory,
+) -> Result<(Party, Option<Contact>, Option<PayeeAccount>), Refusal> {
+    let s = &sender.details;
+    let country =
+        rules.always(s.country_code.map(crate::CountryCode::as_str), "BT-40", Datum::SenderCountryCode)?;
+    let vat_id = if carries_vat_ids(category) {
+        // BR-S-02, BR-Z-02, BR-E-02, BR-AE-02, BR-IC-02, BR-G-02.
+        Some(rules.always(given(s.vat_number.as_str()), "BT-31", Datum::SenderVatNumber)?)
+    } else {
+        None
+    };
+    let contact = Contact {
+        name: rules.needs(given(s.contact_name.as_str()), "BT-41", Datum::SenderContactName)?,
+        phone: rules.needs(given(s.contact_phone.as_str()), "BT-42", Datum::SenderContactPhone)?,
+        email: rules.needs(
+            s.contact_email.as_ref().map(|email| email.as_str().to_owned()),
+            "BT-43",
+            Datum::SenderContactEmail,
+        )?,
+    };
+    let account = rules.needs(s.iban.as_ref(), "BT-84", Datum::SenderIban)?.map(|iban| PayeeAccount {
+        iban: iban.as_str().to_owned(),
+        bic: s.bic.as_ref().map(|bic| bic.as_str().to_owned()),
+    });
+    let electronic_address =
+        s.email.as_ref().or(s.contact_email.as_ref()).map(|email| email.as_str().to_owned());
+    let party = Party {
+        name: s.name.as_str().to_owned(),
+        street: given(s.line1.as_str()),
+        additional_street: given(s.line2.as_str()),
+        address_line: given(s.line3.as_str()),
+        city: rules.needs(given(s.city.as_str()), "BT-37", Datum::SenderCity)?,
+        postal_code: rules.needs(given(s.postal_code.as_str()), "BT-38", Datum::SenderPostalCode)?,
+        country,
+        vat_id,
+        electronic_address,
+    };
+    let contact =
+        (contact.name.is_some() || contact.phone.is_some() || contact.email.is_some()).then_some(contact);
+    Ok((party, contact, account))
+}
+
+fn buyer(rules: &Requirements, client: &Client, category: VatCategory) -> Result<Party, Refusal> {
+    let c = &client.details;
+    let country =
+        rules.always(c.country_code.map(crate::CountryCode::as_str), "BT-55", Datum::ClientCountryCode)?;
+    let vat_id = match category {
+        // BR-AE-02, BR-IC-02: the buyer accounts for the VAT, so it is named.
+        VatCategory::ReverseCharge | VatCategory::IntraCommunity => {
+            Some(rules.always(given(c.vat_number.as_str()), "BT-48", Datum::ClientVatNumber)?)
+        }
+        VatCategory::OutOfScope => None,
+        _ => given(c.vat_number.as_str()),
+    };
+    Ok(Party {
+        name: c.name.as_str().to_owned(),
+        street: given(c.line1.as_str()),
+        additional_street: given(c.line2.as_str()),
+        address_line: given(c.line3.as_str()),
+        city: rules.needs(given(c.city.as_str()), "BT-52", Datum::ClientCity)?,
+        postal_code: rules.needs(given(c.postal_code.as_str()), "BT-53", Datum::ClientPostalCode)?,
+        country,
+        vat_id,
+        electronic_address: Some(c.email.as_str().to_owned()),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use accounts::TeamId;
+    use chrono::{TimeZone, Utc};
+    use kernel::{Email, Id};
+
+    use super::*;
+    use crate::client::{OptionalText, RequiredText};
+    use crate::invoice::{ExemptionReason, price_lines};
+    use crate::{
+        Chasing, ClientDetails, ClientId, InvoiceId, InvoiceStatus, LineInput, SenderDetails, Serial, Vat,
+    };
+
+    fn text(value: &str) -> OptionalText {
+        OptionalText::parse(value).unwrap()
+    }
+
+    fn parties(team: TeamId) -> (Client, SenderAddress) {
+        let now = Utc::now();
+        let mut sender = SenderDetails::named(RequiredText::parse("Muster GmbH").unwrap());
+        sender.city = text("Berlin");
+        sender.postal_code = crate::sender::SenderPostalCode::parse("10115").unwrap();
+        sender.country_code = Some(crate::CountryCode::parse("DE").unwrap());
+        sender.vat_number = text("DE123456789");
+        sender.iban = Some(crate::Iban::parse("DE02120300000000202051").unwrap());
+        sender.contact_name = text("Erika Mustermann");
+        sender.contact_phone = text("+49 30 1234567");
+        sender.contact_email = Some(Email::parse("erika@muster.example").unwrap());
+        let sender = SenderAddress {
+            id: Id::generate(),
+            team_id: team,
+            details: sender,
+            created_at: now,
+            updated_at: now,
+        };
+        let details = ClientDetails {
+            name: RequiredText::parse("Amt").unwrap(),
+            email: Email::parse("amt@buyer.example").unwrap(),
+            phone: text(""),
+            vat_number: text("DE987654321"),
+            line1: text("Amtsweg 2"),
+            line2: text(""),
+            line3: text(""),
+            postal_code: crate::client::KeptPostalCode::parse("53113").unwrap(),
+            city: text("Bonn"),
+            country_code: Some(crate::CountryCode::parse("DE").unwrap()),
+            buyer_reference: text("04011000-12345-34"),
+            reminders_enabled: true,
+        };
+        (Client::new(team, details, now), sender)
+    }
+
+    fn invoice(team: TeamId, vat: Vat, tax_rule: TaxRule, paid: Decimal) -> Invoice {
+        let now = Utc.with_ymd_and_hms(2026, 11, 2, 9, 0, 0).unwrap();
+        let currency = Currency::parse("EUR").unwrap();
+        let input = LineInput {
+            description: crate::invoice::Description::parse("Work").unwrap(),
+            unit_price: Decimal::new(12_050, 2),
+            quantity: Decimal::from(2),
+            amount: None,
+            unit_code: None,
+        };
+        let line_items = price_lines(vec![input], currency, now).unwrap();
+        let totals = crate::Totals::compute(&line_items, tax_rule, None, currency).unwrap();
+        let mut balance = crate::Balance::unpaid(totals.total);
+        balance.paid = paid;
+        Invoice {
+            id: InvoiceId::generate(),
+            team_id: team,
+            serial: Serial::FIRST,
+            description: None,
+            issue_date: now,
+            due_date: None,
+            status: InvoiceStatus::Pending,
+            currency,
+            tax_rule,
+            totals,
+            balance,
+            client_id: ClientId::generate(),
+            sender_id: crate::SenderAddressId::generate(),
+            line_items,
+            chasing: Chasing::default(),
+            recurrence: None,
+            vat,
+            created_at: now,
+            updated_at: now,
+        }
+    }
+
+    #[test]
+    fn xrechnung_requires_a_buyer_reference_where_en16931_does_without() {
+        let team = TeamId::generate();
+        let (mut client, sender) = parties(team);
+        client.details.buyer_reference = text("");
+        let invoice = invoice(team, Vat::default(), TaxRule::Percentage(Decimal::from(19)), Decimal::ZERO);
+        let parties = Parties { client: &client, sender: &sender };
+        let refused = EInvoice::of_invoice(Profile::XRechnung, &invoice, &parties).unwrap_err();
+        assert_eq!(
+            refused,
+            Refusal::Missing {
+                term: "BT-10",
+                datum: Datum::ClientBuyerReference,
+                profile: Profile::XRechnung
+            }
+        );
+        let plain = EInvoice::of_invoice(Profile::En16931, &invoice, &parties).unwrap();
+        assert_eq!((plain.buyer_reference, plain.vat.rate), (None, Some(Decimal::from(19))));
+        // 241.00 at 19 %: 45.79 tax, nothing paid, so all of 286.79 is due on receipt.
+        assert_eq!(plain.totals.payable.to_string(), "286.79");
+        assert_eq!(plain.payment_terms.as_deref(), Some("Payable on receipt."));
+    }
+
+    #[test]
+    fn outside_the_scope_of_vat_names_no_vat_identifiers_and_no_rate() {
+        let team = TeamId::generate();
+        let (client, sender) = parties(team);
+        let reason = ExemptionReason::parse("Not subject to VAT").unwrap();
+        let vat = Vat::new(VatCategory::OutOfScope, Some(reason)).unwrap();
+        let invoice = invoice(team, vat, TaxRule::Flat(Decimal::ZERO), Decimal::new(4100, 2));
+        let parties = Parties { client: &client, sender: &sender };
+        let e = EInvoice::of_invoice(Profile::XRechnung, &invoice, &parties).unwrap();
+        assert_eq!((e.seller.vat_id, e.buyer.vat_id, e.vat.rate), (None, None, None));
+        assert_eq!(e.vat.exemption_reason.as_deref(), Some("Not subject to VAT"));
+        // 241.00 with 41.00 paid: prepaid and payable follow the ledger.
+        assert_eq!(
+            (e.totals.prepaid.to_string(), e.totals.payable.to_string()),
+            ("41.00".into(), "200.00".into())
+        );
+    }
+
+    #[test]
+    fn a_standard_rate_is_a_percentage_and_amounts_have_two_decimals_at_most() {
+        let team = TeamId::generate();
+        let (client, sender) = parties(team);
+        let parties = Parties { client: &client, sender: &sender };
+        let flat = invoice(team, Vat::default(), TaxRule::Flat(Decimal::from(5)), Decimal::ZERO);
+        assert_eq!(
+            EInvoice::of_invoice(Profile::En16931, &flat, &parties).unwrap_err(),
+            Refusal::Missing { term: "BT-152", datum: Datum::TaxPercentage, profile: Profile::En16931 }
+        );
+        let mut dinars = invoice(team, Vat::default(), TaxRule::Percentage(Decimal::from(5)), Decimal::ZERO);
+        dinars.currency = Currency::parse("KWD").unwrap();
+        let refused = EInvoice::of_invoice(Profile::En16931, &dinars, &parties).unwrap_err();
+        assert_eq!(refused.to_string(), "EN 16931 allows amounts with at most 2 decimals; KWD has 3");
+    }
+}

@@ -1,0 +1,181 @@
+//! OASIS UBL 2.1: an `Invoice`, or a `CreditNote` for type 381, in the element order the
+//! schema fixes.
+
+use billing::einvoice::{Contact, DocumentKind, EInvoice, Line, Party, PayeeAccount};
+use rust_decimal::Decimal;
+
+use crate::xml::{Element, element, text};
+
+const INVOICE_NS: &str = "urn:oasis:names:specification:ubl:schema:xsd:Invoice-2";
+const CREDIT_NOTE_NS: &str = "urn:oasis:names:specification:ubl:schema:xsd:CreditNote-2";
+const CAC: &str = "urn:oasis:names:specification:ubl:schema:xsd:CommonAggregateComponents-2";
+const CBC: &str = "urn:oasis:names:specification:ubl:schema:xsd:CommonBasicComponents-2";
+
+/// `invoice` as a UBL 2.1 document.
+pub(crate) fn write(invoice: &EInvoice) -> String {
+    let credit = invoice.kind == DocumentKind::CreditNote;
+    let (root, namespace) = if credit { ("CreditNote", CREDIT_NOTE_NS) } else { ("Invoice", INVOICE_NS) };
+    let money = |name: &'static str, amount: Decimal| amount_element(name, amount, invoice.currency);
+    let root = element(root)
+        .attribute("xmlns", namespace)
+        .attribute("xmlns:cac", CAC)
+        .attribute("xmlns:cbc", CBC)
+        .children([
+            Some(text("cbc:CustomizationID", invoice.profile.specification())),
+            invoice.profile.business_process().map(|process| text("cbc:ProfileID", process)),
+            Some(text("cbc:ID", &invoice.number)),
+            Some(date("cbc:IssueDate", invoice.issue_date)),
+            invoice.due_date.filter(|_| !credit).map(|due| date("cbc:DueDate", due)),
+            Some(text(
+                if credit { "cbc:CreditNoteTypeCode" } else { "cbc:InvoiceTypeCode" },
+                invoice.kind.type_code(),
+            )),
+            invoice.note.as_ref().map(|note| text("cbc:Note", note)),
+            Some(text("cbc:DocumentCurrencyCode", invoice.currency)),
+            invoice.buyer_reference.as_ref().map(|reference| text("cbc:BuyerReference", reference)),
+            invoice.preceding_invoice.as_ref().map(|(number, issued)| {
+                element("cac:BillingReference").child(
+                    element("cac:InvoiceDocumentReference")
+                        .child(text("cbc:ID", number))
+                        .child(date("cbc:IssueDate", *issued)),
+                )
+            }),
+            Some(
+                element("cac:AccountingSupplierParty")
+                    .child(party(&invoice.seller, invoice.seller_contact.as_ref())),
+            ),
+            Some(element("cac:AccountingCustomerParty").child(party(&invoice.buyer, None))),
+            invoice.delivery.as_ref().map(|delivery| {
+                element("cac:Delivery").child(date("cbc:ActualDeliveryDate", delivery.date)).child(
+                    element("cac:DeliveryLocation").child(element("cac:Address").children([
+                        delivery.city.as_ref().map(|city| text("cbc:CityName", city)),
+                        delivery.postal_code.as_ref().map(|code| text("cbc:PostalZone", code)),
+                        Some(country_element(delivery.country)),
+                    ])),
+                )
+            }),
+            invoice.payee_account.as_ref().map(payment_means),
+            invoice
+                .payment_terms
+                .as_ref()
+                .map(|terms| element("cac:PaymentTerms").child(text("cbc:Note", terms))),
+            Some(tax_total(invoice)),
+            Some(
+                element("cac:LegalMonetaryTotal").children([
+                    Some(money("cbc:LineExtensionAmount", invoice.totals.lines)),
+                    Some(money("cbc:TaxExclusiveAmount", invoice.totals.tax_exclusive)),
+                    Some(money("cbc:TaxInclusiveAmount", invoice.totals.tax_inclusive)),
+                    (!invoice.totals.prepaid.is_zero())
+                        .then(|| money("cbc:PrepaidAmount", invoice.totals.prepaid)),
+                    Some(money("cbc:PayableAmount", invoice.totals.payable)),
+                ]),
+            ),
+        ]);
+    invoice
+        .lines
+        .iter()
+        .fold(root, |root, line| root.child(invoice_line(invoice, line, credit)))
+        .into_document()
+}
+
+fn amount_element(name: &'static str, amount: Decimal, currency: &str) -> Element {
+    text(name, amount.to_string()).attribute("currencyID", currency)
+}
+
+fn date(name: &'static str, day: chrono::NaiveDate) -> Element {
+    text(name, day.format("%Y-%m-%d").to_string())
+}
+
+fn country_element(country: &str) -> Element {
+    element("cac:Country").child(text("cbc:IdentificationCode", country))
+}
+
+fn party(party: &Party, contact: Option<&Contact>) -> Element {
+    let address = element("cac:PostalAddress").children([
+        party.street.as_ref().map(|street| text("cbc:StreetName", street)),
+        party.additional_street.as_ref().map(|street| text("cbc:AdditionalStreetName", street)),
+        party.city.as_ref().map(|city| text("cbc:CityName", city)),
+        party.postal_code.as_ref().map(|code| text("cbc:PostalZone", code)),
+        party.address_line.as_ref().map(|line| element("cac:AddressLine").child(text("cbc:Line", line))),
+        Some(country_element(party.country)),
+    ]);
+    element("cac:Party").children([
+        party
+            .electronic_address
+            .as_ref()
+            .map(|address| text("cbc:EndpointID", address).attribute("schemeID", "EM")),
+        Some(address),
+        party.vat_id.as_ref().map(|id| {
+            element("cac:PartyTaxScheme")
+                .child(text("cbc:CompanyID", id))
+                .child(element("cac:TaxScheme").child(text("cbc:ID", "VAT")))
+        }),
+        Some(element("cac:PartyLegalEntity").child(text("cbc:RegistrationName", &party.name))),
+        contact.map(|contact| {
+            element("cac:Contact").children([
+                contact.name.as_ref().map(|name| text("cbc:Name", name)),
+                contact.phone.as_ref().map(|phone| text("cbc:Telephone", phone)),
+                contact.email.as_ref().map(|email| text("cbc:ElectronicMail", email)),
+            ])
+        }),
+    ])
+}
+
+fn payment_means(account: &PayeeAccount) -> Element {
+    element("cac:PaymentMeans").child(text("cbc:PaymentMeansCode", "58")).child(
+        element("cac:PayeeFinancialAccount").children([
+            Some(text("cbc:ID", &account.iban)),
+            account
+                .bic
+                .as_ref()
+                .map(|bic| element("cac:FinancialInstitutionBranch").child(text("cbc:ID", bic))),
+        ]),
+    )
+}
+
+fn tax_category(name: &'static str, invoice: &EInvoice, with_reason: bool) -> Element {
+    let vat = &invoice.vat;
+    element(name).children([
+        Some(text("cbc:ID", vat.category.as_str())),
+        vat.rate.map(|rate| text("cbc:Percent", rate.to_string())),
+        vat.exemption_reason
+            .as_ref()
+            .filter(|_| with_reason)
+            .map(|reason| text("cbc:TaxExemptionReason", reason)),
+        Some(element("cac:TaxScheme").child(text("cbc:ID", "VAT"))),
+    ])
+}
+
+fn tax_total(invoice: &EInvoice) -> Element {
+    let vat = &invoice.vat;
+    element("cac:TaxTotal")
+        .child(amount_element("cbc:TaxAmount", invoice.totals.tax, invoice.currency))
+        .child(
+            element("cac:TaxSubtotal")
+                .child(amount_element("cbc:TaxableAmount", vat.taxable, invoice.currency))
+                .child(amount_element("cbc:TaxAmount", vat.tax, invoice.currency))
+                .child(tax_category("cac:TaxCategory", invoice, true)),
+        )
+}
+
+fn invoice_line(invoice: &EInvoice, line: &Line, credit: bool) -> Element {
+    let (name, quantity) = if credit {
+        ("cac:CreditNoteLine", "cbc:CreditedQuantity")
+    } else {
+        ("cac:InvoiceLine", "cbc:InvoicedQuantity")
+    };
+    element(name)
+        .child(text("cbc:ID", line.id.to_string()))
+        .child(text(quantity, line.quantity.to_string()).attribute("unitCode", &line.unit_code))
+        .child(amount_element("cbc:LineExtensionAmount", line.amount, invoice.currency))
+        .child(element("cac:Item").child(text("cbc:Name", &line.name)).child(tax_category(
+            "cac:ClassifiedTaxCategory",
+            invoice,
+            false,
+        )))
+        .child(element("cac:Price").child(amount_element(
+            "cbc:PriceAmount",
+            line.net_price,
+            invoice.currency,
+        )))
+}

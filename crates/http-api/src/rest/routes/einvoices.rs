@@ -1,0 +1,167 @@
+//! E-invoices: `GET /v1/invoices/{id}/e-invoice` and `GET /v1/credit-notes/{id}/e-invoice`,
+//! an invoice or credit note as XRechnung (UBL or CII) or Factur-X XML.
+
+use actix_web::http::StatusCode;
+use actix_web::http::header;
+use actix_web::{HttpRequest, HttpResponse, get, web};
+use billing::einvoice::{Datum, EInvoice, Refusal};
+use billing::service::{self, EInvoiceError};
+use einvoice::Format;
+use kernel::FieldError;
+use serde::Deserialize;
+use utoipa::IntoParams;
+
+use crate::conventions::error::{ApiError, ErrorBody};
+use crate::rest::auth::{Auth, InvoicesRead};
+use crate::rest::routes::{KeyedErrors, not_found, path_id};
+use crate::rest::state::ApiState;
+
+/// Which e-invoice to make.
+#[derive(Debug, Deserialize, IntoParams)]
+#[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
+pub(crate) struct FormatQuery {
+    /// `xrechnung-ubl` (XRechnung 3.0, UBL 2.1), `xrechnung-cii` (XRechnung 3.0, CII D16B) or
+    /// `facturx` (Factur-X / ZUGFeRD, EN 16931 profile, the XML a Factur-X PDF embeds).
+    #[param(required = true, example = "xrechnung-ubl")]
+    format: Option<String>,
+}
+
+impl FormatQuery {
+    fn read(req: &HttpRequest) -> Result<Format, ApiError> {
+        let query = web::Query::<Self>::from_query(req.query_string())
+            .map_err(crate::conventions::body::query_refusal)?
+            .into_inner();
+        let name = query.format.ok_or_else(|| FieldError::new("format", FORMATS))?;
+        Ok(Format::parse(&name).ok_or_else(|| FieldError::new("format", FORMATS))?)
+    }
+}
+
+const FORMATS: &str = "must be one of xrechnung-ubl, xrechnung-cii, facturx";
+
+/// The field that fills a missing datum, in the API's words, and where to set it.
+fn field_of(datum: Datum) -> (String, &'static str) {
+    const CLIENT: &str = "set it on the client";
+    let sender = |flag: &'static str| (flag, "set it on the sender address (`billable teams sender`)");
+    let (field, advice) = match datum {
+        Datum::ClientBuyerReference => ("buyerReference", CLIENT),
+        Datum::ClientCity => ("city", CLIENT),
+        Datum::ClientPostalCode => ("postalCode", CLIENT),
+        Datum::ClientCountryCode => ("countryCode", CLIENT),
+        Datum::ClientVatNumber => ("vatNumber", CLIENT),
+        Datum::SenderCity => sender("city"),
+        Datum::SenderPostalCode => sender("postalCode"),
+        Datum::SenderCountryCode => sender("countryCode"),
+        Datum::SenderVatNumber => sender("vatNumber"),
+        Datum::SenderIban => sender("iban"),
+        Datum::SenderContactName => sender("contactName"),
+        Datum::SenderContactPhone => sender("contactPhone"),
+        Datum::SenderContactEmail => sender("contactEmail"),
+        Datum::LineDescription(line) => {
+            return (format!("lineItems[{line}].description"), "give the line a description");
+        }
+        Datum::TaxPercentage => {
+            ("taxPercentage", "a standard-rated e-invoice states its VAT rate, not a flat tax")
+        }
+    };
+    (field.to_owned(), advice)
+}
+
+/// 422 naming the business term and our field; 404 for another team's document.
+fn refused(error: EInvoiceError, what: &str) -> ApiError {
+    match error {
+        EInvoiceError::NotFound => not_found(what),
+        EInvoiceError::Store(error) => error.into(),
+        EInvoiceError::Refused(refusal) => {
+            let message = match &refusal {
+                Refusal::Missing { term, datum, profile } => {
+                    let (field, advice) = field_of(*datum);
+                    format!("{field} ({term}) is required for {}: {advice}", profile.name())
+                }
+                Refusal::MinorUnitTooFine(_) => refusal.to_string(),
+            };
+            ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, message)
+        }
+    }
+}
+
+/// The XML, named after the document and its format.
+fn answer(format: Format, invoice: &EInvoice) -> HttpResponse {
+    HttpResponse::Ok()
+        .content_type("application/xml")
+        .insert_header((
+            header::CONTENT_DISPOSITION,
+            format!("inline; filename=\"{}-{}.xml\"", invoice.number, format.name()),
+        ))
+        .body(format.write(invoice))
+}
+
+/// Get an invoice as an e-invoice
+///
+/// The invoice as structured XML: XRechnung 3.0 in UBL 2.1 or CII D16B, or the CII of
+/// Factur-X's EN 16931 profile. Its totals are the invoice's: BT-106 `subtotal`, BT-109
+/// `subtotal`, BT-110 `tax`, BT-112 `total`, and BT-115 `amountDue` (payments, credit notes
+/// and write-offs are BT-113). Data the format cannot do without is a 422 naming the
+/// business term and the field to set. Needs `invoices:read`.
+#[utoipa::path(
+    tag = "Invoices",
+    params(("id" = Uuid, Path, description = "Invoice id"), FormatQuery),
+    responses(
+        (status = 200, description = "The e-invoice", content_type = "application/xml", body = String,
+            headers(("Content-Disposition" = String, description = "`inline; filename=\"INV-0001-xrechnung-ubl.xml\"`")),
+            example = json!("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<Invoice xmlns=\"urn:oasis:names:specification:ubl:schema:xsd:Invoice-2\" …>…</Invoice>")),
+        (status = 400, description = "`format` missing or not one of the formats", body = ErrorBody),
+        (status = 404, description = "No such invoice in the key's team", body = ErrorBody),
+        (status = 422, description = "The format needs data the invoice lacks, e.g. `buyerReference (BT-10) is required for XRechnung: set it on the client`", body = ErrorBody),
+        KeyedErrors,
+    )
+)]
+#[get("/{id}/e-invoice")]
+pub(crate) async fn invoice_e_invoice(
+    auth: Auth<InvoicesRead>,
+    req: HttpRequest,
+    path: web::Path<String>,
+    state: web::Data<ApiState>,
+) -> Result<HttpResponse, ApiError> {
+    let id = path_id(&path, "invoice")?;
+    let format = FormatQuery::read(&req)?;
+    let invoice =
+        service::invoice_e_invoice(&*state.stores.billing, auth.principal.team_id, id, format.profile())
+            .await
+            .map_err(|error| refused(error, "invoice"))?;
+    Ok(answer(format, &invoice))
+}
+
+/// Get a credit note as an e-invoice
+///
+/// The credit note as structured XML (a UBL `CreditNote`, or CII with type code 381) that
+/// refers to its invoice (BT-25), in the formats and with the refusals of an invoice's
+/// e-invoice. Needs `invoices:read`.
+#[utoipa::path(
+    tag = "Credit notes",
+    params(("id" = Uuid, Path, description = "Credit note id"), FormatQuery),
+    responses(
+        (status = 200, description = "The e-invoice", content_type = "application/xml", body = String,
+            headers(("Content-Disposition" = String, description = "`inline; filename=\"CN-0001-xrechnung-ubl.xml\"`")),
+            example = json!("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<CreditNote xmlns=\"urn:oasis:names:specification:ubl:schema:xsd:CreditNote-2\" …>…</CreditNote>")),
+        (status = 400, description = "`format` missing or not one of the formats", body = ErrorBody),
+        (status = 404, description = "No such credit note in the key's team", body = ErrorBody),
+        (status = 422, description = "The format needs data the credit note lacks", body = ErrorBody),
+        KeyedErrors,
+    )
+)]
+#[get("/{id}/e-invoice")]
+pub(crate) async fn credit_note_e_invoice(
+    auth: Auth<InvoicesRead>,
+    req: HttpRequest,
+    path: web::Path<String>,
+    state: web::Data<ApiState>,
+) -> Result<HttpResponse, ApiError> {
+    let id = path_id(&path, "credit note")?;
+    let format = FormatQuery::read(&req)?;
+    let note =
+        service::credit_note_e_invoice(&*state.stores.billing, auth.principal.team_id, id, format.profile())
+            .await
+            .map_err(|error| refused(error, "credit note"))?;
+    Ok(answer(format, &note))
+}

@@ -1,0 +1,218 @@
+"""Checks e-invoices by the official rules, offline: the XSD (lxml), the CEN EN 16931
+validation stylesheets and, for XRechnung, KoSIT's XRechnung Schematron (Saxon-HE through
+saxonche), and for a Factur-X PDF the factur-x library and pikepdf.
+
+    python3 tests/einvoice/check.py FILE...     each file by what it is; exit 1 on a failure
+    python3 tests/einvoice/check.py --self-test KoSIT's samples pass, broken ones fail
+
+What a file is comes from itself: a PDF is a Factur-X PDF; an XML file's root names UBL
+(`Invoice`, `CreditNote`) or CII, and its specification identifier (BT-24) XRechnung or
+plain EN 16931 (Factur-X). A file fails on any XSD error and on any failed assertion or
+report of the rules flagged `fatal` or `error` (or not flagged at all).
+
+The rules are vendored in tests/einvoice/rules (see its README for sources and licences).
+"""
+
+from __future__ import annotations
+
+import io
+import re
+import sys
+import tempfile
+from pathlib import Path
+
+from lxml import etree
+from saxonche import PySaxonProcessor
+
+HERE = Path(__file__).resolve().parent
+RULES = HERE / "rules"
+SAMPLES = HERE / "samples"
+XRECHNUNG = "urn:xeinkauf.de:kosit:xrechnung_3.0"
+SVRL = "{http://purl.oclc.org/dsdl/svrl}"
+UBL_ROOTS = {
+    "{urn:oasis:names:specification:ubl:schema:xsd:Invoice-2}Invoice": "UBL-Invoice-2.1.xsd",
+    "{urn:oasis:names:specification:ubl:schema:xsd:CreditNote-2}CreditNote": "UBL-CreditNote-2.1.xsd",
+}
+CII_ROOT = "{urn:un:unece:uncefact:data:standard:CrossIndustryInvoice:100}CrossIndustryInvoice"
+FAILING_FLAGS = {"fatal", "error", None}
+
+
+class Checker:
+    """Compiles each stylesheet once and checks any number of files with it."""
+
+    def __init__(self) -> None:
+        self.saxon = PySaxonProcessor(license=False)
+        self.xslt = self.saxon.new_xslt30_processor()
+        self.stylesheets: dict[str, object] = {}
+        self.schemas: dict[Path, etree.XMLSchema] = {}
+        self.compiled = Path(tempfile.mkdtemp(prefix="einvoice-rules-"))
+
+    def schema(self, path: Path) -> etree.XMLSchema:
+        if path not in self.schemas:
+            self.schemas[path] = etree.XMLSchema(etree.parse(str(path)))
+        return self.schemas[path]
+
+    def stylesheet(self, name: str, path: Path):
+        """A compiled XSLT; a Schematron (`.sch`) is first compiled by SchXslt, as KoSIT does."""
+        if name not in self.stylesheets:
+            if path.suffix == ".sch":
+                pipeline = self.xslt.compile_stylesheet(
+                    stylesheet_file=str(RULES / "schxslt" / "pipeline-for-svrl.xsl")
+                )
+                target = self.compiled / f"{name}.xsl"
+                pipeline.transform_to_file(source_file=str(path), output_file=str(target))
+                path = target
+            self.stylesheets[name] = self.xslt.compile_stylesheet(stylesheet_file=str(path))
+        return self.stylesheets[name]
+
+    def rules(self, name: str, path: Path, xml: bytes) -> list[str]:
+        """The failed assertions and reports of one rule set that fail a file."""
+        document = self.saxon.parse_xml(xml_text=xml.decode("utf-8"))
+        report = self.stylesheet(name, path).transform_to_string(xdm_node=document)
+        failures = []
+        for node in etree.fromstring(report.encode("utf-8")).iter(
+            f"{SVRL}failed-assert", f"{SVRL}successful-report"
+        ):
+            flag = node.get("flag")
+            if flag in FAILING_FLAGS:
+                text = " ".join("".join(node.itertext()).split())
+                failures.append(f"{name} {node.get('id', '?')} [{flag}] at {node.get('location')}: {text}")
+        return failures
+
+    def xml(self, xml: bytes) -> list[str]:
+        """The failures of an XML e-invoice: its XSD, the EN 16931 rules and, for XRechnung,
+        KoSIT's."""
+        root = etree.fromstring(xml)
+        if root.tag in UBL_ROOTS:
+            syntax, schema = "ubl", RULES / "xsd" / "ubl" / "maindoc" / UBL_ROOTS[root.tag]
+        elif root.tag == CII_ROOT:
+            syntax, schema = "cii", RULES / "xsd" / "cii" / "CrossIndustryInvoice_100pD16B.xsd"
+        else:
+            return [f"not an e-invoice: its root is {root.tag}"]
+        failures = [f"XSD: {error.message} (line {error.line})" for error in self.xsd_errors(schema, root)]
+        upper = syntax.upper()
+        failures += self.rules(f"EN16931-{upper}", RULES / "cen" / syntax / f"EN16931-{upper}-validation.xslt", xml)
+        if XRECHNUNG in specification_of(root):
+            failures += self.rules(
+                f"XRechnung-{upper}", RULES / "xrechnung" / syntax / f"XRechnung-{upper}-validation.sch", xml
+            )
+        elif syntax == "cii":
+            failures += self.facturx_xsd(xml)
+        return failures
+
+    def xsd_errors(self, schema: Path, root) -> list:
+        validator = self.schema(schema)
+        return [] if validator.validate(root) else list(validator.error_log)
+
+    @staticmethod
+    def facturx_xsd(xml: bytes) -> list[str]:
+        """Factur-X's own XSD of its EN 16931 profile, through the factur-x library."""
+        import facturx
+
+        try:
+            facturx.xml_check_xsd(xml, flavor="factur-x", level="en16931")
+        except Exception as error:  # the library raises a bare Exception on invalid XML
+            return [f"Factur-X XSD: {error}"]
+        return []
+
+    def pdf(self, data: bytes) -> list[str]:
+        """A Factur-X PDF: its structure, then its embedded XML as any Factur-X XML."""
+        import facturx
+        import pikepdf
+
+        failures = []
+        with pikepdf.open(io.BytesIO(data)) as pdf:
+            failures += pdfa3_failures(pdf)
+        name, xml = facturx.get_xml_from_pdf(data, check_xsd=True)
+        if name != "factur-x.xml":
+            return failures + [f"the embedded XML is named {name!r}, not 'factur-x.xml'"]
+        if facturx.get_level(etree.fromstring(xml)) != "en16931":
+            failures.append("the embedded XML is not of the EN 16931 profile")
+        return failures + self.xml(xml)
+
+    def check(self, path: Path) -> list[str]:
+        data = path.read_bytes()
+        return self.pdf(data) if data.startswith(b"%PDF-") else self.xml(data)
+
+
+def specification_of(root) -> str:
+    """BT-24 of a UBL or CII invoice."""
+    for element in root.iter(
+        "{urn:oasis:names:specification:ubl:schema:xsd:CommonBasicComponents-2}CustomizationID",
+        "{urn:un:unece:uncefact:data:standard:ReusableAggregateBusinessInformationEntity:100}ID",
+    ):
+        if element.tag.endswith("CustomizationID") or element.getparent().tag.endswith(
+            "GuidelineSpecifiedDocumentContextParameter"
+        ):
+            return element.text or ""
+    return ""
+
+
+def pdfa3_failures(pdf) -> list[str]:
+    """What a Factur-X PDF/A-3B must carry that pikepdf can see: the PDF/A identification
+    in its XMP, the Factur-X XMP, an output intent, and `factur-x.xml` as an associated
+    file (`/AF`) with relationship `Alternative` and subtype `text/xml`."""
+    failures = []
+    meta = pdf.open_metadata()
+    if meta.get("pdfaid:part") != "3" or meta.get("pdfaid:conformance") != "B":
+        failures.append(f"XMP: not PDF/A-3B ({meta.get('pdfaid:part')}/{meta.get('pdfaid:conformance')})")
+    xmp = str(pdf.Root.Metadata.read_bytes(), "utf-8")
+    for field, value in [("DocumentType", "INVOICE"), ("DocumentFileName", "factur-x.xml"),
+                         ("Version", "1.0"), ("ConformanceLevel", "EN 16931")]:
+        if not re.search(rf"fx:{field}>\s*{re.escape(value)}\s*<", xmp):
+            failures.append(f"XMP: fx:{field} is not {value}")
+    if "/OutputIntents" not in pdf.Root or len(pdf.Root.OutputIntents) == 0:
+        failures.append("no /OutputIntents")
+    files = [spec for spec in pdf.Root.get("/AF", []) if str(spec.get("/F")) == "factur-x.xml"]
+    if not files:
+        return failures + ["the catalog's /AF does not name factur-x.xml"]
+    spec = files[0]
+    if str(spec.get("/AFRelationship")) != "/Alternative":
+        failures.append(f"factur-x.xml's AFRelationship is {spec.get('/AFRelationship')}")
+    if str(spec.EF.F.get("/Subtype")) != "/text#2Fxml":
+        failures.append(f"factur-x.xml's subtype is {spec.EF.F.get('/Subtype')}")
+    return failures
+
+
+def self_test(checker: Checker) -> int:
+    """KoSIT's sample invoices pass; the same with their buyer reference (BT-10) taken out
+    or a total changed fail, so the pipeline is shown to both pass and fail."""
+    bad = 0
+    samples = sorted(SAMPLES.glob("*.xml"))
+    for sample in samples:
+        failures = checker.check(sample)
+        print(f"{'ok  ' if not failures else 'FAIL'} {sample.name}")
+        for failure in failures:
+            print(f"     {failure}")
+        bad += bool(failures)
+        broken = re.sub(rb"<cbc:BuyerReference>[^<]*</cbc:BuyerReference>|<ram:BuyerReference>[^<]*</ram:BuyerReference>",
+                        b"", sample.read_bytes())
+        broken = re.sub(rb"(<(cbc:TaxInclusiveAmount|ram:GrandTotalAmount)[^>]*>)([0-9.]+)", rb"\g<1>1\3", broken)
+        failures = checker.xml(broken)
+        ids = {failure.split()[1] for failure in failures}
+        if not {"BR-DE-15", "BR-CO-15"} <= ids:
+            print(f"FAIL {sample.name} without BT-10 and with a wrong total is not refused: {sorted(ids)}")
+            bad += 1
+    print(f"{len(samples) - bad} of {len(samples)} samples behave")
+    return 1 if bad else 0
+
+
+def main(arguments: list[str]) -> int:
+    checker = Checker()
+    if arguments == ["--self-test"]:
+        return self_test(checker)
+    if not arguments:
+        print(__doc__)
+        return 2
+    bad = 0
+    for argument in arguments:
+        failures = checker.check(Path(argument))
+        print(f"{'ok  ' if not failures else 'FAIL'} {argument}")
+        for failure in failures:
+            print(f"     {failure}")
+        bad += bool(failures)
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,379 @@
+//! E-invoices through the real server: invoices and credit notes as XRechnung (UBL, CII) and
+//! Factur-X XML, checked by the official rules (`tests/einvoice/check.py`: the XSDs, the CEN
+//! EN 16931 stylesheets, KoSIT's XRechnung Schematron), their totals the JSON's to the cent,
+//! and the refusals that name what is missing.
+
+use std::process::Command;
+
+use acceptance::{TestApp, create_key, create_user, spawn_app};
+use accounts::{Currency, Role, Scope, TeamId, TeamName};
+use billing::{SenderAddress, SenderDetails};
+use kernel::{Clock, Email, SystemClock};
+use reqwest::Method;
+use serde_json::{Value, json};
+
+use super::error_of;
+
+const FORMATS: [&str; 3] = ["xrechnung-ubl", "xrechnung-cii", "facturx"];
+
+/// A team in `currency` whose default sender has all an XRechnung needs, in `country`.
+async fn e_invoicing_team(app: &TestApp, currency: &str, country: &str) -> (TeamId, String) {
+    let team = accounts::new_team(
+        TeamName::parse("Muster & Söhne").unwrap(),
+        Currency::parse(currency).unwrap(),
+        SystemClock.now(),
+    );
+    app.store.accounts().create_team(&team).await.unwrap();
+    let owner = create_user(&app.store, team.id, Role::Owner).await;
+    let key = create_key(&app.store, team.id, owner, Scope::Write, None).await.1;
+    let (vat, postal, city, iban) = match country {
+        "CH" => ("CHE-123.456.788 MWST", "8001", "Zürich", "CH9300762011623852957"),
+        _ => ("DE123456789", "10115", "Berlin", "DE02120300000000202051"),
+    };
+    let now = SystemClock.now();
+    let mut details =
+        SenderDetails::named(billing::client::RequiredText::parse("Muster & Söhne GmbH").unwrap());
+    details.line1 = billing::client::OptionalText::parse("Hauptstraße 1").unwrap();
+    details.postal_code = billing::sender::SenderPostalCode::parse(postal).unwrap();
+    details.city = billing::client::OptionalText::parse(city).unwrap();
+    details.country_code = Some(billing::CountryCode::parse(country).unwrap());
+    details.vat_number = billing::client::OptionalText::parse(vat).unwrap();
+    details.email = Some(Email::parse("rechnung@muster.example").unwrap());
+    details.iban = Some(billing::Iban::parse(iban).unwrap());
+    details.bic = Some(billing::Bic::parse("BYLADEM1001").unwrap());
+    details.contact_name = billing::client::OptionalText::parse("Erika Mustermann").unwrap();
+    details.contact_phone = billing::client::OptionalText::parse("+49 30 1234567").unwrap();
+    details.contact_email = Some(Email::parse("erika@muster.example").unwrap());
+    let sender = SenderAddress {
+        id: kernel::Id::generate(),
+        team_id: team.id,
+        details: details.clone(),
+        created_at: now,
+        updated_at: now,
+    };
+    let billing = app.store.billing();
+    let sender = billing.ensure_default_sender(&sender).await.unwrap();
+    billing.update_sender(team.id, sender.id, &details, now).await.unwrap().unwrap();
+    (team.id, key)
+}
+
+async fn post(app: &TestApp, key: &str, path: &str, body: &Value) -> Value {
+    let response = app.request(Method::POST, path, key).json(body).send().await.unwrap();
+    assert_eq!(response.status(), 201, "POST {path} {body}");
+    response.json().await.unwrap()
+}
+
+/// A client of an e-invoice: its address, country, VAT number and buyer reference.
+async fn client(app: &TestApp, key: &str, fields: &Value) -> String {
+    let mut body = json!({"email": "einkauf@buyer.example", "line1": "Amtsweg 2"});
+    body.as_object_mut().unwrap().extend(fields.as_object().unwrap().clone());
+    post(app, key, "/v1/invoices/clients", &body).await["id"].as_str().unwrap().to_owned()
+}
+
+async fn get(app: &TestApp, key: &str, path: &str) -> Value {
+    let response = app.request(Method::GET, path, key).send().await.unwrap();
+    assert_eq!(response.status(), 200, "GET {path}");
+    response.json().await.unwrap()
+}
+
+fn with(base: &Value, more: Value) -> Value {
+    let mut body = base.clone();
+    let Value::Object(more) = more else { panic!("{more} is an object") };
+    body.as_object_mut().unwrap().extend(more);
+    body
+}
+
+/// `GET path?format=…`: the XML, which must be a 200 of `application/xml`.
+async fn xml(app: &TestApp, key: &str, path: &str, format: &str) -> String {
+    let response = app.request(Method::GET, &format!("{path}?format={format}"), key).send().await.unwrap();
+    assert_eq!(response.status(), 200, "GET {path}?format={format}");
+    assert_eq!(response.headers()["content-type"], "application/xml");
+    response.text().await.unwrap()
+}
+
+/// Runs the official rules over every document; fails with their report.
+fn check_officially(documents: &[(String, String)]) {
+    let dir = std::env::temp_dir().join(format!("billable-einvoices-{}", uuid::Uuid::new_v4()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let files: Vec<_> = documents
+        .iter()
+        .map(|(name, xml)| {
+            let path = dir.join(name);
+            std::fs::write(&path, xml).unwrap();
+            path
+        })
+        .collect();
+    let checker = format!("{}/einvoice/check.py", env!("CARGO_MANIFEST_DIR"));
+    let output = Command::new("python3").arg(&checker).args(&files).output().unwrap_or_else(|e| {
+        panic!("python3 {checker}: {e} (pip install -r tests/einvoice/requirements.txt)")
+    });
+    let report = String::from_utf8_lossy(&output.stdout);
+    assert!(output.status.success(), "{report}\n{}", String::from_utf8_lossy(&output.stderr));
+    assert_eq!(report.lines().filter(|line| line.starts_with("ok ")).count(), documents.len(), "{report}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The text of the first element named `name` (a prefixed name, `cbc:PayableAmount`).
+fn element<'a>(xml: &'a str, name: &str) -> &'a str {
+    let open = xml.find(&format!("<{name}")).unwrap_or_else(|| panic!("no {name} in\n{xml}"));
+    let start = open + xml[open..].find('>').unwrap() + 1;
+    &xml[start..start + xml[start..].find('<').unwrap()]
+}
+
+/// BT-106, 109, 110, 112, 113 and 115 of `xml` in `format` are the JSON invoice's figures.
+fn assert_totals(xml: &str, format: &str, subtotal: &str, tax: &str, total: &str, due: &str) {
+    let names: [&str; 5] = if format == "xrechnung-ubl" {
+        [
+            "cbc:LineExtensionAmount",
+            "cbc:TaxExclusiveAmount",
+            "cbc:TaxAmount",
+            "cbc:TaxInclusiveAmount",
+            "cbc:PayableAmount",
+        ]
+    } else {
+        [
+            "ram:LineTotalAmount",
+            "ram:TaxBasisTotalAmount",
+            "ram:TaxTotalAmount",
+            "ram:GrandTotalAmount",
+            "ram:DuePayableAmount",
+        ]
+    };
+    // The document totals follow the lines in CII: read them from the summation.
+    let totals = if format == "xrechnung-ubl" {
+        &xml[xml.find("<cac:TaxTotal>").unwrap()..]
+    } else {
+        &xml[xml.find("<ram:SpecifiedTradeSettlementHeaderMonetarySummation>").unwrap()..]
+    };
+    let found = names.map(|name| element(totals, name));
+    assert_eq!(found, [subtotal, subtotal, tax, total, due], "{format}");
+}
+
+fn number(value: &Value) -> String {
+    assert!(value.is_number(), "{value}");
+    value.to_string()
+}
+
+fn figures(invoice: &Value) -> [String; 4] {
+    ["subtotal", "tax", "total", "amountDue"].map(|field| number(&invoice[field]))
+}
+
+/// The clients of the EUR team: a German public buyer, a French business, a Swiss one.
+async fn eur_clients(app: &TestApp, key: &str) -> [String; 3] {
+    let clients = [
+        json!({"name": "Bundesamt für Beispiele", "postalCode": "53113", "city": "Bonn", "countryCode": "DE",
+               "vatNumber": "DE987654321", "buyerReference": "04011000-12345-34"}),
+        json!({"name": "Atelier Lumière SARL", "postalCode": "75002", "city": "Paris", "countryCode": "FR",
+               "vatNumber": "FR40303265045", "buyerReference": "PO-2026-118"}),
+        json!({"name": "Käserei Alpenblick AG", "postalCode": "3000", "city": "Bern", "countryCode": "CH",
+               "buyerReference": "Einkauf 7"}),
+    ];
+    let mut ids = Vec::new();
+    for fields in &clients {
+        ids.push(client(app, key, fields).await);
+    }
+    ids.try_into().unwrap()
+}
+
+/// Each invoice of `documents`' range: every VAT category, no due date, a partly paid one.
+async fn eur_invoices(app: &TestApp, key: &str) -> Vec<(&'static str, Value)> {
+    let [public_buyer, french, swiss] = eur_clients(app, key).await;
+    let standard = json!({"clientId": public_buyer, "issueDate": "2026-11-02", "dueDate": "2026-12-02",
+        "description": "Leistungen Oktober 2026", "taxPercentage": 19, "lineItems": [
+        {"description": "Beratung <Architektur> & Review", "unitPrice": 120, "quantity": 12.5, "unitCode": "HUR"},
+        {"description": "Lizenz", "unitPrice": 0.125, "quantity": 1000},
+        {"description": "Reisekosten", "unitPrice": 86.4, "quantity": 1}]});
+    let exempt = |category: &str, reason: &str| json!({"taxPercentage": 0, "vatCategory": category, "vatExemptionReason": reason});
+    let variants = [
+        ("standard", json!({})),
+        ("reduced-no-due-date", json!({"taxPercentage": 7, "dueDate": null})),
+        (
+            "intra-community",
+            with(&exempt("K", "Intra-community supply, Art. 138 VAT Directive"), json!({"clientId": french})),
+        ),
+        ("export", with(&exempt("G", "Export outside the EU"), json!({"clientId": swiss}))),
+        ("exempt", exempt("E", "Steuerfrei nach § 4 Nr. 21 UStG")),
+        ("zero-rated", json!({"taxPercentage": 0, "vatCategory": "Z"})),
+        ("partly-paid", json!({})),
+    ];
+    let mut invoices = Vec::new();
+    for (name, variant) in variants {
+        invoices.push((name, post(app, key, "/v1/invoices", &with(&standard, variant)).await));
+    }
+    // What was paid is BT-113, and BT-115 what is due.
+    let paid = invoices[6].1["id"].as_str().unwrap().to_owned();
+    let payment = json!({"amount": 500.55, "paidOn": "2026-11-10", "method": "bank_transfer"});
+    post(app, key, &format!("/v1/invoices/{paid}/payments"), &payment).await;
+    invoices[6].1 = get(app, key, &format!("/v1/invoices/{paid}")).await;
+    assert_eq!(figures(&invoices[6].1), ["1711.40", "325.17", "2036.57", "1536.02"].map(String::from));
+    invoices
+}
+
+#[tokio::test]
+async fn invoices_and_credit_notes_pass_the_official_en16931_and_xrechnung_rules() {
+    let app = spawn_app().await;
+    let (_, eur) = e_invoicing_team(&app, "EUR", "DE").await;
+    let invoices = eur_invoices(&app, &eur).await;
+    let mut documents = Vec::new();
+    for (name, invoice) in &invoices {
+        let id = invoice["id"].as_str().unwrap();
+        let [subtotal, tax, total, due] = figures(&get(&app, &eur, &format!("/v1/invoices/{id}")).await);
+        for format in FORMATS {
+            let xml = xml(&app, &eur, &format!("/v1/invoices/{id}/e-invoice"), format).await;
+            assert_totals(&xml, format, &subtotal, &tax, &total, &due);
+            documents.push((format!("{name}-{format}.xml"), xml));
+        }
+    }
+
+    // A credit note of two lines refers to its invoice (BT-25).
+    let standard_id = invoices[0].1["id"].as_str().unwrap();
+    let note = post(&app, &eur, &format!("/v1/invoices/{standard_id}/credit-notes"), &json!({
+        "lineItems": [{"description": "Beratung, nicht erbracht", "unitPrice": 120, "quantity": 2, "unitCode": "HUR"},
+                      {"description": "Lizenz", "unitPrice": 0.125, "quantity": 100}],
+        "reason": "Zwei Stunden nicht erbracht"})).await;
+    let note_id = note["id"].as_str().unwrap();
+    for format in FORMATS {
+        let xml = xml(&app, &eur, &format!("/v1/credit-notes/{note_id}/e-invoice"), format).await;
+        assert!(xml.contains(invoices[0].1["serial"].as_str().unwrap()), "{xml}");
+        let [subtotal, tax, total] = ["subtotal", "tax", "total"].map(|field| number(&note[field]));
+        assert_totals(&xml, format, &subtotal, &tax, &total, &total);
+        documents.push((format!("credit-note-{format}.xml"), xml));
+    }
+    assert!(documents.last().unwrap().1.contains("<ram:TypeCode>381</ram:TypeCode>"));
+    check_officially(&documents);
+}
+
+#[tokio::test]
+async fn a_swiss_team_invoices_in_francs_to_the_cent() {
+    let app = spawn_app().await;
+    let (_, chf) = e_invoicing_team(&app, "CHF", "CH").await;
+    let bern = client(
+        &app,
+        &chf,
+        &json!({"name": "Stadt Bern", "postalCode": "3011", "city": "Bern",
+        "countryCode": "CH", "vatNumber": "CHE-114.980.578 MWST", "buyerReference": "BE-2026-77"}),
+    )
+    .await;
+    let francs = post(
+        &app,
+        &chf,
+        "/v1/invoices",
+        &json!({"clientId": bern, "issueDate": "2026-11-02",
+        "dueDate": "2026-11-30", "taxPercentage": 8.1,
+        "lineItems": [{"description": "Workshop", "unitPrice": 1234.55, "quantity": 3}]}),
+    )
+    .await;
+    assert_eq!(figures(&francs), ["3703.65", "300.00", "4003.65", "4003.65"].map(String::from));
+    let mut documents = Vec::new();
+    for format in FORMATS {
+        let path = format!("/v1/invoices/{}/e-invoice", francs["id"].as_str().unwrap());
+        let xml = xml(&app, &chf, &path, format).await;
+        assert_totals(&xml, format, "3703.65", "300.00", "4003.65", "4003.65");
+        assert!(xml.contains("CHF"));
+        documents.push((format!("francs-{format}.xml"), xml));
+    }
+    check_officially(&documents);
+}
+
+/// The status and error of `GET path` with `key`.
+async fn refusal(app: &TestApp, key: &str, path: &str) -> (u16, String) {
+    let response = app.request(Method::GET, path, key).send().await.unwrap();
+    (response.status().as_u16(), error_of(response).await)
+}
+
+/// A team, a client without a buyer reference, and a body of one invoice to it.
+async fn plain_setup(app: &TestApp) -> (TeamId, String, Value) {
+    let (team, key) = e_invoicing_team(app, "EUR", "DE").await;
+    let fields = json!({"name": "Privat", "postalCode": "10115", "city": "Berlin", "countryCode": "DE"});
+    let plain = client(app, &key, &fields).await;
+    let body = json!({"clientId": plain, "taxPercentage": 19,
+        "lineItems": [{"description": "Work", "unitPrice": 10, "quantity": 1}]});
+    (team, key, body)
+}
+
+#[tokio::test]
+async fn what_a_format_cannot_do_without_is_a_422_naming_the_term_and_the_field() {
+    let app = spawn_app().await;
+    let (team, key, body) = plain_setup(&app).await;
+    // No buyer reference: Factur-X does without it, XRechnung does not.
+    let invoice = post(&app, &key, "/v1/invoices", &body).await;
+    let path = format!("/v1/invoices/{}/e-invoice", invoice["id"].as_str().unwrap());
+    for format in ["xrechnung-ubl", "xrechnung-cii"] {
+        assert_eq!(
+            refusal(&app, &key, &format!("{path}?format={format}")).await,
+            (422, "buyerReference (BT-10) is required for XRechnung: set it on the client".to_owned())
+        );
+    }
+    xml(&app, &key, &path, "facturx").await;
+
+    // A flat tax on a standard-rated invoice has no rate to state.
+    let flat = post(&app, &key, "/v1/invoices", &with(&body, json!({"taxPercentage": 0, "tax": 5}))).await;
+    let flat = format!("/v1/invoices/{}/e-invoice?format=facturx", flat["id"].as_str().unwrap());
+    assert_eq!(refusal(&app, &key, &flat).await, (422, "taxPercentage (BT-152) is required for EN 16931: a standard-rated e-invoice states its VAT rate, not a flat tax".to_owned()));
+
+    // An intra-community supply names the buyer's VAT number.
+    let supply =
+        json!({"taxPercentage": 0, "vatCategory": "K", "vatExemptionReason": "Intra-community supply"});
+    let k = post(&app, &key, "/v1/invoices", &with(&body, supply)).await;
+    let k = format!("/v1/invoices/{}/e-invoice?format=facturx", k["id"].as_str().unwrap());
+    assert_eq!(
+        refusal(&app, &key, &k).await,
+        (422, "vatNumber (BT-48) is required for EN 16931: set it on the client".to_owned())
+    );
+
+    // A sender without an IBAN has no payment instructions, which XRechnung requires.
+    let billing = app.store.billing();
+    let sender = billing.default_sender(team).await.unwrap().unwrap();
+    let mut details = sender.details.clone();
+    details.iban = None;
+    billing.update_sender(team, sender.id, &details, SystemClock.now()).await.unwrap().unwrap();
+    let referenced = client(
+        &app,
+        &key,
+        &json!({"name": "Amt", "postalCode": "10115", "city": "Berlin",
+        "countryCode": "DE", "buyerReference": "991-01234-56"}),
+    )
+    .await;
+    let invoice = post(&app, &key, "/v1/invoices", &with(&body, json!({"clientId": referenced}))).await;
+    let path = format!("/v1/invoices/{}/e-invoice?format=xrechnung-ubl", invoice["id"].as_str().unwrap());
+    let expected =
+        "iban (BT-84) is required for XRechnung: set it on the sender address (`billable teams sender`)";
+    assert_eq!(refusal(&app, &key, &path).await, (422, expected.to_owned()));
+}
+
+#[tokio::test]
+async fn the_format_is_one_of_three_and_three_decimals_are_beyond_en16931() {
+    let app = spawn_app().await;
+    let (_, key, body) = plain_setup(&app).await;
+    let invoice = post(&app, &key, "/v1/invoices", &body).await;
+    let path = format!("/v1/invoices/{}/e-invoice", invoice["id"].as_str().unwrap());
+    let formats = "format: must be one of xrechnung-ubl, xrechnung-cii, facturx";
+    for query in ["", "?format=pdf", "?format=FACTURX"] {
+        assert_eq!(
+            refusal(&app, &key, &format!("{path}{query}")).await,
+            (400, formats.to_owned()),
+            "{query}"
+        );
+    }
+    let (status, error) = refusal(&app, &key, &format!("{path}?format=facturx&extra=1")).await;
+    assert_eq!(status, 400);
+    assert!(error.contains("extra"), "{error}");
+    // Another team's invoice and credit note are not found.
+    let theirs = refusal(&app, &app.key, &format!("{path}?format=facturx")).await;
+    assert_eq!(theirs, (404, "invoice not found".to_owned()));
+    let unknown = format!("/v1/credit-notes/{}/e-invoice?format=facturx", uuid::Uuid::now_v7());
+    assert_eq!(refusal(&app, &key, &unknown).await, (404, "credit note not found".to_owned()));
+
+    let (_, dinar) = e_invoicing_team(&app, "KWD", "DE").await;
+    let kuwait = client(
+        &app,
+        &dinar,
+        &json!({"name": "Kuwait", "postalCode": "1", "city": "Kuwait",
+        "countryCode": "KW", "buyerReference": "K"}),
+    )
+    .await;
+    let invoice = post(&app, &dinar, "/v1/invoices", &with(&body, json!({"clientId": kuwait}))).await;
+    let path = format!("/v1/invoices/{}/e-invoice?format=facturx", invoice["id"].as_str().unwrap());
+    let expected = "EN 16931 allows amounts with at most 2 decimals; KWD has 3";
+    assert_eq!(refusal(&app, &dinar, &path).await, (422, expected.to_owned()));
+}
