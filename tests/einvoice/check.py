@@ -120,7 +120,7 @@ class Checker:
         import facturx
         import pikepdf
 
-        failures = []
+        failures = pdf_tool_failures(data)
         with pikepdf.open(io.BytesIO(data)) as pdf:
             failures += pdfa3_failures(pdf)
         name, xml = facturx.get_xml_from_pdf(data, check_xsd=True)
@@ -148,6 +148,28 @@ def specification_of(root) -> str:
     return ""
 
 
+def pdf_tool_failures(data: bytes) -> list[str]:
+    """qpdf's structural check, and pdffonts: every font embedded, as PDF/A requires."""
+    import subprocess
+
+    with tempfile.NamedTemporaryFile(suffix=".pdf") as file:
+        file.write(data)
+        file.flush()
+        failures = []
+        qpdf = subprocess.run(["qpdf", "--check", file.name], capture_output=True, text=True)
+        if qpdf.returncode != 0:
+            failures.append(f"qpdf --check: {qpdf.stdout.strip()} {qpdf.stderr.strip()}")
+        fonts = subprocess.run(["pdffonts", file.name], capture_output=True, text=True, check=True)
+        # name, type (may hold spaces), encoding, then the emb, sub, uni and object columns.
+        rows = fonts.stdout.splitlines()[2:]
+        if not rows:
+            failures.append("pdffonts lists no font")
+        for row in rows:
+            if row.split()[-5] != "yes":
+                failures.append(f"a font is not embedded: {row}")
+        return failures
+
+
 def pdfa3_failures(pdf) -> list[str]:
     """What a Factur-X PDF/A-3B must carry that pikepdf can see: the PDF/A identification
     in its XMP, the Factur-X XMP, an output intent, and `factur-x.xml` as an associated
@@ -169,7 +191,7 @@ def pdfa3_failures(pdf) -> list[str]:
     spec = files[0]
     if str(spec.get("/AFRelationship")) != "/Alternative":
         failures.append(f"factur-x.xml's AFRelationship is {spec.get('/AFRelationship')}")
-    if str(spec.EF.F.get("/Subtype")) != "/text#2Fxml":
+    if str(spec.EF.F.get("/Subtype")) != "/text/xml":
         failures.append(f"factur-x.xml's subtype is {spec.EF.F.get('/Subtype')}")
     return failures
 

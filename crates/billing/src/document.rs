@@ -86,6 +86,11 @@ pub struct InvoiceDocument {
     /// the sender has none, as `payment_details` is.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub logo: Option<DocumentLogo>,
+    /// The document's Factur-X XML (EN 16931 profile): when given, the PDF is a Factur-X
+    /// PDF/A-3b that embeds it as `factur-x.xml`. Left out of the JSON when absent, as
+    /// `logo` is.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub facturx_xml: Option<String>,
 }
 
 /// A logo as a document carries it: its format and its bytes in base64, so that the
@@ -204,6 +209,7 @@ impl InvoiceDocument {
             settlement: Vec::new(),
             payment_details: None,
             logo: sender.details.logo.as_ref().map(DocumentLogo::of),
+            facturx_xml: None,
         }
     }
 
@@ -230,6 +236,7 @@ impl InvoiceDocument {
             settlement: settlement(&invoice.balance, currency),
             payment_details: optional(s.payment_details.as_str()),
             logo: s.logo.as_ref().map(DocumentLogo::of),
+            facturx_xml: None,
         }
     }
 }

@@ -127,6 +127,7 @@ fn document(items: usize, paid: bool, work: impl Fn(usize) -> (&'static str, u64
                 .to_owned(),
         ),
         logo: None,
+        facturx_xml: None,
     }
 }
 

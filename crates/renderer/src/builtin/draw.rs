@@ -2,6 +2,7 @@
 
 use billing::InvoiceDocument;
 use krilla::color::rgb;
+use krilla::configure::{Configuration, Validator};
 use krilla::geom::{PathBuilder, Point, Rect, Transform};
 use krilla::metadata::Metadata;
 use krilla::num::NormalizedF32;
@@ -25,13 +26,24 @@ pub(super) fn draw(
     fonts: &'static Fonts,
     logo: Option<&Logo>,
 ) -> anyhow::Result<Vec<u8>> {
-    let mut pdf = Document::new_with(SerializeSettings::default());
-    pdf.set_metadata(
-        Metadata::new()
-            .title(format!("{} {}", document.title.as_deref().unwrap_or("Invoice"), document.serial))
-            .authors(vec![document.sender.name.clone()])
-            .creator("billable".to_owned()),
-    );
+    let facturx = document.facturx_xml.as_deref();
+    let mut settings = SerializeSettings::default();
+    if facturx.is_some() {
+        settings.configuration = Configuration::new_with_validator(Validator::A3_B);
+    }
+    let mut pdf = Document::new_with(settings);
+    let mut metadata = Metadata::new()
+        .title(format!("{} {}", document.title.as_deref().unwrap_or("Invoice"), document.serial))
+        .authors(vec![document.sender.name.clone()])
+        .creator("billable".to_owned());
+    if let Some(xml) = facturx {
+        // Dated by the document, not the clock, so the same invoice makes the same bytes.
+        let issued = super::facturx::issue_date(&document.issue_date)?;
+        metadata = metadata.creation_date(issued);
+        pdf.embed_file(super::facturx::embedded(xml, issued))
+            .ok_or_else(|| anyhow::anyhow!("factur-x.xml was embedded twice"))?;
+    }
+    pdf.set_metadata(metadata);
     let size = PageSettings::from_wh(PAGE_WIDTH, PAGE_HEIGHT)
         .ok_or_else(|| anyhow::anyhow!("A4 is a valid page size"))?;
     for ops in pages {
@@ -43,7 +55,11 @@ pub(super) fn draw(
         surface.finish();
         page.finish();
     }
-    pdf.finish().map_err(|error| anyhow::anyhow!("krilla could not write the PDF: {error:?}"))
+    let bytes = pdf.finish().map_err(|error| anyhow::anyhow!("krilla could not write the PDF: {error:?}"))?;
+    match facturx {
+        Some(_) => super::facturx::with_facturx_metadata(&bytes),
+        None => Ok(bytes),
+    }
 }
 
 fn color((r, g, b): Rgb) -> rgb::Color {

@@ -5,6 +5,7 @@
 //! pages once their count is known; [`draw`] then writes the PDF.
 
 mod draw;
+mod facturx;
 mod fallback;
 mod font;
 mod layout;

@@ -91,8 +91,16 @@ async fn xml(app: &TestApp, key: &str, path: &str, format: &str) -> String {
     response.text().await.unwrap()
 }
 
-/// Runs the official rules over every document; fails with their report.
-fn check_officially(documents: &[(String, String)]) {
+/// Runs the official rules over every document (XML, or a Factur-X PDF); fails with their
+/// report.
+fn check_officially(documents: &[(String, Vec<u8>)]) {
+    let (passed, report) = run_checker(documents);
+    assert!(passed, "{report}");
+    assert_eq!(report.lines().filter(|line| line.starts_with("ok ")).count(), documents.len(), "{report}");
+}
+
+/// Whether every document passes `tests/einvoice/check.py`, and its report.
+fn run_checker(documents: &[(String, Vec<u8>)]) -> (bool, String) {
     let dir = std::env::temp_dir().join(format!("billable-einvoices-{}", uuid::Uuid::new_v4()));
     std::fs::create_dir_all(&dir).unwrap();
     let files: Vec<_> = documents
@@ -107,10 +115,23 @@ fn check_officially(documents: &[(String, String)]) {
     let output = Command::new("python3").arg(&checker).args(&files).output().unwrap_or_else(|e| {
         panic!("python3 {checker}: {e} (pip install -r tests/einvoice/requirements.txt)")
     });
-    let report = String::from_utf8_lossy(&output.stdout);
-    assert!(output.status.success(), "{report}\n{}", String::from_utf8_lossy(&output.stderr));
-    assert_eq!(report.lines().filter(|line| line.starts_with("ok ")).count(), documents.len(), "{report}");
+    let report =
+        format!("{}{}", String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr));
     let _ = std::fs::remove_dir_all(&dir);
+    (output.status.success(), report)
+}
+
+/// The Factur-X PDF of the public link `path`: the same bytes each time it is asked for.
+async fn facturx_pdf(app: &TestApp, path: &str) -> Vec<u8> {
+    let fetch = || async {
+        let response = app.http.get(app.url(&format!("{path}&format=facturx"))).send().await.unwrap();
+        assert_eq!(response.status(), 200, "{path}");
+        assert_eq!(response.headers()["content-type"], "application/pdf");
+        response.bytes().await.unwrap().to_vec()
+    };
+    let pdf = fetch().await;
+    assert!(pdf == fetch().await, "{path}: the Factur-X PDF is deterministic");
+    pdf
 }
 
 /// The text of the first element named `name` (a prefixed name, `cbc:PayableAmount`).
@@ -221,8 +242,15 @@ async fn invoices_and_credit_notes_pass_the_official_en16931_and_xrechnung_rules
         for format in FORMATS {
             let xml = xml(&app, &eur, &format!("/v1/invoices/{id}/e-invoice"), format).await;
             assert_totals(&xml, format, &subtotal, &tax, &total, &due);
-            documents.push((format!("{name}-{format}.xml"), xml));
+            documents.push((format!("{name}-{format}.xml"), xml.into_bytes()));
         }
+    }
+    for (name, invoice) in [&invoices[0], &invoices[6]] {
+        let id = invoice["id"].as_str().unwrap();
+        documents.push((
+            format!("{name}-facturx.pdf"),
+            facturx_pdf(&app, &format!("/v1/invoices/pdf?id={id}")).await,
+        ));
     }
 
     // A credit note of two lines refers to its invoice (BT-25).
@@ -237,9 +265,12 @@ async fn invoices_and_credit_notes_pass_the_official_en16931_and_xrechnung_rules
         assert!(xml.contains(invoices[0].1["serial"].as_str().unwrap()), "{xml}");
         let [subtotal, tax, total] = ["subtotal", "tax", "total"].map(|field| number(&note[field]));
         assert_totals(&xml, format, &subtotal, &tax, &total, &total);
-        documents.push((format!("credit-note-{format}.xml"), xml));
+        documents.push((format!("credit-note-{format}.xml"), xml.into_bytes()));
     }
-    assert!(documents.last().unwrap().1.contains("<ram:TypeCode>381</ram:TypeCode>"));
+    let facturx = String::from_utf8(documents.last().unwrap().1.clone()).unwrap();
+    assert!(facturx.contains("<ram:TypeCode>381</ram:TypeCode>"));
+    let pdf = facturx_pdf(&app, &format!("/v1/credit-notes/pdf?id={note_id}")).await;
+    documents.push(("credit-note-facturx.pdf".to_owned(), pdf));
     check_officially(&documents);
 }
 
@@ -270,8 +301,14 @@ async fn a_swiss_team_invoices_in_francs_to_the_cent() {
         let xml = xml(&app, &chf, &path, format).await;
         assert_totals(&xml, format, "3703.65", "300.00", "4003.65", "4003.65");
         assert!(xml.contains("CHF"));
-        documents.push((format!("francs-{format}.xml"), xml));
+        documents.push((format!("francs-{format}.xml"), xml.into_bytes()));
     }
+    let link = format!("/v1/invoices/pdf?id={}", francs["id"].as_str().unwrap());
+    documents.push(("francs-facturx.pdf".to_owned(), facturx_pdf(&app, &link).await));
+    // The checker tells a Factur-X PDF from a plain one: the plain PDF of the same invoice fails.
+    let plain = app.http.get(app.url(&link)).send().await.unwrap().bytes().await.unwrap().to_vec();
+    let (passed, report) = run_checker(&[("plain.pdf".to_owned(), plain)]);
+    assert!(!passed && report.contains("not PDF/A-3B") && report.contains("factur-x.xml"), "{report}");
     check_officially(&documents);
 }
 
@@ -363,6 +400,24 @@ async fn the_format_is_one_of_three_and_three_decimals_are_beyond_en16931() {
     assert_eq!(theirs, (404, "invoice not found".to_owned()));
     let unknown = format!("/v1/credit-notes/{}/e-invoice?format=facturx", uuid::Uuid::now_v7());
     assert_eq!(refusal(&app, &key, &unknown).await, (404, "credit note not found".to_owned()));
+
+    // The public PDF link asks for Factur-X by `format`, and refuses as the XML does.
+    let link = format!("/v1/invoices/pdf?id={}", invoice["id"].as_str().unwrap());
+    let wrong = app.http.get(app.url(&format!("{link}&format=xml"))).send().await.unwrap();
+    assert_eq!(
+        (wrong.status().as_u16(), error_of(wrong).await),
+        (400, "format: must be facturx, or be left out for a plain PDF".to_owned())
+    );
+    let elsewhere = app.create_client(&app.key, "Nowhere").await;
+    let body_elsewhere = with(&body, json!({"clientId": elsewhere["id"]}));
+    let theirs = post(&app, &app.key, "/v1/invoices", &body_elsewhere).await;
+    let link = format!("/v1/invoices/pdf?id={}&format=facturx", theirs["id"].as_str().unwrap());
+    let refused = app.http.get(app.url(&link)).send().await.unwrap();
+    assert_eq!(refused.status(), 422);
+    assert_eq!(
+        error_of(refused).await,
+        "countryCode (BT-40) is required for EN 16931: set it on the sender address (`billable teams sender`)"
+    );
 
     let (_, dinar) = e_invoicing_team(&app, "KWD", "DE").await;
     let kuwait = client(

@@ -283,8 +283,9 @@ pub(crate) async fn list(
     responses(
         (status = 200, description = "The PDF", content_type = "application/pdf", body = inline(Binary),
             headers(("Content-Disposition" = String, description = "`inline; filename=\"CN-0001.pdf\"`, or `attachment` with `download=true`"))),
-        (status = 400, description = "`id` missing or `download` not a boolean", body = ErrorBody),
+        (status = 400, description = "`id` missing, `download` not a boolean, or `format` not `facturx`", body = ErrorBody),
         (status = 404, description = "No such credit note", body = ErrorBody),
+        (status = 422, description = "`format=facturx`, and the e-invoice needs data the credit note lacks (see the e-invoice endpoint)", body = ErrorBody),
         (status = 429, description = "Too many requests from this IP", body = ErrorBody),
         (status = 500, description = "`failed to generate PDF`", body = ErrorBody),
     )
@@ -296,8 +297,14 @@ pub(crate) async fn credit_note_pdf(
 ) -> Result<HttpResponse, ApiError> {
     let asked = pdf::asked(&req, &state).await?;
     let id: CreditNoteId = path_id(&asked.id, "credit note")?;
-    let document = service::credit_note_document(&*state.stores.billing, id)
-        .await?
-        .ok_or_else(|| not_found("credit note"))?;
+    let store = &*state.stores.billing;
+    let document = if asked.facturx {
+        let made =
+            service::credit_note_document_with_e_invoice(store, id, einvoice::Format::FacturX.profile())
+                .await;
+        pdf::with_facturx(made, "credit note")?
+    } else {
+        service::credit_note_document(store, id).await?.ok_or_else(|| not_found("credit note"))?
+    };
     pdf::answer(&state, &asked, &document).await
 }

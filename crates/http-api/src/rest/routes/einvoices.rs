@@ -68,7 +68,7 @@ fn field_of(datum: Datum) -> (String, &'static str) {
 }
 
 /// 422 naming the business term and our field; 404 for another team's document.
-fn refused(error: EInvoiceError, what: &str) -> ApiError {
+pub(crate) fn refused(error: EInvoiceError, what: &str) -> ApiError {
     match error {
         EInvoiceError::NotFound => not_found(what),
         EInvoiceError::Store(error) => error.into(),

@@ -1026,15 +1026,17 @@ pub(crate) async fn delete_invoice(
 ///
 /// Public: needs no key, and is limited per client IP. The unguessable id is the only
 /// credential, so an unknown or malformed id is a 404 like any other. `download=true` serves
-/// the PDF as an attachment; by default it is shown inline.
+/// the PDF as an attachment; by default it is shown inline. `format=facturx` makes it a
+/// Factur-X / ZUGFeRD invoice (EN 16931 profile): PDF/A-3b with its XML embedded.
 #[utoipa::path(
     tag = "Invoices",
     params(pdf::PdfQuery),
     responses(
         (status = 200, description = "The PDF", content_type = "application/pdf", body = inline(Binary),
             headers(("Content-Disposition" = String, description = "`inline; filename=\"INV-0001.pdf\"`, or `attachment` with `download=true`"))),
-        (status = 400, description = "`id` missing or `download` not a boolean", body = ErrorBody),
+        (status = 400, description = "`id` missing, `download` not a boolean, or `format` not `facturx`", body = ErrorBody),
         (status = 404, description = "No such invoice", body = ErrorBody),
+        (status = 422, description = "`format=facturx`, and the e-invoice needs data the invoice lacks, e.g. `countryCode (BT-55) is required for EN 16931: set it on the client`", body = ErrorBody),
         (status = 429, description = "Too many requests from this IP", body = ErrorBody),
         (status = 500, description = "`failed to generate PDF`", body = ErrorBody),
     )
@@ -1046,8 +1048,12 @@ pub(crate) async fn invoice_pdf(
 ) -> Result<HttpResponse, ApiError> {
     let asked = pdf::asked(&req, &state).await?;
     let id: InvoiceId = path_id(&asked.id, "invoice")?;
-    let document = service::invoice_document(&*state.stores.billing, id, state.clock.now())
-        .await?
-        .ok_or_else(invoice_not_found)?;
+    let (store, now) = (&*state.stores.billing, state.clock.now());
+    let document = if asked.facturx {
+        let profile = einvoice::Format::FacturX.profile();
+        pdf::with_facturx(service::invoice_document_with_e_invoice(store, id, now, profile).await, "invoice")?
+    } else {
+        service::invoice_document(store, id, now).await?.ok_or_else(invoice_not_found)?
+    };
     pdf::answer(&state, &asked, &document).await
 }

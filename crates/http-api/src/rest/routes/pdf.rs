@@ -23,6 +23,10 @@ pub(crate) struct PdfQuery {
     /// `true` serves the PDF as a download (`attachment`); default `false` (`inline`).
     #[param(value_type = Option<bool>, required = false, default = false)]
     download: Option<String>,
+    /// `facturx` makes the PDF a Factur-X / ZUGFeRD invoice (EN 16931 profile): PDF/A-3b
+    /// with the document's XML embedded as `factur-x.xml`. Left out, a plain PDF.
+    #[param(required = false, example = "facturx")]
+    format: Option<String>,
 }
 
 /// The query of a PDF link, as read.
@@ -31,6 +35,7 @@ pub(crate) struct PdfQuery {
 struct PdfParams {
     id: Option<String>,
     download: Option<String>,
+    format: Option<String>,
 }
 
 /// What a PDF link asks for: the document's id as given, and whether to download it.
@@ -38,6 +43,8 @@ struct PdfParams {
 pub(crate) struct PdfAsked {
     pub(crate) id: String,
     download: bool,
+    /// Whether to make a Factur-X PDF.
+    pub(crate) facturx: bool,
 }
 
 /// Limits the caller per IP, then reads the query: so a 429 comes before a 400.
@@ -54,7 +61,25 @@ pub(crate) async fn asked(req: &HttpRequest, state: &ApiState) -> Result<PdfAske
         Some("true") => true,
         Some(_) => return Err(FieldError::new("download", "must be true or false").into()),
     };
-    Ok(PdfAsked { id, download })
+    let facturx = match query.format.as_deref() {
+        None => false,
+        Some("facturx") => true,
+        Some(_) => {
+            return Err(FieldError::new("format", "must be facturx, or be left out for a plain PDF").into());
+        }
+    };
+    Ok(PdfAsked { id, download, facturx })
+}
+
+/// `document` with the Factur-X XML of `e_invoice` to embed, or the refusal of an e-invoice
+/// (a 422 naming what is missing, or a 404 as for a plain PDF).
+pub(crate) fn with_facturx(
+    made: Result<(InvoiceDocument, billing::einvoice::EInvoice), billing::service::EInvoiceError>,
+    what: &str,
+) -> Result<InvoiceDocument, ApiError> {
+    let (mut document, e_invoice) = made.map_err(|error| super::einvoices::refused(error, what))?;
+    document.facturx_xml = Some(einvoice::Format::FacturX.write(&e_invoice));
+    Ok(document)
 }
 
 /// `document` rendered as asked: inline or as a download named after its serial; a
