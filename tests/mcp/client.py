@@ -11,6 +11,7 @@ a tool error. Exits non-zero, saying why, at the first difference.
 
 import asyncio
 import json
+import re
 import sys
 import urllib.request
 
@@ -36,7 +37,7 @@ async def main(base_url: str, key: str, mails: str) -> None:
                 init = await session.initialize()
                 check(init.server_info.name == "billable", f"server name: {init.server_info}")
                 tools = {tool.name: tool for tool in (await session.list_tools()).tools}
-                check(len(tools) == 30, f"a write key sees the 30 tools: {sorted(tools)}")
+                check(len(tools) == 31, f"a write key sees the 31 tools: {sorted(tools)}")
                 schema = tools["create_client"].input_schema
                 check({"name", "email"} <= set(schema["required"]), f"create_client's schema: {schema}")
 
@@ -117,6 +118,12 @@ async def main(base_url: str, key: str, mails: str) -> None:
                 resumed = json.loads(text_of(await session.call_tool("resume_recurring_invoice", {"id": recurring["id"]})))
                 check((resumed["status"], resumed["nextRunOn"]) == ("active", "2030-01-31"),
                       f"resume_recurring_invoice: {resumed}")
+
+                # The e-invoice tool names the business term this invoice still lacks for EN 16931
+                # (its tax is flat and its parties have no country).
+                lacking = await session.call_tool("e_invoice", {"id": invoice["id"], "format": "facturx"})
+                check(lacking.is_error and re.fullmatch(r"\w+ \(BT-\d+\) is required for EN 16931: .+", text_of(lacking)),
+                      f"e_invoice: {lacking}")
 
                 refused = await session.call_tool("get_client", {"id": "not-an-id"})
                 check(refused.is_error and text_of(refused) == "client not found", f"a refusal: {refused}")

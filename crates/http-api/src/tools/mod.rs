@@ -26,7 +26,9 @@ use crate::conventions::error::ApiError;
 use crate::rest::collection;
 use crate::rest::paging::{self, Page};
 use crate::rest::routes::track::{projects, reports, sections, tags, time};
-use crate::rest::routes::{billed_time, clients, credit_notes, invoices, messages, payments, recurring};
+use crate::rest::routes::{
+    billed_time, clients, credit_notes, einvoices, invoices, messages, payments, recurring,
+};
 use crate::rest::state::ApiState;
 
 /// A built-in tool: its name (part of the agent definition's contract), the permissions it
@@ -79,7 +81,7 @@ use Permission::{
 };
 
 /// Every built-in tool, one row each: adding a tool is adding a row.
-pub static CATALOGUE: [BuiltinTool; 30] = [
+pub static CATALOGUE: [BuiltinTool; 31] = [
     tool("list_clients", &[ClientsRead], ("get", "/v1/invoices/clients"), |state, who, a| {
         paged(collection::page::<clients::Clients>(state, who, a.rest))
     }),
@@ -118,6 +120,12 @@ pub static CATALOGUE: [BuiltinTool; 30] = [
             answer(async move { credit_notes::issue(state, who, &id_of(a.id)?, body(a.rest)?).await })
         },
     ),
+    tool("e_invoice", &[InvoicesRead], ("get", "/v1/invoices/{id}/e-invoice"), |state, who, a| {
+        answer(async move {
+            let (format, invoice) = einvoices::invoice_xml(state, who, &id_of(a.id)?, body(a.rest)?).await?;
+            Ok(format.write(&invoice))
+        })
+    }),
     tool("receivables", &[InvoicesRead], ("get", "/v1/invoices/receivables"), |state, who, a| {
         answer(async move { payments::receivables(state, who, a.rest).await })
     }),

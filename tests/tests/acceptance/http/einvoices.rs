@@ -432,3 +432,99 @@ async fn the_format_is_one_of_three_and_three_decimals_are_beyond_en16931() {
     let expected = "EN 16931 allows amounts with at most 2 decimals; KWD has 3";
     assert_eq!(refusal(&app, &dinar, &path).await, (422, expected.to_owned()));
 }
+
+#[tokio::test]
+async fn the_e_invoice_tool_answers_the_xml_the_endpoint_does() {
+    let app = spawn_app().await;
+    let (_, key) = e_invoicing_team(&app, "EUR", "DE").await;
+    let invoices = eur_invoices(&app, &key).await;
+    let id = invoices[0].1["id"].as_str().unwrap();
+    for format in FORMATS {
+        let result = app.call_tool(&key, "e_invoice", json!({"id": id, "format": format})).await;
+        assert_eq!(result["isError"], false, "{result}");
+        let text: Value = serde_json::from_str(result["content"][0]["text"].as_str().unwrap()).unwrap();
+        assert_eq!(text, xml(&app, &key, &format!("/v1/invoices/{id}/e-invoice"), format).await);
+    }
+    let refused = app.call_tool(&key, "e_invoice", json!({"id": id, "format": "pdf"})).await;
+    assert_eq!(refused["isError"], true);
+    assert_eq!(refused["content"][0]["text"], "format: must be one of xrechnung-ubl, xrechnung-cii, facturx");
+}
+
+#[tokio::test]
+async fn a_mail_carries_the_xrechnung_xml_or_the_facturx_pdf() {
+    let smtp = acceptance::outside::SmtpServer::start();
+    let app = acceptance::spawn_app_with(acceptance::mailing_config(&smtp)).await;
+    let (_, key) = e_invoicing_team(&app, "EUR", "DE").await;
+    let invoices = eur_invoices(&app, &key).await;
+    let id = invoices[0].1["id"].as_str().unwrap();
+    let send = |body: Value| {
+        let (app, key) = (&app, key.clone());
+        async move {
+            app.request(Method::POST, &format!("/v1/invoices/{id}/send"), &key)
+                .json(&body)
+                .send()
+                .await
+                .unwrap()
+        }
+    };
+    assert_eq!(send(json!({"eInvoice": "xrechnung-ubl"})).await.status(), 202);
+    assert_eq!(send(json!({"eInvoice": "facturx"})).await.status(), 202);
+    assert_eq!(send(json!({"eInvoice": "xrechnung-cii", "attachPdf": false})).await.status(), 202);
+    for (body, error) in [
+        (
+            json!({"eInvoice": "facturx", "attachPdf": false}),
+            "eInvoice: facturx is carried by the PDF: leave attachPdf true",
+        ),
+        (json!({"eInvoice": "zugferd"}), "eInvoice: must be one of facturx, xrechnung-ubl, xrechnung-cii"),
+    ] {
+        let response = send(body).await;
+        assert_eq!((response.status().as_u16(), error_of(response).await), (400, error.to_owned()));
+    }
+    app.run_jobs().await;
+    let mut attachments: Vec<Vec<(String, String, Vec<u8>)>> = smtp
+        .received()
+        .iter()
+        .map(|mail| {
+            mail["attachments"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|sent| {
+                    let bytes = base64::Engine::decode(
+                        &base64::engine::general_purpose::STANDARD,
+                        sent["base64"].as_str().unwrap(),
+                    )
+                    .unwrap();
+                    (
+                        sent["filename"].as_str().unwrap().to_owned(),
+                        sent["content_type"].as_str().unwrap().to_owned(),
+                        bytes,
+                    )
+                })
+                .collect()
+        })
+        .collect();
+    // The queue sends in its own order: by what each mail carries.
+    attachments.sort_by_key(|mail| (std::cmp::Reverse(mail.len()), mail[0].0.clone()));
+    let names: Vec<Vec<(&str, &str)>> = attachments
+        .iter()
+        .map(|mail| mail.iter().map(|(name, kind, _)| (name.as_str(), kind.as_str())).collect())
+        .collect();
+    assert_eq!(
+        names,
+        [
+            vec![("INV-0001.pdf", "application/pdf"), ("INV-0001-xrechnung-ubl.xml", "application/xml")],
+            vec![("INV-0001-xrechnung-cii.xml", "application/xml")],
+            vec![("INV-0001.pdf", "application/pdf")],
+        ]
+    );
+    let path = format!("/v1/invoices/{id}/e-invoice");
+    assert_eq!(attachments[0][1].2, xml(&app, &key, &path, "xrechnung-ubl").await.into_bytes());
+    assert_eq!(attachments[1][0].2, xml(&app, &key, &path, "xrechnung-cii").await.into_bytes());
+    assert_eq!(
+        attachments[2][0].2,
+        facturx_pdf(&app, &format!("/v1/invoices/pdf?id={id}")).await,
+        "the Factur-X PDF"
+    );
+    check_officially(&[("mailed-facturx.pdf".to_owned(), attachments[2][0].2.clone())]);
+}

@@ -1,6 +1,7 @@
 //! E-invoices: `GET /v1/invoices/{id}/e-invoice` and `GET /v1/credit-notes/{id}/e-invoice`,
 //! an invoice or credit note as XRechnung (UBL or CII) or Factur-X XML.
 
+use accounts::Principal;
 use actix_web::http::StatusCode;
 use actix_web::http::header;
 use actix_web::{HttpRequest, HttpResponse, get, web};
@@ -28,13 +29,32 @@ pub(crate) struct FormatQuery {
 }
 
 impl FormatQuery {
-    fn read(req: &HttpRequest) -> Result<Format, ApiError> {
-        let query = web::Query::<Self>::from_query(req.query_string())
+    fn read(req: &HttpRequest) -> Result<Self, ApiError> {
+        Ok(web::Query::<Self>::from_query(req.query_string())
             .map_err(crate::conventions::body::query_refusal)?
-            .into_inner();
-        let name = query.format.ok_or_else(|| FieldError::new("format", FORMATS))?;
-        Ok(Format::parse(&name).ok_or_else(|| FieldError::new("format", FORMATS))?)
+            .into_inner())
     }
+
+    fn format(self) -> Result<Format, FieldError> {
+        let name = self.format.ok_or_else(|| FieldError::new("format", FORMATS))?;
+        Format::parse(&name).ok_or_else(|| FieldError::new("format", FORMATS))
+    }
+}
+
+/// The caller's team's invoice `id` (as a path writes it) as XML of the asked format, and
+/// the format: what the endpoint and the `e_invoice` tool answer.
+pub(crate) async fn invoice_xml(
+    state: &ApiState,
+    who: &Principal,
+    id: &str,
+    query: FormatQuery,
+) -> Result<(Format, EInvoice), ApiError> {
+    let id = path_id(id, "invoice")?;
+    let format = query.format()?;
+    let invoice = service::invoice_e_invoice(&*state.stores.billing, who.team_id, id, format.profile())
+        .await
+        .map_err(|error| refused(error, "invoice"))?;
+    Ok((format, invoice))
 }
 
 const FORMATS: &str = "must be one of xrechnung-ubl, xrechnung-cii, facturx";
@@ -123,12 +143,7 @@ pub(crate) async fn invoice_e_invoice(
     path: web::Path<String>,
     state: web::Data<ApiState>,
 ) -> Result<HttpResponse, ApiError> {
-    let id = path_id(&path, "invoice")?;
-    let format = FormatQuery::read(&req)?;
-    let invoice =
-        service::invoice_e_invoice(&*state.stores.billing, auth.principal.team_id, id, format.profile())
-            .await
-            .map_err(|error| refused(error, "invoice"))?;
+    let (format, invoice) = invoice_xml(&state, &auth.principal, &path, FormatQuery::read(&req)?).await?;
     Ok(answer(format, &invoice))
 }
 
@@ -158,7 +173,7 @@ pub(crate) async fn credit_note_e_invoice(
     state: web::Data<ApiState>,
 ) -> Result<HttpResponse, ApiError> {
     let id = path_id(&path, "credit note")?;
-    let format = FormatQuery::read(&req)?;
+    let format = FormatQuery::read(&req)?.format()?;
     let note =
         service::credit_note_e_invoice(&*state.stores.billing, auth.principal.team_id, id, format.profile())
             .await

@@ -141,6 +141,67 @@ pub(crate) struct SendInput {
     #[serde(default)]
     #[schema(default = true)]
     attach_pdf: Option<bool>,
+    /// Send an e-invoice too: `facturx` makes the attached PDF a Factur-X PDF;
+    /// `xrechnung-ubl` or `xrechnung-cii` attach the XRechnung XML
+    /// (`INV-0001-xrechnung-ubl.xml`) beside the PDF, or alone with `attachPdf: false`.
+    /// Refused as `GET /v1/invoices/{id}/e-invoice` refuses (422) when data is missing.
+    #[serde(default)]
+    #[schema(value_type = Option<String>, example = "xrechnung-ubl")]
+    e_invoice: Option<String>,
+}
+
+/// What a mail carries: the PDF, and which e-invoice.
+#[derive(Debug, Clone, Copy)]
+struct Carried {
+    pdf: bool,
+    e_invoice: Option<einvoice::Format>,
+}
+
+impl Carried {
+    fn parse(attach_pdf: Option<bool>, e_invoice: Option<&str>) -> Result<Self, FieldError> {
+        let pdf = attach_pdf.unwrap_or(true);
+        let e_invoice = e_invoice
+            .map(|name| {
+                einvoice::Format::parse(name).ok_or_else(|| {
+                    FieldError::new("eInvoice", "must be one of facturx, xrechnung-ubl, xrechnung-cii")
+                })
+            })
+            .transpose()?;
+        if e_invoice == Some(einvoice::Format::FacturX) && !pdf {
+            return Err(FieldError::new("eInvoice", "facturx is carried by the PDF: leave attachPdf true"));
+        }
+        Ok(Self { pdf, e_invoice })
+    }
+
+    /// The attachments of `made`'s document: its PDF (Factur-X when asked), then the
+    /// XRechnung XML when asked.
+    async fn attachments(
+        self,
+        state: &ApiState,
+        made: Result<
+            (billing::InvoiceDocument, billing::einvoice::EInvoice),
+            billing::service::EInvoiceError,
+        >,
+        what: &str,
+    ) -> Result<Vec<Attachment>, ApiError> {
+        let (mut document, e_invoice) = made.map_err(|error| super::einvoices::refused(error, what))?;
+        let mut attachments = Vec::new();
+        let format = self.e_invoice;
+        if format == Some(einvoice::Format::FacturX) {
+            document.facturx_xml = Some(einvoice::Format::FacturX.write(&e_invoice));
+        }
+        if self.pdf {
+            attachments.push(pdf(state, &document).await?);
+        }
+        if let Some(format) = format.filter(|format| *format != einvoice::Format::FacturX) {
+            attachments.push(Attachment {
+                filename: format!("{}-{}.xml", e_invoice.number, format.name()),
+                content_type: "application/xml".to_owned(),
+                bytes: format.write(&e_invoice).into_bytes(),
+            });
+        }
+        Ok(attachments)
+    }
 }
 
 /// A reminder to send now, beside the policy's. Every field may be left out: the mail goes
@@ -375,17 +436,24 @@ pub(crate) async fn send(
     input: SendInput,
 ) -> Result<MessageBody, ApiError> {
     let from = mail_from(state)?;
-    let attach = input.attach_pdf.unwrap_or(true);
+    let carried = Carried::parse(input.attach_pdf, input.e_invoice.as_deref())?;
     let asked = Asked::parse(input.to, input.cc, input.subject, input.body)?;
     let (invoice, client) = invoice_and_client(state, team, id).await?;
     let now = state.clock.now();
-    let attachments = if attach {
-        let document = billing::service::invoice_document(&*state.stores.billing, id, now)
-            .await?
-            .ok_or_else(|| not_found("invoice"))?;
-        vec![pdf(state, &document).await?]
-    } else {
-        Vec::new()
+    let attachments = match carried {
+        Carried { pdf: false, e_invoice: None } => Vec::new(),
+        Carried { pdf: true, e_invoice: None } => {
+            let document = billing::service::invoice_document(&*state.stores.billing, id, now)
+                .await?
+                .ok_or_else(|| not_found("invoice"))?;
+            vec![pdf(state, &document).await?]
+        }
+        Carried { e_invoice: Some(format), .. } => {
+            let store = &*state.stores.billing;
+            let made =
+                billing::service::invoice_document_with_e_invoice(store, id, now, format.profile()).await;
+            carried.attachments(state, made, "invoice").await?
+        }
     };
     let facts =
         Facts::of_invoice(&invoice, client.details.name.as_str(), state.settings.sending.invoice_pdf_url(id));
@@ -499,7 +567,7 @@ pub(crate) async fn send_credit_note(
 ) -> Result<HttpResponse, ApiError> {
     let who = &auth.principal;
     let from = mail_from(&state)?;
-    let attach = input.attach_pdf.unwrap_or(true);
+    let carried = Carried::parse(input.attach_pdf, input.e_invoice.as_deref())?;
     let asked = Asked::parse(input.to, input.cc, input.subject, input.body)?;
     let id: CreditNoteId = path_id(&path, "credit note")?;
     let note = state
@@ -510,13 +578,20 @@ pub(crate) async fn send_credit_note(
         .ok_or_else(|| not_found("credit note"))?;
     let (invoice, client) = invoice_and_client(&state, who.team_id, note.invoice_id).await?;
     let now = state.clock.now();
-    let attachments = if attach {
-        let document = billing::service::credit_note_document(&*state.stores.billing, id)
-            .await?
-            .ok_or_else(|| not_found("credit note"))?;
-        vec![pdf(&state, &document).await?]
-    } else {
-        Vec::new()
+    let attachments = match carried {
+        Carried { pdf: false, e_invoice: None } => Vec::new(),
+        Carried { pdf: true, e_invoice: None } => {
+            let document = billing::service::credit_note_document(&*state.stores.billing, id)
+                .await?
+                .ok_or_else(|| not_found("credit note"))?;
+            vec![pdf(&state, &document).await?]
+        }
+        Carried { e_invoice: Some(format), .. } => {
+            let store = &*state.stores.billing;
+            let made =
+                billing::service::credit_note_document_with_e_invoice(store, id, format.profile()).await;
+            carried.attachments(&state, made, "credit note").await?
+        }
     };
     let facts = Facts {
         serial: note.serial.to_string(),
