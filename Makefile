@@ -17,7 +17,8 @@ help:
 	@echo "make bench   release build on PostgreSQL under load, with pgbench beside it; PDF render times;"
 	@echo "             the agent's webhook trigger beside a bare actix-web handler; a year's time"
 	@echo "             report beside pgbench on its SQL, and billing a month of 5,000 entries;"
-	@echo "             payments at 64 connections beside pgbench's durable insert and their own SQL"
+	@echo "             payments at 64 connections beside pgbench's durable insert and their own SQL;"
+	@echo "             e-invoice XML and the Factur-X PDF beside the plain PDF"
 	@echo "make fuzz    each cargo-fuzz target for FUZZ_SECONDS (default 60) on nightly"
 
 # `make run ARGS="--agent examples/agent.yaml"` passes options on to `serve`.
@@ -103,3 +104,4 @@ bench:
 	./scripts/bench-time.sh
 	./scripts/bench-payments.sh
 	./scripts/bench-sending.sh
+	./scripts/bench-einvoice.sh
