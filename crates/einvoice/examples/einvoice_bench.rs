@@ -24,7 +24,7 @@ fn main() -> anyhow::Result<()> {
     while let Some(arg) = args.next() {
         match arg.as_str() {
             "--runs" => {
-                runs = args.next().ok_or_else(|| anyhow::anyhow!("--runs needs a number"))?.parse()?
+                runs = args.next().ok_or_else(|| anyhow::anyhow!("--runs needs a number"))?.parse()?;
             }
             other => anyhow::bail!("unknown argument {other:?}; use [--runs N]"),
         }
