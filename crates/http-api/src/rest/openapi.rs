@@ -377,6 +377,8 @@ fn parameter_example(path: &str, name: &str) -> Option<Value> {
         "method" => json!("bank_transfer"),
         "groupBy" => json!("project"),
         "download" => json!(true),
+        "format" if path.ends_with("/pdf") => json!("facturx"),
+        "format" => json!("xrechnung-ubl"),
         "conversationId" => json!("github:octo-org/hello-world#42"),
         "verdict" => json!("accepted"),
         "count" => json!(12),

@@ -24,7 +24,7 @@ use crate::rest::state::ApiState;
 pub(crate) struct FormatQuery {
     /// `xrechnung-ubl` (XRechnung 3.0, UBL 2.1), `xrechnung-cii` (XRechnung 3.0, CII D16B) or
     /// `facturx` (Factur-X / ZUGFeRD, EN 16931 profile, the XML a Factur-X PDF embeds).
-    #[param(required = true, example = "xrechnung-ubl")]
+    #[param(required = true)]
     format: Option<String>,
 }
 

@@ -25,7 +25,7 @@ pub(crate) struct PdfQuery {
     download: Option<String>,
     /// `facturx` makes the PDF a Factur-X / ZUGFeRD invoice (EN 16931 profile): PDF/A-3b
     /// with the document's XML embedded as `factur-x.xml`. Left out, a plain PDF.
-    #[param(required = false, example = "facturx")]
+    #[param(required = false)]
     format: Option<String>,
 }
 
