@@ -45,7 +45,10 @@ pub(crate) const METHODS: [&str; 5] = ["get", "post", "put", "patch", "delete"];
             carries `x-request-id`. `HEAD` is answered wherever `GET` is."
     ),
     // Schemas only query parameters refer to: parameters do not bring their schemas along.
-    components(schemas(Frequency, Verdict, InstantInput, EventPattern, ReportGroupBy, PaymentMethod, MessageStatus, DeliveryStatus)),
+    components(schemas(
+        Frequency, Verdict, InstantInput, EventPattern, ReportGroupBy, PaymentMethod, MessageStatus, DeliveryStatus,
+        crate::rest::routes::einvoices::EInvoiceFormat, crate::rest::routes::pdf::PdfFormat
+    )),
     tags(
         (name = "Clients", description = "Who invoices are billed to"),
         (name = "Invoices", description = "Invoices with line items and exact money; PDFs by public link"),

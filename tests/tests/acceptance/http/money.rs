@@ -128,7 +128,7 @@ fn random_invoices_are_stored_shown_and_recomputed_alike() {
     let (app, teams) = runtime.block_on(async {
         let app = spawn_app().await;
         let mut teams = Vec::new();
-        for (currency, minor) in [("USD", 2), ("JPY", 0), ("KWD", 3)] {
+        for (currency, minor) in [("USD", 2), ("JPY", 0), ("KWD", 3), ("CLF", 4)] {
             let key = team_in(&app, currency).await;
             let client = app.create_client(&key, "Buyer").await["id"].as_str().unwrap().to_owned();
             teams.push((key, client, minor));

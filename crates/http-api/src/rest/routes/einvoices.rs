@@ -10,12 +10,33 @@ use billing::service::{self, EInvoiceError};
 use einvoice::Format;
 use kernel::FieldError;
 use serde::Deserialize;
-use utoipa::IntoParams;
+use utoipa::openapi::RefOr;
+use utoipa::openapi::schema::{ObjectBuilder, Schema, Type};
+use utoipa::{IntoParams, PartialSchema, ToSchema};
 
 use crate::conventions::error::{ApiError, ErrorBody};
 use crate::rest::auth::{Auth, InvoicesRead};
 use crate::rest::routes::{KeyedErrors, not_found, path_id};
 use crate::rest::state::ApiState;
+
+/// An e-invoice format, as the description shows it: [`Format`]'s names.
+#[derive(Debug)]
+pub(crate) struct EInvoiceFormat;
+
+impl PartialSchema for EInvoiceFormat {
+    fn schema() -> RefOr<Schema> {
+        ObjectBuilder::new()
+            .schema_type(Type::String)
+            .enum_values(Some(Format::ALL.map(Format::name)))
+            .description(Some(
+                "`xrechnung-ubl` (XRechnung 3.0, UBL 2.1), `xrechnung-cii` (XRechnung 3.0, CII D16B) or \
+                 `facturx` (Factur-X / ZUGFeRD, EN 16931 profile).",
+            ))
+            .into()
+    }
+}
+
+impl ToSchema for EInvoiceFormat {}
 
 /// Which e-invoice to make.
 #[derive(Debug, Deserialize, IntoParams)]
@@ -24,7 +45,7 @@ use crate::rest::state::ApiState;
 pub(crate) struct FormatQuery {
     /// `xrechnung-ubl` (XRechnung 3.0, UBL 2.1), `xrechnung-cii` (XRechnung 3.0, CII D16B) or
     /// `facturx` (Factur-X / ZUGFeRD, EN 16931 profile, the XML a Factur-X PDF embeds).
-    #[param(required = true)]
+    #[param(required = true, value_type = EInvoiceFormat)]
     format: Option<String>,
 }
 

@@ -146,7 +146,7 @@ pub(crate) struct SendInput {
     /// (`INV-0001-xrechnung-ubl.xml`) beside the PDF, or alone with `attachPdf: false`.
     /// Refused as `GET /v1/invoices/{id}/e-invoice` refuses (422) when data is missing.
     #[serde(default)]
-    #[schema(value_type = Option<String>, example = "xrechnung-ubl")]
+    #[schema(value_type = Option<super::einvoices::EInvoiceFormat>, example = "xrechnung-ubl")]
     e_invoice: Option<String>,
 }
 

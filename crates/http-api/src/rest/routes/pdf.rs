@@ -25,9 +25,24 @@ pub(crate) struct PdfQuery {
     download: Option<String>,
     /// `facturx` makes the PDF a Factur-X / ZUGFeRD invoice (EN 16931 profile): PDF/A-3b
     /// with the document's XML embedded as `factur-x.xml`. Left out, a plain PDF.
-    #[param(required = false)]
+    #[param(required = false, value_type = Option<PdfFormat>)]
     format: Option<String>,
 }
+
+/// The one format a PDF link takes besides the plain PDF.
+#[derive(Debug)]
+pub(crate) struct PdfFormat;
+
+impl utoipa::PartialSchema for PdfFormat {
+    fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+        utoipa::openapi::schema::ObjectBuilder::new()
+            .schema_type(utoipa::openapi::schema::Type::String)
+            .enum_values(Some(["facturx"]))
+            .into()
+    }
+}
+
+impl utoipa::ToSchema for PdfFormat {}
 
 /// The query of a PDF link, as read.
 #[derive(Debug, Deserialize)]
