@@ -298,3 +298,36 @@ fn a_png_logo_is_embedded_as_an_image_and_an_undrawable_one_is_left_out() {
     assert_eq!(images(&pdf), 0);
     assert!(layout_text(&pdf).contains(&document.serial));
 }
+
+/// A Factur-X PDF reads as the plain one does, passes qpdf, carries the XML byte for byte
+/// as `factur-x.xml` (poppler's `pdfdetach` reads it back), is PDF/A-3b with the Factur-X
+/// XMP, and is the same bytes each time.
+#[test]
+fn a_facturx_pdf_is_the_plain_one_with_its_xml_inside() {
+    let plain = sample_document(8, false);
+    let mut document = plain.clone();
+    let xml = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<rsm:CrossIndustryInvoice xmlns:rsm=\"urn:un:unece:uncefact:data:standard:CrossIndustryInvoice:100\"/>\n";
+    document.facturx_xml = Some(xml.to_owned());
+    let pdf = render_pdf(&document).unwrap();
+    assert_valid(&pdf);
+    assert_eq!(layout_text(&pdf), layout_text(&render_pdf(&plain).unwrap()), "the same page");
+    assert_eq!(pdf, render_pdf(&document).unwrap(), "deterministic");
+    let listed = run("pdfdetach", &["-list"], &pdf, &[]);
+    assert!(listed.contains("1 embedded files") && listed.contains("factur-x.xml"), "{listed}");
+    let dir = std::env::temp_dir().join(format!("billable-facturx-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let saved = dir.join("factur-x.xml");
+    run("pdfdetach", &["-save", "1", "-o", saved.to_str().unwrap()], &pdf, &[]);
+    assert_eq!(std::fs::read_to_string(&saved).unwrap(), xml);
+    std::fs::remove_dir_all(&dir).unwrap();
+    let info = run("pdfinfo", &["-meta"], &pdf, &[]);
+    for expected in [
+        "<pdfaid:part>3</pdfaid:part>",
+        "<pdfaid:conformance>B</pdfaid:conformance>",
+        "<fx:DocumentFileName>factur-x.xml</fx:DocumentFileName>",
+        "<fx:ConformanceLevel>EN 16931</fx:ConformanceLevel>",
+        "<pdfaSchema:prefix>fx</pdfaSchema:prefix>",
+    ] {
+        assert!(info.contains(expected), "{expected} in the XMP:\n{info}");
+    }
+}

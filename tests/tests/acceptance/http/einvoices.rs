@@ -247,10 +247,14 @@ async fn invoices_and_credit_notes_pass_the_official_en16931_and_xrechnung_rules
     }
     for (name, invoice) in [&invoices[0], &invoices[6]] {
         let id = invoice["id"].as_str().unwrap();
-        documents.push((
-            format!("{name}-facturx.pdf"),
-            facturx_pdf(&app, &format!("/v1/invoices/pdf?id={id}")).await,
-        ));
+        let pdf = facturx_pdf(&app, &format!("/v1/invoices/pdf?id={id}")).await;
+        // The page says what the XML says: the totals, and what is still due.
+        let text = super::payments::pdf_text(&pdf);
+        let due = if *name == "partly-paid" { "1,536.02 EUR" } else { "2,036.57 EUR" };
+        for figure in ["1,711.40 EUR", "325.17 EUR", "2,036.57 EUR", due] {
+            assert!(text.contains(figure), "{name}: {figure} in\n{text}");
+        }
+        documents.push((format!("{name}-facturx.pdf"), pdf));
     }
 
     // A credit note of two lines refers to its invoice (BT-25).
@@ -304,7 +308,13 @@ async fn a_swiss_team_invoices_in_francs_to_the_cent() {
         documents.push((format!("francs-{format}.xml"), xml.into_bytes()));
     }
     let link = format!("/v1/invoices/pdf?id={}", francs["id"].as_str().unwrap());
-    documents.push(("francs-facturx.pdf".to_owned(), facturx_pdf(&app, &link).await));
+    let pdf = facturx_pdf(&app, &link).await;
+    // The PDF a person reads says the same, to the centime.
+    let text = super::payments::pdf_text(&pdf);
+    for figure in ["3,703.65 CHF", "300.00 CHF", "4,003.65 CHF"] {
+        assert!(text.contains(figure), "{figure} in\n{text}");
+    }
+    documents.push(("francs-facturx.pdf".to_owned(), pdf));
     // The checker tells a Factur-X PDF from a plain one: the plain PDF of the same invoice fails.
     let plain = app.http.get(app.url(&link)).send().await.unwrap().bytes().await.unwrap().to_vec();
     let (passed, report) = run_checker(&[("plain.pdf".to_owned(), plain)]);

@@ -341,7 +341,7 @@ async fn credit_notes_correct_invoices_in_a_series_of_their_own() {
 }
 
 /// The text of a PDF, through poppler's `pdftotext`.
-fn pdf_text(pdf: &[u8]) -> String {
+pub(super) fn pdf_text(pdf: &[u8]) -> String {
     let dir = tempfile_dir();
     let path = dir.join("document.pdf");
     std::fs::write(&path, pdf).unwrap();
