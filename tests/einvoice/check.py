@@ -3,6 +3,7 @@ validation stylesheets and, for XRechnung, KoSIT's XRechnung Schematron (Saxon-H
 saxonche), and for a Factur-X PDF the factur-x library and pikepdf.
 
     python3 tests/einvoice/check.py FILE...     each file by what it is; exit 1 on a failure
+    python3 tests/einvoice/check.py --warnings FILE...   also list the warnings (never failing)
     python3 tests/einvoice/check.py --self-test KoSIT's samples pass, broken ones fail
 
 What a file is comes from itself: a PDF is a Factur-X PDF; an XML file's root names UBL
@@ -35,6 +36,8 @@ UBL_ROOTS = {
 }
 CII_ROOT = "{urn:un:unece:uncefact:data:standard:CrossIndustryInvoice:100}CrossIndustryInvoice"
 FAILING_FLAGS = {"fatal", "error", None}
+# Set by --warnings: list the assertions flagged `warning` too, without failing on them.
+SHOW_WARNINGS = False
 
 
 class Checker:
@@ -74,9 +77,11 @@ class Checker:
             f"{SVRL}failed-assert", f"{SVRL}successful-report"
         ):
             flag = node.get("flag")
+            text = " ".join("".join(node.itertext()).split())
             if flag in FAILING_FLAGS:
-                text = " ".join("".join(node.itertext()).split())
                 failures.append(f"{name} {node.get('id', '?')} [{flag}] at {node.get('location')}: {text}")
+            elif SHOW_WARNINGS:
+                print(f"     warning {name} {node.get('id', '?')}: {text[:160]}")
         return failures
 
     def xml(self, xml: bytes) -> list[str]:
@@ -220,6 +225,9 @@ def self_test(checker: Checker) -> int:
 
 
 def main(arguments: list[str]) -> int:
+    global SHOW_WARNINGS
+    if arguments[:1] == ["--warnings"]:
+        SHOW_WARNINGS, arguments = True, arguments[1:]
     checker = Checker()
     if arguments == ["--self-test"]:
         return self_test(checker)
