@@ -42,6 +42,8 @@ pub struct ClientDetails {
     pub buyer_reference: OptionalText,
     /// Whether the team's payment reminders go to the client (default yes).
     pub reminders_enabled: bool,
+    /// The currency the client is billed in; the team's when `None`.
+    pub currency: Option<crate::money::Currency>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -145,6 +147,7 @@ mod tests {
             country_code: None,
             buyer_reference: OptionalText::empty(),
             reminders_enabled: true,
+            currency: None,
         };
         Client::new(TeamId::generate(), details, Utc::now())
     }

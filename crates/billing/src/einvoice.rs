@@ -203,6 +203,9 @@ pub struct EInvoice {
     pub payment_terms: Option<String>,
     /// BT-5, two decimals at most.
     pub currency: &'static str,
+    /// For an invoice in another currency than the team's: the team's (BT-6, the VAT
+    /// accounting currency) and the VAT in it (BT-111).
+    pub tax_currency: Option<(&'static str, Decimal)>,
     /// BT-22.
     pub note: Option<String>,
     /// BT-10.
@@ -269,6 +272,7 @@ impl EInvoice {
             note: invoice.description.as_ref().and_then(|text| given(text.as_str())),
             preceding_invoice: None,
             currency: invoice.currency,
+            exchange: invoice.exchange,
             tax_rule: invoice.tax_rule,
             vat: &invoice.vat,
             line_items: &invoice.line_items,
@@ -294,6 +298,7 @@ impl EInvoice {
             note: note.reason.as_ref().and_then(|text| given(text.as_str())),
             preceding_invoice: Some((invoice.serial.to_string(), invoice.issue_date.date_naive())),
             currency: note.currency,
+            exchange: invoice.exchange,
             tax_rule: note.tax_rule,
             vat: &invoice.vat,
             line_items: &note.line_items,
@@ -314,6 +319,7 @@ struct Frame<'a> {
     note: Option<String>,
     preceding_invoice: Option<(String, NaiveDate)>,
     currency: Currency,
+    exchange: crate::Exchange,
     tax_rule: TaxRule,
     vat: &'a crate::Vat,
     line_items: &'a [LineItem],
@@ -329,9 +335,18 @@ impl Frame<'_> {
     }
 
     fn build(self, profile: Profile, parties: &Parties<'_>) -> Result<EInvoice, Refusal> {
-        if self.currency.minor_unit() > 2 {
-            return Err(Refusal::MinorUnitTooFine(self.currency));
+        for currency in [self.currency, self.exchange.team_currency] {
+            if currency.minor_unit() > 2 {
+                return Err(Refusal::MinorUnitTooFine(currency));
+            }
         }
+        let tax_currency = match self.exchange.rate {
+            Some(_) => Some((
+                self.exchange.team_currency.as_str(),
+                self.exchange.in_team_currency(self.totals.tax).unwrap_or_default(),
+            )),
+            None => None,
+        };
         let rules = Requirements { profile };
         let category = self.vat.category();
         let vat = self.vat_breakdown(&rules)?;
@@ -374,6 +389,7 @@ impl Frame<'_> {
             due_date: self.due_date,
             payment_terms,
             currency: self.currency.as_str(),
+            tax_currency,
             note: self.note,
             buyer_reference,
             preceding_invoice: self.preceding_invoice,
@@ -558,6 +574,7 @@ mod tests {
             country_code: Some(crate::CountryCode::parse("DE").unwrap()),
             buyer_reference: text("04011000-12345-34"),
             reminders_enabled: true,
+            currency: None,
         };
         (Client::new(team, details, now), sender)
     }
@@ -594,6 +611,7 @@ mod tests {
             chasing: Chasing::default(),
             recurrence: None,
             vat,
+            exchange: crate::Exchange::none(currency),
             created_at: now,
             updated_at: now,
         }

@@ -179,6 +179,59 @@ pub enum InvoiceRule {
     /// Only the standard category charges VAT.
     #[error("VAT category {} charges no VAT: the tax must be 0", .0.as_str())]
     TaxOutsideStandard(VatCategory),
+    /// An invoice in another currency than the team's states the rate between them.
+    #[error("an invoice in {invoice} needs the exchange rate to the team's {team}")]
+    ExchangeRateNeeded { invoice: Currency, team: Currency },
+    /// An invoice in the team's currency has no rate to state.
+    #[error("an invoice in the team's currency {0} takes no exchange rate")]
+    ExchangeRateNotTaken(Currency),
+    /// The total at the exchange rate is past what money holds.
+    #[error("the total at the exchange rate is too large")]
+    TeamTotalTooLarge,
+    /// An invoice is in its client's currency: a client billed in another cannot take it.
+    #[error("the client is billed in {client}, the invoice is in {invoice}")]
+    ClientCurrencyDiffers { client: Currency, invoice: Currency },
+}
+
+/// The team's currency, and the rate to it of an invoice in another: what makes the
+/// invoice's figures in the team's currency (`totalInTeamCurrency`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Exchange {
+    pub team_currency: Currency,
+    /// Units of the team's currency per unit of the invoice's; `None` for an invoice in
+    /// the team's currency.
+    pub rate: Option<Decimal>,
+}
+
+impl Exchange {
+    /// The exchange of an invoice in `currency` for a team in `team_currency`: a rate
+    /// exactly where the two differ.
+    pub fn new(
+        currency: Currency,
+        team_currency: Currency,
+        rate: Option<Decimal>,
+    ) -> Result<Self, InvoiceRule> {
+        match (currency == team_currency, rate) {
+            (true, Some(_)) => Err(InvoiceRule::ExchangeRateNotTaken(currency)),
+            (false, None) => Err(InvoiceRule::ExchangeRateNeeded { invoice: currency, team: team_currency }),
+            _ => Ok(Self { team_currency, rate }),
+        }
+    }
+
+    /// The exchange of an invoice in the team's currency.
+    pub fn none(team_currency: Currency) -> Self {
+        Self { team_currency, rate: None }
+    }
+
+    /// `amount` of the invoice in the team's currency, rounded to its minor unit; `None`
+    /// past what a decimal holds.
+    pub fn in_team_currency(&self, amount: Decimal) -> Option<Decimal> {
+        let amount = match self.rate {
+            Some(rate) => amount.checked_mul(rate)?,
+            None => amount,
+        };
+        Some(round_to_minor(amount, self.team_currency))
+    }
 }
 
 /// The VAT category of an invoice (EN 16931 BT-151, UNTDID 5305): what its tax is.
@@ -392,6 +445,8 @@ pub struct Invoice {
     pub recurrence: Option<Recurrence>,
     /// Its VAT category (standard unless given).
     pub vat: Vat,
+    /// The team's currency and the rate to it (where the invoice is in another).
+    pub exchange: Exchange,
     pub created_at: DateTime<Utc>,
     pub updated_at: DateTime<Utc>,
 }
@@ -629,6 +684,7 @@ mod tests {
             chasing: Chasing::default(),
             recurrence: None,
             vat: Vat::default(),
+            exchange: Exchange::none(currency("EUR")),
             created_at: now,
             updated_at: now,
         };

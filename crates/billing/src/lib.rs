@@ -21,8 +21,9 @@ pub use client::{
 };
 pub use document::{InvoiceDocument, InvoiceRenderer, RenderError};
 pub use invoice::{
-    Chasing, Invoice, InvoiceFilter, InvoiceId, InvoicePosition, InvoiceRule, InvoiceStatus, LineInput,
-    LineItem, LineItemId, Recurrence, RecurringInvoiceId, Serial, TaxRule, Totals, Vat, VatCategory,
+    Chasing, Exchange, Invoice, InvoiceFilter, InvoiceId, InvoicePosition, InvoiceRule, InvoiceStatus,
+    LineInput, LineItem, LineItemId, Recurrence, RecurringInvoiceId, Serial, TaxRule, Totals, Vat,
+    VatCategory,
 };
 pub use ledger::{
     Balance, EntryAmount, EntryKind, LedgerEntry, LedgerEntryId, LedgerRule, NewEntry, PaymentMethod,

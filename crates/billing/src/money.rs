@@ -54,6 +54,15 @@ pub const TAX_PERCENTAGE: Bound =
 /// The most line items one invoice holds.
 pub const MAX_LINE_ITEMS: usize = 1000;
 
+/// An exchange rate: units of the team's currency per unit of an invoice's, greater than
+/// 0, at most 10 decimal places, at most 10⁹.
+pub const EXCHANGE_RATE: Bound = Bound {
+    max: Decimal::from_parts(1_000_000_000, 0, 0, false, 0),
+    decimals: 10,
+    above_zero: true,
+    rounded_to_minor_unit: false,
+};
+
 impl Bound {
     /// `value` if it keeps this bound; `-0` reads back as 0.
     pub fn check(self, value: Decimal) -> Result<Decimal, InvalidValue> {

@@ -41,6 +41,9 @@ pub enum BillingError {
     /// The invoice has payments, write-offs or credit notes, and cannot be deleted.
     #[error("the invoice has payments, write-offs or credit notes")]
     HasMoney,
+    /// The exchange rate of an invoice that was paid, credited, written off or sent stays.
+    #[error("the exchange rate is fixed once the invoice was paid, credited, written off or sent")]
+    RateLocked,
     #[error(transparent)]
     Store(#[from] StoreError),
 }
@@ -103,6 +106,9 @@ pub struct InvoiceDraft {
     pub time_entries: Vec<crate::store::TimeToBill>,
     /// Standard when `None`.
     pub vat: Option<crate::invoice::Vat>,
+    /// Units of the team's currency per unit of the invoice's: required where the client
+    /// is billed in another currency than the team's, refused otherwise.
+    pub exchange_rate: Option<Decimal>,
 }
 
 /// A partial update: `None` leaves a field; `Some(None)` clears a nullable one.
@@ -119,6 +125,9 @@ pub struct InvoiceChanges {
     /// Replaces all items.
     pub line_items: Option<Vec<LineInput>>,
     pub vat: Option<crate::invoice::Vat>,
+    /// A new exchange rate: only while nothing was paid, credited or sent
+    /// ([`BillingError::RateLocked`]).
+    pub exchange_rate: Option<Decimal>,
 }
 
 /// The team's default sender address, made from the team's name if the team has none yet
@@ -146,7 +155,7 @@ fn named_sender(team: &Team, now: DateTime<Utc>) -> SenderAddress {
     }
 }
 
-async fn the_team(accounts: &dyn AccountStore, team: TeamId) -> Result<Team, StoreError> {
+pub async fn the_team(accounts: &dyn AccountStore, team: TeamId) -> Result<Team, StoreError> {
     accounts
         .get_team(team)
         .await?
@@ -161,7 +170,7 @@ pub async fn create_invoice(
     draft: InvoiceDraft,
     now: DateTime<Utc>,
 ) -> Result<Invoice, BillingError> {
-    let new = new_invoice(accounts, team, draft, now).await?;
+    let new = new_invoice(store, accounts, team, draft, now).await?;
     store.create_invoice(new).await.map_err(refused)
 }
 
@@ -174,7 +183,7 @@ pub async fn preview_invoice(
     draft: InvoiceDraft,
     now: DateTime<Utc>,
 ) -> Result<Invoice, BillingError> {
-    let new = new_invoice(accounts, team, draft, now).await?;
+    let new = new_invoice(store, accounts, team, draft, now).await?;
     store.preview_invoice(new).await.map_err(refused)
 }
 
@@ -185,6 +194,9 @@ pub fn refused(error: CreateInvoiceError) -> BillingError {
         CreateInvoiceError::UnknownSender => InvoiceRule::UnknownSender.into(),
         CreateInvoiceError::TimeTaken => BillingError::TimeTaken,
         CreateInvoiceError::RecurrenceTaken => BillingError::RecurrenceTaken,
+        CreateInvoiceError::ClientCurrencyDiffers { client, invoice } => {
+            InvoiceRule::ClientCurrencyDiffers { client, invoice }.into()
+        }
         CreateInvoiceError::Ledger(rule) => BillingError::Books(rule),
         CreateInvoiceError::Store(error) => error.into(),
     }
@@ -194,6 +206,7 @@ pub fn refused(error: CreateInvoiceError) -> BillingError {
 /// [`create_invoice`] stores, for a use case that stores it in a transaction of its own (a
 /// recurring invoice's period).
 pub async fn new_invoice(
+    store: &dyn BillingStore,
     accounts: &dyn AccountStore,
     team: TeamId,
     draft: InvoiceDraft,
@@ -205,12 +218,22 @@ pub async fn new_invoice(
         StatusWrite::Keep | StatusWrite::Pending => None,
     };
     let the_team = the_team(accounts, team).await?;
-    let currency = the_team.currency;
+    // The client's currency (storage checks it again as it makes the invoice); a new
+    // client's is the team's.
+    let client_currency = match &draft.bill_to {
+        BillTo::Existing(id) => {
+            store.get(team, *id).await?.ok_or(InvoiceRule::UnknownClient)?.details.currency
+        }
+        BillTo::Inline { .. } => None,
+    };
+    let currency = client_currency.unwrap_or(the_team.currency);
+    let exchange = crate::Exchange::new(currency, the_team.currency, draft.exchange_rate)?;
     let issue_date = draft.issue_date.unwrap_or(now);
     check_dates(issue_date, draft.due_date)?;
     let line_items = price_lines(draft.line_items, currency, now)?;
     let tax_rule = TaxRule::changed(None, draft.tax_percentage, draft.tax);
     let totals = Totals::compute(&line_items, tax_rule, draft.tax, currency)?;
+    exchange.in_team_currency(totals.total).ok_or(InvoiceRule::TeamTotalTooLarge)?;
     let vat = draft.vat.unwrap_or_default();
     vat.check_tax(totals.tax)?;
     // A team without a default sender gets one in the invoice's transaction, so that a
@@ -236,6 +259,7 @@ pub async fn new_invoice(
         time_entries: draft.time_entries,
         recurrence: None,
         vat,
+        exchange,
     })
 }
 
@@ -262,8 +286,30 @@ pub async fn update_invoice(
     check_dates(issue_date, due_date)?;
     let vat = changes.vat.unwrap_or_else(|| current.vat.clone());
     vat.check_tax(totals.tax)?;
+    let exchange = match changes.exchange_rate {
+        Some(rate) => {
+            if current.balance.has_money() || current.chasing.sent_at.is_some() {
+                return Err(BillingError::RateLocked);
+            }
+            crate::Exchange::new(current.currency, current.exchange.team_currency, Some(rate))?
+        }
+        None => current.exchange,
+    };
+    exchange.in_team_currency(totals.total).ok_or(InvoiceRule::TeamTotalTooLarge)?;
+    if let Some(client) = changes.client_id.filter(|client| *client != current.client_id) {
+        let billed_in = store.get(team, client).await?.ok_or(InvoiceRule::UnknownClient)?.details.currency;
+        let client_currency = billed_in.unwrap_or(current.exchange.team_currency);
+        if client_currency != current.currency {
+            return Err(InvoiceRule::ClientCurrencyDiffers {
+                client: client_currency,
+                invoice: current.currency,
+            }
+            .into());
+        }
+    }
     let updated = Invoice {
         vat,
+        exchange,
         issue_date,
         due_date,
         client_id: changes.client_id.unwrap_or(current.client_id),

@@ -61,6 +61,21 @@ pub struct NewInvoice {
     /// The recurring invoice it is made for; storage keeps one invoice per sequence.
     pub recurrence: Option<crate::invoice::Recurrence>,
     pub vat: crate::invoice::Vat,
+    /// The team's currency and the rate to it; storage refuses a client billed in another
+    /// currency than `currency` ([`CreateInvoiceError::ClientCurrencyDiffers`]).
+    pub exchange: crate::invoice::Exchange,
+}
+
+impl NewInvoice {
+    /// Whether a client billed in `client_currency` (the team's when `None`) may take it.
+    pub fn suits(&self, client_currency: Option<Currency>) -> Result<(), CreateInvoiceError> {
+        let client = client_currency.unwrap_or(self.exchange.team_currency);
+        if client == self.currency {
+            Ok(())
+        } else {
+            Err(CreateInvoiceError::ClientCurrencyDiffers { client, invoice: self.currency })
+        }
+    }
 }
 
 /// A time entry to bill, by id, as of its last change: the lines were made from that
@@ -116,6 +131,7 @@ impl NewInvoice {
             chasing: crate::invoice::Chasing::default(),
             recurrence: self.recurrence,
             vat: self.vat,
+            exchange: self.exchange,
             created_at: self.created_at,
             updated_at: self.created_at,
         };
@@ -152,6 +168,9 @@ pub enum CreateInvoiceError {
     /// nothing was made.
     #[error("the recurring invoice has an invoice of this sequence already")]
     RecurrenceTaken,
+    /// The client is billed in another currency than the invoice is in.
+    #[error("the client is billed in {client}, the invoice is in {invoice}")]
+    ClientCurrencyDiffers { client: Currency, invoice: Currency },
     #[error(transparent)]
     Store(#[from] StoreError),
 }

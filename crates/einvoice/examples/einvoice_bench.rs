@@ -92,6 +92,7 @@ fn e_invoice(profile: Profile, lines: u32) -> EInvoice {
         due_date: chrono::NaiveDate::from_ymd_opt(2026, 12, 2),
         payment_terms: None,
         currency: "EUR",
+        tax_currency: None,
         note: Some("Services of October 2026".to_owned()),
         buyer_reference: Some("04011000-12345-34".to_owned()),
         preceding_invoice: None,

@@ -165,18 +165,24 @@ fn settlement(invoice: &EInvoice) -> Element {
         ])
     });
     element("ram:ApplicableHeaderTradeSettlement").children([
+        invoice.tax_currency.map(|(currency, _)| text("ram:TaxCurrencyCode", currency)),
         Some(text("ram:InvoiceCurrencyCode", invoice.currency)),
         invoice.payee_account.as_ref().map(payment_means),
         Some(trade_tax(invoice, true)),
         terms,
-        Some(element("ram:SpecifiedTradeSettlementHeaderMonetarySummation").children([
-            Some(amount("ram:LineTotalAmount", totals.lines)),
-            Some(amount("ram:TaxBasisTotalAmount", totals.tax_exclusive)),
-            Some(amount("ram:TaxTotalAmount", totals.tax).attribute("currencyID", invoice.currency)),
-            Some(amount("ram:GrandTotalAmount", totals.tax_inclusive)),
-            (!totals.prepaid.is_zero()).then(|| amount("ram:TotalPrepaidAmount", totals.prepaid)),
-            Some(amount("ram:DuePayableAmount", totals.payable)),
-        ])),
+        Some(element("ram:SpecifiedTradeSettlementHeaderMonetarySummation").children(
+            [
+                Some(amount("ram:LineTotalAmount", totals.lines)),
+                Some(amount("ram:TaxBasisTotalAmount", totals.tax_exclusive)),
+                Some(amount("ram:TaxTotalAmount", totals.tax).attribute("currencyID", invoice.currency)),
+                invoice.tax_currency.map(|(currency, tax)| {
+                    amount("ram:TaxTotalAmount", tax).attribute("currencyID", currency)
+                }),
+                Some(amount("ram:GrandTotalAmount", totals.tax_inclusive)),
+                (!totals.prepaid.is_zero()).then(|| amount("ram:TotalPrepaidAmount", totals.prepaid)),
+                Some(amount("ram:DuePayableAmount", totals.payable)),
+            ],
+        )),
         invoice.preceding_invoice.as_ref().map(|(number, issued)| {
             element("ram:InvoiceReferencedDocument")
                 .child(text("ram:IssuerAssignedID", number))

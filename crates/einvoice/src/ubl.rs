@@ -32,6 +32,7 @@ pub(crate) fn write(invoice: &EInvoice) -> String {
             )),
             invoice.note.as_ref().map(|note| text("cbc:Note", note)),
             Some(text("cbc:DocumentCurrencyCode", invoice.currency)),
+            invoice.tax_currency.map(|(currency, _)| text("cbc:TaxCurrencyCode", currency)),
             invoice.buyer_reference.as_ref().map(|reference| text("cbc:BuyerReference", reference)),
             invoice.preceding_invoice.as_ref().map(|(number, issued)| {
                 element("cac:BillingReference").child(
@@ -60,6 +61,9 @@ pub(crate) fn write(invoice: &EInvoice) -> String {
                 .as_ref()
                 .map(|terms| element("cac:PaymentTerms").child(text("cbc:Note", terms))),
             Some(tax_total(invoice)),
+            invoice.tax_currency.map(|(currency, tax)| {
+                element("cac:TaxTotal").child(amount_element("cbc:TaxAmount", tax, currency))
+            }),
             Some(
                 element("cac:LegalMonetaryTotal").children([
                     Some(money("cbc:LineExtensionAmount", invoice.totals.lines)),

@@ -355,6 +355,9 @@ impl RecurringInvoice {
             line_items: self.template.line_items.clone(),
             time_entries: Vec::new(),
             vat: Some(self.template.vat.clone()),
+            // A recurring invoice bills a client in the team's currency (its create refuses
+            // others), so there is no rate to state.
+            exchange_rate: None,
         }
     }
 

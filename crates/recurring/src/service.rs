@@ -148,6 +148,8 @@ pub struct PassReport {
 #[derive(Clone, Copy)]
 pub struct PassPorts<'a> {
     pub recurring: &'a dyn RecurringStore,
+    /// Where the clients are, whose currency an invoice is in.
+    pub billing: &'a dyn billing::BillingStore,
     pub accounts: &'a dyn AccountStore,
     pub tracking: &'a dyn TrackStore,
 }
@@ -227,7 +229,7 @@ async fn make(
             "nothing to bill: no line items and no unbilled time".into(),
         ));
     }
-    match billing::service::new_invoice(ports.accounts, recurring.team_id, draft, now).await {
+    match billing::service::new_invoice(ports.billing, ports.accounts, recurring.team_id, draft, now).await {
         Ok(mut new) => {
             new.recurrence = Some(Recurrence {
                 recurring_invoice_id: recurring.id,

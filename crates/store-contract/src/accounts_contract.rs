@@ -24,6 +24,7 @@ fn details(name: &str) -> ClientDetails {
         country_code: Some(billing::CountryCode::parse("GR").unwrap()),
         buyer_reference: OptionalText::parse("04011000-1234512345-06").unwrap(),
         reminders_enabled: true,
+        currency: Some(billing::money::Currency::parse("CHF").unwrap()),
     }
 }
 

@@ -44,6 +44,7 @@ pub fn client_details(name: &str, email: &str) -> ClientDetails {
         country_code: None,
         buyer_reference: OptionalText::empty(),
         reminders_enabled: true,
+        currency: None,
     }
 }
 
@@ -124,6 +125,7 @@ impl Fixture {
             time_entries: Vec::new(),
             recurrence: None,
             vat: billing::Vat::default(),
+            exchange: billing::Exchange::none(eur()),
         }
     }
 
@@ -266,6 +268,45 @@ pub async fn inline_clients_match_by_email_oldest_first_or_are_made(store: Ports
     assert_eq!(client.details.email.as_str(), "fresh@example.com");
 
     assert_eq!(f.billing.list(f.team).await.unwrap().len(), 3);
+}
+
+/// An invoice is in its client's currency: storage refuses one in another, for a client
+/// named or matched by email, and keeps the exchange of one in a foreign currency.
+pub async fn an_invoice_is_in_its_clients_currency_with_its_exchange_kept(store: Ports) {
+    let f = fixture(store).await;
+    let chf = billing::money::Currency::parse("CHF").unwrap();
+    let mut details = client_details("Käserei", "kaese@example.ch");
+    details.currency = Some(chf);
+    let swiss = Client::new(f.team, details, at("2026-06-01"));
+    f.billing.create(&swiss).await.unwrap();
+    assert_eq!(f.billing.get(f.team, swiss.id).await.unwrap().unwrap().details.currency, Some(chf));
+
+    let refused = |bill_to| f.draft(bill_to, "2026-11-20", &[("A", "1", "1")]);
+    let differs = CreateInvoiceError::ClientCurrencyDiffers { client: chf, invoice: eur() };
+    for bill_to in [BillTo::Existing(swiss.id), inline_bill_to(f.team, "KAESE@example.ch")] {
+        let error = f.billing.create_invoice(refused(bill_to)).await.unwrap_err();
+        assert_eq!(error.to_string(), differs.to_string());
+    }
+    let mut in_francs = f.draft(BillTo::Existing(swiss.id), "2026-11-20", &[("A", "100", "1")]);
+    let rate = parse_decimal("1.0523").unwrap();
+    in_francs.currency = chf;
+    in_francs.exchange = billing::Exchange::new(chf, eur(), Some(rate)).unwrap();
+    let made = f.billing.create_invoice(in_francs).await.unwrap();
+    let kept = f.billing.get_invoice(f.team, made.id).await.unwrap().unwrap();
+    assert_eq!(
+        (kept.currency, kept.exchange),
+        (chf, billing::Exchange { team_currency: eur(), rate: Some(rate) })
+    );
+    assert_eq!(kept, made);
+    // A change of rate is kept too.
+    let changed = Invoice {
+        exchange: billing::Exchange { rate: Some(parse_decimal("1.05").unwrap()), ..kept.exchange },
+        updated_at: at("2026-11-21"),
+        ..kept
+    };
+    let stored = f.billing.replace_invoice(&changed, false, StatusWrite::Keep).await.unwrap();
+    assert_eq!(f.billing.get_invoice(f.team, made.id).await.unwrap(), Some(stored.clone()));
+    assert_eq!(stored.exchange.rate, Some(parse_decimal("1.05").unwrap()));
 }
 
 pub async fn replacing_changes_fields_and_items(store: Ports) {

@@ -247,6 +247,7 @@ macro_rules! contract_suite {
                 a_refused_create_writes_nothing_and_gives_its_serial_back,
                 a_recurring_invoice_has_one_invoice_per_sequence,
                 inline_clients_match_by_email_oldest_first_or_are_made,
+                an_invoice_is_in_its_clients_currency_with_its_exchange_kept,
                 replacing_changes_fields_and_items,
                 invoices_list_newest_issue_date_first_then_serial,
                 invoices_filter_by_status_client_issue_date_and_text_and_page_in_order,

@@ -192,7 +192,13 @@ fn ports(f: &Fixture) -> (Arc<dyn RecurringStore>, Arc<dyn AccountStore>, Arc<dy
 /// Passes every due recurring invoice at `instant`.
 async fn pass_at(f: &Fixture, instant: &str) -> service::PassReport {
     let (recurring, accounts, tracking) = ports(f);
-    let ports = service::PassPorts { recurring: &*recurring, accounts: &*accounts, tracking: &*tracking };
+    let billing = f.store.billing();
+    let ports = service::PassPorts {
+        recurring: &*recurring,
+        billing: &*billing,
+        accounts: &*accounts,
+        tracking: &*tracking,
+    };
     service::run_due(ports, at(instant)).await.unwrap()
 }
 

@@ -274,8 +274,15 @@ pub(crate) fn make_invoice(
 ) -> Result<Invoice, CreateInvoiceError> {
     let team = new.team_id;
     let (client_id, new_client) = match &new.bill_to {
-        BillTo::Existing(id) if state.has_client(team, *id) => (*id, None),
-        BillTo::Existing(_) => return Err(CreateInvoiceError::UnknownClient),
+        BillTo::Existing(id) => {
+            let client = state
+                .clients
+                .iter()
+                .find(|c| c.team_id == team && c.id == *id)
+                .ok_or(CreateInvoiceError::UnknownClient)?;
+            new.suits(client.details.currency)?;
+            (*id, None)
+        }
         BillTo::Inline { email, new_client } => {
             let key = email.normalized();
             let matched = state
@@ -284,7 +291,10 @@ pub(crate) fn make_invoice(
                 .filter(|c| c.team_id == team && c.details.email.normalized() == key)
                 .min_by_key(|c| (c.created_at, c.id));
             match matched {
-                Some(client) => (client.id, None),
+                Some(client) => {
+                    new.suits(client.details.currency)?;
+                    (client.id, None)
+                }
                 None => (new_client.id, Some(new_client.as_ref().clone())),
             }
         }

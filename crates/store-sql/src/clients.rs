@@ -37,6 +37,7 @@ pub(crate) struct ClientRow {
     city: String,
     country_code: Option<String>,
     buyer_reference: String,
+    currency: Option<String>,
 }
 
 impl TryFrom<ClientRow> for Client {
@@ -56,6 +57,7 @@ impl TryFrom<ClientRow> for Client {
                 country_code: row.country_code.as_deref().map(CountryCode::parse).transpose()?,
                 buyer_reference: OptionalText::parse(row.buyer_reference)?,
                 reminders_enabled: row.reminders_enabled,
+                currency: row.currency.as_deref().map(accounts::Currency::parse).transpose()?,
             })
         })()
         .map_err(|e| StoreError::Unexpected(anyhow::anyhow!("stored client is invalid: {e}")))?;
@@ -85,6 +87,7 @@ macro_rules! details_values {
             clients::city.eq($details.city.as_str()),
             clients::country_code.eq($details.country_code.map(billing::CountryCode::as_str)),
             clients::buyer_reference.eq($details.buyer_reference.as_str()),
+            clients::currency.eq($details.currency.map(|currency| currency.as_str())),
         )
     };
 }

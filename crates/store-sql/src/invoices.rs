@@ -66,6 +66,7 @@ pub(crate) struct InvoiceRow {
     recurring_sequence: Option<i32>,
     vat_category: String,
     vat_exemption_reason: Option<String>,
+    exchange: Option<String>,
 }
 
 /// A row of `line_items`, or of `credit_note_lines`, whose columns are the same.
@@ -103,6 +104,29 @@ impl TryFrom<LineRow> for LineItem {
             updated_at: row.updated_at,
         })
     }
+}
+
+/// An invoice's exchange as stored: `EUR 1.0523` (the team's currency and the rate), or
+/// `NULL` for an invoice in the team's currency.
+pub(crate) fn exchange_text(exchange: &billing::Exchange) -> Option<String> {
+    exchange.rate.map(|rate| format!("{} {}", exchange.team_currency, rate.normalize()))
+}
+
+/// The exchange of an invoice in `currency` from its stored text, checked again.
+fn exchange_of(stored: Option<&str>, currency: &str) -> Result<billing::Exchange, StoreError> {
+    let currency = Currency::parse(currency).map_err(|e| corrupt("currency", e))?;
+    let Some(text) = stored else {
+        return Ok(billing::Exchange::none(currency));
+    };
+    let (team, rate) = text.split_once(' ').ok_or_else(|| corrupt("exchange", text))?;
+    let team = Currency::parse(team).map_err(|e| corrupt("exchange currency", e))?;
+    let rate = billing::money::EXCHANGE_RATE.parse(rate).map_err(|e| corrupt("exchange rate", e))?;
+    billing::Exchange::new(currency, team, Some(rate)).map_err(|e| corrupt("exchange", e))
+}
+
+/// A client's stored currency, checked again.
+pub(crate) fn client_currency(stored: Option<&str>) -> Result<Option<Currency>, StoreError> {
+    stored.map(Currency::parse).transpose().map_err(|e| corrupt("client currency", e))
 }
 
 pub(crate) fn invoice_from(row: InvoiceRow, line_items: Vec<LineItem>) -> Result<Invoice, StoreError> {
@@ -149,6 +173,7 @@ pub(crate) fn invoice_from(row: InvoiceRow, line_items: Vec<LineItem>) -> Result
             _ => None,
         },
         vat: vat_of(&row.vat_category, row.vat_exemption_reason)?,
+        exchange: exchange_of(row.exchange.as_deref(), &row.currency)?,
         created_at: row.created_at,
         updated_at: row.updated_at,
     })
@@ -310,6 +335,7 @@ macro_rules! invoice_values {
             invoices::updated_at.eq($invoice.updated_at),
             invoices::vat_category.eq($invoice.vat.category().as_str()),
             invoices::vat_exemption_reason.eq($invoice.vat.exemption_reason().map(|r| r.as_str())),
+            invoices::exchange.eq($crate::invoices::exchange_text(&$invoice.exchange)),
         )
     };
 }
@@ -874,21 +900,34 @@ macro_rules! make_invoice {
         let mut made_client = None;
         let client_id: ClientId = match &new.bill_to {
             BillTo::Existing(id) => {
-                if !exists!($conn, clients, team, *id)? {
-                    return Err(TxError::Refused(CreateInvoiceError::UnknownClient));
-                }
-                *id
-            }
-            BillTo::Inline { email, new_client } => {
-                let matched: Option<DbUuid> = clients::table
+                let currency: Option<Option<String>> = clients::table
                     .filter(clients::team_id.eq(DbUuid::of(team)))
-                    .filter(clients::email_key.eq(email.normalized()))
-                    .order((clients::created_at, clients::id))
-                    .select(clients::id)
+                    .filter(clients::id.eq(DbUuid::of(*id)))
+                    .select(clients::currency)
                     .first($conn)
                     .await
                     .optional()?;
-                if let Some(id) = matched {
+                let Some(currency) = currency else {
+                    return Err(TxError::Refused(CreateInvoiceError::UnknownClient));
+                };
+                let currency = $crate::invoices::client_currency(currency.as_deref())
+                    .map_err(|e| TxError::Refused(e.into()))?;
+                new.suits(currency).map_err(TxError::Refused)?;
+                *id
+            }
+            BillTo::Inline { email, new_client } => {
+                let matched: Option<(DbUuid, Option<String>)> = clients::table
+                    .filter(clients::team_id.eq(DbUuid::of(team)))
+                    .filter(clients::email_key.eq(email.normalized()))
+                    .order((clients::created_at, clients::id))
+                    .select((clients::id, clients::currency))
+                    .first($conn)
+                    .await
+                    .optional()?;
+                if let Some((id, currency)) = matched {
+                    let currency = $crate::invoices::client_currency(currency.as_deref())
+                        .map_err(|e| TxError::Refused(e.into()))?;
+                    new.suits(currency).map_err(TxError::Refused)?;
                     id.into_id()
                 } else {
                     insert_client!($conn, new_client)?;

@@ -60,6 +60,7 @@ macro_rules! tables {
                 city -> Text,
                 country_code -> Nullable<Text>,
                 buyer_reference -> Text,
+                currency -> Nullable<Text>,
             }
         }
 
@@ -234,6 +235,7 @@ macro_rules! tables {
                 recurring_sequence -> Nullable<Integer>,
                 vat_category -> Text,
                 vat_exemption_reason -> Nullable<Text>,
+                exchange -> Nullable<Text>,
             }
         }
 

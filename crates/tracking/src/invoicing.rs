@@ -142,6 +142,10 @@ pub enum TimeBillingRule {
     /// One line's hours past what a line's quantity holds.
     #[error("the time of the line {description:?} is more hours than a line holds")]
     LineTooLong { description: String },
+    /// Time billed to a client in another currency than the team's, at the projects'
+    /// rates, which are in the team's: the rate in the client's currency is given.
+    #[error("a rate in the client's currency is needed: the projects' rates are in the team's")]
+    RateInClientCurrency,
     /// A line's description (a project's title, a task name) is not one a line takes.
     #[error("a line's description {0}")]
     LineDescription(InvalidValue),

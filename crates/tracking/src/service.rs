@@ -429,6 +429,11 @@ pub async fn bill_time(
     request: TimeBilling,
     now: DateTime<Utc>,
 ) -> Result<Invoice, BillTimeError> {
+    // An exchange rate means a client in another currency, whose lines the projects'
+    // rates (in the team's currency) cannot price.
+    if request.invoice.exchange_rate.is_some() && request.rate.is_none() {
+        return Err(TimeBillingRule::RateInClientCurrency.into());
+    }
     let user = actor.listing_user(None).unwrap_or(Some(actor.user_id));
     let time = TimeToInvoice {
         days: request.days,

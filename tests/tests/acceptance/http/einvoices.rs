@@ -538,3 +538,121 @@ async fn a_mail_carries_the_xrechnung_xml_or_the_facturx_pdf() {
     );
     check_officially(&[("mailed-facturx.pdf".to_owned(), attachments[2][0].2.clone())]);
 }
+
+/// The status and body of `method path` with `body` and `key`.
+async fn call(app: &TestApp, key: &str, method: Method, path: &str, body: &Value) -> (u16, Value) {
+    let response = app.request(method, path, key).json(body).send().await.unwrap();
+    (response.status().as_u16(), response.json().await.unwrap_or_default())
+}
+
+#[tokio::test]
+async fn a_euro_team_bills_a_swiss_client_in_francs_at_the_rate_it_gives() {
+    let app = spawn_app().await;
+    let (_, eur) = e_invoicing_team(&app, "EUR", "DE").await;
+    let fields = json!({"name": "Käserei Alpenblick AG", "postalCode": "3011", "city": "Bern", "countryCode": "CH",
+        "vatNumber": "CHE-114.980.578 MWST", "buyerReference": "BE-2026-77", "currency": "CHF"});
+    let swiss = client(&app, &eur, &fields).await;
+    assert_eq!(get(&app, &eur, &format!("/v1/invoices/clients/{swiss}")).await["currency"], "CHF");
+    let body = json!({"clientId": swiss, "issueDate": "2026-11-02", "dueDate": "2026-11-30", "taxPercentage": 8.1,
+        "lineItems": [{"description": "Workshop", "unitPrice": 1234.55, "quantity": 3}]});
+    let (status, error) = call(&app, &eur, Method::POST, "/v1/invoices", &body).await;
+    assert_eq!(
+        (status, &error["error"]),
+        (400, &json!("exchangeRate: is required: the client is billed in CHF; give the EUR per 1 CHF"))
+    );
+    let francs = post(&app, &eur, "/v1/invoices", &with(&body, json!({"exchangeRate": 1.0523}))).await;
+    // 4003.65 CHF × 1.0523 = 4213.041… EUR; 300.00 × 1.0523 = 315.69.
+    let shown = [
+        "currency",
+        "exchangeRate",
+        "total",
+        "totalInTeamCurrency",
+        "tax",
+        "taxInTeamCurrency",
+        "teamCurrency",
+    ]
+    .map(|field| francs[field].to_string());
+    assert_eq!(
+        shown,
+        ["\"CHF\"", "1.0523", "4003.65", "4213.04", "300.00", "315.69", "\"EUR\""].map(String::from)
+    );
+    let id = francs["id"].as_str().unwrap().to_owned();
+
+    // The rate is the caller's to correct until money moves; the currency never changes.
+    let path = format!("/v1/invoices/{id}");
+    let (status, changed) = call(&app, &eur, Method::PATCH, &path, &json!({"exchangeRate": 1.05})).await;
+    assert_eq!((status, changed["totalInTeamCurrency"].to_string()), (200, "4203.83".to_owned()));
+    let (status, error) = call(&app, &eur, Method::PATCH, &path, &json!({"currency": "EUR"})).await;
+    assert_eq!(status, 400, "{error}");
+    let plain = client(
+        &app,
+        &eur,
+        &json!({"name": "Berlin GmbH", "postalCode": "10115", "city": "Berlin", "countryCode": "DE"}),
+    )
+    .await;
+    let (status, error) = call(&app, &eur, Method::PATCH, &path, &json!({"clientId": plain})).await;
+    assert_eq!(
+        (status, &error["error"]),
+        (
+            400,
+            &json!("clientId: the client is billed in EUR and the invoice is in CHF; bill a client in CHF")
+        )
+    );
+    let in_euros = with(&body, json!({"clientId": plain, "exchangeRate": 1.05}));
+    let (status, error) = call(&app, &eur, Method::POST, "/v1/invoices", &in_euros).await;
+    assert_eq!(
+        (status, &error["error"]),
+        (400, &json!("exchangeRate: is not taken: the invoice is in the team's currency, EUR; leave it out"))
+    );
+
+    // Paid in francs, the rate stays.
+    let payment = json!({"amount": 1000.05, "paidOn": "2026-11-10", "method": "bank_transfer"});
+    post(&app, &eur, &format!("/v1/invoices/{id}/payments"), &payment).await;
+    let (status, error) = call(&app, &eur, Method::PATCH, &path, &json!({"exchangeRate": 1.2})).await;
+    assert_eq!(
+        (status, &error["error"]),
+        (409, &json!("exchangeRate: the invoice was paid, credited, written off or sent, so its rate stays"))
+    );
+    let paid = get(&app, &eur, &path).await;
+    assert_eq!(
+        (paid["amountDue"].to_string(), paid["exchangeRate"].to_string()),
+        ("3003.60".to_owned(), "1.05".to_owned())
+    );
+
+    // Every e-invoice states the VAT in euros too (BT-6, BT-111), and passes the rules.
+    let mut documents = Vec::new();
+    for format in FORMATS {
+        let xml = xml(&app, &eur, &format!("/v1/invoices/{id}/e-invoice"), format).await;
+        assert_totals(&xml, format, "3703.65", "300.00", "4003.65", "3003.60");
+        assert!(xml.contains(">315.00<") && xml.contains("EUR"), "{xml}");
+        documents.push((format!("chf-from-eur-{format}.xml"), xml.into_bytes()));
+    }
+    documents
+        .push(("chf-from-eur.pdf".to_owned(), facturx_pdf(&app, &format!("/v1/invoices/pdf?id={id}")).await));
+    check_officially(&documents);
+
+    // Time is billed in francs only at a rate in francs; a recurring invoice bills in euros.
+    let time = json!({"clientId": swiss, "from": "2026-11-01", "to": "2026-11-30", "exchangeRate": 1.05});
+    let (status, error) = call(&app, &eur, Method::POST, "/v1/invoices/from-time", &time).await;
+    assert_eq!(
+        (status, &error["error"]),
+        (
+            400,
+            &json!(
+                "rate: is required with exchangeRate: the client is billed in another currency than the team's, and the projects' rates are in the team's"
+            )
+        )
+    );
+    let retainer = json!({"clientId": swiss, "startsOn": "2030-01-01", "schedule": {"frequency": "monthly", "dayOfMonth": 1},
+        "template": {"lineItems": [{"description": "Retainer", "unitPrice": 1500, "quantity": 1}]}});
+    let (status, error) = call(&app, &eur, Method::POST, "/v1/recurring-invoices", &retainer).await;
+    assert_eq!(
+        (status, &error["error"]),
+        (
+            400,
+            &json!(
+                "clientId: the client is billed in CHF: a recurring invoice bills in the team's currency, EUR, as it states no exchange rate"
+            )
+        )
+    );
+}

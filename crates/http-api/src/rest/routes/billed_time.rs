@@ -210,6 +210,10 @@ fn time_billing_rule(rule: &TimeBillingRule) -> FieldError {
             ),
         ),
         TimeBillingRule::LineDescription(invalid) => invalid.clone().at("groupBy"),
+        TimeBillingRule::RateInClientCurrency => FieldError::new(
+            "rate",
+            "is required with exchangeRate: the client is billed in another currency than the team's, and the projects' rates are in the team's",
+        ),
     }
 }
 

@@ -48,6 +48,8 @@ pub(crate) struct ClientBody {
     buyer_reference: String,
     /// Whether the team's payment reminders go to the client.
     reminders_enabled: bool,
+    /// The ISO 4217 currency the client is billed in; empty string: the team's.
+    currency: String,
     team_id: Uuid,
     created_at: Timestamp,
     updated_at: Timestamp,
@@ -70,6 +72,7 @@ impl From<Client> for ClientBody {
             country_code: d.country_code.map(|code| code.as_str().to_owned()).unwrap_or_default(),
             buyer_reference: d.buyer_reference.into_string(),
             reminders_enabled: d.reminders_enabled,
+            currency: d.currency.map(|currency| currency.as_str().to_owned()).unwrap_or_default(),
             team_id: client.team_id.as_uuid(),
             created_at: Timestamp(client.created_at),
             updated_at: Timestamp(client.updated_at),
@@ -127,6 +130,12 @@ pub(crate) struct ClientInput {
     #[serde(default)]
     #[schema(default = true)]
     reminders_enabled: Option<bool>,
+    /// The ISO 4217 currency the client is billed in (`CHF`); its invoices are in it, and
+    /// state the rate to the team's (`exchangeRate`). Empty: the team's currency. Left out:
+    /// the team's on a create, unchanged on a replacement.
+    #[serde(default)]
+    #[schema(pattern = r"^([A-Z]{3})?$")]
+    currency: Option<String>,
 }
 
 impl ClientInput {
@@ -134,6 +143,7 @@ impl ClientInput {
     /// keeps.
     fn keeps_some(&self) -> bool {
         self.reminders_enabled.is_none()
+            || self.currency.is_none()
             || self.city.is_none()
             || self.country_code.is_none()
             || self.buyer_reference.is_none()
@@ -146,6 +156,11 @@ impl ClientInput {
             None => kept.and_then(|kept| kept.country_code),
             Some("") => None,
             Some(code) => Some(billing::CountryCode::parse(code).map_err(|e| e.at("countryCode"))?),
+        };
+        let currency = match self.currency.as_deref() {
+            None => kept.and_then(|kept| kept.currency),
+            Some("") => None,
+            Some(code) => Some(accounts::Currency::parse(code).map_err(|e| e.at("currency"))?),
         };
         let text = |given: Option<String>, field: &str, kept: Option<&OptionalText>| match given {
             Some(text) => OptionalText::parse(text).map_err(|e| e.at(field)),
@@ -170,6 +185,7 @@ impl ClientInput {
             reminders_enabled: self
                 .reminders_enabled
                 .unwrap_or(kept.is_none_or(|kept| kept.reminders_enabled)),
+            currency,
         })
     }
 }

@@ -5,7 +5,8 @@ use actix_web::{HttpRequest, HttpResponse, delete, get, patch, post, web};
 use billing::client::{KeptPostalCode, OptionalText, RequiredText};
 use billing::invoice::{Description, InvoiceRule};
 use billing::money::{
-    AMOUNT, Bound, Decimal, MAX_LINE_ITEMS, QUANTITY, TAX_PERCENTAGE, UNIT_PRICE, round_to_minor,
+    AMOUNT, Bound, Decimal, EXCHANGE_RATE, MAX_LINE_ITEMS, QUANTITY, TAX_PERCENTAGE, UNIT_PRICE,
+    round_to_minor,
 };
 use billing::service::{self, BillingError, InvoiceChanges, InvoiceDraft};
 use billing::store::BillTo;
@@ -91,9 +92,22 @@ pub(crate) struct InvoiceBody {
     due_date: Option<Timestamp>,
     #[schema(value_type = InvoiceStatusSchema)]
     status: &'static str,
-    /// The team's ISO 4217 currency when the invoice was made.
+    /// The invoice's ISO 4217 currency: its client's when it was made (the team's unless
+    /// the client has one), never changed.
     #[schema(example = "EUR")]
     currency: &'static str,
+    /// Units of the team's currency per unit of the invoice's; null for an invoice in the
+    /// team's currency.
+    #[schema(required = true)]
+    exchange_rate: Option<Exact>,
+    /// `total × exchangeRate` in the team's currency, rounded to its minor unit (the
+    /// `total` itself for an invoice in the team's currency).
+    total_in_team_currency: Exact,
+    /// `tax × exchangeRate` in the team's currency, rounded to its minor unit.
+    tax_in_team_currency: Exact,
+    /// The team's ISO 4217 currency, which `totalInTeamCurrency` is in.
+    #[schema(example = "EUR")]
+    team_currency: &'static str,
     /// Σ `lineItems[].amount`.
     subtotal: Exact,
     /// When greater than 0, `tax` = `subtotal × taxPercentage / 100`, rounded.
@@ -166,6 +180,15 @@ impl InvoiceBody {
             due_date: invoice.due_date.map(Timestamp),
             status,
             currency: invoice.currency.as_str(),
+            exchange_rate: invoice.exchange.rate.map(|rate| Exact(rate.normalize())),
+            // Within bounds: a create or change refuses a total whose product is not.
+            total_in_team_currency: Exact(
+                invoice.exchange.in_team_currency(invoice.totals.total).unwrap_or_default(),
+            ),
+            tax_in_team_currency: Exact(
+                invoice.exchange.in_team_currency(invoice.totals.tax).unwrap_or_default(),
+            ),
+            team_currency: invoice.exchange.team_currency.as_str(),
             // Rounded again on the way out: a store may read `0.00` back as `0`.
             subtotal: Exact(round_to_minor(invoice.totals.subtotal, invoice.currency)),
             tax_percentage: Exact(invoice.tax_rule.percentage().normalize()),
@@ -304,6 +327,13 @@ macro_rules! invoice_body {
             #[serde(default)]
             #[schema(pattern = r"^[^\u0000]*$", min_length = 1, max_length = 1000)]
             vat_exemption_reason: Option<String>,
+            /// Units of the team's currency per unit of the invoice's (`1.0523`): required
+            /// when the client is billed in another currency than the team's, refused
+            /// otherwise; greater than 0, at most 10 decimal places. No rate is fetched
+            /// from anywhere.
+            #[serde(default)]
+            #[schema(value_type = Option<f64>, exclusive_minimum = 0, maximum = 1e9)]
+            exchange_rate: Option<Number>,
         }
 
         impl $name {
@@ -320,6 +350,7 @@ macro_rules! invoice_body {
                     tax: self.tax.take(),
                     vat_category: self.vat_category.take(),
                     vat_exemption_reason: self.vat_exemption_reason.take(),
+                    exchange_rate: self.exchange_rate.take(),
                 }
             }
         }
@@ -400,6 +431,12 @@ pub(crate) struct InvoicePatch {
     #[serde(default)]
     #[schema(value_type = String, pattern = r"^[^\u0000]*$", min_length = 1, max_length = 1000)]
     vat_exemption_reason: Patch<String>,
+    /// A new rate for an invoice in another currency than the team's: only while nothing
+    /// was paid, credited, written off or sent (409 after). An invoice's `currency` never
+    /// changes.
+    #[serde(default)]
+    #[schema(value_type = f64, exclusive_minimum = 0, maximum = 1e9)]
+    exchange_rate: Patch<Number>,
 }
 
 /// A number field as an exact decimal within `bound`.
@@ -476,6 +513,7 @@ impl InlineClientInput {
             country_code: None,
             buyer_reference: OptionalText::empty(),
             reminders_enabled: true,
+            currency: None,
         };
         // Used only when no client of the team has this email; the store decides that.
         let new_client = Box::new(Client::new(team, details, now));
@@ -495,6 +533,7 @@ pub(crate) struct InvoiceHead {
     pub(crate) tax: Option<Number>,
     pub(crate) vat_category: Option<String>,
     pub(crate) vat_exemption_reason: Option<String>,
+    pub(crate) exchange_rate: Option<Number>,
 }
 
 /// The VAT of a body: `vatCategory` (standard when `None`) and its exemption reason.
@@ -546,6 +585,10 @@ impl InvoiceHead {
             line_items: Vec::new(),
             time_entries: Vec::new(),
             vat: vat(self.vat_category.as_deref(), self.vat_exemption_reason)?,
+            exchange_rate: self
+                .exchange_rate
+                .map(|n| number(&n, "exchangeRate", EXCHANGE_RATE))
+                .transpose()?,
         })
     }
 }
@@ -598,6 +641,11 @@ impl InvoicePatch {
                 self.vat_category.required("vatCategory")?.as_deref(),
                 self.vat_exemption_reason.required("vatExemptionReason")?,
             )?,
+            exchange_rate: self
+                .exchange_rate
+                .required("exchangeRate")?
+                .map(|n| number(&n, "exchangeRate", EXCHANGE_RATE))
+                .transpose()?,
         })
     }
 }
@@ -611,6 +659,9 @@ impl From<BillingError> for ApiError {
             BillingError::RecurrenceTaken => ApiError::conflict(BillingError::RecurrenceTaken.to_string()),
             BillingError::StatusNotSettable(status) => payments::status_refusal(status),
             BillingError::Books(rule) => payments::books_refusal(&rule),
+            BillingError::RateLocked => ApiError::conflict(
+                "exchangeRate: the invoice was paid, credited, written off or sent, so its rate stays",
+            ),
             BillingError::HasMoney => ApiError::conflict(
                 "invoice: it has payments, write-offs or credit notes, which the books keep; it cannot be deleted",
             ),
@@ -657,6 +708,23 @@ pub(crate) fn invoice_rule(rule: &InvoiceRule) -> FieldError {
             format!(
                 "vatCategory {} charges no VAT: the tax must be 0 (taxPercentage 0 and no tax)",
                 category.as_str()
+            ),
+        ),
+        InvoiceRule::ExchangeRateNeeded { invoice, team } => FieldError::new(
+            "exchangeRate",
+            format!("is required: the client is billed in {invoice}; give the {team} per 1 {invoice}"),
+        ),
+        InvoiceRule::ExchangeRateNotTaken(currency) => FieldError::new(
+            "exchangeRate",
+            format!("is not taken: the invoice is in the team's currency, {currency}; leave it out"),
+        ),
+        InvoiceRule::TeamTotalTooLarge => {
+            FieldError::new("exchangeRate", "total × exchangeRate is too large")
+        }
+        InvoiceRule::ClientCurrencyDiffers { client, invoice } => FieldError::new(
+            "clientId",
+            format!(
+                "the client is billed in {client} and the invoice is in {invoice}; bill a client in {invoice}"
             ),
         ),
     }

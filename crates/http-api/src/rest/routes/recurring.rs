@@ -35,8 +35,8 @@ use crate::rest::routes::invoices::{Exact, LineItemInput, invoice_rule, lines, n
 use crate::rest::routes::messages::{self, SendInput};
 use crate::rest::routes::track::projects::rate;
 use crate::rest::routes::{
-    BodyErrors, Deleted, KeyedErrors, NotFound, QueryErrors, Timestamp, body_id, created, not_found, path_id,
-    query_day,
+    BodyErrors, Deleted, KeyedErrors, NotFound, QueryErrors, Timestamp, body_id, created, no_such, not_found,
+    path_id, query_day,
 };
 use crate::rest::state::ApiState;
 
@@ -566,6 +566,7 @@ pub async fn make_due_invoices(
     let stores = &state.stores;
     let ports = recurring_service::PassPorts {
         recurring: &*stores.recurring,
+        billing: &*stores.billing,
         accounts: &*stores.accounts,
         tracking: &*stores.track,
     };
@@ -588,15 +589,40 @@ pub async fn make_due_invoices(
     Ok(generated)
 }
 
-/// Checks that `template` makes a valid invoice in the team's currency now (its prices
-/// fit the currency's minor unit, its lines their limits), as each period will price it.
-async fn check_template(state: &ApiState, team: TeamId, template: &Template) -> Result<(), ApiError> {
+/// Refuses a client billed in another currency than the team's: a recurring invoice
+/// states no exchange rate, which changes from period to period.
+async fn check_client(state: &ApiState, team: TeamId, client: billing::ClientId) -> Result<(), ApiError> {
+    let Some(client) = state.stores.billing.get(team, client).await? else {
+        return Err(no_such("clientId", "client").into());
+    };
+    let team_currency = billing::service::the_team(&*state.stores.accounts, team).await?.currency;
+    match client.details.currency.filter(|currency| *currency != team_currency) {
+        Some(currency) => Err(FieldError::new(
+            "clientId",
+            format!(
+                "the client is billed in {currency}: a recurring invoice bills in the team's currency, \
+                 {team_currency}, as it states no exchange rate"
+            ),
+        )
+        .into()),
+        None => Ok(()),
+    }
+}
+
+/// Checks that `template` makes a valid invoice for `client` now (its prices fit the
+/// currency's minor unit, its lines their limits), as each period will price it.
+async fn check_template(
+    state: &ApiState,
+    team: TeamId,
+    client: billing::ClientId,
+    template: &Template,
+) -> Result<(), ApiError> {
     if template.line_items.is_empty() {
         return Ok(());
     }
     let now = state.clock.now();
     let draft = InvoiceDraft {
-        bill_to: BillTo::Existing(billing::ClientId::generate()),
+        bill_to: BillTo::Existing(client),
         issue_date: Some(now),
         due_date: template.due_days.and_then(|days| now.checked_add_days(Days::new(u64::from(days.days())))),
         description: template.description.clone(),
@@ -607,8 +633,11 @@ async fn check_template(state: &ApiState, team: TeamId, template: &Template) -> 
         line_items: template.line_items.clone(),
         time_entries: Vec::new(),
         vat: Some(template.vat.clone()),
+        exchange_rate: None,
     };
-    match billing::service::new_invoice(&*state.stores.accounts, team, draft, now).await {
+    match billing::service::new_invoice(&*state.stores.billing, &*state.stores.accounts, team, draft, now)
+        .await
+    {
         Ok(_) => Ok(()),
         Err(billing::service::BillingError::Rule(rule)) => Err(in_template(invoice_rule(&rule)).into()),
         Err(other) => Err(other.into()),
@@ -659,7 +688,8 @@ pub(crate) async fn create(
     let mode = input.mode.as_deref().map(mode).transpose()?.unwrap_or_default();
     let unbilled_time = input.include_unbilled_time.map(UnbilledTimeInput::parse).transpose()?;
     check_mode(state, mode)?;
-    check_template(state, who.team_id, &template).await?;
+    check_client(state, who.team_id, client_id).await?;
+    check_template(state, who.team_id, client_id, &template).await?;
     check_projects(state, who.team_id, unbilled_time.as_ref()).await?;
     let new = NewRecurringInvoice { client_id, template, schedule, mode, unbilled_time };
     let recurring =
@@ -759,8 +789,12 @@ pub(crate) async fn update_recurring_invoice(
     let id = recurring_id(&path)?;
     let current = recurring_service::get(&*state.stores.recurring, team, id).await?;
     let asked = changes(&current, input)?;
+    let client = asked.client_id.unwrap_or(current.client_id);
+    if asked.client_id.is_some() {
+        check_client(&state, team, client).await?;
+    }
     if let Some(template) = &asked.template {
-        check_template(&state, team, template).await?;
+        check_template(&state, team, client, template).await?;
     }
     if let Some(mode) = asked.mode {
         check_mode(&state, mode)?;

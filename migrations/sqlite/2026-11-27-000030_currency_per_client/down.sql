@@ -1,0 +1,2 @@
+ALTER TABLE invoices DROP COLUMN exchange;
+ALTER TABLE clients DROP COLUMN currency;
