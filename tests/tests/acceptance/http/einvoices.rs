@@ -539,6 +539,16 @@ async fn a_mail_carries_the_xrechnung_xml_or_the_facturx_pdf() {
     check_officially(&[("mailed-facturx.pdf".to_owned(), attachments[2][0].2.clone())]);
 }
 
+/// The cells of the invoices CSV's row of invoice `id`, in `columns`.
+async fn csv_cells<const N: usize>(app: &TestApp, key: &str, id: &str, columns: [&str; N]) -> [String; N] {
+    let csv =
+        app.request(Method::GET, "/v1/invoices", key).header("accept", "text/csv").send().await.unwrap();
+    let csv = csv.text().await.unwrap();
+    let header: Vec<&str> = csv.lines().next().unwrap().split(',').collect();
+    let row: Vec<&str> = csv.lines().find(|line| line.starts_with(id)).unwrap().split(',').collect();
+    columns.map(|name| row[header.iter().position(|column| *column == name).unwrap()].to_owned())
+}
+
 /// The status and body of `method path` with `body` and `key`.
 async fn call(app: &TestApp, key: &str, method: Method, path: &str, body: &Value) -> (u16, Value) {
     let response = app.request(method, path, key).json(body).send().await.unwrap();
@@ -631,6 +641,22 @@ async fn a_euro_team_bills_a_swiss_client_in_francs_at_the_rate_it_gives() {
         .push(("chf-from-eur.pdf".to_owned(), facturx_pdf(&app, &format!("/v1/invoices/pdf?id={id}")).await));
     check_officially(&documents);
 
+    // The invoices CSV carries both currencies, the team's to sum across clients.
+    let columns =
+        ["currency", "total", "exchangeRate", "teamCurrency", "totalInTeamCurrency", "taxInTeamCurrency"];
+    assert_eq!(
+        csv_cells(&app, &eur, &id, columns).await,
+        ["CHF", "4003.65", "1.05", "EUR", "4203.83", "315.00"]
+    );
+}
+
+#[tokio::test]
+async fn time_and_recurring_invoices_bill_a_foreign_client_only_at_a_rate_they_state() {
+    let app = spawn_app().await;
+    let (_, eur) = e_invoicing_team(&app, "EUR", "DE").await;
+    let fields = json!({"name": "Käserei Alpenblick AG", "postalCode": "3011", "city": "Bern", "countryCode": "CH",
+        "currency": "CHF"});
+    let swiss = client(&app, &eur, &fields).await;
     // Time is billed in francs only at a rate in francs; a recurring invoice bills in euros.
     let time = json!({"clientId": swiss, "from": "2026-11-01", "to": "2026-11-30", "exchangeRate": 1.05});
     let (status, error) = call(&app, &eur, Method::POST, "/v1/invoices/from-time", &time).await;

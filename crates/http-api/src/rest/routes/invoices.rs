@@ -431,9 +431,9 @@ pub(crate) struct InvoicePatch {
     #[serde(default)]
     #[schema(value_type = String, pattern = r"^[^\u0000]*$", min_length = 1, max_length = 1000)]
     vat_exemption_reason: Patch<String>,
-    /// A new rate for an invoice in another currency than the team's: only while nothing
-    /// was paid, credited, written off or sent (409 after). An invoice's `currency` never
-    /// changes.
+    /// A new rate for an invoice in another currency than the team's, greater than 0, at
+    /// most 10 decimal places: only while nothing was paid, credited, written off or sent
+    /// (409 after). An invoice's `currency` never changes.
     #[serde(default)]
     #[schema(value_type = f64, exclusive_minimum = 0, maximum = 1e9)]
     exchange_rate: Patch<Number>,
@@ -834,6 +834,11 @@ impl csv::PagedListing for InvoicesCsv {
             "sendersAddressId",
             "createdAt",
             "updatedAt",
+            // Last, so that a spreadsheet made before them reads its columns where it did.
+            "exchangeRate",
+            "teamCurrency",
+            "totalInTeamCurrency",
+            "taxInTeamCurrency",
         ]
     }
 
@@ -856,6 +861,10 @@ impl csv::PagedListing for InvoicesCsv {
             invoice.sender_id.to_string(),
             Timestamp(invoice.created_at).text(),
             Timestamp(invoice.updated_at).text(),
+            invoice.exchange.rate.map(|rate| rate.normalize().to_string()).unwrap_or_default(),
+            invoice.exchange.team_currency.as_str().to_owned(),
+            invoice.exchange.in_team_currency(invoice.totals.total).unwrap_or_default().to_string(),
+            invoice.exchange.in_team_currency(invoice.totals.tax).unwrap_or_default().to_string(),
         ]
     }
 }
