@@ -55,6 +55,7 @@ impl From<SaveInvoiceError> for BillingError {
             SaveInvoiceError::UnknownClient => InvoiceRule::UnknownClient.into(),
             SaveInvoiceError::UnknownSender => InvoiceRule::UnknownSender.into(),
             SaveInvoiceError::Ledger(rule) => Self::Books(rule),
+            SaveInvoiceError::RateLocked => Self::RateLocked,
             SaveInvoiceError::Store(error) => Self::Store(error),
         }
     }

@@ -186,8 +186,27 @@ pub enum SaveInvoiceError {
     /// The new total or the status asked for breaks a rule of the books.
     #[error(transparent)]
     Ledger(#[from] LedgerRule),
+    /// A new exchange rate for an invoice that was paid, credited, written off or sent
+    /// meanwhile: storage checks it under the invoice's lock.
+    #[error("the exchange rate is fixed once the invoice was paid, credited, written off or sent")]
+    RateLocked,
     #[error(transparent)]
     Store(#[from] StoreError),
+}
+
+/// Whether a change of `stored`'s exchange to `asked` may be written: only while nothing
+/// was recorded against the invoice (`recorded`: paid, credited and written off) and it was
+/// never sent.
+pub fn rate_may_change(
+    stored: &crate::invoice::Exchange,
+    asked: &crate::invoice::Exchange,
+    recorded: Decimal,
+    sent: bool,
+) -> Result<(), SaveInvoiceError> {
+    if stored != asked && (!recorded.is_zero() || sent) {
+        return Err(SaveInvoiceError::RateLocked);
+    }
+    Ok(())
 }
 
 #[derive(Debug, thiserror::Error)]

@@ -307,6 +307,22 @@ pub async fn an_invoice_is_in_its_clients_currency_with_its_exchange_kept(store:
     let stored = f.billing.replace_invoice(&changed, false, StatusWrite::Keep).await.unwrap();
     assert_eq!(f.billing.get_invoice(f.team, made.id).await.unwrap(), Some(stored.clone()));
     assert_eq!(stored.exchange.rate, Some(parse_decimal("1.05").unwrap()));
+    // Once money moved, storage keeps the rate, whatever the caller read before.
+    let payment = crate::ledger_contract::entry(
+        billing::EntryKind::Payment,
+        billing::EntryAmount::Exactly(parse_decimal("10").unwrap()),
+        "2026-11-22",
+    );
+    f.billing.record_entry(f.team, made.id, payment).await.unwrap();
+    let late = Invoice {
+        exchange: billing::Exchange { rate: Some(parse_decimal("1.2").unwrap()), ..stored.exchange },
+        updated_at: at("2026-11-23"),
+        ..stored.clone()
+    };
+    let refused = f.billing.replace_invoice(&late, false, StatusWrite::Keep).await;
+    assert!(matches!(refused, Err(SaveInvoiceError::RateLocked)), "{refused:?}");
+    let kept = f.billing.get_invoice(f.team, made.id).await.unwrap().unwrap();
+    assert_eq!(kept.exchange.rate, Some(parse_decimal("1.05").unwrap()));
 }
 
 pub async fn replacing_changes_fields_and_items(store: Ports) {

@@ -172,6 +172,12 @@ fn replace(
             return Err(SaveInvoiceError::UnknownSender);
         }
         let stored = &state.invoices[index];
+        billing::store::rate_may_change(
+            &stored.exchange,
+            &invoice.exchange,
+            stored.balance.recorded() + stored.balance.refundable,
+            stored.chasing.sent_at.is_some(),
+        )?;
         let before = stored.status;
         let due_changed = stored.due_date != invoice.due_date;
         // Identity, serial, currency, creation time, the books and the chasing stay as stored.

@@ -497,7 +497,15 @@ macro_rules! bill_entries {
 pub(crate) use bill_entries;
 
 /// What an update reads of the invoice it locks: paid, credited, written off, status, due date.
-type Recorded = (DbDecimal, DbDecimal, DbDecimal, String, Option<DateTime<Utc>>);
+/// What an update reads back under the row's lock: the books (paid, credited, written
+/// off, refundable), the status and due date before, and what fixes the rate (the
+/// currency, the exchange, when it was sent).
+type Recorded = (
+    (DbDecimal, DbDecimal, DbDecimal, DbDecimal),
+    String,
+    Option<DateTime<Utc>>,
+    (String, Option<String>, Option<DateTime<Utc>>),
+);
 
 #[async_trait]
 impl InvoiceRepository for SqlStore {
@@ -582,18 +590,30 @@ impl InvoiceRepository for SqlStore {
                 let recorded: Option<Recorded> = diesel::update(mine)
                     .set(invoices::updated_at.eq(invoice.updated_at))
                     .returning((
-                        invoices::amount_paid,
-                        invoices::amount_credited,
-                        invoices::amount_written_off,
+                        (
+                            invoices::amount_paid,
+                            invoices::amount_credited,
+                            invoices::amount_written_off,
+                            invoices::credit_refundable,
+                        ),
                         invoices::status,
                         invoices::due_date,
+                        (invoices::currency, invoices::exchange, invoices::sent_at),
                     ))
                     .get_result(conn)
                     .await
                     .optional()?;
-                let Some((paid, credited, written_off, before, due_before)) = recorded else {
+                let Some(((paid, credited, written_off, refundable), before, due_before, chasing)) = recorded
+                else {
                     return Err(TxError::Refused(SaveInvoiceError::NotFound));
                 };
+                // A rate is changed only while nothing moved, checked under the row's lock.
+                let (currency, exchange, sent_at) = chasing;
+                let stored =
+                    exchange_of(exchange.as_deref(), &currency).map_err(|e| TxError::Refused(e.into()))?;
+                let moved = paid.0 + credited.0 + written_off.0 + refundable.0;
+                billing::store::rate_may_change(&stored, &invoice.exchange, moved, sent_at.is_some())
+                    .map_err(TxError::Refused)?;
                 let before = InvoiceStatus::parse(&before)
                     .map_err(|e| TxError::Refused(corrupt("status", e).into()))?;
                 if !exists!(conn, clients, team, invoice.client_id)? {
