@@ -156,6 +156,7 @@ fn named_sender(team: &Team, now: DateTime<Utc>) -> SenderAddress {
     }
 }
 
+/// The team, which must exist (a key or an invoice names it).
 pub async fn the_team(accounts: &dyn AccountStore, team: TeamId) -> Result<Team, StoreError> {
     accounts
         .get_team(team)

@@ -681,4 +681,20 @@ async fn time_and_recurring_invoices_bill_a_foreign_client_only_at_a_rate_they_s
             )
         )
     );
+    // A client moved to francs after its recurring invoice was made: a new template is
+    // refused naming the client.
+    let euros =
+        client(&app, &eur, &json!({"name": "Later in francs", "postalCode": "3011", "city": "Bern"})).await;
+    let made = post(&app, &eur, "/v1/recurring-invoices", &with(&retainer, json!({"clientId": euros}))).await;
+    let moved = json!({"name": "Later in francs", "email": "einkauf@buyer.example", "line1": "Amtsweg 2",
+        "postalCode": "3011", "currency": "CHF"});
+    assert_eq!(
+        call(&app, &eur, Method::PATCH, &format!("/v1/invoices/clients/{euros}"), &moved).await.0,
+        200
+    );
+    let path = format!("/v1/recurring-invoices/{}", made["id"].as_str().unwrap());
+    let (status, error) =
+        call(&app, &eur, Method::PATCH, &path, &json!({"template": retainer["template"]})).await;
+    assert_eq!(status, 400);
+    assert!(error["error"].as_str().unwrap().starts_with("clientId: the client is billed in CHF"), "{error}");
 }

@@ -790,7 +790,9 @@ pub(crate) async fn update_recurring_invoice(
     let current = recurring_service::get(&*state.stores.recurring, team, id).await?;
     let asked = changes(&current, input)?;
     let client = asked.client_id.unwrap_or(current.client_id);
-    if asked.client_id.is_some() {
+    // The client's currency may have changed since: a new template is checked against it
+    // as the client is, so the refusal names the client rather than a rate.
+    if asked.client_id.is_some() || asked.template.is_some() {
         check_client(&state, team, client).await?;
     }
     if let Some(template) = &asked.template {
