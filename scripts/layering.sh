@@ -20,7 +20,7 @@ allowed_graph='
 app: http-api store-sql store-memory renderer agent outbound notify recurring triggers billing accounts kernel
 http-api: einvoice notify recurring billing tracking triggers accounts kernel
 renderer: billing
-einvoice: billing
+einvoice: billing kernel
 agent: triggers accounts kernel
 outbound: notify triggers kernel
 store-sql: notify recurring billing tracking triggers accounts kernel

@@ -89,6 +89,27 @@ impl TestDb {
         }
     }
 
+    /// Runs `sql` on this database directly, past every rule of the store: data as an
+    /// earlier release, or another program, left it. Panics on the in-memory store.
+    pub async fn execute(&self, sql: &str) {
+        if let Some(schema) = self.schema() {
+            let admin = admin_session().await;
+            admin.batch_execute(&format!("SET search_path TO \"{schema}\"; {sql}")).await.unwrap();
+            return;
+        }
+        let path = self.url.strip_prefix("sqlite://").expect("raw SQL needs SQLite or PostgreSQL").to_owned();
+        let sql = sql.to_owned();
+        tokio::task::spawn_blocking(move || {
+            use diesel::Connection as _;
+            use diesel::connection::SimpleConnection as _;
+            let mut conn = diesel::SqliteConnection::establish(&path).unwrap();
+            conn.batch_execute("PRAGMA busy_timeout = 5000").unwrap();
+            conn.batch_execute(&sql).unwrap();
+        })
+        .await
+        .unwrap();
+    }
+
     /// Opens (and migrates) the store.
     pub async fn open(&self) -> Store {
         Store::open(&self.config(), serve_config().runtimes())

@@ -51,6 +51,10 @@ pub trait AccountStore: Send + Sync {
     /// Whether `user` is a user of `team`.
     async fn has_user(&self, team: TeamId, user: UserId) -> Result<bool, StoreError>;
 
+    /// The user `user` of `team` as it is now (its role included), or `None` when the team
+    /// has no such user.
+    async fn get_user(&self, team: TeamId, user: UserId) -> Result<Option<User>, StoreError>;
+
     /// The users of `team`, oldest first.
     async fn list_users(&self, team: TeamId) -> Result<Vec<User>, StoreError>;
 

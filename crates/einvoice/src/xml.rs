@@ -1,5 +1,7 @@
 //! A small XML tree the writers build declaratively, then print with two-space indents;
-//! quick-xml escapes its text and attribute values.
+//! quick-xml escapes its text and attribute values, after the characters XML 1.0 cannot
+//! carry are dropped (text stored before billable refused them: an e-invoice stays
+//! well-formed whatever its data).
 
 use std::borrow::Cow;
 
@@ -67,7 +69,7 @@ impl Element {
             out.push(' ');
             out.push_str(name);
             out.push_str("=\"");
-            out.push_str(&escape(value.as_str()));
+            out.push_str(&escape(kernel::xml_safe(value)));
             out.push('"');
         }
         match &self.content {
@@ -82,7 +84,7 @@ impl Element {
             }
             Content::Text(value) => {
                 out.push('>');
-                let escaped: Cow<'_, str> = escape(value.as_str());
+                let escaped: Cow<'_, str> = escape(kernel::xml_safe(value));
                 out.push_str(&escaped);
                 close(out, self.name);
             }
@@ -112,6 +114,17 @@ mod tests {
             "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<a:Root xmlns:a=\"urn:x\">\n  \
              <a:Name>Smith &amp; Sons &lt;Ltd&gt; &quot;quoted&quot;</a:Name>\n  \
              <a:Kept unit=\"&lt;&amp;&quot;&gt;\">1</a:Kept>\n  <a:Empty/>\n</a:Root>\n"
+        );
+    }
+
+    #[test]
+    fn what_xml_cannot_carry_is_dropped() {
+        let document = element("Root")
+            .child(text("Name", "Zo\u{1b}ë\u{0}\u{ffff}\tA\r\n").attribute("n", "\u{8}x"))
+            .into_document();
+        assert_eq!(
+            document,
+            "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<Root>\n  <Name n=\"x\">Zoë\tA\r\n</Name>\n</Root>\n"
         );
     }
 }

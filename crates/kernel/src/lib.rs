@@ -20,7 +20,7 @@ pub use error::{FieldError, InvalidValue, Replaced, StoreError, StoreHealth, Sto
 pub use id::{Id, mint_uuid, random_bits};
 pub use instant::{parse_instant, span_end};
 pub use search::SearchText;
-pub use text::Text;
+pub use text::{Text, is_xml_char, xml_safe};
 pub use words::Words;
 
 /// Re-exported so that `define_id!` expands in crates that do not name `uuid` themselves.

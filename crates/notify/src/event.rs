@@ -6,7 +6,7 @@
 
 use std::fmt;
 
-use accounts::TeamId;
+use accounts::{TeamId, UserId};
 use billing::credit::CreditNote;
 use billing::{Client, Invoice, LedgerEntry};
 use chrono::{DateTime, Utc};
@@ -78,6 +78,12 @@ impl EventType {
     /// The types a subscription may name: every one but [`EventType::WebhookTest`].
     pub fn subscribable() -> impl Iterator<Item = Self> {
         <Self as kernel::Words>::ALL.iter().copied().filter(|kind| *kind != Self::WebhookTest)
+    }
+
+    /// Whether its data is one user's own: a time entry's or a timer's, which only that
+    /// user and the team's owners and admins may read (members see their own time).
+    pub fn is_personal(self) -> bool {
+        matches!(self.family(), "time_entry" | "timer")
     }
 
     /// The family a type belongs to: the part before its dot (`invoice`, `payment`).
@@ -221,6 +227,15 @@ impl Resource<'_> {
         }
     }
 
+    /// The user whose own data it is: a time entry's or a timer's user.
+    pub fn owner(&self) -> Option<UserId> {
+        match self {
+            Self::TimeEntry(entry) => Some(entry.user_id),
+            Self::Timer(timer) => Some(timer.user_id),
+            _ => None,
+        }
+    }
+
     pub fn team(&self) -> TeamId {
         match self {
             Self::Invoice(invoice) => invoice.team_id,
@@ -280,6 +295,8 @@ pub struct NewEvent {
     pub thread: String,
     /// The resource as the API showed it right after the change (JSON text).
     pub data: String,
+    /// The user whose own data it carries ([`Resource::owner`]).
+    pub owner: Option<UserId>,
     pub occurred_at: DateTime<Utc>,
 }
 
@@ -293,6 +310,7 @@ impl NewEvent {
             subject: resource.id(),
             thread: resource.thread(),
             data: describe.describe(resource, at),
+            owner: resource.owner(),
             occurred_at: at,
         }
     }
@@ -310,6 +328,9 @@ pub struct Event {
     pub subject: Uuid,
     pub thread: String,
     pub data: String,
+    /// The user whose own data it carries; `None` for the team's data, and for a personal
+    /// event recorded before owners were (which only owners and admins then receive).
+    pub owner: Option<UserId>,
     pub occurred_at: DateTime<Utc>,
     /// Whether a job pass handed it to its subscribers yet.
     pub dispatched: bool,

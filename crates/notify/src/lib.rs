@@ -19,6 +19,7 @@ pub mod event;
 pub mod jobs;
 pub mod mail;
 pub mod raise;
+pub mod reachable;
 pub mod reminders;
 pub mod store;
 pub mod webhooks;

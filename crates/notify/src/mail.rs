@@ -62,11 +62,17 @@ impl MailSubject {
         Text::parse(text).map(Self).map_err(|e| MailRule::Subject(e.to_string()))
     }
 
-    /// `text` made a subject: its line breaks turned into spaces, cut to 255 characters;
-    /// `None` when nothing is left.
+    /// `text` made a subject: its line breaks turned into spaces, what no text may hold
+    /// dropped, cut to 255 characters; `None` when nothing is left.
     pub fn clipped(text: &str) -> Option<Self> {
-        let one_line: String = text.replace(['\r', '\n'], " ").chars().take(255).collect();
+        let one_line = text.replace(['\r', '\n'], " ");
+        let one_line: String = kernel::xml_safe(&one_line).chars().take(255).collect();
         Self::parse(one_line.trim()).ok()
+    }
+
+    /// A subject as storage holds it, read back: see [`Text::from_stored`].
+    pub fn from_stored(text: impl Into<String>) -> Result<Self, MailRule> {
+        Self::parse(kernel::xml_safe(&text.into()).into_owned())
     }
 
     pub fn as_str(&self) -> &str {
@@ -79,7 +85,7 @@ pub type MailBody = Text<1, 20_000>;
 
 /// `text` cut to the longest body; `None` when it is empty.
 pub fn clip_body(text: &str) -> Option<MailBody> {
-    MailBody::parse(text.chars().take(20_000).collect::<String>().replace('\0', "")).ok()
+    MailBody::parse(kernel::xml_safe(text).chars().take(20_000).collect::<String>()).ok()
 }
 
 /// Most addresses on one message, `to` and `cc` together.
@@ -311,22 +317,27 @@ pub struct Template(String);
 
 impl Template {
     /// Refuses a `{word}` that is not a placeholder; other braces are kept as they are.
+    /// One pass over the text: only the `{` nearest before a `}` can open a placeholder,
+    /// since a word holds no brace. Bound the text's length before, as [`MailSubject`] and
+    /// [`MailBody`] do.
     pub fn parse(text: impl Into<String>) -> Result<Self, MailRule> {
         let text = text.into();
-        let mut rest = text.as_str();
-        while let Some(open) = rest.find('{') {
-            let after = &rest[open..];
-            match after.find('}') {
-                Some(close) => {
-                    let candidate = &after[..=close];
-                    let word = &candidate[1..candidate.len() - 1];
-                    let looks_like_one = !word.is_empty() && word.chars().all(|c| c.is_ascii_alphanumeric());
-                    if looks_like_one && !PLACEHOLDERS.contains(&candidate) {
-                        return Err(MailRule::UnknownPlaceholder { placeholder: candidate.to_owned() });
+        let mut open = None;
+        for (at, c) in text.char_indices() {
+            match c {
+                '{' => open = Some(at),
+                '}' => {
+                    if let Some(start) = open.take() {
+                        let candidate = &text[start..=at];
+                        let word = &candidate[1..candidate.len() - 1];
+                        let looks_like_one =
+                            !word.is_empty() && word.chars().all(|c| c.is_ascii_alphanumeric());
+                        if looks_like_one && !PLACEHOLDERS.contains(&candidate) {
+                            return Err(MailRule::UnknownPlaceholder { placeholder: candidate.to_owned() });
+                        }
                     }
-                    rest = &after[1..];
                 }
-                None => break,
+                _ => {}
             }
         }
         Ok(Self(text))
@@ -479,6 +490,49 @@ mod tests {
         assert_eq!(
             template.fill(&facts()),
             "INV-0007: 42.80 EUR by 2026-12-20 for Zoë https://billable.example/v1/invoices/pdf?id=x {} {a b} {"
+        );
+    }
+
+    /// The rule as first written, one search per `{`: quadratic, kept as the oracle.
+    fn unknown_placeholder(text: &str) -> Option<String> {
+        let mut rest = text;
+        while let Some(open) = rest.find('{') {
+            let after = &rest[open..];
+            let close = after.find('}')?;
+            let candidate = &after[..=close];
+            let word = &candidate[1..candidate.len() - 1];
+            if !word.is_empty()
+                && word.chars().all(|c| c.is_ascii_alphanumeric())
+                && !PLACEHOLDERS.contains(&candidate)
+            {
+                return Some(candidate.to_owned());
+            }
+            rest = &after[1..];
+        }
+        None
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn the_one_pass_parse_refuses_what_the_rule_refuses(text in "[{}a-z ]{0,40}|(\\{serial\\}|\\{x\\}|[{} a]){0,12}") {
+            let refused = Template::parse(text.as_str()).err().map(|rule| match rule {
+                MailRule::UnknownPlaceholder { placeholder } => placeholder,
+                other => other.to_string(),
+            });
+            proptest::prop_assert_eq!(refused, unknown_placeholder(&text));
+        }
+    }
+
+    #[test]
+    fn braces_without_end_take_one_pass() {
+        // A million braces with one close at the end: each `{` searched to the end took
+        // seconds; one pass takes a million steps.
+        let text = format!("{}}}", "{".repeat(1_000_000));
+        assert!(Template::parse(text).is_ok());
+        let text = format!("{}{{nope}}", "{".repeat(1_000_000));
+        assert_eq!(
+            Template::parse(text).unwrap_err(),
+            MailRule::UnknownPlaceholder { placeholder: "{nope}".into() }
         );
     }
 

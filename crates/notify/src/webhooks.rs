@@ -10,7 +10,7 @@ use std::fmt;
 use std::net::IpAddr;
 use std::time::Duration;
 
-use accounts::TeamId;
+use accounts::{TeamId, UserId};
 use async_trait::async_trait;
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD as BASE64;
@@ -18,9 +18,11 @@ use chrono::{DateTime, SecondsFormat, Utc};
 use hmac::{Hmac, KeyInit, Mac};
 use kernel::{Id, Replaced, StoreError, Text, define_id, words};
 use sha2::Sha256;
+use tracking::Actor;
 
 use crate::event::{Event, EventFilter, EventId, EventType};
 use crate::jobs::{ClaimedJob, Finish};
+pub use crate::reachable::is_public;
 
 define_id!(
     /// A webhook endpoint.
@@ -118,50 +120,6 @@ pub enum Host {
     Address(IpAddr),
 }
 
-/// Whether deliveries may go to `ip`: not loopback, private, link-local, shared (CGNAT),
-/// unspecified, multicast, broadcast, documentation or otherwise reserved, in IPv4 or IPv6
-/// (an IPv4 address mapped into IPv6, or the deprecated IPv4-compatible `::a.b.c.d`, counts as
-/// itself).
-pub fn is_public(ip: IpAddr) -> bool {
-    match ip {
-        IpAddr::V4(v4) => {
-            let [a, b, c, _] = v4.octets();
-            !(v4.is_loopback()
-                || v4.is_private()
-                || v4.is_link_local()
-                || v4.is_unspecified()
-                || v4.is_multicast()
-                || v4.is_broadcast()
-                || v4.is_documentation()
-                || a == 0
-                || (a == 100 && (64..128).contains(&b))
-                || (a == 192 && b == 0 && c == 0)
-                || (a == 198 && (18..20).contains(&b))
-                || a >= 240)
-        }
-        IpAddr::V6(v6) => {
-            if let Some(v4) = v6.to_ipv4_mapped() {
-                return is_public(IpAddr::V4(v4));
-            }
-            let segments = v6.segments();
-            if segments[..6].iter().all(|s| *s == 0) && !v6.is_loopback() && !v6.is_unspecified() {
-                let [_, _, _, _, _, _, high, low] = segments;
-                let [a, b] = high.to_be_bytes();
-                let [c, d] = low.to_be_bytes();
-                return is_public(IpAddr::V4(std::net::Ipv4Addr::new(a, b, c, d)));
-            }
-            let first = segments[0];
-            !(v6.is_loopback()
-                || v6.is_unspecified()
-                || v6.is_multicast()
-                || (first & 0xfe00) == 0xfc00
-                || (first & 0xffc0) == 0xfe80
-                || first == 0x2001 && v6.segments()[1] == 0x0db8
-                || first == 0x0064 && v6.segments()[1] == 0xff9b)
-        }
-    }
-}
-
 /// The secret an endpoint's deliveries are signed with: `whsec_` and the base64 of 32
 /// random bytes. Shown once, when made; its `Debug` shows none of it.
 #[derive(Clone, PartialEq, Eq)]
@@ -231,6 +189,9 @@ pub struct WebhookEndpoint {
     pub url: WebhookUrl,
     pub events: EventFilter,
     pub description: EndpointDescription,
+    /// The user who made it: it receives only what that user may read, as the team has
+    /// them when each delivery is made (not the key that made it, which may be rotated).
+    pub created_by: UserId,
     pub secret: SigningSecret,
     /// After a rotation, the secret before it, and until when it signs too.
     pub previous_secret: Option<(SigningSecret, DateTime<Utc>)>,
@@ -323,6 +284,57 @@ pub struct OutgoingDelivery {
     pub delivery: WebhookDelivery,
     pub endpoint: WebhookEndpoint,
     pub event: Event,
+    /// The endpoint's maker as the team has them now; `None` when no longer in the team.
+    pub reader: Option<Actor>,
+}
+
+impl OutgoingDelivery {
+    /// Why it is not to be sent, as its endpoint and its maker stand now; `None` to send.
+    pub fn refusal(&self) -> Option<String> {
+        if self.endpoint.disabled.is_some() {
+            return Some("the endpoint is disabled".to_owned());
+        }
+        withheld(self.reader.as_ref(), self.event.kind, self.event.owner).map(|why| why.to_string())
+    }
+}
+
+/// Why an event is withheld from an endpoint: what its maker may not read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum Withheld {
+    /// The user who made the endpoint is no longer in the team.
+    #[error("the user who made the endpoint is no longer in the team")]
+    MakerGone,
+    /// One user's own time, and the endpoint's maker is a member who is someone else.
+    #[error("the event is another user's time, which the member who made the endpoint may not read")]
+    NotTheirs,
+}
+
+/// Whether `reader` may `GET` what an event of `kind` carrying `owner`'s data shows:
+/// members see their own time entries and timers, owners and admins the team's. A personal
+/// event whose owner is unknown is for owners and admins only.
+fn may_read(reader: &Actor, kind: EventType, owner: Option<UserId>) -> bool {
+    !kind.is_personal() || reader.role.may_act_for_others() || owner == Some(reader.user_id)
+}
+
+/// Why an event of `kind` carrying `owner`'s data may not be delivered to an endpoint made by
+/// `reader` (`None`: no longer in the team), as the maker stands when it would be sent;
+/// `None` to send it.
+pub fn withheld(reader: Option<&Actor>, kind: EventType, owner: Option<UserId>) -> Option<Withheld> {
+    match reader {
+        None => Some(Withheld::MakerGone),
+        Some(reader) if !may_read(reader, kind, owner) => Some(Withheld::NotTheirs),
+        Some(_) => None,
+    }
+}
+
+/// Whether an event goes to an endpoint's delivery log at all, as its maker stands when it
+/// is dispatched: another user's time never does, nor any time once the maker left the
+/// team; the team's data does (and fails to deliver, saying why, while the maker is gone).
+pub fn is_for(reader: Option<&Actor>, kind: EventType, owner: Option<UserId>) -> bool {
+    match reader {
+        None => !kind.is_personal(),
+        Some(reader) => may_read(reader, kind, owner),
+    }
 }
 
 /// The body of a delivery: `{"type", "timestamp", "data"}`, with `data` the event's
@@ -471,7 +483,7 @@ pub trait WebhookStore: Send + Sync {
 
 #[cfg(test)]
 mod tests {
-    use std::net::{Ipv4Addr, Ipv6Addr};
+    use std::net::Ipv6Addr;
 
     use super::*;
 
@@ -507,30 +519,24 @@ mod tests {
     }
 
     #[test]
-    fn private_addresses_are_not_public() {
-        for private in [
-            "127.0.0.1",
-            "10.1.2.3",
-            "172.16.0.1",
-            "192.168.1.1",
-            "169.254.169.254",
-            "0.0.0.0",
-            "100.64.0.1",
-            "::1",
-            "fe80::1",
-            "fd00::1",
-            "::ffff:127.0.0.1",
-            "::127.0.0.1",
-            "::10.0.0.1",
-            "224.0.0.1",
-            "255.255.255.255",
-        ] {
-            assert!(!is_public(private.parse().unwrap()), "{private}");
+    fn an_endpoint_gets_what_its_maker_may_read() {
+        use accounts::Role;
+        let (me, colleague) = (UserId::generate(), UserId::generate());
+        let as_role = |role| Actor { user_id: me, role };
+        for role in Role::ALL {
+            let reader = as_role(role);
+            assert_eq!(withheld(Some(&reader), EventType::InvoicePaid, None), None, "{role:?}");
+            assert_eq!(withheld(Some(&reader), EventType::TimeEntryCreated, Some(me)), None, "{role:?}");
+            let others = withheld(Some(&reader), EventType::TimerStarted, Some(colleague));
+            let unknown = withheld(Some(&reader), EventType::TimeEntryDeleted, None);
+            let expected = if role == Role::Member { Some(Withheld::NotTheirs) } else { None };
+            assert_eq!((others, unknown), (expected, expected), "{role:?}");
         }
-        for public in ["93.184.216.34", "1.1.1.1", "2606:4700:4700::1111", "::1.1.1.1"] {
-            assert!(is_public(public.parse().unwrap()), "{public}");
-        }
-        assert!(is_public(IpAddr::V4(Ipv4Addr::new(8, 8, 8, 8))));
+        assert_eq!(withheld(None, EventType::InvoicePaid, None), Some(Withheld::MakerGone));
+        assert!(is_for(None, EventType::InvoicePaid, None), "logged, and failed saying why");
+        assert!(!is_for(None, EventType::TimeEntryCreated, Some(me)), "no one's time once gone");
+        assert!(!is_for(Some(&as_role(Role::Member)), EventType::TimerStopped, Some(colleague)));
+        assert!(is_for(Some(&as_role(Role::Admin)), EventType::TimerStopped, Some(colleague)));
     }
 
     #[test]

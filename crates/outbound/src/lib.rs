@@ -456,8 +456,9 @@ impl JobRunner {
             let finish = Finish::Done;
             return Ok(Self::recorded(inner.store.finish_job(job, &finish, now).await?, &finish));
         };
-        if delivery.endpoint.disabled.is_some() {
-            let error = "the endpoint is disabled".to_owned();
+        // Disabled, or the event is no longer the endpoint's maker's to read: recorded
+        // failed with why, and nothing is sent.
+        if let Some(error) = delivery.refusal() {
             let report = notify::webhooks::AttemptReport {
                 response_status: None,
                 duration_ms: 0,

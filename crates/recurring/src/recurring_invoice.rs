@@ -8,7 +8,7 @@
 //! (`recurring_sequence`), which therefore runs 1, 2, 3 … with no gap, however many periods
 //! were skipped.
 
-use accounts::TeamId;
+use accounts::{TeamId, UserId};
 pub use billing::RecurringInvoiceId;
 use billing::invoice::{Description, LineInput};
 use billing::service::InvoiceDraft;
@@ -18,9 +18,9 @@ use chrono::{DateTime, Days, NaiveDate, NaiveTime, Utc};
 use kernel::words;
 use rust_decimal::Decimal;
 use tracking::invoicing::{GroupBy, Rounding};
-use tracking::{HourlyRate, Period, ProjectId};
+use tracking::{Actor, HourlyRate, Period, ProjectId};
 
-use crate::schedule::{Occurrence, Pass, Schedule, ScheduleRule};
+use crate::schedule::{LAST_DAY, Occurrence, Pass, Schedule, ScheduleRule};
 
 /// What each period does with the invoice it makes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
@@ -68,7 +68,8 @@ pub struct Run {
     /// was deleted.
     pub invoice_id: Option<InvoiceId>,
     pub status: RunStatus,
-    /// Why it was skipped or failed.
+    /// Why it was skipped or failed; for a generated one, which entries of its time were
+    /// left out as they cannot be billed.
     pub reason: Option<String>,
     pub ran_at: DateTime<Utc>,
 }
@@ -158,6 +159,8 @@ pub enum RecurringRule {
 /// A recurring invoice as a caller asks for it, each part valid on its own.
 #[derive(Debug, Clone)]
 pub struct NewRecurringInvoice {
+    /// Who makes it: the user whose right to bill time its periods bill time by.
+    pub created_by: UserId,
     pub client_id: ClientId,
     pub template: Template,
     pub schedule: Schedule,
@@ -191,6 +194,9 @@ pub struct RecurringInvoice {
     pub next: Option<Occurrence>,
     /// The invoices made so far.
     pub generated_count: u32,
+    /// The user who made it. Its periods bill the time that user may bill, as the team has
+    /// them when each period is made: a member's own, the team's for owners and admins.
+    pub created_by: UserId,
     pub created_at: DateTime<Utc>,
     pub updated_at: DateTime<Utc>,
 }
@@ -235,9 +241,16 @@ impl RecurringInvoice {
             status: RecurringStatus::Active,
             next: Some(next),
             generated_count: 0,
+            created_by: new.created_by,
             created_at: now,
             updated_at: now,
         })
+    }
+
+    /// Whether `actor` may choose which time it bills: as billing time, only for themselves
+    /// when a member, for anyone when an owner or admin; the time billed is its maker's.
+    pub fn may_bill_time_as(&self, actor: &Actor) -> bool {
+        actor.may_act_for(self.created_by)
     }
 
     /// Applies `changes` on `today`. A new schedule starts over from its first day after
@@ -338,10 +351,13 @@ impl RecurringInvoice {
     /// ([`Self::billed_time`]).
     pub fn draft(&self, period: Occurrence) -> InvoiceDraft {
         let issue_date = midnight(period.on);
+        // A due date past the calendar's last day (a period late in 9999) is that day.
         let due_date = self
             .template
             .due_days
-            .and_then(|due| period.on.checked_add_days(Days::new(u64::from(due.days()))))
+            .map(|due| {
+                period.on.checked_add_days(Days::new(u64::from(due.days()))).unwrap_or(LAST_DAY).min(LAST_DAY)
+            })
             .map(midnight);
         InvoiceDraft {
             bill_to: BillTo::Existing(self.client_id),
@@ -429,6 +445,7 @@ mod tests {
 
     fn retainer(schedule: Schedule, today: &str) -> RecurringInvoice {
         let new = NewRecurringInvoice {
+            created_by: UserId::generate(),
             client_id: ClientId::generate(),
             template: template(Some(14)),
             schedule,
@@ -451,6 +468,7 @@ mod tests {
     #[test]
     fn nothing_to_bill_and_no_day_left_are_refused() {
         let new = NewRecurringInvoice {
+            created_by: UserId::generate(),
             client_id: ClientId::generate(),
             template: Template { line_items: vec![], ..template(None) },
             schedule: monthly("2027-01-01", 1),

@@ -239,6 +239,18 @@ pub struct Pass {
     pub next: Option<Occurrence>,
 }
 
+/// The first and the last day a schedule may land on: the years 0001 to 9999, which every
+/// date the API answers stays within.
+pub const FIRST_DAY: NaiveDate = calendar_day(1, 1, 1);
+pub const LAST_DAY: NaiveDate = calendar_day(9999, 12, 31);
+
+const fn calendar_day(year: i32, month: u32, day: u32) -> NaiveDate {
+    match NaiveDate::from_ymd_opt(year, month, day) {
+        Some(day) => day,
+        None => unreachable!(),
+    }
+}
+
 /// A recurring invoice's schedule, valid by construction.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Schedule {
@@ -351,8 +363,13 @@ impl Schedule {
     }
 
     /// The pattern's day in the period `index` periods after the one holding `starts_on`
-    /// (negative: before it), counting every `interval`-th; `None` outside the calendar.
+    /// (negative: before it), counting every `interval`-th; `None` outside the years 0001
+    /// to 9999, where every schedule ends: no answer carries a date beyond them.
     fn day_of_period(&self, index: i64) -> Option<NaiveDate> {
+        self.day_of_period_in_calendar(index).filter(|day| (FIRST_DAY..=LAST_DAY).contains(day))
+    }
+
+    fn day_of_period_in_calendar(&self, index: i64) -> Option<NaiveDate> {
         let step = index.checked_mul(i64::from(self.interval))?;
         match self.pattern {
             Pattern::Weekly { weekday } => {
@@ -433,7 +450,8 @@ impl Schedule {
     /// it (for the first, the pattern's day one interval earlier) to the day before its own.
     pub fn billed_days(&self, occurrence: Occurrence) -> Option<BilledDays> {
         let index = self.first_period() + i64::from(occurrence.sequence) - 1;
-        let first = self.day_of_period(index - 1)?;
+        // A first period whose day before would fall before the year 0001 bills from then.
+        let first = self.day_of_period(index - 1).unwrap_or(FIRST_DAY);
         let last = occurrence.on.pred_opt()?;
         Some(BilledDays { first, last })
     }
@@ -475,6 +493,36 @@ mod tests {
         .unwrap();
         assert_eq!(days(&leap, 1), ["2028-02-29"]);
         assert_eq!(schedule.rrule(), "FREQ=MONTHLY;INTERVAL=1;BYMONTHDAY=-1");
+    }
+
+    #[test]
+    fn schedules_end_in_the_year_9999() {
+        // Every 100 years on 29 February, as often as a count allows: it ends after the
+        // last such day before the year 10000, not in the year 19600.
+        let leap_days = Schedule::new(&ScheduleInput {
+            interval: 100,
+            day_of_month: Some(-1),
+            month: Some(2),
+            count: Some(Schedule::MAX_COUNT),
+            ..input(Frequency::Yearly, "2028-02-01")
+        })
+        .unwrap();
+        let all: Vec<Occurrence> = leap_days.occurrences_from(1).collect();
+        assert_eq!(all.len(), 80);
+        assert_eq!(all.last().unwrap().on, day("9928-02-29"));
+        assert_eq!(leap_days.occurrence(81), None);
+        // Weekly, every 100 weeks from near the end: the last Friday it reaches is in 9999.
+        let weekly =
+            Schedule::new(&ScheduleInput { interval: 100, ..input(Frequency::Weekly, "9990-01-05") })
+                .unwrap();
+        let last = weekly.occurrences_from(1).last().unwrap();
+        assert!(last.on <= LAST_DAY && last.on > day("9998-01-01"), "{last:?}");
+        // A schedule whose first day would be past 9999 has none.
+        let too_late = ScheduleInput { day_of_month: Some(-1), ..input(Frequency::Monthly, "9999-12-31") };
+        assert!(Schedule::new(&too_late).is_ok(), "31 December 9999 is still a day");
+        let never =
+            ScheduleInput { interval: 100, day_of_month: Some(1), ..input(Frequency::Yearly, "9999-12-02") };
+        assert_eq!(Schedule::new(&never), Err(ScheduleRule::NoDay));
     }
 
     #[test]

@@ -9,7 +9,7 @@ use billing::{BillingStore, Invoice};
 use chrono::{DateTime, NaiveDate, Utc};
 use kernel::{Id, Replaced, StoreError};
 use tracking::invoicing::TimeBillingRule;
-use tracking::{BillTimeError, TimeToInvoice, TrackStore};
+use tracking::{Actor, BillTimeError, TimeToInvoice, TrackStore};
 
 use crate::recurring_invoice::{
     Mode, NewRecurringInvoice, RecurringChanges, RecurringInvoice, RecurringInvoiceId, RecurringRule, Run,
@@ -27,6 +27,9 @@ pub enum RecurringError {
     UnknownClient,
     #[error("recurring invoice not found")]
     NotFound,
+    /// A member asked to change which time another user's recurring invoice bills.
+    #[error("a member bills only their own time, and another user made this recurring invoice")]
+    TimeOfAnother,
     /// It kept changing while the change was tried (passes, other edits).
     #[error("the recurring invoice changed meanwhile; try again")]
     Conflict,
@@ -83,15 +86,21 @@ async fn read_change_write(
     Err(RecurringError::Conflict)
 }
 
-/// Applies `changes` to the periods still to come. A new client must be the team's.
+/// Applies `changes` to the periods still to come, asked by `actor`. A new client must be
+/// the team's; only who may bill its maker's time may change the time it bills.
 pub async fn change(
     store: &dyn RecurringStore,
     billing: &dyn BillingStore,
+    actor: &Actor,
     team: TeamId,
     id: RecurringInvoiceId,
     changes: RecurringChanges,
     now: DateTime<Utc>,
 ) -> Result<RecurringInvoice, RecurringError> {
+    if matches!(changes.unbilled_time, Some(Some(_))) && !get(store, team, id).await?.may_bill_time_as(actor)
+    {
+        return Err(RecurringError::TimeOfAnother);
+    }
     if let Some(client) = changes.client_id
         && billing.get(team, client).await?.is_none()
     {
@@ -188,7 +197,8 @@ pub async fn run_due(ports: PassPorts<'_>, now: DateTime<Utc>) -> Result<PassRep
 
 /// What a period's invoice came to.
 enum Made {
-    Invoice(Box<NewInvoice>),
+    /// The invoice, and why entries of the period's time were left out (none: `None`).
+    Invoice(Box<NewInvoice>, Option<String>),
     /// A run that makes no invoice: skipped (nothing to bill) or failed, and why.
     Nothing(RunStatus, String),
 }
@@ -202,19 +212,32 @@ async fn make(
     now: DateTime<Utc>,
 ) -> Result<Made, StoreError> {
     let mut draft = recurring.draft(period);
+    let mut left_out = Vec::new();
     if let (Some(days), Some(unbilled)) = (recurring.billed_time(period), &recurring.unbilled_time) {
+        // The time its maker may bill, as the team has them now: a member's own time,
+        // the team's for owners and admins; nothing once they left the team.
+        let Some(maker) = ports.accounts.get_user(recurring.team_id, recurring.created_by).await? else {
+            return Ok(Made::Nothing(
+                RunStatus::Failed,
+                "unbilled time: the user who made the recurring invoice is no longer in the team, and it \
+                 bills time only as they may"
+                    .into(),
+            ));
+        };
+        let maker = Actor { user_id: maker.id, role: maker.role };
         let time = TimeToInvoice {
             days,
             projects: unbilled.projects.clone(),
             group_by: unbilled.group_by,
             rate: unbilled.rate,
             rounding: unbilled.rounding,
-            user: None,
+            user: maker.billed_user(),
         };
         match tracking::service::unbilled_time(ports.tracking, recurring.team_id, &time).await {
-            Ok((lines, entries)) => {
-                draft.line_items.extend(lines);
-                draft.time_entries = entries;
+            Ok(billable) => {
+                draft.line_items.extend(billable.lines);
+                draft.time_entries = billable.entries;
+                left_out = billable.skipped;
             }
             Err(BillTimeError::Rule(TimeBillingRule::NoTime | TimeBillingRule::RoundedAway)) => {}
             Err(BillTimeError::Rule(rule)) => {
@@ -235,10 +258,20 @@ async fn make(
                 recurring_invoice_id: recurring.id,
                 sequence: recurring.generated_count + 1,
             });
-            Ok(Made::Invoice(Box::new(new)))
+            Ok(Made::Invoice(Box::new(new), left_out_reason(&left_out)))
         }
         Err(error) => failure(error),
     }
+}
+
+/// What a generated run says of the entries of its time that could not be billed.
+fn left_out_reason(left_out: &[tracking::invoicing::SkippedEntry]) -> Option<String> {
+    if left_out.is_empty() {
+        return None;
+    }
+    let each: Vec<String> =
+        left_out.iter().map(|skipped| format!("{}: {}", skipped.id, skipped.reason)).collect();
+    Some(format!("left out {} time entries that cannot be billed: {}", left_out.len(), each.join("; ")))
 }
 
 /// A failed run for a rule an invoice broke; a store error to try again later.
@@ -275,12 +308,13 @@ async fn pass_one(
         .collect();
     let made = make(ports, recurring, period, now).await?;
     let (invoice, last) = match made {
-        Made::Invoice(new) => {
+        Made::Invoice(new, left_out) => {
             let run = Run {
                 period_start: period.on,
                 invoice_id: Some(new.id),
                 status: RunStatus::Generated,
-                reason: None,
+                reason: left_out
+                    .map(|reason| reason.chars().take(crate::recurring_invoice::MAX_RUN_REASON).collect()),
                 ran_at: now,
             };
             (Some(*new), run)

@@ -76,8 +76,11 @@ pub async fn users_list_per_team_oldest_first_with_every_field(store: Ports) {
     for made in [&later, &earlier, &user(other, "c@example.com", Role::Owner, 0)] {
         accounts.create_user(made).await.unwrap();
     }
-    assert_eq!(accounts.list_users(team).await.unwrap(), [earlier, later]);
+    assert_eq!(accounts.list_users(team).await.unwrap(), [earlier.clone(), later]);
     assert!(accounts.list_users(TeamId::generate()).await.unwrap().is_empty());
+    assert_eq!(accounts.get_user(team, earlier.id).await.unwrap(), Some(earlier.clone()));
+    assert_eq!(accounts.get_user(other, earlier.id).await.unwrap(), None, "another team's user is none");
+    assert_eq!(accounts.get_user(team, accounts::UserId::generate()).await.unwrap(), None);
 }
 
 pub async fn keys_belong_to_users_of_their_team(store: Ports) {

@@ -5,7 +5,7 @@
 
 use std::sync::Arc;
 
-use accounts::{Role, TeamId};
+use accounts::{Role, TeamId, UserId};
 use billing::ledger::{EntryAmount, EntryKind};
 use billing::store::BillTo;
 use billing::{Client, Invoice, InvoiceStatus};
@@ -21,7 +21,7 @@ use notify::{
     MailSubject, Message, MessageFilter, MessageKind, MessageStatus, NewEvent, NewMessage, NotifyStore,
     ReminderPolicy, SigningSecret, WebhookEndpoint, WebhookEndpointId, WebhookUrl,
 };
-use tracking::RunningTimer;
+use tracking::{RunningTimer, TimeEntry};
 
 use crate::invoices::{Fixture, at, client_details, fixture};
 use crate::ledger_contract::entry;
@@ -114,6 +114,8 @@ impl ComposeReminder for Reminders {
     }
 }
 
+/// An endpoint of `team` taking `patterns`, made by a user the store does not know: the
+/// team's data goes to it (to fail saying why), no one's time does.
 fn endpoint(team: TeamId, patterns: &[&str], created_at: DateTime<Utc>) -> WebhookEndpoint {
     WebhookEndpoint {
         id: WebhookEndpointId::generate(),
@@ -121,6 +123,7 @@ fn endpoint(team: TeamId, patterns: &[&str], created_at: DateTime<Utc>) -> Webho
         url: WebhookUrl::parse("https://hooks.example.com/billable").unwrap(),
         events: EventFilter::parse(patterns).unwrap(),
         description: notify::webhooks::EndpointDescription::parse("books").unwrap(),
+        created_by: UserId::generate(),
         secret: SigningSecret::generate(),
         previous_secret: None,
         disabled: None,
@@ -315,6 +318,84 @@ pub async fn dispatch_hands_each_event_once_to_matching_endpoints_and_the_agent(
             .all(|j| j.thread == Some(format!("invoice:{}", invoice.id)))
     );
     assert!(notify.list_events(f.team, 10).await.unwrap().iter().all(|e| e.dispatched));
+}
+
+/// An endpoint gets what its maker may read, as the team has the maker: an owner's the
+/// team's time, a member's their own, one whose maker is not in the team no one's (and the
+/// team's data fails to deliver, saying why). Each personal event keeps whose it is.
+pub async fn endpoints_get_only_what_their_maker_may_read(store: Ports) {
+    let f = fixture(store).await;
+    let notify = f.store.notify();
+    let now = at("2026-11-20T10:00:00Z");
+    notify.dispatch_events(100, now).await.unwrap();
+    let owner = create_user(&f.store, f.team, Role::Owner).await;
+    let member = create_user(&f.store, f.team, Role::Member).await;
+    let colleague = create_user(&f.store, f.team, Role::Member).await;
+    let made_by = |maker| WebhookEndpoint {
+        created_by: maker,
+        ..endpoint(f.team, &["time_entry.*", "invoice.created"], now)
+    };
+    let (by_owner, by_member, by_stranger) = (made_by(owner), made_by(member), made_by(UserId::generate()));
+    for made in [&by_owner, &by_member, &by_stranger] {
+        assert!(notify.create_endpoint(made).await.unwrap());
+        assert_eq!(
+            notify.get_endpoint(f.team, made.id).await.unwrap().map(|e| e.created_by),
+            Some(made.created_by)
+        );
+    }
+    let time = crate::tracking_contract::Fixture {
+        store: f.store.clone(),
+        track: f.store.track(),
+        team: f.team,
+        user: member,
+    };
+    let mine = time.logged(time.entry("2026-11-19T09:00:00Z", &[])).await;
+    let theirs =
+        time.logged(TimeEntry { user_id: colleague, ..time.entry("2026-11-19T10:00:00Z", &[]) }).await;
+    f.invoice("2026-11-20").await;
+    let recorded = notify.list_events(f.team, 3).await.unwrap();
+    let owners: Vec<(EventType, Option<UserId>)> = recorded.iter().rev().map(|e| (e.kind, e.owner)).collect();
+    assert_eq!(
+        owners,
+        [
+            (EventType::TimeEntryCreated, Some(member)),
+            (EventType::TimeEntryCreated, Some(colleague)),
+            (EventType::InvoiceCreated, None)
+        ]
+    );
+    notify.dispatch_events(100, now).await.unwrap();
+    let filter = DeliveryFilter { status: None, before: None, limit: 100 };
+    let got = async |endpoint: &WebhookEndpoint| {
+        let deliveries = notify.list_deliveries(f.team, endpoint.id, &filter).await.unwrap();
+        let mut events: Vec<notify::EventId> = deliveries.iter().map(|d| d.event_id).collect();
+        events.sort();
+        events
+    };
+    let id_of = |entry: &TimeEntry| recorded.iter().find(|e| e.subject == entry.id.as_uuid()).unwrap().id;
+    let invoice_event = recorded[0].id;
+    let sorted = |mut ids: Vec<notify::EventId>| {
+        ids.sort();
+        ids
+    };
+    assert_eq!(got(&by_owner).await, sorted(vec![id_of(&mine), id_of(&theirs), invoice_event]));
+    assert_eq!(got(&by_member).await, sorted(vec![id_of(&mine), invoice_event]), "a member's own time only");
+    assert_eq!(got(&by_stranger).await, [invoice_event], "no one's time once the maker is gone");
+    // Each delivery carries its maker as the team has them, and what that makes of it.
+    for job in claim(&notify, &[JobKind::Webhook], now, now).await {
+        let outgoing = notify.start_delivery(&job).await.unwrap().unwrap();
+        let maker = outgoing.endpoint.created_by;
+        let expected_reader = [(owner, Role::Owner), (member, Role::Member)]
+            .into_iter()
+            .find(|(user, _)| *user == maker)
+            .map(|(user_id, role)| tracking::Actor { user_id, role });
+        assert_eq!(outgoing.reader, expected_reader);
+        let refusal = outgoing.refusal();
+        if maker == by_stranger.created_by {
+            assert_eq!(refusal.as_deref(), Some("the user who made the endpoint is no longer in the team"));
+        } else {
+            assert_eq!(refusal, None);
+        }
+    }
 }
 
 pub async fn jobs_are_claimed_once_leased_fenced_and_taken_over(store: Ports) {
@@ -660,6 +741,7 @@ pub async fn webhook_endpoints_keep_their_deliveries(store: Ports) {
         subject: hook.id.as_uuid(),
         thread: format!("webhook:{}", hook.id),
         data: "{}".into(),
+        owner: None,
         occurred_at: now,
     };
     assert_eq!(notify.queue_test(other, hook.id, &test).await.unwrap(), None, "not the team's");

@@ -317,6 +317,7 @@ macro_rules! contract_suite {
                 tracking_writes_record_their_events,
                 refused_writes_and_previews_record_nothing,
                 dispatch_hands_each_event_once_to_matching_endpoints_and_the_agent,
+                endpoints_get_only_what_their_maker_may_read,
                 jobs_are_claimed_once_leased_fenced_and_taken_over,
                 jobs_of_one_thread_run_in_order,
                 a_job_is_finished_only_by_the_attempt_that_holds_it,

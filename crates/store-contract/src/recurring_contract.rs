@@ -54,6 +54,7 @@ fn retainer(f: &Fixture, schedule: Schedule, today: &str) -> RecurringInvoice {
         rate: Some(HourlyRate::parse(Decimal::new(9550, 2)).unwrap()),
     };
     let new = NewRecurringInvoice {
+        created_by: accounts::UserId::generate(),
         client_id: f.client,
         template,
         schedule,

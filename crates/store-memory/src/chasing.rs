@@ -15,7 +15,7 @@ use notify::jobs::{Claim, NewJob};
 use notify::mail::{QueueMessageError, RetryMessageError};
 use notify::reminders::{ComposeReminder, ReminderStep, ReminderStore};
 use notify::store::EventStore;
-use notify::webhooks::{AttemptReport, DeliveryFilter, Disabled, OutgoingDelivery, RedeliverError};
+use notify::webhooks::{AttemptReport, DeliveryFilter, Disabled, OutgoingDelivery, RedeliverError, is_for};
 use notify::{
     Attachment, ClaimedJob, DeliveryStatus, Event, EventFilter, EventId, Finish, Job, JobFilter, JobKind,
     JobQueue, JobState, Message, MessageFilter, MessageId, MessageKind, MessageStatus, MessageStore,
@@ -55,10 +55,17 @@ impl State {
                 subject: event.subject,
                 thread: event.thread,
                 data: event.data,
+                owner: event.owner,
                 occurred_at: event.occurred_at,
                 dispatched: false,
             });
         }
+    }
+
+    /// `user` of `team` as the team has them now, or `None` when no longer in it.
+    pub(crate) fn actor(&self, team: TeamId, user: accounts::UserId) -> Option<tracking::Actor> {
+        let user = self.users.iter().find(|u| u.team_id == team && u.id == user)?;
+        Some(tracking::Actor { user_id: user.id, role: user.role })
     }
 
     fn queue_job(&mut self, job: NewJob) {
@@ -181,12 +188,17 @@ impl EventStore for MemoryStore {
             let waiting: Vec<Event> =
                 state.chasing.events.iter().filter(|e| !e.dispatched).take(limit as usize).cloned().collect();
             for event in &waiting {
+                // Only what the endpoint's maker may read (`is_for`).
                 let endpoints: Vec<WebhookEndpointId> = state
                     .chasing
                     .endpoints
                     .iter()
                     .filter(|e| {
-                        e.team_id == event.team_id && e.disabled.is_none() && e.events.matches(event.kind)
+                        let reader = state.actor(e.team_id, e.created_by);
+                        e.team_id == event.team_id
+                            && e.disabled.is_none()
+                            && e.events.matches(event.kind)
+                            && is_for(reader.as_ref(), event.kind, event.owner)
                     })
                     .map(|e| e.id)
                     .collect();
@@ -751,6 +763,7 @@ impl WebhookStore for MemoryStore {
             delivery: delivery.clone(),
             endpoint: endpoint.clone(),
             event: event.clone(),
+            reader: state.actor(endpoint.team_id, endpoint.created_by),
         }))
     }
 

@@ -135,6 +135,10 @@ impl AccountStore for MemoryStore {
         Ok(self.state().users.iter().any(|u| u.team_id == team && u.id == user))
     }
 
+    async fn get_user(&self, team: TeamId, user: UserId) -> Result<Option<User>, StoreError> {
+        Ok(self.state().users.iter().find(|u| u.team_id == team && u.id == user).cloned())
+    }
+
     async fn list_users(&self, team: TeamId) -> Result<Vec<User>, StoreError> {
         let mut users: Vec<User> = self.state().users.iter().filter(|u| u.team_id == team).cloned().collect();
         users.sort_by_key(|u| (u.created_at, u.id));

@@ -39,7 +39,7 @@ impl TryFrom<UserRow> for User {
             id: row.id.into_id(),
             team_id: row.team_id.into_id(),
             email: Email::parse(row.email).map_err(|e| corrupt("user email", e))?,
-            name: UserName::parse(row.name).map_err(|e| corrupt("user name", e))?,
+            name: UserName::from_stored(row.name).map_err(|e| corrupt("user name", e))?,
             role: Role::parse(&row.role).map_err(|e| corrupt("user role", e))?,
             created_at: row.created_at,
         })
@@ -66,7 +66,7 @@ impl TryFrom<TeamRow> for Team {
     fn try_from(row: TeamRow) -> Result<Self, StoreError> {
         Ok(Team {
             id: row.id.into_id(),
-            name: TeamName::parse(row.name).map_err(|e| corrupt("team name", e))?,
+            name: TeamName::from_stored(row.name).map_err(|e| corrupt("team name", e))?,
             currency: Currency::parse(&row.currency).map_err(|e| corrupt("currency", e))?,
             created_at: row.created_at,
         })
@@ -198,6 +198,19 @@ impl AccountStore for SqlStore {
     }
 
     #[tracing::instrument(skip(self))]
+    async fn get_user(&self, team: TeamId, user: UserId) -> Result<Option<User>, StoreError> {
+        let row: Option<UserRow> = db_run!(self, |conn| users::table
+            .filter(users::team_id.eq(DbUuid::of(team)))
+            .filter(users::id.eq(DbUuid::of(user)))
+            .select((users::team_id, users::id, users::email, users::name, users::role, users::created_at))
+            .first(conn)
+            .await
+            .optional()
+            .or_store()?);
+        row.map(User::try_from).transpose()
+    }
+
+    #[tracing::instrument(skip(self))]
     async fn list_users(&self, team: TeamId) -> Result<Vec<User>, StoreError> {
         let rows: Vec<UserRow> = db_run!(self, |conn| users::table
             .filter(users::team_id.eq(DbUuid::of(team)))
@@ -325,5 +338,80 @@ impl AccountStore for SqlStore {
             })
             .await
             .or_store())
+    }
+}
+
+/// Loads the users of the teams `$teams` (a slice of `DbUuid`) as [`Makers`] reads them;
+/// evaluates to diesel's `Result`, for the caller's `?`.
+macro_rules! load_makers {
+    ($conn:ident, $teams:expr) => {
+        users::table
+            .filter(users::team_id.eq_any($teams))
+            .select((users::team_id, users::id, users::role, users::created_at))
+            .load::<(DbUuid, DbUuid, String, chrono::DateTime<chrono::Utc>)>($conn)
+            .await
+            .map($crate::accounts::Makers::new)
+    };
+}
+pub(crate) use load_makers;
+
+/// The [`Makers`] that rows of `$rows` (an iterator of `(team, created_by)`) need: the
+/// users of the teams of those naming no maker, none loaded when every row names one.
+macro_rules! makers_for {
+    ($store:expr, $rows:expr) => {{
+        let unnamed: Vec<DbUuid> =
+            $rows.filter(|(_, created_by)| created_by.is_none()).map(|(team, _)| team).collect();
+        if unnamed.is_empty() {
+            $crate::accounts::Makers::default()
+        } else {
+            $crate::db_run!($store, |conn| $crate::accounts::load_makers!(conn, &unnamed).or_store()?)
+        }
+    }};
+}
+pub(crate) use makers_for;
+
+/// Some teams' users as the rules of acting users need them: who a row acts for, and with
+/// which role now. An endpoint or a recurring invoice acts for the user who made it; one
+/// whose maker an earlier release did not record (`NULL`) acts for the team's oldest owner,
+/// else its oldest admin, else its oldest user, as migration 000031 filled the rows before.
+#[derive(Debug, Default)]
+pub(crate) struct Makers(std::collections::HashMap<DbUuid, Vec<TeamUser>>);
+
+/// A user as [`Makers`] reads them: id, role (`None` if not one billable knows), joined at.
+type TeamUser = (DbUuid, Option<Role>, DateTime<Utc>);
+
+impl Makers {
+    pub(crate) fn new(rows: Vec<(DbUuid, DbUuid, String, DateTime<Utc>)>) -> Self {
+        let mut teams: std::collections::HashMap<DbUuid, Vec<TeamUser>> = std::collections::HashMap::new();
+        for (team, id, role, created_at) in rows {
+            teams.entry(team).or_default().push((id, Role::parse(&role).ok(), created_at));
+        }
+        Self(teams)
+    }
+
+    /// Who a row of `team` acts for: `created_by`, or the team's first maker.
+    pub(crate) fn maker(&self, team: DbUuid, created_by: Option<DbUuid>) -> Result<UserId, StoreError> {
+        if let Some(user) = created_by {
+            return Ok(user.into_id());
+        }
+        let rank = |role: Option<Role>| match role {
+            Some(Role::Owner) => 0,
+            Some(Role::Admin) => 1,
+            _ => 2,
+        };
+        self.0
+            .get(&team)
+            .and_then(|users| {
+                users.iter().min_by_key(|(id, role, created_at)| (rank(*role), *created_at, id.0))
+            })
+            .map(|(id, _, _)| id.into_id())
+            .ok_or_else(|| corrupt("maker", "a row of a team without users"))
+    }
+
+    /// `user` as the team has them now, or `None` when no longer in it.
+    pub(crate) fn actor(&self, team: DbUuid, user: UserId) -> Option<tracking::Actor> {
+        let users = self.0.get(&team)?;
+        let (_, role, _) = users.iter().find(|(id, _, _)| *id == DbUuid::of(user))?;
+        Some(tracking::Actor { user_id: user, role: (*role)? })
     }
 }

@@ -45,17 +45,17 @@ impl TryFrom<ClientRow> for Client {
     fn try_from(row: ClientRow) -> Result<Self, StoreError> {
         let details = (|| -> Result<ClientDetails, InvalidValue> {
             Ok(ClientDetails {
-                name: RequiredText::parse(row.name)?,
+                name: RequiredText::from_stored(row.name)?,
                 email: Email::parse(row.email)?,
-                phone: OptionalText::parse(row.phone)?,
-                vat_number: OptionalText::parse(row.vat_number)?,
-                line1: OptionalText::parse(row.line1)?,
-                line2: OptionalText::parse(row.line2)?,
-                line3: OptionalText::parse(row.line3)?,
-                postal_code: KeptPostalCode::parse(row.postal_code)?,
-                city: OptionalText::parse(row.city)?,
+                phone: OptionalText::from_stored(row.phone)?,
+                vat_number: OptionalText::from_stored(row.vat_number)?,
+                line1: OptionalText::from_stored(row.line1)?,
+                line2: OptionalText::from_stored(row.line2)?,
+                line3: OptionalText::from_stored(row.line3)?,
+                postal_code: KeptPostalCode::from_stored(row.postal_code)?,
+                city: OptionalText::from_stored(row.city)?,
                 country_code: row.country_code.as_deref().map(CountryCode::parse).transpose()?,
-                buyer_reference: OptionalText::parse(row.buyer_reference)?,
+                buyer_reference: OptionalText::from_stored(row.buyer_reference)?,
                 reminders_enabled: row.reminders_enabled,
                 currency: row.currency.as_deref().map(accounts::Currency::parse).transpose()?,
             })

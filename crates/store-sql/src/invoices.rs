@@ -92,7 +92,7 @@ impl TryFrom<LineRow> for LineItem {
     fn try_from(row: LineRow) -> Result<Self, StoreError> {
         Ok(LineItem {
             id: row.id.into_id(),
-            description: Description::parse(row.description)
+            description: Description::from_stored(row.description)
                 .map_err(|e| corrupt("line item description", e))?,
             unit_price: row.unit_price.0,
             quantity: row.quantity.0,
@@ -138,7 +138,7 @@ pub(crate) fn invoice_from(row: InvoiceRow, line_items: Vec<LineItem>) -> Result
         serial,
         description: row
             .description
-            .map(Description::parse)
+            .map(Description::from_stored)
             .transpose()
             .map_err(|e| corrupt("description", e))?,
         issue_date: row.issue_date,
@@ -185,7 +185,7 @@ fn vat_of(category: &str, reason: Option<String>) -> Result<billing::Vat, StoreE
     let category = <billing::VatCategory as kernel::Words>::from_word(category)
         .ok_or_else(|| corrupt("VAT category", category))?;
     let reason = reason
-        .map(billing::invoice::ExemptionReason::parse)
+        .map(billing::invoice::ExemptionReason::from_stored)
         .transpose()
         .map_err(|e| corrupt("VAT exemption reason", e))?;
     billing::Vat::new(category, reason).map_err(|e| corrupt("VAT category", e))
@@ -757,21 +757,21 @@ impl TryFrom<SenderRow> for SenderAddress {
     fn try_from(row: SenderRow) -> Result<Self, StoreError> {
         let details = (|| -> Result<SenderDetails, InvalidValue> {
             Ok(SenderDetails {
-                name: RequiredText::parse(row.name)?,
-                line1: OptionalText::parse(row.line1)?,
-                line2: OptionalText::parse(row.line2)?,
-                line3: OptionalText::parse(row.line3)?,
-                postal_code: SenderPostalCode::parse(row.postal_code)?,
+                name: RequiredText::from_stored(row.name)?,
+                line1: OptionalText::from_stored(row.line1)?,
+                line2: OptionalText::from_stored(row.line2)?,
+                line3: OptionalText::from_stored(row.line3)?,
+                postal_code: SenderPostalCode::from_stored(row.postal_code)?,
                 email: row.email.map(Email::parse).transpose()?,
-                vat_number: OptionalText::parse(row.vat_number)?,
+                vat_number: OptionalText::from_stored(row.vat_number)?,
                 payment_details: PaymentDetails::parse(row.payment_details)?,
                 logo: row.logo.map(Logo::parse).transpose()?,
-                city: OptionalText::parse(row.city)?,
+                city: OptionalText::from_stored(row.city)?,
                 country_code: row.country_code.as_deref().map(billing::CountryCode::parse).transpose()?,
                 iban: row.iban.as_deref().map(billing::Iban::parse).transpose()?,
                 bic: row.bic.as_deref().map(billing::Bic::parse).transpose()?,
-                contact_name: OptionalText::parse(row.contact_name)?,
-                contact_phone: OptionalText::parse(row.contact_phone)?,
+                contact_name: OptionalText::from_stored(row.contact_name)?,
+                contact_phone: OptionalText::from_stored(row.contact_phone)?,
                 contact_email: row.contact_email.map(Email::parse).transpose()?,
             })
         })()

@@ -58,8 +58,9 @@ pub(crate) fn position_from(column: i32) -> Result<Position, StoreError> {
 impl TryFrom<EntryRow> for LedgerEntry {
     type Error = StoreError;
     fn try_from(row: EntryRow) -> Result<Self, StoreError> {
-        let text =
-            |what, value: Option<String>| value.map(Notes::parse).transpose().map_err(|e| corrupt(what, e));
+        let text = |what, value: Option<String>| {
+            value.map(Notes::from_stored).transpose().map_err(|e| corrupt(what, e))
+        };
         Ok(LedgerEntry {
             id: row.id.into_id(),
             team_id: row.team_id.into_id(),
@@ -72,7 +73,7 @@ impl TryFrom<EntryRow> for LedgerEntry {
             method: PaymentMethod::parse(&row.method).map_err(|e| corrupt("payment method", e))?,
             reference: row
                 .reference
-                .map(Reference::parse)
+                .map(Reference::from_stored)
                 .transpose()
                 .map_err(|e| corrupt("reference", e))?,
             notes: text("entry notes", row.notes)?,
@@ -299,7 +300,11 @@ fn credit_notes_from(
                 tax_rule: TaxRule::from_stored(row.tax_percentage.0, row.tax.0),
                 line_items: items.remove(&row.id).unwrap_or_default(),
                 totals: Totals { subtotal: row.subtotal.0, tax: row.tax.0, total: row.total.0 },
-                reason: row.reason.map(Notes::parse).transpose().map_err(|e| corrupt("credit reason", e))?,
+                reason: row
+                    .reason
+                    .map(Notes::from_stored)
+                    .transpose()
+                    .map_err(|e| corrupt("credit reason", e))?,
                 application: CreditApplication {
                     total: row.total.0,
                     applied: row.applied.0,

@@ -23,6 +23,7 @@ use serde_json::{Value, json};
 use tracking::invoicing::{GroupBy, Rounding};
 use tracking::{HourlyRate, ProjectId};
 
+use crate::accounts::{Makers, makers_for};
 use crate::chasing::{record_events, refresh_reminders};
 use crate::clients::details_values;
 use crate::clients::insert_client;
@@ -56,6 +57,7 @@ struct RecurringRow {
     generated_count: i32,
     created_at: DateTime<Utc>,
     updated_at: DateTime<Utc>,
+    created_by: Option<DbUuid>,
 }
 
 fn decimal_text(value: Decimal) -> Value {
@@ -111,7 +113,7 @@ fn template_from(text: &str) -> Result<Template, StoreError> {
     let value: Value = serde_json::from_str(text).map_err(|e| corrupt("recurring template", e))?;
     let description = match &value["description"] {
         Value::String(text) => {
-            Some(Description::parse(text.clone()).map_err(|e| corrupt("template description", e))?)
+            Some(Description::from_stored(text.clone()).map_err(|e| corrupt("template description", e))?)
         }
         _ => None,
     };
@@ -119,7 +121,8 @@ fn template_from(text: &str) -> Result<Template, StoreError> {
     for line in value["lineItems"].as_array().ok_or_else(|| corrupt("template lines", &value))? {
         let text = line["description"].as_str().ok_or_else(|| corrupt("template line", line))?;
         line_items.push(LineInput {
-            description: Description::parse(text.to_owned()).map_err(|e| corrupt("template line", e))?,
+            description: Description::from_stored(text.to_owned())
+                .map_err(|e| corrupt("template line", e))?,
             unit_price: decimal_of(&line["unitPrice"], "unit price")?
                 .ok_or_else(|| corrupt("unit price", line))?,
             quantity: decimal_of(&line["quantity"], "quantity")?.ok_or_else(|| corrupt("quantity", line))?,
@@ -139,7 +142,7 @@ fn template_from(text: &str) -> Result<Template, StoreError> {
     };
     let vat_reason = value["vatExemptionReason"]
         .as_str()
-        .map(|reason| billing::invoice::ExemptionReason::parse(reason.to_owned()))
+        .map(|reason| billing::invoice::ExemptionReason::from_stored(reason.to_owned()))
         .transpose()
         .map_err(|e| corrupt("VAT exemption reason", e))?;
     let vat = billing::Vat::new(vat_category, vat_reason).map_err(|e| corrupt("template VAT", e))?;
@@ -187,9 +190,23 @@ fn unbilled_from(text: &str) -> Result<UnbilledTime, StoreError> {
     Ok(UnbilledTime { projects, group_by, rounding, rate })
 }
 
-impl TryFrom<RecurringRow> for RecurringInvoice {
-    type Error = StoreError;
-    fn try_from(row: RecurringRow) -> Result<Self, StoreError> {
+/// The recurring invoices of `rows`, each acting for its maker.
+macro_rules! recurring_of {
+    ($store:expr, $rows:expr) => {{
+        let rows: Vec<RecurringRow> = $rows;
+        let makers = makers_for!($store, rows.iter().map(|r| (r.team_id, r.created_by)));
+        rows.into_iter()
+            .map(|row| row.recurring(&makers))
+            .collect::<Result<Vec<RecurringInvoice>, StoreError>>()
+    }};
+}
+
+impl RecurringRow {
+    /// The recurring invoice, acting for its maker (`makers` holds its team's users where
+    /// the row names none).
+    fn recurring(self, makers: &Makers) -> Result<RecurringInvoice, StoreError> {
+        let row = self;
+        let created_by = makers.maker(row.team_id, row.created_by)?;
         let frequency =
             Frequency::from_word(&row.frequency).ok_or_else(|| corrupt("frequency", &row.frequency))?;
         let weekday = row
@@ -226,6 +243,7 @@ impl TryFrom<RecurringRow> for RecurringInvoice {
             status: RecurringStatus::from_word(&row.status).ok_or_else(|| corrupt("status", &row.status))?,
             next,
             generated_count: u32::try_from(row.generated_count).map_err(|e| corrupt("generated count", e))?,
+            created_by,
             created_at: row.created_at,
             updated_at: row.updated_at,
         })
@@ -302,6 +320,7 @@ impl RecurringStore for SqlStore {
                         recurring_invoices::team_id.eq(DbUuid::of(team)),
                         recurring_invoices::id.eq(DbUuid::of(recurring.id)),
                         recurring_invoices::created_at.eq(recurring.created_at),
+                        recurring_invoices::created_by.eq(Some(DbUuid::of(recurring.created_by))),
                         recurring_values!(recurring),
                     ))
                     .execute(conn)
@@ -332,7 +351,7 @@ impl RecurringStore for SqlStore {
                 .await
                 .optional()
                 .or_store()?);
-        row.map(RecurringInvoice::try_from).transpose()
+        Ok(recurring_of!(self, row.into_iter().collect())?.pop())
     }
 
     #[tracing::instrument(skip(self))]
@@ -353,7 +372,7 @@ impl RecurringStore for SqlStore {
             }
             query.load(conn).await.or_store()?
         });
-        rows.into_iter().map(RecurringInvoice::try_from).collect()
+        recurring_of!(self, rows)
     }
 
     #[tracing::instrument(skip_all, fields(team = %recurring.team_id, recurring = %recurring.id))]
@@ -391,7 +410,7 @@ impl RecurringStore for SqlStore {
             .load(conn)
             .await
             .or_store()?);
-        rows.into_iter().map(RecurringInvoice::try_from).collect()
+        recurring_of!(self, rows)
     }
 
     #[tracing::instrument(skip_all, fields(team = %record.recurring.team_id, recurring = %record.recurring.id))]

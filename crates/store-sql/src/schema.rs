@@ -393,6 +393,7 @@ macro_rules! tables {
                 data -> Text,
                 occurred_at -> $ts,
                 dispatched_at -> Nullable<$ts>,
+                owner_id -> Nullable<$uuid>,
             }
         }
 
@@ -490,6 +491,7 @@ macro_rules! tables {
                 disabled_reason -> Nullable<Text>,
                 created_at -> $ts,
                 updated_at -> $ts,
+                created_by -> Nullable<$uuid>,
             }
         }
 
@@ -533,6 +535,7 @@ macro_rules! tables {
                 generated_count -> Integer,
                 created_at -> $ts,
                 updated_at -> $ts,
+                created_by -> Nullable<$uuid>,
             }
         }
 

@@ -42,7 +42,7 @@ impl TryFrom<TagRow> for Tag {
         Ok(Tag {
             id: row.id.into_id(),
             team_id: row.team_id.into_id(),
-            title: Title::parse(row.title).map_err(|e| corrupt("tag title", e))?,
+            title: Title::from_stored(row.title).map_err(|e| corrupt("tag title", e))?,
             created_at: row.created_at,
             updated_at: row.updated_at,
         })
@@ -67,8 +67,12 @@ impl TryFrom<ProjectRow> for Project {
         Ok(Project {
             id: row.id.into_id(),
             team_id: row.team_id.into_id(),
-            title: Title::parse(row.title).map_err(|e| corrupt("project title", e))?,
-            code: row.code.map(ProjectCode::parse).transpose().map_err(|e| corrupt("project code", e))?,
+            title: Title::from_stored(row.title).map_err(|e| corrupt("project title", e))?,
+            code: row
+                .code
+                .map(ProjectCode::from_stored)
+                .transpose()
+                .map_err(|e| corrupt("project code", e))?,
             status: ProjectStatus::parse(&row.status).map_err(|e| corrupt("project status", e))?,
             rate: row
                 .rate
@@ -98,7 +102,7 @@ impl TryFrom<SectionRow> for Section {
             id: row.id.into_id(),
             team_id: row.team_id.into_id(),
             project_id: row.project_id.into_id(),
-            title: Title::parse(row.title).map_err(|e| corrupt("section title", e))?,
+            title: Title::from_stored(row.title).map_err(|e| corrupt("section title", e))?,
             created_at: row.created_at,
             updated_at: row.updated_at,
         })
@@ -148,10 +152,10 @@ impl EntryRow {
             user_id: self.user_id.into_id(),
             duration: DurationSeconds::parse(self.duration_seconds.into())
                 .map_err(|e| corrupt("duration", e))?,
-            task_name: TaskName::parse(self.task_name).map_err(|e| corrupt("task name", e))?,
+            task_name: TaskName::from_stored(self.task_name).map_err(|e| corrupt("task name", e))?,
             description: self
                 .description
-                .map(Description::parse)
+                .map(Description::from_stored)
                 .transpose()
                 .map_err(|e| corrupt("description", e))?,
             date: self.date,
@@ -186,7 +190,7 @@ type LinkRow = (DbUuid, DbUuid, String);
 
 /// The tag of a link row.
 fn link_tag((_, tag, title): LinkRow) -> Result<TagRef, StoreError> {
-    Ok(TagRef { id: tag.into_id(), title: Title::parse(title).map_err(|e| corrupt("tag title", e))? })
+    Ok(TagRef { id: tag.into_id(), title: Title::from_stored(title).map_err(|e| corrupt("tag title", e))? })
 }
 
 /// Attaches each entry's tags to it.

@@ -4,20 +4,24 @@
 
 mod support;
 
+use accounts::Role;
 use billing::ledger::{EntryAmount, EntryFilter, EntryKind, NewEntry, PaymentMethod};
 use billing::money::parse_decimal;
 use billing::{InvoiceStatus, LedgerEntryId};
 use diesel::Connection;
+use diesel::connection::SimpleConnection;
 use diesel_async::AsyncPgConnection;
 use diesel_async::async_connection_wrapper::AsyncConnectionWrapper;
 use diesel_migrations::{FileBasedMigrations, MigrationHarness};
 use kernel::Id;
+use notify::webhooks::EndpointDescription;
+use notify::{EventFilter, EventType, SigningSecret, WebhookEndpoint, WebhookEndpointId, WebhookUrl};
 use store_contract::Database;
 use store_contract::invoices::{at, fixture, fixture_for};
 
-/// Takes the migrations back on `conn` down to the payments ledger's (000021, and every
-/// later one by its down.sql), runs `sql`, and leaves them for the next start to run again.
-fn before_the_payments_ledger<C>(mut conn: C, dir: &str, sql: &str)
+/// Takes the migrations back on `conn` down to `version`'s (`000021`: it and every later one
+/// by its down.sql), runs `sql`, and leaves them for the next start to run again.
+fn before<C>(mut conn: C, dir: &str, version: &str, sql: &str)
 where
     C: Connection + MigrationHarness<C::Backend>,
 {
@@ -26,11 +30,40 @@ where
             .unwrap();
     loop {
         let reverted = conn.revert_last_migration(migrations.clone()).unwrap();
-        if reverted.to_string().ends_with("000021") {
+        if reverted.to_string().ends_with(version) {
             break;
         }
     }
     conn.batch_execute(sql).unwrap();
+}
+
+/// Runs `sql` on the database at `url`, past the store.
+async fn execute(url: &str, sql: &'static str) {
+    let url = url.to_owned();
+    tokio::task::spawn_blocking(move || {
+        if let Some(path) = url.strip_prefix("sqlite://") {
+            diesel::SqliteConnection::establish(path).unwrap().batch_execute(sql).unwrap();
+        } else {
+            AsyncConnectionWrapper::<AsyncPgConnection>::establish(&url).unwrap().batch_execute(sql).unwrap();
+        }
+    })
+    .await
+    .unwrap();
+}
+
+/// The database at `url` as it was before migration `version`, with `sql` run on it then.
+async fn as_before(url: &str, version: &'static str, sql: String) {
+    let url = url.to_owned();
+    tokio::task::spawn_blocking(move || {
+        if let Some(path) = url.strip_prefix("sqlite://") {
+            before(diesel::SqliteConnection::establish(path).unwrap(), "sqlite", version, &sql);
+        } else {
+            let conn = AsyncConnectionWrapper::<AsyncPgConnection>::establish(&url).unwrap();
+            before(conn, "postgres", version, &sql);
+        }
+    })
+    .await
+    .unwrap();
 }
 
 /// Invoices marked `PAID`, `EXPIRED`, `PAID_PARTIAL` and `OVERDUE` by hand before the payments
@@ -46,22 +79,7 @@ async fn statuses_set_by_hand_become_the_books(database: Database) {
     drop(f);
     let hand_set = "UPDATE invoices SET status = CASE serial WHEN 1 THEN 'PAID' WHEN 2 THEN 'EXPIRED' \
                     WHEN 3 THEN 'PAID_PARTIAL' ELSE 'OVERDUE' END";
-    let url = database.url.clone();
-    tokio::task::spawn_blocking(move || {
-        if url.starts_with("sqlite://") {
-            let path = url.trim_start_matches("sqlite://");
-            before_the_payments_ledger(
-                diesel::SqliteConnection::establish(path).unwrap(),
-                "sqlite",
-                hand_set,
-            );
-        } else {
-            let conn = AsyncConnectionWrapper::<AsyncPgConnection>::establish(&url).unwrap();
-            before_the_payments_ledger(conn, "postgres", hand_set);
-        }
-    })
-    .await
-    .unwrap();
+    as_before(&database.url, "000021", hand_set.to_owned()).await;
 
     let f = fixture_for(support::open(database).await.1, team).await;
     let read = async |n: usize| f.billing.get_invoice(team, invoices[n].id).await.unwrap().unwrap();
@@ -115,4 +133,69 @@ async fn on_sqlite_statuses_set_by_hand_become_the_books() {
 #[tokio::test]
 async fn on_postgres_statuses_set_by_hand_become_the_books() {
     statuses_set_by_hand_become_the_books(Database::postgres().await).await;
+}
+
+/// Endpoints made before their makers were recorded act for the team's oldest owner, and a
+/// row an earlier release writes without one reads the same; the events of time recorded
+/// before carry the user their data names.
+async fn makers_and_owners_are_filled_in(database: Database) {
+    let (_, ports) = support::open_url(&database.url).await;
+    let team = store_contract::create_team(&ports, "Acme").await;
+    let member = store_contract::create_user(&ports, team, Role::Member).await;
+    let owner = store_contract::create_user(&ports, team, Role::Owner).await;
+    store_contract::create_user(&ports, team, Role::Owner).await;
+    let now = at("2026-11-25T12:00:00Z");
+    let endpoint = WebhookEndpoint {
+        id: WebhookEndpointId::generate(),
+        team_id: team,
+        url: WebhookUrl::parse("https://hooks.example.com/billable").unwrap(),
+        events: EventFilter::parse(&["*"]).unwrap(),
+        description: EndpointDescription::parse("books").unwrap(),
+        created_by: member,
+        secret: SigningSecret::generate(),
+        previous_secret: None,
+        disabled: None,
+        created_at: now,
+        updated_at: now,
+    };
+    assert!(ports.notify().create_endpoint(&endpoint).await.unwrap());
+    let time = store_contract::tracking_contract::Fixture {
+        store: ports.clone(),
+        track: ports.track(),
+        team,
+        user: member,
+    };
+    time.logged(time.entry("2026-11-24T09:00:00Z", &[])).await;
+    drop((time, ports));
+    // The data an earlier release recorded: the entry as the API showed it.
+    let recorded = format!(
+        "UPDATE events SET data = '{{\"id\":\"x\",\"userId\":\"{member}\"}}' WHERE type = 'time_entry.created'"
+    );
+    as_before(&database.url, "000031", recorded).await;
+
+    let url = database.url.clone();
+    let (_, ports) = support::open(database).await;
+    let notify = ports.notify();
+    let stored = notify.get_endpoint(team, endpoint.id).await.unwrap().unwrap();
+    assert_eq!(stored.created_by, owner, "the team's oldest owner");
+    execute(&url, "UPDATE webhook_endpoints SET created_by = NULL").await;
+    let unnamed = notify.list_endpoints(team).await.unwrap();
+    assert_eq!(
+        unnamed.iter().map(|e| e.created_by).collect::<Vec<_>>(),
+        [owner],
+        "as an earlier release wrote it"
+    );
+    let events = notify.list_events(team, 10).await.unwrap();
+    let time_event = events.iter().find(|e| e.kind == EventType::TimeEntryCreated).unwrap();
+    assert_eq!(time_event.owner, Some(member));
+}
+
+#[tokio::test]
+async fn on_sqlite_makers_and_owners_are_filled_in() {
+    makers_and_owners_are_filled_in(Database::sqlite()).await;
+}
+
+#[tokio::test]
+async fn on_postgres_makers_and_owners_are_filled_in() {
+    makers_and_owners_are_filled_in(Database::postgres().await).await;
 }

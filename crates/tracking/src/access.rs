@@ -32,6 +32,12 @@ impl Actor {
         self.may_act_for(entry.user_id)
     }
 
+    /// Whose time billing bills for them: a member's own, the team's (`None`) for owners
+    /// and admins.
+    pub fn billed_user(&self) -> Option<UserId> {
+        (!self.role.may_act_for_others()).then_some(self.user_id)
+    }
+
     /// Whose entries a listing shows when `requested` (a `userId` filter) is asked for:
     /// members only ever their own; owners and admins the team's, or one user's.
     pub fn listing_user(&self, requested: Option<UserId>) -> Result<Option<UserId>, NotAllowed> {
@@ -63,6 +69,7 @@ mod tests {
             let others = actor.listing_user(Some(colleague));
             assert_eq!(others, if elevated { Ok(Some(colleague)) } else { Err(NotAllowed) });
             assert_eq!(actor.listing_user(None), Ok(if elevated { None } else { Some(me) }));
+            assert_eq!(actor.billed_user(), if elevated { None } else { Some(me) });
         }
     }
 }

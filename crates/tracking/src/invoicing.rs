@@ -97,16 +97,17 @@ impl GroupBy {
     }
 }
 
-/// A group's hours as a line's quantity: `seconds ÷ 3600` to 4 decimals, half away from
-/// zero.
+/// A group's hours as a line's quantity: `seconds ÷ 3600` to 6 decimals (the most a
+/// quantity has), half away from zero. The line's amount is then `unitPrice × quantity`
+/// rounded once, so the line rule of every invoice, and EN 16931's, holds for it.
 pub fn hours(seconds: u64) -> Decimal {
     (Decimal::from(seconds) / Decimal::from(3600))
-        .round_dp_with_strategy(4, RoundingStrategy::MidpointAwayFromZero)
+        .round_dp_with_strategy(6, RoundingStrategy::MidpointAwayFromZero)
 }
 
-/// Seconds as hours the way [`hours`] makes a line's quantity (4 decimals, half away from
-/// zero), written out with trailing zeros dropped: for any number of seconds a report can
-/// sum (below 2^110), where a decimal would overflow.
+/// Seconds as hours the way reports show them (4 decimals, half away from zero), written
+/// out with trailing zeros dropped: for any number of seconds a report can sum (below
+/// 2^110), where a decimal would overflow.
 pub fn hours_text(seconds: u128) -> String {
     let Some(ten_thousandths) = seconds.checked_mul(20_000).map(|twice| twice.saturating_add(3600) / 7200)
     else {
@@ -149,6 +150,39 @@ pub enum TimeBillingRule {
     /// A line's description (a project's title, a task name) is not one a line takes.
     #[error("a line's description {0}")]
     LineDescription(InvalidValue),
+    /// Every entry to bill was left out: none can be billed ([`SkippedEntry`]).
+    #[error("none of the {entries} entries to bill can be billed: each is more hours than a line holds")]
+    NothingBillable { entries: usize },
+}
+
+/// An entry left out of the invoice, and why; it stays unbilled.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SkippedEntry {
+    pub id: TimeEntryId,
+    pub reason: SkipReason,
+}
+
+/// Why an entry cannot be billed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SkipReason {
+    /// Its own time is more hours than a line's quantity holds.
+    #[error("its {hours} hours are more than an invoice line holds (at most {} hours)", QUANTITY.max)]
+    LongerThanALine { hours: Decimal },
+    /// Its line holds as many hours as a line can without it.
+    #[error(
+        "its line \"{description}\" would come to more hours than a line holds (at most {} hours); bill it \
+         with groupBy entry, or bill fewer days",
+        QUANTITY.max
+    )]
+    LineFull { description: String },
+}
+
+/// The lines that bill the time, and the entries left out.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TimeLines {
+    pub lines: Vec<TimeLine>,
+    /// In the order of the entries given.
+    pub skipped: Vec<SkippedEntry>,
 }
 
 /// The name of the line of time logged on no project.
@@ -185,13 +219,18 @@ impl TimeLine {
 /// no `rate` is given (`rate`, listing those projects). A group whose rounded time is
 /// nothing makes no line (its entries are billed all the same, at nothing); when no line
 /// is left, the refusal says the rounding took it.
+///
+/// An entry that cannot be billed is left out, and named with why, so that it does not
+/// hold up the rest: one of more hours than a line's quantity holds, or one that would
+/// take its line past that (entries join their line in the order given). When every entry
+/// is left out, nothing is made.
 pub fn time_lines(
     entries: &[TimeEntry],
     projects: &[Project],
     group_by: GroupBy,
     rate: Option<HourlyRate>,
     rounding: Option<Rounding>,
-) -> Result<Vec<TimeLine>, TimeBillingRule> {
+) -> Result<TimeLines, TimeBillingRule> {
     if entries.is_empty() {
         return Err(TimeBillingRule::NoTime);
     }
@@ -209,6 +248,7 @@ pub fn time_lines(
     }
     // Ordered keys make the lines' order: by project title, task name, or entry date.
     let mut groups: BTreeMap<(String, String, String), Group> = BTreeMap::new();
+    let mut skipped = Vec::new();
     for entry in entries {
         let line_rate = rate.or_else(|| project(entry.project_id).and_then(|p| p.rate));
         let Some(line_rate) = line_rate else { continue };
@@ -234,14 +274,31 @@ pub fn time_lines(
             }
         };
         let seconds = rounding.map_or(entry.duration.get(), |r| r.apply(entry.duration.get()));
+        if hours(seconds) > QUANTITY.max {
+            skipped.push(SkippedEntry {
+                id: entry.id,
+                reason: SkipReason::LongerThanALine { hours: hours(seconds) },
+            });
+            continue;
+        }
         let group = groups.entry(key).or_insert_with(|| Group {
             description,
             rate: line_rate,
             seconds: 0,
             entries: Vec::new(),
         });
-        group.seconds = group.seconds.saturating_add(seconds);
+        let summed = group.seconds.saturating_add(seconds);
+        if hours(summed) > QUANTITY.max {
+            let reason = SkipReason::LineFull { description: group.description.clone() };
+            skipped.push(SkippedEntry { id: entry.id, reason });
+            continue;
+        }
+        group.seconds = summed;
         group.entries.push(entry.id);
+    }
+    groups.retain(|_, group| !group.entries.is_empty());
+    if groups.is_empty() {
+        return Err(TimeBillingRule::NothingBillable { entries: skipped.len() });
     }
     let lines: Vec<TimeLine> =
         groups.into_values().filter(|group| group.seconds > 0).map(Group::line).collect::<Result<_, _>>()?;
@@ -251,7 +308,7 @@ pub fn time_lines(
     if lines.len() > MAX_LINE_ITEMS {
         return Err(TimeBillingRule::TooManyLines { lines: lines.len() });
     }
-    Ok(lines)
+    Ok(TimeLines { lines, skipped })
 }
 
 /// The entries of one line as they are summed.
@@ -264,6 +321,7 @@ struct Group {
 
 impl Group {
     fn line(self) -> Result<TimeLine, TimeBillingRule> {
+        // Entries that would take it past a line's hours were left out.
         let hours = QUANTITY
             .check(hours(self.seconds))
             .map_err(|_| TimeBillingRule::LineTooLong { description: self.description.clone() })?;
@@ -282,9 +340,11 @@ mod tests {
     use super::*;
 
     #[test]
-    fn hours_are_written_as_lines_bill_them_for_any_sum() {
+    fn report_hours_are_written_to_four_decimals_for_any_sum() {
         for seconds in [0_u64, 1, 18, 36_000, 5400, 3601, 9_007_199_254_740_991] {
-            assert_eq!(hours_text(u128::from(seconds)), hours(seconds).normalize().to_string(), "{seconds}");
+            let four = (Decimal::from(seconds) / Decimal::from(3600))
+                .round_dp_with_strategy(4, RoundingStrategy::MidpointAwayFromZero);
+            assert_eq!(hours_text(u128::from(seconds)), four.normalize().to_string(), "{seconds}");
         }
         let beyond = u128::from(9_007_199_254_740_991_u64) * 1025;
         assert_eq!(hours_text(beyond), "2564549787808198.8264");
@@ -356,10 +416,15 @@ mod tests {
     }
 
     #[test]
-    fn hours_have_four_decimals_rounded_half_away_from_zero() {
-        for (seconds, expected) in
-            [(5400, "1.5"), (1, "0.0003"), (3599, "0.9997"), (18, "0.005"), (3600 * 160, "160")]
-        {
+    fn hours_have_six_decimals_rounded_half_away_from_zero() {
+        for (seconds, expected) in [
+            (5400, "1.5"),
+            (1, "0.000278"),
+            (3599, "0.999722"),
+            (18, "0.005"),
+            (3600 * 160, "160"),
+            (7, "0.001944"),
+        ] {
             assert_eq!(hours(seconds).normalize().to_string(), expected, "{seconds}");
         }
     }
@@ -372,7 +437,8 @@ mod tests {
             entry(3, 30, "Build", Some(&app)),
             entry(4, 45, "Build", Some(&site)),
         ];
-        let lines = time_lines(&entries, &[site.clone(), app.clone()], GroupBy::Project, None, None).unwrap();
+        let lines =
+            time_lines(&entries, &[site.clone(), app.clone()], GroupBy::Project, None, None).unwrap().lines;
         assert_eq!(shown(&lines), [row("app", "0.5", "120"), row("Website", "2.25", "95.5")]);
         assert_eq!(lines[1].entries, [entries[0].id, entries[2].id]);
         let input = lines[1].line_input();
@@ -381,7 +447,7 @@ mod tests {
             (rate("95.5").unwrap().amount(), lines[1].hours, None)
         );
         // A rate given overrides the projects'.
-        let flat = time_lines(&entries, &[site, app], GroupBy::Project, rate("80"), None).unwrap();
+        let flat = time_lines(&entries, &[site, app], GroupBy::Project, rate("80"), None).unwrap().lines;
         assert_eq!(shown(&flat), [row("app", "0.5", "80"), row("Website", "2.25", "80")]);
     }
 
@@ -395,21 +461,63 @@ mod tests {
             entry(4, 60, "Build", Some(&site)),
         ];
         let projects = [site, app];
-        let by_task = time_lines(&entries, &projects, GroupBy::Task, rate("100"), None).unwrap();
+        let by_task = time_lines(&entries, &projects, GroupBy::Task, rate("100"), None).unwrap().lines;
         assert_eq!(shown(&by_task), [row("Admin", "0.25", "100"), row("Build", "2.5", "100")]);
         let rated = &entries[..2];
-        let by_task = time_lines(rated, &projects, GroupBy::Task, None, None).unwrap();
+        let by_task = time_lines(rated, &projects, GroupBy::Task, None, None).unwrap().lines;
         assert_eq!(shown(&by_task), [row("Build", "1", "120"), row("Build", "0.5", "95.5")]);
-        let by_entry = time_lines(&entries, &projects, GroupBy::Entry, rate("100"), None).unwrap();
+        let by_entry = time_lines(&entries, &projects, GroupBy::Entry, rate("100"), None).unwrap().lines;
         let days: Vec<String> = by_entry.iter().map(|l| l.description.as_str().to_owned()).collect();
         assert_eq!(
             days,
             ["2026-11-02 Build", "2026-11-02 Admin", "2026-11-03 Build", "2026-11-04 Build"]
                 .map(String::from)
         );
-        let by_project = time_lines(&entries, &projects, GroupBy::Project, rate("100"), None).unwrap();
+        let by_project = time_lines(&entries, &projects, GroupBy::Project, rate("100"), None).unwrap().lines;
         let names: Vec<&str> = by_project.iter().map(|l| l.description.as_str()).collect();
         assert_eq!(names, ["App", "Website", NO_PROJECT]);
+    }
+
+    #[test]
+    fn entries_too_long_to_bill_are_left_out_and_named() {
+        let site = project("Website", rate("100"));
+        let mut longest = entry(2, 60, "Build", Some(&site));
+        longest.duration = DurationSeconds::parse(i128::from(DurationSeconds::MAX)).unwrap();
+        let just_under = 3600 * 999_999_000_u64;
+        let mut big = entry(3, 60, "Build", Some(&site));
+        big.duration = DurationSeconds::parse(i128::from(just_under)).unwrap();
+        let (small, also_small) = (entry(4, 90, "Build", Some(&site)), entry(5, 30, "Build", Some(&site)));
+        let mut overflowing = entry(6, 60, "Build", Some(&site));
+        overflowing.duration = DurationSeconds::parse(i128::from(3600 * 2000_u64)).unwrap();
+        let entries = [longest.clone(), big.clone(), small.clone(), overflowing.clone(), also_small.clone()];
+        let made = time_lines(&entries, std::slice::from_ref(&site), GroupBy::Project, None, None).unwrap();
+        assert_eq!(shown(&made.lines), [row("Website", "999999002", "100")]);
+        assert_eq!(made.lines[0].entries, [big.id, small.id, also_small.id]);
+        assert_eq!(
+            made.skipped,
+            [
+                SkippedEntry {
+                    id: longest.id,
+                    reason: SkipReason::LongerThanALine { hours: hours(DurationSeconds::MAX) }
+                },
+                SkippedEntry {
+                    id: overflowing.id,
+                    reason: SkipReason::LineFull { description: "Website".into() }
+                },
+            ]
+        );
+        assert_eq!(
+            made.skipped[0].reason.to_string(),
+            "its 2501999792983.608611 hours are more than an invoice line holds (at most 1000000000 hours)"
+        );
+        // Billed on its own line, the entry that did not fit its project's line fits.
+        let by_entry =
+            time_lines(&entries[1..], std::slice::from_ref(&site), GroupBy::Entry, None, None).unwrap();
+        assert_eq!((by_entry.lines.len(), by_entry.skipped.len()), (4, 0));
+        assert_eq!(
+            time_lines(&[longest], &[site], GroupBy::Project, None, None).unwrap_err(),
+            TimeBillingRule::NothingBillable { entries: 1 }
+        );
     }
 
     #[test]
@@ -419,7 +527,7 @@ mod tests {
             [entry(2, 10, "a", Some(&site)), entry(3, 10, "b", Some(&site)), entry(4, 10, "c", Some(&site))];
         let projects = [site];
         let up = Rounding::parse(15, "up").ok();
-        let lines = time_lines(&entries, &projects, GroupBy::Project, None, up).unwrap();
+        let lines = time_lines(&entries, &projects, GroupBy::Project, None, up).unwrap().lines;
         assert_eq!(shown(&lines), [row("Website", "0.75", "100")]);
         let down = Rounding::parse(15, "down").ok();
         let error = time_lines(&entries, &projects, GroupBy::Project, None, down).unwrap_err();

@@ -15,7 +15,9 @@ use billing::{BillingStore, Invoice};
 use chrono::{DateTime, Utc};
 use kernel::{Id, StoreError};
 
-use crate::invoicing::{GroupBy, NO_PROJECT, Rounding, TimeBillingRule, TimeLine, is_billable, time_lines};
+use crate::invoicing::{
+    GroupBy, NO_PROJECT, Rounding, SkippedEntry, TimeBillingRule, TimeLine, is_billable, time_lines,
+};
 use crate::report::{Report, ReportGroupBy, ReportQuery, report_groups};
 use crate::{
     Actor, DeleteError, Description, DurationSeconds, EntryFilter, HourlyRate, Period, ProjectId,
@@ -385,14 +387,32 @@ pub struct TimeToInvoice {
     pub user: Option<UserId>,
 }
 
-/// The invoice lines of the billable, not yet billed time `time` names, and the entries
-/// they bill (each as it was read, so that the invoice's transaction bills it only if it
-/// is unchanged).
+/// What unbilled time comes to on an invoice.
+#[derive(Debug, Clone)]
+pub struct BillableTime {
+    /// The invoice lines of the time.
+    pub lines: Vec<LineInput>,
+    /// The entries they bill, each as it was read, so that the invoice's transaction bills
+    /// it only if it is unchanged.
+    pub entries: Vec<TimeToBill>,
+    /// The entries left out, which stay unbilled, and why.
+    pub skipped: Vec<SkippedEntry>,
+}
+
+/// An invoice of time, and the entries it left out.
+#[derive(Debug, Clone)]
+pub struct BilledTime {
+    pub invoice: Invoice,
+    pub skipped: Vec<SkippedEntry>,
+}
+
+/// The invoice lines of the billable, not yet billed time `time` names, the entries they
+/// bill, and those that cannot be billed.
 pub async fn unbilled_time(
     tracking: &dyn TrackStore,
     team: TeamId,
     time: &TimeToInvoice,
-) -> Result<(Vec<LineInput>, Vec<TimeToBill>), BillTimeError> {
+) -> Result<BillableTime, BillTimeError> {
     let projects = tracking.list_projects(team).await?;
     let wanted: Option<HashSet<ProjectId>> = time.projects.as_ref().map(|ids| ids.iter().copied().collect());
     if let Some(unknown) = wanted.iter().flatten().find(|id| !projects.iter().any(|p| p.id == **id)) {
@@ -406,20 +426,23 @@ pub async fn unbilled_time(
         .filter(is_billable)
         .filter(|entry| wanted.as_ref().is_none_or(|w| entry.project_id.is_some_and(|p| w.contains(&p))))
         .collect();
-    let lines = time_lines(&entries, &projects, time.group_by, time.rate, time.rounding)?;
-    Ok((
-        lines.iter().map(TimeLine::line_input).collect(),
-        entries
+    let made = time_lines(&entries, &projects, time.group_by, time.rate, time.rounding)?;
+    let left_out: HashSet<TimeEntryId> = made.skipped.iter().map(|skipped| skipped.id).collect();
+    Ok(BillableTime {
+        lines: made.lines.iter().map(TimeLine::line_input).collect(),
+        entries: entries
             .iter()
+            .filter(|entry| !left_out.contains(&entry.id))
             .map(|entry| TimeToBill { id: entry.id.as_uuid(), updated_at: entry.updated_at })
             .collect(),
-    ))
+        skipped: made.skipped,
+    })
 }
 
 /// Makes one invoice of the billable, not yet billed time of `request.days`: one line per
 /// group, each entry billed by the invoice in the invoice's own transaction, so that no
 /// entry is billed twice however requests race. Members bill their own time; owners and
-/// admins the team's.
+/// admins the team's. Entries that cannot be billed are left out and named.
 pub async fn bill_time(
     tracking: &dyn TrackStore,
     billing: &dyn BillingStore,
@@ -428,13 +451,13 @@ pub async fn bill_time(
     team: TeamId,
     request: TimeBilling,
     now: DateTime<Utc>,
-) -> Result<Invoice, BillTimeError> {
+) -> Result<BilledTime, BillTimeError> {
     // An exchange rate means a client in another currency, whose lines the projects'
     // rates (in the team's currency) cannot price.
     if request.invoice.exchange_rate.is_some() && request.rate.is_none() {
         return Err(TimeBillingRule::RateInClientCurrency.into());
     }
-    let user = actor.listing_user(None).unwrap_or(Some(actor.user_id));
+    let user = actor.billed_user();
     let time = TimeToInvoice {
         days: request.days,
         projects: request.projects,
@@ -443,14 +466,14 @@ pub async fn bill_time(
         rounding: request.rounding,
         user,
     };
-    let (line_items, time_entries) = unbilled_time(tracking, team, &time).await?;
-    let draft = InvoiceDraft { line_items, time_entries, ..request.invoice };
+    let time = unbilled_time(tracking, team, &time).await?;
+    let draft = InvoiceDraft { line_items: time.lines, time_entries: time.entries, ..request.invoice };
     let invoice = if request.preview {
         billing::service::preview_invoice(billing, accounts, team, draft, now).await?
     } else {
         billing::service::create_invoice(billing, accounts, team, draft, now).await?
     };
-    Ok(invoice)
+    Ok(BilledTime { invoice, skipped: time.skipped })
 }
 
 /// Where the time of `period` went, grouped by `group_by`: the actor's own time, or, for

@@ -255,6 +255,18 @@ needs!(
     BillTime => InvoicesWrite & TrackRead,
 );
 
+/// 403 unless `who`'s key holds `permission`, which `what` needs: for a rule that depends
+/// on what the request is about, past the permission its route states.
+pub(crate) fn require(who: &Principal, permission: Permission, what: &str) -> Result<(), ApiError> {
+    if who.may(permission) {
+        return Ok(());
+    }
+    Err(ApiError::new(
+        StatusCode::FORBIDDEN,
+        format!("this API key lacks the {} permission, which {what} needs", permission.as_str()),
+    ))
+}
+
 /// The authenticated caller, proven to hold permission `P` (403 otherwise), whose query
 /// string names only parameters the route takes (400 otherwise). Put it first among a
 /// handler's extractors: it resolves at once, so a 403 beats a 400.

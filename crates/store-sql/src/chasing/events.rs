@@ -15,10 +15,12 @@ use diesel_async::{AsyncConnection, RunQueryDsl};
 use kernel::{Id, StoreError};
 use notify::jobs::NewJob;
 use notify::store::EventStore;
-use notify::webhooks::WebhookDeliveryId;
+use notify::webhooks::{WebhookDeliveryId, is_for};
 use notify::{Event, EventFilter, EventId, JobKind};
+use tracking::Actor;
 
 use super::{event_type, insert_job};
+use crate::accounts::load_makers;
 use crate::types::DbUuid;
 use crate::{OrStoreError, SqlStore, corrupt, db_run};
 
@@ -44,6 +46,7 @@ pub(crate) struct EventRow {
     data: String,
     occurred_at: DateTime<Utc>,
     dispatched_at: Option<DateTime<Utc>>,
+    owner_id: Option<DbUuid>,
 }
 
 impl TryFrom<EventRow> for Event {
@@ -57,6 +60,7 @@ impl TryFrom<EventRow> for Event {
             subject: row.subject_id.0,
             thread: row.thread,
             data: row.data,
+            owner: row.owner_id.map(DbUuid::into_id),
             occurred_at: row.occurred_at,
             dispatched: row.dispatched_at.is_some(),
         })
@@ -74,8 +78,8 @@ pub(crate) fn filter_column(filter: &EventFilter) -> String {
     filter.words().join(" ")
 }
 
-/// An event waiting for its dispatch: seq, team, id, type, thread.
-type Waiting = (i64, DbUuid, DbUuid, String, String);
+/// An event waiting for its dispatch: seq, team, id, type, thread, owner.
+type Waiting = (i64, DbUuid, DbUuid, String, String, Option<DbUuid>);
 
 /// The dispatch itself, in a transaction that holds the dispatcher's lock: evaluates to
 /// how many events it handed out.
@@ -86,7 +90,14 @@ macro_rules! dispatch {
             .filter(events::dispatched_at.is_null())
             .order(events::seq)
             .limit(i64::from($limit))
-            .select((events::seq, events::team_id, events::id, events::kind, events::thread))
+            .select((
+                events::seq,
+                events::team_id,
+                events::id,
+                events::kind,
+                events::thread,
+                events::owner_id,
+            ))
             .load($conn)
             .await?;
         if !waiting.is_empty() {
@@ -96,32 +107,47 @@ macro_rules! dispatch {
                 teams.dedup();
                 teams
             };
-            let endpoints: Vec<(DbUuid, DbUuid, String)> = webhook_endpoints::table
+            let endpoints: Vec<(DbUuid, DbUuid, String, Option<DbUuid>)> = webhook_endpoints::table
                 .filter(webhook_endpoints::team_id.eq_any(&teams))
                 .filter(webhook_endpoints::disabled_at.is_null())
                 .order(webhook_endpoints::id)
-                .select((webhook_endpoints::team_id, webhook_endpoints::id, webhook_endpoints::events))
+                .select((
+                    webhook_endpoints::team_id,
+                    webhook_endpoints::id,
+                    webhook_endpoints::events,
+                    webhook_endpoints::created_by,
+                ))
                 .load($conn)
                 .await?;
+            let makers = load_makers!($conn, &teams)?;
             let subscriptions: Vec<(DbUuid, String)> = event_subscriptions::table
                 .filter(event_subscriptions::team_id.eq_any(&teams))
                 .select((event_subscriptions::team_id, event_subscriptions::events))
                 .load($conn)
                 .await?;
             let refuse = |e: StoreError| diesel::result::Error::QueryBuilderError(Box::new(e));
-            let mut endpoints_of: HashMap<DbUuid, Vec<(DbUuid, EventFilter)>> = HashMap::new();
-            for (team, id, patterns) in endpoints {
-                endpoints_of.entry(team).or_default().push((id, filter_from(&patterns).map_err(refuse)?));
+            // Each endpoint with its filter and its maker as the team has them now.
+            let mut endpoints_of: HashMap<DbUuid, Vec<(DbUuid, EventFilter, Option<Actor>)>> = HashMap::new();
+            for (team, id, patterns, created_by) in endpoints {
+                let maker = makers.maker(team, created_by).map_err(refuse)?;
+                let reader = makers.actor(team, maker);
+                endpoints_of.entry(team).or_default().push((
+                    id,
+                    filter_from(&patterns).map_err(refuse)?,
+                    reader,
+                ));
             }
             let mut agent_of: HashMap<DbUuid, EventFilter> = HashMap::new();
             for (team, patterns) in subscriptions {
                 agent_of.insert(team, filter_from(&patterns).map_err(refuse)?);
             }
-            for (seq, team, id, kind, thread) in &waiting {
+            for (seq, team, id, kind, thread, owner) in &waiting {
                 let kind = event_type(kind).map_err(refuse)?;
                 let team_id: TeamId = team.into_id();
-                for (endpoint, filter) in endpoints_of.get(team).into_iter().flatten() {
-                    if !filter.matches(kind) {
+                let owner = owner.map(DbUuid::into_id);
+                for (endpoint, filter, reader) in endpoints_of.get(team).into_iter().flatten() {
+                    // Only what the endpoint's maker may read (`is_for`).
+                    if !filter.matches(kind) || !is_for(reader.as_ref(), kind, owner) {
                         continue;
                     }
                     let delivery = WebhookDeliveryId::generate();

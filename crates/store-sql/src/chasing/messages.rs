@@ -71,8 +71,8 @@ pub(crate) fn message_from(row: MessageRow, attachments: Vec<AttachmentInfo>) ->
         credit_note_id: row.credit_note_id.map(DbUuid::into_id),
         kind: MessageKind::from_word(&row.kind).ok_or_else(|| corrupt("message kind", &row.kind))?,
         recipients,
-        subject: MailSubject::parse(row.subject).map_err(|e| corrupt("subject", e))?,
-        body: notify::MailBody::parse(row.body).map_err(|e| corrupt("body", e))?,
+        subject: MailSubject::from_stored(row.subject).map_err(|e| corrupt("subject", e))?,
+        body: notify::MailBody::from_stored(row.body).map_err(|e| corrupt("body", e))?,
         status: MessageStatus::from_word(&row.status)
             .ok_or_else(|| corrupt("message status", &row.status))?,
         attempts: u32::try_from(row.attempts).map_err(|e| corrupt("attempts", e))?,

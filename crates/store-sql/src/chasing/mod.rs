@@ -29,6 +29,7 @@ macro_rules! record_events {
                     events::subject_id.eq(DbUuid(event.subject)),
                     events::thread.eq(&event.thread),
                     events::data.eq(&event.data),
+                    events::owner_id.eq(event.owner.map(DbUuid::of)),
                     events::occurred_at.eq(event.occurred_at),
                 ))
                 .execute($conn)

@@ -21,6 +21,7 @@ use notify::{
 
 use super::events::{EventRow, filter_column, filter_from};
 use super::{event_type, finish_job_row, insert_job};
+use crate::accounts::{Makers, load_makers, makers_for};
 use crate::invoices::TxError;
 use crate::types::DbUuid;
 use crate::{OrStoreError, SqlStore, corrupt, db_run, violation};
@@ -39,15 +40,19 @@ struct EndpointRow {
     disabled_reason: Option<String>,
     created_at: DateTime<Utc>,
     updated_at: DateTime<Utc>,
+    created_by: Option<DbUuid>,
 }
 
 fn secret(text: &str) -> Result<SigningSecret, StoreError> {
     SigningSecret::parse(text).ok_or_else(|| corrupt("signing secret", "not whsec_ and base64"))
 }
 
-impl TryFrom<EndpointRow> for WebhookEndpoint {
-    type Error = StoreError;
-    fn try_from(row: EndpointRow) -> Result<Self, StoreError> {
+impl EndpointRow {
+    /// The endpoint, acting for its maker (`makers` holds its team's users where the row
+    /// names none).
+    fn endpoint(self, makers: &Makers) -> Result<WebhookEndpoint, StoreError> {
+        let row = self;
+        let created_by = makers.maker(row.team_id, row.created_by)?;
         let previous_secret = match (row.previous_secret, row.previous_secret_until) {
             (Some(text), Some(until)) => Some((secret(&text)?, until)),
             _ => None,
@@ -61,8 +66,9 @@ impl TryFrom<EndpointRow> for WebhookEndpoint {
             team_id: row.team_id.into_id(),
             url: WebhookUrl::parse(&row.url).map_err(|e| corrupt("webhook url", e))?,
             events: filter_from(&row.events)?,
-            description: EndpointDescription::parse(row.description)
+            description: EndpointDescription::from_stored(row.description)
                 .map_err(|e| corrupt("description", e))?,
+            created_by,
             secret: secret(&row.secret)?,
             previous_secret,
             disabled,
@@ -70,6 +76,17 @@ impl TryFrom<EndpointRow> for WebhookEndpoint {
             updated_at: row.updated_at,
         })
     }
+}
+
+/// The endpoints of `rows`, each acting for its maker.
+macro_rules! endpoints_of {
+    ($store:expr, $rows:expr) => {{
+        let rows: Vec<EndpointRow> = $rows;
+        let makers = makers_for!($store, rows.iter().map(|r| (r.team_id, r.created_by)));
+        rows.into_iter()
+            .map(|row| row.endpoint(&makers))
+            .collect::<Result<Vec<WebhookEndpoint>, StoreError>>()
+    }};
 }
 
 #[derive(Queryable)]
@@ -168,6 +185,7 @@ impl WebhookStore for SqlStore {
                         webhook_endpoints::team_id.eq(team),
                         webhook_endpoints::id.eq(DbUuid::of(endpoint.id)),
                         webhook_endpoints::created_at.eq(endpoint.created_at),
+                        webhook_endpoints::created_by.eq(Some(DbUuid::of(endpoint.created_by))),
                         endpoint_values!(endpoint),
                     ))
                     .execute($conn)
@@ -206,7 +224,7 @@ impl WebhookStore for SqlStore {
             .await
             .optional()
             .or_store()?);
-        row.map(WebhookEndpoint::try_from).transpose()
+        Ok(endpoints_of!(self, row.into_iter().collect())?.pop())
     }
 
     #[tracing::instrument(skip(self))]
@@ -217,7 +235,7 @@ impl WebhookStore for SqlStore {
             .load(conn)
             .await
             .or_store()?);
-        rows.into_iter().map(WebhookEndpoint::try_from).collect()
+        endpoints_of!(self, rows)
     }
 
     #[tracing::instrument(skip_all, fields(team = %endpoint.team_id, endpoint = %endpoint.id))]
@@ -266,6 +284,7 @@ impl WebhookStore for SqlStore {
                         events::subject_id.eq(DbUuid(event.subject)),
                         events::thread.eq(&event.thread),
                         events::data.eq(&event.data),
+                        events::owner_id.eq(event.owner.map(DbUuid::of)),
                         events::occurred_at.eq(at),
                         events::dispatched_at.eq(Some(at)),
                     ))
@@ -376,7 +395,7 @@ impl WebhookStore for SqlStore {
     #[tracing::instrument(skip_all, fields(job = %job.id, attempt = job.attempt))]
     async fn start_delivery(&self, job: &ClaimedJob) -> Result<Option<OutgoingDelivery>, StoreError> {
         let team = DbUuid::of(job.team_id);
-        let found: Option<(DeliveryRow, EndpointRow, EventRow)> = db_run!(self, |conn| {
+        let found: Option<(DeliveryRow, EndpointRow, EventRow, Makers)> = db_run!(self, |conn| {
             let delivery: Option<DeliveryRow> = webhook_deliveries::table
                 .filter(webhook_deliveries::team_id.eq(team))
                 .filter(webhook_deliveries::id.eq(DbUuid(job.subject)))
@@ -396,14 +415,18 @@ impl WebhookStore for SqlStore {
                         .await
                         .optional()
                         .or_store()?;
-                    endpoint.zip(event).map(|(endpoint, event)| (delivery, endpoint, event))
+                    // Who the endpoint's maker is in the team now decides what it may get.
+                    let makers = load_makers!(conn, &[team]).or_store()?;
+                    endpoint.zip(event).map(|(endpoint, event)| (delivery, endpoint, event, makers))
                 }
             }
         });
-        let Some((delivery, endpoint, event)) = found else { return Ok(None) };
+        let Some((delivery, endpoint, event, makers)) = found else { return Ok(None) };
+        let endpoint = endpoint.endpoint(&makers)?;
         Ok(Some(OutgoingDelivery {
             delivery: delivery.try_into()?,
-            endpoint: endpoint.try_into()?,
+            reader: makers.actor(team, endpoint.created_by),
+            endpoint,
             event: Event::try_from(event)?,
         }))
     }

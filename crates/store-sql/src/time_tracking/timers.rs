@@ -34,7 +34,7 @@ impl TimerRow {
     fn into_timer(self, tags: Vec<(DbUuid, String)>) -> Result<RunningTimer, StoreError> {
         let mut tags = tags
             .into_iter()
-            .map(|(id, title)| Ok(TagRef { id: id.into_id(), title: Title::parse(title)? }))
+            .map(|(id, title)| Ok(TagRef { id: id.into_id(), title: Title::from_stored(title)? }))
             .collect::<Result<Vec<_>, kernel::InvalidValue>>()
             .map_err(|e| corrupt("tag title", e))?;
         TimeEntry::order_tags(&mut tags);
@@ -42,10 +42,10 @@ impl TimerRow {
             id: self.id.into_id(),
             team_id: self.team_id.into_id(),
             user_id: self.user_id.into_id(),
-            task_name: TaskName::parse(self.task_name).map_err(|e| corrupt("task name", e))?,
+            task_name: TaskName::from_stored(self.task_name).map_err(|e| corrupt("task name", e))?,
             description: self
                 .description
-                .map(Description::parse)
+                .map(Description::from_stored)
                 .transpose()
                 .map_err(|e| corrupt("description", e))?,
             project_id: self.project_id.map(DbUuid::into_id),

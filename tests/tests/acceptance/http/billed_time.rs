@@ -92,7 +92,7 @@ async fn a_month_of_time_becomes_one_invoice_of_its_billable_unbilled_entries() 
     let location = response.headers()["location"].to_str().unwrap().to_owned();
     let invoice: Value = response.json().await.unwrap();
     assert_eq!(location, at(&invoice["id"], INVOICES));
-    // One line per project, by title; hours = seconds ÷ 3600 to 4 places, at the project's rate.
+    // One line per project, by title; hours = seconds ÷ 3600 to 6 places, at the project's rate.
     assert_eq!(
         lines(&invoice),
         [line("support", "0.5", "80.5", "40.25"), line("Website", "2.75", "100", "275.00")]
@@ -101,7 +101,10 @@ async fn a_month_of_time_becomes_one_invoice_of_its_billable_unbilled_entries() 
         (&invoice["subtotal"].to_string(), &invoice["total"].to_string(), &invoice["description"]),
         (&"315.25".to_owned(), &"315.25".to_owned(), &json!("November"))
     );
-    assert_eq!(expect(&app, &app.key, Method::GET, &location, None, 200).await, invoice);
+    // The answer is the invoice as GET shows it, with the entries it left out: none.
+    let mut answered = invoice.clone();
+    assert_eq!(answered.as_object_mut().unwrap().remove("skippedEntries"), Some(json!([])));
+    assert_eq!(expect(&app, &app.key, Method::GET, &location, None, 200).await, answered);
     for entry in &billed {
         assert_eq!(billed_by(&app, entry).await, invoice["id"], "{entry}");
     }
@@ -161,9 +164,9 @@ async fn lines_group_by_project_task_or_entry_after_each_entry_is_rounded() {
         expect(&app, &app.key, Method::POST, FROM_TIME, Some(body), 200)
     };
 
-    // 79 minutes on no project: 1.31666… hours, to 4 places.
+    // 79 minutes on no project: 1.31666… hours, to 6 places; 60 × 1.316667 rounds to 79.00.
     let by_project = preview(json!({})).await;
-    assert_eq!(lines(&by_project), [line("Time without a project", "1.3167", "60", "79.00")]);
+    assert_eq!(lines(&by_project), [line("Time without a project", "1.316667", "60", "79.00")]);
     // Each entry rounded up to 15 minutes first: 15 + 30 for Calls, 60 for Design.
     let by_task = preview(json!({"groupBy": "task", "rounding": {"minutes": 15, "mode": "up"}})).await;
     assert_eq!(lines(&by_task), [line("Calls", "0.75", "60", "45.00"), line("Design", "1", "60", "60.00")]);
@@ -402,4 +405,54 @@ async fn only_a_key_that_may_read_invoices_sees_which_invoice_billed_time() {
     let answer = app.call_tool(&track_only, "get_time_entry", json!({"id": logged["id"]})).await;
     let shown: Value = serde_json::from_str(answer["content"][0]["text"].as_str().unwrap()).unwrap();
     assert_eq!((&shown["billed"], &shown["invoiceId"]), (&json!(true), &Value::Null), "{answer}");
+}
+
+/// An entry that cannot be billed does not hold up the rest: one of the longest duration
+/// a time entry takes is left out, named in `skippedEntries` and left unbilled, and the
+/// invoice is made of the rest. Each line's quantity is its exact hours to 6 decimals and
+/// its amount `unitPrice × quantity` rounded once, whatever the grouping.
+#[tokio::test]
+async fn time_that_cannot_be_billed_is_left_out_and_named() {
+    let app = spawn_app().await;
+    let client = app.create_client(&app.key, "Zoë").await;
+    let site = rated(&app, "Website", Some(95.5)).await;
+    let longest = logged(&app, "2026-11-02", 9_007_199_254_740_991, "Forever", Some(&site)).await;
+    let seconds = logged(&app, "2026-11-03", 7, "Call", Some(&site)).await;
+    let more = logged(&app, "2026-11-04", 3601, "Build", Some(&site)).await;
+    let preview = json!({"preview": true});
+    let preview =
+        expect(&app, &app.key, Method::POST, FROM_TIME, Some(with(november(&client), &preview)), 200).await;
+    // A line per entry: 7 seconds are 0.001944 hours, at 100 0.19; 3601 are 1.000278, 100.03.
+    let by_entry = json!({"groupBy": "entry", "preview": true, "rate": 100});
+    let each =
+        expect(&app, &app.key, Method::POST, FROM_TIME, Some(with(november(&client), &by_entry)), 200).await;
+    assert_eq!(
+        lines(&each),
+        [
+            line("2026-11-03 Call", "0.001944", "100", "0.19"),
+            line("2026-11-04 Build", "1.000278", "100", "100.03")
+        ]
+    );
+    assert_eq!(each["skippedEntries"][0]["id"], longest["id"]);
+    let made = expect(&app, &app.key, Method::POST, FROM_TIME, Some(november(&client)), 201).await;
+    for answer in [&preview, &made] {
+        assert_eq!(
+            answer["skippedEntries"],
+            json!([{"id": longest["id"], "reason":
+                "its 2501999792983.608611 hours are more than an invoice line holds (at most 1000000000 hours)"}])
+        );
+    }
+    // 3608 seconds: 1.002222 hours, at 95.5: 95.712201 → 95.71.
+    assert_eq!(lines(&made), [line("Website", "1.002222", "95.5", "95.71")]);
+    assert_eq!(billed_by(&app, &longest).await, Value::Null, "left unbilled");
+    for billed in [&seconds, &more] {
+        assert_eq!(billed_by(&app, billed).await, made["id"]);
+    }
+    // Alone, it makes nothing, saying why.
+    let alone = json!({"clientId": client["id"], "from": "2026-11-02", "to": "2026-11-02"});
+    let error = refused(&app, &app.key, Method::POST, FROM_TIME, alone).await;
+    assert_eq!(
+        error,
+        "from: none of the 1 entries to bill can be billed: each is more hours than an invoice line holds (at most 1000000000 hours); correct their durations"
+    );
 }

@@ -698,3 +698,135 @@ async fn time_and_recurring_invoices_bill_a_foreign_client_only_at_a_rate_they_s
     assert_eq!(status, 400);
     assert!(error["error"].as_str().unwrap().starts_with("clientId: the client is billed in CHF"), "{error}");
 }
+
+/// Text XML 1.0 cannot carry is refused wherever a request gives text, naming the field:
+/// a client's, an invoice's, a line's, a project's, a time entry's, a webhook's.
+#[tokio::test]
+async fn text_no_xml_can_carry_is_refused_at_every_field() {
+    let app = spawn_app().await;
+    let key = app.key.clone();
+    let client = app.create_client(&key, "Käufer AG").await["id"].as_str().unwrap().to_owned();
+    let project = post(&app, &key, "/v1/track/projects", &json!({"title": "Relaunch"})).await;
+    let escape = "Smith \u{1b}[31m & Sons";
+    let refusals = [
+        (
+            "/v1/invoices/clients",
+            json!({"name": escape, "email": "a@example.com", "line1": "x", "postalCode": "1"}),
+            "name",
+            "U+001B",
+        ),
+        (
+            "/v1/invoices/clients",
+            json!({"name": "A", "email": "a@example.com", "line1": "x\u{ffff}", "postalCode": "1"}),
+            "line1",
+            "U+FFFF",
+        ),
+        (
+            "/v1/invoices",
+            json!({"clientId": client, "description": "Oct\u{0}",
+            "lineItems": [{"description": "Design", "unitPrice": 1, "quantity": 1}]}),
+            "description",
+            "U+0000",
+        ),
+        (
+            "/v1/invoices",
+            json!({"clientId": client,
+            "lineItems": [{"description": "Design\u{b}", "unitPrice": 1, "quantity": 1}]}),
+            "lineItems[0].description",
+            "U+000B",
+        ),
+        ("/v1/track/projects", json!({"title": "Relaunch\u{fffe}"}), "title", "U+FFFE"),
+        (
+            "/v1/track/time",
+            json!({"durationSeconds": 60, "taskName": "Call", "date": "2026-11-02",
+            "description": "bell\u{7}", "projectId": project["id"]}),
+            "description",
+            "U+0007",
+        ),
+        (
+            "/v1/webhooks",
+            json!({"url": "https://hooks.example.com/x", "events": ["invoice.paid"],
+            "description": "\u{1f}"}),
+            "description",
+            "U+001F",
+        ),
+    ];
+    for (path, body, field, character) in refusals {
+        let response = app.request(Method::POST, path, &key).json(&body).send().await.unwrap();
+        assert_eq!(response.status(), 400, "{path} {body}");
+        let error = error_of(response).await;
+        assert_eq!(
+            error,
+            format!(
+                "{field}: must not contain the control character {character}; only tab and line breaks may be used"
+            ),
+            "{path}"
+        );
+    }
+    // Tab and line breaks are text.
+    let kept = json!({"name": "Käufer\tAG", "email": "a@example.com", "line1": "Hof 2\r\nHinterhaus", "postalCode": "1"});
+    post(&app, &key, "/v1/invoices/clients", &kept).await;
+}
+
+/// Text stored before such characters were refused (written here past the API, as an
+/// earlier release let it in) leaves every export of the invoice and its credit note
+/// well-formed: the official checker parses each with lxml and holds it to the rules.
+#[tokio::test]
+async fn text_stored_before_the_rule_leaves_every_export_well_formed() {
+    let app = spawn_app().await;
+    if app.db.schema().is_none() && !app.db.url.starts_with("sqlite://") {
+        return; // The in-memory store never held such text.
+    }
+    let (_, eur) = e_invoicing_team(&app, "EUR", "DE").await;
+    let [public_buyer, ..] = eur_clients(&app, &eur).await;
+    let invoice = post(
+        &app,
+        &eur,
+        "/v1/invoices",
+        &json!({"clientId": public_buyer, "issueDate": "2026-11-02",
+        "dueDate": "2026-12-02", "description": "Leistungen", "taxPercentage": 19,
+        "lineItems": [{"description": "Beratung", "unitPrice": 120, "quantity": 2, "unitCode": "HUR"}]}),
+    )
+    .await;
+    let id = invoice["id"].as_str().unwrap();
+    let note = post(
+        &app,
+        &eur,
+        &format!("/v1/invoices/{id}/credit-notes"),
+        &json!({
+        "lineItems": [{"description": "Beratung", "unitPrice": 120, "quantity": 1, "unitCode": "HUR"}],
+        "reason": "Eine Stunde"}),
+    )
+    .await;
+    let note_id = note["id"].as_str().unwrap();
+    let dirty = "Bundesamt\u{1b}[0m für\u{2} Beispiele\u{ffff}\u{b}";
+    app.db
+        .execute(&format!(
+            "UPDATE clients SET name = '{dirty}', line1 = 'Amtsweg\u{8} 2'; \
+             UPDATE line_items SET description = 'Beratung\u{1}'; \
+             UPDATE invoices SET description = 'Leistungen\u{fffe}'; \
+             UPDATE sender_addresses SET name = 'Muster\u{c} GmbH'"
+        ))
+        .await;
+    let mut documents = Vec::new();
+    for format in FORMATS {
+        let xml = xml(&app, &eur, &format!("/v1/invoices/{id}/e-invoice"), format).await;
+        assert!(xml.contains("Bundesamt[0m für Beispiele"), "the rest of the text is kept:\n{xml}");
+        documents.push((format!("stored-{format}.xml"), xml.into_bytes()));
+        let xml = xml_of_note(&app, &eur, note_id, format).await;
+        documents.push((format!("stored-note-{format}.xml"), xml.into_bytes()));
+    }
+    documents.push((
+        "stored-facturx.pdf".to_owned(),
+        facturx_pdf(&app, &format!("/v1/invoices/pdf?id={id}")).await,
+    ));
+    documents.push((
+        "stored-note-facturx.pdf".to_owned(),
+        facturx_pdf(&app, &format!("/v1/credit-notes/pdf?id={note_id}")).await,
+    ));
+    check_officially(&documents);
+}
+
+async fn xml_of_note(app: &TestApp, key: &str, note: &str, format: &str) -> String {
+    xml(app, key, &format!("/v1/credit-notes/{note}/e-invoice"), format).await
+}

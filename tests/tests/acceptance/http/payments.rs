@@ -480,6 +480,58 @@ async fn a_bookkeeper_key_records_payments_and_nothing_else() {
     assert_eq!(error_of(response).await, "this API key lacks the payments:write permission");
 }
 
+/// A key that may record payments but not write invoices voids payments, but not a
+/// write-off: bringing a forgiven debt back needs what forgiving it needs.
+#[tokio::test]
+async fn voiding_a_write_off_needs_what_writing_it_off_needs() {
+    let app = spawn_app().await;
+    let invoice = invoice_of(&app, "100.00", "2026-11-01").await;
+    let id = invoice["id"].as_str().unwrap();
+    let bookkeeper = Scope::Restricted([Permission::PaymentsWrite].into());
+    let (_, key) = create_key(&app.store, app.team, app.owner, bookkeeper, None).await;
+    let paid =
+        app.request(Method::POST, &format!("/v1/invoices/{id}/payments"), &key).json(&json!({"amount": 10}));
+    let payment: Value = paid.send().await.unwrap().json().await.unwrap();
+    let write_off = app
+        .request(Method::POST, &format!("/v1/invoices/{id}/write-off"), &app.key)
+        .json(&json!({"reason": "the client went bankrupt"}));
+    assert_eq!(write_off.send().await.unwrap().status(), 200);
+    let entries = app.get_json(&format!("/v1/invoices/{id}/payments")).await;
+    let write_off = entries.as_array().unwrap().iter().find(|entry| entry["kind"] == "write_off").unwrap();
+    let write_off_id = write_off["id"].as_str().unwrap();
+    let refused = app
+        .request(Method::POST, &format!("/v1/payments/{write_off_id}/void"), &key)
+        .json(&json!({"reason": "paid after all"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(refused.status(), 403);
+    assert_eq!(
+        error_of(refused).await,
+        "this API key lacks the invoices:write permission, which voiding a write-off needs"
+    );
+    let still = app.get_json(&format!("/v1/invoices/{id}")).await;
+    assert_eq!(still["status"], "EXPIRED", "the write-off stands");
+    // The same key voids the payment it may record (after the write-off is voided by a key
+    // that may write invoices, as the books order them).
+    let voided = app
+        .request(Method::POST, &format!("/v1/payments/{write_off_id}/void"), &app.key)
+        .json(&json!({}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(voided.status(), 200);
+    let payment_id = payment["id"].as_str().unwrap();
+    let voided = app
+        .request(Method::POST, &format!("/v1/payments/{payment_id}/void"), &key)
+        .json(&json!({}))
+        .send()
+        .await;
+    assert_eq!(voided.unwrap().status(), 200);
+    let back = app.get_json(&format!("/v1/invoices/{id}")).await;
+    assert_eq!((back["status"].as_str(), num(&back["amountDue"])), (Some("PENDING"), "100.00".to_owned()));
+}
+
 #[tokio::test]
 async fn parallel_payments_on_two_replicas_never_overpay() {
     let app = spawn_app().await;

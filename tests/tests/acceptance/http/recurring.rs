@@ -8,9 +8,11 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use acceptance::outside::SmtpServer;
-use acceptance::{Backend, TestApp, TestDb, mailing_config, spawn_app, spawn_app_on, start_on};
+use acceptance::{
+    Backend, TestApp, TestDb, create_key, create_user, mailing_config, spawn_app, spawn_app_on, start_on,
+};
 use chrono::{DateTime, Days, NaiveDate, Utc};
-use kernel::FixedClock;
+use kernel::{FixedClock, Id};
 use reqwest::Method;
 use serde_json::{Value, json};
 
@@ -454,4 +456,144 @@ async fn a_template_keeps_its_vat_category() {
             refused(&app, &app.key, Method::POST, RECURRING, with_fields(retainer(&client), &change)).await;
         assert_eq!(message, error, "{change}");
     }
+}
+
+/// A schedule ends in the year 9999: however large its interval or count, no date an
+/// answer carries leaves the years 0001 to 9999 (a due date past it is its last day).
+#[tokio::test]
+async fn schedules_end_in_the_year_9999() {
+    let app = spawn_app().await;
+    let client = app.create_client(&app.key, "Zoë Łukasiewicz").await;
+    let mut body =
+        plain(&client, &json!({"frequency": "yearly", "interval": 100, "month": 2, "dayOfMonth": -1}));
+    body["count"] = json!(1000);
+    body["startsOn"] = json!("2028-02-01");
+    body["template"]["dueDays"] = json!(365);
+    let leap_days = make(&app, body).await;
+    let preview = get(&app, &leap_days, "/preview?count=100").await;
+    let periods = preview.as_array().unwrap();
+    assert_eq!(periods.len(), 80, "29 February every 100 years until 9928");
+    assert_eq!(periods[79]["periodStart"], "9928-02-29");
+    assert_eq!(periods[79]["dueDate"], "9929-02-28");
+    let mut late = plain(&client, &json!({"frequency": "monthly", "dayOfMonth": -1}));
+    late["startsOn"] = json!("9999-11-01");
+    late["template"]["dueDays"] = json!(60);
+    let late = make(&app, late).await;
+    let preview = get(&app, &late, "/preview?count=100").await;
+    assert_eq!(
+        preview,
+        json!([
+            {"sequence": 1, "periodStart": "9999-11-30", "dueDate": "9999-12-31", "timeFrom": null, "timeTo": null},
+            {"sequence": 2, "periodStart": "9999-12-31", "dueDate": "9999-12-31", "timeFrom": null, "timeTo": null},
+        ])
+    );
+    let every_text = app.get_json(RECURRING).await.to_string();
+    assert!(!every_text.contains("+1") && !every_text.contains("10000-"), "{every_text}");
+}
+
+/// Recurring invoices bill time by the rule of `POST /v1/invoices/from-time`: `track:read`
+/// to include it; a member's bill the member's own time, an owner's the team's; a member
+/// may not point another user's at the time it bills; and each period checks its maker
+/// again, failing (billing nothing) once they are gone from the team.
+#[tokio::test]
+async fn recurring_invoices_bill_time_as_their_maker_may() {
+    let clock = Arc::new(FixedClock::new(morning(day("2026-12-01"))));
+    let app = spawn_app_on(clock.clone()).await;
+    let client = app.create_client(&app.key, "Zoë Łukasiewicz").await;
+    let mut with_time = plain(&client, &json!({"frequency": "monthly", "dayOfMonth": 1}));
+    with_time["includeUnbilledTime"] = json!({"rate": 100});
+    // invoices:write alone bills no one's time.
+    let invoices_only = accounts::Scope::Restricted([accounts::Permission::InvoicesWrite].into());
+    let (_, writer) = create_key(&app.store, app.team, app.owner, invoices_only, None).await;
+    let refused = app.request(Method::POST, RECURRING, &writer).json(&with_time).send().await.unwrap();
+    assert_eq!(refused.status(), 403);
+    assert_eq!(
+        refused.json::<Value>().await.unwrap()["error"],
+        "this API key lacks the track:read permission, which includeUnbilledTime needs"
+    );
+    let mut without = with_time.clone();
+    without.as_object_mut().unwrap().remove("includeUnbilledTime");
+    expect(&app, &writer, Method::POST, RECURRING, Some(without), 201).await;
+
+    let member = create_user(&app.store, app.team, accounts::Role::Member).await;
+    let (_, member_key) = create_key(&app.store, app.team, member, accounts::Scope::Write, None).await;
+    let colleague = create_user(&app.store, app.team, accounts::Role::Member).await;
+    let (_, colleague_key) = create_key(&app.store, app.team, colleague, accounts::Scope::Write, None).await;
+    let members = expect(&app, &member_key, Method::POST, RECURRING, Some(with_time.clone()), 201).await;
+    assert_eq!(members["createdBy"], member.to_string());
+    let owners = expect(&app, &app.key, Method::POST, RECURRING, Some(with_time.clone()), 201).await;
+    // A member may not choose the time an owner's bills.
+    let owners_path = format!("{RECURRING}/{}", owners["id"].as_str().unwrap());
+    let change = json!({"includeUnbilledTime": {"rate": 50}});
+    let response = app.request(Method::PATCH, &owners_path, &member_key).json(&change).send().await.unwrap();
+    assert_eq!(response.status(), 403);
+    assert!(
+        response.json::<Value>().await.unwrap()["error"]
+            .as_str()
+            .unwrap()
+            .starts_with("includeUnbilledTime: ")
+    );
+    // An owner may change a member's; it still bills the member's time.
+    let members_path = format!("{RECURRING}/{}", members["id"].as_str().unwrap());
+    expect(
+        &app,
+        &app.key,
+        Method::PATCH,
+        &members_path,
+        Some(json!({"includeUnbilledTime": {"rate": 120}})),
+        200,
+    )
+    .await;
+
+    for (key, task) in [(&member_key, "member's"), (&colleague_key, "colleague's")] {
+        let body = json!({"durationSeconds": 3600, "taskName": task, "date": "2026-12-10"});
+        log(&app, key, body).await;
+    }
+    // One made by a user no longer in the team (written past the API: no user leaves yet).
+    let gone = recurring::RecurringInvoice {
+        created_by: accounts::UserId::generate(),
+        id: recurring::RecurringInvoiceId::generate(),
+        ..stored(&app, &members).await
+    };
+    app.store.stores().recurring.create_recurring(&gone).await.unwrap();
+    let next_month = morning(day("2027-01-01"));
+    clock.advance(next_month - clock_now(&clock));
+    app.run_jobs_at(next_month).await;
+    let invoices = app.get_json("/v1/invoices").await;
+    let billed = |recurring: &Value| -> Vec<String> {
+        let made =
+            invoices.as_array().unwrap().iter().find(|i| i["recurringInvoiceId"] == recurring["id"]).unwrap();
+        made["lineItems"].as_array().unwrap()[1..].iter().map(|l| l["quantity"].to_string()).collect()
+    };
+    // The member's bills the member's hour at 120; the owner's, made earlier in the same
+    // pass or later, bills what is left of the team's.
+    let member_invoice =
+        invoices.as_array().unwrap().iter().find(|i| i["recurringInvoiceId"] == members["id"]).unwrap();
+    assert_eq!(member_invoice["lineItems"][1]["unitPrice"].to_string(), "120");
+    assert_eq!(billed(&members), ["1"]);
+    let runs = app.get_json(&format!("{RECURRING}/{}/runs", gone.id)).await;
+    assert_eq!(runs[0]["status"], "failed");
+    assert_eq!(
+        runs[0]["reason"],
+        "unbilled time: the user who made the recurring invoice is no longer in the team, and it bills time only as they may"
+    );
+    let entries = app.get_json("/v1/track/time?date=2026-12-10&frequency=month").await;
+    let colleagues = entries.as_array().unwrap().iter().find(|e| e["taskName"] == "colleague's").unwrap();
+    assert_eq!(colleagues["invoiceId"].as_str(), owners_invoice_id(&invoices, &owners).as_deref());
+}
+
+/// The id of the invoice `recurring` made, if any.
+fn owners_invoice_id(invoices: &Value, recurring: &Value) -> Option<String> {
+    invoices
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|i| i["recurringInvoiceId"] == recurring["id"])
+        .map(|i| i["id"].as_str().unwrap().to_owned())
+}
+
+/// `recurring` as the store holds it.
+async fn stored(app: &TestApp, recurring: &Value) -> recurring::RecurringInvoice {
+    let id = recurring::RecurringInvoiceId::parse(recurring["id"].as_str().unwrap()).unwrap();
+    app.store.stores().recurring.get_recurring(app.team, id).await.unwrap().unwrap()
 }

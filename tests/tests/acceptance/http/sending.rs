@@ -265,3 +265,62 @@ async fn what_a_send_may_say_is_checked_and_named() {
     let refused = app.request(Method::POST, &path, &reader).send().await.unwrap();
     assert_eq!(refused.status(), StatusCode::FORBIDDEN);
 }
+
+/// A template's length is bounded before its placeholders are read, and they are read in
+/// one pass: a body of nearly 1 MiB of `{` is a 400 naming `body` at once, on every
+/// operation that takes a template, and `/healthz` answers meanwhile.
+#[tokio::test]
+async fn huge_templates_are_refused_by_their_length_at_once() {
+    let smtp = SmtpServer::start();
+    let app = spawn_app_with(mailing_config(&smtp)).await;
+    let invoice = invoice(&app, "zoe@example.com").await;
+    let id = invoice["id"].as_str().unwrap().to_owned();
+    let (status, note) = post(
+        &app,
+        &format!("/v1/invoices/{id}/credit-notes"),
+        json!({
+        "lineItems": [{"description": "Design", "unitPrice": 10, "quantity": 1}]}),
+    )
+    .await;
+    assert_eq!(status, StatusCode::CREATED, "{note}");
+    let braces = "{".repeat(1024 * 1024 - 64);
+    let too_long = "body: must be at most 20000 characters";
+    let started = std::time::Instant::now();
+    let refusals = [
+        (Method::POST, format!("/v1/invoices/{id}/send"), json!({"body": braces})),
+        (Method::POST, format!("/v1/invoices/{id}/remind"), json!({"body": braces})),
+        (
+            Method::POST,
+            format!("/v1/credit-notes/{}/send", note["id"].as_str().unwrap()),
+            json!({"body": braces}),
+        ),
+        (Method::PUT, "/v1/reminder-policy".to_owned(), json!({"enabled": false, "body": braces})),
+    ];
+    // All at once, beside a health check.
+    let sent: Vec<_> = refusals
+        .iter()
+        .map(|(method, path, body)| {
+            tokio::spawn(app.request(method.clone(), path, &app.key).json(body).send())
+        })
+        .collect();
+    let asked = std::time::Instant::now();
+    let health = app.http.get(app.url("/healthz")).send().await.unwrap().status();
+    let health_took = asked.elapsed();
+    for (answer, (_, path, _)) in sent.into_iter().zip(&refusals) {
+        let answer = answer.await.unwrap().unwrap();
+        assert_eq!(answer.status(), StatusCode::BAD_REQUEST, "{path}");
+        assert_eq!(error_of(answer).await, too_long, "{path}");
+    }
+    // A tool call's arguments sit inside a JSON-RPC message, itself within 1 MiB.
+    let tool =
+        app.call_tool(&app.key, "send_invoice", json!({"id": id, "body": &braces[..512 * 1024]})).await;
+    assert_eq!(tool["isError"], true);
+    assert!(tool["content"][0]["text"].as_str().unwrap().contains(too_long), "{tool}");
+    assert_eq!(health, StatusCode::OK);
+    // Loose bounds for a debug build on a busy machine: one search per `{` took seconds.
+    assert!(health_took < std::time::Duration::from_secs(1), "/healthz took {health_took:?}");
+    assert!(started.elapsed() < std::time::Duration::from_secs(3), "took {:?}", started.elapsed());
+    // Nothing was queued.
+    let messages = app.get_json("/v1/messages").await;
+    assert_eq!(messages.as_array().unwrap().len(), 0, "{messages}");
+}

@@ -4,7 +4,8 @@
 //! rotation, tests and redeliveries, permissions, and what another team never sees.
 
 use acceptance::outside::WebhookReceiver;
-use acceptance::{TestApp, serve_config, spawn_app, spawn_app_with};
+use acceptance::{TestApp, create_key, create_user, serve_config, spawn_app, spawn_app_with};
+use accounts::Permission;
 use chrono::{TimeDelta, Utc};
 use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};
@@ -115,6 +116,16 @@ async fn private_addresses_are_refused_unless_allowed() {
         "http://169.254.169.254/latest",
         "http://[::1]/",
         "http://[::ffff:192.168.0.1]/",
+        // What the special-purpose registries do not mark globally reachable, and the
+        // forms that carry an IPv4 address a relay or translator would reach.
+        "http://[2002:7f00:1::1]/",
+        "http://[::ffff:0:7f00:1]/",
+        "http://[2001:0:4136:e378::1]/",
+        "http://[fec0::1]/",
+        "http://[100::1]/",
+        "http://192.88.99.1/",
+        "http://[64:ff9b::a00:1]/",
+        "http://192.0.0.9/",
     ] {
         let response = app
             .request(Method::POST, "/v1/webhooks", &app.key)
@@ -125,7 +136,9 @@ async fn private_addresses_are_refused_unless_allowed() {
         assert_eq!(response.status(), StatusCode::BAD_REQUEST, "{url}");
         let message = error_of(response).await;
         assert!(
-            message.starts_with("url: ") && message.contains("public addresses only"),
+            message.starts_with("url: ")
+                && message.contains("public addresses only")
+                && message.contains("BILLABLE_WEBHOOK_ALLOW_PRIVATE=true"),
             "{url}: {message}"
         );
     }
@@ -412,4 +425,88 @@ async fn webhooks_need_their_permissions_and_stay_in_their_team() {
     assert_eq!(kept["url"], receiver.url("/mine"));
     let listed = app.request(Method::GET, "/v1/webhooks", &theirs).send().await.unwrap();
     assert_eq!(listed.json::<Value>().await.unwrap(), json!([]));
+}
+
+/// A member's endpoint gets the member's own time, never a colleague's, as `GET
+/// /v1/track/time` shows a member; the owner's gets the team's. It acts for the user, not
+/// the key: revoking the key that made it leaves it working, and the user's role as the team
+/// has it when each event is dispatched and delivered decides what it gets.
+#[tokio::test]
+async fn endpoints_get_only_the_time_their_maker_may_read() {
+    let receiver = WebhookReceiver::start();
+    let app = spawn_app().await;
+    let (member, member_key) = member_of(&app, &[Permission::WebhooksWrite, Permission::TrackWrite]).await;
+    let (_, colleague_key) = member_of(&app, &[Permission::TrackWrite]).await;
+    let subscribe_as = async |key: &str, path: &str| {
+        let body = json!({"url": receiver.url(path), "events": ["time_entry.*", "timer.*"]});
+        let response = app.request(Method::POST, "/v1/webhooks", key).json(&body).send().await.unwrap();
+        assert_eq!(response.status(), StatusCode::CREATED);
+        response.json::<Value>().await.unwrap()
+    };
+    let by_member = subscribe_as(&member_key, "/member").await;
+    assert_eq!(by_member["createdBy"], member.to_string());
+    let by_owner = subscribe_as(&app.key, "/owner").await;
+    assert_eq!(by_owner["createdBy"], app.owner.to_string());
+    receiver
+        .verify_with(&[by_member["secret"].as_str().unwrap(), by_owner["secret"].as_str().unwrap()])
+        .await;
+    let log = async |key: &str, task: &str| {
+        let body = json!({"durationSeconds": 60, "taskName": task, "date": "2026-11-20"});
+        let response = app.request(Method::POST, "/v1/track/time", key).json(&body).send().await.unwrap();
+        assert_eq!(response.status(), StatusCode::CREATED);
+    };
+    log(&member_key, "mine").await;
+    log(&colleague_key, "theirs").await;
+    app.run_jobs().await;
+    // Revoking the key that made the member's endpoint does not silence it.
+    let key_id = app.store.accounts().list_api_keys(app.team).await.unwrap();
+    let member_key_id = key_id.iter().find(|k| k.user_id == member).unwrap().id;
+    app.store.accounts().revoke_api_key(member_key_id, Utc::now()).await.unwrap();
+    let (_, new_member_key) = create_key(&app.store, app.team, member, accounts::Scope::Write, None).await;
+    log(&new_member_key, "mine again").await;
+    app.run_jobs().await;
+    let tasks_at = |path: &str| {
+        let mut tasks: Vec<String> = receiver
+            .deliveries()
+            .iter()
+            .filter(|d| d["path"] == path)
+            .map(|d| {
+                let body: Value = serde_json::from_str(d["body"].as_str().unwrap()).unwrap();
+                body["data"]["taskName"].as_str().unwrap().to_owned()
+            })
+            .collect();
+        tasks.sort();
+        tasks
+    };
+    assert_eq!(tasks_at("/member"), ["mine", "mine again"], "a member's endpoint gets their own time");
+    assert_eq!(tasks_at("/owner"), ["mine", "mine again", "theirs"], "an owner's gets the team's");
+    assert_eq!(deliveries(&app, &by_member).await.len(), 2, "others' time is not even logged");
+
+    if app.db.schema().is_none() && !app.db.url.starts_with("sqlite://") {
+        return; // Roles change only in the database; the in-memory store has none to change.
+    }
+    // The maker's role as the team has it at delivery: a member made admin gets the team's
+    // time from then on; once gone from the team, nothing.
+    app.db.execute(&format!("UPDATE users SET role = 'admin' WHERE id = '{member}'")).await;
+    log(&colleague_key, "theirs, now readable").await;
+    app.run_jobs().await;
+    assert_eq!(tasks_at("/member"), ["mine", "mine again", "theirs, now readable"]);
+    log(&colleague_key, "queued while an admin").await;
+    app.store.notify().dispatch_events(100, Utc::now()).await.unwrap();
+    app.db.execute(&format!("UPDATE users SET role = 'member' WHERE id = '{member}'")).await;
+    app.run_jobs().await;
+    assert_eq!(tasks_at("/member").len(), 3, "demoted before delivery: withheld");
+    let failed = deliveries(&app, &by_member).await;
+    let withheld = failed.iter().find(|d| d["status"] == "failed").unwrap();
+    assert_eq!(
+        withheld["error"],
+        "the event is another user's time, which the member who made the endpoint may not read"
+    );
+}
+
+/// A member of the app's team whose key is restricted to `permissions`: its id and key.
+async fn member_of(app: &TestApp, permissions: &[accounts::Permission]) -> (accounts::UserId, String) {
+    let member = create_user(&app.store, app.team, accounts::Role::Member).await;
+    let scope = accounts::Scope::Restricted(permissions.iter().copied().collect());
+    (member, create_key(&app.store, app.team, member, scope, None).await.1)
 }

@@ -3,8 +3,8 @@
 use accounts::Principal;
 use actix_web::{HttpResponse, post, web};
 use billing::money::{MAX_LINE_ITEMS, QUANTITY};
-use kernel::FieldError;
-use serde::Deserialize;
+use kernel::{FieldError, Id};
+use serde::{Deserialize, Serialize};
 use serde_json::Number;
 use tracking::invoicing::{GroupBy, Rounding, TimeBillingRule};
 use tracking::report::MAX_REPORT_DAYS;
@@ -134,23 +134,50 @@ impl TimeInvoiceInput {
     }
 }
 
+/// An invoice of tracked time, and the entries it left out.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct TimeInvoiceBody {
+    #[serde(flatten)]
+    invoice: InvoiceBody,
+    /// The entries of the time that could not be billed, left out and unbilled: each one
+    /// of more hours than a line holds, or that would take its line past that. Empty when
+    /// all was billed.
+    skipped_entries: Vec<SkippedEntryBody>,
+}
+
+/// A time entry left out of an invoice of time.
+#[derive(Debug, Serialize, ToSchema)]
+pub(crate) struct SkippedEntryBody {
+    /// The time entry's id.
+    id: uuid::Uuid,
+    /// Why it cannot be billed.
+    #[schema(
+        example = "its 2501999792983.608611 hours are more than an invoice line holds (at most 1000000000 hours)"
+    )]
+    reason: String,
+}
+
 /// Invoice tracked time
 ///
 /// Makes one invoice of the billable, not yet invoiced time entries dated `from` to `to`
 /// (UTC days, both included), in one transaction that sets each entry's `invoiceId`: one
-/// line item per project, task or entry (`groupBy`), its `quantity` the hours
-/// (`seconds ÷ 3600` of the rounded durations, 4 decimals, half away from zero) and its
-/// `unitPrice` the `rate`, or else the project's. Members bill their own time; owners and
-/// admins the team's. An entry is never billed twice: a request that loses a race for
-/// the same time is a 409 and makes nothing. `"preview": true` answers 200 with the invoice
-/// that would be made and writes nothing. Needs `invoices:write` and `track:read`.
+/// line item per project, task or entry (`groupBy`), its `quantity` the exact hours
+/// (`seconds ÷ 3600` of the rounded durations, to 6 decimals, half away from zero), its
+/// `unitPrice` the `rate`, or else the project's, and its `amount` `unitPrice × quantity`
+/// rounded once to the minor unit. Members bill their own time; owners and admins the
+/// team's. An entry that cannot be billed (more hours than a line holds, or more than its
+/// line can still take) is left out, stays unbilled, and is named in `skippedEntries`; the
+/// invoice is made of the rest. An entry is never billed twice: a request that loses a race
+/// for the same time is a 409 and makes nothing. `"preview": true` answers 200 with the
+/// invoice that would be made and writes nothing. Needs `invoices:write` and `track:read`.
 #[utoipa::path(
     tag = "Invoices",
     request_body = TimeInvoiceInput,
     responses(
-        (status = 201, description = "Created, with its time billed", body = InvoiceBody,
+        (status = 201, description = "Created, with its time billed", body = TimeInvoiceBody,
          headers(("Location" = String, description = "URL of the new invoice"))),
-        (status = 200, description = "`preview`: the invoice that would be made; nothing is written", body = InvoiceBody),
+        (status = 200, description = "`preview`: the invoice that would be made; nothing is written", body = TimeInvoiceBody),
         (status = 409, description = "Time to bill was billed, changed or deleted meanwhile; nothing was made", body = crate::conventions::error::ErrorBody),
         BodyErrors,
         KeyedErrors,
@@ -163,11 +190,11 @@ pub(crate) async fn invoice_time(
     state: web::Data<ApiState>,
 ) -> Result<HttpResponse, ApiError> {
     let preview = input.preview;
-    let invoice = bill(&state, &auth.principal, input).await?;
+    let billed = bill(&state, &auth.principal, input).await?;
     if preview {
-        Ok(HttpResponse::Ok().json(invoice))
+        Ok(HttpResponse::Ok().json(billed))
     } else {
-        Ok(created(format!("/v1/invoices/{}", invoice.id), invoice))
+        Ok(created(format!("/v1/invoices/{}", billed.invoice.id), billed))
     }
 }
 
@@ -210,6 +237,14 @@ fn time_billing_rule(rule: &TimeBillingRule) -> FieldError {
             ),
         ),
         TimeBillingRule::LineDescription(invalid) => invalid.clone().at("groupBy"),
+        TimeBillingRule::NothingBillable { entries } => FieldError::new(
+            "from",
+            format!(
+                "none of the {entries} entries to bill can be billed: each is more hours than an invoice line \
+                 holds (at most {} hours); correct their durations",
+                QUANTITY.max
+            ),
+        ),
         TimeBillingRule::RateInClientCurrency => FieldError::new(
             "rate",
             "is required with exchangeRate: the client is billed in another currency than the team's, and the projects' rates are in the team's",
@@ -222,11 +257,11 @@ pub(crate) async fn bill(
     state: &ApiState,
     who: &Principal,
     input: TimeInvoiceInput,
-) -> Result<InvoiceBody, ApiError> {
+) -> Result<TimeInvoiceBody, ApiError> {
     let now = state.clock.now();
     let request = input.parse(who.team_id, now)?;
     let stores = &state.stores;
-    let invoice = tracking::service::bill_time(
+    let billed = tracking::service::bill_time(
         &*stores.track,
         &*stores.billing,
         &*stores.accounts,
@@ -236,5 +271,10 @@ pub(crate) async fn bill(
         now,
     )
     .await?;
-    Ok(InvoiceBody::new(invoice, now))
+    let skipped_entries = billed
+        .skipped
+        .iter()
+        .map(|skipped| SkippedEntryBody { id: skipped.id.as_uuid(), reason: skipped.reason.to_string() })
+        .collect();
+    Ok(TimeInvoiceBody { invoice: InvoiceBody::new(billed.invoice, now), skipped_entries })
 }

@@ -81,38 +81,66 @@ impl From<Client> for ClientBody {
 }
 
 /// The details of a client, for create and for full replacement. No text may contain a
-/// NUL character.
+/// control character but tab and line breaks, nor U+FFFE or U+FFFF.
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 #[schema(example = json!({"name": "Acme GmbH", "email": "billing@acme.example", "phone": "+49 30 1234567",
     "vatNumber": "DE123456789", "line1": "Hauptstraße 1", "line2": "3. OG", "line3": "", "postalCode": "10115",
     "city": "Berlin", "countryCode": "DE", "buyerReference": "04011000-1234512345-06"}))]
 pub(crate) struct ClientInput {
-    #[schema(pattern = r"^[^\u0000]*$", min_length = 1, max_length = 255)]
+    #[schema(
+        pattern = r"^[^\u0000-\u0008\u000B\u000C\u000E-\u001F\uFFFE\uFFFF]*$",
+        min_length = 1,
+        max_length = 255
+    )]
     name: String,
     #[schema(format = Email, max_length = 254)]
     email: String,
     #[serde(default)]
-    #[schema(pattern = r"^[^\u0000]*$", max_length = 255, default = "")]
+    #[schema(
+        pattern = r"^[^\u0000-\u0008\u000B\u000C\u000E-\u001F\uFFFE\uFFFF]*$",
+        max_length = 255,
+        default = ""
+    )]
     phone: String,
     #[serde(default)]
-    #[schema(pattern = r"^[^\u0000]*$", max_length = 255, default = "")]
+    #[schema(
+        pattern = r"^[^\u0000-\u0008\u000B\u000C\u000E-\u001F\uFFFE\uFFFF]*$",
+        max_length = 255,
+        default = ""
+    )]
     vat_number: String,
-    #[schema(pattern = r"^[^\u0000]*$", min_length = 1, max_length = 255)]
+    #[schema(
+        pattern = r"^[^\u0000-\u0008\u000B\u000C\u000E-\u001F\uFFFE\uFFFF]*$",
+        min_length = 1,
+        max_length = 255
+    )]
     line1: String,
     #[serde(default)]
-    #[schema(pattern = r"^[^\u0000]*$", max_length = 255, default = "")]
+    #[schema(
+        pattern = r"^[^\u0000-\u0008\u000B\u000C\u000E-\u001F\uFFFE\uFFFF]*$",
+        max_length = 255,
+        default = ""
+    )]
     line2: String,
     #[serde(default)]
-    #[schema(pattern = r"^[^\u0000]*$", max_length = 255, default = "")]
+    #[schema(
+        pattern = r"^[^\u0000-\u0008\u000B\u000C\u000E-\u001F\uFFFE\uFFFF]*$",
+        max_length = 255,
+        default = ""
+    )]
     line3: String,
-    #[schema(pattern = r"^[^\u0000]*$", min_length = 1, max_length = 32)]
+    #[schema(
+        pattern = r"^[^\u0000-\u0008\u000B\u000C\u000E-\u001F\uFFFE\uFFFF]*$",
+        min_length = 1,
+        max_length = 32
+    )]
     postal_code: String,
     /// The address's city; empty to remove. Left out: empty on a create, unchanged on a
     /// replacement (as `countryCode` and `buyerReference`: an API client that predates them
     /// does not erase them).
     #[serde(default)]
-    #[schema(pattern = r"^[^\u0000]*$", max_length = 255)]
+    #[schema(pattern = r"^[^\u0000-\u0008\u000B\u000C\u000E-\u001F\uFFFE\uFFFF]*$", max_length = 255)]
     city: Option<String>,
     /// The address's country, ISO 3166-1 alpha-2 in capitals (`DE`, `CH`); empty to
     /// remove.
@@ -122,7 +150,7 @@ pub(crate) struct ClientInput {
     /// The buyer's reference its invoices must carry (EN 16931 BT-10; the Leitweg-ID of a
     /// German public buyer); empty to remove.
     #[serde(default)]
-    #[schema(pattern = r"^[^\u0000]*$", max_length = 255)]
+    #[schema(pattern = r"^[^\u0000-\u0008\u000B\u000C\u000E-\u001F\uFFFE\uFFFF]*$", max_length = 255)]
     buyer_reference: Option<String>,
     /// Whether the team's payment reminders go to the client; manual sends are not
     /// affected. Left out: `true` on a create, unchanged on a replacement (so that a client
@@ -204,7 +232,11 @@ fn client_not_found() -> ApiError {
 pub(crate) struct ClientQuery {
     /// Only clients whose name or email holds this, in any case of its letters (1 to 100
     /// characters).
-    #[param(min_length = 1, max_length = 100, pattern = r"^[^\u0000]*$")]
+    #[param(
+        min_length = 1,
+        max_length = 100,
+        pattern = r"^[^\u0000-\u0008\u000B\u000C\u000E-\u001F\uFFFE\uFFFF]*$"
+    )]
     q: Option<String>,
 }
 

@@ -118,7 +118,11 @@ pub(crate) struct CreditNoteInput {
     #[schema(min_items = 1, max_items = 1000)]
     line_items: Option<Vec<LineItemInput>>,
     #[serde(default)]
-    #[schema(pattern = r"^[^\u0000]*$", max_length = 1000, nullable)]
+    #[schema(
+        pattern = r"^[^\u0000-\u0008\u000B\u000C\u000E-\u001F\uFFFE\uFFFF]*$",
+        max_length = 1000,
+        nullable
+    )]
     reason: Option<String>,
 }
 

@@ -221,7 +221,7 @@ impl InvoiceBody {
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub(crate) struct LineItemInput {
-    #[schema(pattern = r"^[^\u0000]*$", max_length = 1000)]
+    #[schema(pattern = r"^[^\u0000-\u0008\u000B\u000C\u000E-\u001F\uFFFE\uFFFF]*$", max_length = 1000)]
     description: String,
     /// At most 6 decimal places; kept as given.
     #[schema(value_type = f64, minimum = 0, maximum = 1_000_000_000_000_i64)]
@@ -245,16 +245,32 @@ pub(crate) struct LineItemInput {
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub(crate) struct AddressInput {
     #[serde(default)]
-    #[schema(pattern = r"^[^\u0000]*$", max_length = 255, default = "")]
+    #[schema(
+        pattern = r"^[^\u0000-\u0008\u000B\u000C\u000E-\u001F\uFFFE\uFFFF]*$",
+        max_length = 255,
+        default = ""
+    )]
     line1: String,
     #[serde(default)]
-    #[schema(pattern = r"^[^\u0000]*$", max_length = 255, default = "")]
+    #[schema(
+        pattern = r"^[^\u0000-\u0008\u000B\u000C\u000E-\u001F\uFFFE\uFFFF]*$",
+        max_length = 255,
+        default = ""
+    )]
     line2: String,
     #[serde(default)]
-    #[schema(pattern = r"^[^\u0000]*$", max_length = 255, default = "")]
+    #[schema(
+        pattern = r"^[^\u0000-\u0008\u000B\u000C\u000E-\u001F\uFFFE\uFFFF]*$",
+        max_length = 255,
+        default = ""
+    )]
     line3: String,
     #[serde(default)]
-    #[schema(pattern = r"^[^\u0000]*$", max_length = 32, default = "")]
+    #[schema(
+        pattern = r"^[^\u0000-\u0008\u000B\u000C\u000E-\u001F\uFFFE\uFFFF]*$",
+        max_length = 32,
+        default = ""
+    )]
     postal_code: String,
 }
 
@@ -266,7 +282,11 @@ pub(crate) struct AddressInput {
 pub(crate) struct InlineClientInput {
     #[schema(format = Email, max_length = 254)]
     email: String,
-    #[schema(pattern = r"^[^\u0000]*$", min_length = 1, max_length = 255)]
+    #[schema(
+        pattern = r"^[^\u0000-\u0008\u000B\u000C\u000E-\u001F\uFFFE\uFFFF]*$",
+        min_length = 1,
+        max_length = 255
+    )]
     name: String,
     #[serde(default)]
     address: Option<AddressInput>,
@@ -297,7 +317,7 @@ macro_rules! invoice_body {
             #[schema(value_type = Option<InstantInput>)]
             due_date: Option<String>,
             #[serde(default)]
-            #[schema(pattern = r"^[^\u0000]*$", max_length = 1000, nullable)]
+            #[schema(pattern = r"^[^\u0000-\u0008\u000B\u000C\u000E-\u001F\uFFFE\uFFFF]*$", max_length = 1000, nullable)]
             description: Option<String>,
             /// One of the team's sender addresses. Default: the team's default sender.
             #[serde(default)]
@@ -325,7 +345,7 @@ macro_rules! invoice_body {
             /// Why no VAT is charged (BT-120): required for `E`, `AE`, `K`, `G` and `O`,
             /// refused for `S` and `Z`; 1 to 1000 characters.
             #[serde(default)]
-            #[schema(pattern = r"^[^\u0000]*$", min_length = 1, max_length = 1000)]
+            #[schema(pattern = r"^[^\u0000-\u0008\u000B\u000C\u000E-\u001F\uFFFE\uFFFF]*$", min_length = 1, max_length = 1000)]
             vat_exemption_reason: Option<String>,
             /// Units of the team's currency per unit of the invoice's (`1.0523`): required
             /// when the client is billed in another currency than the team's, refused
@@ -399,7 +419,7 @@ pub(crate) struct InvoicePatch {
     due_date: Patch<String>,
     /// `null` clears it.
     #[serde(default)]
-    #[schema(value_type = Option<String>, max_length = 1000, pattern = r"^[^\u0000]*$")]
+    #[schema(value_type = Option<String>, max_length = 1000, pattern = r"^[^\u0000-\u0008\u000B\u000C\u000E-\u001F\uFFFE\uFFFF]*$")]
     description: Patch<String>,
     /// `PAID` records a payment of what is due, `EXPIRED` writes it off, `PENDING` is
     /// refused once money was recorded; `PAID_PARTIAL` and `OVERDUE` follow from the books
@@ -429,7 +449,7 @@ pub(crate) struct InvoicePatch {
     vat_category: Patch<String>,
     /// Only with `vatCategory`.
     #[serde(default)]
-    #[schema(value_type = String, pattern = r"^[^\u0000]*$", min_length = 1, max_length = 1000)]
+    #[schema(value_type = String, pattern = r"^[^\u0000-\u0008\u000B\u000C\u000E-\u001F\uFFFE\uFFFF]*$", min_length = 1, max_length = 1000)]
     vat_exemption_reason: Patch<String>,
     /// A new rate for an invoice in another currency than the team's, greater than 0, at
     /// most 10 decimal places: only while nothing was paid, credited, written off or sent
@@ -758,7 +778,11 @@ pub(crate) struct InvoiceQuery {
     issued_to: Option<String>,
     /// Only invoices whose serial this names (`INV-0042`, `42`), or whose description or
     /// client's name holds it in any case of its letters (1 to 100 characters).
-    #[param(min_length = 1, max_length = 100, pattern = r"^[^\u0000]*$")]
+    #[param(
+        min_length = 1,
+        max_length = 100,
+        pattern = r"^[^\u0000-\u0008\u000B\u000C\u000E-\u001F\uFFFE\uFFFF]*$"
+    )]
     q: Option<String>,
 }
 

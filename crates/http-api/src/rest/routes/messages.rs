@@ -131,11 +131,15 @@ pub(crate) struct SendInput {
     cc: Option<Vec<String>>,
     /// One line, at most 255 characters once filled in.
     #[serde(default)]
-    #[schema(pattern = r"^[^\u0000\r\n]*$", min_length = 1, max_length = 255)]
+    #[schema(pattern = r"^[^\u0000-\u0008\u000A-\u001F\uFFFE\uFFFF]*$", min_length = 1, max_length = 255)]
     subject: Option<String>,
     /// Plain text, at most 20,000 characters once filled in.
     #[serde(default)]
-    #[schema(pattern = r"^[^\u0000]*$", min_length = 1, max_length = 20000)]
+    #[schema(
+        pattern = r"^[^\u0000-\u0008\u000B\u000C\u000E-\u001F\uFFFE\uFFFF]*$",
+        min_length = 1,
+        max_length = 20000
+    )]
     body: Option<String>,
     /// Attach the PDF, as `GET /v1/invoices/pdf` serves it now. Default `true`.
     #[serde(default)]
@@ -219,16 +223,37 @@ pub(crate) struct RemindInput {
     cc: Option<Vec<String>>,
     /// Default: the policy's subject.
     #[serde(default)]
-    #[schema(pattern = r"^[^\u0000\r\n]*$", min_length = 1, max_length = 255)]
+    #[schema(pattern = r"^[^\u0000-\u0008\u000A-\u001F\uFFFE\uFFFF]*$", min_length = 1, max_length = 255)]
     subject: Option<String>,
     /// Default: the policy's body.
     #[serde(default)]
-    #[schema(pattern = r"^[^\u0000]*$", min_length = 1, max_length = 20000)]
+    #[schema(
+        pattern = r"^[^\u0000-\u0008\u000B\u000C\u000E-\u001F\uFFFE\uFFFF]*$",
+        min_length = 1,
+        max_length = 20000
+    )]
     body: Option<String>,
 }
 
-/// A template as the caller gave it, or the error naming its field.
-pub(crate) fn template(text: String, field: &str) -> Result<Template, FieldError> {
+/// A subject as the caller gave it, bounded and one line before its placeholders are read,
+/// or the error naming `subject`.
+fn subject_template(text: String) -> Result<Template, FieldError> {
+    MailSubject::parse(text.as_str()).map_err(|rule| match rule {
+        MailRule::Subject(reason) => FieldError::new("subject", reason),
+        other => FieldError::new("subject", other.to_string()),
+    })?;
+    template(text, "subject")
+}
+
+/// A body as the caller gave it, bounded before its placeholders are read, or the error
+/// naming `body`.
+fn body_template(text: String) -> Result<Template, FieldError> {
+    notify::MailBody::parse(text.as_str()).map_err(|e| e.at("body"))?;
+    template(text, "body")
+}
+
+/// A template of bounded length as the caller gave it, or the error naming its field.
+fn template(text: String, field: &str) -> Result<Template, FieldError> {
     Template::parse(text).map_err(|rule| match rule {
         MailRule::UnknownPlaceholder { placeholder } => FieldError::new(
             field,
@@ -270,8 +295,8 @@ impl Asked {
         Ok(Self {
             to,
             cc: addresses(cc, "cc")?.unwrap_or_default(),
-            subject: subject.map(|s| template(s, "subject")).transpose()?,
-            body: body.map(|b| template(b, "body")).transpose()?,
+            subject: subject.map(subject_template).transpose()?,
+            body: body.map(body_template).transpose()?,
         })
     }
 
@@ -777,22 +802,15 @@ pub(crate) fn policy_wording(
 ) -> Result<(Template, Template), ApiError> {
     let (default_subject, default_body) = wording(MessageKind::Reminder)?;
     let blank = |field: &str| FieldError::new(field, "must not be empty");
-    if let Some(text) = &subject {
-        MailSubject::parse(text.as_str()).map_err(|rule| match rule {
-            MailRule::Subject(reason) => FieldError::new("subject", reason),
-            other => FieldError::new("subject", other.to_string()),
-        })?;
-        if text.trim().is_empty() {
-            return Err(blank("subject").into());
-        }
-    }
-    if let Some(text) = &body {
-        notify::MailBody::parse(text.as_str()).map_err(|e| e.at("body"))?;
-        if text.trim().is_empty() {
-            return Err(blank("body").into());
-        }
-    }
-    let subject = subject.map(|s| template(s, "subject")).transpose()?.unwrap_or(default_subject);
-    let body = body.map(|b| template(b, "body")).transpose()?.unwrap_or(default_body);
+    let subject = match subject {
+        Some(text) if text.trim().is_empty() => return Err(blank("subject").into()),
+        Some(text) => subject_template(text)?,
+        None => default_subject,
+    };
+    let body = match body {
+        Some(text) if text.trim().is_empty() => return Err(blank("body").into()),
+        Some(text) => body_template(text)?,
+        None => default_body,
+    };
     Ok((subject, body))
 }

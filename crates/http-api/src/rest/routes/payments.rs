@@ -2,7 +2,7 @@
 //! (`/v1/invoices/{id}/payments`, `…/refunds`, `…/write-off`, `/v1/payments`), and what each
 //! client owes (`/v1/invoices/receivables`).
 
-use accounts::Principal;
+use accounts::{Permission, Principal};
 use actix_web::http::header;
 use actix_web::{HttpRequest, HttpResponse, get, post, web};
 use billing::ledger::{
@@ -21,7 +21,7 @@ use uuid::Uuid;
 
 use crate::conventions::body::Json;
 use crate::conventions::error::{ApiError, ErrorBody};
-use crate::rest::auth::{Auth, InvoicesRead, InvoicesWrite, PaymentsWrite};
+use crate::rest::auth::{Auth, InvoicesRead, InvoicesWrite, PaymentsWrite, require};
 use crate::rest::csv;
 use crate::rest::openapi::{EntryKind as EntryKindSchema, PaymentMethod as PaymentMethodSchema};
 use crate::rest::paging::{self, Page};
@@ -97,10 +97,18 @@ pub(crate) struct PaymentInput {
     #[schema(value_type = Option<PaymentMethodSchema>)]
     method: Option<String>,
     #[serde(default)]
-    #[schema(pattern = r"^[^\u0000]*$", max_length = 200, nullable)]
+    #[schema(
+        pattern = r"^[^\u0000-\u0008\u000B\u000C\u000E-\u001F\uFFFE\uFFFF]*$",
+        max_length = 200,
+        nullable
+    )]
     reference: Option<String>,
     #[serde(default)]
-    #[schema(pattern = r"^[^\u0000]*$", max_length = 1000, nullable)]
+    #[schema(
+        pattern = r"^[^\u0000-\u0008\u000B\u000C\u000E-\u001F\uFFFE\uFFFF]*$",
+        max_length = 1000,
+        nullable
+    )]
     notes: Option<String>,
 }
 
@@ -118,7 +126,11 @@ pub(crate) struct RefundInput {
     #[schema(value_type = Option<String>, format = Date)]
     refunded_on: Option<String>,
     #[serde(default)]
-    #[schema(pattern = r"^[^\u0000]*$", max_length = 1000, nullable)]
+    #[schema(
+        pattern = r"^[^\u0000-\u0008\u000B\u000C\u000E-\u001F\uFFFE\uFFFF]*$",
+        max_length = 1000,
+        nullable
+    )]
     reason: Option<String>,
 }
 
@@ -128,7 +140,11 @@ pub(crate) struct RefundInput {
 #[schema(example = json!({"reason": "Entered twice"}))]
 pub(crate) struct ReasonInput {
     #[serde(default)]
-    #[schema(pattern = r"^[^\u0000]*$", max_length = 1000, nullable)]
+    #[schema(
+        pattern = r"^[^\u0000-\u0008\u000B\u000C\u000E-\u001F\uFFFE\uFFFF]*$",
+        max_length = 1000,
+        nullable
+    )]
     reason: Option<String>,
 }
 
@@ -389,7 +405,8 @@ pub(crate) async fn list_invoice_payments(
 /// Voids a ledger entry (a payment, a refund or a write-off): it stays listed with
 /// `voidedAt` and `voidReason`, and no longer counts. Refused (409) when it is voided
 /// already, or when a later entry would be left unbacked (a refund of the payment voided).
-/// Needs `payments:write`.
+/// Needs `payments:write`, and for a write-off also `invoices:write`, which writing it off
+/// needs: a key that may not forgive a debt may not bring a forgiven one back either.
 #[utoipa::path(
     tag = "Payments",
     params(("id" = Uuid, Path, description = "Payment id")),
@@ -411,10 +428,14 @@ pub(crate) async fn void_payment(
 ) -> Result<web::Json<PaymentBody>, ApiError> {
     let id = entry_id(&path)?;
     let reason = notes(input.reason, "reason")?;
-    let (entry, _) =
-        service::void_entry(&*state.stores.billing, auth.principal.team_id, id, reason, state.clock.now())
-            .await
-            .map_err(|error| refused(error, "payment"))?;
+    let team = auth.principal.team_id;
+    let recorded = state.stores.billing.get_entry(team, id).await?.ok_or_else(|| not_found("payment"))?;
+    if recorded.kind == EntryKind::WriteOff {
+        require(&auth.principal, Permission::InvoicesWrite, "voiding a write-off")?;
+    }
+    let (entry, _) = service::void_entry(&*state.stores.billing, team, id, reason, state.clock.now())
+        .await
+        .map_err(|error| refused(error, "payment"))?;
     Ok(web::Json(entry.into()))
 }
 

@@ -2,7 +2,7 @@
 //! hosting, maintenance), their schedules, pauses, the next dates and what became of each
 //! period.
 
-use accounts::{Principal, TeamId};
+use accounts::{Permission, Principal, TeamId};
 use actix_web::{HttpResponse, delete, get, patch, post, web};
 use billing::invoice::Description;
 use billing::money::{AMOUNT, TAX_PERCENTAGE};
@@ -18,13 +18,14 @@ use recurring::{
 };
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Number, Value};
+use tracking::Actor;
 use tracking::invoicing::GroupBy;
 use utoipa::{IntoParams, ToSchema};
 use uuid::Uuid;
 
 use crate::conventions::body::{Json, Patch};
 use crate::conventions::error::{ApiError, ErrorBody};
-use crate::rest::auth::{Auth, InvoicesRead, InvoicesWrite};
+use crate::rest::auth::{Auth, InvoicesRead, InvoicesWrite, require};
 use crate::rest::openapi::{
     GroupBy as GroupBySchema, RecurringFrequency, RecurringMode, RecurringRunStatus, RecurringStatus,
     VatCategory as VatCategorySchema, Weekday as WeekdaySchema,
@@ -49,7 +50,7 @@ const MAX_PREVIEW: usize = 100;
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub(crate) struct TemplateInput {
     #[serde(default)]
-    #[schema(pattern = r"^[^\u0000]*$", max_length = 1000)]
+    #[schema(pattern = r"^[^\u0000-\u0008\u000B\u000C\u000E-\u001F\uFFFE\uFFFF]*$", max_length = 1000)]
     description: Option<String>,
     /// The lines of every invoice (0 to 1000); none when the period's unbilled time is
     /// all it bills.
@@ -77,7 +78,11 @@ pub(crate) struct TemplateInput {
     vat_category: Option<String>,
     /// Why no VAT is charged, where the category needs it (as on `POST /v1/invoices`).
     #[serde(default)]
-    #[schema(pattern = r"^[^\u0000]*$", min_length = 1, max_length = 1000)]
+    #[schema(
+        pattern = r"^[^\u0000-\u0008\u000B\u000C\u000E-\u001F\uFFFE\uFFFF]*$",
+        min_length = 1,
+        max_length = 1000
+    )]
     vat_exemption_reason: Option<String>,
 }
 
@@ -301,6 +306,9 @@ pub(crate) struct RecurringBody {
     next_run_on: Option<String>,
     /// The invoices it made so far: the last one's `recurringSequence`.
     generated_count: u32,
+    /// The user who made it: with `includeUnbilledTime` each period bills the time that
+    /// user may bill then (a member's own, the team's for owners and admins).
+    created_by: Uuid,
     created_at: Timestamp,
     updated_at: Timestamp,
 }
@@ -372,6 +380,7 @@ impl From<&RecurringInvoice> for RecurringBody {
             status: recurring.status.as_str(),
             next_run_on: recurring.next_run().map(|next| day_text(next.on)),
             generated_count: recurring.generated_count,
+            created_by: recurring.created_by.as_uuid(),
             created_at: Timestamp(recurring.created_at),
             updated_at: Timestamp(recurring.updated_at),
         }
@@ -522,6 +531,11 @@ impl From<RecurringError> for ApiError {
             RecurringError::Rule(rule) => recurring_rule(rule).into(),
             RecurringError::UnknownClient => FieldError::new("clientId", "no such client in the team").into(),
             RecurringError::NotFound => not_found("recurring invoice"),
+            RecurringError::TimeOfAnother => ApiError::new(
+                actix_web::http::StatusCode::FORBIDDEN,
+                "includeUnbilledTime: a member bills only their own time, and another user made this \
+                 recurring invoice; ask an owner or admin",
+            ),
             RecurringError::Conflict => ApiError::conflict(
                 "recurring invoice: it changed while this request was applied; read it and try again",
             ),
@@ -650,7 +664,11 @@ async fn check_template(
 /// with `includeUnbilledTime`, the period's unbilled time), issued on that day and due
 /// `dueDays` later. A job pass makes each invoice once its day comes, exactly once however
 /// many replicas run it; after downtime only the latest period due is made and the missed
-/// ones are recorded `skipped`. Needs `invoices:write`.
+/// ones are recorded `skipped`. Needs `invoices:write`, and `track:read` with
+/// `includeUnbilledTime`, whose time is billed as `POST /v1/invoices/from-time` bills it for
+/// the caller: a member's own, the team's for owners and admins (`createdBy`), checked
+/// again at each period against that user as the team has them then (a period they may no
+/// longer bill fails and bills nothing).
 #[utoipa::path(
     tag = "Recurring invoices",
     request_body = RecurringInput,
@@ -686,12 +704,16 @@ pub(crate) async fn create(
     }
     .parse()?;
     let mode = input.mode.as_deref().map(mode).transpose()?.unwrap_or_default();
+    if input.include_unbilled_time.is_some() {
+        require(who, Permission::TrackRead, "includeUnbilledTime")?;
+    }
     let unbilled_time = input.include_unbilled_time.map(UnbilledTimeInput::parse).transpose()?;
     check_mode(state, mode)?;
     check_client(state, who.team_id, client_id).await?;
     check_template(state, who.team_id, client_id, &template).await?;
     check_projects(state, who.team_id, unbilled_time.as_ref()).await?;
-    let new = NewRecurringInvoice { client_id, template, schedule, mode, unbilled_time };
+    let new =
+        NewRecurringInvoice { created_by: who.user_id, client_id, template, schedule, mode, unbilled_time };
     let recurring =
         recurring_service::create(&*state.stores.recurring, who.team_id, new, state.clock.now()).await?;
     Ok(RecurringBody::from(&recurring))
@@ -767,7 +789,9 @@ pub(crate) async fn get_recurring_invoice(
 /// Change a recurring invoice
 ///
 /// Only the fields given change, and only for the periods still to come: the invoices
-/// made stay as they are. Needs `invoices:write`.
+/// made stay as they are. Needs `invoices:write`, and `track:read` to set
+/// `includeUnbilledTime`, which a member may set only on a recurring invoice of their own
+/// (403 otherwise).
 #[utoipa::path(
     tag = "Recurring invoices",
     params(("id" = Uuid, Path, description = "Recurring invoice id")),
@@ -785,8 +809,12 @@ pub(crate) async fn update_recurring_invoice(
     Json(input): Json<RecurringPatch>,
     state: web::Data<ApiState>,
 ) -> Result<web::Json<RecurringBody>, ApiError> {
-    let team = auth.principal.team_id;
+    let who = &auth.principal;
+    let team = who.team_id;
     let id = recurring_id(&path)?;
+    if matches!(input.include_unbilled_time, Patch::Value(_)) {
+        require(who, Permission::TrackRead, "includeUnbilledTime")?;
+    }
     let current = recurring_service::get(&*state.stores.recurring, team, id).await?;
     let asked = changes(&current, input)?;
     let client = asked.client_id.unwrap_or(current.client_id);
@@ -807,6 +835,7 @@ pub(crate) async fn update_recurring_invoice(
     let changed = recurring_service::change(
         &*state.stores.recurring,
         &*state.stores.billing,
+        &Actor::from(who),
         team,
         id,
         asked,

@@ -67,10 +67,14 @@ pub(crate) struct ReminderPolicyInput {
     steps: Vec<ReminderStepBody>,
     /// With placeholders; at most 255 characters once filled in (longer is cut).
     #[serde(default)]
-    #[schema(pattern = r"^[^\u0000\r\n]*$", min_length = 1, max_length = 255)]
+    #[schema(pattern = r"^[^\u0000-\u0008\u000A-\u001F\uFFFE\uFFFF]*$", min_length = 1, max_length = 255)]
     subject: Option<String>,
     #[serde(default)]
-    #[schema(pattern = r"^[^\u0000]*$", min_length = 1, max_length = 20000)]
+    #[schema(
+        pattern = r"^[^\u0000-\u0008\u000B\u000C\u000E-\u001F\uFFFE\uFFFF]*$",
+        min_length = 1,
+        max_length = 20000
+    )]
     body: Option<String>,
 }
 

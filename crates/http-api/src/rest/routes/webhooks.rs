@@ -25,7 +25,7 @@ use uuid::Uuid;
 
 use crate::conventions::body::{Json, OptionalJson, Patch, whole_in};
 use crate::conventions::error::{ApiError, ErrorBody};
-use crate::rest::auth::{Auth, WebhooksRead, WebhooksWrite};
+use crate::rest::auth::{Auth, WebhooksRead, WebhooksWrite, require};
 use crate::rest::openapi::{
     DeliveryStatus as DeliveryStatusSchema, EventPattern, EventType as EventTypeSchema,
 };
@@ -60,6 +60,10 @@ pub(crate) struct EndpointBody {
     /// carries two signatures).
     #[schema(required = true)]
     previous_secret_expires_at: Option<Timestamp>,
+    /// The user who made it: it receives only what that user may read, as the team has them
+    /// when each delivery is made (a member's endpoint gets the member's own time entries
+    /// and timers). Rotating or revoking the key that made it changes nothing.
+    created_by: Uuid,
     created_at: Timestamp,
     updated_at: Timestamp,
 }
@@ -80,6 +84,7 @@ impl EndpointBody {
                 .map(|(_, until)| *until)
                 .filter(|until| *until > now)
                 .map(Timestamp),
+            created_by: endpoint.created_by.as_uuid(),
             created_at: Timestamp(endpoint.created_at),
             updated_at: Timestamp(endpoint.updated_at),
         }
@@ -115,7 +120,7 @@ pub(crate) struct EndpointInput {
     #[schema(value_type = Vec<EventPattern>, min_items = 1, max_items = 64)]
     events: Vec<String>,
     #[serde(default)]
-    #[schema(pattern = r"^[^\u0000]*$", max_length = 500)]
+    #[schema(pattern = r"^[^\u0000-\u0008\u000B\u000C\u000E-\u001F\uFFFE\uFFFF]*$", max_length = 500)]
     description: Option<String>,
 }
 
@@ -131,7 +136,7 @@ pub(crate) struct EndpointPatch {
     #[schema(value_type = Vec<EventPattern>, min_items = 1, max_items = 64)]
     events: Patch<Vec<String>>,
     #[serde(default)]
-    #[schema(value_type = String, pattern = r"^[^\u0000]*$", max_length = 500)]
+    #[schema(value_type = String, pattern = r"^[^\u0000-\u0008\u000B\u000C\u000E-\u001F\uFFFE\uFFFF]*$", max_length = 500)]
     description: Patch<String>,
     /// `true` turns a disabled endpoint back on; `false` turns it off.
     #[serde(default)]
@@ -302,13 +307,7 @@ fn may_read(filter: &EventFilter, who: &Principal) -> Result<(), ApiError> {
         .map(permission_for)
         .find(|permission| !who.may(*permission));
     match lacking {
-        Some(permission) => Err(ApiError::new(
-            StatusCode::FORBIDDEN,
-            format!(
-                "this API key lacks the {} permission, which these events' data needs",
-                permission.as_str()
-            ),
-        )),
+        Some(permission) => require(who, permission, "these events' data"),
         None => Ok(()),
     }
 }
@@ -361,7 +360,9 @@ async fn target(text: &str, allow_private: bool) -> Result<WebhookUrl, FieldErro
         return Err(FieldError::new(
             "url",
             format!(
-                "{} is {private}, a loopback, private or link-local address; webhooks go to public addresses only",
+                "{} is {private}, which is not a globally reachable address (loopback, private, link-local \
+                 or another special-purpose block); webhooks go to public addresses only. To test with a \
+                 receiver on this machine, start the server with BILLABLE_WEBHOOK_ALLOW_PRIVATE=true",
                 url.host_text()
             ),
         ));
@@ -396,7 +397,10 @@ async fn the_endpoint(
 /// are retried after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h. The answer carries the
 /// signing secret, shown only this once. A URL on a loopback, private or link-local address
 /// is refused. Subscribing to events needs the read permission of what they carry (see
-/// `GET /v1/webhooks/event-types`). A team has at most 20 endpoints. Needs `webhooks:write`.
+/// `GET /v1/webhooks/event-types`). The endpoint acts for the caller's user (`createdBy`):
+/// it gets only what that user may read when each event is delivered, so a member's endpoint
+/// gets the member's own time entries and timers, and none once the user leaves the team.
+/// A team has at most 20 endpoints. Needs `webhooks:write`.
 #[utoipa::path(
     tag = "Webhooks",
     request_body = EndpointInput,
@@ -433,6 +437,7 @@ pub(crate) async fn create(
         url,
         events,
         description,
+        created_by: who.user_id,
         secret: SigningSecret::generate(),
         previous_secret: None,
         disabled: None,
@@ -651,6 +656,7 @@ pub(crate) async fn test_webhook_endpoint(
         subject: id.as_uuid(),
         thread: format!("webhook:{id}"),
         data: data.to_string(),
+        owner: None,
         occurred_at: now,
     };
     let delivery = state.stores.notify.queue_test(team, id, &event).await?;

@@ -69,11 +69,19 @@ impl From<Project> for ProjectBody {
 #[serde(deny_unknown_fields)]
 #[schema(example = json!({"title": "Website", "code": "WEB", "rate": 95}))]
 pub(crate) struct ProjectInput {
-    #[schema(pattern = r"^[^\u0000]*$", min_length = 1, max_length = 255)]
+    #[schema(
+        pattern = r"^[^\u0000-\u0008\u000B\u000C\u000E-\u001F\uFFFE\uFFFF]*$",
+        min_length = 1,
+        max_length = 255
+    )]
     title: String,
     /// Optional; empty or `null` means none. Unique in the team (409 otherwise).
     #[serde(default)]
-    #[schema(pattern = r"^[^\u0000]*$", max_length = 50, nullable)]
+    #[schema(
+        pattern = r"^[^\u0000-\u0008\u000B\u000C\u000E-\u001F\uFFFE\uFFFF]*$",
+        max_length = 50,
+        nullable
+    )]
     code: Option<String>,
     /// Hourly rate in the team's currency: 0 to 10¹², at most 6 decimal places; `null` or
     /// left out for none.
@@ -87,11 +95,11 @@ pub(crate) struct ProjectInput {
 #[serde(deny_unknown_fields)]
 pub(crate) struct ProjectData {
     #[serde(default)]
-    #[schema(value_type = String, pattern = r"^[^\u0000]*$", min_length = 1, max_length = 255)]
+    #[schema(value_type = String, pattern = r"^[^\u0000-\u0008\u000B\u000C\u000E-\u001F\uFFFE\uFFFF]*$", min_length = 1, max_length = 255)]
     title: Patch<String>,
     /// Empty or `null` removes the code.
     #[serde(default)]
-    #[schema(value_type = Option<String>, pattern = r"^[^\u0000]*$", max_length = 50)]
+    #[schema(value_type = Option<String>, pattern = r"^[^\u0000-\u0008\u000B\u000C\u000E-\u001F\uFFFE\uFFFF]*$", max_length = 50)]
     code: Patch<String>,
     #[serde(default)]
     #[schema(value_type = ProjectStatusSchema)]
@@ -163,7 +171,11 @@ pub(crate) struct ProjectQuery {
     status: Option<paging::OneOrMany>,
     /// Only projects whose title or code holds this, in any case of its letters (1 to 100
     /// characters).
-    #[param(min_length = 1, max_length = 100, pattern = r"^[^\u0000]*$")]
+    #[param(
+        min_length = 1,
+        max_length = 100,
+        pattern = r"^[^\u0000-\u0008\u000B\u000C\u000E-\u001F\uFFFE\uFFFF]*$"
+    )]
     q: Option<String>,
 }
 

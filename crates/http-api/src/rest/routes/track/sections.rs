@@ -54,7 +54,11 @@ impl From<Section> for SectionBody {
 /// (`POST /v1/track/projects` makes one), else the answer is a 400 naming `projectId`.
 #[schema(example = json!({"title": "Design", "projectId": "0193d2c4-5f6a-7b8c-9d0e-1f2a3b4c5d6e"}))]
 pub(crate) struct SectionInput {
-    #[schema(pattern = r"^[^\u0000]*$", min_length = 1, max_length = 255)]
+    #[schema(
+        pattern = r"^[^\u0000-\u0008\u000B\u000C\u000E-\u001F\uFFFE\uFFFF]*$",
+        min_length = 1,
+        max_length = 255
+    )]
     title: String,
     /// A project of the team.
     #[schema(format = Uuid)]
@@ -67,7 +71,7 @@ pub(crate) struct SectionInput {
 #[schema(example = json!({"title": "Design and review"}))]
 pub(crate) struct SectionUpdate {
     #[serde(default)]
-    #[schema(value_type = String, pattern = r"^[^\u0000]*$", min_length = 1, max_length = 255)]
+    #[schema(value_type = String, pattern = r"^[^\u0000-\u0008\u000B\u000C\u000E-\u001F\uFFFE\uFFFF]*$", min_length = 1, max_length = 255)]
     title: Patch<String>,
 }
 

@@ -48,7 +48,11 @@ impl From<Tag> for TagBody {
 #[serde(deny_unknown_fields)]
 #[schema(example = json!({"title": "urgent"}))]
 pub(crate) struct TagInput {
-    #[schema(pattern = r"^[^\u0000]*$", min_length = 1, max_length = 255)]
+    #[schema(
+        pattern = r"^[^\u0000-\u0008\u000B\u000C\u000E-\u001F\uFFFE\uFFFF]*$",
+        min_length = 1,
+        max_length = 255
+    )]
     title: String,
 }
 

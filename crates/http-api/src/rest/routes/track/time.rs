@@ -200,10 +200,18 @@ impl ToSchema for TagGiven {
 pub(crate) struct TimeEntryInput {
     #[schema(value_type = i64, minimum = 1, maximum = 9_007_199_254_740_991_i64)]
     duration_seconds: Number,
-    #[schema(pattern = r"^[^\u0000]*$", min_length = 1, max_length = 255)]
+    #[schema(
+        pattern = r"^[^\u0000-\u0008\u000B\u000C\u000E-\u001F\uFFFE\uFFFF]*$",
+        min_length = 1,
+        max_length = 255
+    )]
     task_name: String,
     #[serde(default)]
-    #[schema(pattern = r"^[^\u0000]*$", max_length = 1000, nullable)]
+    #[schema(
+        pattern = r"^[^\u0000-\u0008\u000B\u000C\u000E-\u001F\uFFFE\uFFFF]*$",
+        max_length = 1000,
+        nullable
+    )]
     description: Option<String>,
     #[schema(value_type = InstantInput)]
     date: String,
@@ -247,11 +255,11 @@ pub(crate) struct TimeEntryPatch {
     #[schema(value_type = i64, minimum = 1, maximum = 9_007_199_254_740_991_i64)]
     duration_seconds: Patch<Number>,
     #[serde(default)]
-    #[schema(value_type = String, pattern = r"^[^\u0000]*$", min_length = 1, max_length = 255)]
+    #[schema(value_type = String, pattern = r"^[^\u0000-\u0008\u000B\u000C\u000E-\u001F\uFFFE\uFFFF]*$", min_length = 1, max_length = 255)]
     task_name: Patch<String>,
     /// `null` clears it.
     #[serde(default)]
-    #[schema(value_type = Option<String>, pattern = r"^[^\u0000]*$", max_length = 1000)]
+    #[schema(value_type = Option<String>, pattern = r"^[^\u0000-\u0008\u000B\u000C\u000E-\u001F\uFFFE\uFFFF]*$", max_length = 1000)]
     description: Patch<String>,
     #[serde(default)]
     #[schema(value_type = InstantInput)]

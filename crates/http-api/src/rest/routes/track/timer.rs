@@ -67,10 +67,18 @@ impl TimerBody {
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 #[schema(example = json!({"taskName": "Code review", "description": "Pull request #42"}))]
 pub(crate) struct TimerInput {
-    #[schema(pattern = r"^[^\u0000]*$", min_length = 1, max_length = 255)]
+    #[schema(
+        pattern = r"^[^\u0000-\u0008\u000B\u000C\u000E-\u001F\uFFFE\uFFFF]*$",
+        min_length = 1,
+        max_length = 255
+    )]
     task_name: String,
     #[serde(default)]
-    #[schema(pattern = r"^[^\u0000]*$", max_length = 1000, nullable)]
+    #[schema(
+        pattern = r"^[^\u0000-\u0008\u000B\u000C\u000E-\u001F\uFFFE\uFFFF]*$",
+        max_length = 1000,
+        nullable
+    )]
     description: Option<String>,
     /// A project of the team that is not archived.
     #[serde(default)]
