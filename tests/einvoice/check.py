@@ -1,6 +1,7 @@
 """Checks e-invoices by the official rules, offline: the XSD (lxml), the CEN EN 16931
-validation stylesheets and, for XRechnung, KoSIT's XRechnung Schematron (Saxon-HE through
-saxonche), and for a Factur-X PDF the factur-x library and pikepdf.
+validation stylesheets and, for XRechnung, KoSIT's XRechnung Schematron with the Peppol BIS
+Billing rules KoSIT merges into its release (Saxon-HE through saxonche), and for a Factur-X
+PDF the factur-x library and pikepdf.
 
     python3 tests/einvoice/check.py FILE...     each file by what it is; exit 1 on a failure
     python3 tests/einvoice/check.py --warnings FILE...   also list the warnings (never failing)
@@ -18,6 +19,7 @@ from __future__ import annotations
 
 import io
 import re
+import shutil
 import sys
 import tempfile
 from pathlib import Path
@@ -49,6 +51,8 @@ class Checker:
         self.stylesheets: dict[str, object] = {}
         self.schemas: dict[Path, etree.XMLSchema] = {}
         self.compiled = Path(tempfile.mkdtemp(prefix="einvoice-rules-"))
+        # The ids of the warnings of the last file checked.
+        self.warnings: list[str] = []
 
     def schema(self, path: Path) -> etree.XMLSchema:
         if path not in self.schemas:
@@ -68,6 +72,23 @@ class Checker:
             self.stylesheets[name] = self.xslt.compile_stylesheet(stylesheet_file=str(path))
         return self.stylesheets[name]
 
+    def xrechnung(self, syntax: str) -> Path:
+        """KoSIT's XRechnung Schematron as KoSIT releases it: the Peppol BIS Billing rules it
+        lists (src/xsl/rule-list.xml) merged in by its own stylesheet (peppol-into-xr.xsl),
+        beside its common.sch."""
+        upper = syntax.upper()
+        target = self.compiled / "xrechnung" / syntax / f"XRechnung-{upper}-validation.sch"
+        if not target.exists():
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy(RULES / "xrechnung" / "common.sch", target.parent.parent / "common.sch")
+            merge = self.xslt.compile_stylesheet(
+                stylesheet_file=str(RULES / "xrechnung" / "src" / "xsl" / "peppol-into-xr.xsl")
+            )
+            merge.set_parameter("syntax", self.saxon.make_string_value(upper))
+            source = RULES / "xrechnung" / syntax / f"XRechnung-{upper}-validation.sch"
+            merge.transform_to_file(source_file=str(source), output_file=str(target))
+        return target
+
     def rules(self, name: str, path: Path, xml: bytes) -> list[str]:
         """The failed assertions and reports of one rule set that fail a file."""
         document = self.saxon.parse_xml(xml_text=xml.decode("utf-8"))
@@ -80,8 +101,10 @@ class Checker:
             text = " ".join("".join(node.itertext()).split())
             if flag in FAILING_FLAGS:
                 failures.append(f"{name} {node.get('id', '?')} [{flag}] at {node.get('location')}: {text}")
-            elif SHOW_WARNINGS:
-                print(f"     warning {name} {node.get('id', '?')}: {text[:160]}")
+            else:
+                self.warnings.append(node.get("id", "?"))
+                if SHOW_WARNINGS:
+                    print(f"     warning {name} {node.get('id', '?')}: {text[:160]}")
         return failures
 
     def xml(self, xml: bytes) -> list[str]:
@@ -98,9 +121,7 @@ class Checker:
         upper = syntax.upper()
         failures += self.rules(f"EN16931-{upper}", RULES / "cen" / syntax / f"EN16931-{upper}-validation.xslt", xml)
         if XRECHNUNG in specification_of(root):
-            failures += self.rules(
-                f"XRechnung-{upper}", RULES / "xrechnung" / syntax / f"XRechnung-{upper}-validation.sch", xml
-            )
+            failures += self.rules(f"XRechnung-{upper}", self.xrechnung(syntax), xml)
         elif syntax == "cii":
             failures += self.facturx_xsd(xml)
         return failures
@@ -136,6 +157,7 @@ class Checker:
         return failures + self.xml(xml)
 
     def check(self, path: Path) -> list[str]:
+        self.warnings = []
         data = path.read_bytes()
         return self.pdf(data) if data.startswith(b"%PDF-") else self.xml(data)
 
@@ -203,7 +225,9 @@ def pdfa3_failures(pdf) -> list[str]:
 
 def self_test(checker: Checker) -> int:
     """KoSIT's sample invoices pass; the same with their buyer reference (BT-10) taken out
-    or a total changed fail, so the pipeline is shown to both pass and fail."""
+    or a total changed fail, and with a line's amount changed draw the warning of the Peppol
+    rule KoSIT merges in (PEPPOL-EN16931-R120), so the pipeline is shown to both pass and
+    fail, the merged rules included."""
     bad = 0
     samples = sorted(SAMPLES.glob("*.xml"))
     for sample in samples:
@@ -219,6 +243,14 @@ def self_test(checker: Checker) -> int:
         ids = {failure.split()[1] for failure in failures}
         if not {"BR-DE-15", "BR-CO-15"} <= ids:
             print(f"FAIL {sample.name} without BT-10 and with a wrong total is not refused: {sorted(ids)}")
+            bad += 1
+        # The first line's amount one unit more than its quantity times its price.
+        line = rb"(<(cac:InvoiceLine|ram:IncludedSupplyChainTradeLineItem)>.*?<(cbc:LineExtensionAmount|ram:LineTotalAmount)[^>]*>)([0-9]+)"
+        mispriced = re.sub(line, lambda m: m.group(1) + str(int(m.group(4)) + 1).encode(), sample.read_bytes(), count=1, flags=re.S)
+        checker.warnings = []
+        checker.xml(mispriced)
+        if "PEPPOL-EN16931-R120" not in checker.warnings:
+            print(f"FAIL {sample.name} with a line's amount changed draws no PEPPOL-EN16931-R120: {checker.warnings}")
             bad += 1
     print(f"{len(samples) - bad} of {len(samples)} samples behave")
     return 1 if bad else 0

@@ -91,8 +91,32 @@ pub enum Refusal {
     #[error("{term} is required for {}", profile.name())]
     Missing { term: &'static str, datum: Datum, profile: Profile },
     /// EN 16931 carries amounts with at most two decimals.
-    #[error("EN 16931 allows amounts with at most 2 decimals; {currency} has {decimals}", currency = .0, decimals = .0.minor_unit())]
+    #[error(
+        "EN 16931 allows amounts with at most 2 decimals (its rules BR-DEC-01 to BR-DEC-28); {currency} has {decimals}",
+        currency = .0,
+        decimals = .0.minor_unit()
+    )]
     MinorUnitTooFine(Currency),
+    /// The 0-based line `line`'s amount, rounded to the currency's minor unit, is further
+    /// from its quantity × unit price than the profile's rule allows
+    /// ([`LINE_AMOUNT_RULE`]): a fraction of a currency without a fractional unit (JPY,
+    /// 1234.5 × 3 is 3703.5, billed 3704).
+    #[error(
+        "line {line}: its amount {amount} is not its quantity × unit price, {product}, within {slack} \
+         ({LINE_AMOUNT_RULE}, which {} applies)",
+        profile.name()
+    )]
+    LineAmountInexact { line: u32, amount: Decimal, product: Decimal, slack: Decimal, profile: Profile },
+}
+
+/// The rule a line's amount breaks when it is not its quantity × price: Peppol's, which
+/// KoSIT merges into XRechnung.
+pub const LINE_AMOUNT_RULE: &str = "PEPPOL-EN16931-R120";
+
+/// How far a line's amount may be from its quantity × price under [`LINE_AMOUNT_RULE`]:
+/// 0.02, and 0.5 for Hungarian forint, which XRechnung widens it to.
+fn line_amount_slack(currency: Currency) -> Decimal {
+    if currency.as_str() == "HUF" { Decimal::new(5, 1) } else { Decimal::new(2, 2) }
 }
 
 /// A seller or buyer (BG-4, BG-7) with its address (BG-5, BG-8).
@@ -438,13 +462,27 @@ impl Frame<'_> {
                     "BT-153",
                     Datum::LineDescription(item.position),
                 )?;
+                let amount = self.minor(item.amount);
+                if rules.profile == Profile::XRechnung {
+                    let product = item.unit_price * item.quantity;
+                    let slack = line_amount_slack(self.currency);
+                    if (amount - product).abs() > slack {
+                        return Err(Refusal::LineAmountInexact {
+                            line: item.position,
+                            amount,
+                            product: product.normalize(),
+                            slack,
+                            profile: rules.profile,
+                        });
+                    }
+                }
                 Ok(Line {
                     id: item.position + 1,
                     name,
                     quantity: item.quantity.normalize(),
                     unit_code: item.unit_code.as_str().to_owned(),
                     net_price: item.unit_price.normalize(),
-                    amount: self.minor(item.amount),
+                    amount,
                 })
             })
             .collect()
@@ -671,6 +709,49 @@ mod tests {
         let mut dinars = invoice(team, Vat::default(), TaxRule::Percentage(Decimal::from(5)), Decimal::ZERO);
         dinars.currency = Currency::parse("KWD").unwrap();
         let refused = EInvoice::of_invoice(Profile::En16931, &dinars, &parties).unwrap_err();
-        assert_eq!(refused.to_string(), "EN 16931 allows amounts with at most 2 decimals; KWD has 3");
+        assert_eq!(
+            refused.to_string(),
+            "EN 16931 allows amounts with at most 2 decimals (its rules BR-DEC-01 to BR-DEC-28); KWD has 3"
+        );
+    }
+
+    #[test]
+    fn an_xrechnung_line_is_its_quantity_times_its_price() {
+        let team = TeamId::generate();
+        let (client, sender) = parties(team);
+        let parties = Parties { client: &client, sender: &sender };
+        let yen = Currency::parse("JPY").unwrap();
+        let priced = |price: Decimal| {
+            let mut invoice =
+                invoice(team, Vat::default(), TaxRule::Percentage(Decimal::from(10)), Decimal::ZERO);
+            let input = LineInput {
+                description: crate::invoice::Description::parse("Work").unwrap(),
+                unit_price: price,
+                quantity: Decimal::from(3),
+                amount: None,
+                unit_code: None,
+            };
+            invoice.currency = yen;
+            invoice.exchange = crate::Exchange::none(yen);
+            invoice.line_items = price_lines(vec![input], yen, invoice.created_at).unwrap();
+            invoice
+        };
+        // 1234.5 × 3 is 3703.5 yen, billed 3704: half a yen from its price, which R120 refuses.
+        let fractional = priced(Decimal::new(12_345, 1));
+        assert_eq!(
+            EInvoice::of_invoice(Profile::XRechnung, &fractional, &parties).unwrap_err(),
+            Refusal::LineAmountInexact {
+                line: 0,
+                amount: Decimal::from(3704),
+                product: Decimal::new(37_035, 1),
+                slack: Decimal::new(2, 2),
+                profile: Profile::XRechnung,
+            }
+        );
+        assert!(
+            EInvoice::of_invoice(Profile::En16931, &fractional, &parties).is_ok(),
+            "not a rule of EN 16931"
+        );
+        assert!(EInvoice::of_invoice(Profile::XRechnung, &priced(Decimal::from(1234)), &parties).is_ok());
     }
 }

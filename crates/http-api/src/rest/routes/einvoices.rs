@@ -5,7 +5,7 @@ use accounts::Principal;
 use actix_web::http::StatusCode;
 use actix_web::http::header;
 use actix_web::{HttpRequest, HttpResponse, get, web};
-use billing::einvoice::{Datum, EInvoice, Refusal};
+use billing::einvoice::{Datum, EInvoice, LINE_AMOUNT_RULE, Refusal};
 use billing::service::{self, EInvoiceError};
 use einvoice::Format;
 use kernel::FieldError;
@@ -120,6 +120,12 @@ pub(crate) fn refused(error: EInvoiceError, what: &str) -> ApiError {
                     format!("{field} ({term}) is required for {}: {advice}", profile.name())
                 }
                 Refusal::MinorUnitTooFine(_) => refusal.to_string(),
+                Refusal::LineAmountInexact { line, amount, product, slack, profile } => format!(
+                    "lineItems[{line}].amount: {amount} is not quantity × unitPrice, {product}, within {slack}, \
+                     which {} requires ({LINE_AMOUNT_RULE}): in a currency without that fraction, give a unit \
+                     price whose product with the quantity is a whole amount of it",
+                    profile.name()
+                ),
             };
             ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, message)
         }
