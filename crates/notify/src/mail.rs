@@ -467,6 +467,17 @@ pub trait MessageStore: Send + Sync {
         id: MessageId,
         at: DateTime<Utc>,
     ) -> Result<Message, RetryMessageError>;
+
+    /// Records that the team's invoice `invoice` reached its client another way than by
+    /// billable's e-mail: its `sent_at` becomes `at`, `invoice.sent` is raised and its
+    /// reminders are scheduled, in one transaction. An invoice sent already keeps its
+    /// `sent_at` and raises nothing. MUST return `None` when the team has no such invoice.
+    async fn mark_sent(
+        &self,
+        team: TeamId,
+        invoice: InvoiceId,
+        at: DateTime<Utc>,
+    ) -> Result<Option<Invoice>, StoreError>;
 }
 
 #[cfg(test)]

@@ -160,6 +160,11 @@ pub fn message_finished<'a>(message: &'a Message, invoice: Option<&'a Invoice>) 
     }
 }
 
+/// An invoice the team marked sent, delivered another way than by e-mail.
+pub fn invoice_marked_sent(invoice: &Invoice) -> Raised<'_> {
+    Raised::default().with(EventType::InvoiceSent, Resource::Invoice(invoice))
+}
+
 /// An invoice found past its due date with something due.
 pub fn invoice_overdue(invoice: &Invoice) -> Raised<'_> {
     Raised::default().with(EventType::InvoiceOverdue, Resource::Invoice(invoice))

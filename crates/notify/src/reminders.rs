@@ -115,6 +115,9 @@ impl ReminderPolicy {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Schedule {
     pub due: Option<DateTime<Utc>>,
+    /// Whether the client has it: e-mailed (`sent_at`), or marked sent by the team. No one
+    /// is reminded of an invoice they never got.
+    pub sent: bool,
     /// Whether anything is due and the invoice is not written off.
     pub open: bool,
     /// Whether its client takes reminders.
@@ -129,6 +132,7 @@ impl Schedule {
     pub fn of(invoice: &Invoice, client_takes_reminders: bool, done: Option<ReminderStep>) -> Self {
         Self {
             due: invoice.due_date,
+            sent: invoice.chasing.sent_at.is_some(),
             open: is_open(invoice.balance.due().is_zero(), invoice.status),
             client_takes_reminders,
             done,
@@ -137,7 +141,7 @@ impl Schedule {
 
     /// When the next reminder is due under `policy`; `None` when none will be.
     pub fn next_at(&self, policy: &ReminderPolicy) -> Option<DateTime<Utc>> {
-        if !(policy.enabled && self.open && self.client_takes_reminders) {
+        if !(policy.enabled && self.sent && self.open && self.client_takes_reminders) {
             return None;
         }
         let due = self.due?;
@@ -287,6 +291,7 @@ mod tests {
     fn schedule(done: Option<i32>) -> Schedule {
         Schedule {
             due: Some(day(10)),
+            sent: true,
             open: true,
             client_takes_reminders: true,
             done: done.and_then(ReminderStep::new),
@@ -319,12 +324,13 @@ mod tests {
     }
 
     #[test]
-    fn nothing_is_scheduled_for_closed_invoices_or_opted_out_clients() {
+    fn nothing_is_scheduled_for_closed_or_unsent_invoices_or_opted_out_clients() {
         let policy = policy(&[0]);
         for closed in [
             Schedule { open: false, ..schedule(None) },
             Schedule { client_takes_reminders: false, ..schedule(None) },
             Schedule { due: None, ..schedule(None) },
+            Schedule { sent: false, ..schedule(None) },
         ] {
             assert_eq!(closed.next_at(&policy), None);
             assert_eq!(closed.step_due(&policy, day(28)), None);

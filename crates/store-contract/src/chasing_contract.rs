@@ -574,10 +574,18 @@ pub async fn reminders_follow_the_policy_once_per_step(store: Ports) {
     assert_eq!(next(&f).await, None, "no policy, no reminder");
     notify.set_reminder_policy(f.team, &policy(true, &[-3, 0, 7]), at("2026-11-20")).await.unwrap();
     assert_eq!(notify.reminder_policy(f.team).await.unwrap(), policy(true, &[-3, 0, 7]));
+    assert_eq!(next(&f).await, None, "never sent: nobody is reminded of it");
+    let marked = notify.mark_sent(f.team, invoice.id, at("2026-11-21")).await.unwrap().unwrap();
+    assert_eq!(marked.chasing.next_reminder_at, Some(at("2026-12-07")));
     assert_eq!(next(&f).await, Some(at("2026-12-07")));
-    // A new invoice gets its schedule when it is made.
+    // A new invoice gets its schedule once it is sent.
     let later = f.invoice("2026-11-15").await;
-    assert_eq!(later.chasing.next_reminder_at, Some(at("2026-12-12")));
+    assert_eq!(later.chasing.next_reminder_at, None);
+    notify.mark_sent(f.team, later.id, at("2026-11-21")).await.unwrap().unwrap();
+    assert_eq!(
+        f.billing.get_invoice(f.team, later.id).await.unwrap().unwrap().chasing.next_reminder_at,
+        Some(at("2026-12-12"))
+    );
 
     assert_eq!(notify.queue_due_reminders(at("2026-12-06T23:59:59Z"), &Reminders, 100).await.unwrap(), 0);
     assert_eq!(notify.queue_due_reminders(at("2026-12-07"), &Reminders, 100).await.unwrap(), 1);
@@ -613,6 +621,7 @@ pub async fn reminders_follow_the_policy_once_per_step(store: Ports) {
     let paid = f.billing.get_invoice(f.team, later.id).await.unwrap().unwrap();
     assert_eq!(paid.chasing.next_reminder_at, None);
     let third = f.invoice("2026-11-16").await;
+    let third = notify.mark_sent(f.team, third.id, at("2026-11-21")).await.unwrap().unwrap();
     assert!(third.chasing.next_reminder_at.is_some());
     let mut details = client_details("Zoë Łukasiewicz — Ёлка ΑΒΓ", "zoe@example.com");
     details.reminders_enabled = false;
@@ -635,13 +644,39 @@ pub async fn reminders_follow_the_policy_once_per_step(store: Ports) {
     );
 }
 
+/// Marking an invoice sent sets `sent_at` once, raises `invoice.sent` once, and schedules
+/// its reminders; another team's or an unknown invoice is none.
+pub async fn marking_an_invoice_sent_happens_once(store: Ports) {
+    let f = fixture(store).await;
+    let notify = f.store.notify();
+    notify.set_reminder_policy(f.team, &policy(true, &[0]), at("2026-11-20")).await.unwrap();
+    let invoice = due_invoice(&f).await;
+    let before = events(&notify, f.team).await.len();
+    let marked = notify.mark_sent(f.team, invoice.id, at("2026-11-21")).await.unwrap().unwrap();
+    assert_eq!(marked.chasing.sent_at, Some(at("2026-11-21")));
+    assert_eq!(marked.chasing.next_reminder_at, Some(at("2026-12-10")));
+    let again = notify.mark_sent(f.team, invoice.id, at("2026-11-22")).await.unwrap().unwrap();
+    assert_eq!(again.chasing.sent_at, Some(at("2026-11-21")), "the first time stays");
+    let raised = events(&notify, f.team).await;
+    assert_eq!(raised[before..], [(EventType::InvoiceSent, invoice.id.as_uuid())]);
+    let other = create_team(&f.store, "Other").await;
+    assert_eq!(notify.mark_sent(other, invoice.id, at("2026-11-21")).await.unwrap(), None);
+    assert_eq!(
+        notify.mark_sent(f.team, billing::InvoiceId::generate(), at("2026-11-21")).await.unwrap(),
+        None
+    );
+    assert_eq!(f.billing.get_invoice(f.team, invoice.id).await.unwrap().unwrap().chasing, marked.chasing);
+}
+
 pub async fn concurrent_reminder_passes_send_each_step_once(store: Ports) {
     let f = fixture(store).await;
     let notify = f.store.notify();
     notify.set_reminder_policy(f.team, &policy(true, &[0, 7]), at("2026-11-20")).await.unwrap();
     let mut invoices = Vec::new();
     for _ in 0..5 {
-        invoices.push(due_invoice(&f).await);
+        let invoice = due_invoice(&f).await;
+        notify.mark_sent(f.team, invoice.id, at("2026-11-21")).await.unwrap().unwrap();
+        invoices.push(invoice);
     }
     for day in ["2026-12-10", "2026-12-17"] {
         let (a, b, c) = tokio::join!(

@@ -325,6 +325,7 @@ macro_rules! contract_suite {
                 messages_are_queued_sent_failed_and_retried,
                 reminders_follow_the_policy_once_per_step,
                 concurrent_reminder_passes_send_each_step_once,
+                marking_an_invoice_sent_happens_once,
                 overdue_is_announced_once_per_due_date,
                 webhook_endpoints_keep_their_deliveries,
             },

@@ -481,20 +481,49 @@ impl MessageStore for MemoryStore {
                 }
             }
             let message = message.clone();
-            let invoice = state.invoices.iter_mut().find(|i| i.team_id == team && i.id == message.invoice_id);
-            let invoice = invoice.map(|invoice| {
+            let invoice_id = message.invoice_id;
+            if let Some(invoice) = state.invoices.iter_mut().find(|i| i.team_id == team && i.id == invoice_id)
+            {
                 match (message.status, message.kind) {
                     (MessageStatus::Sent, MessageKind::Invoice) => {
                         invoice.chasing.sent_at.get_or_insert(at);
                     }
-                    (MessageStatus::Sent, MessageKind::Reminder) => invoice.chasing.reminders_sent += 1,
+                    // A reminder that reached the client counts as sending the invoice.
+                    (MessageStatus::Sent, MessageKind::Reminder) => {
+                        invoice.chasing.reminders_sent += 1;
+                        invoice.chasing.sent_at.get_or_insert(at);
+                    }
                     _ => {}
                 }
-                invoice.clone()
-            });
+            }
+            // Reminders start once the client has the invoice.
+            if message.status == MessageStatus::Sent {
+                state.refresh_reminders(team, |i| i.id == invoice_id);
+            }
+            let invoice = state.invoice(team, invoice_id).cloned();
             let events = notify::raise::message_finished(&message, invoice.as_ref()).events(&*describe, at);
             state.record(events);
             true
+        }))
+    }
+
+    async fn mark_sent(
+        &self,
+        team: TeamId,
+        invoice: InvoiceId,
+        at: DateTime<Utc>,
+    ) -> Result<Option<Invoice>, StoreError> {
+        let describe = self.describe.clone();
+        Ok(self.signalled(|state| {
+            let stored = state.invoices.iter_mut().find(|i| i.team_id == team && i.id == invoice)?;
+            if stored.chasing.sent_at.is_some() {
+                return Some(stored.clone());
+            }
+            stored.chasing.sent_at = Some(at);
+            state.refresh_reminders(team, |i| i.id == invoice);
+            let marked = state.invoice(team, invoice).cloned()?;
+            state.record(notify::raise::invoice_marked_sent(&marked).events(&*describe, at));
+            Some(marked)
         }))
     }
 

@@ -199,3 +199,38 @@ async fn on_sqlite_makers_and_owners_are_filled_in() {
 async fn on_postgres_makers_and_owners_are_filled_in() {
     makers_and_owners_are_filled_in(Database::postgres().await).await;
 }
+
+/// Invoices reminded before reminders waited for sending count as sent; an unsent one loses
+/// the next reminder it had; a sent one keeps both.
+async fn reminded_invoices_count_as_sent(database: Database) {
+    let f = fixture(support::open_url(&database.url).await.1).await;
+    let team = f.team;
+    let mut invoices = Vec::new();
+    for _ in 0..3 {
+        invoices.push(f.invoice("2026-10-01").await);
+    }
+    drop(f);
+    let serials = "UPDATE invoices SET reminders_sent = 2, sent_at = NULL, \
+                   next_reminder_at = '2026-12-01 00:00:00+00:00' WHERE serial = 1; \
+                   UPDATE invoices SET sent_at = NULL, next_reminder_at = '2026-12-01 00:00:00+00:00' WHERE serial = 2; \
+                   UPDATE invoices SET sent_at = '2026-10-02 00:00:00+00:00', \
+                   next_reminder_at = '2026-12-01 00:00:00+00:00' WHERE serial = 3";
+    as_before(&database.url, "000032", serials.to_owned()).await;
+    let f = fixture_for(support::open(database).await.1, team).await;
+    let read = async |n: usize| f.billing.get_invoice(team, invoices[n].id).await.unwrap().unwrap().chasing;
+    let (reminded, unsent, sent) = (read(0).await, read(1).await, read(2).await);
+    assert!(reminded.sent_at.is_some() && reminded.next_reminder_at.is_some(), "{reminded:?}");
+    assert_eq!((unsent.sent_at, unsent.next_reminder_at), (None, None));
+    assert_eq!(sent.sent_at, Some(at("2026-10-02T00:00:00Z")));
+    assert!(sent.next_reminder_at.is_some());
+}
+
+#[tokio::test]
+async fn on_sqlite_reminded_invoices_count_as_sent() {
+    reminded_invoices_count_as_sent(Database::sqlite()).await;
+}
+
+#[tokio::test]
+async fn on_postgres_reminded_invoices_count_as_sent() {
+    reminded_invoices_count_as_sent(Database::postgres().await).await;
+}

@@ -75,6 +75,7 @@ where
                 .service(ledger.check(routes::credit_notes::create_credit_note))
                 .service(ledger.check(routes::einvoices::invoice_e_invoice))
                 .service(ledger.check(routes::messages::send_invoice))
+                .service(ledger.check(routes::messages::mark_invoice_sent))
                 .service(ledger.check(routes::messages::remind_invoice))
                 .service(ledger.check(routes::messages::list_invoice_messages)),
         )

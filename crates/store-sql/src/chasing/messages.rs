@@ -7,7 +7,7 @@ use std::collections::HashMap;
 
 use accounts::TeamId;
 use async_trait::async_trait;
-use billing::InvoiceStatus;
+use billing::{Invoice, InvoiceId, InvoiceStatus};
 use chrono::{DateTime, Utc};
 use diesel::prelude::*;
 use diesel::result::DatabaseErrorKind;
@@ -20,7 +20,7 @@ use notify::{
     MessageKind, MessageStatus, MessageStore, NewMessage, OutgoingMail,
 };
 
-use super::{finish_job_row, insert_job, record_events, take_invoice};
+use super::{finish_job_row, insert_job, record_events, refresh_reminders, take_invoice};
 use crate::invoices::TxError;
 use crate::types::{DbDecimal, DbUuid};
 use crate::{OrStoreError, SqlStore, corrupt, db_run, violation};
@@ -396,7 +396,7 @@ impl MessageStore for SqlStore {
                     message.invoice_id,
                     invoices::updated_at.eq(invoices::updated_at)
                 );
-                let invoice = match (touched, message.status, message.kind) {
+                let mut invoice = match (touched, message.status, message.kind) {
                     (Some(mut invoice), MessageStatus::Sent, MessageKind::Invoice)
                         if invoice.chasing.sent_at.is_none() =>
                     {
@@ -412,19 +412,35 @@ impl MessageStore for SqlStore {
                         Some(invoice)
                     }
                     (Some(mut invoice), MessageStatus::Sent, MessageKind::Reminder) => {
+                        // A reminder that reached the client counts as sending the invoice.
+                        let sent_at = invoice.chasing.sent_at.unwrap_or(at);
                         diesel::update(
                             invoices::table
                                 .filter(invoices::team_id.eq(DbUuid::of(team)))
                                 .filter(invoices::id.eq(DbUuid::of(invoice.id))),
                         )
-                        .set(invoices::reminders_sent.eq(invoices::reminders_sent + 1))
+                        .set((
+                            invoices::reminders_sent.eq(invoices::reminders_sent + 1),
+                            invoices::sent_at.eq(Some(sent_at)),
+                        ))
                         .execute(conn)
                         .await?;
                         invoice.chasing.reminders_sent += 1;
+                        invoice.chasing.sent_at = Some(sent_at);
                         Some(invoice)
                     }
                     (invoice, _, _) => invoice,
                 };
+                // Reminders start once the client has the invoice.
+                if let Some(invoice) = invoice.as_mut().filter(|_| message.status == MessageStatus::Sent) {
+                    let refreshed = refresh_reminders!(
+                        conn,
+                        team,
+                        invoices::id.eq(DbUuid::of(invoice.id)),
+                        TxError<StoreError>
+                    );
+                    invoice.chasing.next_reminder_at = refreshed.next_of(invoice.id);
+                }
                 let raised = notify::raise::message_finished(&message, invoice.as_ref());
                 record_events!(conn, raised.events(&*self.describe, at));
                 Ok::<_, TxError<StoreError>>(true)
@@ -432,6 +448,39 @@ impl MessageStore for SqlStore {
             .await
             .map_err(TxError::into_port));
         self.signalling(done)
+    }
+
+    #[tracing::instrument(skip(self))]
+    async fn mark_sent(
+        &self,
+        team: TeamId,
+        invoice: InvoiceId,
+        at: DateTime<Utc>,
+    ) -> Result<Option<Invoice>, StoreError> {
+        let id = DbUuid::of(invoice);
+        let marked = db_run!(self, |conn| conn
+            .transaction(async |conn| {
+                let Some(mut marked) = take_invoice!(
+                    conn,
+                    DbUuid::of(team),
+                    id,
+                    invoices::sent_at.is_null(),
+                    invoices::sent_at.eq(Some(at))
+                ) else {
+                    // Sent already (nothing changes), or none such.
+                    let found =
+                        touch_invoice!(conn, team, invoice, invoices::updated_at.eq(invoices::updated_at));
+                    return Ok(found);
+                };
+                marked.chasing.sent_at = Some(at);
+                let refreshed = refresh_reminders!(conn, team, invoices::id.eq(id), TxError<StoreError>);
+                marked.chasing.next_reminder_at = refreshed.next_of(invoice);
+                record_events!(conn, notify::raise::invoice_marked_sent(&marked).events(&*self.describe, at));
+                Ok::<_, TxError<StoreError>>(Some(marked))
+            })
+            .await
+            .map_err(TxError::into_port));
+        self.signalling(marked)
     }
 
     #[tracing::instrument(skip(self))]

@@ -160,10 +160,12 @@ macro_rules! load_policy {
 }
 pub(crate) use load_policy;
 
-/// What the schedule of one invoice is computed from: id, due date, status, total, paid,
-/// credited, written off, last step handled, next reminder as stored, its client's consent.
+/// What the schedule of one invoice is computed from: id, due date, when it was sent,
+/// status, total, paid, credited, written off, last step handled, next reminder as stored,
+/// its client's consent.
 pub(crate) type ScheduleRow = (
     crate::types::DbUuid,
+    Option<chrono::DateTime<chrono::Utc>>,
     Option<chrono::DateTime<chrono::Utc>>,
     String,
     crate::types::DbDecimal,
@@ -181,11 +183,12 @@ pub(crate) fn schedule_of(
     row: &ScheduleRow,
     policy: &ReminderPolicy,
 ) -> Result<(Option<chrono::DateTime<chrono::Utc>>, bool), kernel::StoreError> {
-    let (_, due, status, total, paid, credited, written_off, step, stored, consent) = row;
+    let (_, due, sent_at, status, total, paid, credited, written_off, step, stored, consent) = row;
     let status = billing::InvoiceStatus::parse(status).map_err(|e| corrupt("status", e))?;
     let nothing_due = (total.0 - paid.0 - credited.0 - written_off.0).is_zero();
     let schedule = notify::Schedule {
         due: *due,
+        sent: sent_at.is_some(),
         open: notify::reminders::is_open(nothing_due, status),
         client_takes_reminders: *consent,
         done: step.and_then(ReminderStep::new),
@@ -236,6 +239,7 @@ macro_rules! refresh_reminders {
                 .select((
                     invoices::id,
                     invoices::due_date,
+                    invoices::sent_at,
                     invoices::status,
                     invoices::total,
                     invoices::amount_paid,

@@ -31,6 +31,59 @@ async fn due_on(app: &TestApp, email: &str, due: DateTime<Utc>) -> Value {
     invoice
 }
 
+/// Marks the invoice `id` sent, as a team does for one it delivered by hand.
+async fn mark_sent(app: &TestApp, id: &str) -> Value {
+    let (status, marked) = post(app, &format!("/v1/invoices/{id}/mark-sent"), Value::Null).await;
+    assert_eq!(status, StatusCode::OK, "{marked}");
+    assert!(marked["sentAt"].is_string());
+    marked
+}
+
+/// Reminders chase an invoice only once the client has it: e-mailed by billable, marked sent
+/// by the team, or reminded by hand. One never sent is never chased.
+#[tokio::test]
+async fn reminders_chase_only_invoices_the_client_has() {
+    let smtp = SmtpServer::start();
+    let app = spawn_app_with(mailing_config(&smtp)).await;
+    let due = (Utc::now() + TimeDelta::days(5)).date_naive().and_hms_opt(0, 0, 0).unwrap().and_utc();
+    let policy = json!({"enabled": true, "steps": [{"daysAfterDue": 0}, {"daysAfterDue": 7}]});
+    assert_eq!(put_policy(&app, &policy).await.status(), StatusCode::OK);
+    let [never, mailed, marked, reminded] =
+        ["never", "mailed", "marked", "reminded"].map(|who| format!("{who}@example.com"));
+    let mut ids = Vec::new();
+    for email in [&never, &mailed, &marked, &reminded] {
+        let invoice = due_on(&app, email, due).await;
+        assert_eq!((&invoice["sentAt"], &invoice["nextReminderAt"]), (&Value::Null, &Value::Null));
+        ids.push(invoice["id"].as_str().unwrap().to_owned());
+    }
+    let (status, _) = post(&app, &format!("/v1/invoices/{}/send", ids[1]), json!({})).await;
+    assert_eq!(status, StatusCode::ACCEPTED);
+    let marked_answer = mark_sent(&app, &ids[2]).await;
+    let (status, _) = post(&app, &format!("/v1/invoices/{}/remind", ids[3]), json!({})).await;
+    assert_eq!(status, StatusCode::ACCEPTED);
+    // Marking again changes nothing.
+    assert_eq!(mark_sent(&app, &ids[2]).await["sentAt"], marked_answer["sentAt"]);
+    app.run_jobs().await;
+    let stamp = due.format("%Y-%m-%dT%H:%M:%S%.3fZ").to_string();
+    for (n, id) in ids.iter().enumerate() {
+        let invoice = app.get_json(&format!("/v1/invoices/{id}")).await;
+        let expected = if n == 0 { Value::Null } else { Value::from(stamp.clone()) };
+        assert_eq!(invoice["nextReminderAt"], expected, "invoice {n}");
+    }
+    app.run_jobs_at(due + TimeDelta::hours(1)).await;
+    let mut reminded_to: Vec<String> = smtp
+        .received()
+        .iter()
+        .filter(|mail| mail["subject"].as_str().unwrap().starts_with("Reminder"))
+        .map(|mail| mail["rcpt_tos"][0].as_str().unwrap().to_owned())
+        .collect();
+    reminded_to.sort();
+    assert_eq!(reminded_to, [mailed, marked, reminded.clone(), reminded], "never the one never sent");
+    let unknown =
+        app.request(Method::POST, "/v1/invoices/0193d2c4-5f6a-7b8c-9d0e-1f2a3b4c5d6e/mark-sent", &app.key);
+    assert_eq!(unknown.send().await.unwrap().status(), StatusCode::NOT_FOUND);
+}
+
 #[tokio::test]
 async fn the_policy_is_read_set_and_checked() {
     let smtp = SmtpServer::start();
@@ -100,6 +153,8 @@ async fn each_step_is_sent_once_with_the_amount_due_then_reminders_stop() {
     let path = format!("/v1/invoices/{id}");
     let read = || app.get_json(&path);
     let stamp = |at: DateTime<Utc>| Value::from(at.format("%Y-%m-%dT%H:%M:%S%.3fZ").to_string());
+    assert_eq!(read().await["nextReminderAt"], Value::Null, "not sent yet");
+    mark_sent(&app, id).await;
     assert_eq!(read().await["nextReminderAt"], stamp(due - TimeDelta::days(3)));
 
     assert_eq!(app.run_jobs_at(due - TimeDelta::days(4)).await.reminders, 0);
@@ -149,6 +204,9 @@ async fn a_late_pass_sends_the_latest_step_and_clients_may_take_none() {
     .await;
     let chased = due_on(&app, "zoe@example.com", due).await;
     let spared = due_on(&app, "quiet@example.com", due).await;
+    for sent in [&chased, &spared] {
+        mark_sent(&app, sent["id"].as_str().unwrap()).await;
+    }
     let client =
         app.get_json(&format!("/v1/invoices/clients/{}", spared["clientId"].as_str().unwrap())).await;
     assert_eq!(client["remindersEnabled"], true);

@@ -26,6 +26,7 @@ use crate::conventions::error::{ApiError, ErrorBody};
 use crate::rest::auth::{Auth, InvoicesRead, InvoicesWrite};
 use crate::rest::openapi::{MessageKind as MessageKindSchema, MessageStatus as MessageStatusSchema};
 use crate::rest::paging::{self, Page};
+use crate::rest::routes::invoices::InvoiceBody;
 use crate::rest::routes::{
     BodyErrors, KeyedErrors, NotFound, QueryErrors, Timestamp, not_found, path_id, query_id,
 };
@@ -419,6 +420,33 @@ fn accepted(message: MessageBody) -> HttpResponse {
     HttpResponse::Accepted()
         .insert_header((actix_web::http::header::LOCATION, format!("/v1/messages/{}", message.id)))
         .json(message)
+}
+
+/// Mark an invoice sent
+///
+/// Records that the client has the invoice, delivered another way than by billable's
+/// e-mail (by hand, a portal, the post): its `sentAt` is set and `invoice.sent` raised, and
+/// the team's reminder policy now chases it, as it chases only invoices sent. Marking an
+/// invoice sent already changes nothing. Takes no body. Needs `invoices:write`.
+#[utoipa::path(
+    tag = "Messages",
+    params(("id" = Uuid, Path, description = "Invoice id")),
+    responses(
+        (status = 200, description = "The invoice, with its `sentAt`", body = InvoiceBody),
+        NotFound,
+        KeyedErrors,
+    )
+)]
+#[post("/{id}/mark-sent")]
+pub(crate) async fn mark_invoice_sent(
+    auth: Auth<InvoicesWrite>,
+    path: web::Path<String>,
+    state: web::Data<ApiState>,
+) -> Result<web::Json<InvoiceBody>, ApiError> {
+    let id: InvoiceId = path_id(&path, "invoice")?;
+    let now = state.clock.now();
+    let marked = state.stores.notify.mark_sent(auth.principal.team_id, id, now).await?;
+    Ok(web::Json(InvoiceBody::new(marked.ok_or_else(|| not_found("invoice"))?, now)))
 }
 
 /// Send an invoice by e-mail

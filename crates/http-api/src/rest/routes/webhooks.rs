@@ -225,7 +225,9 @@ pub(crate) fn describe_type(kind: EventType) -> &'static str {
         }
         EventType::InvoiceUpdated => "An invoice was changed (PATCH, mark). data: the invoice.",
         EventType::InvoiceDeleted => "An invoice was deleted. data: the invoice as it was.",
-        EventType::InvoiceSent => "An invoice's e-mail was accepted by the SMTP server. data: the invoice.",
+        EventType::InvoiceSent => {
+            "An invoice's e-mail was accepted by the SMTP server, or the team marked it sent (POST /v1/invoices/{id}/mark-sent). data: the invoice."
+        }
         EventType::InvoicePaid => "A payment left nothing due. data: the invoice.",
         EventType::InvoiceOverdue => {
             "A job pass found an invoice with something due past its due date (once per due date). data: the invoice."
