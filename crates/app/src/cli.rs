@@ -245,15 +245,23 @@ pub enum RunsCommand {
 pub enum JobsCommand {
     /// Run, once, every job due at an instant, and what that makes due (invoices of
     /// recurring invoices made, reminders queued, invoices found overdue, events handed to
-    /// webhooks and the agent), then exit. It uses the configuration `serve` uses (SMTP,
-    /// webhooks, the agent), and listens on nothing. Prints what it did (tab-separated:
-    /// overdue, reminders, dispatched, done, retried, failed, invoices made by recurring
-    /// invoices).
+    /// webhooks and the agent), then exit. It reads the settings `serve` reads (its options
+    /// and environment, the agent file), and listens on nothing. It refuses, running
+    /// nothing, when work is due that those settings cannot do (e-mail without SMTP, the
+    /// agent's runs without an agent). Prints a header line, then what it did
+    /// (tab-separated: overdue, reminders, dispatched, done, retried, failed, invoices made
+    /// by recurring invoices).
     Run {
         /// The instant the jobs are run at, RFC 3339 (2026-12-24T09:00:00Z) or a day
         /// (2026-12-24, 00:00 UTC) [default: now]. Retries it schedules come due later.
         #[arg(long, value_parser = parse_at)]
         at: Option<chrono::DateTime<chrono::Utc>>,
+        /// Print what is due at the instant (a header line, then tab-separated: recurring
+        /// invoices due, of them e-mailing their invoice, invoices to announce overdue,
+        /// reminders, events to dispatch, e-mails, webhook deliveries, agent runs) and
+        /// change nothing.
+        #[arg(long)]
+        dry_run: bool,
         #[command(flatten)]
         serve: Box<ServeConfig>,
     },

@@ -424,11 +424,13 @@ fn load_agent(config: &ServeConfig, redactions: &redact::Redactions) -> anyhow::
 
 /// `billable jobs run`: runs, once, every job due at `at` (now when `None`) and what that
 /// makes due, with the configuration `serve` uses (SMTP, webhooks, the agent's events
-/// trigger) and no listener; prints what it did.
+/// trigger) and no listener; prints what it did, or with `dry_run` what is due. Refuses,
+/// running nothing, when work is due that the configuration cannot do.
 pub async fn run_jobs(
     database: &DatabaseConfig,
     config: &ServeConfig,
     at: Option<chrono::DateTime<chrono::Utc>>,
+    dry_run: bool,
     redactions: &redact::Redactions,
 ) -> anyhow::Result<()> {
     let agent_setup = load_agent(config, redactions)?;
@@ -448,6 +450,17 @@ pub async fn run_jobs(
         agent: None,
         settings: config.jobs.runner_settings(),
     };
+    let due = DueNow::read(&store, clock.now()).await?;
+    if dry_run {
+        print_lines(&[DueNow::HEADER, &due.line()])?;
+    }
+    // A dry run fails as the run would, after saying what is due.
+    if let Some(refusal) = due.beyond(jobs.mail.is_some(), agent_setup.is_some()) {
+        anyhow::bail!("{refusal}; nothing was run");
+    }
+    if dry_run {
+        return Ok(());
+    }
     if let Some(setup) = &agent_setup {
         let accounts = store.accounts();
         let team = setup.team(accounts.as_ref()).await?;
@@ -475,9 +488,75 @@ pub async fn run_jobs(
         report.failed,
         report.generated
     );
-    std::io::Write::write_all(&mut std::io::stdout().lock(), format!("{line}\n").as_bytes())?;
+    print_lines(&["overdue\treminders\tdispatched\tdone\tretried\tfailed\trecurring_invoices", &line])?;
     tracing::info!(?report, "ran the jobs due");
     Ok(())
+}
+
+/// Writes `lines` to stdout, each ended by a line feed.
+fn print_lines(lines: &[&str]) -> anyhow::Result<()> {
+    let mut text = lines.join("\n");
+    text.push('\n');
+    std::io::Write::write_all(&mut std::io::stdout().lock(), text.as_bytes())?;
+    Ok(())
+}
+
+/// What a pass at an instant finds due, of every team, read without doing any of it.
+struct DueNow {
+    work: notify::DueWork,
+    /// Recurring invoices with a period due, and of them those that e-mail its invoice.
+    recurring: usize,
+    recurring_mailed: usize,
+}
+
+impl DueNow {
+    const HEADER: &'static str =
+        "recurring_invoices\trecurring_mailed\toverdue\treminders\tevents\tmail\twebhooks\tagent";
+
+    async fn read(store: &Store, at: chrono::DateTime<chrono::Utc>) -> anyhow::Result<Self> {
+        let work = store.notify().due_work(at).await?;
+        let recurring = store.stores().recurring.due_recurring(at.date_naive(), u32::MAX).await?;
+        let recurring_mailed = recurring.iter().filter(|r| r.mode == recurring::Mode::IssueAndSend).count();
+        Ok(Self { work, recurring: recurring.len(), recurring_mailed })
+    }
+
+    fn line(&self) -> String {
+        let w = &self.work;
+        format!(
+            "{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}",
+            self.recurring,
+            self.recurring_mailed,
+            w.overdue,
+            w.reminders,
+            w.events,
+            w.mail,
+            w.webhooks,
+            w.agent
+        )
+    }
+
+    /// What is due that a runner with e-mail (`mail`) and an agent (`agent`) or without
+    /// them cannot do, worded with the settings that would; `None` when it can do it all.
+    fn beyond(&self, mail: bool, agent: bool) -> Option<String> {
+        let w = &self.work;
+        let mut missing = Vec::new();
+        if !mail && w.mail + w.reminders + u64::try_from(self.recurring_mailed).unwrap_or(u64::MAX) > 0 {
+            missing.push(format!(
+                "e-mail is due ({} e-mails, {} reminders, {} recurring invoices that e-mail their invoice) and \
+                 this run has no SMTP server: set BILLABLE_SMTP_URL and BILLABLE_MAIL_FROM (--smtp-url, \
+                 --mail-from) as `billable serve` has them",
+                w.mail, w.reminders, self.recurring_mailed
+            ));
+        }
+        if !agent && w.agent > 0 {
+            missing.push(format!(
+                "{} runs of the agent are due and this run has no agent: give BILLABLE_AGENT (--agent) as \
+                 `billable serve` has it",
+                w.agent
+            ));
+        }
+        (!missing.is_empty()).then(|| missing.join("; "))
+    }
 }
 
 /// `billable serve`: open, migrate, bootstrap on first run, serve. The values of the

@@ -38,8 +38,8 @@ async fn main() -> std::process::ExitCode {
     init_tracing(&cli.log, redactions.clone());
     let result = match cli.command {
         Command::Serve(config) => app::serve(&cli.database, &config, &redactions).await,
-        Command::Jobs(JobsCommand::Run { at, serve }) => {
-            app::run_jobs(&cli.database, &serve, at, &redactions).await
+        Command::Jobs(JobsCommand::Run { at, dry_run, serve }) => {
+            app::run_jobs(&cli.database, &serve, at, dry_run, &redactions).await
         }
         Command::Renderer { listen } => renderer::serve(listen).await,
         command => app::cli::run_admin(&cli.database, command).await,

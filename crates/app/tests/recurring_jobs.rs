@@ -69,8 +69,10 @@ fn pass(database_url: &str, day: NaiveDate, processes: usize) -> u64 {
         .map(|child| {
             let Output { status, stdout, stderr } = child.wait_with_output().unwrap();
             assert!(status.success(), "jobs run --at {at}: {}", String::from_utf8_lossy(&stderr));
-            let line = String::from_utf8(stdout).unwrap();
-            let fields: Vec<&str> = line.trim().split('\t').collect();
+            let out = String::from_utf8(stdout).unwrap();
+            let [header, line] = out.lines().collect::<Vec<_>>().try_into().unwrap();
+            assert_eq!(header, "overdue\treminders\tdispatched\tdone\tretried\tfailed\trecurring_invoices");
+            let fields: Vec<&str> = line.split('\t').collect();
             assert_eq!(fields.len(), 7, "{line}");
             fields[6].parse::<u64>().unwrap()
         })

@@ -170,6 +170,27 @@ pub trait JobQueue: Send + Sync {
     /// Forgets jobs finished before `before`, and the events dispatched before it; returns
     /// how many rows went.
     async fn prune_jobs(&self, before: DateTime<Utc>) -> Result<u64, StoreError>;
+
+    /// What a pass at `at` finds waiting, of every team, read without doing any of it (a
+    /// dry run, and the check that a runner can do what is due).
+    async fn due_work(&self, at: DateTime<Utc>) -> Result<DueWork, StoreError>;
+}
+
+/// What is waiting for a job pass at an instant: the first things it would do, before
+/// what they make due in turn (an event dispatched makes its deliveries).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct DueWork {
+    /// Open invoices past their due date not announced overdue yet (each raises
+    /// `invoice.overdue` if something is still due on it).
+    pub overdue: u64,
+    /// Invoices whose next reminder has come.
+    pub reminders: u64,
+    /// Events not handed to their subscribers yet.
+    pub events: u64,
+    /// Queued jobs due, by kind.
+    pub mail: u64,
+    pub webhooks: u64,
+    pub agent: u64,
 }
 
 /// When each retry of a kind of job comes: the waits after the first, second, …

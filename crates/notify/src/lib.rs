@@ -27,7 +27,7 @@ pub mod webhooks;
 pub use event::{
     BareIds, Describe, Event, EventFilter, EventId, EventPattern, EventRule, EventType, NewEvent, Resource,
 };
-pub use jobs::{ClaimedJob, Finish, Job, JobFilter, JobId, JobKind, JobQueue, JobState, Retries};
+pub use jobs::{ClaimedJob, DueWork, Finish, Job, JobFilter, JobId, JobKind, JobQueue, JobState, Retries};
 pub use mail::{
     Attachment, AttachmentInfo, MailBody, MailSubject, Message, MessageFilter, MessageId, MessageKind,
     MessageStatus, MessageStore, NewMessage, OutgoingMail,

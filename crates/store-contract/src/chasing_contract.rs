@@ -668,6 +668,28 @@ pub async fn marking_an_invoice_sent_happens_once(store: Ports) {
     assert_eq!(f.billing.get_invoice(f.team, invoice.id).await.unwrap().unwrap().chasing, marked.chasing);
 }
 
+/// What is due is counted without doing any of it.
+pub async fn due_work_counts_what_a_pass_would_find(store: Ports) {
+    let f = fixture(store).await;
+    let notify = f.store.notify();
+    let now = at("2026-12-20T10:00:00Z");
+    notify.dispatch_events(100, now).await.unwrap();
+    assert!(notify.create_endpoint(&endpoint(f.team, &["invoice.*"], now)).await.unwrap());
+    notify.set_reminder_policy(f.team, &policy(true, &[0]), at("2026-11-20")).await.unwrap();
+    let invoice = due_invoice(&f).await;
+    notify.mark_sent(f.team, invoice.id, at("2026-11-21")).await.unwrap().unwrap();
+    notify.queue_message(&message(&invoice, MessageKind::Invoice, now)).await.unwrap();
+    let due = notify.due_work(now).await.unwrap();
+    let expected = notify::DueWork { overdue: 1, reminders: 1, events: 2, mail: 1, webhooks: 0, agent: 0 };
+    assert_eq!(due, expected, "invoice.created and invoice.sent wait");
+    let earlier = notify.due_work(at("2026-12-09")).await.unwrap();
+    assert_eq!(earlier, notify::DueWork { overdue: 0, reminders: 0, mail: 0, ..expected }, "not due yet");
+    assert_eq!(notify.due_work(now).await.unwrap(), due, "counting changes nothing");
+    notify.dispatch_events(100, now).await.unwrap();
+    let dispatched = notify.due_work(now).await.unwrap();
+    assert_eq!((dispatched.events, dispatched.webhooks), (0, 2));
+}
+
 pub async fn concurrent_reminder_passes_send_each_step_once(store: Ports) {
     let f = fixture(store).await;
     let notify = f.store.notify();

@@ -326,6 +326,7 @@ macro_rules! contract_suite {
                 reminders_follow_the_policy_once_per_step,
                 concurrent_reminder_passes_send_each_step_once,
                 marking_an_invoice_sent_happens_once,
+                due_work_counts_what_a_pass_would_find,
                 overdue_is_announced_once_per_due_date,
                 webhook_endpoints_keep_their_deliveries,
             },

@@ -338,6 +338,36 @@ impl JobQueue for MemoryStore {
         Ok(jobs)
     }
 
+    async fn due_work(&self, at: DateTime<Utc>) -> Result<notify::DueWork, StoreError> {
+        let state = self.state();
+        let count = |n: usize| u64::try_from(n).unwrap_or(u64::MAX);
+        let announced = &state.chasing.overdue;
+        let overdue = state.invoices.iter().filter(|i| {
+            matches!(i.status, InvoiceStatus::Pending | InvoiceStatus::PaidPartial)
+                && i.due_date.is_some_and(|due| due < at)
+                && announced.get(&i.id) != Some(&i.due_date)
+        });
+        let jobs = |kind: JobKind| {
+            let due =
+                state.chasing.jobs.iter().filter(|job| job.kind == kind && job.state == JobState::Queued);
+            count(due.filter(|job| job.run_at <= at).count())
+        };
+        Ok(notify::DueWork {
+            overdue: count(overdue.count()),
+            reminders: count(
+                state
+                    .invoices
+                    .iter()
+                    .filter(|i| i.chasing.next_reminder_at.is_some_and(|next| next <= at))
+                    .count(),
+            ),
+            events: count(state.chasing.events.iter().filter(|e| !e.dispatched).count()),
+            mail: jobs(JobKind::Mail),
+            webhooks: jobs(JobKind::Webhook),
+            agent: jobs(JobKind::Agent),
+        })
+    }
+
     async fn prune_jobs(&self, before: DateTime<Utc>) -> Result<u64, StoreError> {
         let mut state = self.state();
         let jobs_before = state.chasing.jobs.len();

@@ -267,6 +267,54 @@ impl JobQueue for SqlStore {
     }
 
     #[tracing::instrument(skip(self))]
+    async fn due_work(&self, at: DateTime<Utc>) -> Result<notify::DueWork, StoreError> {
+        let open = [billing::InvoiceStatus::Pending.as_str(), billing::InvoiceStatus::PaidPartial.as_str()];
+        let (overdue, reminders, events, by_kind): (i64, i64, i64, Vec<(String, i64)>) =
+            db_run!(self, |conn| {
+                let overdue = invoices::table
+                    .filter(invoices::overdue_at.is_null())
+                    .filter(invoices::due_date.lt(at))
+                    .filter(invoices::status.eq_any(open))
+                    .count()
+                    .get_result(conn)
+                    .await
+                    .or_store()?;
+                let reminders = invoices::table
+                    .filter(invoices::next_reminder_at.le(at))
+                    .count()
+                    .get_result(conn)
+                    .await
+                    .or_store()?;
+                let events = events::table
+                    .filter(events::dispatched_at.is_null())
+                    .count()
+                    .get_result(conn)
+                    .await
+                    .or_store()?;
+                let by_kind = jobs::table
+                    .filter(jobs::state.eq(JobState::Queued.as_str()))
+                    .filter(jobs::run_at.le(at))
+                    .group_by(jobs::kind)
+                    .select((jobs::kind, diesel::dsl::count_star()))
+                    .load(conn)
+                    .await
+                    .or_store()?;
+                (overdue, reminders, events, by_kind)
+            });
+        let count = |n: i64| u64::try_from(n).unwrap_or(0);
+        let of =
+            |kind: JobKind| count(by_kind.iter().find(|(k, _)| k == kind.as_str()).map_or(0, |(_, n)| *n));
+        Ok(notify::DueWork {
+            overdue: count(overdue),
+            reminders: count(reminders),
+            events: count(events),
+            mail: of(JobKind::Mail),
+            webhooks: of(JobKind::Webhook),
+            agent: of(JobKind::Agent),
+        })
+    }
+
+    #[tracing::instrument(skip(self))]
     async fn prune_jobs(&self, before: DateTime<Utc>) -> Result<u64, StoreError> {
         let pruned = db_run!(self, |conn| conn
             .transaction(async |conn| {
