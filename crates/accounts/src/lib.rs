@@ -18,5 +18,7 @@ pub use idempotency::{
 pub use key::{ApiKey, ApiKeyId, ApiKeySecret, Credential, KeyHash, Principal, Refusal};
 pub use scope::{Permission, Scope};
 pub use service::{IssuedKey, bootstrap, issue_api_key, new_team, new_user};
-pub use store::{AccountStore, CreateApiKeyError, CreateUserError, RevokeApiKeyError};
+pub use store::{
+    AccountStore, CreateApiKeyError, CreateUserError, RevokeApiKeyError, TeamChange, UpdateTeamError,
+};
 pub use team::{Currency, Role, Team, TeamId, TeamName, User, UserId, UserName};

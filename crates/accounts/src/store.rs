@@ -2,7 +2,7 @@ use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use kernel::StoreError;
 
-use crate::{ApiKey, ApiKeyId, Credential, KeyHash, Team, TeamId, User, UserId};
+use crate::{ApiKey, ApiKeyId, Credential, Currency, KeyHash, Team, TeamId, TeamName, User, UserId};
 
 #[derive(Debug, thiserror::Error)]
 pub enum CreateUserError {
@@ -30,6 +30,24 @@ pub enum RevokeApiKeyError {
     Store(#[from] StoreError),
 }
 
+/// A change of a team: only the parts given change.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct TeamChange {
+    pub name: Option<TeamName>,
+    pub currency: Option<Currency>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum UpdateTeamError {
+    #[error("team not found")]
+    NotFound,
+    /// Another currency for a team whose books are in its present one.
+    #[error("the team's books are in its currency (invoices: {invoices}, recurring invoices: {recurring})")]
+    CurrencyInUse { invoices: u64, recurring: u64 },
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
 /// Storage of teams, users and API keys.
 ///
 /// Every method scoped to a team filters by it. The two deliberate exceptions are
@@ -40,6 +58,13 @@ pub trait AccountStore: Send + Sync {
     async fn create_team(&self, team: &Team) -> Result<(), StoreError>;
 
     async fn get_team(&self, id: TeamId) -> Result<Option<Team>, StoreError>;
+
+    /// Applies `change` to the team and returns it. MUST return `NotFound` for an unknown
+    /// team, and `CurrencyInUse` for another currency while the team has any invoice (a
+    /// credit note has its invoice) or recurring invoice: checked under the lock an
+    /// invoice's creation takes, so no invoice is made in a currency the team left. The
+    /// currency it has already is no change.
+    async fn update_team(&self, team: TeamId, change: &TeamChange) -> Result<Team, UpdateTeamError>;
 
     /// Every team, oldest first (operators' tools pick a team by name with it).
     async fn list_teams(&self) -> Result<Vec<Team>, StoreError>;

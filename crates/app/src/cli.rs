@@ -12,8 +12,7 @@ use accounts::{
     UserName,
 };
 use anyhow::{Context, bail};
-use billing::client::{OptionalText, RequiredText};
-use billing::sender::{Logo, PaymentDetails, SenderPostalCode};
+use billing::sender::Logo;
 use chrono::{SecondsFormat, TimeDelta};
 use clap::{Parser, Subcommand};
 use kernel::{Clock, Email, Id, SystemClock};
@@ -85,6 +84,20 @@ pub enum TeamsCommand {
     },
     /// List the teams (tab-separated: id, name, currency, created).
     List,
+    /// Rename a team (its default sender too, while that still bears the old name), or give
+    /// it another currency while it has no invoice or recurring invoice; only the options
+    /// given change. Prints the team's id.
+    Update {
+        /// The team, by id or name.
+        #[arg(long)]
+        team: String,
+        /// Its new name, 1 to 255 characters, which no other team has.
+        #[arg(long)]
+        name: Option<String>,
+        /// The ISO 4217 code of its new currency.
+        #[arg(long)]
+        currency: Option<String>,
+    },
     /// Set the team's default sender address, which invoices show as "from"; only the
     /// options given change. Prints the sender address id (`sendersAddressId`).
     Sender(Box<SenderArgs>),
@@ -345,54 +358,33 @@ async fn set_default_sender(
     let team = lookup::team(accounts, "--team", &team).await?;
     let billing = store.billing();
     let sender = billing::service::default_sender(billing.as_ref(), accounts, team, now).await?;
-    let mut details = sender.details;
-    let text =
-        |value: String, flag: &str| OptionalText::parse(value).map_err(|e| anyhow::anyhow!("{flag}: {e}"));
-    if let Some(name) = name {
-        details.name = RequiredText::parse(name).map_err(|e| anyhow::anyhow!("--name: {e}"))?;
-    }
-    for (value, field, flag) in [
-        (line1, &mut details.line1, "--line1"),
-        (line2, &mut details.line2, "--line2"),
-        (line3, &mut details.line3, "--line3"),
-        (vat_number, &mut details.vat_number, "--vat-number"),
-        (city, &mut details.city, "--city"),
-        (contact_name, &mut details.contact_name, "--contact-name"),
-        (contact_phone, &mut details.contact_phone, "--contact-phone"),
-    ] {
-        if let Some(value) = value {
-            *field = text(value, flag)?;
-        }
-    }
-    if let Some(code) = postal_code {
-        details.postal_code =
-            SenderPostalCode::parse(code).map_err(|e| anyhow::anyhow!("--postal-code: {e}"))?;
-    }
-    if let Some(payment) = payment_details {
+    let change = billing::sender::SenderChange {
+        name,
+        line1,
+        line2,
+        line3,
+        postal_code,
+        city,
+        country_code,
+        email,
+        vat_number,
         // A shell passes `\n` as two characters; both spellings start a new line.
-        details.payment_details = PaymentDetails::parse(payment.replace("\\n", "\n"))
-            .map_err(|e| anyhow::anyhow!("--payment-details: {e}"))?;
-    }
+        payment_details: payment_details.map(|text| text.replace("\\n", "\n")),
+        iban,
+        bic,
+        contact_name,
+        contact_phone,
+        contact_email,
+    };
+    let mut details = sender
+        .details
+        .changed(change)
+        .map_err(|(field, error)| anyhow::anyhow!("{}: {error}", flag_of(field)))?;
     if no_logo {
         details.logo = None;
     }
     if let Some(path) = logo {
         details.logo = Some(read_logo(&path)?);
-    }
-    if let Some(email) = email {
-        details.email = optional(&email, "--email", |text| Email::parse(text))?;
-    }
-    if let Some(email) = contact_email {
-        details.contact_email = optional(&email, "--contact-email", |text| Email::parse(text))?;
-    }
-    if let Some(code) = country_code {
-        details.country_code = optional(&code, "--country-code", billing::CountryCode::parse)?;
-    }
-    if let Some(iban) = iban {
-        details.iban = optional(&iban, "--iban", billing::Iban::parse)?;
-    }
-    if let Some(bic) = bic {
-        details.bic = optional(&bic, "--bic", billing::Bic::parse)?;
     }
     let updated = billing
         .update_sender(team, sender.id, &details, now)
@@ -401,16 +393,26 @@ async fn set_default_sender(
     Ok(updated.id)
 }
 
-/// `text` parsed by `parse`, or `None` when empty (the option removes the value).
-fn optional<T>(
-    text: &str,
-    flag: &str,
-    parse: impl Fn(&str) -> Result<T, kernel::InvalidValue>,
-) -> anyhow::Result<Option<T>> {
-    if text.is_empty() {
-        return Ok(None);
+/// The option of `teams sender` that sets `field`.
+fn flag_of(field: billing::sender::SenderField) -> &'static str {
+    use billing::sender::SenderField as F;
+    match field {
+        F::Name => "--name",
+        F::Line1 => "--line1",
+        F::Line2 => "--line2",
+        F::Line3 => "--line3",
+        F::PostalCode => "--postal-code",
+        F::City => "--city",
+        F::CountryCode => "--country-code",
+        F::Email => "--email",
+        F::VatNumber => "--vat-number",
+        F::PaymentDetails => "--payment-details",
+        F::Iban => "--iban",
+        F::Bic => "--bic",
+        F::ContactName => "--contact-name",
+        F::ContactPhone => "--contact-phone",
+        F::ContactEmail => "--contact-email",
     }
-    parse(text).map(Some).map_err(|e| anyhow::anyhow!("{flag}: {e}"))
 }
 
 /// The logo in the file at `path`, refused unless it is a PNG or SVG of at most 256 KiB
@@ -486,6 +488,34 @@ async fn teams(
                 print(&format!("{}\t{name}\t{currency}\t{}", team.id, listed_time(Some(team.created_at))))?;
             }
             Ok(())
+        }
+        TeamsCommand::Update { team, name, currency } => {
+            let team = lookup::team(accounts, "--team", &team).await?;
+            let name =
+                name.map(|n| TeamName::parse(n).map_err(|e| anyhow::anyhow!("--name: {e}"))).transpose()?;
+            if let Some(name) = &name {
+                let teams = accounts.list_teams().await?;
+                let lower = name.as_str().to_lowercase();
+                if let Some(taken) =
+                    teams.iter().find(|t| t.id != team && t.name.as_str().to_lowercase() == lower)
+                {
+                    bail!("--name: team {} already has this name; pick another", taken.id);
+                }
+            }
+            let currency = currency
+                .map(|c| Currency::parse(&c).map_err(|e| anyhow::anyhow!("--currency: {e}")))
+                .transpose()?;
+            let change = accounts::TeamChange { name, currency };
+            let before = billing::service::the_team(accounts, team).await?;
+            let updated = accounts.update_team(team, &change).await.map_err(|error| match error {
+                accounts::UpdateTeamError::CurrencyInUse { .. } => anyhow::anyhow!(
+                    "--currency: {error}; a team keeps the currency of its books: make a team for another \
+                     (billable teams create --currency …), or bill a client in it (its currency)"
+                ),
+                other => anyhow::Error::new(other),
+            })?;
+            billing::service::follow_rename(store.billing().as_ref(), &updated, &before.name, now).await?;
+            print(&updated.id.to_string())
         }
         TeamsCommand::Sender(args) => {
             let sender = set_default_sender(store, accounts, *args, now).await?;

@@ -72,8 +72,24 @@ fn the_first_start_names_its_team_and_owner_and_the_cli_takes_names() {
         assert_eq!(fields[..4], [owner, "owner@billable.localhost", "Owner", "owner"]);
     }
 
+    // The first start's team is the operator's to rename and give its currency, while it
+    // has no books; a name another team has is refused.
+    assert_eq!(
+        run(&url, &["teams", "update", "--team", "Default", "--name", "Muster GmbH", "--currency", "EUR"]),
+        team
+    );
+    let renamed = run(&url, &["teams", "list"]);
+    assert_eq!(
+        renamed.lines().next().unwrap().split('\t').collect::<Vec<_>>()[..3],
+        [team, "Muster GmbH", "EUR"]
+    );
+    let bad = refused(&url, &["teams", "update", "--team", team, "--currency", "eur"]);
+    assert!(bad.contains("--currency: must be an ISO 4217 currency code"), "{bad}");
+
     // A team, a user and keys, each named rather than given by id.
     let acme = run(&url, &["teams", "create", "--name", "Acme", "--currency", "EUR"]);
+    let clash = refused(&url, &["teams", "update", "--team", "Acme", "--name", "MUSTER gmbh"]);
+    assert!(clash.contains(&format!("--name: team {team} already has this name")), "{clash}");
     let ada =
         run(&url, &["users", "create", "--team", "Acme", "--email", "ada@acme.example", "--role", "admin"]);
     run(&url, &["teams", "sender", "--team", "Acme", "--line1", "Hauptstraße 1"]);

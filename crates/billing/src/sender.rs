@@ -4,7 +4,7 @@
 use accounts::TeamId;
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
-use kernel::{Email, StoreError, define_id};
+use kernel::{Email, InvalidValue, StoreError, define_id};
 
 use crate::client::{OptionalText, RequiredText};
 
@@ -160,6 +160,107 @@ impl SenderDetails {
             contact_phone: OptionalText::empty(),
             contact_email: None,
         }
+    }
+}
+
+/// A change of a sender's details, as a person gives them in text: only the parts given
+/// change, and an empty text removes an optional part (a required one, the name, refuses
+/// it).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SenderChange {
+    pub name: Option<String>,
+    pub line1: Option<String>,
+    pub line2: Option<String>,
+    pub line3: Option<String>,
+    pub postal_code: Option<String>,
+    pub city: Option<String>,
+    pub country_code: Option<String>,
+    pub email: Option<String>,
+    pub vat_number: Option<String>,
+    pub payment_details: Option<String>,
+    pub iban: Option<String>,
+    pub bic: Option<String>,
+    pub contact_name: Option<String>,
+    pub contact_phone: Option<String>,
+    pub contact_email: Option<String>,
+}
+
+/// A part of a sender's details, as a refused change names it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SenderField {
+    Name,
+    Line1,
+    Line2,
+    Line3,
+    PostalCode,
+    City,
+    CountryCode,
+    Email,
+    VatNumber,
+    PaymentDetails,
+    Iban,
+    Bic,
+    ContactName,
+    ContactPhone,
+    ContactEmail,
+}
+
+/// `text` parsed by `parse`, or `None` when empty (a change that removes the part).
+fn removable<T>(
+    text: &str,
+    parse: impl Fn(&str) -> Result<T, InvalidValue>,
+) -> Result<Option<T>, InvalidValue> {
+    if text.is_empty() { Ok(None) } else { parse(text).map(Some) }
+}
+
+impl SenderDetails {
+    /// These details with `change` applied, every part checked; the first refused names
+    /// its field.
+    pub fn changed(&self, change: SenderChange) -> Result<Self, (SenderField, InvalidValue)> {
+        let mut details = self.clone();
+        let at = |field: SenderField| move |error: InvalidValue| (field, error);
+        if let Some(name) = change.name {
+            details.name = RequiredText::parse(name).map_err(at(SenderField::Name))?;
+        }
+        for (value, part, field) in [
+            (change.line1, &mut details.line1, SenderField::Line1),
+            (change.line2, &mut details.line2, SenderField::Line2),
+            (change.line3, &mut details.line3, SenderField::Line3),
+            (change.city, &mut details.city, SenderField::City),
+            (change.vat_number, &mut details.vat_number, SenderField::VatNumber),
+            (change.contact_name, &mut details.contact_name, SenderField::ContactName),
+            (change.contact_phone, &mut details.contact_phone, SenderField::ContactPhone),
+        ] {
+            if let Some(value) = value {
+                *part = OptionalText::parse(value).map_err(at(field))?;
+            }
+        }
+        if let Some(code) = change.postal_code {
+            details.postal_code = SenderPostalCode::parse(code).map_err(at(SenderField::PostalCode))?;
+        }
+        if let Some(payment) = change.payment_details {
+            details.payment_details =
+                PaymentDetails::parse(payment).map_err(at(SenderField::PaymentDetails))?;
+        }
+        for (value, part, field) in [
+            (change.email, &mut details.email, SenderField::Email),
+            (change.contact_email, &mut details.contact_email, SenderField::ContactEmail),
+        ] {
+            if let Some(value) = value {
+                *part = removable(&value, |text| Email::parse(text)).map_err(at(field))?;
+            }
+        }
+        if let Some(code) = change.country_code {
+            details.country_code =
+                removable(&code, crate::party::CountryCode::parse).map_err(at(SenderField::CountryCode))?;
+        }
+        if let Some(iban) = change.iban {
+            details.iban = removable(&iban, crate::party::Iban::parse).map_err(at(SenderField::Iban))?;
+        }
+        if let Some(bic) = change.bic {
+            details.bic = removable(&bic, crate::party::Bic::parse).map_err(at(SenderField::Bic))?;
+        }
+        Ok(details)
     }
 }
 

@@ -44,6 +44,9 @@ pub enum BillingError {
     /// The exchange rate of an invoice that was paid, credited, written off or sent stays.
     #[error("the exchange rate is fixed once the invoice was paid, credited, written off or sent")]
     RateLocked,
+    /// The team's currency changed while the invoice was made; nothing was made.
+    #[error("the team's currency changed meanwhile; nothing was made")]
+    TeamCurrencyChanged,
     #[error(transparent)]
     Store(#[from] StoreError),
 }
@@ -145,6 +148,24 @@ pub async fn default_sender(
     store.ensure_default_sender(&named_sender(&the_team(accounts, team).await?, now)).await
 }
 
+/// After `team` was renamed from `old`: its default sender address, if it still bears the
+/// old name (as a new team's starts out), takes the new one, so invoices are from the team
+/// as it is now called. A sender named otherwise keeps its name.
+pub async fn follow_rename(
+    store: &dyn BillingStore,
+    team: &Team,
+    old: &accounts::TeamName,
+    now: DateTime<Utc>,
+) -> Result<(), StoreError> {
+    let Some(sender) = store.default_sender(team.id).await? else { return Ok(()) };
+    if sender.details.name.as_str() != old.as_str() || old == &team.name {
+        return Ok(());
+    }
+    let details = SenderDetails { name: team.name.clone(), ..sender.details };
+    store.update_sender(team.id, sender.id, &details, now).await?;
+    Ok(())
+}
+
 /// A sender address made from the team's name: what a team without one gets as its default.
 fn named_sender(team: &Team, now: DateTime<Utc>) -> SenderAddress {
     SenderAddress {
@@ -200,6 +221,7 @@ pub fn refused(error: CreateInvoiceError) -> BillingError {
             InvoiceRule::ClientCurrencyDiffers { client, invoice }.into()
         }
         CreateInvoiceError::Ledger(rule) => BillingError::Books(rule),
+        CreateInvoiceError::TeamCurrencyChanged => BillingError::TeamCurrencyChanged,
         CreateInvoiceError::Store(error) => error.into(),
     }
 }

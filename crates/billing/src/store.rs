@@ -171,6 +171,10 @@ pub enum CreateInvoiceError {
     /// The client is billed in another currency than the invoice is in.
     #[error("the client is billed in {client}, the invoice is in {invoice}")]
     ClientCurrencyDiffers { client: Currency, invoice: Currency },
+    /// The team's currency changed while the invoice was priced in the old one; nothing
+    /// was made.
+    #[error("the team's currency changed meanwhile")]
+    TeamCurrencyChanged,
     #[error(transparent)]
     Store(#[from] StoreError),
 }

@@ -325,6 +325,41 @@ pub async fn an_invoice_is_in_its_clients_currency_with_its_exchange_kept(store:
     assert_eq!(kept.exchange.rate, Some(parse_decimal("1.05").unwrap()));
 }
 
+/// A team changes its name at will and its currency only while it has no books: an
+/// invoice priced in the currency the team left is refused, and makes nothing.
+pub async fn a_team_changes_its_currency_only_before_its_books_start(store: Ports) {
+    let f = fixture(store).await;
+    let accounts = f.store.accounts();
+    let usd = billing::money::Currency::parse("USD").unwrap();
+    let priced_in_eur = f.draft(BillTo::Existing(f.client), "2026-11-20", &[("A", "100", "1")]);
+    let change = |name: Option<&str>, currency| accounts::TeamChange {
+        name: name.map(|n| accounts::TeamName::parse(n).unwrap()),
+        currency,
+    };
+    let renamed = accounts.update_team(f.team, &change(Some("Acme GmbH"), Some(usd))).await.unwrap();
+    assert_eq!((renamed.name.as_str(), renamed.currency), ("Acme GmbH", usd));
+    assert_eq!(accounts.get_team(f.team).await.unwrap(), Some(renamed));
+    let refused = f.billing.create_invoice(priced_in_eur).await.unwrap_err();
+    assert!(matches!(refused, CreateInvoiceError::TeamCurrencyChanged), "{refused:?}");
+    assert!(
+        f.billing.list_invoices(f.team, &billing::InvoiceFilter::default()).await.unwrap().is_empty(),
+        "nothing made"
+    );
+    accounts.update_team(f.team, &change(None, Some(eur()))).await.unwrap();
+    f.invoice("2026-11-20").await;
+    let in_use = accounts.update_team(f.team, &change(Some("Acme AG"), Some(usd))).await.unwrap_err();
+    assert!(
+        matches!(in_use, accounts::UpdateTeamError::CurrencyInUse { invoices: 1, recurring: 0 }),
+        "{in_use:?}"
+    );
+    let kept = accounts.get_team(f.team).await.unwrap().unwrap();
+    assert_eq!((kept.name.as_str(), kept.currency), ("Acme GmbH", eur()), "nothing of a refused change");
+    let same = accounts.update_team(f.team, &change(Some("Acme AG"), Some(eur()))).await.unwrap();
+    assert_eq!(same.name.as_str(), "Acme AG", "its own currency is no change");
+    let unknown = accounts.update_team(TeamId::generate(), &change(Some("X"), None)).await.unwrap_err();
+    assert!(matches!(unknown, accounts::UpdateTeamError::NotFound));
+}
+
 pub async fn replacing_changes_fields_and_items(store: Ports) {
     let f = fixture(store).await;
     let invoice = f.invoice("2026-11-20").await;

@@ -248,6 +248,7 @@ macro_rules! contract_suite {
                 a_recurring_invoice_has_one_invoice_per_sequence,
                 inline_clients_match_by_email_oldest_first_or_are_made,
                 an_invoice_is_in_its_clients_currency_with_its_exchange_kept,
+                a_team_changes_its_currency_only_before_its_books_start,
                 replacing_changes_fields_and_items,
                 invoices_list_newest_issue_date_first_then_serial,
                 invoices_filter_by_status_client_issue_date_and_text_and_page_in_order,

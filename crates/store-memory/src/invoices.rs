@@ -279,6 +279,10 @@ pub(crate) fn make_invoice(
     keep: Keep,
 ) -> Result<Invoice, CreateInvoiceError> {
     let team = new.team_id;
+    // The invoice is in the currency the team has, not one it left while it was priced.
+    if state.teams.iter().find(|t| t.id == team).is_some_and(|t| t.currency != new.exchange.team_currency) {
+        return Err(CreateInvoiceError::TeamCurrencyChanged);
+    }
     let (client_id, new_client) = match &new.bill_to {
         BillTo::Existing(id) => {
             let client = state

@@ -114,6 +114,32 @@ impl AccountStore for MemoryStore {
         Ok(self.state().teams.iter().find(|t| t.id == id).cloned())
     }
 
+    async fn update_team(
+        &self,
+        team: TeamId,
+        change: &accounts::TeamChange,
+    ) -> Result<Team, accounts::UpdateTeamError> {
+        let mut state = self.state();
+        let invoices = state.invoices.iter().filter(|i| i.team_id == team).count();
+        let recurring = state.recurring.iter().filter(|r| r.team_id == team).count();
+        let stored =
+            state.teams.iter_mut().find(|t| t.id == team).ok_or(accounts::UpdateTeamError::NotFound)?;
+        if let Some(currency) = change.currency.filter(|currency| *currency != stored.currency) {
+            if invoices + recurring > 0 {
+                let count = |n: usize| u64::try_from(n).unwrap_or(u64::MAX);
+                return Err(accounts::UpdateTeamError::CurrencyInUse {
+                    invoices: count(invoices),
+                    recurring: count(recurring),
+                });
+            }
+            stored.currency = currency;
+        }
+        if let Some(name) = &change.name {
+            stored.name = name.clone();
+        }
+        Ok(stored.clone())
+    }
+
     async fn list_teams(&self) -> Result<Vec<Team>, StoreError> {
         Ok(self.state().teams.clone())
     }

@@ -2,7 +2,8 @@
 
 use accounts::{
     AccountStore, ApiKey, ApiKeyId, CreateApiKeyError, CreateUserError, Credential, Currency, KeyHash,
-    RevokeApiKeyError, Role, Scope, Team, TeamId, TeamName, User, UserId, UserName,
+    RevokeApiKeyError, Role, Scope, Team, TeamChange, TeamId, TeamName, UpdateTeamError, User, UserId,
+    UserName,
 };
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
@@ -11,6 +12,7 @@ use diesel::result::DatabaseErrorKind;
 use diesel_async::{AsyncConnection, RunQueryDsl};
 use kernel::{Email, StoreError};
 
+use crate::invoices::TxError;
 use crate::types::DbUuid;
 use crate::{OrStoreError, SqlStore, corrupt, db_run, violation};
 
@@ -157,6 +159,58 @@ impl AccountStore for SqlStore {
             .optional()
             .or_store()?);
         row.map(Team::try_from).transpose()
+    }
+
+    #[tracing::instrument(skip(self))]
+    async fn update_team(&self, team: TeamId, change: &TeamChange) -> Result<Team, UpdateTeamError> {
+        let id = DbUuid::of(team);
+        let done: Result<Team, TxError<UpdateTeamError>> = db_run!(self, |conn| conn
+            .transaction(async |conn| {
+                // The team's row, locked by a write that changes nothing, before the books are
+                // counted: an invoice's creation takes it too, and checks the currency under it.
+                let row: Option<TeamRow> = diesel::update(teams::table.filter(teams::id.eq(id)))
+                    .set(teams::name.eq(teams::name))
+                    .returning(teams::all_columns)
+                    .get_result(conn)
+                    .await
+                    .optional()?;
+                let Some(row) = row else { return Err(TxError::Refused(UpdateTeamError::NotFound)) };
+                let mut updated = Team::try_from(row).map_err(|e| TxError::Refused(e.into()))?;
+                if let Some(currency) = change.currency.filter(|currency| *currency != updated.currency) {
+                    let invoices: i64 =
+                        invoices::table.filter(invoices::team_id.eq(id)).count().get_result(conn).await?;
+                    let recurring: i64 = recurring_invoices::table
+                        .filter(recurring_invoices::team_id.eq(id))
+                        .count()
+                        .get_result(conn)
+                        .await?;
+                    if invoices + recurring > 0 {
+                        let count = |n: i64| u64::try_from(n).unwrap_or(0);
+                        return Err(TxError::Refused(UpdateTeamError::CurrencyInUse {
+                            invoices: count(invoices),
+                            recurring: count(recurring),
+                        }));
+                    }
+                    updated.currency = currency;
+                }
+                if let Some(name) = &change.name {
+                    updated.name = name.clone();
+                }
+                diesel::update(teams::table.filter(teams::id.eq(id)))
+                    .set((
+                        teams::name.eq(updated.name.as_str()),
+                        teams::currency.eq(updated.currency.as_str()),
+                    ))
+                    .execute(conn)
+                    .await?;
+                Ok(updated)
+            })
+            .await);
+        done.map_err(|error| match error {
+            TxError::Refused(error) => error,
+            TxError::Db(error) => crate::store_error(error).into(),
+            TxError::Previewed(never) => match never {},
+        })
     }
 
     #[tracing::instrument(skip(self))]

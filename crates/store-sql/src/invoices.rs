@@ -917,6 +917,16 @@ macro_rules! make_invoice {
             .returning(invoice_serials::last_serial)
             .get_result($conn)
             .await?;
+        // The team's row, locked as a change of its currency locks it: the invoice is in the
+        // currency the team has, not one it left while the invoice was priced.
+        let team_currency: String = diesel::update(teams::table.filter(teams::id.eq(DbUuid::of(team))))
+            .set(teams::currency.eq(teams::currency))
+            .returning(teams::currency)
+            .get_result($conn)
+            .await?;
+        if team_currency != new.exchange.team_currency.as_str() {
+            return Err(TxError::Refused(CreateInvoiceError::TeamCurrencyChanged));
+        }
         let mut made_client = None;
         let client_id: ClientId = match &new.bill_to {
             BillTo::Existing(id) => {

@@ -33,7 +33,8 @@ fn register<T>(app: UtoipaApp<T>, ledger: &Rc<SchemaLedger>) -> UtoipaApp<T>
 where
     T: ServiceFactory<ServiceRequest, Config = (), Error = actix_web::Error, InitError = ()>,
 {
-    recurring_routes(tracking_routes(app.openapi(ApiDoc::openapi()), ledger), ledger)
+    let app = team_routes(app.openapi(ApiDoc::openapi()), ledger);
+    recurring_routes(tracking_routes(app, ledger), ledger)
         .service(
             scope("/v1/invoices/clients")
                 .wrap(from_fn(idempotency::replay_retries))
@@ -87,13 +88,6 @@ where
                 .service(ledger.check(routes::messages::get_message))
                 .service(ledger.check(routes::messages::retry_message)),
         )
-        .service(
-            scope("/v1/reminder-policy")
-                .wrap(from_fn(idempotency::replay_retries))
-                .wrap(from_fn(auth::require_api_key))
-                .service(ledger.check(routes::reminders::get_policy))
-                .service(ledger.check(routes::reminders::put_policy)),
-        )
         // A scope of its own, before `/v1/webhooks`, so that `/{id}` there never sees it.
         .service(
             scope("/v1/webhooks/event-types")
@@ -136,6 +130,27 @@ where
         .service(ledger.check(routes::ops::healthz))
         .service(ledger.check(routes::ops::readyz))
         .service(ledger.check(routes::ops::metrics))
+}
+
+/// The team's own settings: `/v1/team` and `/v1/reminder-policy`.
+fn team_routes<T>(app: UtoipaApp<T>, ledger: &Rc<SchemaLedger>) -> UtoipaApp<T>
+where
+    T: ServiceFactory<ServiceRequest, Config = (), Error = actix_web::Error, InitError = ()>,
+{
+    app.service(
+        scope("/v1/team")
+            .wrap(from_fn(idempotency::replay_retries))
+            .wrap(from_fn(auth::require_api_key))
+            .service(ledger.check(routes::team::get_team))
+            .service(ledger.check(routes::team::update_team)),
+    )
+    .service(
+        scope("/v1/reminder-policy")
+            .wrap(from_fn(idempotency::replay_retries))
+            .wrap(from_fn(auth::require_api_key))
+            .service(ledger.check(routes::reminders::get_policy))
+            .service(ledger.check(routes::reminders::put_policy)),
+    )
 }
 
 /// The recurring invoices' routes, `/v1/recurring-invoices`.

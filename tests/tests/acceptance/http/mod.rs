@@ -18,6 +18,7 @@ mod recurring;
 mod reminders;
 mod reports;
 mod sending;
+mod team;
 mod track;
 mod webhooks;
 

@@ -685,6 +685,9 @@ impl From<BillingError> for ApiError {
             BillingError::HasMoney => ApiError::conflict(
                 "invoice: it has payments, write-offs or credit notes, which the books keep; it cannot be deleted",
             ),
+            BillingError::TeamCurrencyChanged => ApiError::conflict(
+                "currency: the team's currency changed while the invoice was made; nothing was made, send it again",
+            ),
             BillingError::Store(error) => error.into(),
         }
     }

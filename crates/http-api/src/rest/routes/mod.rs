@@ -13,6 +13,7 @@ pub(crate) mod payments;
 pub(crate) mod pdf;
 pub(crate) mod recurring;
 pub(crate) mod reminders;
+pub(crate) mod team;
 pub(crate) mod track;
 pub(crate) mod webhooks;
 
