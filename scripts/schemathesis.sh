@@ -15,6 +15,9 @@ cd "$(dirname "$0")/.."
 # shellcheck source=scripts/test-server.sh
 source scripts/test-server.sh
 
+# What a valid request may be refused with is stated in docs/api.md, word for word.
+python3 tests/schemathesis/documented.py
+
 if ! command -v schemathesis >/dev/null 2>&1; then
     python3 -m pip install --quiet -r tests/schemathesis/requirements.txt
 fi

@@ -80,6 +80,7 @@ KEYED_OPERATIONS = [
     "create_recurring_invoice", "list_recurring_invoices", "get_recurring_invoice",
     "update_recurring_invoice", "delete_recurring_invoice", "pause_recurring_invoice",
     "resume_recurring_invoice", "preview_recurring_invoice", "list_recurring_runs",
+    "mark_invoice_sent", "get_team", "update_team",
 ]
 PUBLIC_OPERATIONS = ["invoice_pdf", "credit_note_pdf"]
 
@@ -514,12 +515,38 @@ def _(s: dict[str, Any]) -> None:
     check(disposition == f'inline; filename="{s["invoice"].serial}.pdf"', f"Content-Disposition {disposition!r}")
 
 
+@step("the invoice's pdfUrl is the link the PDF is served at, relative to the server")
+def _(s: dict[str, Any]) -> None:
+    i = s["invoice"]
+    check(i.pdf_url == f"/v1/invoices/pdf?id={i.id}", f"pdfUrl {i.pdf_url}")
+    response = public.get_httpx_client().get(i.pdf_url)
+    check(response.status_code == 200 and response.content.startswith(b"%PDF"), f"GET pdfUrl: {response.status_code}")
+
+
 @step("the invoice PDF with download=true (200 %PDF bytes, attachment)")
 def _(s: dict[str, Any]) -> None:
     response = call("invoice_pdf", 200, File, via=public, id=s["invoice"].id, download=True)
     check(response.content.startswith(b"%PDF"), f"content starts {response.content[:16]!r}")
     disposition = response.headers.get("content-disposition", "")
     check(disposition == f'attachment; filename="{s["invoice"].serial}.pdf"', f"Content-Disposition {disposition!r}")
+
+
+@step("the team: rename it (200 TeamBody); its currency stays once it has invoices (409 naming currency)")
+def _(s: dict[str, Any]) -> None:
+    team = call("get_team", 200, model("TeamBody")).parsed
+    renamed = call("update_team", 200, model("TeamBody"), body=model("TeamPatch")(name=f"{team.name} Ltd")).parsed
+    check((renamed.id, renamed.name, renamed.currency) == (team.id, f"{team.name} Ltd", team.currency), f"{renamed}")
+    other = "EUR" if team.currency != "EUR" else "USD"
+    error_call("update_team", 409, "currency: ", body=model("TeamPatch")(currency=other))
+    call("update_team", 200, model("TeamBody"), body=model("TeamPatch")(name=team.name))
+
+
+@step("mark an invoice sent by other means (200 InvoiceBody with sentAt), once")
+def _(s: dict[str, Any]) -> None:
+    i = call("mark_invoice_sent", 200, model("InvoiceBody"), id=s["invoice"].id).parsed
+    check(isinstance(i.sent_at, datetime), f"sentAt {i.sent_at}")
+    again = call("mark_invoice_sent", 200, model("InvoiceBody"), id=s["invoice"].id).parsed
+    check(again.sent_at == i.sent_at, f"marked again: {again.sent_at} after {i.sent_at}")
 
 
 @step("an invoice with a bad line item (400 ErrorBody naming lineItems[0].quantity)")
@@ -778,19 +805,21 @@ def month_bill(s: dict[str, Any], **extra: Any) -> Any:
     )
 
 
-@step("preview the month's invoice, rounded up to 15 minutes (200 InvoiceBody, nothing written)")
+@step("preview the month's invoice, rounded up to 15 minutes (200 TimeInvoiceBody, nothing written)")
 def _(s: dict[str, Any]) -> None:
     rounding = model("RoundingInput")(minutes=15, mode=model("RoundingMode")("up"))
-    i = call("invoice_time", 200, model("InvoiceBody"), body=month_bill(s, rounding=rounding, preview=True)).parsed
+    i = call("invoice_time", 200, model("TimeInvoiceBody"), body=month_bill(s, rounding=rounding, preview=True)).parsed
+    check(i.skipped_entries == [], f"skipped {i.skipped_entries}")
     check([(li.description, li.quantity, li.unit_price) for li in i.line_items] == [("Support", 1.75, 120)], f"{i}")
     check(i.total == 210, f"total {i.total}")
     e = call("get_time", 200, model("TimeEntryBody"), id=s["month"][0].id).parsed
     check(e.invoice_id is None, "the preview billed an entry")
 
 
-@step("bill the month (201 InvoiceBody): its entries carry the invoice and are locked (409)")
+@step("bill the month (201 TimeInvoiceBody): its entries carry the invoice and are locked (409)")
 def _(s: dict[str, Any]) -> None:
-    i = call("invoice_time", 201, model("InvoiceBody"), body=month_bill(s)).parsed
+    i = call("invoice_time", 201, model("TimeInvoiceBody"), body=month_bill(s)).parsed
+    check(i.skipped_entries == [], f"skipped {i.skipped_entries}")
     check(i.total == 210 and re.fullmatch(r"INV-\d{4}", i.serial) is not None, f"invoice {i}")
     for entry in s["month"]:
         e = call("get_time", 200, model("TimeEntryBody"), id=entry.id).parsed

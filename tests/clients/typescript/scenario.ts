@@ -494,6 +494,7 @@ await step("preview the month's invoice: nothing is written", async () => {
   const invoice = typed(ok(await api.POST("/v1/invoices/from-time", { body: preview }), 200, "preview"));
   equal(invoice.lineItems.length, 1, "one line for the project");
   equal(invoice.lineItems[0]?.quantity, 1.75, "hours");
+  equal(invoice.skippedEntries.length, 0, "nothing left out");
   equal(invoice.total, 210, "total");
   const first = need(monthEntries[0], "an entry");
   const entry = typed(ok(await api.GET("/v1/track/time/{id}", { params: { path: { id: first } } }), 200, "entry"));
@@ -508,6 +509,7 @@ await step("bill the month: its entries carry the invoice and are locked", async
   });
   const invoice = typed(ok(await api.POST("/v1/invoices/from-time", { body: bill }), 201, "bill"));
   equal(invoice.total, 210, "total");
+  equal(invoice.skippedEntries.length, 0, "nothing left out");
   timeInvoiceId = invoice.id;
   for (const id of monthEntries) {
     const entry = typed(ok(await api.GET("/v1/track/time/{id}", { params: { path: { id } } }), 200, "entry"));

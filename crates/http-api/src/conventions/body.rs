@@ -262,7 +262,7 @@ fn never_sent(name: &str) -> Option<&'static str> {
         "teamId" | "createdAt" | "updatedAt" => "the server sets it",
         "subtotal" | "total" => "it is computed from the line items and the tax",
         "currency" => {
-            "an invoice is in its team's currency, set when the team is made (billable teams create --currency)"
+            "an invoice is in its client's currency: the client's currency, or the team's for a client that states none (PATCH /v1/invoices/clients/{id}, PATCH /v1/team)"
         }
         "invoiceId" | "billed" => "billing sets it (POST /v1/invoices/from-time)",
         _ => return None,

@@ -129,6 +129,49 @@ impl RouteTable {
         })
     }
 
+    /// The route a caller of `path`, which no template matches, likely meant: the template
+    /// one segment away (one added, dropped, or changed; a misspelt segment counts half),
+    /// preferring one that keeps every word of the path, and none if two are as near. Written with the path's own ids
+    /// in its placeholders; an id the template has no place for, on a template whose GET
+    /// takes `id`, goes to the query (`/v1/invoices/{id}/pdf` is `/v1/invoices/pdf?id=…`).
+    pub(crate) fn nearest(&self, path: &str) -> Option<String> {
+        let segments: Vec<&str> = path.split('/').collect();
+        // A template more than one segment longer or shorter is never within one step, and
+        // skipping it keeps the work per unknown path small however long the path is.
+        let near_in_length = |template: &&Template| template.segments.len().abs_diff(segments.len()) <= 1;
+        let scored = self.0.iter().filter(near_in_length).filter_map(|template| {
+            let (cost, filled) = alignment(&template.segments, &segments);
+            // Within one step: an insertion, a deletion or a change (2), or a misspelling (1).
+            (cost <= 2).then(|| {
+                let words_lost = segments
+                    .iter()
+                    .filter(|s| !s.is_empty() && !looks_like_id(s))
+                    .filter(|s| !template.segments.iter().any(|t| t == *s))
+                    .count();
+                ((cost, words_lost), template, filled)
+            })
+        });
+        let scored: Vec<_> = scored.collect();
+        let best = scored.iter().map(|(score, _, _)| *score).min()?;
+        let mut at_best = scored.into_iter().filter(|(score, _, _)| *score == best);
+        let (_, template, filled) = at_best.next()?;
+        if at_best.next().is_some() {
+            // Two routes are as near (`/v1/x` to every `/v1/…`): naming one would be a guess.
+            return None;
+        }
+        let mut suggestion = filled.join("/");
+        let takes_id = template
+            .operations
+            .iter()
+            .any(|operation| operation.method == Method::GET && operation.query.iter().any(|q| q == "id"));
+        let left_out = segments.iter().find(|s| looks_like_id(s) && !filled.iter().any(|f| f == *s));
+        if let (true, Some(id)) = (takes_id, left_out) {
+            suggestion.push_str("?id=");
+            suggestion.push_str(id);
+        }
+        Some(suggestion)
+    }
+
     /// The templates that match `path` with the fewest placeholders: literal segments beat
     /// placeholders, so `/v1/invoices/clients` is not `/v1/invoices/{id}`.
     fn best_templates(&self, path: &str) -> Vec<&Template> {
@@ -148,6 +191,58 @@ impl RouteTable {
         };
         self.0.iter().filter(|t| matches(t) && placeholders(t) == fewest).collect()
     }
+}
+
+/// Whether a path segment is an id (a UUID), which fills a placeholder.
+fn looks_like_id(segment: &str) -> bool {
+    uuid::Uuid::try_parse(segment).is_ok()
+}
+
+/// The cheapest edit of `path`'s segments into `template`'s (an insertion or deletion 2, a
+/// change 2, a change to a similar word 1; a placeholder takes any segment for nothing),
+/// and the template with its placeholders filled from the path.
+fn alignment(template: &[String], path: &[&str]) -> (usize, Vec<String>) {
+    let (rows, columns) = (template.len() + 1, path.len() + 1);
+    let mut cost = vec![vec![0_usize; columns]; rows];
+    for (i, row) in cost.iter_mut().enumerate() {
+        row[0] = 2 * i;
+    }
+    for (j, cell) in cost[0].iter_mut().enumerate() {
+        *cell = 2 * j;
+    }
+    let change = |t: &str, p: &str| {
+        if t == p || (t.starts_with('{') && !p.is_empty()) {
+            0
+        } else if strsim::normalized_levenshtein(t, p) >= 0.7 {
+            1
+        } else {
+            2
+        }
+    };
+    for i in 1..rows {
+        for j in 1..columns {
+            cost[i][j] = (cost[i - 1][j - 1] + change(&template[i - 1], path[j - 1]))
+                .min(cost[i - 1][j] + 2)
+                .min(cost[i][j - 1] + 2);
+        }
+    }
+    // Walk back for what fills each placeholder.
+    let mut filled: Vec<String> = template.to_vec();
+    let (mut i, mut j) = (template.len(), path.len());
+    while i > 0 && j > 0 {
+        if cost[i][j] == cost[i - 1][j - 1] + change(&template[i - 1], path[j - 1]) {
+            if template[i - 1].starts_with('{') {
+                path[j - 1].clone_into(&mut filled[i - 1]);
+            }
+            i -= 1;
+            j -= 1;
+        } else if cost[i][j] == cost[i - 1][j] + 2 {
+            i -= 1;
+        } else {
+            j -= 1;
+        }
+    }
+    (cost[template.len()][path.len()], filled)
 }
 
 /// A 400 for the first query parameter of `req` that its route does not take, naming it
@@ -175,18 +270,23 @@ pub(crate) fn refuse_unknown_query_parameters(req: &HttpRequest) -> Result<(), A
 
 /// The default service: 405 with `Allow` on a known path, 404 elsewhere.
 pub(crate) async fn no_route(req: HttpRequest, routes: web::Data<RouteTable>) -> HttpResponse {
-    match routes.methods_at(req.path()) {
-        Some(methods) => {
-            let mut allow: Vec<&str> = methods.iter().map(Method::as_str).collect();
-            if methods.contains(&Method::GET) {
-                allow.push(Method::HEAD.as_str());
-            }
-            ApiError::new(StatusCode::METHOD_NOT_ALLOWED, format!("method {} not allowed here", req.method()))
-                .with_header(header::ALLOW, allow.join(", "))
-                .error_response()
+    if let Some(methods) = routes.methods_at(req.path()) {
+        let mut allow: Vec<&str> = methods.iter().map(Method::as_str).collect();
+        if methods.contains(&Method::GET) {
+            allow.push(Method::HEAD.as_str());
         }
-        None => ApiError::new(StatusCode::NOT_FOUND, "no such route").error_response(),
+        return ApiError::new(
+            StatusCode::METHOD_NOT_ALLOWED,
+            format!("method {} not allowed here", req.method()),
+        )
+        .with_header(header::ALLOW, allow.join(", "))
+        .error_response();
     }
+    let message = match routes.nearest(req.path()) {
+        Some(route) => format!("no such route; did you mean {route}?"),
+        None => "no such route".to_owned(),
+    };
+    ApiError::new(StatusCode::NOT_FOUND, message).error_response()
 }
 
 /// Safety net: any error response that is not JSON (an error raised inside the framework)
@@ -239,5 +339,32 @@ mod tests {
         assert_eq!(table.query_parameters("/v1/invoices/clients", &Method::POST), Some(&[][..]));
         assert_eq!(table.query_parameters("/v1/invoices/clients", &Method::PUT), None);
         assert_eq!(table.query_parameters("/v1/invoices/abc", &Method::GET), Some(&["x".to_owned()][..]));
+    }
+
+    #[test]
+    fn a_path_one_step_from_a_route_is_pointed_to_it() {
+        let none = Vec::new;
+        let table = RouteTable::new([
+            ("/v1/invoices", Method::GET, none()),
+            ("/v1/invoices/clients", Method::GET, none()),
+            ("/v1/invoices/{id}", Method::GET, none()),
+            ("/v1/invoices/{id}/payments", Method::GET, none()),
+            ("/v1/invoices/pdf", Method::GET, vec!["id".to_owned(), "download".to_owned()]),
+            ("/v1/track/time", Method::GET, none()),
+            ("/healthz", Method::GET, none()),
+            ("/metrics", Method::GET, none()),
+        ]);
+        let id = "0193d2c4-5f6a-7b8c-9d0e-1f2a3b4c5d6e";
+        let nearest = |path: &str| table.nearest(path);
+        assert_eq!(nearest("/v1/clients").as_deref(), Some("/v1/invoices/clients"));
+        assert_eq!(nearest(&format!("/v1/invoices/{id}/pdf")), Some(format!("/v1/invoices/pdf?id={id}")));
+        assert_eq!(
+            nearest(&format!("/v1/invoice/{id}/payments")),
+            Some(format!("/v1/invoices/{id}/payments"))
+        );
+        assert_eq!(nearest("/v1/track/times").as_deref(), Some("/v1/track/time"));
+        assert_eq!(nearest("/nope"), None, "as near to /healthz as to /metrics");
+        assert_eq!(nearest("/healthy").as_deref(), Some("/healthz"));
+        assert_eq!(nearest("/v2/things/else/entirely"), None);
     }
 }

@@ -76,6 +76,8 @@ pub(crate) const METHODS: [&str; 5] = ["get", "post", "put", "patch", "delete"];
         (name = "Agent runs", description = "The agent runtime's run history: every call of its triggers, \
             with status, steps and tokens; and the repository trigger's delivery log: every verified \
             delivery with its verdict and what became of it. Needs `agent:read`"),
+        (name = "Team", description = "The team itself: its name, and its currency until its first invoice. \
+            Owners and admins change it"),
         (name = "Operations", description = "Health and metrics"),
     )
 )]
@@ -385,6 +387,9 @@ fn parameter_example(path: &str, name: &str) -> Option<Value> {
         "conversationId" => json!("github:octo-org/hello-world#42"),
         "verdict" => json!("accepted"),
         "count" => json!(12),
+        // Optional, so shown and never filled in: one key sent with every write would
+        // replay the first answer.
+        "Idempotency-Key" => json!("payment-2026-11-20-7f3a"),
         _ => return None,
     })
 }
@@ -393,8 +398,8 @@ fn parameter_example(path: &str, name: &str) -> Option<Value> {
 /// the reference fills in for "Try it out"; an optional one gets its schema's `examples`,
 /// which the reference shows without filling in, so that a first "Execute" is not narrowed
 /// (or refused: `date` with `from`) by filters the reader did not choose. An example id
-/// is nobody's: the parameter says so. `Idempotency-Key` gets none on purpose: the
-/// reference would send the one example with every write, and replay the first answer.
+/// is nobody's: the parameter says so. `Idempotency-Key`, optional, is shown the same way:
+/// filled in, one example sent with every write would replay the first answer.
 fn exemplify_parameters(doc: &mut Value) {
     for (path, item) in paths_mut(doc) {
         let path = path.clone();

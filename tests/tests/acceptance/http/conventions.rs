@@ -23,6 +23,14 @@ async fn unknown_routes_and_methods_answer_json() {
     let response = app.http.get(app.url("/nope")).send().await.unwrap();
     assert_eq!(response.status(), 404);
     assert_eq!(error_of(response).await, "no such route");
+    // A path one step from a route points to it.
+    let response = app.request(Method::GET, "/v1/clients", &app.key).send().await.unwrap();
+    assert_eq!(response.status(), 404);
+    assert_eq!(error_of(response).await, "no such route; did you mean /v1/invoices/clients?");
+    let id = "0193d2c4-5f6a-7b8c-9d0e-1f2a3b4c5d6e";
+    let response =
+        app.request(Method::GET, &format!("/v1/invoices/{id}/pdf"), &app.key).send().await.unwrap();
+    assert_eq!(error_of(response).await, format!("no such route; did you mean /v1/invoices/pdf?id={id}?"));
     let response = app.request(Method::PUT, "/v1/invoices/clients", &app.key).send().await.unwrap();
     assert_eq!(response.status(), 405);
     assert_eq!(response.headers()["allow"], "GET, POST, HEAD");
@@ -243,7 +251,7 @@ async fn errors_say_what_to_do_and_the_description_is_taken_at_its_word() {
     assert_eq!(response.status(), 400);
     assert_eq!(
         error_of(response).await,
-        "currency: not accepted; an invoice is in its team's currency, set when the team is made (billable teams create --currency)"
+        "currency: not accepted; an invoice is in its client's currency: the client's currency, or the team's for a client that states none (PATCH /v1/invoices/clients/{id}, PATCH /v1/team)"
     );
     let project = send(Method::POST, "/v1/track/projects", serde_json::json!({"title": "Site"})).await;
     let project: Value = project.json().await.unwrap();

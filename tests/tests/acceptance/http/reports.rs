@@ -440,9 +440,11 @@ async fn no_sum_of_the_longest_durations_fails_a_report() {
     let report: Value = serde_json::from_str(answer["content"][0]["text"].as_str().unwrap()).unwrap();
     assert_eq!(report["totalSeconds"].to_string(), total);
 
-    // Billing it is refused for what it is: a line of that many hours.
+    // Billing it is refused for what it is: entries of more hours each than a line holds.
     let client = app.create_client(&app.key, "Buyer").await;
     let bill = json!({"clientId": client["id"], "from": "2026-11-01", "to": "2026-11-30"});
     let refused = expect(&app, &member, Method::POST, "/v1/invoices/from-time", Some(bill), 400).await;
-    assert!(refused["error"].as_str().unwrap().starts_with("to: "), "{refused}");
+    let message = refused["error"].as_str().unwrap();
+    assert!(message.starts_with("from: none of the 1030 entries to bill can be billed"), "{refused}");
+    assert!(message.ends_with("correct their durations"), "{refused}");
 }

@@ -69,6 +69,10 @@ pub(crate) struct CreditNoteBody {
     applied_to_invoice: Exact,
     /// `total − appliedToInvoice`: owed back to the client; the next refunds pay it out.
     refundable: Exact,
+    /// Its PDF, relative to the server's address: `/v1/credit-notes/pdf?id=…`, which needs
+    /// no key (the id is the secret).
+    #[schema(example = "/v1/credit-notes/pdf?id=0193d2c4-5f6a-7b8c-9d0e-1f2a3b4c5d6e")]
+    pdf_url: String,
     created_at: Timestamp,
 }
 
@@ -100,6 +104,7 @@ impl From<CreditNote> for CreditNoteBody {
             reason: note.reason.map(|r| r.as_str().to_owned()),
             applied_to_invoice: money(note.application.applied),
             refundable: money(note.application.refundable),
+            pdf_url: format!("/v1/credit-notes/pdf?id={}", note.id),
             created_at: Timestamp(note.created_at),
         }
     }

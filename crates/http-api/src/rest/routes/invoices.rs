@@ -152,6 +152,10 @@ pub(crate) struct InvoiceBody {
     /// Why no VAT is charged; null for `S` and `Z`.
     #[schema(required = true)]
     vat_exemption_reason: Option<String>,
+    /// Its PDF, relative to the server's address: `/v1/invoices/pdf?id=…`, which needs no
+    /// key (the id is the secret); add `&download=true` for a download.
+    #[schema(example = "/v1/invoices/pdf?id=0193d2c4-5f6a-7b8c-9d0e-1f2a3b4c5d6e")]
+    pdf_url: String,
     created_at: Timestamp,
     updated_at: Timestamp,
 }
@@ -210,6 +214,7 @@ impl InvoiceBody {
             recurring_sequence: invoice.recurrence.map(|r| r.sequence),
             vat_category: invoice.vat.category().as_str(),
             vat_exemption_reason: invoice.vat.exemption_reason().map(|r| r.as_str().to_owned()),
+            pdf_url: format!("/v1/invoices/pdf?id={invoice_id}"),
             created_at: Timestamp(invoice.created_at),
             updated_at: Timestamp(invoice.updated_at),
         }
