@@ -7,34 +7,38 @@
 # - domain crates word no wire: a domain error is a typed value, and only an adapter names a
 #   field (`FieldError`, `InvalidValue::at`) or a header, in its own spelling;
 # - http-api's rooms import one way: `conventions` is the leaf, `rest` imports it,
-#   `tools` imports both, `triggers` imports `conventions` only.
+#   `tools` imports both, `triggers` imports `conventions` only;
+# - no crate's files import each other in a circle (scripts/module_cycles.py);
+# - the job runner's wiring (crates/app/src/jobs.rs) reaches no HTTP crate;
+# - closed sets of names are spelt once, in their `words!` (scripts/closed_words.py).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 CARGO=${CARGO:-cargo}
-DOMAIN_CRATES=(kernel accounts billing tracking triggers notify recurring)
+DOMAIN_CRATES=(kernel locale accounts billing tracking triggers notify recurring)
 failed=0
 fail() { echo "layering: $*"; failed=1; }
 
 # Each crate's normal dependencies among ours, as docs/ARCHITECTURE.md draws them.
 allowed_graph='
-app: http-api store-sql store-memory renderer agent outbound notify recurring triggers billing accounts kernel
-http-api: einvoice notify recurring billing tracking triggers accounts kernel
-renderer: billing
+app: http-api store-sql store-memory renderer einvoice agent outbound recurring notify tracking triggers billing accounts kernel
+http-api: recurring notify billing tracking triggers accounts locale kernel
+renderer: billing locale
 einvoice: billing kernel
 agent: triggers accounts kernel
 outbound: notify triggers kernel
 store-sql: notify recurring billing tracking triggers accounts kernel
 store-memory: notify recurring billing tracking triggers accounts kernel
-store-contract: notify recurring billing tracking triggers accounts kernel
-notify: billing tracking accounts kernel
-recurring: billing tracking accounts kernel
+store-contract: notify recurring billing tracking triggers accounts locale kernel
+notify: billing tracking accounts locale kernel
+recurring: notify billing tracking accounts kernel
 tracking: billing accounts kernel
-billing: accounts kernel
+billing: accounts locale kernel
 triggers: accounts kernel
 accounts: kernel
 kernel:
-fuzzing: http-api store-memory renderer triggers billing accounts kernel
-acceptance: app agent outbound http-api store-sql store-memory store-contract renderer einvoice notify recurring billing tracking triggers accounts kernel
+locale:
+fuzzing: http-api store-memory renderer einvoice notify triggers billing accounts kernel
+acceptance: app agent outbound http-api store-sql store-memory store-contract renderer einvoice notify recurring billing tracking triggers accounts locale kernel
 '
 graph_problems=$($CARGO metadata --locked --no-deps --format-version 1 | ALLOWED="$allowed_graph" python3 -c '
 import json, os, sys
@@ -112,4 +116,22 @@ for room in "${!may_import[@]}"; do
   done
 done
 [ $rooms_ok = 1 ] && echo "layering: http-api's rooms import one way"
+
+# No circle of imports between a crate's files (billing's invoice and ledger excepted).
+if python3 scripts/module_cycles.py crates/*/ tests/; then
+  echo "layering: no crate's files import each other in a circle"
+else
+  fail "files import each other in a circle (above); move what both need into a module of its own"
+fi
+
+# The job runner reaches the books through the domain's use cases, never the HTTP adapter:
+# not itself (the graph above), and not through the app's wiring of it.
+if grep -nE 'http_api|actix' crates/app/src/jobs.rs; then
+  fail "crates/app/src/jobs.rs names the HTTP adapter (above); the runner's work goes through the domain"
+else
+  echo "layering: the job runner reaches no HTTP crate"
+fi
+
+# Closed sets of names (e-invoice formats, event families, …) are spelt once.
+python3 scripts/closed_words.py || fail "a closed set of names is spelt again (above)"
 exit $failed

@@ -274,7 +274,7 @@ impl SendingConfig {
         };
         Ok(http_api::Sending {
             mail_from: self.mail_from()?,
-            public_url,
+            links: notify::service::Links::new(&public_url),
             allow_private_webhooks: self.webhook_allow_private,
         })
     }
@@ -292,7 +292,7 @@ impl SendingConfig {
         }
         let mailer =
             outbound::Mailer::new(settings, from).map_err(|e| anyhow::anyhow!("BILLABLE_SMTP_URL: {e}"))?;
-        let reminders = Arc::new(http_api::PolicyReminders::new(from.clone(), sending.clone()));
+        let reminders = Arc::new(notify::service::PolicyReminders::new(from.clone(), sending.links.clone()));
         Ok(Some(outbound::MailJobs { mailer, reminders }))
     }
 

@@ -6,6 +6,7 @@ pub mod agent_setup;
 mod agent_tools;
 pub mod cli;
 pub mod config;
+mod jobs;
 mod lookup;
 pub mod redact;
 
@@ -16,6 +17,7 @@ use accounts::AccountStore;
 use actix_web::dev::Server;
 use actix_web::web;
 use anyhow::Context;
+use billing::issue::Printer;
 use http_api::triggers::{TriggerRoute, TriggerState};
 use http_api::{ApiState, Stores};
 use kernel::{Clock, SystemClock};
@@ -24,6 +26,8 @@ use store_sql::{Backend, SqlStore};
 
 use crate::agent_setup::{AgentService, AgentSetup};
 use crate::config::{DatabaseConfig, ServeConfig};
+pub use crate::jobs::JobParts;
+use crate::jobs::{BookStores, RecurringBooks};
 
 /// The store behind every port.
 #[derive(Debug, Clone)]
@@ -138,50 +142,39 @@ pub struct Application {
     runner: Option<tokio::task::AbortHandle>,
 }
 
-/// The parts of a job runner over the application's store: a runner on any clock can be
-/// made of them (tests make one per pass, at the instant they choose).
-#[derive(Clone)]
-pub struct JobParts {
-    /// The API's state, whose recurring invoices each full pass makes due invoices of.
-    books: Arc<ApiState>,
-    store: Arc<dyn notify::NotifyStore>,
-    signal: Arc<tokio::sync::Notify>,
-    webhooks: outbound::WebhookSender,
-    mail: Option<outbound::MailJobs>,
-    agent: Option<outbound::AgentJobs>,
-    settings: outbound::RunnerSettings,
+/// The job runner's parts over `store`, with `config`'s senders, printing through `printer`.
+fn job_parts(
+    store: &Store,
+    config: &ServeConfig,
+    printer: Printer,
+    sending: &http_api::Sending,
+) -> anyhow::Result<JobParts> {
+    let stores = store.stores();
+    let books = RecurringBooks {
+        stores: BookStores {
+            recurring: stores.recurring,
+            billing: stores.billing,
+            accounts: stores.accounts,
+            track: stores.track,
+            notify: stores.notify.clone(),
+        },
+        printer,
+        sending: sending.mail_from.clone().map(|from| (from, sending.links.clone())),
+    };
+    Ok(JobParts {
+        books,
+        store: stores.notify,
+        signal: store.job_signal(),
+        webhooks: config.sending.webhook_sender()?,
+        mail: config.sending.mail_jobs(sending)?,
+        agent: None,
+        settings: config.jobs.runner_settings(),
+    })
 }
 
-impl std::fmt::Debug for JobParts {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("JobParts").field("settings", &self.settings).finish_non_exhaustive()
-    }
-}
-
-impl JobParts {
-    /// A runner on business time `clock`.
-    pub fn runner(&self, clock: Arc<dyn Clock>) -> outbound::JobRunner {
-        outbound::JobRunner::new(
-            self.store.clone(),
-            clock,
-            self.signal.clone(),
-            self.webhooks.clone(),
-            self.mail.clone(),
-            self.agent.clone(),
-            self.settings.clone(),
-        )
-        .with_books(Arc::new(RecurringBooks(self.books.clone())))
-    }
-}
-
-/// The invoices recurring invoices make, on each full pass of the job runner.
-struct RecurringBooks(Arc<ApiState>);
-
-#[async_trait::async_trait]
-impl outbound::BookWork for RecurringBooks {
-    async fn run_due(&self, now: chrono::DateTime<chrono::Utc>) -> Result<u32, kernel::StoreError> {
-        http_api::make_due_invoices(&self.0, now).await
-    }
+/// Prints documents as `config` says: the PDF in process or through a renderer service.
+fn printer(config: &ServeConfig) -> anyhow::Result<Printer> {
+    Ok(Printer::new(config.renderer()?, Arc::new(einvoice::Xml)))
 }
 
 impl std::fmt::Debug for Application {
@@ -198,22 +191,15 @@ impl Application {
     pub fn build(config: &ServeConfig, store: &Store, clock: Arc<dyn Clock>) -> anyhow::Result<Self> {
         let listener = bind(config.listen, "--listen (BILLABLE_LISTEN)")?;
         let port = listener.local_addr()?.port();
-        let renderer = config.renderer()?;
-        let state = web::Data::new(ApiState::new(store.stores(), renderer, clock, config.http_settings()?));
+        let printer = printer(config)?;
+        let state =
+            web::Data::new(ApiState::new(store.stores(), printer.clone(), clock, config.http_settings()?));
         spawn_sweeps(state.clone(), |state| state.limits.sweep());
         spawn_idempotency_purge(state.clone());
         let watched = state.clone();
         tokio::spawn(async move { watched.authenticator.watch_revocations(REVOCATION_CHECK).await });
         let server = http_api::serve(listener, state.clone(), config.workers(), config.client_limits())?;
-        let jobs = JobParts {
-            books: state.clone().into_inner(),
-            store: store.notify(),
-            signal: store.job_signal(),
-            webhooks: config.sending.webhook_sender()?,
-            mail: config.sending.mail_jobs(&state.settings.sending)?,
-            agent: None,
-            settings: config.jobs.runner_settings(),
-        };
+        let jobs = job_parts(store, config, printer, &state.settings.sending)?;
         Ok(Self {
             port,
             trigger_ports: Vec::new(),
@@ -439,17 +425,10 @@ pub async fn run_jobs(
         Some(at) => Arc::new(kernel::FixedClock::new(at)),
         None => Arc::new(SystemClock),
     };
+    let printer = printer(config)?;
     let state =
-        Arc::new(ApiState::new(store.stores(), config.renderer()?, clock.clone(), config.http_settings()?));
-    let mut jobs = JobParts {
-        books: state.clone(),
-        store: store.notify(),
-        signal: store.job_signal(),
-        webhooks: config.sending.webhook_sender()?,
-        mail: config.sending.mail_jobs(&state.settings.sending)?,
-        agent: None,
-        settings: config.jobs.runner_settings(),
-    };
+        Arc::new(ApiState::new(store.stores(), printer.clone(), clock.clone(), config.http_settings()?));
+    let mut jobs = job_parts(&store, config, printer, &state.settings.sending)?;
     let due = DueNow::read(&store, clock.now()).await?;
     if dry_run {
         print_lines(&[DueNow::HEADER, &due.line()])?;

@@ -11,6 +11,8 @@ use serde::{Deserialize, Serialize};
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD as BASE64;
 
+use locale::{Language, Term};
+
 use crate::money::{format_money, format_price};
 use crate::sender::{Logo, LogoFormat};
 use crate::{Client, Invoice, InvoiceStatus, SenderAddress};
@@ -91,6 +93,11 @@ pub struct InvoiceDocument {
     /// `logo` is.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub facturx_xml: Option<String>,
+    /// The language of its labels (`de`), which the renderer prints its own labels in;
+    /// English when left out (of the JSON too, so a renderer service of an earlier release
+    /// reads English documents).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub language: Option<String>,
 }
 
 /// A logo as a document carries it: its format and its bytes in base64, so that the
@@ -122,25 +129,30 @@ fn optional(text: &str) -> Option<String> {
     (!text.trim().is_empty()).then(|| text.to_owned())
 }
 
-fn day(at: DateTime<Utc>) -> String {
-    at.format("%Y-%m-%d").to_string()
-}
-
 /// The settled figures of `balance` as printed: each that is not 0, then what is due; none
 /// while what is due is the whole total.
-fn settlement(balance: &crate::Balance, currency: crate::money::Currency) -> Vec<SettledLine> {
+fn settlement(
+    words: Language,
+    balance: &crate::Balance,
+    currency: crate::money::Currency,
+) -> Vec<SettledLine> {
     if balance.due() == balance.total {
         return Vec::new();
     }
-    let line =
-        |label: &str, value| SettledLine { label: label.to_owned(), value: format_money(value, currency) };
-    let mut lines: Vec<SettledLine> =
-        [("Paid", balance.paid), ("Credited", balance.credited), ("Written off", balance.written_off)]
-            .into_iter()
-            .filter(|(_, value)| !value.is_zero())
-            .map(|(label, value)| line(label, value))
-            .collect();
-    lines.push(line("Amount due", balance.due()));
+    let line = |label: Term, value| SettledLine {
+        label: words.term(label),
+        value: format_money(words, value, currency),
+    };
+    let mut lines: Vec<SettledLine> = [
+        (Term::Paid, balance.paid),
+        (Term::Credited, balance.credited),
+        (Term::WrittenOff, balance.written_off),
+    ]
+    .into_iter()
+    .filter(|(_, value)| !value.is_zero())
+    .map(|(label, value)| line(label, value))
+    .collect();
+    lines.push(line(Term::AmountDue, balance.due()));
     lines
 }
 
@@ -168,52 +180,83 @@ fn client_party(client: &Client) -> Party {
     )
 }
 
-fn document_lines(items: &[crate::LineItem], currency: crate::money::Currency) -> Vec<DocumentLine> {
+fn document_lines(
+    words: Language,
+    items: &[crate::LineItem],
+    currency: crate::money::Currency,
+) -> Vec<DocumentLine> {
     items
         .iter()
         .map(|item| DocumentLine {
             description: item.description.to_string(),
             quantity: item.quantity.normalize().to_string(),
-            unit_price: format_price(item.unit_price, currency),
-            amount: format_money(item.amount, currency),
+            unit_price: format_price(words, item.unit_price, currency),
+            amount: format_money(words, item.amount, currency),
         })
         .collect()
 }
 
-fn tax_label(rule: crate::TaxRule) -> String {
+fn tax_label(words: Language, rule: crate::TaxRule) -> String {
     let percentage = rule.percentage();
-    if percentage.is_zero() { "Tax".to_owned() } else { format!("Tax ({}%)", percentage.normalize()) }
+    if percentage.is_zero() {
+        words.term(Term::Tax)
+    } else {
+        words.phrase(Term::TaxRate, &[("rate", &percentage.normalize().to_string())])
+    }
+}
+
+/// Its language's code for the document, none for English (the default).
+fn language_code(words: Language) -> Option<String> {
+    (words != Language::default()).then(|| words.code().to_owned())
 }
 
 impl InvoiceDocument {
-    /// A credit note as printed: titled so, naming the invoice it corrects, from the
-    /// invoice's sender to its client.
-    pub fn credit_note(note: &crate::credit::CreditNote, client: &Client, sender: &SenderAddress) -> Self {
+    /// The code of the language of its labels: `en` unless it says otherwise.
+    pub fn language(&self) -> &str {
+        self.language.as_deref().unwrap_or("en")
+    }
+
+    /// A credit note as printed in `words`: titled so, naming the invoice it corrects,
+    /// from the invoice's sender to its client.
+    pub fn credit_note(
+        words: Language,
+        note: &crate::credit::CreditNote,
+        client: &Client,
+        sender: &SenderAddress,
+    ) -> Self {
         let currency = note.currency;
         Self {
-            title: Some("Credit note".to_owned()),
+            title: Some(words.term(Term::CreditNoteTitle)),
             corrects: Some(note.invoice_serial.to_string()),
             serial: note.serial.to_string(),
             status: String::new(),
             paid: false,
-            issue_date: day(note.issue_date),
+            issue_date: words.day(note.issue_date.date_naive()),
             due_date: None,
             description: note.reason.as_ref().and_then(|r| optional(r.as_str())),
             sender: sender_party(sender),
             client: client_party(client),
-            lines: document_lines(&note.line_items, currency),
-            subtotal: format_money(note.totals.subtotal, currency),
-            tax_label: tax_label(note.tax_rule),
-            tax: format_money(note.totals.tax, currency),
-            total: format_money(note.totals.total, currency),
+            lines: document_lines(words, &note.line_items, currency),
+            subtotal: format_money(words, note.totals.subtotal, currency),
+            tax_label: tax_label(words, note.tax_rule),
+            tax: format_money(words, note.totals.tax, currency),
+            total: format_money(words, note.totals.total, currency),
             settlement: Vec::new(),
             payment_details: None,
             logo: sender.details.logo.as_ref().map(DocumentLogo::of),
             facturx_xml: None,
+            language: language_code(words),
         }
     }
 
-    pub fn new(invoice: &Invoice, client: &Client, sender: &SenderAddress, now: DateTime<Utc>) -> Self {
+    /// An invoice as printed in `words`, its status as of `now`.
+    pub fn new(
+        words: Language,
+        invoice: &Invoice,
+        client: &Client,
+        sender: &SenderAddress,
+        now: DateTime<Utc>,
+    ) -> Self {
         let currency = invoice.currency;
         let status = invoice.status_at(now);
         let s = &sender.details;
@@ -223,20 +266,21 @@ impl InvoiceDocument {
             serial: invoice.serial.to_string(),
             status: status.as_str().to_owned(),
             paid: status == InvoiceStatus::Paid,
-            issue_date: day(invoice.issue_date),
-            due_date: invoice.due_date.map(day),
+            issue_date: words.day(invoice.issue_date.date_naive()),
+            due_date: invoice.due_date.map(|due| words.day(due.date_naive())),
             description: invoice.description.as_ref().and_then(|d| optional(d.as_str())),
             sender: sender_party(sender),
             client: client_party(client),
-            lines: document_lines(&invoice.line_items, currency),
-            subtotal: format_money(invoice.totals.subtotal, currency),
-            tax_label: tax_label(invoice.tax_rule),
-            tax: format_money(invoice.totals.tax, currency),
-            total: format_money(invoice.totals.total, currency),
-            settlement: settlement(&invoice.balance, currency),
+            lines: document_lines(words, &invoice.line_items, currency),
+            subtotal: format_money(words, invoice.totals.subtotal, currency),
+            tax_label: tax_label(words, invoice.tax_rule),
+            tax: format_money(words, invoice.totals.tax, currency),
+            total: format_money(words, invoice.totals.total, currency),
+            settlement: settlement(words, &invoice.balance, currency),
             payment_details: optional(s.payment_details.as_str()),
             logo: s.logo.as_ref().map(DocumentLogo::of),
             facturx_xml: None,
+            language: language_code(words),
         }
     }
 }

@@ -12,6 +12,43 @@ use crate::credit::CreditNote;
 use crate::money::Currency;
 use crate::{Client, Invoice, LineItem, SenderAddress, TaxRule, VatCategory};
 
+/// The e-invoices billable writes: the one list that parsing, descriptions and errors read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Format {
+    /// XRechnung 3.0 in OASIS UBL 2.1.
+    XRechnungUbl,
+    /// XRechnung 3.0 in UN/CEFACT CII D16B.
+    XRechnungCii,
+    /// The CII of Factur-X / ZUGFeRD's EN 16931 profile (`factur-x.xml`), which a Factur-X
+    /// PDF carries.
+    FacturX,
+}
+
+kernel::words!(Format { XRechnungUbl => "xrechnung-ubl", XRechnungCii => "xrechnung-cii", FacturX => "facturx" });
+
+impl Format {
+    /// The rules the format's documents follow.
+    pub fn profile(self) -> Profile {
+        match self {
+            Self::XRechnungUbl | Self::XRechnungCii => Profile::XRechnung,
+            Self::FacturX => Profile::En16931,
+        }
+    }
+
+    /// Whether a client is given the format inside the document's PDF (a Factur-X PDF/A-3)
+    /// rather than as an XML file of its own.
+    pub fn travels_in_pdf(self) -> bool {
+        self == Self::FacturX
+    }
+}
+
+/// Writes an e-invoice as the XML of a [`Format`]: the port the `einvoice` crate implements,
+/// so the use cases that hand out e-invoices know no XML.
+pub trait XmlWriter: Send + Sync + std::fmt::Debug {
+    /// `invoice`, made for `format`'s [`Format::profile`], as XML.
+    fn write(&self, format: Format, invoice: &EInvoice) -> String;
+}
+
 /// The rules an e-invoice is written to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Profile {

@@ -7,6 +7,7 @@ pub mod credit;
 pub mod document;
 pub mod einvoice;
 pub mod invoice;
+pub mod issue;
 pub mod ledger;
 pub mod money;
 pub mod party;

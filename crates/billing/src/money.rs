@@ -5,6 +5,7 @@
 pub use accounts::Currency;
 use kernel::InvalidValue;
 use kernel::number::JsonNumber;
+use locale::Language;
 pub use rust_decimal::{Decimal, RoundingStrategy};
 
 /// What one money or quantity field accepts: a largest value and a most decimal places,
@@ -175,41 +176,24 @@ fn rounded_scaled(mantissa: i128, scale: u32, currency: Currency) -> Option<Deci
     Decimal::try_from_i128_with_scale(units, minor).ok()
 }
 
-/// `amount` for display in `currency`: rounded to the minor unit, thousands separated,
-/// with the code (`1,234.50 EUR`, `120,000 JPY`).
-pub fn format_money(amount: Decimal, currency: Currency) -> String {
-    grouped(&round_to_minor(amount, currency), currency)
+/// `amount` for display in `currency`, as `language` writes it: rounded to the minor unit,
+/// thousands separated, with the code (`1,234.50 EUR`, `120,000 JPY`).
+pub fn format_money(language: Language, amount: Decimal, currency: Currency) -> String {
+    grouped(language, &round_to_minor(amount, currency), currency)
 }
 
 /// A unit price for display: like [`format_money`], but a price finer than the minor
 /// unit keeps its digits (`0.125 EUR`).
-pub fn format_price(price: Decimal, currency: Currency) -> String {
+pub fn format_price(language: Language, price: Decimal, currency: Currency) -> String {
     let mut shown = price.normalize();
     if shown.scale() < currency.minor_unit() {
         shown.rescale(currency.minor_unit());
     }
-    grouped(&shown, currency)
+    grouped(language, &shown, currency)
 }
 
-fn grouped(value: &Decimal, currency: Currency) -> String {
-    let text = value.to_string();
-    let (sign, digits) = text.strip_prefix('-').map_or(("", text.as_str()), |rest| ("-", rest));
-    let (whole, fraction) = digits.split_once('.').map_or((digits, None), |(w, f)| (w, Some(f)));
-    let mut out = String::with_capacity(text.len() + whole.len() / 3 + 4);
-    out.push_str(sign);
-    for (i, digit) in whole.chars().enumerate() {
-        if i > 0 && (whole.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(digit);
-    }
-    if let Some(fraction) = fraction {
-        out.push('.');
-        out.push_str(fraction);
-    }
-    out.push(' ');
-    out.push_str(currency.as_str());
-    out
+fn grouped(language: Language, value: &Decimal, currency: Currency) -> String {
+    format!("{} {}", language.grouped(&value.to_string()), currency.as_str())
 }
 
 #[cfg(test)]
@@ -349,13 +333,13 @@ mod tests {
 
     #[test]
     fn formats_for_the_currency() {
-        assert_eq!(format_money(dec("1234.5"), currency("EUR")), "1,234.50 EUR");
-        assert_eq!(format_money(dec("120000"), currency("JPY")), "120,000 JPY");
-        assert_eq!(format_money(dec("0.1"), currency("KWD")), "0.100 KWD");
-        assert_eq!(format_money(dec("999"), currency("USD")), "999.00 USD");
-        assert_eq!(format_money(dec("1000000"), currency("USD")), "1,000,000.00 USD");
-        assert_eq!(format_price(dec("0.125"), currency("EUR")), "0.125 EUR");
-        assert_eq!(format_price(dec("1500.10"), currency("EUR")), "1,500.10 EUR");
-        assert_eq!(format_price(dec("7"), currency("JPY")), "7 JPY");
+        assert_eq!(format_money(Language::English, dec("1234.5"), currency("EUR")), "1,234.50 EUR");
+        assert_eq!(format_money(Language::English, dec("120000"), currency("JPY")), "120,000 JPY");
+        assert_eq!(format_money(Language::English, dec("0.1"), currency("KWD")), "0.100 KWD");
+        assert_eq!(format_money(Language::English, dec("999"), currency("USD")), "999.00 USD");
+        assert_eq!(format_money(Language::English, dec("1000000"), currency("USD")), "1,000,000.00 USD");
+        assert_eq!(format_price(Language::English, dec("0.125"), currency("EUR")), "0.125 EUR");
+        assert_eq!(format_price(Language::English, dec("1500.10"), currency("EUR")), "1,500.10 EUR");
+        assert_eq!(format_price(Language::English, dec("7"), currency("JPY")), "7 JPY");
     }
 }

@@ -13,8 +13,8 @@ use crate::store::{
     StatusWrite,
 };
 use crate::{
-    ClientId, Invoice, InvoiceDocument, InvoiceId, InvoiceStatus, LedgerEntryId, LineInput, SenderAddress,
-    SenderAddressId, SenderDetails, TaxRule, Totals,
+    ClientId, Invoice, InvoiceId, InvoiceStatus, LedgerEntryId, LineInput, SenderAddress, SenderAddressId,
+    SenderDetails, TaxRule, Totals,
 };
 
 /// Why an invoice use case refused.
@@ -370,126 +370,6 @@ pub async fn delete_invoice(
         DeleteInvoiceError::HasMoney => BillingError::HasMoney,
         DeleteInvoiceError::Store(error) => error.into(),
     })
-}
-
-/// The printable document of the credit note with this id, whatever its team; `None` when
-/// there is no such note.
-pub async fn credit_note_document(
-    store: &dyn BillingStore,
-    id: crate::credit::CreditNoteId,
-) -> Result<Option<InvoiceDocument>, StoreError> {
-    let Some(note) = store.find_credit_note(id).await? else {
-        return Ok(None);
-    };
-    let invoice = invoice_of_note(store, &note).await?;
-    let (client, sender) = parties_of(store, &invoice).await?;
-    Ok(Some(InvoiceDocument::credit_note(&note, &client, &sender)))
-}
-
-/// The invoice `note` corrects, which must exist.
-async fn invoice_of_note(
-    store: &dyn BillingStore,
-    note: &crate::credit::CreditNote,
-) -> Result<Invoice, StoreError> {
-    store.get_invoice(note.team_id, note.invoice_id).await?.ok_or_else(|| {
-        StoreError::Unexpected(anyhow::anyhow!("credit note {} refers to a missing invoice", note.id))
-    })
-}
-
-/// The printable document of the invoice with this id, whatever its team; `None` when
-/// there is no such invoice.
-pub async fn invoice_document(
-    store: &dyn BillingStore,
-    id: InvoiceId,
-    now: DateTime<Utc>,
-) -> Result<Option<InvoiceDocument>, StoreError> {
-    let Some(invoice) = store.find_invoice(id).await? else {
-        return Ok(None);
-    };
-    let (client, sender) = parties_of(store, &invoice).await?;
-    Ok(Some(InvoiceDocument::new(&invoice, &client, &sender, now)))
-}
-
-/// The printable document of the invoice with this id, whatever its team, and the invoice
-/// as an e-invoice of `profile` (which a Factur-X PDF embeds).
-pub async fn invoice_document_with_e_invoice(
-    store: &dyn BillingStore,
-    id: InvoiceId,
-    now: DateTime<Utc>,
-    profile: crate::einvoice::Profile,
-) -> Result<(InvoiceDocument, crate::einvoice::EInvoice), EInvoiceError> {
-    let invoice = store.find_invoice(id).await?.ok_or(EInvoiceError::NotFound)?;
-    let (client, sender) = parties_of(store, &invoice).await?;
-    let parties = crate::einvoice::Parties { client: &client, sender: &sender };
-    let e_invoice = crate::einvoice::EInvoice::of_invoice(profile, &invoice, &parties)?;
-    Ok((InvoiceDocument::new(&invoice, &client, &sender, now), e_invoice))
-}
-
-/// The printable document of the credit note with this id, whatever its team, and the note
-/// as an e-invoice of `profile`.
-pub async fn credit_note_document_with_e_invoice(
-    store: &dyn BillingStore,
-    id: crate::credit::CreditNoteId,
-    profile: crate::einvoice::Profile,
-) -> Result<(InvoiceDocument, crate::einvoice::EInvoice), EInvoiceError> {
-    let note = store.find_credit_note(id).await?.ok_or(EInvoiceError::NotFound)?;
-    let invoice = invoice_of_note(store, &note).await?;
-    let (client, sender) = parties_of(store, &invoice).await?;
-    let parties = crate::einvoice::Parties { client: &client, sender: &sender };
-    let e_invoice = crate::einvoice::EInvoice::of_credit_note(profile, &note, &invoice, &parties)?;
-    Ok((InvoiceDocument::credit_note(&note, &client, &sender), e_invoice))
-}
-
-/// Why an e-invoice of a document was not made.
-#[derive(Debug, thiserror::Error)]
-pub enum EInvoiceError {
-    /// No such invoice or credit note in the team.
-    #[error("not found")]
-    NotFound,
-    #[error(transparent)]
-    Refused(#[from] crate::einvoice::Refusal),
-    #[error(transparent)]
-    Store(#[from] StoreError),
-}
-
-/// The parties of one of the team's invoices, which must exist.
-async fn parties_of(
-    store: &dyn BillingStore,
-    invoice: &Invoice,
-) -> Result<(crate::Client, SenderAddress), StoreError> {
-    let (team, id) = (invoice.team_id, invoice.id);
-    let missing =
-        |what: &str| StoreError::Unexpected(anyhow::anyhow!("invoice {id} refers to a missing {what}"));
-    let client = store.get(team, invoice.client_id).await?.ok_or_else(|| missing("client"))?;
-    let sender = store.get_sender(team, invoice.sender_id).await?.ok_or_else(|| missing("sender address"))?;
-    Ok((client, sender))
-}
-
-/// The team's invoice `id` as an e-invoice of `profile`.
-pub async fn invoice_e_invoice(
-    store: &dyn BillingStore,
-    team: TeamId,
-    id: InvoiceId,
-    profile: crate::einvoice::Profile,
-) -> Result<crate::einvoice::EInvoice, EInvoiceError> {
-    let invoice = store.get_invoice(team, id).await?.ok_or(EInvoiceError::NotFound)?;
-    let (client, sender) = parties_of(store, &invoice).await?;
-    let parties = crate::einvoice::Parties { client: &client, sender: &sender };
-    Ok(crate::einvoice::EInvoice::of_invoice(profile, &invoice, &parties)?)
-}
-
-/// The team's credit note `id` as an e-invoice of `profile`, referring to its invoice.
-pub async fn credit_note_e_invoice(
-    store: &dyn BillingStore,
-    team: TeamId,
-    id: crate::credit::CreditNoteId,
-    profile: crate::einvoice::Profile,
-) -> Result<crate::einvoice::EInvoice, EInvoiceError> {
-    let note = store.get_credit_note(team, id).await?.ok_or(EInvoiceError::NotFound)?;
-    let invoice = invoice_of_note(store, &note).await?;
-    let (client, sender) = parties_of(store, &invoice).await?;
-    let parties = crate::einvoice::Parties { client: &client, sender: &sender };
-    Ok(crate::einvoice::EInvoice::of_credit_note(profile, &note, &invoice, &parties)?)
 }
 
 impl From<crate::store::LedgerError> for BillingError {

@@ -6,48 +6,22 @@ mod cii;
 mod ubl;
 mod xml;
 
-use billing::einvoice::{EInvoice, Profile};
+use billing::einvoice::{EInvoice, Format};
 
-/// The e-invoices billable writes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Format {
-    /// XRechnung 3.0 in OASIS UBL 2.1.
-    XRechnungUbl,
-    /// XRechnung 3.0 in UN/CEFACT CII D16B.
-    XRechnungCii,
-    /// The CII of Factur-X / ZUGFeRD's EN 16931 profile (`factur-x.xml`).
-    FacturX,
+/// The XML writer of every [`Format`]: UBL for XRechnung in UBL, CII for the others.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Xml;
+
+impl billing::einvoice::XmlWriter for Xml {
+    fn write(&self, format: Format, invoice: &EInvoice) -> String {
+        write(format, invoice)
+    }
 }
 
-impl Format {
-    pub const ALL: [Self; 3] = [Self::XRechnungUbl, Self::XRechnungCii, Self::FacturX];
-
-    /// The format's name: `xrechnung-ubl`, `xrechnung-cii`, `facturx`.
-    pub fn name(self) -> &'static str {
-        match self {
-            Self::XRechnungUbl => "xrechnung-ubl",
-            Self::XRechnungCii => "xrechnung-cii",
-            Self::FacturX => "facturx",
-        }
-    }
-
-    pub fn parse(name: &str) -> Option<Self> {
-        Self::ALL.into_iter().find(|format| format.name() == name)
-    }
-
-    /// The rules the format's documents follow.
-    pub fn profile(self) -> Profile {
-        match self {
-            Self::XRechnungUbl | Self::XRechnungCii => Profile::XRechnung,
-            Self::FacturX => Profile::En16931,
-        }
-    }
-
-    /// `invoice`, which [`billing::einvoice`] made for [`Format::profile`], as XML.
-    pub fn write(self, invoice: &EInvoice) -> String {
-        match self {
-            Self::XRechnungUbl => ubl::write(invoice),
-            Self::XRechnungCii | Self::FacturX => cii::write(invoice),
-        }
+/// `invoice`, which [`billing::einvoice`] made for `format`'s profile, as XML.
+pub fn write(format: Format, invoice: &EInvoice) -> String {
+    match format {
+        Format::XRechnungUbl => ubl::write(invoice),
+        Format::XRechnungCii | Format::FacturX => cii::write(invoice),
     }
 }

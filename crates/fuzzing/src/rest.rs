@@ -102,12 +102,14 @@ impl Harness {
                 // addresses only, checked by resolving them.
                 sending: http_api::Sending {
                     mail_from: None,
-                    public_url: "http://127.0.0.1:3000".to_owned(),
+                    links: notify::service::Links::new("http://127.0.0.1:3000"),
                     allow_private_webhooks: false,
                 },
             };
             let clock: Arc<dyn kernel::Clock> = Arc::new(kernel::SystemClock);
-            let state = ApiState::new(stores, Arc::new(renderer::BuiltinRenderer), clock, settings);
+            let printer =
+                billing::issue::Printer::new(Arc::new(renderer::BuiltinRenderer), Arc::new(einvoice::Xml));
+            let state = ApiState::new(stores, printer, clock, settings);
             let app = std::rc::Rc::new(test::init_service(http_api::app(Data::new(state))).await);
             let call: Call = Box::new(move |request: TestRequest| {
                 let app = app.clone();

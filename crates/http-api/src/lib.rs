@@ -9,7 +9,7 @@
 //! - `triggers`: the agent's listeners; imports `conventions` only.
 //!
 //! A REST request passes, outermost first: `conventions::request_id` (id, span, log line),
-//! `rest::metrics::record`, `conventions::json_errors`, then for `/v1` routes
+//! `rest::observe::record`, `conventions::json_errors`, then for `/v1` routes
 //! `rest::auth::require_api_key` (401, 429), `rest::idempotency::replay_retries` (a write's
 //! `Idempotency-Key`: 400, 409, 422, or the kept answer) and the handler, whose
 //! [`rest::auth::Auth`] extractor checks the permission (403) before the
@@ -32,7 +32,7 @@ use utoipa_actix_web::AppExt;
 use utoipa_swagger_ui::{Config, SwaggerUi};
 
 use crate::conventions::{body, deadline};
-use crate::rest::{auth, metrics};
+use crate::rest::{auth, observe};
 use crate::tools::mcp;
 
 pub use conventions::deadline::ClientLimits;
@@ -41,8 +41,7 @@ pub use conventions::origins::AllowedOrigins;
 pub use conventions::ratelimit::Rate;
 pub use rest::describe::ApiBodies;
 pub use rest::openapi::API_VERSION;
-pub use rest::routes::recurring::make_due_invoices;
-pub use rest::state::{ApiState, HttpSettings, PolicyReminders, Sending, Stores};
+pub use rest::state::{ApiState, HttpSettings, Sending, Stores};
 pub use rest::{documented_routes, openapi, schema_name_clashes};
 
 /// The whole application, as served by [`serve`] and by tests.
@@ -89,7 +88,7 @@ pub fn app(
         .default_service(web::to(conventions::no_route))
         .wrap(from_fn(deadline::body_deadline))
         .wrap(from_fn(conventions::json_errors))
-        .wrap(from_fn(metrics::record))
+        .wrap(from_fn(observe::record))
         .wrap(from_fn(conventions::request_id))
 }
 

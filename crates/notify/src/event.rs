@@ -6,7 +6,7 @@
 
 use std::fmt;
 
-use accounts::{TeamId, UserId};
+use accounts::{Permission, TeamId, UserId};
 use billing::credit::CreditNote;
 use billing::{Client, Invoice, LedgerEntry};
 use chrono::{DateTime, Utc};
@@ -83,13 +83,74 @@ impl EventType {
     /// Whether its data is one user's own: a time entry's or a timer's, which only that
     /// user and the team's owners and admins may read (members see their own time).
     pub fn is_personal(self) -> bool {
-        matches!(self.family(), "time_entry" | "timer")
+        self.family().is_personal()
     }
 
-    /// The family a type belongs to: the part before its dot (`invoice`, `payment`).
-    pub fn family(self) -> &'static str {
-        let word = self.as_str();
-        word.split_once('.').map_or(word, |(family, _)| family)
+    /// The family a type belongs to, the resource it is about: its word before the dot.
+    pub fn family(self) -> EventFamily {
+        match self {
+            Self::InvoiceCreated
+            | Self::InvoiceUpdated
+            | Self::InvoiceDeleted
+            | Self::InvoiceSent
+            | Self::InvoicePaid
+            | Self::InvoiceOverdue
+            | Self::InvoiceReminderSent
+            | Self::InvoiceWrittenOff => EventFamily::Invoice,
+            Self::PaymentCreated | Self::PaymentRefunded | Self::PaymentVoided => EventFamily::Payment,
+            Self::CreditNoteCreated => EventFamily::CreditNote,
+            Self::MessageFailed => EventFamily::Message,
+            Self::ClientCreated | Self::ClientUpdated | Self::ClientDeleted => EventFamily::Client,
+            Self::TimeEntryCreated | Self::TimeEntryUpdated | Self::TimeEntryDeleted => {
+                EventFamily::TimeEntry
+            }
+            Self::TimerStarted | Self::TimerStopped => EventFamily::Timer,
+            Self::WebhookTest => EventFamily::Webhook,
+        }
+    }
+}
+
+/// The families of event types: the resource their events are about, each with the
+/// permission it takes to read what they carry.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum EventFamily {
+    Invoice,
+    Payment,
+    CreditNote,
+    Message,
+    Client,
+    TimeEntry,
+    Timer,
+    Webhook,
+}
+
+words!(EventFamily {
+    Invoice => "invoice",
+    Payment => "payment",
+    CreditNote => "credit_note",
+    Message => "message",
+    Client => "client",
+    TimeEntry => "time_entry",
+    Timer => "timer",
+    Webhook => "webhook",
+});
+
+impl EventFamily {
+    /// The permission to read what its events carry, which subscribing to them takes.
+    pub fn read_permission(self) -> Permission {
+        match self {
+            Self::Client => Permission::ClientsRead,
+            Self::TimeEntry | Self::Timer => Permission::TrackRead,
+            Self::Invoice | Self::Payment | Self::CreditNote | Self::Message | Self::Webhook => {
+                Permission::InvoicesRead
+            }
+        }
+    }
+
+    /// Whether its events carry one user's own data (time), which members read only of
+    /// themselves.
+    pub fn is_personal(self) -> bool {
+        matches!(self, Self::TimeEntry | Self::Timer)
     }
 }
 
@@ -119,7 +180,7 @@ pub const MAX_PATTERNS: usize = 64;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum EventPattern {
     Any,
-    Family(&'static str),
+    Family(EventFamily),
     Exactly(EventType),
 }
 
@@ -131,8 +192,9 @@ impl EventPattern {
         }
         if let Some(family) = text.strip_suffix(".*") {
             return EventType::subscribable()
-                .find(|kind| kind.family() == family)
-                .map(|k| Self::Family(k.family()));
+                .map(EventType::family)
+                .find(|subscribable| subscribable.as_str() == family)
+                .map(Self::Family);
         }
         EventType::subscribable().find(|kind| kind.as_str() == text).map(Self::Exactly)
     }
@@ -151,7 +213,7 @@ impl fmt::Display for EventPattern {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Self::Any => f.write_str("*"),
-            Self::Family(family) => write!(f, "{family}.*"),
+            Self::Family(family) => write!(f, "{}.*", family.as_str()),
             Self::Exactly(kind) => f.write_str(kind.as_str()),
         }
     }
@@ -346,11 +408,14 @@ mod tests {
     fn every_type_round_trips_and_names_its_family() {
         for kind in EventType::ALL {
             assert_eq!(EventType::from_word(kind.as_str()), Some(*kind));
-            assert!(kind.as_str().starts_with(kind.family()));
+            assert!(kind.as_str().starts_with(&format!("{}.", kind.family().as_str())), "{kind}");
         }
-        assert_eq!(EventType::InvoiceReminderSent.family(), "invoice");
-        assert_eq!(EventType::CreditNoteCreated.family(), "credit_note");
+        assert_eq!(EventType::InvoiceReminderSent.family(), EventFamily::Invoice);
+        assert_eq!(EventType::CreditNoteCreated.family(), EventFamily::CreditNote);
         assert_eq!(EventType::subscribable().count(), EventType::ALL.len() - 1);
+        for family in EventFamily::ALL {
+            assert!(EventType::ALL.iter().any(|kind| kind.family() == *family), "{family:?} has no type");
+        }
     }
 
     #[test]

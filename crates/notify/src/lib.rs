@@ -9,6 +9,8 @@
 //! - [`mail`]: e-mail messages of invoices, reminders and credit notes, their templates
 //!   and the [`MessageStore`] port.
 //! - [`reminders`]: a team's reminder policy and the schedule it gives each invoice.
+//! - [`service`]: the use cases: a document e-mailed with its files, a reminder sent by
+//!   hand, the policy's reminders worded, the public links they carry.
 //! - [`webhooks`]: endpoints subscribed to events, signed per Standard Webhooks, and their
 //!   deliveries ([`WebhookStore`]).
 //!
@@ -21,11 +23,13 @@ pub mod mail;
 pub mod raise;
 pub mod reachable;
 pub mod reminders;
+pub mod service;
 pub mod store;
 pub mod webhooks;
 
 pub use event::{
-    BareIds, Describe, Event, EventFilter, EventId, EventPattern, EventRule, EventType, NewEvent, Resource,
+    BareIds, Describe, Event, EventFamily, EventFilter, EventId, EventPattern, EventRule, EventType,
+    NewEvent, Resource,
 };
 pub use jobs::{ClaimedJob, DueWork, Finish, Job, JobFilter, JobId, JobKind, JobQueue, JobState, Retries};
 pub use mail::{

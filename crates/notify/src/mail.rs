@@ -15,6 +15,7 @@ use billing::money::round_to_minor;
 use billing::{Invoice, InvoiceId};
 use chrono::{DateTime, Utc};
 use kernel::{Email, StoreError, Text, define_id, words};
+use locale::{Language, Term};
 use sha2::{Digest, Sha256};
 
 use crate::jobs::{ClaimedJob, Finish};
@@ -277,7 +278,7 @@ pub struct Facts {
     pub serial: String,
     /// What is due, with its currency: `42.80 EUR`.
     pub amount_due: String,
-    /// `2026-12-20`, or [`NO_DUE_DATE`] when the invoice has no due date.
+    /// `2026-12-20`, or what the language says of no due date ("upon receipt").
     pub due_date: String,
     /// The client's name.
     pub client: String,
@@ -291,9 +292,10 @@ impl Facts {
         Self {
             serial: invoice.serial.to_string(),
             amount_due: money(invoice.balance.due(), invoice.currency),
-            due_date: invoice
-                .due_date
-                .map_or_else(|| NO_DUE_DATE.to_owned(), |due| due.format("%Y-%m-%d").to_string()),
+            due_date: invoice.due_date.map_or_else(
+                || Language::default().term(Term::NoDueDate),
+                |due| Language::default().day(due.date_naive()),
+            ),
             client: client.to_owned(),
             pdf_url,
         }
@@ -305,13 +307,48 @@ pub fn money(amount: rust_decimal::Decimal, currency: accounts::Currency) -> Str
     format!("{} {}", round_to_minor(amount, currency), currency.as_str())
 }
 
-/// What `{dueDate}` says of an invoice without a due date: "due upon receipt" reads right.
-pub const NO_DUE_DATE: &str = "upon receipt";
+/// What a template may say in braces: each stands for a fact of the message's document.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Placeholder {
+    Serial,
+    AmountDue,
+    DueDate,
+    Client,
+    PdfUrl,
+}
 
-/// The placeholders a template may use.
-pub const PLACEHOLDERS: [&str; 5] = ["{serial}", "{amountDue}", "{dueDate}", "{client}", "{pdfUrl}"];
+words!(Placeholder {
+    Serial => "serial",
+    AmountDue => "amountDue",
+    DueDate => "dueDate",
+    Client => "client",
+    PdfUrl => "pdfUrl",
+});
 
-/// A subject or body with placeholders, checked to name only [`PLACEHOLDERS`].
+impl Placeholder {
+    /// How a template writes it: `{serial}`.
+    pub fn written(self) -> String {
+        format!("{{{}}}", self.as_str())
+    }
+
+    /// Every placeholder as a template writes it, listed for people: `{serial}, {amountDue}, …`.
+    pub fn listed() -> String {
+        let all: Vec<String> = <Self as kernel::Words>::ALL.iter().map(|p| p.written()).collect();
+        all.join(", ")
+    }
+
+    fn fact(self, facts: &Facts) -> &str {
+        match self {
+            Self::Serial => &facts.serial,
+            Self::AmountDue => &facts.amount_due,
+            Self::DueDate => &facts.due_date,
+            Self::Client => &facts.client,
+            Self::PdfUrl => &facts.pdf_url,
+        }
+    }
+}
+
+/// A subject or body with placeholders, checked to name only [`Placeholder`]s.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Template(String);
 
@@ -332,7 +369,7 @@ impl Template {
                         let word = &candidate[1..candidate.len() - 1];
                         let looks_like_one =
                             !word.is_empty() && word.chars().all(|c| c.is_ascii_alphanumeric());
-                        if looks_like_one && !PLACEHOLDERS.contains(&candidate) {
+                        if looks_like_one && <Placeholder as kernel::Words>::from_word(word).is_none() {
                             return Err(MailRule::UnknownPlaceholder { placeholder: candidate.to_owned() });
                         }
                     }
@@ -354,16 +391,10 @@ impl Template {
         while let Some(open) = rest.find('{') {
             out.push_str(&rest[..open]);
             let after = &rest[open..];
-            let fact = PLACEHOLDERS.iter().find(|p| after.starts_with(**p)).map(|p| {
-                let value = match *p {
-                    "{serial}" => &facts.serial,
-                    "{amountDue}" => &facts.amount_due,
-                    "{dueDate}" => &facts.due_date,
-                    "{client}" => &facts.client,
-                    _ => &facts.pdf_url,
-                };
-                (p.len(), value)
-            });
+            let named = after[1..].split_once('}').map(|(word, _)| word);
+            let fact = named
+                .and_then(<Placeholder as kernel::Words>::from_word)
+                .map(|placeholder| (placeholder.as_str().len() + 2, placeholder.fact(facts)));
             if let Some((length, value)) = fact {
                 out.push_str(value);
                 rest = &after[length..];
@@ -377,34 +408,23 @@ impl Template {
     }
 }
 
-/// The subject and body a message gets when the caller gives none.
-#[derive(Debug, Clone, Copy)]
-pub struct Wording {
-    pub subject: &'static str,
-    pub body: &'static str,
-}
-
 impl MessageKind {
-    /// What a message of this kind says unless told otherwise.
-    pub fn default_wording(self) -> Wording {
-        match self {
-            Self::Invoice => Wording {
-                subject: "Invoice {serial}",
-                body: "Hello {client},\n\nplease find invoice {serial} attached: {amountDue}, due \
-                       {dueDate}.\n\nYou can also view it at {pdfUrl}\n\nThank you!\n",
-            },
-            Self::Reminder => Wording {
-                subject: "Reminder: invoice {serial}, {amountDue} due",
-                body: "Hello {client},\n\nthis is a friendly reminder that {amountDue} of invoice \
-                       {serial} is still open (due {dueDate}).\n\nYou can view the invoice at \
-                       {pdfUrl}\n\nIf you have paid already, please ignore this message. Thank you!\n",
-            },
-            Self::CreditNote => Wording {
-                subject: "Credit note {serial}",
-                body: "Hello {client},\n\nplease find credit note {serial} attached. What remains due \
-                       on the invoice it credits: {amountDue}.\n\nYou can also view it at {pdfUrl}\n",
-            },
-        }
+    /// What a message of this kind says unless told otherwise, in `language`, as templates.
+    pub fn default_templates(self, language: Language) -> (Template, Template) {
+        let (subject, body) = match self {
+            Self::Invoice => (Term::MailInvoiceSubject, Term::MailInvoiceBody),
+            Self::Reminder => (Term::MailReminderSubject, Term::MailReminderBody),
+            Self::CreditNote => (Term::MailCreditNoteSubject, Term::MailCreditNoteBody),
+        };
+        // The catalogue's `{ $serial }` becomes the template's `{serial}`.
+        let written: Vec<(&str, String)> =
+            <Placeholder as kernel::Words>::ALL.iter().map(|p| (p.as_str(), p.written())).collect();
+        let values: Vec<(&str, &str)> = written.iter().map(|(name, text)| (*name, text.as_str())).collect();
+        let subject = language.phrase(subject, &values);
+        // A body ends with a line break, which a message file cannot end a value with.
+        let body = format!("{}\n", language.phrase(body, &values));
+        // Every placeholder the catalogue's wording names is one, as a test holds.
+        (Template(subject), Template(body))
     }
 }
 
@@ -514,7 +534,7 @@ mod tests {
             let word = &candidate[1..candidate.len() - 1];
             if !word.is_empty()
                 && word.chars().all(|c| c.is_ascii_alphanumeric())
-                && !PLACEHOLDERS.contains(&candidate)
+                && !["{serial}", "{amountDue}", "{dueDate}", "{client}", "{pdfUrl}"].contains(&candidate)
             {
                 return Some(candidate.to_owned());
             }
@@ -557,12 +577,51 @@ mod tests {
 
     #[test]
     fn every_default_wording_uses_known_placeholders_only() {
-        for kind in [MessageKind::Invoice, MessageKind::Reminder, MessageKind::CreditNote] {
-            let wording = kind.default_wording();
-            assert!(Template::parse(wording.subject).is_ok());
-            assert!(Template::parse(wording.body).is_ok());
-            assert!(!Template::parse(wording.body).unwrap().fill(&facts()).contains('{'));
+        for language in Language::ALL {
+            for kind in [MessageKind::Invoice, MessageKind::Reminder, MessageKind::CreditNote] {
+                let (subject, body) = kind.default_templates(language);
+                assert_eq!(Template::parse(subject.as_str()).as_ref(), Ok(&subject));
+                assert_eq!(Template::parse(body.as_str()).as_ref(), Ok(&body));
+                assert!(!body.fill(&facts()).contains('{'), "{language:?} {kind:?}");
+            }
         }
+    }
+
+    /// The English wording is the catalogue's now, and says what it always said.
+    #[test]
+    fn the_english_wording_is_as_it_was() {
+        let wording = |kind: MessageKind| {
+            let (subject, body) = kind.default_templates(Language::English);
+            (subject.as_str().to_owned(), body.as_str().to_owned())
+        };
+        assert_eq!(
+            wording(MessageKind::Invoice),
+            (
+                "Invoice {serial}".to_owned(),
+                "Hello {client},\n\nplease find invoice {serial} attached: {amountDue}, due \
+                 {dueDate}.\n\nYou can also view it at {pdfUrl}\n\nThank you!\n"
+                    .to_owned()
+            )
+        );
+        assert_eq!(
+            wording(MessageKind::Reminder),
+            (
+                "Reminder: invoice {serial}, {amountDue} due".to_owned(),
+                "Hello {client},\n\nthis is a friendly reminder that {amountDue} of invoice \
+                 {serial} is still open (due {dueDate}).\n\nYou can view the invoice at \
+                 {pdfUrl}\n\nIf you have paid already, please ignore this message. Thank you!\n"
+                    .to_owned()
+            )
+        );
+        assert_eq!(
+            wording(MessageKind::CreditNote),
+            (
+                "Credit note {serial}".to_owned(),
+                "Hello {client},\n\nplease find credit note {serial} attached. What remains due \
+                 on the invoice it credits: {amountDue}.\n\nYou can also view it at {pdfUrl}\n"
+                    .to_owned()
+            )
+        );
     }
 
     #[test]

@@ -69,13 +69,8 @@ pub struct ReminderPolicy {
 impl Default for ReminderPolicy {
     /// Off, with no steps and the default wording: what a team has until it sets one.
     fn default() -> Self {
-        let wording = MessageKind::Reminder.default_wording();
-        Self {
-            enabled: false,
-            steps: Vec::new(),
-            subject: Template::parse(wording.subject).unwrap_or_else(|_| unreachable!("checked by a test")),
-            body: Template::parse(wording.body).unwrap_or_else(|_| unreachable!("checked by a test")),
-        }
+        let (subject, body) = MessageKind::Reminder.default_templates(locale::Language::default());
+        Self { enabled: false, steps: Vec::new(), subject, body }
     }
 }
 
@@ -274,14 +269,8 @@ mod tests {
     use super::*;
 
     fn policy(steps: &[i32]) -> ReminderPolicy {
-        let wording = MessageKind::Reminder.default_wording();
-        ReminderPolicy::new(
-            true,
-            steps,
-            Template::parse(wording.subject).unwrap(),
-            Template::parse(wording.body).unwrap(),
-        )
-        .unwrap()
+        let (subject, body) = MessageKind::Reminder.default_templates(locale::Language::English);
+        ReminderPolicy::new(true, steps, subject, body).unwrap()
     }
 
     fn day(d: u32) -> DateTime<Utc> {
@@ -342,9 +331,7 @@ mod tests {
 
     #[test]
     fn policies_are_checked() {
-        let wording = MessageKind::Reminder.default_wording();
-        let (subject, body) =
-            (Template::parse(wording.subject).unwrap(), Template::parse(wording.body).unwrap());
+        let (subject, body) = MessageKind::Reminder.default_templates(locale::Language::English);
         let new = |enabled, steps: &[i32]| ReminderPolicy::new(enabled, steps, subject.clone(), body.clone());
         assert_eq!(new(true, &[]), Err(PolicyRule::NoSteps));
         assert!(new(false, &[]).is_ok());

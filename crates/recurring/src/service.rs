@@ -3,6 +3,7 @@
 
 use accounts::{AccountStore, TeamId};
 use billing::invoice::Recurrence;
+use billing::issue::{DocumentRef, Files, PdfFormat};
 use billing::service::BillingError;
 use billing::store::{CreateInvoiceError, NewInvoice};
 use billing::{BillingStore, Invoice};
@@ -193,6 +194,41 @@ pub async fn run_due(ports: PassPorts<'_>, now: DateTime<Utc>) -> Result<PassRep
             return Ok(report);
         }
     }
+}
+
+/// A pass ([`run_due`]), then the e-mail of each invoice of an `issue_and_send` recurring
+/// invoice it made, sent as an invoice is sent with nothing asked: the PDF attached, the
+/// default wording. Without `mail` (e-mail not configured) those invoices stay unsent, and
+/// each is logged.
+pub async fn run_due_and_send(
+    ports: PassPorts<'_>,
+    mail: Option<notify::service::Mail<'_>>,
+    now: DateTime<Utc>,
+) -> Result<PassReport, StoreError> {
+    let report = run_due(ports, now).await?;
+    let files = Files { pdf: Some(PdfFormat::Plain), xml: None };
+    for (team, invoice) in &report.to_send {
+        let Some(mail) = mail else {
+            tracing::error!(%team, %invoice, "an invoice of a recurring invoice was not e-mailed: e-mail is not configured");
+            continue;
+        };
+        let asked = notify::service::Asked::default();
+        let document = DocumentRef::Invoice(*invoice);
+        if let Err(error) = notify::service::send(mail, *team, document, files, asked, now).await {
+            tracing::error!(%team, %invoice, %error, "an invoice of a recurring invoice could not be queued for e-mail");
+        }
+    }
+    let generated = report.generated.len();
+    if generated + report.skipped as usize + report.failed as usize + report.deferred as usize > 0 {
+        tracing::info!(
+            generated,
+            skipped = report.skipped,
+            failed = report.failed,
+            deferred = report.deferred,
+            "recurring invoices passed"
+        );
+    }
+    Ok(report)
 }
 
 /// What a period's invoice came to.

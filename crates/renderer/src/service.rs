@@ -16,6 +16,7 @@ use actix_web::error::{InternalError, JsonPayloadError};
 use actix_web::http::StatusCode;
 use actix_web::{App, HttpRequest, HttpResponse, HttpServer, web};
 use billing::InvoiceDocument;
+use billing::issue::MediaType;
 use serde_json::json;
 
 use crate::builtin::render_pdf;
@@ -48,7 +49,7 @@ async fn render(document: web::Json<InvoiceDocument>) -> HttpResponse {
     let document = document.into_inner();
     let serial = document.serial.clone();
     let failure = match web::block(move || render_pdf(&document)).await {
-        Ok(Ok(pdf)) => return HttpResponse::Ok().content_type("application/pdf").body(pdf),
+        Ok(Ok(pdf)) => return HttpResponse::Ok().content_type(MediaType::Pdf.as_str()).body(pdf),
         Ok(Err(cause)) => cause,
         Err(blocking) => anyhow::Error::new(blocking).context("the rendering task failed"),
     };

@@ -13,7 +13,7 @@ use chrono::{DateTime, TimeDelta, Utc};
 use kernel::Replaced;
 use kernel::{Email, Id, uuid::Uuid};
 use notify::jobs::Claim;
-use notify::mail::{QueueMessageError, Recipients, RetryMessageError, Template};
+use notify::mail::{QueueMessageError, Recipients, RetryMessageError};
 use notify::reminders::{ComposeReminder, ReminderStep};
 use notify::webhooks::{AttemptReport, DeliveryFilter, RedeliverError};
 use notify::{
@@ -23,8 +23,8 @@ use notify::{
 };
 use tracking::{RunningTimer, TimeEntry};
 
+use crate::invoices::entry;
 use crate::invoices::{Fixture, at, client_details, fixture};
-use crate::ledger_contract::entry;
 use crate::{Ports, create_team, create_user};
 
 /// The team's events, oldest first: (type, subject).
@@ -61,7 +61,7 @@ fn email(text: &str) -> Email {
 fn message(invoice: &Invoice, kind: MessageKind, queued_at: DateTime<Utc>) -> NewMessage {
     let attachment = Attachment {
         filename: format!("{}.pdf", invoice.serial),
-        content_type: "application/pdf".into(),
+        content_type: billing::issue::MediaType::Pdf.as_str().into(),
         bytes: b"%PDF-1.7 not really".to_vec(),
     };
     let message = Message::queued(
@@ -79,14 +79,8 @@ fn message(invoice: &Invoice, kind: MessageKind, queued_at: DateTime<Utc>) -> Ne
 }
 
 fn policy(enabled: bool, steps: &[i32]) -> ReminderPolicy {
-    let wording = MessageKind::Reminder.default_wording();
-    ReminderPolicy::new(
-        enabled,
-        steps,
-        Template::parse(wording.subject).unwrap(),
-        Template::parse(wording.body).unwrap(),
-    )
-    .unwrap()
+    let (subject, body) = MessageKind::Reminder.default_templates(locale::Language::English);
+    ReminderPolicy::new(enabled, steps, subject, body).unwrap()
 }
 
 /// Words reminders as the REST adapter does, without links.

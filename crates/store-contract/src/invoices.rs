@@ -8,7 +8,7 @@ use crate::create_team;
 use accounts::{AccountStore, Currency, TeamId};
 use billing::client::{KeptPostalCode, OptionalText, RequiredText};
 use billing::invoice::{Description, price_lines};
-use billing::ledger::{EntryAmount, EntryKind};
+use billing::ledger::{EntryAmount, EntryKind, NewEntry, PaymentMethod};
 use billing::money::Decimal;
 use billing::money::parse_decimal;
 use billing::store::{
@@ -16,14 +16,29 @@ use billing::store::{
 };
 use billing::{
     Balance, BillingStore, Client, ClientDetails, ClientId, DeleteClientError, Invoice, InvoiceFilter,
-    InvoiceId, InvoicePosition, InvoiceStatus, LineInput, Recurrence, RecurringInvoiceId, SenderAddress,
-    SenderAddressId, SenderDetails, TaxRule, Totals,
+    InvoiceId, InvoicePosition, InvoiceStatus, LedgerEntryId, LineInput, Recurrence, RecurringInvoiceId,
+    SenderAddress, SenderAddressId, SenderDetails, TaxRule, Totals,
 };
-use chrono::{DateTime, TimeDelta, Utc};
+use chrono::{DateTime, NaiveDate, TimeDelta, Utc};
 use kernel::{Email, Id, SearchText, parse_instant};
 
 pub fn at(text: &str) -> DateTime<Utc> {
     parse_instant(text).unwrap()
+}
+
+/// A new ledger entry of `kind` for `amount`, made on `on` at noon UTC: entries of one day
+/// share their instant, as they may on a coarse clock, and keep the order they were written.
+pub fn entry(kind: EntryKind, amount: EntryAmount, on: &str) -> NewEntry {
+    NewEntry {
+        id: LedgerEntryId::generate(),
+        kind,
+        amount,
+        on: NaiveDate::parse_from_str(on, "%Y-%m-%d").unwrap(),
+        method: PaymentMethod::BankTransfer,
+        reference: None,
+        notes: None,
+        created_at: at(&format!("{on}T12:00:00Z")),
+    }
 }
 
 pub fn eur() -> Currency {
@@ -308,7 +323,7 @@ pub async fn an_invoice_is_in_its_clients_currency_with_its_exchange_kept(store:
     assert_eq!(f.billing.get_invoice(f.team, made.id).await.unwrap(), Some(stored.clone()));
     assert_eq!(stored.exchange.rate, Some(parse_decimal("1.05").unwrap()));
     // Once money moved, storage keeps the rate, whatever the caller read before.
-    let payment = crate::ledger_contract::entry(
+    let payment = entry(
         billing::EntryKind::Payment,
         billing::EntryAmount::Exactly(parse_decimal("10").unwrap()),
         "2026-11-22",
@@ -384,11 +399,7 @@ pub async fn replacing_changes_fields_and_items(store: Ports) {
     assert_eq!(f.billing.get_invoice(f.team, invoice.id).await.unwrap(), Some(changed.clone()));
 
     // Without `lines_changed` the stored items stay; PAID pays what is due.
-    let paying = StatusWrite::Settle(crate::ledger_contract::entry(
-        EntryKind::Payment,
-        EntryAmount::AllDue,
-        "2026-11-23",
-    ));
+    let paying = StatusWrite::Settle(entry(EntryKind::Payment, EntryAmount::AllDue, "2026-11-23"));
     let status_only = f.billing.replace_invoice(&changed, false, paying).await.unwrap();
     assert_eq!((status_only.status, status_only.balance.due()), (InvoiceStatus::Paid, Decimal::ZERO));
     assert_eq!(status_only.balance.paid, changed.totals.total);
@@ -547,7 +558,16 @@ const LOGO: &[u8] = b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR\xff\xfe\x80\x00";
 pub async fn the_document_prints_the_senders_payment_details_and_logo(store: Ports) {
     let f = fixture(store).await;
     let now = at("2026-11-20");
-    let document = |id| billing::service::invoice_document(f.billing.as_ref(), id, now);
+    let billing = f.billing.clone();
+    let document = |id| {
+        let billing = billing.clone();
+        async move {
+            let reference = billing::issue::DocumentRef::Invoice(id);
+            let issued =
+                billing::issue::load(billing.as_ref(), reference, billing::issue::Reader::ByLink).await;
+            issued.map(|issued| issued.map(|issued| issued.printed(now)))
+        }
+    };
     let plain = f.invoice("2026-11-20").await;
     let unset = document(plain.id).await.unwrap().unwrap();
     assert_eq!((unset.payment_details, unset.logo), (None, None), "none set");
@@ -602,7 +622,7 @@ pub async fn invoices_filter_by_status_client_issue_date_and_text_and_page_in_or
         draft.description = Some(Description::parse(format!("Sprint {day} of 100% effort")).unwrap());
         made.push(f.billing.create_invoice(draft).await.unwrap());
     }
-    let paying = crate::ledger_contract::entry(EntryKind::Payment, EntryAmount::AllDue, "2026-11-07");
+    let paying = entry(EntryKind::Payment, EntryAmount::AllDue, "2026-11-07");
     f.billing.record_entry(f.team, made[4].id, paying).await.unwrap();
     let serials = |invoices: Vec<Invoice>| invoices.iter().map(|i| i.serial.number()).collect::<Vec<_>>();
     let list = async |filter: InvoiceFilter| serials(f.billing.list_invoices(f.team, &filter).await.unwrap());

@@ -4,7 +4,7 @@
 
 use billing::credit::{CreditLines, CreditNoteFilter, CreditNoteId, NewCreditNote};
 use billing::invoice::{Description, price_lines};
-use billing::ledger::{EntryAmount, EntryFilter, EntryKind, LedgerRule, NewEntry, PaymentMethod};
+use billing::ledger::{EntryAmount, EntryFilter, EntryKind, LedgerRule, NewEntry};
 use billing::money::{Decimal, parse_decimal};
 use billing::receivables::Age;
 use billing::store::{BillTo, DeleteInvoiceError, LedgerError, SaveInvoiceError, StatusWrite};
@@ -13,7 +13,7 @@ use chrono::{NaiveDate, TimeDelta};
 use kernel::Id;
 
 use crate::Ports;
-use crate::invoices::{Fixture, at, eur, fixture, fixture_for};
+use crate::invoices::{Fixture, at, entry, eur, fixture, fixture_for};
 
 fn d(text: &str) -> Decimal {
     parse_decimal(text).unwrap()
@@ -21,21 +21,6 @@ fn d(text: &str) -> Decimal {
 
 fn day(text: &str) -> NaiveDate {
     NaiveDate::parse_from_str(text, "%Y-%m-%d").unwrap()
-}
-
-/// A new ledger entry of `kind` for `amount`, made on `on` at noon UTC: entries of one day
-/// share their instant, as they may on a coarse clock, and keep the order they were written.
-pub fn entry(kind: EntryKind, amount: EntryAmount, on: &str) -> NewEntry {
-    NewEntry {
-        id: LedgerEntryId::generate(),
-        kind,
-        amount,
-        on: day(on),
-        method: PaymentMethod::BankTransfer,
-        reference: None,
-        notes: None,
-        created_at: at(&format!("{on}T12:00:00Z")),
-    }
 }
 
 fn pay(amount: &str, on: &str) -> NewEntry {

@@ -12,7 +12,7 @@ use diesel::result::DatabaseErrorKind;
 use diesel_async::{AsyncConnection, RunQueryDsl};
 use kernel::{Email, StoreError};
 
-use crate::invoices::TxError;
+use crate::TxError;
 use crate::types::DbUuid;
 use crate::{OrStoreError, SqlStore, corrupt, db_run, violation};
 

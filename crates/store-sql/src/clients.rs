@@ -12,8 +12,8 @@ use diesel::result::DatabaseErrorKind;
 use diesel_async::{AsyncConnection, RunQueryDsl};
 use kernel::{Email, InvalidValue, StoreError};
 
+use crate::TxError;
 use crate::chasing::{record_events, refresh_reminders};
-use crate::invoices::TxError;
 use crate::types::DbUuid;
 use crate::{OrStoreError, SqlStore, db_run, violation};
 

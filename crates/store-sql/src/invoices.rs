@@ -6,203 +6,29 @@
 //! On PostgreSQL the counter row's lock orders concurrent creates of one team, which is
 //! what keeps serials gapless.
 
-use std::collections::HashMap;
-
-use accounts::{Currency, TeamId};
+use accounts::TeamId;
 use async_trait::async_trait;
 use billing::client::{OptionalText, RequiredText};
-use billing::invoice::Description;
 use billing::sender::{Logo, PaymentDetails, SenderPostalCode};
 use billing::store::{
     BillTo, CreateInvoiceError, DeleteInvoiceError, NewInvoice, SaveInvoiceError, SenderChoice, StatusWrite,
     TimeToBill,
 };
 use billing::{
-    Balance, ClientId, Invoice, InvoiceFilter, InvoiceId, InvoiceRepository, InvoiceStatus, LineItem,
-    SenderAddress, SenderAddressId, SenderDetails, SenderRepository, Serial, TaxRule, Totals,
+    ClientId, Invoice, InvoiceFilter, InvoiceId, InvoiceRepository, InvoiceStatus, SenderAddress,
+    SenderAddressId, SenderDetails, SenderRepository, Serial,
 };
-use chrono::{DateTime, NaiveDate, Utc};
+use chrono::{DateTime, Utc};
 use diesel::prelude::*;
 use diesel_async::{AsyncConnection, RunQueryDsl};
 use kernel::{Email, InvalidValue, StoreError};
 
 use crate::chasing::{record_events, refresh_reminders};
 use crate::clients::{details_values, insert_client};
+use crate::invoice_rows::{InvoiceRow, LineRow, assemble, exchange_of, insert_lines};
 use crate::ledger::{balance_values, insert_entry, load_books};
 use crate::types::{DbDecimal, DbUuid};
-use crate::{OrStoreError, SqlStore, corrupt, db_run};
-
-#[derive(Queryable)]
-pub(crate) struct InvoiceRow {
-    team_id: DbUuid,
-    pub(crate) id: DbUuid,
-    serial: i32,
-    description: Option<String>,
-    issue_date: DateTime<Utc>,
-    due_date: Option<DateTime<Utc>>,
-    status: String,
-    currency: String,
-    tax_percentage: DbDecimal,
-    tax: DbDecimal,
-    subtotal: DbDecimal,
-    total: DbDecimal,
-    client_id: DbUuid,
-    sender_id: DbUuid,
-    created_at: DateTime<Utc>,
-    updated_at: DateTime<Utc>,
-    amount_paid: DbDecimal,
-    amount_credited: DbDecimal,
-    amount_written_off: DbDecimal,
-    credit_refundable: DbDecimal,
-    paid_on: Option<NaiveDate>,
-    ledger_events: i32,
-    sent_at: Option<DateTime<Utc>>,
-    reminders_sent: i32,
-    reminder_step: Option<i32>,
-    next_reminder_at: Option<DateTime<Utc>>,
-    #[expect(dead_code, reason = "selected with the whole row; only the overdue pass reads it")]
-    overdue_at: Option<DateTime<Utc>>,
-    recurring_invoice_id: Option<DbUuid>,
-    recurring_sequence: Option<i32>,
-    vat_category: String,
-    vat_exemption_reason: Option<String>,
-    exchange: Option<String>,
-}
-
-/// A row of `line_items`, or of `credit_note_lines`, whose columns are the same.
-#[derive(Queryable)]
-pub(crate) struct LineRow {
-    #[expect(dead_code, reason = "selected with the whole row; the invoice carries the team")]
-    team_id: DbUuid,
-    /// The invoice's id, or the credit note's.
-    pub(crate) parent_id: DbUuid,
-    id: DbUuid,
-    position: i32,
-    description: String,
-    unit_price: DbDecimal,
-    quantity: DbDecimal,
-    amount: DbDecimal,
-    created_at: DateTime<Utc>,
-    updated_at: DateTime<Utc>,
-    unit_code: String,
-}
-
-impl TryFrom<LineRow> for LineItem {
-    type Error = StoreError;
-    fn try_from(row: LineRow) -> Result<Self, StoreError> {
-        Ok(LineItem {
-            id: row.id.into_id(),
-            description: Description::from_stored(row.description)
-                .map_err(|e| corrupt("line item description", e))?,
-            unit_price: row.unit_price.0,
-            quantity: row.quantity.0,
-            amount: row.amount.0,
-            position: u32::try_from(row.position).map_err(|e| corrupt("line item position", e))?,
-            unit_code: billing::UnitCode::parse(&row.unit_code)
-                .map_err(|e| corrupt("line item unit code", e))?,
-            created_at: row.created_at,
-            updated_at: row.updated_at,
-        })
-    }
-}
-
-/// An invoice's exchange as stored: `EUR 1.0523` (the team's currency and the rate), or
-/// `NULL` for an invoice in the team's currency.
-pub(crate) fn exchange_text(exchange: &billing::Exchange) -> Option<String> {
-    exchange.rate.map(|rate| format!("{} {}", exchange.team_currency, rate.normalize()))
-}
-
-/// The exchange of an invoice in `currency` from its stored text, checked again.
-fn exchange_of(stored: Option<&str>, currency: &str) -> Result<billing::Exchange, StoreError> {
-    let currency = Currency::parse(currency).map_err(|e| corrupt("currency", e))?;
-    let Some(text) = stored else {
-        return Ok(billing::Exchange::none(currency));
-    };
-    let (team, rate) = text.split_once(' ').ok_or_else(|| corrupt("exchange", text))?;
-    let team = Currency::parse(team).map_err(|e| corrupt("exchange currency", e))?;
-    let rate = billing::money::EXCHANGE_RATE.parse(rate).map_err(|e| corrupt("exchange rate", e))?;
-    billing::Exchange::new(currency, team, Some(rate)).map_err(|e| corrupt("exchange", e))
-}
-
-/// A client's stored currency, checked again.
-pub(crate) fn client_currency(stored: Option<&str>) -> Result<Option<Currency>, StoreError> {
-    stored.map(Currency::parse).transpose().map_err(|e| corrupt("client currency", e))
-}
-
-pub(crate) fn invoice_from(row: InvoiceRow, line_items: Vec<LineItem>) -> Result<Invoice, StoreError> {
-    let serial =
-        u32::try_from(row.serial).ok().and_then(Serial::new).ok_or_else(|| corrupt("serial", row.serial))?;
-    Ok(Invoice {
-        id: row.id.into_id(),
-        team_id: row.team_id.into_id(),
-        serial,
-        description: row
-            .description
-            .map(Description::from_stored)
-            .transpose()
-            .map_err(|e| corrupt("description", e))?,
-        issue_date: row.issue_date,
-        due_date: row.due_date,
-        status: InvoiceStatus::parse(&row.status).map_err(|e| corrupt("status", e))?,
-        currency: Currency::parse(&row.currency).map_err(|e| corrupt("currency", e))?,
-        tax_rule: TaxRule::from_stored(row.tax_percentage.0, row.tax.0),
-        totals: Totals { subtotal: row.subtotal.0, tax: row.tax.0, total: row.total.0 },
-        balance: Balance {
-            total: row.total.0,
-            paid: row.amount_paid.0,
-            credited: row.amount_credited.0,
-            written_off: row.amount_written_off.0,
-            refundable: row.credit_refundable.0,
-            paid_on: row.paid_on,
-            events: crate::ledger::position_from(row.ledger_events)?,
-        },
-        client_id: row.client_id.into_id(),
-        sender_id: row.sender_id.into_id(),
-        line_items,
-        chasing: billing::Chasing {
-            sent_at: row.sent_at,
-            reminders_sent: u32::try_from(row.reminders_sent).map_err(|e| corrupt("reminders sent", e))?,
-            reminder_step: row.reminder_step,
-            next_reminder_at: row.next_reminder_at,
-        },
-        recurrence: match (row.recurring_invoice_id, row.recurring_sequence) {
-            (Some(id), Some(sequence)) => Some(billing::Recurrence {
-                recurring_invoice_id: id.into_id(),
-                sequence: u32::try_from(sequence).map_err(|e| corrupt("recurring sequence", e))?,
-            }),
-            _ => None,
-        },
-        vat: vat_of(&row.vat_category, row.vat_exemption_reason)?,
-        exchange: exchange_of(row.exchange.as_deref(), &row.currency)?,
-        created_at: row.created_at,
-        updated_at: row.updated_at,
-    })
-}
-
-/// Invoices from their rows and all their items' rows (items in position order).
-/// An invoice's stored VAT category and exemption reason, checked again.
-fn vat_of(category: &str, reason: Option<String>) -> Result<billing::Vat, StoreError> {
-    let category = <billing::VatCategory as kernel::Words>::from_word(category)
-        .ok_or_else(|| corrupt("VAT category", category))?;
-    let reason = reason
-        .map(billing::invoice::ExemptionReason::from_stored)
-        .transpose()
-        .map_err(|e| corrupt("VAT exemption reason", e))?;
-    billing::Vat::new(category, reason).map_err(|e| corrupt("VAT category", e))
-}
-
-pub(crate) fn assemble(rows: Vec<InvoiceRow>, lines: Vec<LineRow>) -> Result<Vec<Invoice>, StoreError> {
-    let mut items: HashMap<DbUuid, Vec<LineItem>> = HashMap::new();
-    for line in lines {
-        items.entry(line.parent_id).or_default().push(line.try_into()?);
-    }
-    rows.into_iter()
-        .map(|row| {
-            let line_items = items.remove(&row.id).unwrap_or_default();
-            invoice_from(row, line_items)
-        })
-        .collect()
-}
+use crate::{OrStoreError, SqlStore, TxError, corrupt, db_run};
 
 /// SQL's functions the listing uses.
 pub(crate) mod sql {
@@ -335,40 +161,11 @@ macro_rules! invoice_values {
             invoices::updated_at.eq($invoice.updated_at),
             invoices::vat_category.eq($invoice.vat.category().as_str()),
             invoices::vat_exemption_reason.eq($invoice.vat.exemption_reason().map(|r| r.as_str())),
-            invoices::exchange.eq($crate::invoices::exchange_text(&$invoice.exchange)),
+            invoices::exchange.eq($crate::invoice_rows::exchange_text(&$invoice.exchange)),
         )
     };
 }
 pub(crate) use invoice_values;
-
-/// Inserts every item of `$document` (an invoice or a credit note) into `$table` under
-/// its `$parent` column, one statement each (SQLite's async wrapper cannot batch them).
-macro_rules! insert_lines {
-    ($conn:ident, $document:expr) => {
-        $crate::invoices::insert_lines!($conn, $document, line_items, invoice_id)
-    };
-    ($conn:ident, $document:expr, $table:ident, $parent:ident) => {
-        for item in &$document.line_items {
-            diesel::insert_into($table::table)
-                .values((
-                    $table::team_id.eq(DbUuid::of($document.team_id)),
-                    $table::$parent.eq(DbUuid::of($document.id)),
-                    $table::id.eq(DbUuid::of(item.id)),
-                    $table::position.eq(i32::try_from(item.position).unwrap_or(i32::MAX)),
-                    $table::description.eq(item.description.as_str()),
-                    $table::unit_price.eq(DbDecimal(item.unit_price)),
-                    $table::quantity.eq(DbDecimal(item.quantity)),
-                    $table::amount.eq(DbDecimal(item.amount)),
-                    $table::created_at.eq(item.created_at),
-                    $table::updated_at.eq(item.updated_at),
-                    $table::unit_code.eq(item.unit_code.as_str()),
-                ))
-                .execute($conn)
-                .await?;
-        }
-    };
-}
-pub(crate) use insert_lines;
 
 /// Whether the team has the client / the sender address; evaluates to a diesel result.
 macro_rules! exists {
@@ -383,30 +180,6 @@ macro_rules! exists {
     };
 }
 pub(crate) use exists;
-
-/// A failure inside a write transaction: the database's, or a refusal that rolls it back.
-pub(crate) enum TxError<E, P = std::convert::Infallible> {
-    Db(diesel::result::Error),
-    Refused(E),
-    /// A preview's answer, given by rolling its transaction back.
-    Previewed(P),
-}
-
-impl<E, P> From<diesel::result::Error> for TxError<E, P> {
-    fn from(error: diesel::result::Error) -> Self {
-        Self::Db(error)
-    }
-}
-
-impl<E: From<StoreError>> TxError<E> {
-    pub(crate) fn into_port(self) -> E {
-        match self {
-            Self::Db(error) => crate::store_error(error).into(),
-            Self::Refused(error) => error,
-            Self::Previewed(never) => match never {},
-        }
-    }
-}
 
 /// Whether a create keeps what it did, or only answers what it would have made.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -940,7 +713,7 @@ macro_rules! make_invoice {
                 let Some(currency) = currency else {
                     return Err(TxError::Refused(CreateInvoiceError::UnknownClient));
                 };
-                let currency = $crate::invoices::client_currency(currency.as_deref())
+                let currency = $crate::invoice_rows::client_currency(currency.as_deref())
                     .map_err(|e| TxError::Refused(e.into()))?;
                 new.suits(currency).map_err(TxError::Refused)?;
                 *id
@@ -955,7 +728,7 @@ macro_rules! make_invoice {
                     .await
                     .optional()?;
                 if let Some((id, currency)) = matched {
-                    let currency = $crate::invoices::client_currency(currency.as_deref())
+                    let currency = $crate::invoice_rows::client_currency(currency.as_deref())
                         .map_err(|e| TxError::Refused(e.into()))?;
                     new.suits(currency).map_err(TxError::Refused)?;
                     id.into_id()

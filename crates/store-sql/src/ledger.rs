@@ -10,9 +10,7 @@
 use accounts::{Currency, TeamId};
 use async_trait::async_trait;
 use billing::credit::{CreditNote, CreditNoteFilter, CreditNoteId, CreditSerial, NewCreditNote};
-use billing::ledger::{
-    CreditApplication, EntryFilter, EntryKind, NewEntry, Notes, PaymentMethod, Position, Reference,
-};
+use billing::ledger::{CreditApplication, EntryFilter, EntryKind, NewEntry, Notes, PaymentMethod, Reference};
 use billing::receivables::{Age, Receivable};
 use billing::store::LedgerError;
 use billing::{
@@ -24,9 +22,9 @@ use diesel_async::{AsyncConnection, RunQueryDsl};
 use kernel::StoreError;
 
 use crate::chasing::record_events;
-use crate::invoices::{InvoiceRow, LineRow, TxError, insert_lines, invoice_from};
+use crate::invoice_rows::{InvoiceRow, LineRow, insert_lines, invoice_from, position_column, position_from};
 use crate::types::{DbDecimal, DbUuid};
-use crate::{OrStoreError, SqlStore, corrupt, db_run};
+use crate::{OrStoreError, SqlStore, TxError, corrupt, db_run};
 
 #[derive(Queryable)]
 pub(crate) struct EntryRow {
@@ -43,16 +41,6 @@ pub(crate) struct EntryRow {
     voided_at: Option<DateTime<Utc>>,
     void_reason: Option<String>,
     created_at: DateTime<Utc>,
-}
-
-/// A position in an invoice's books as its column holds it.
-pub(crate) fn position_column(position: Position) -> i32 {
-    // An invoice's books would need two billion writes to pass what the column holds.
-    i32::try_from(position).unwrap_or(i32::MAX)
-}
-
-pub(crate) fn position_from(column: i32) -> Result<Position, StoreError> {
-    Position::try_from(column).map_err(|_| corrupt("ledger position", column))
 }
 
 impl TryFrom<EntryRow> for LedgerEntry {
@@ -95,7 +83,7 @@ macro_rules! balance_values {
             invoices::amount_written_off.eq(DbDecimal(balance.written_off)),
             invoices::credit_refundable.eq(DbDecimal(balance.refundable)),
             invoices::paid_on.eq(balance.paid_on),
-            invoices::ledger_events.eq($crate::ledger::position_column(balance.events)),
+            invoices::ledger_events.eq($crate::invoice_rows::position_column(balance.events)),
         )
     }};
 }
@@ -110,7 +98,7 @@ macro_rules! insert_entry {
                 ledger_entries::team_id.eq(DbUuid::of(entry.team_id)),
                 ledger_entries::id.eq(DbUuid::of(entry.id)),
                 ledger_entries::invoice_id.eq(DbUuid::of(entry.invoice_id)),
-                ledger_entries::position.eq($crate::ledger::position_column(entry.position)),
+                ledger_entries::position.eq($crate::invoice_rows::position_column(entry.position)),
                 ledger_entries::kind.eq(entry.kind.as_str()),
                 ledger_entries::amount.eq(DbDecimal(entry.amount)),
                 ledger_entries::on_day.eq(entry.on),
@@ -161,7 +149,7 @@ macro_rules! load_books {
                     applied: applied.0,
                     refundable: refundable.0,
                 };
-                Ok((application, $crate::ledger::position_from(position)?))
+                Ok((application, $crate::invoice_rows::position_from(position)?))
             })
             .collect::<Result<Vec<_>, kernel::StoreError>>()
             .map_err(|error| TxError::Refused(error.into()))?;

@@ -8,7 +8,7 @@
 //! not fit one of them fails to compile.
 //!
 //! Diesel's errors never cross the ports: unique and foreign-key violations become the
-//! domain's errors, an exhausted pool becomes [`StoreError::Unavailable`].
+//! domain's errors, an exhausted pool becomes [`StoreError::Unavailable`](kernel::StoreError::Unavailable).
 
 // `db_run!` brings each backend's tables into scope for a body that may use none of them:
 // an expectation could not hold in every expansion, so there it allows `unused_imports`.
@@ -19,7 +19,9 @@ mod agent;
 mod chasing;
 mod clients;
 mod deliveries;
+mod errors;
 mod idempotency;
+mod invoice_rows;
 mod invoices;
 mod ledger;
 mod plans;
@@ -37,7 +39,7 @@ pub use time_tracking::report::{Dialect, report_sql};
 pub use tls::{PgTarget, SslMode};
 pub use turns::SharedTurns;
 
-use kernel::StoreError;
+pub(crate) use errors::{OrStoreError, TxError, corrupt, store_error, violation};
 
 /// Runs `$body` with `$conn` bound to a pooled connection of whichever backend the store
 /// uses, and that backend's tables in scope. The second form takes one body per backend,
@@ -91,59 +93,3 @@ macro_rules! replace_if_unchanged {
     };
 }
 pub(crate) use replace_if_unchanged;
-
-/// Turns a diesel result into a port result.
-pub(crate) trait OrStoreError<T> {
-    fn or_store(self) -> Result<T, StoreError>;
-}
-
-impl<T> OrStoreError<T> for Result<T, diesel::result::Error> {
-    fn or_store(self) -> Result<T, StoreError> {
-        self.map_err(store_error)
-    }
-}
-
-/// What a database error means to a caller: the database gone or going (retry later),
-/// its disk full (retry once an operator has made room), or anything else.
-pub(crate) fn store_error(error: diesel::result::Error) -> StoreError {
-    use diesel::result::{DatabaseErrorKind as Kind, Error};
-    match &error {
-        // The connection broke or the server is stopping (SQLSTATE class 57).
-        Error::DatabaseError(Kind::UnableToSendCommand | Kind::ClosedConnection, _) => {
-            StoreError::Unavailable(error.into())
-        }
-        Error::DatabaseError(_, info) if is_full(info.message()) => StoreError::Full(error.into()),
-        Error::DatabaseError(_, info) if is_going_away(info.message()) => {
-            StoreError::Unavailable(error.into())
-        }
-        _ => StoreError::Unexpected(error.into()),
-    }
-}
-
-/// SQLite's `SQLITE_FULL`, and PostgreSQL's `disk_full` (53100) or a write that found no
-/// room on its device.
-fn is_full(message: &str) -> bool {
-    message.contains("database or disk is full") || message.contains("No space left on device")
-}
-
-/// PostgreSQL's messages of SQLSTATE class 57 (operator intervention): a shutdown or a
-/// restart in progress.
-fn is_going_away(message: &str) -> bool {
-    ["terminating connection", "the database system is shutting down", "the database system is starting up"]
-        .iter()
-        .any(|sign| message.contains(sign))
-}
-
-/// The constraint a failed write ran into, when that is why it failed.
-pub(crate) fn violation(error: &diesel::result::Error) -> Option<diesel::result::DatabaseErrorKind> {
-    use diesel::result::{DatabaseErrorKind as Kind, Error};
-    match error {
-        Error::DatabaseError(kind @ (Kind::UniqueViolation | Kind::ForeignKeyViolation), _) => Some(*kind),
-        _ => None,
-    }
-}
-
-/// The error for a stored value that no longer passes its domain type's rules.
-pub(crate) fn corrupt(what: &str, error: impl std::fmt::Display) -> StoreError {
-    StoreError::Unexpected(anyhow::anyhow!("stored {what} is invalid: {error}"))
-}

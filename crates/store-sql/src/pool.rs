@@ -371,7 +371,10 @@ where
 impl StoreHealth for SqlStore {
     async fn ping(&self) -> Result<(), StoreError> {
         use crate::OrStoreError;
-        crate::db_run!(self, |conn| conn.batch_execute("SELECT 1").await.or_store())
+        match &self.pools {
+            Pools::Postgres(pool) => checkout(pool.get()).await?.batch_execute("SELECT 1").await.or_store(),
+            Pools::Sqlite(pool) => checkout(pool.get()).await?.batch_execute("SELECT 1").await.or_store(),
+        }
     }
 
     fn status(&self) -> StoreStatus {

@@ -27,13 +27,14 @@ use crate::accounts::{Makers, makers_for};
 use crate::chasing::{record_events, refresh_reminders};
 use crate::clients::details_values;
 use crate::clients::insert_client;
+use crate::invoice_rows::insert_lines;
 use crate::invoices::{
-    TxError, bill_entries, exists, insert_default_sender, insert_invoice, insert_lines, invoice_values,
-    make_invoice, sender_values, settle_sender,
+    bill_entries, exists, insert_default_sender, insert_invoice, invoice_values, make_invoice, sender_values,
+    settle_sender,
 };
 use crate::ledger::{balance_values, insert_entry};
 use crate::types::{DbDecimal, DbUuid};
-use crate::{OrStoreError, SqlStore, corrupt, db_run};
+use crate::{OrStoreError, SqlStore, TxError, corrupt, db_run};
 
 #[derive(Queryable)]
 struct RecurringRow {

@@ -22,8 +22,8 @@ use tracking::{
     TimeEntry, TimeEntryId, TimeEntryRepository, Title,
 };
 
+use crate::TxError;
 use crate::chasing::record_events;
-use crate::invoices::TxError;
 use crate::types::{DbDecimal, DbUuid};
 use crate::{OrStoreError, SqlStore, corrupt, db_run, violation};
 

@@ -26,8 +26,6 @@ use rustls::{CertificateError, ClientConfig, DigitallySignedStruct, RootCertStor
 use tokio::sync::mpsc::UnboundedReceiver;
 use tokio_postgres_rustls::MakeRustlsConnect;
 
-use crate::turns::forward_notifications;
-
 /// How the connection is protected, from `sslmode`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SslMode {
@@ -266,6 +264,35 @@ impl ServerCertVerifier for Verifier {
     fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
         self.provider.signature_verification_algorithms.supported_schemes()
     }
+}
+
+/// Forwards the notifications `connection` receives until it closes.
+fn forward_notifications<S, T>(
+    mut connection: tokio_postgres::Connection<S, T>,
+) -> UnboundedReceiver<tokio_postgres::Notification>
+where
+    S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
+    T: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
+{
+    let (sender, receiver) = tokio::sync::mpsc::unbounded_channel();
+    tokio::spawn(async move {
+        loop {
+            match std::future::poll_fn(|cx| connection.poll_message(cx)).await {
+                Some(Ok(tokio_postgres::AsyncMessage::Notification(notification))) => {
+                    if sender.send(notification).is_err() {
+                        return;
+                    }
+                }
+                Some(Ok(_)) => {}
+                Some(Err(error)) => {
+                    tracing::warn!(%error, "the listening connection failed");
+                    return;
+                }
+                None => return,
+            }
+        }
+    });
+    receiver
 }
 
 #[cfg(test)]

@@ -28,7 +28,6 @@ use diesel::prelude::*;
 use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
 use kernel::StoreError;
 use tokio::sync::{Notify, Semaphore, mpsc, oneshot};
-use tokio_postgres::AsyncMessage;
 use triggers::{ConversationKey, ConversationTurns, Joined, Message, Ticket, TurnError};
 use uuid::Uuid;
 
@@ -413,33 +412,4 @@ async fn listen(turns: Weak<SharedTurns>, target: crate::PgTarget) {
         drop(alive);
         tokio::time::sleep(RECONNECT_AFTER).await;
     }
-}
-
-/// Forwards the notifications `connection` receives until it closes.
-pub(crate) fn forward_notifications<S, T>(
-    mut connection: tokio_postgres::Connection<S, T>,
-) -> mpsc::UnboundedReceiver<tokio_postgres::Notification>
-where
-    S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
-    T: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
-{
-    let (sender, receiver) = mpsc::unbounded_channel();
-    tokio::spawn(async move {
-        loop {
-            match std::future::poll_fn(|cx| connection.poll_message(cx)).await {
-                Some(Ok(AsyncMessage::Notification(notification))) => {
-                    if sender.send(notification).is_err() {
-                        return;
-                    }
-                }
-                Some(Ok(_)) => {}
-                Some(Err(error)) => {
-                    tracing::warn!(%error, "the listening connection failed");
-                    return;
-                }
-                None => return,
-            }
-        }
-    });
-    receiver
 }

@@ -66,7 +66,7 @@ async fn invoice_filters_are_served_by_indexes() {
         draft.issue_date += TimeDelta::days(n);
         draft.due_date = None;
         if n % 40 == 0 {
-            let paid_now = store_contract::ledger_contract::entry(
+            let paid_now = store_contract::invoices::entry(
                 billing::ledger::EntryKind::Payment,
                 billing::ledger::EntryAmount::AllDue,
                 "2026-01-01",

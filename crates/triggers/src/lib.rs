@@ -39,7 +39,7 @@ pub use github::delivery::{
 pub use github::filter::{EventFilter, RepoPatterns};
 pub use github::intake::{GithubRules, Intake, IntakeError, Malformed, Receipt};
 pub use github::render::EventFacts;
-pub use model::{ChatMessage, Model, ModelError, ModelReply, ModelRequest, ToolCall};
+pub use model::{ChatMessage, Model, ModelError, ModelReply, ModelRequest};
 pub use ports::{Agent, AgentStore, ConversationMemory, RunHistory};
 pub use queue::{Admission, ConversationQueues};
 pub use run::{
@@ -48,5 +48,5 @@ pub use run::{
 };
 pub use secrets::Secrets;
 pub use settings::{AgentSettings, Limits, MemoryScope, MemorySettings};
-pub use tools::{Tool, ToolAnswer, ToolChoice, ToolRegistry, ToolSpec};
+pub use tools::{Tool, ToolAnswer, ToolCall, ToolChoice, ToolRegistry, ToolSpec};
 pub use turns::{ConversationTurns, Joined, Ticket, TurnError};

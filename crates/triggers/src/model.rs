@@ -3,7 +3,7 @@
 use async_trait::async_trait;
 
 use crate::run::Usage;
-use crate::tools::ToolSpec;
+use crate::tools::{ToolCall, ToolSpec};
 
 /// A message of the conversation given to the model.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -30,14 +30,6 @@ impl From<crate::Message> for ChatMessage {
             }
         }
     }
-}
-
-/// A tool call the model asked for; `arguments` is JSON text as the model wrote it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ToolCall {
-    pub id: String,
-    pub name: String,
-    pub arguments: String,
 }
 
 #[derive(Debug, Clone, Copy)]

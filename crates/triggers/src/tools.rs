@@ -9,7 +9,13 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 
-use crate::model::ToolCall;
+/// A tool call the model asked for; `arguments` is JSON text as the model wrote it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ToolCall {
+    pub id: String,
+    pub name: String,
+    pub arguments: String,
+}
 
 /// How a tool is described to the model.
 #[derive(Debug, Clone, PartialEq)]

@@ -42,7 +42,10 @@ fn every_iso_4217_code_with_a_minor_unit_is_taken_with_its_decimals() {
         let rounded = round_to_minor(Decimal::new(123_456_789, 5), currency);
         let expected = ["1235", "1234.6", "1234.57", "1234.568", "1234.5679"][*minor as usize];
         assert_eq!(rounded.to_string(), expected, "{code}");
-        assert_eq!(format_money(rounded, currency), format!("1,{} {code}", &expected[1..]));
+        assert_eq!(
+            format_money(locale::Language::English, rounded, currency),
+            format!("1,{} {code}", &expected[1..])
+        );
     }
     for (code, _) in table.iter().filter(|(_, minor)| minor.is_none()) {
         assert!(Currency::parse(code).is_err(), "{code} has no minor unit and is refused");

@@ -6,12 +6,13 @@ use chrono::{DateTime, Utc};
 use notify::{Describe, Resource};
 use serde::Serialize;
 
+use crate::rest::listings::InvoiceIds;
 use crate::rest::routes::clients::ClientBody;
 use crate::rest::routes::credit_notes::CreditNoteBody;
 use crate::rest::routes::invoices::InvoiceBody;
 use crate::rest::routes::messages::MessageBody;
 use crate::rest::routes::payments::PaymentBody;
-use crate::rest::routes::track::time::{InvoiceIds, TimeEntryBody};
+use crate::rest::routes::track::time::TimeEntryBody;
 use crate::rest::routes::track::timer::TimerBody;
 
 /// Describes resources with the REST API's bodies. A time entry is shown as a key without

@@ -15,16 +15,36 @@
 use std::io::Write;
 use std::sync::{Arc, OnceLock};
 
-use accounts::TeamId;
+use accounts::{Permission, Principal, TeamId};
 use actix_web::web::Bytes;
+use billing::InvoiceId;
 use flate2::Compression;
 use flate2::write::GzEncoder;
 use tracking::{EntryFilter, EntryPosition};
 
-use crate::rest::routes::track::time::InvoiceIds;
-
 /// Bodies smaller than this are sent as they are: gzip would save less than a packet.
 const MIN_GZIP_BYTES: usize = 1400;
+
+/// Whether a caller is shown which invoice billed an entry. The invoice id is the PDF's
+/// only credential, so only a key that may read invoices sees it; others see `billed`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(crate) enum InvoiceIds {
+    Shown,
+    Withheld,
+}
+
+impl InvoiceIds {
+    pub(crate) fn for_caller(who: &Principal) -> Self {
+        if who.may(Permission::InvoicesRead) { Self::Shown } else { Self::Withheld }
+    }
+
+    pub(crate) fn show(self, id: Option<InvoiceId>) -> Option<InvoiceId> {
+        match self {
+            Self::Shown => id,
+            Self::Withheld => None,
+        }
+    }
+}
 
 /// A rendered listing: its JSON, gzipped once when first asked for, and the revision read
 /// before it was listed.

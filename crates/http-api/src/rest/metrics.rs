@@ -2,16 +2,10 @@
 
 use std::time::Instant;
 
-use actix_web::body::MessageBody;
-use actix_web::dev::{ServiceRequest, ServiceResponse};
-use actix_web::middleware::Next;
-use actix_web::web;
 use kernel::StoreStatus;
 use prometheus::{
     Encoder, HistogramOpts, HistogramVec, IntCounterVec, IntGaugeVec, Opts, Registry, TextEncoder,
 };
-
-use crate::rest::state::ApiState;
 
 pub struct Metrics {
     registry: Registry,
@@ -59,7 +53,7 @@ impl Metrics {
         Self { registry, requests, latency, pool }
     }
 
-    fn observe(&self, method: &str, route: &str, status: u16, seconds: f64) {
+    pub(crate) fn observe(&self, method: &str, route: &str, status: u16, seconds: f64) {
         let status = status.to_string();
         let labels = [method, route, status.as_str()];
         self.requests.with_label_values(&labels).inc();
@@ -83,27 +77,6 @@ impl Metrics {
     }
 }
 
-/// Records every response's route pattern (not its path: ids would explode the labels).
-pub(crate) async fn record(
-    req: ServiceRequest,
-    next: Next<impl MessageBody>,
-) -> Result<ServiceResponse<impl MessageBody>, actix_web::Error> {
-    let started = Instant::now();
-    let state = req.app_data::<web::Data<ApiState>>().cloned();
-    let method = req.method().to_string();
-    let response = next.call(req).await?;
-    if let Some(state) = state {
-        let route = response.request().match_pattern().unwrap_or_else(|| "unmatched".to_owned());
-        let status = response.status();
-        state.metrics.observe(&method, &route, status.as_u16(), started.elapsed().as_secs_f64());
-        // A kept answer given back again wrote nothing: it says nothing of the disk.
-        if !response.headers().contains_key(crate::rest::idempotency::REPLAYED) {
-            state.room.observe(response.request().method(), status);
-        }
-    }
-    Ok(response)
-}
-
 /// Whether the database's disk had room for the last write, as the answers tell: a 507
 /// marks it full, a write answered 2xx marks it roomy again. `/readyz` reports it.
 #[derive(Debug, Default)]
@@ -115,7 +88,7 @@ impl DiskRoom {
     /// How long a refusal counts when no write follows it to say otherwise.
     const MEMORY: std::time::Duration = std::time::Duration::from_mins(1);
 
-    fn observe(&self, method: &actix_web::http::Method, status: actix_web::http::StatusCode) {
+    pub(crate) fn observe(&self, method: &actix_web::http::Method, status: actix_web::http::StatusCode) {
         let refused = status == actix_web::http::StatusCode::INSUFFICIENT_STORAGE;
         let written = status.is_success() && !method.is_safe();
         if refused || written {

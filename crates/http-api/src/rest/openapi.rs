@@ -22,8 +22,10 @@ use utoipa_actix_web::OpenApiFactory;
 /// Version of the API description.
 pub const API_VERSION: &str = "2026.6.2";
 
-/// The one public path under `/v1`: the PDF link, whose unguessable id is the credential.
-pub(crate) const PUBLIC_V1_PATHS: [&str; 2] = ["/v1/invoices/pdf", "/v1/credit-notes/pdf"];
+/// The extension a route's operation carries when it needs no key under `/v1` (the PDF
+/// links, whose unguessable id is the credential): `extensions(("x-billable-public" =
+/// json!(true)))`. [`finish`] reads it and takes it out.
+const PUBLIC: &str = "x-billable-public";
 
 /// Name of the key's security scheme.
 const KEY_SCHEME: &str = "api_key";
@@ -47,7 +49,7 @@ pub(crate) const METHODS: [&str; 5] = ["get", "post", "put", "patch", "delete"];
     // Schemas only query parameters refer to: parameters do not bring their schemas along.
     components(schemas(
         Frequency, Verdict, InstantInput, EventPattern, ReportGroupBy, PaymentMethod, MessageStatus, DeliveryStatus,
-        crate::rest::routes::einvoices::EInvoiceFormat, crate::rest::routes::pdf::PdfFormat
+        EInvoiceFormat, PdfFormat
     )),
     tags(
         (name = "Clients", description = "Who invoices are billed to"),
@@ -201,7 +203,7 @@ pub(crate) struct EventPattern;
 impl PartialSchema for EventPattern {
     fn schema() -> RefOr<Schema> {
         let mut families: Vec<String> =
-            notify::EventType::subscribable().map(|kind| format!("{}.*", kind.family())).collect();
+            notify::EventType::subscribable().map(|kind| format!("{}.*", kind.family().as_str())).collect();
         families.dedup();
         let words = std::iter::once("*".to_owned())
             .chain(families)
@@ -297,9 +299,11 @@ impl<F: OpenApiFactory> OpenApiFactory for Checked<F> {
 /// The Model Context Protocol endpoint.
 pub(crate) const MCP_PATH: &str = "/mcp";
 
-/// Whether requests to `path` need a key.
-pub(crate) fn is_keyed(path: &str) -> bool {
-    (path.starts_with("/v1/") && !PUBLIC_V1_PATHS.contains(&path)) || path == MCP_PATH
+/// Whether the operation at `path` needs a key: `/mcp`, and every `/v1` one its route does
+/// not mark [`PUBLIC`] (the mark is taken out).
+fn needs_key(path: &str, operation: &mut Value) -> bool {
+    let public = operation.as_object_mut().and_then(|operation| operation.remove(PUBLIC)).is_some();
+    path == MCP_PATH || (path.starts_with("/v1/") && !public)
 }
 
 /// Adds to the generated description what holds across operations.
@@ -307,8 +311,9 @@ pub(crate) fn finish(doc: &mut Value) {
     declare_key_scheme(doc);
     declare_mcp(doc);
     for (path, item) in paths_mut(doc) {
-        let keyed = is_keyed(path);
-        for operation in operations_mut(item) {
+        let methods = item.as_object_mut().into_iter().flat_map(|item| item.iter_mut());
+        for (method, operation) in methods.filter(|(method, _)| METHODS.contains(&method.as_str())) {
+            let keyed = needs_key(path, operation);
             if keyed {
                 operation["security"] = json!([{ KEY_SCHEME: [] }]);
             }
@@ -317,15 +322,9 @@ pub(crate) fn finish(doc: &mut Value) {
                     declare_headers(response, status, keyed);
                 }
             }
-        }
-    }
-    for (path, item) in paths_mut(doc) {
-        // `/mcp` takes no Idempotency-Key: a tool call is one JSON-RPC message with its own id.
-        if is_keyed(path) && path != MCP_PATH {
-            for (method, operation) in item.as_object_mut().into_iter().flat_map(|item| item.iter_mut()) {
-                if ["post", "put", "patch", "delete"].contains(&method.as_str()) {
-                    declare_idempotency(operation);
-                }
+            // `/mcp` takes no Idempotency-Key: a tool call is one JSON-RPC message with its own id.
+            if keyed && path != MCP_PATH && method != "get" {
+                declare_idempotency(operation);
             }
         }
     }
@@ -358,20 +357,14 @@ fn optional_bodies(doc: &mut Value) {
 /// The id the examples use: shaped like a real one, and nobody's.
 pub(crate) const EXAMPLE_ID: &str = "0193d2c4-5f6a-7b8c-9d0e-1f2a3b4c5d6e";
 
-/// A realistic value of a query or path parameter, by name (and path, where one name
-/// means different things).
-fn parameter_example(path: &str, name: &str) -> Option<Value> {
+/// A realistic value of a query or path parameter that means the same wherever it is
+/// taken, by name. A parameter whose meaning is its route's (`q`, `status`, `format`) has
+/// its example at the route.
+fn parameter_example(name: &str) -> Option<Value> {
     Some(match name {
         "id" | "clientId" | "projectId" | "sectionId" | "tagId" | "userId" | "invoiceId" | "deliveryId" => {
             json!(EXAMPLE_ID)
         }
-        "q" if path == "/v1/invoices" => json!("INV-0001"),
-        "q" if path == "/v1/track/projects" => json!("web"),
-        "q" => json!("acme"),
-        "status" if path == "/v1/track/projects" => json!("ACTIVE"),
-        "status" if path.starts_with("/v1/messages") || path.ends_with("/messages") => json!("failed"),
-        "status" if path.ends_with("/deliveries") => json!("failed"),
-        "status" => json!("PENDING"),
         "limit" => json!(50),
         // The cursor a listing of clients gives after "Acme GmbH": opaque to clients.
         "cursor" => json!("WyJhY21lIGdtYmgiLCIwMTkzZDJjNC01ZjZhLTdiOGMtOWQwZS0xZjJhM2I0YzVkNmUiXQ"),
@@ -382,8 +375,6 @@ fn parameter_example(path: &str, name: &str) -> Option<Value> {
         "method" => json!("bank_transfer"),
         "groupBy" => json!("project"),
         "download" => json!(true),
-        "format" if path.ends_with("/pdf") => json!("facturx"),
-        "format" => json!("xrechnung-ubl"),
         "conversationId" => json!("github:octo-org/hello-world#42"),
         "verdict" => json!("accepted"),
         "count" => json!(12),
@@ -394,20 +385,21 @@ fn parameter_example(path: &str, name: &str) -> Option<Value> {
     })
 }
 
-/// Gives every query and path parameter an example. A required one gets `example`, which
+/// Gives every query and path parameter an example: its route's, else its name's
+/// ([`parameter_example`]). A required one gets `example`, which
 /// the reference fills in for "Try it out"; an optional one gets its schema's `examples`,
 /// which the reference shows without filling in, so that a first "Execute" is not narrowed
 /// (or refused: `date` with `from`) by filters the reader did not choose. An example id
 /// is nobody's: the parameter says so. `Idempotency-Key`, optional, is shown the same way:
 /// filled in, one example sent with every write would replay the first answer.
 fn exemplify_parameters(doc: &mut Value) {
-    for (path, item) in paths_mut(doc) {
-        let path = path.clone();
+    for (_, item) in paths_mut(doc) {
         for operation in operations_mut(item) {
             let parameters = operation.get_mut("parameters").and_then(Value::as_array_mut);
             for parameter in parameters.into_iter().flatten() {
-                let Some(name) = parameter["name"].as_str() else { continue };
-                let Some(example) = parameter_example(&path, name) else { continue };
+                let Some(name) = parameter["name"].as_str().map(str::to_owned) else { continue };
+                let routes_own = parameter.as_object_mut().and_then(|p| p.remove("example"));
+                let Some(example) = routes_own.or_else(|| parameter_example(&name)) else { continue };
                 if example == json!(EXAMPLE_ID) {
                     let said = parameter["description"].as_str().unwrap_or_default().trim_end().to_owned();
                     let note = "The example is nobody's id: use one from a listing or a create.";
@@ -605,19 +597,18 @@ fn declare_headers(response: &mut Value, status: &str, keyed: bool) {
     }
 }
 
-/// Creates whose 201 answers a resource of another collection: the create's path, and the
-/// collection the resource is in (a stopped timer is a time entry, billed time an invoice).
-const CREATES_ELSEWHERE: [(&str, &str); 5] = [
-    ("/v1/track/timer/stop", "/v1/track/time"),
-    ("/v1/invoices/from-time", "/v1/invoices"),
-    ("/v1/invoices/{id}/payments", "/v1/payments"),
-    ("/v1/invoices/{id}/refunds", "/v1/payments"),
-    ("/v1/invoices/{id}/credit-notes", "/v1/credit-notes"),
-];
-
-/// Creates that start a singleton, and the singleton's path: every operation there is on
-/// what the create made, and takes no id.
-const SINGLETON_CREATES: [(&str, &str); 1] = [("/v1/track/timer/start", "/v1/track/timer")];
+/// What a response answers: the component its JSON schema names, seen through an
+/// extension (`allOf` with a component first: billed time's answer is an invoice), and
+/// whether it is a list of them.
+fn answers(doc: &Value, response: &Value) -> Option<(String, bool)> {
+    let schema = &response["content"]["application/json"]["schema"];
+    let (schema, many) = if schema["type"] == "array" { (&schema["items"], true) } else { (schema, false) };
+    let mut name = schema["$ref"].as_str()?.strip_prefix("#/components/schemas/")?;
+    while let Some(base) = doc["components"]["schemas"][name]["allOf"][0]["$ref"].as_str() {
+        name = base.strip_prefix("#/components/schemas/")?;
+    }
+    Some((name.to_owned(), many))
+}
 
 /// Links to the operations on one resource of a collection (every operation under the
 /// collection's path that takes an `id`, unless a nearer collection holds it): from its
@@ -640,11 +631,34 @@ fn link_collections(doc: &mut Value) {
             create.into_iter().chain(list)
         })
         .collect();
-    sources.extend(
-        CREATES_ELSEWHERE.iter().filter(|(create, _)| paths.contains_key(*create)).map(
-            |(create, collection)| ((*collection).to_owned(), (*create).to_owned(), "post", "201", "/id"),
-        ),
-    );
+    // A create whose 201 answers what another collection lists (a stopped timer is a time
+    // entry, a payment of an invoice is in `/v1/payments`) links to that collection's
+    // operations; one whose 201 answers what a path without an id shows alone (the running
+    // timer) links to every operation there.
+    let listed: BTreeMap<String, &String> = paths
+        .iter()
+        .filter(|(path, _)| !path.contains('{'))
+        .filter_map(|(path, item)| match answers(doc, &item["get"]["responses"]["200"])? {
+            (kind, true) => Some((kind, path)),
+            (_, false) => None,
+        })
+        .collect();
+    let mut singletons = Vec::new();
+    for (create, item) in paths {
+        let Some((kind, false)) = answers(doc, &item["post"]["responses"]["201"]) else { continue };
+        if let Some(collection) = listed.get(&kind).filter(|collection| **collection != create) {
+            sources.push(((*collection).clone(), create.clone(), "post", "201", "/id"));
+        }
+        let alone = paths.iter().find(|(path, shown)| {
+            *path != create
+                && !path.contains('{')
+                && answers(doc, &shown["get"]["responses"]["200"])
+                    .is_some_and(|(shown, many)| !many && shown == kind)
+        });
+        if let Some((singleton, _)) = alone {
+            singletons.push((create.clone(), singleton.clone()));
+        }
+    }
     let collection_of = |path: &str| {
         sources.iter().map(|(c, ..)| c).filter(|c| path.starts_with(&format!("{c}/"))).max_by_key(|c| c.len())
     };
@@ -677,18 +691,18 @@ fn link_collections(doc: &mut Value) {
             .collect();
         links.push((at.clone(), *method, *status, response_links));
     }
-    for (create, singleton) in SINGLETON_CREATES {
+    for (create, singleton) in singletons {
         let response_links: Map<String, Value> = METHODS
             .iter()
             .filter_map(|method| {
-                let operation_id = paths.get(singleton)?[method]["operationId"].as_str()?.to_owned();
+                let operation_id = paths.get(&singleton)?[method]["operationId"].as_str()?.to_owned();
                 let description =
                     format!("`{} {singleton}`: what this response started.", method.to_uppercase());
                 Some((operation_id.clone(), json!({"operationId": operation_id, "description": description})))
             })
             .collect();
         if !response_links.is_empty() {
-            links.push((create.to_owned(), "post", "201", response_links));
+            links.push((create, "post", "201", response_links));
         }
     }
     for (at, method, status, response_links) in links {
@@ -740,6 +754,45 @@ pub(crate) fn collect_refs(value: &Value, names: &mut Vec<String>) {
         _ => {}
     }
 }
+
+/// An e-invoice format, as the description shows it: [`billing::einvoice::Format`]'s names.
+#[derive(Debug)]
+pub(crate) struct EInvoiceFormat;
+
+impl PartialSchema for EInvoiceFormat {
+    fn schema() -> RefOr<Schema> {
+        ObjectBuilder::new()
+            .schema_type(Type::String)
+            .enum_values(Some(
+                <billing::einvoice::Format as kernel::Words>::ALL.iter().map(|format| format.as_str()),
+            ))
+            .description(Some(
+                "`xrechnung-ubl` (XRechnung 3.0, UBL 2.1), `xrechnung-cii` (XRechnung 3.0, CII D16B) or \
+                 `facturx` (Factur-X / ZUGFeRD, EN 16931 profile).",
+            ))
+            .into()
+    }
+}
+
+impl ToSchema for EInvoiceFormat {}
+
+/// The one format a PDF link takes besides the plain PDF: the e-invoice format a PDF
+/// carries.
+#[derive(Debug)]
+pub(crate) struct PdfFormat;
+
+impl utoipa::PartialSchema for PdfFormat {
+    fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+        let all = <billing::einvoice::Format as kernel::Words>::ALL.iter().copied();
+        let carried = all.filter(|format| format.travels_in_pdf()).map(billing::einvoice::Format::as_str);
+        utoipa::openapi::schema::ObjectBuilder::new()
+            .schema_type(utoipa::openapi::schema::Type::String)
+            .enum_values(Some(carried))
+            .into()
+    }
+}
+
+impl utoipa::ToSchema for PdfFormat {}
 
 #[cfg(test)]
 mod tests {

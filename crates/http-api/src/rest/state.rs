@@ -4,13 +4,14 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use accounts::{AccountStore, IdempotencyStore};
-use billing::{BillingStore, InvoiceRenderer};
+use billing::BillingStore;
+use billing::issue::Printer;
 use kernel::{Clock, StoreHealth};
 use tracking::TrackStore;
 use triggers::AgentStore;
 
 use crate::conventions::ratelimit::{Rate, RateLimits, SharedCounter};
-use crate::rest::auth::Authenticator;
+use crate::rest::keys::Authenticator;
 use crate::rest::listings::ListingCache;
 use crate::rest::metrics::{DiskRoom, Metrics};
 use crate::rest::revisions::RevisionReads;
@@ -44,51 +45,10 @@ pub struct Sending {
     /// The `From` of every message; `None` when no SMTP server is configured (sending is
     /// then refused, 409).
     pub mail_from: Option<kernel::Email>,
-    /// Where people reach this server, for the links in messages (`{pdfUrl}`), without a
-    /// trailing slash: `https://billing.example.com`.
-    pub public_url: String,
+    /// The public links of documents (`{pdfUrl}`), on where people reach this server.
+    pub links: notify::service::Links,
     /// Whether webhook endpoints may be on loopback, private or link-local addresses.
     pub allow_private_webhooks: bool,
-}
-
-impl Sending {
-    /// The public link of an invoice's PDF.
-    pub fn invoice_pdf_url(&self, invoice: billing::InvoiceId) -> String {
-        format!("{}/v1/invoices/pdf?id={invoice}", self.public_url)
-    }
-
-    /// The public link of a credit note's PDF.
-    pub fn credit_note_pdf_url(&self, note: billing::credit::CreditNoteId) -> String {
-        format!("{}/v1/credit-notes/pdf?id={note}", self.public_url)
-    }
-}
-
-/// Words the reminders the team's policy sends, as the job pass queues them: the policy's
-/// subject and body filled in, the invoice's public PDF link as `{pdfUrl}`.
-#[derive(Debug, Clone)]
-pub struct PolicyReminders {
-    from: kernel::Email,
-    sending: Sending,
-}
-
-impl PolicyReminders {
-    pub fn new(from: kernel::Email, sending: Sending) -> Self {
-        Self { from, sending }
-    }
-}
-
-impl notify::reminders::ComposeReminder for PolicyReminders {
-    fn compose(
-        &self,
-        policy: &notify::ReminderPolicy,
-        invoice: &billing::Invoice,
-        client: &billing::Client,
-        step: notify::ReminderStep,
-        now: chrono::DateTime<chrono::Utc>,
-    ) -> Option<notify::NewMessage> {
-        let pdf_url = self.sending.invoice_pdf_url(invoice.id);
-        notify::reminders::reminder_message(policy, invoice, client, Some(step), &self.from, pdf_url, now)
-    }
 }
 
 /// The storage ports the API serves from.
@@ -118,8 +78,9 @@ impl std::fmt::Debug for Stores {
 /// Shared by all workers.
 pub struct ApiState {
     pub stores: Stores,
-    /// Makes invoice PDFs: in process, or through a renderer service.
-    pub renderer: Arc<dyn InvoiceRenderer>,
+    /// Makes the PDFs (in process, or through a renderer service) and e-invoices of
+    /// documents.
+    pub printer: Printer,
     pub clock: Arc<dyn Clock>,
     pub settings: HttpSettings,
     pub authenticator: Authenticator,
@@ -139,12 +100,7 @@ impl std::fmt::Debug for ApiState {
 }
 
 impl ApiState {
-    pub fn new(
-        stores: Stores,
-        renderer: Arc<dyn InvoiceRenderer>,
-        clock: Arc<dyn Clock>,
-        settings: HttpSettings,
-    ) -> Self {
+    pub fn new(stores: Stores, printer: Printer, clock: Arc<dyn Clock>, settings: HttpSettings) -> Self {
         let authenticator =
             Authenticator::new(stores.accounts.clone(), clock.clone(), settings.key_cache_ttl);
         Self {
@@ -155,7 +111,7 @@ impl ApiState {
             room: DiskRoom::default(),
             authenticator,
             stores,
-            renderer,
+            printer,
             clock,
             settings,
         }

@@ -122,8 +122,8 @@ pub static CATALOGUE: [BuiltinTool; 31] = [
     ),
     tool("e_invoice", &[InvoicesRead], ("get", "/v1/invoices/{id}/e-invoice"), |state, who, a| {
         answer(async move {
-            let (format, invoice) = einvoices::invoice_xml(state, who, &id_of(a.id)?, body(a.rest)?).await?;
-            Ok(format.write(&invoice))
+            let file = einvoices::invoice_xml(state, who, &id_of(a.id)?, body(a.rest)?).await?;
+            String::from_utf8(file.bytes).map_err(|error| ApiError::internal(error.into()))
         })
     }),
     tool("receivables", &[InvoicesRead], ("get", "/v1/invoices/receivables"), |state, who, a| {

@@ -13,8 +13,7 @@ use krilla::{Document, SerializeSettings};
 
 use super::font::Fonts;
 use super::layout::{
-    Op, PAGE_HEIGHT, PAGE_WIDTH, PAID_GREEN, Rgb, STAMP_ANGLE, STAMP_HEIGHT, STAMP_SIZE, STAMP_TEXT,
-    STAMP_WIDTH,
+    Op, PAGE_HEIGHT, PAGE_WIDTH, PAID_GREEN, Rgb, STAMP_ANGLE, STAMP_HEIGHT, STAMP_SIZE, STAMP_WIDTH,
 };
 use super::logo::Logo;
 use super::shape::Shaped;
@@ -33,7 +32,7 @@ pub(super) fn draw(
     }
     let mut pdf = Document::new_with(settings);
     let mut metadata = Metadata::new()
-        .title(format!("{} {}", document.title.as_deref().unwrap_or("Invoice"), document.serial))
+        .title(format!("{} {}", super::layout::document_title(document), document.serial))
         .authors(vec![document.sender.name.clone()])
         .creator("billable".to_owned());
     if let Some(xml) = facturx {
@@ -98,7 +97,7 @@ fn draw_op(surface: &mut Surface<'_>, op: &Op, fonts: &'static Fonts, logo: Opti
                 surface.draw_path(&path);
             }
         }
-        Op::Stamp { x, y } => stamp(surface, fonts, *x, *y),
+        Op::Stamp { x, y, text } => stamp(surface, fonts, *x, *y, text),
         Op::Logo { x, y, width, height } => {
             if let Some(logo) = logo {
                 surface.push_transform(&Transform::from_translate(*x, *y));
@@ -118,8 +117,9 @@ fn text_at(surface: &mut Surface<'_>, x: f32, y: f32, line: &Shaped, size: f32) 
     }
 }
 
-/// A green frame with PAID in it, turned about its centre (`x`, `y`), slightly see-through.
-fn stamp(surface: &mut Surface<'_>, fonts: &'static Fonts, x: f32, y: f32) {
+/// A green frame with `word` (PAID) in it, turned about its centre (`x`, `y`), slightly
+/// see-through.
+fn stamp(surface: &mut Surface<'_>, fonts: &'static Fonts, x: f32, y: f32, word: &str) {
     let opacity = NormalizedF32::new(0.85).unwrap_or(NormalizedF32::ONE);
     surface.push_transform(&Transform::from_rotate_at(STAMP_ANGLE, x, y));
     let mut frame = PathBuilder::new();
@@ -140,7 +140,7 @@ fn stamp(surface: &mut Surface<'_>, fonts: &'static Fonts, x: f32, y: f32) {
     }
     surface.set_stroke(None);
     surface.set_fill(Some(Fill { paint: color(PAID_GREEN).into(), opacity, ..Fill::default() }));
-    let text = fonts.bold.shape(STAMP_TEXT);
+    let text = fonts.bold.shape(word);
     // DejaVu's capitals are 0.73 em high: centre them on the frame.
     text_at(surface, x - text.width(STAMP_SIZE) / 2.0, y + STAMP_SIZE * 0.73 / 2.0, &text, STAMP_SIZE);
     surface.pop();

@@ -10,8 +10,11 @@
 //! totals; then [`lay_out`] emits each page, and finally the footers, which need the page
 //! count.
 
+use std::borrow::Cow;
+
 use billing::InvoiceDocument;
 use billing::document::{DocumentLine, Party};
+use locale::{Language, Term};
 
 use super::font::{Fonts, Weight, one_line};
 use super::shape::{Shaped, TextLine, shape};
@@ -80,7 +83,6 @@ pub(super) const STAMP_WIDTH: f32 = 118.0;
 pub(super) const STAMP_HEIGHT: f32 = 42.0;
 pub(super) const STAMP_ANGLE: f32 = -12.0;
 pub(super) const STAMP_SIZE: f32 = 28.0;
-pub(super) const STAMP_TEXT: &str = "PAID";
 
 /// One drawing operation, already positioned.
 #[derive(Debug, Clone)]
@@ -92,7 +94,7 @@ pub(super) enum Op {
     /// A filled rectangle.
     Rect { x: f32, y: f32, width: f32, height: f32, color: Rgb },
     /// The PAID stamp, centred on (`x`, `y`).
-    Stamp { x: f32, y: f32 },
+    Stamp { x: f32, y: f32, text: String },
     /// The sender's logo, its top-left corner at (`x`, `y`).
     Logo { x: f32, y: f32, width: f32, height: f32 },
 }
@@ -124,14 +126,14 @@ pub(super) fn lay_out(
         }
         let mut y = if index == 0 { table_top } else { CONTINUED_TABLE_TOP };
         if index == 0 || !fragments.is_empty() {
-            y = pen.table_header(&columns, y);
+            y = pen.table_header(&columns, language(document), y);
         }
         for fragment in fragments {
             y = pen.row(&columns, &document.lines[fragment.row], &rows[fragment.row], fragment, y);
         }
         if index == last {
             let total = pen.totals(document, &columns, y);
-            pen.payment_details(&payment, total);
+            pen.payment_details(&language(document).term(Term::PaymentDetails), &payment, total);
         }
         if index == 0 && document.paid {
             pen.stamp(document);
@@ -147,9 +149,17 @@ pub(super) fn lay_out(
     pages
 }
 
+/// The language the document's labels are in.
+pub(super) fn language(document: &InvoiceDocument) -> Language {
+    Language::from_code(document.language()).unwrap_or_default()
+}
+
 /// The document's title: an invoice's unless it says otherwise.
-fn document_title(document: &InvoiceDocument) -> &str {
-    document.title.as_deref().unwrap_or("Invoice")
+pub(super) fn document_title(document: &InvoiceDocument) -> Cow<'_, str> {
+    match &document.title {
+        Some(title) => Cow::Borrowed(title),
+        None => Cow::Owned(language(document).term(Term::InvoiceTitle)),
+    }
 }
 
 /// The sender's payment details, each of its lines wrapped to the page's width.
@@ -263,16 +273,17 @@ struct Columns {
 
 impl Columns {
     fn measure(document: &InvoiceDocument, fonts: &'static Fonts) -> Self {
-        let widest = |header: &str, cell: fn(&DocumentLine) -> &str| {
+        let words = language(document);
+        let widest = |header: Term, cell: fn(&DocumentLine) -> &str| {
             document
                 .lines
                 .iter()
                 .map(|line| fonts.regular.width(cell(line), BODY))
-                .fold(fonts.bold.width(header, TABLE_HEADER_SIZE), f32::max)
+                .fold(fonts.bold.width(&words.term(header), TABLE_HEADER_SIZE), f32::max)
         };
-        let amount = widest("Amount", |l| &l.amount).max(70.0);
-        let price = widest("Unit price", |l| &l.unit_price).max(70.0);
-        let quantity = widest("Quantity", |l| &l.quantity);
+        let amount = widest(Term::Amount, |l| &l.amount).max(70.0);
+        let price = widest(Term::UnitPrice, |l| &l.unit_price).max(70.0);
+        let quantity = widest(Term::Quantity, |l| &l.quantity);
         let amount_right = RIGHT - CELL_PADDING;
         let price_right = amount_right - amount - COLUMN_GAP;
         let quantity_right = price_right - price - COLUMN_GAP;
@@ -354,24 +365,25 @@ impl Pen {
             self.ops.push(Op::Logo { x: MARGIN, y: LOGO_TOP, width, height });
         }
         let title = self.title_baseline();
-        self.text(MARGIN, title, document_title(document), Weight::Bold, 26.0, INK);
+        self.text(MARGIN, title, &document_title(document), Weight::Bold, 26.0, INK);
         let serial = self.fonts.bold.truncate(&one_line(&document.serial), 14.0, 220.0);
         self.right(RIGHT, 72.0, &serial, Weight::Bold, 14.0, INK);
 
-        let mut facts = vec![("Issue date", document.issue_date.as_str())];
+        let words = language(document);
+        let mut facts = vec![(words.term(Term::IssueDate), document.issue_date.as_str())];
         if let Some(due) = &document.due_date {
-            facts.push(("Due date", due.as_str()));
+            facts.push((words.term(Term::DueDate), due.as_str()));
         }
         if let Some(corrected) = &document.corrects {
-            facts.push(("Corrects", corrected.as_str()));
+            facts.push((words.term(Term::Corrects), corrected.as_str()));
         }
         if !document.status.is_empty() {
-            facts.push(("Status", document.status.as_str()));
+            facts.push((words.term(Term::Status), document.status.as_str()));
         }
         let values = facts.iter().map(|(_, value)| self.fonts.regular.width(value, BODY)).fold(0.0, f32::max);
         let mut y = 92.0;
         for (label, value) in facts {
-            self.right(RIGHT - values - 14.0, y, label, Weight::Regular, BODY, MUTED);
+            self.right(RIGHT - values - 14.0, y, &label, Weight::Regular, BODY, MUTED);
             self.right(RIGHT, y, value, Weight::Regular, BODY, INK);
             y += LINE;
         }
@@ -379,8 +391,8 @@ impl Pen {
         self.rule(rule, MARGIN, RIGHT, 0.8, HAIRLINE);
 
         let top = rule + 22.0;
-        let from = self.party(MARGIN, top, "FROM", &document.sender);
-        let bill_to = self.party(BILL_TO_LEFT, top, "BILL TO", &document.client);
+        let from = self.party(MARGIN, top, &words.term(Term::From), words, &document.sender);
+        let bill_to = self.party(BILL_TO_LEFT, top, &words.term(Term::BillTo), words, &document.client);
         let mut y = from.max(bill_to) + 14.0;
 
         if let Some(description) = &document.description {
@@ -395,7 +407,7 @@ impl Pen {
     }
 
     /// A party's block under its label, wrapped to its column; returns the last baseline.
-    fn party(&mut self, x: f32, top: f32, label: &str, party: &Party) -> f32 {
+    fn party(&mut self, x: f32, top: f32, label: &str, words: Language, party: &Party) -> f32 {
         self.text(x, top, label, Weight::Bold, SMALL, MUTED);
         let width = if x < BILL_TO_LEFT { BILL_TO_LEFT - MARGIN - 24.0 } else { PARTY_WIDTH };
         let mut y = top + 2.0;
@@ -404,12 +416,10 @@ impl Pen {
             self.line(x, width, y, &line, Weight::Bold, 10.5, INK);
         }
         y += 1.0;
-        let details = party
-            .address
-            .iter()
-            .cloned()
-            .chain(party.email.clone())
-            .chain(party.vat_number.as_ref().map(|vat| format!("VAT: {vat}")));
+        let details =
+            party.address.iter().cloned().chain(party.email.clone()).chain(
+                party.vat_number.as_ref().map(|vat| words.phrase(Term::VatNumber, &[("number", vat)])),
+            );
         for detail in details {
             for line in self.fonts.regular.wrap(&detail, BODY, width) {
                 y += LINE;
@@ -420,7 +430,8 @@ impl Pen {
     }
 
     fn continued_header(&mut self, document: &InvoiceDocument) {
-        let title = format!("Invoice {} (continued)", one_line(&document.serial));
+        let serial = one_line(&document.serial);
+        let title = language(document).phrase(Term::ContinuedTitle, &[("serial", &serial)]);
         let title = self.fonts.bold.truncate(&title, 12.0, (RIGHT - MARGIN) / 2.0);
         self.text(MARGIN, 62.0, &title, Weight::Bold, 12.0, INK);
         let client = self.fonts.regular.truncate(
@@ -432,7 +443,7 @@ impl Pen {
         self.rule(76.0, MARGIN, RIGHT, 0.8, HAIRLINE);
     }
 
-    fn table_header(&mut self, columns: &Columns, top: f32) -> f32 {
+    fn table_header(&mut self, columns: &Columns, words: Language, top: f32) -> f32 {
         self.ops.push(Op::Rect {
             x: MARGIN,
             y: top,
@@ -442,10 +453,10 @@ impl Pen {
         });
         let y = top + 15.5;
         let size = TABLE_HEADER_SIZE;
-        self.text(columns.description_left, y, "Description", Weight::Bold, size, INK);
-        self.right(columns.quantity_right, y, "Quantity", Weight::Bold, size, INK);
-        self.right(columns.price_right, y, "Unit price", Weight::Bold, size, INK);
-        self.right(columns.amount_right, y, "Amount", Weight::Bold, size, INK);
+        self.text(columns.description_left, y, &words.term(Term::Description), Weight::Bold, size, INK);
+        self.right(columns.quantity_right, y, &words.term(Term::Quantity), Weight::Bold, size, INK);
+        self.right(columns.price_right, y, &words.term(Term::UnitPrice), Weight::Bold, size, INK);
+        self.right(columns.amount_right, y, &words.term(Term::Amount), Weight::Bold, size, INK);
         top + TABLE_HEADER_HEIGHT
     }
 
@@ -479,12 +490,15 @@ impl Pen {
         let values = [regular.width(&document.subtotal, BODY), regular.width(&document.tax, BODY)]
             .into_iter()
             .fold(bold.width(&document.total, TOTAL_SIZE), f32::max);
-        let labels = [regular.width("Subtotal", BODY), regular.width(&document.tax_label, BODY)]
+        let words = language(document);
+        let (subtotal, total) = (words.term(Term::Subtotal), words.term(Term::Total));
+        let labels = [regular.width(&subtotal, BODY), regular.width(&document.tax_label, BODY)]
             .into_iter()
-            .fold(bold.width("Total", TOTAL_SIZE), f32::max);
+            .fold(bold.width(&total, TOTAL_SIZE), f32::max);
         let label_right = columns.amount_right - values - 24.0;
         let mut y = top + 22.0;
-        for (label, value) in [("Subtotal", &document.subtotal), (document.tax_label.as_str(), &document.tax)]
+        for (label, value) in
+            [(subtotal.as_str(), &document.subtotal), (document.tax_label.as_str(), &document.tax)]
         {
             self.right(label_right, y, label, Weight::Regular, BODY, MUTED);
             self.right(columns.amount_right, y, value, Weight::Regular, BODY, INK);
@@ -492,7 +506,7 @@ impl Pen {
         }
         self.rule(y - 5.0, label_right - labels - 12.0, RIGHT, 1.0, INK);
         y += 14.0;
-        self.right(label_right, y, "Total", Weight::Bold, TOTAL_SIZE, INK);
+        self.right(label_right, y, &total, Weight::Bold, TOTAL_SIZE, INK);
         self.right(columns.amount_right, y, &document.total, Weight::Bold, TOTAL_SIZE, INK);
         let last = document.settlement.len().saturating_sub(1);
         y += SETTLEMENT_GAP;
@@ -507,12 +521,12 @@ impl Pen {
     }
 
     /// The sender's payment details under the totals (whose last baseline is `above`).
-    fn payment_details(&mut self, lines: &[TextLine], above: f32) {
+    fn payment_details(&mut self, label: &str, lines: &[TextLine], above: f32) {
         if lines.is_empty() {
             return;
         }
         let mut y = above + PAYMENT_LABEL_GAP;
-        self.text(MARGIN, y, "PAYMENT DETAILS", Weight::Bold, SMALL, MUTED);
+        self.text(MARGIN, y, label, Weight::Bold, SMALL, MUTED);
         for line in lines {
             y += LINE;
             self.line(MARGIN, RIGHT - MARGIN, y, line, Weight::Regular, BODY, INK);
@@ -521,18 +535,20 @@ impl Pen {
 
     /// The PAID stamp, in the free space between the title and the serial.
     fn stamp(&mut self, document: &InvoiceDocument) {
-        let title_end = MARGIN + self.fonts.bold.width(document_title(document), 26.0);
+        let title_end = MARGIN + self.fonts.bold.width(&document_title(document), 26.0);
         let serial = self.fonts.bold.truncate(&one_line(&document.serial), 14.0, 220.0);
         let serial_start = RIGHT - self.fonts.bold.width(&serial, 14.0);
         // The labels of the dates start about 150 pt from the right edge.
         let free_end = serial_start.min(RIGHT - 160.0);
         let x = f32::midpoint(title_end, free_end).max(title_end + STAMP_WIDTH / 2.0 + 20.0);
-        self.ops.push(Op::Stamp { x, y: self.title_baseline() + 12.0 });
+        let text = language(document).term(Term::PaidStamp);
+        self.ops.push(Op::Stamp { x, y: self.title_baseline() + 12.0, text });
     }
 
     fn footer(&mut self, document: &InvoiceDocument, page: usize, pages: usize) {
         self.rule(FOOTER_BASELINE - 14.0, MARGIN, RIGHT, 0.5, HAIRLINE);
-        let number = format!("Page {page} of {pages}");
+        let (page, pages) = (page.to_string(), pages.to_string());
+        let number = language(document).phrase(Term::PageOf, &[("page", &page), ("pages", &pages)]);
         let start = self.right(RIGHT, FOOTER_BASELINE, &number, Weight::Regular, SMALL, MUTED);
         let left = format!("{} · {}", one_line(&document.serial), one_line(&document.sender.name));
         let left = self.fonts.regular.truncate(&left, SMALL, start - MARGIN - 24.0);

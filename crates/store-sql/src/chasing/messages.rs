@@ -21,7 +21,7 @@ use notify::{
 };
 
 use super::{finish_job_row, insert_job, record_events, refresh_reminders, take_invoice};
-use crate::invoices::TxError;
+use crate::TxError;
 use crate::types::{DbDecimal, DbUuid};
 use crate::{OrStoreError, SqlStore, corrupt, db_run, violation};
 

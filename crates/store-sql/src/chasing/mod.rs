@@ -285,7 +285,7 @@ pub(crate) use refresh_reminders;
 /// `$set`; evaluates to the invoice with its items, or `None`.
 macro_rules! take_invoice {
     ($conn:ident, $team:expr, $id:expr, $condition:expr, $set:expr) => {{
-        let row: Option<$crate::invoices::InvoiceRow> = diesel::update(
+        let row: Option<$crate::invoice_rows::InvoiceRow> = diesel::update(
             invoices::table
                 .filter(invoices::team_id.eq($team))
                 .filter(invoices::id.eq($id))
@@ -299,15 +299,13 @@ macro_rules! take_invoice {
         match row {
             None => None,
             Some(row) => {
-                let lines: Vec<$crate::invoices::LineRow> = line_items::table
+                let lines: Vec<$crate::invoice_rows::LineRow> = line_items::table
                     .filter(line_items::team_id.eq($team))
                     .filter(line_items::invoice_id.eq($id))
                     .order(line_items::position)
                     .load($conn)
                     .await?;
-                $crate::invoices::assemble(vec![row], lines)
-                    .map_err($crate::invoices::TxError::Refused)?
-                    .pop()
+                $crate::invoice_rows::assemble(vec![row], lines).map_err($crate::TxError::Refused)?.pop()
             }
         }
     }};

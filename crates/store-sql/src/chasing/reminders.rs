@@ -17,8 +17,8 @@ use notify::{ReminderPolicy, Schedule};
 
 use super::messages::insert_message;
 use super::{load_policy, record_events, refresh_reminders, steps_column, take_invoice};
+use crate::TxError;
 use crate::clients::load_client;
-use crate::invoices::TxError;
 use crate::types::DbUuid;
 use crate::{OrStoreError, SqlStore, db_run};
 

@@ -21,8 +21,8 @@ use notify::{
 
 use super::events::{EventRow, filter_column, filter_from};
 use super::{event_type, finish_job_row, insert_job};
+use crate::TxError;
 use crate::accounts::{Makers, load_makers, makers_for};
-use crate::invoices::TxError;
 use crate::types::DbUuid;
 use crate::{OrStoreError, SqlStore, corrupt, db_run, violation};
 

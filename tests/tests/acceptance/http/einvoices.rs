@@ -492,7 +492,7 @@ async fn a_mail_carries_the_xrechnung_xml_or_the_facturx_pdf() {
             json!({"eInvoice": "facturx", "attachPdf": false}),
             "eInvoice: facturx is carried by the PDF: leave attachPdf true",
         ),
-        (json!({"eInvoice": "zugferd"}), "eInvoice: must be one of facturx, xrechnung-ubl, xrechnung-cii"),
+        (json!({"eInvoice": "zugferd"}), "eInvoice: must be one of xrechnung-ubl, xrechnung-cii, facturx"),
     ] {
         let response = send(body).await;
         assert_eq!((response.status().as_u16(), error_of(response).await), (400, error.to_owned()));

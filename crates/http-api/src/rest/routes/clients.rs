@@ -235,7 +235,8 @@ pub(crate) struct ClientQuery {
     #[param(
         min_length = 1,
         max_length = 100,
-        pattern = r"^[^\u0000-\u0008\u000B\u000C\u000E-\u001F\uFFFE\uFFFF]*$"
+        pattern = r"^[^\u0000-\u0008\u000B\u000C\u000E-\u001F\uFFFE\uFFFF]*$",
+        example = "acme"
     )]
     q: Option<String>,
 }

@@ -4,6 +4,7 @@
 use accounts::Principal;
 use actix_web::{HttpRequest, HttpResponse, get, post, web};
 use billing::credit::{CreditLines, CreditNote, CreditNoteFilter, CreditNoteId, CreditSerial, NewCreditNote};
+use billing::issue::DocumentRef;
 use billing::ledger::Notes;
 use billing::money::round_to_minor;
 use billing::service::{self, BillingError};
@@ -20,7 +21,7 @@ use crate::rest::auth::{Auth, InvoicesRead, InvoicesWrite};
 use crate::rest::openapi::Binary;
 use crate::rest::paging::{self, Page};
 use crate::rest::routes::invoices::{Exact, LineItemInput, lines};
-use crate::rest::routes::payments::books_refusal;
+use crate::rest::routes::refusals::books_refusal;
 use crate::rest::routes::{
     BodyErrors, KeyedErrors, NotFound, QueryErrors, Timestamp, created, not_found, path_id, pdf, query_id,
 };
@@ -104,7 +105,7 @@ impl From<CreditNote> for CreditNoteBody {
             reason: note.reason.map(|r| r.as_str().to_owned()),
             applied_to_invoice: money(note.application.applied),
             refundable: money(note.application.refundable),
-            pdf_url: format!("/v1/credit-notes/pdf?id={}", note.id),
+            pdf_url: notify::service::Links::relative().pdf(DocumentRef::CreditNote(note.id)),
             created_at: Timestamp(note.created_at),
         }
     }
@@ -289,6 +290,7 @@ pub(crate) async fn list(
 #[utoipa::path(
     tag = "Credit notes",
     params(pdf::PdfQuery),
+    extensions(("x-billable-public" = json!(true))),
     responses(
         (status = 200, description = "The PDF", content_type = "application/pdf", body = inline(Binary),
             headers(("Content-Disposition" = String, description = "`inline; filename=\"CN-0001.pdf\"`, or `attachment` with `download=true`"))),
@@ -306,14 +308,5 @@ pub(crate) async fn credit_note_pdf(
 ) -> Result<HttpResponse, ApiError> {
     let asked = pdf::asked(&req, &state).await?;
     let id: CreditNoteId = path_id(&asked.id, "credit note")?;
-    let store = &*state.stores.billing;
-    let document = if asked.facturx {
-        let made =
-            service::credit_note_document_with_e_invoice(store, id, einvoice::Format::FacturX.profile())
-                .await;
-        pdf::with_facturx(made, "credit note")?
-    } else {
-        service::credit_note_document(store, id).await?.ok_or_else(|| not_found("credit note"))?
-    };
-    pdf::answer(&state, &asked, &document).await
+    pdf::answer(&state, &asked, DocumentRef::CreditNote(id)).await
 }

@@ -2,41 +2,20 @@
 //! an invoice or credit note as XRechnung (UBL or CII) or Factur-X XML.
 
 use accounts::Principal;
-use actix_web::http::StatusCode;
 use actix_web::http::header;
 use actix_web::{HttpRequest, HttpResponse, get, web};
-use billing::einvoice::{Datum, EInvoice, LINE_AMOUNT_RULE, Refusal};
-use billing::service::{self, EInvoiceError};
-use einvoice::Format;
-use kernel::FieldError;
+use billing::einvoice::Format;
+use billing::issue::{self, DocumentFile, DocumentRef, Reader};
+use kernel::{FieldError, Words};
 use serde::Deserialize;
-use utoipa::openapi::RefOr;
-use utoipa::openapi::schema::{ObjectBuilder, Schema, Type};
-use utoipa::{IntoParams, PartialSchema, ToSchema};
+use utoipa::IntoParams;
 
 use crate::conventions::error::{ApiError, ErrorBody};
 use crate::rest::auth::{Auth, InvoicesRead};
+use crate::rest::openapi::EInvoiceFormat;
+use crate::rest::routes::refusals::{einvoice_refusal, noun};
 use crate::rest::routes::{KeyedErrors, not_found, path_id};
 use crate::rest::state::ApiState;
-
-/// An e-invoice format, as the description shows it: [`Format`]'s names.
-#[derive(Debug)]
-pub(crate) struct EInvoiceFormat;
-
-impl PartialSchema for EInvoiceFormat {
-    fn schema() -> RefOr<Schema> {
-        ObjectBuilder::new()
-            .schema_type(Type::String)
-            .enum_values(Some(Format::ALL.map(Format::name)))
-            .description(Some(
-                "`xrechnung-ubl` (XRechnung 3.0, UBL 2.1), `xrechnung-cii` (XRechnung 3.0, CII D16B) or \
-                 `facturx` (Factur-X / ZUGFeRD, EN 16931 profile).",
-            ))
-            .into()
-    }
-}
-
-impl ToSchema for EInvoiceFormat {}
 
 /// Which e-invoice to make.
 #[derive(Debug, Deserialize, IntoParams)]
@@ -45,7 +24,7 @@ impl ToSchema for EInvoiceFormat {}
 pub(crate) struct FormatQuery {
     /// `xrechnung-ubl` (XRechnung 3.0, UBL 2.1), `xrechnung-cii` (XRechnung 3.0, CII D16B) or
     /// `facturx` (Factur-X / ZUGFeRD, EN 16931 profile, the XML a Factur-X PDF embeds).
-    #[param(required = true, value_type = EInvoiceFormat)]
+    #[param(required = true, value_type = EInvoiceFormat, example = "xrechnung-ubl")]
     format: Option<String>,
 }
 
@@ -57,90 +36,48 @@ impl FormatQuery {
     }
 
     fn format(self) -> Result<Format, FieldError> {
-        let name = self.format.ok_or_else(|| FieldError::new("format", FORMATS))?;
-        Format::parse(&name).ok_or_else(|| FieldError::new("format", FORMATS))
+        let name = self.format.ok_or_else(|| FieldError::new("format", formats()))?;
+        Format::parse_word(&name).map_err(|e| e.at("format"))
     }
 }
 
-/// The caller's team's invoice `id` (as a path writes it) as XML of the asked format, and
-/// the format: what the endpoint and the `e_invoice` tool answer.
+/// What `format` must be: `must be one of xrechnung-ubl, xrechnung-cii, facturx`.
+fn formats() -> String {
+    let words: Vec<&str> = Format::ALL.iter().map(|format| format.as_str()).collect();
+    format!("must be one of {}", words.join(", "))
+}
+
+/// The caller's team's `document` as XML of the format `query` asks: what the endpoints
+/// and the `e_invoice` tool answer.
+pub(crate) async fn xml(
+    state: &ApiState,
+    who: &Principal,
+    document: DocumentRef,
+    query: FormatQuery,
+) -> Result<DocumentFile, ApiError> {
+    let format = query.format()?;
+    let issued = issue::load(&*state.stores.billing, document, Reader::Team(who.team_id)).await?;
+    let issued = issued.ok_or_else(|| not_found(noun(document.kind())))?;
+    state.printer.xml(&issued, format).map_err(|refused| einvoice_refusal(&refused))
+}
+
+/// The caller's team's invoice `id` (as a path writes it) as XML of the asked format.
 pub(crate) async fn invoice_xml(
     state: &ApiState,
     who: &Principal,
     id: &str,
     query: FormatQuery,
-) -> Result<(Format, EInvoice), ApiError> {
+) -> Result<DocumentFile, ApiError> {
     let id = path_id(id, "invoice")?;
-    let format = query.format()?;
-    let invoice = service::invoice_e_invoice(&*state.stores.billing, who.team_id, id, format.profile())
-        .await
-        .map_err(|error| refused(error, "invoice"))?;
-    Ok((format, invoice))
-}
-
-const FORMATS: &str = "must be one of xrechnung-ubl, xrechnung-cii, facturx";
-
-/// The field that fills a missing datum, in the API's words, and where to set it.
-fn field_of(datum: Datum) -> (String, &'static str) {
-    const CLIENT: &str = "set it on the client";
-    let sender = |flag: &'static str| (flag, "set it on the sender address (`billable teams sender`)");
-    let (field, advice) = match datum {
-        Datum::ClientBuyerReference => ("buyerReference", CLIENT),
-        Datum::ClientCity => ("city", CLIENT),
-        Datum::ClientPostalCode => ("postalCode", CLIENT),
-        Datum::ClientCountryCode => ("countryCode", CLIENT),
-        Datum::ClientVatNumber => ("vatNumber", CLIENT),
-        Datum::SenderCity => sender("city"),
-        Datum::SenderPostalCode => sender("postalCode"),
-        Datum::SenderCountryCode => sender("countryCode"),
-        Datum::SenderVatNumber => sender("vatNumber"),
-        Datum::SenderIban => sender("iban"),
-        Datum::SenderContactName => sender("contactName"),
-        Datum::SenderContactPhone => sender("contactPhone"),
-        Datum::SenderContactEmail => sender("contactEmail"),
-        Datum::LineDescription(line) => {
-            return (format!("lineItems[{line}].description"), "give the line a description");
-        }
-        Datum::TaxPercentage => {
-            ("taxPercentage", "a standard-rated e-invoice states its VAT rate, not a flat tax")
-        }
-    };
-    (field.to_owned(), advice)
-}
-
-/// 422 naming the business term and our field; 404 for another team's document.
-pub(crate) fn refused(error: EInvoiceError, what: &str) -> ApiError {
-    match error {
-        EInvoiceError::NotFound => not_found(what),
-        EInvoiceError::Store(error) => error.into(),
-        EInvoiceError::Refused(refusal) => {
-            let message = match &refusal {
-                Refusal::Missing { term, datum, profile } => {
-                    let (field, advice) = field_of(*datum);
-                    format!("{field} ({term}) is required for {}: {advice}", profile.name())
-                }
-                Refusal::MinorUnitTooFine(_) => refusal.to_string(),
-                Refusal::LineAmountInexact { line, amount, product, slack, profile } => format!(
-                    "lineItems[{line}].amount: {amount} is not quantity × unitPrice, {product}, within {slack}, \
-                     which {} requires ({LINE_AMOUNT_RULE}): in a currency without that fraction, give a unit \
-                     price whose product with the quantity is a whole amount of it",
-                    profile.name()
-                ),
-            };
-            ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, message)
-        }
-    }
+    xml(state, who, DocumentRef::Invoice(id), query).await
 }
 
 /// The XML, named after the document and its format.
-fn answer(format: Format, invoice: &EInvoice) -> HttpResponse {
+fn answer(file: DocumentFile) -> HttpResponse {
     HttpResponse::Ok()
-        .content_type("application/xml")
-        .insert_header((
-            header::CONTENT_DISPOSITION,
-            format!("inline; filename=\"{}-{}.xml\"", invoice.number, format.name()),
-        ))
-        .body(format.write(invoice))
+        .content_type(file.media_type.as_str())
+        .insert_header((header::CONTENT_DISPOSITION, format!("inline; filename=\"{}\"", file.name)))
+        .body(file.bytes)
 }
 
 /// Get an invoice as an e-invoice
@@ -170,8 +107,7 @@ pub(crate) async fn invoice_e_invoice(
     path: web::Path<String>,
     state: web::Data<ApiState>,
 ) -> Result<HttpResponse, ApiError> {
-    let (format, invoice) = invoice_xml(&state, &auth.principal, &path, FormatQuery::read(&req)?).await?;
-    Ok(answer(format, &invoice))
+    Ok(answer(invoice_xml(&state, &auth.principal, &path, FormatQuery::read(&req)?).await?))
 }
 
 /// Get a credit note as an e-invoice
@@ -200,10 +136,6 @@ pub(crate) async fn credit_note_e_invoice(
     state: web::Data<ApiState>,
 ) -> Result<HttpResponse, ApiError> {
     let id = path_id(&path, "credit note")?;
-    let format = FormatQuery::read(&req)?.format()?;
-    let note =
-        service::credit_note_e_invoice(&*state.stores.billing, auth.principal.team_id, id, format.profile())
-            .await
-            .map_err(|error| refused(error, "credit note"))?;
-    Ok(answer(format, &note))
+    let document = DocumentRef::CreditNote(id);
+    Ok(answer(xml(&state, &auth.principal, document, FormatQuery::read(&req)?).await?))
 }

@@ -4,6 +4,7 @@ use accounts::Principal;
 use actix_web::{HttpRequest, HttpResponse, delete, get, patch, post, web};
 use billing::client::{KeptPostalCode, OptionalText, RequiredText};
 use billing::invoice::{Description, InvoiceRule};
+use billing::issue::DocumentRef;
 use billing::money::{
     AMOUNT, Bound, Decimal, EXCHANGE_RATE, MAX_LINE_ITEMS, QUANTITY, TAX_PERCENTAGE, UNIT_PRICE,
     round_to_minor,
@@ -30,7 +31,7 @@ use crate::rest::openapi::{
 use crate::rest::paging::{self, Page};
 use crate::rest::routes::{
     BodyErrors, Deleted, KeyedErrors, NotFound, QueryErrors, Timestamp, body_id, created, midnight, no_such,
-    not_found, path_id, payments, pdf, query_day, query_id, query_search,
+    not_found, path_id, pdf, query_day, query_id, query_search, refusals,
 };
 use crate::rest::state::ApiState;
 
@@ -214,7 +215,7 @@ impl InvoiceBody {
             recurring_sequence: invoice.recurrence.map(|r| r.sequence),
             vat_category: invoice.vat.category().as_str(),
             vat_exemption_reason: invoice.vat.exemption_reason().map(|r| r.as_str().to_owned()),
-            pdf_url: format!("/v1/invoices/pdf?id={invoice_id}"),
+            pdf_url: notify::service::Links::relative().pdf(DocumentRef::Invoice(invoice.id)),
             created_at: Timestamp(invoice.created_at),
             updated_at: Timestamp(invoice.updated_at),
         }
@@ -682,8 +683,8 @@ impl From<BillingError> for ApiError {
             BillingError::NotFound => invoice_not_found(),
             BillingError::TimeTaken => ApiError::conflict(BillingError::TimeTaken.to_string()),
             BillingError::RecurrenceTaken => ApiError::conflict(BillingError::RecurrenceTaken.to_string()),
-            BillingError::StatusNotSettable(status) => payments::status_refusal(status),
-            BillingError::Books(rule) => payments::books_refusal(&rule),
+            BillingError::StatusNotSettable(status) => refusals::status_refusal(status),
+            BillingError::Books(rule) => refusals::books_refusal(&rule),
             BillingError::RateLocked => ApiError::conflict(
                 "exchangeRate: the invoice was paid, credited, written off or sent, so its rate stays",
             ),
@@ -773,7 +774,7 @@ fn invoice_not_found() -> ApiError {
 pub(crate) struct InvoiceQuery {
     /// Only invoices of this status; repeat the parameter for several
     /// (`status=PENDING&status=OVERDUE`). OVERDUE is a PENDING invoice past its `dueDate`.
-    #[param(value_type = Option<Vec<InvoiceStatusSchema>>, style = Form, explode)]
+    #[param(value_type = Option<Vec<InvoiceStatusSchema>>, style = Form, explode, example = json!("PENDING"))]
     status: Option<paging::OneOrMany>,
     /// Only invoices billed to this client.
     #[param(format = Uuid)]
@@ -789,7 +790,8 @@ pub(crate) struct InvoiceQuery {
     #[param(
         min_length = 1,
         max_length = 100,
-        pattern = r"^[^\u0000-\u0008\u000B\u000C\u000E-\u001F\uFFFE\uFFFF]*$"
+        pattern = r"^[^\u0000-\u0008\u000B\u000C\u000E-\u001F\uFFFE\uFFFF]*$",
+        example = "INV-0001"
     )]
     q: Option<String>,
 }
@@ -1140,6 +1142,7 @@ pub(crate) async fn delete_invoice(
 #[utoipa::path(
     tag = "Invoices",
     params(pdf::PdfQuery),
+    extensions(("x-billable-public" = json!(true))),
     responses(
         (status = 200, description = "The PDF", content_type = "application/pdf", body = inline(Binary),
             headers(("Content-Disposition" = String, description = "`inline; filename=\"INV-0001.pdf\"`, or `attachment` with `download=true`"))),
@@ -1157,12 +1160,5 @@ pub(crate) async fn invoice_pdf(
 ) -> Result<HttpResponse, ApiError> {
     let asked = pdf::asked(&req, &state).await?;
     let id: InvoiceId = path_id(&asked.id, "invoice")?;
-    let (store, now) = (&*state.stores.billing, state.clock.now());
-    let document = if asked.facturx {
-        let profile = einvoice::Format::FacturX.profile();
-        pdf::with_facturx(service::invoice_document_with_e_invoice(store, id, now, profile).await, "invoice")?
-    } else {
-        service::invoice_document(store, id, now).await?.ok_or_else(invoice_not_found)?
-    };
-    pdf::answer(&state, &asked, &document).await
+    pdf::answer(&state, &asked, DocumentRef::Invoice(id)).await
 }

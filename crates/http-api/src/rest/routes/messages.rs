@@ -5,17 +5,16 @@
 //! job that sends it, and a job pass hands it to the SMTP server.
 
 use accounts::{Principal, TeamId};
-use actix_web::http::StatusCode;
 use actix_web::{HttpResponse, get, post, web};
+use billing::InvoiceId;
 use billing::credit::CreditNoteId;
-use billing::{Client, Invoice, InvoiceId};
-use kernel::{Email, FieldError, Id};
-use notify::mail::{
-    Facts, MailRule, PLACEHOLDERS, QueueMessageError, Recipients, RetryMessageError, Template, Wording, money,
-};
-use notify::{
-    Attachment, MailSubject, Message, MessageFilter, MessageId, MessageKind, MessageStatus, NewMessage,
-};
+use billing::einvoice::Format;
+use billing::issue::{DocumentKind, DocumentRef, Files, PdfFormat};
+use kernel::{Email, FieldError, Id, Words};
+use locale::Language;
+use notify::mail::{MailRule, Placeholder, RetryMessageError, Template};
+use notify::service::{self, Asked, Mail, RecipientList, SendError};
+use notify::{MailSubject, Message, MessageFilter, MessageId, MessageKind, MessageStatus};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use utoipa::{IntoParams, ToSchema};
@@ -27,6 +26,7 @@ use crate::rest::auth::{Auth, InvoicesRead, InvoicesWrite};
 use crate::rest::openapi::{MessageKind as MessageKindSchema, MessageStatus as MessageStatusSchema};
 use crate::rest::paging::{self, Page};
 use crate::rest::routes::invoices::InvoiceBody;
+use crate::rest::routes::refusals::{einvoice_refusal, noun, render_failed};
 use crate::rest::routes::{
     BodyErrors, KeyedErrors, NotFound, QueryErrors, Timestamp, not_found, path_id, query_id,
 };
@@ -151,62 +151,28 @@ pub(crate) struct SendInput {
     /// (`INV-0001-xrechnung-ubl.xml`) beside the PDF, or alone with `attachPdf: false`.
     /// Refused as `GET /v1/invoices/{id}/e-invoice` refuses (422) when data is missing.
     #[serde(default)]
-    #[schema(value_type = Option<super::einvoices::EInvoiceFormat>, example = "xrechnung-ubl")]
+    #[schema(value_type = Option<crate::rest::openapi::EInvoiceFormat>, example = "xrechnung-ubl")]
     e_invoice: Option<String>,
 }
 
-/// What a mail carries: the PDF, and which e-invoice.
-#[derive(Debug, Clone, Copy)]
-struct Carried {
-    pdf: bool,
-    e_invoice: Option<einvoice::Format>,
-}
-
-impl Carried {
-    fn parse(attach_pdf: Option<bool>, e_invoice: Option<&str>) -> Result<Self, FieldError> {
-        let pdf = attach_pdf.unwrap_or(true);
-        let e_invoice = e_invoice
-            .map(|name| {
-                einvoice::Format::parse(name).ok_or_else(|| {
-                    FieldError::new("eInvoice", "must be one of facturx, xrechnung-ubl, xrechnung-cii")
-                })
-            })
-            .transpose()?;
-        if e_invoice == Some(einvoice::Format::FacturX) && !pdf {
-            return Err(FieldError::new("eInvoice", "facturx is carried by the PDF: leave attachPdf true"));
-        }
-        Ok(Self { pdf, e_invoice })
+/// The files a mail carries, as `attachPdf` and `eInvoice` ask: the PDF (a Factur-X PDF
+/// for `facturx`), and an XRechnung's XML beside it.
+fn files(attach_pdf: Option<bool>, e_invoice: Option<&str>) -> Result<Files, FieldError> {
+    let pdf = attach_pdf.unwrap_or(true);
+    let format = e_invoice.map(|name| Format::parse_word(name).map_err(|e| e.at("eInvoice"))).transpose()?;
+    let in_pdf = format.filter(|format| format.travels_in_pdf());
+    if let Some(format) = in_pdf
+        && !pdf
+    {
+        return Err(FieldError::new(
+            "eInvoice",
+            format!("{} is carried by the PDF: leave attachPdf true", format.as_str()),
+        ));
     }
-
-    /// The attachments of `made`'s document: its PDF (Factur-X when asked), then the
-    /// XRechnung XML when asked.
-    async fn attachments(
-        self,
-        state: &ApiState,
-        made: Result<
-            (billing::InvoiceDocument, billing::einvoice::EInvoice),
-            billing::service::EInvoiceError,
-        >,
-        what: &str,
-    ) -> Result<Vec<Attachment>, ApiError> {
-        let (mut document, e_invoice) = made.map_err(|error| super::einvoices::refused(error, what))?;
-        let mut attachments = Vec::new();
-        let format = self.e_invoice;
-        if format == Some(einvoice::Format::FacturX) {
-            document.facturx_xml = Some(einvoice::Format::FacturX.write(&e_invoice));
-        }
-        if self.pdf {
-            attachments.push(pdf(state, &document).await?);
-        }
-        if let Some(format) = format.filter(|format| *format != einvoice::Format::FacturX) {
-            attachments.push(Attachment {
-                filename: format!("{}-{}.xml", e_invoice.number, format.name()),
-                content_type: "application/xml".to_owned(),
-                bytes: format.write(&e_invoice).into_bytes(),
-            });
-        }
-        Ok(attachments)
-    }
+    Ok(Files {
+        pdf: pdf.then_some(if in_pdf.is_some() { PdfFormat::FacturX } else { PdfFormat::Plain }),
+        xml: format.filter(|format| !format.travels_in_pdf()),
+    })
 }
 
 /// A reminder to send now, beside the policy's. Every field may be left out: the mail goes
@@ -258,7 +224,7 @@ fn template(text: String, field: &str) -> Result<Template, FieldError> {
     Template::parse(text).map_err(|rule| match rule {
         MailRule::UnknownPlaceholder { placeholder } => FieldError::new(
             field,
-            format!("{placeholder} is not a placeholder; use {}", PLACEHOLDERS.join(", ")),
+            format!("{placeholder} is not a placeholder; use {}", Placeholder::listed()),
         ),
         other => FieldError::new(field, other.to_string()),
     })
@@ -274,145 +240,69 @@ fn addresses(list: Option<Vec<String>>, field: &str) -> Result<Option<Vec<Email>
     .transpose()
 }
 
-/// The wording and recipients a caller asked for, parsed.
-struct Asked {
-    to: Option<Vec<Email>>,
-    cc: Vec<Email>,
-    subject: Option<Template>,
-    body: Option<Template>,
-}
-
-impl Asked {
-    fn parse(
-        to: Option<Vec<String>>,
-        cc: Option<Vec<String>>,
-        subject: Option<String>,
-        body: Option<String>,
-    ) -> Result<Self, FieldError> {
-        let to = addresses(to, "to")?;
-        if to.as_ref().is_some_and(Vec::is_empty) {
-            return Err(FieldError::new("to", "must name at least one address, or be left out"));
-        }
-        Ok(Self {
-            to,
-            cc: addresses(cc, "cc")?.unwrap_or_default(),
-            subject: subject.map(subject_template).transpose()?,
-            body: body.map(body_template).transpose()?,
-        })
+/// The recipients and wording a caller asked for, parsed.
+fn asked(
+    to: Option<Vec<String>>,
+    cc: Option<Vec<String>>,
+    subject: Option<String>,
+    body: Option<String>,
+) -> Result<Asked, FieldError> {
+    let to = addresses(to, "to")?;
+    if to.as_ref().is_some_and(Vec::is_empty) {
+        return Err(FieldError::new("to", "must name at least one address, or be left out"));
     }
-
-    /// The message of `kind` about `invoice` for `client`, its wording filled with `facts`
-    /// (the caller's, else `default`), from `from`, at `now`.
-    #[expect(clippy::too_many_arguments, reason = "each part of a message, given once")]
-    fn message(
-        self,
-        kind: MessageKind,
-        invoice: &Invoice,
-        client: &Client,
-        facts: &Facts,
-        default: (&Template, &Template),
-        attachments: &[Attachment],
-        from: &Email,
-        now: chrono::DateTime<chrono::Utc>,
-    ) -> Result<Message, FieldError> {
-        let subject = self.subject.as_ref().unwrap_or(default.0).fill(facts);
-        let subject = MailSubject::parse(subject).map_err(|e| FieldError::new("subject", filled(&e)))?;
-        let body = self.body.as_ref().unwrap_or(default.1).fill(facts);
-        let body = notify::MailBody::parse(body)
-            .map_err(|e| FieldError::new("body", format!("once filled in, {e}")))?;
-        let to = self.to.unwrap_or_else(|| vec![client.details.email.clone()]);
-        // Too many in `to` alone, or no one there, is `to`'s fault; else `cc` made it too many.
-        let field = if to.is_empty() || to.len() > notify::mail::MAX_RECIPIENTS { "to" } else { "cc" };
-        let recipients = Recipients::new(to, self.cc).map_err(|e| FieldError::new(field, e.to_string()))?;
-        Ok(Message::queued(
-            client.team_id,
-            invoice.id,
-            kind,
-            recipients,
-            subject,
-            body,
-            attachments,
-            from,
-            now,
-        ))
-    }
+    Ok(Asked {
+        to,
+        cc: addresses(cc, "cc")?.unwrap_or_default(),
+        subject: subject.map(subject_template).transpose()?,
+        body: body.map(body_template).transpose()?,
+    })
 }
 
-/// A subject's error once its placeholders were filled in.
-fn filled(rule: &MailRule) -> String {
-    match rule {
-        MailRule::Subject(reason) => format!("once filled in, {reason}"),
-        other => other.to_string(),
-    }
-}
-
-/// The default wording of `kind`, as templates.
-fn wording(kind: MessageKind) -> Result<(Template, Template), ApiError> {
-    let Wording { subject, body } = kind.default_wording();
-    let parse = |text: &str| Template::parse(text).map_err(|e| ApiError::internal(anyhow::anyhow!("{e}")));
-    Ok((parse(subject)?, parse(body)?))
-}
-
-/// The `From` of messages, or the 409 that sending is not configured.
-fn mail_from(state: &ApiState) -> Result<&Email, ApiError> {
-    state.settings.sending.mail_from.as_ref().ok_or_else(|| {
+/// What e-mailing needs of the server, or the 409 that sending is not configured.
+fn mail(state: &ApiState) -> Result<Mail<'_>, ApiError> {
+    let sending = &state.settings.sending;
+    let from = sending.mail_from.as_ref().ok_or_else(|| {
         ApiError::conflict(
             "e-mail is not configured on this server: set BILLABLE_SMTP_URL and BILLABLE_MAIL_FROM, then send again",
         )
-    })
-}
-
-/// The caller's team's invoice `id` and its client.
-async fn invoice_and_client(
-    state: &ApiState,
-    team: TeamId,
-    id: InvoiceId,
-) -> Result<(Invoice, Client), ApiError> {
-    let billing = &state.stores.billing;
-    let invoice = billing.get_invoice(team, id).await?.ok_or_else(|| not_found("invoice"))?;
-    let client = billing
-        .get(team, invoice.client_id)
-        .await?
-        .ok_or_else(|| ApiError::internal(anyhow::anyhow!("invoice {id} names a missing client")))?;
-    Ok((invoice, client))
-}
-
-/// `document` rendered as a PDF attachment named after its serial.
-async fn pdf(state: &ApiState, document: &billing::InvoiceDocument) -> Result<Attachment, ApiError> {
-    let bytes = state.renderer.render(document).await.map_err(|error| {
-        tracing::error!(error = format!("{error:#}"), document = %document.serial, "PDF rendering failed");
-        ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "failed to generate PDF")
     })?;
-    Ok(Attachment {
-        filename: format!("{}.pdf", document.serial),
-        content_type: "application/pdf".to_owned(),
-        bytes,
+    Ok(Mail {
+        billing: &*state.stores.billing,
+        store: &*state.stores.notify,
+        printer: &state.printer,
+        from,
+        links: &sending.links,
     })
 }
 
-/// Stores `message` with `attachments` and its job.
-async fn queue(
-    state: &ApiState,
-    message: Message,
-    attachments: Vec<Attachment>,
-) -> Result<MessageBody, ApiError> {
-    for attachment in &message.attachments {
-        tracing::info!(
-            message = %message.id,
-            file = %attachment.filename,
-            size = attachment.size,
-            sha256 = %attachment.sha256,
-            "attachment queued"
-        );
+/// A message not queued, in the API's words; `document` is what was to be sent.
+fn refused(error: SendError, document: DocumentKind) -> ApiError {
+    match error {
+        SendError::NotFound => not_found(noun(document)),
+        SendError::Refused(refusal) => einvoice_refusal(&refusal),
+        SendError::Render(error) => render_failed(&error),
+        SendError::Subject(MailRule::Subject(reason)) => {
+            FieldError::new("subject", format!("once filled in, {reason}")).into()
+        }
+        SendError::Subject(rule) => FieldError::new("subject", rule.to_string()).into(),
+        SendError::Body(invalid) => FieldError::new("body", format!("once filled in, {invalid}")).into(),
+        SendError::Recipients { list, rule } => {
+            let field = match list {
+                RecipientList::To => "to",
+                RecipientList::Cc => "cc",
+            };
+            FieldError::new(field, rule.to_string()).into()
+        }
+        SendError::NothingDue { serial, status } => ApiError::conflict(format!(
+            "invoice: nothing is due on {serial} ({}), so there is nothing to remind of",
+            status.as_str()
+        )),
+        SendError::ClientOptedOut => ApiError::conflict(
+            "client: it takes no reminders (remindersEnabled is false); send the invoice instead, or change the client",
+        ),
+        SendError::Store(error) => error.into(),
     }
-    let queued =
-        state.stores.notify.queue_message(&NewMessage { message, attachments }).await.map_err(|error| {
-            match error {
-                QueueMessageError::NotFound => not_found("invoice"),
-                QueueMessageError::Store(error) => error.into(),
-            }
-        })?;
-    Ok(queued.into())
 }
 
 /// 202 with the queued message and where to follow it.
@@ -488,40 +378,21 @@ pub(crate) async fn send(
     id: InvoiceId,
     input: SendInput,
 ) -> Result<MessageBody, ApiError> {
-    let from = mail_from(state)?;
-    let carried = Carried::parse(input.attach_pdf, input.e_invoice.as_deref())?;
-    let asked = Asked::parse(input.to, input.cc, input.subject, input.body)?;
-    let (invoice, client) = invoice_and_client(state, team, id).await?;
-    let now = state.clock.now();
-    let attachments = match carried {
-        Carried { pdf: false, e_invoice: None } => Vec::new(),
-        Carried { pdf: true, e_invoice: None } => {
-            let document = billing::service::invoice_document(&*state.stores.billing, id, now)
-                .await?
-                .ok_or_else(|| not_found("invoice"))?;
-            vec![pdf(state, &document).await?]
-        }
-        Carried { e_invoice: Some(format), .. } => {
-            let store = &*state.stores.billing;
-            let made =
-                billing::service::invoice_document_with_e_invoice(store, id, now, format.profile()).await;
-            carried.attachments(state, made, "invoice").await?
-        }
-    };
-    let facts =
-        Facts::of_invoice(&invoice, client.details.name.as_str(), state.settings.sending.invoice_pdf_url(id));
-    let (subject, body) = wording(MessageKind::Invoice)?;
-    let message = asked.message(
-        MessageKind::Invoice,
-        &invoice,
-        &client,
-        &facts,
-        (&subject, &body),
-        &attachments,
-        from,
-        now,
-    )?;
-    queue(state, message, attachments).await
+    send_document(state, team, DocumentRef::Invoice(id), input).await
+}
+
+/// E-mails the team's `document` as `input` asks.
+async fn send_document(
+    state: &ApiState,
+    team: TeamId,
+    document: DocumentRef,
+    input: SendInput,
+) -> Result<MessageBody, ApiError> {
+    let mail = mail(state)?;
+    let files = files(input.attach_pdf, input.e_invoice.as_deref())?;
+    let asked = asked(input.to, input.cc, input.subject, input.body)?;
+    let sent = service::send(mail, team, document, files, asked, state.clock.now()).await;
+    Ok(sent.map_err(|error| refused(error, document.kind()))?.into())
 }
 
 /// Send a reminder of an invoice now
@@ -560,37 +431,11 @@ pub(crate) async fn remind(
     id: &str,
     input: RemindInput,
 ) -> Result<MessageBody, ApiError> {
-    let from = mail_from(state)?;
-    let asked = Asked::parse(input.to, input.cc, input.subject, input.body)?;
+    let mail = mail(state)?;
+    let asked = asked(input.to, input.cc, input.subject, input.body)?;
     let id: InvoiceId = path_id(id, "invoice")?;
-    let (invoice, client) = invoice_and_client(state, who.team_id, id).await?;
-    if !notify::reminders::is_open(invoice.balance.due().is_zero(), invoice.status) {
-        return Err(ApiError::conflict(format!(
-            "invoice: nothing is due on {} ({}), so there is nothing to remind of",
-            invoice.serial,
-            invoice.status.as_str()
-        )));
-    }
-    if !client.details.reminders_enabled {
-        return Err(ApiError::conflict(
-            "client: it takes no reminders (remindersEnabled is false); send the invoice instead, or change the client",
-        ));
-    }
-    let policy = state.stores.notify.reminder_policy(who.team_id).await?;
-    let now = state.clock.now();
-    let facts =
-        Facts::of_invoice(&invoice, client.details.name.as_str(), state.settings.sending.invoice_pdf_url(id));
-    let message = asked.message(
-        MessageKind::Reminder,
-        &invoice,
-        &client,
-        &facts,
-        (&policy.subject, &policy.body),
-        &[],
-        from,
-        now,
-    )?;
-    queue(state, message, Vec::new()).await
+    let reminded = service::remind(mail, who.team_id, id, asked, state.clock.now()).await;
+    Ok(reminded.map_err(|error| refused(error, DocumentKind::Invoice))?.into())
 }
 
 /// Send a credit note by e-mail
@@ -618,56 +463,8 @@ pub(crate) async fn send_credit_note(
     OptionalJson(input): OptionalJson<SendInput>,
     state: web::Data<ApiState>,
 ) -> Result<HttpResponse, ApiError> {
-    let who = &auth.principal;
-    let from = mail_from(&state)?;
-    let carried = Carried::parse(input.attach_pdf, input.e_invoice.as_deref())?;
-    let asked = Asked::parse(input.to, input.cc, input.subject, input.body)?;
     let id: CreditNoteId = path_id(&path, "credit note")?;
-    let note = state
-        .stores
-        .billing
-        .get_credit_note(who.team_id, id)
-        .await?
-        .ok_or_else(|| not_found("credit note"))?;
-    let (invoice, client) = invoice_and_client(&state, who.team_id, note.invoice_id).await?;
-    let now = state.clock.now();
-    let attachments = match carried {
-        Carried { pdf: false, e_invoice: None } => Vec::new(),
-        Carried { pdf: true, e_invoice: None } => {
-            let document = billing::service::credit_note_document(&*state.stores.billing, id)
-                .await?
-                .ok_or_else(|| not_found("credit note"))?;
-            vec![pdf(&state, &document).await?]
-        }
-        Carried { e_invoice: Some(format), .. } => {
-            let store = &*state.stores.billing;
-            let made =
-                billing::service::credit_note_document_with_e_invoice(store, id, format.profile()).await;
-            carried.attachments(&state, made, "credit note").await?
-        }
-    };
-    let facts = Facts {
-        serial: note.serial.to_string(),
-        amount_due: money(invoice.balance.due(), invoice.currency),
-        ..Facts::of_invoice(
-            &invoice,
-            client.details.name.as_str(),
-            state.settings.sending.credit_note_pdf_url(id),
-        )
-    };
-    let (subject, body) = wording(MessageKind::CreditNote)?;
-    let mut message = asked.message(
-        MessageKind::CreditNote,
-        &invoice,
-        &client,
-        &facts,
-        (&subject, &body),
-        &attachments,
-        from,
-        now,
-    )?;
-    message.credit_note_id = Some(id);
-    Ok(accepted(queue(&state, message, attachments).await?))
+    Ok(accepted(send_document(&state, auth.principal.team_id, DocumentRef::CreditNote(id), input).await?))
 }
 
 /// The message listing's filters.
@@ -676,7 +473,7 @@ pub(crate) async fn send_credit_note(
 #[into_params(parameter_in = Query)]
 pub(crate) struct MessageQuery {
     /// Only messages in this status.
-    #[param(value_type = Option<MessageStatusSchema>)]
+    #[param(value_type = Option<MessageStatusSchema>, example = "failed")]
     status: Option<String>,
     /// Only messages about this invoice.
     #[param(format = Uuid)]
@@ -807,7 +604,7 @@ pub(crate) async fn retry_message(
     path: web::Path<String>,
     state: web::Data<ApiState>,
 ) -> Result<HttpResponse, ApiError> {
-    mail_from(&state)?;
+    mail(&state)?;
     let id: MessageId = path_id(&path, "message")?;
     let retried = state.stores.notify.retry_message(auth.principal.team_id, id, state.clock.now()).await;
     let message = retried.map_err(|error| match error {
@@ -828,7 +625,7 @@ pub(crate) fn policy_wording(
     subject: Option<String>,
     body: Option<String>,
 ) -> Result<(Template, Template), ApiError> {
-    let (default_subject, default_body) = wording(MessageKind::Reminder)?;
+    let (default_subject, default_body) = MessageKind::Reminder.default_templates(Language::default());
     let blank = |field: &str| FieldError::new(field, "must not be empty");
     let subject = match subject {
         Some(text) if text.trim().is_empty() => return Err(blank("subject").into()),

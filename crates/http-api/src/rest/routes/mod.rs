@@ -12,6 +12,7 @@ pub(crate) mod ops;
 pub(crate) mod payments;
 pub(crate) mod pdf;
 pub(crate) mod recurring;
+pub(crate) mod refusals;
 pub(crate) mod reminders;
 pub(crate) mod team;
 pub(crate) mod track;

@@ -6,13 +6,13 @@ use accounts::{Permission, Principal};
 use actix_web::http::header;
 use actix_web::{HttpRequest, HttpResponse, get, post, web};
 use billing::ledger::{
-    ENTRY_AMOUNT, EntryAmount, EntryFilter, EntryKind, EntryPosition, LedgerRule, NewEntry, Notes,
-    PaymentMethod, Reference,
+    ENTRY_AMOUNT, EntryAmount, EntryFilter, EntryKind, EntryPosition, NewEntry, Notes, PaymentMethod,
+    Reference,
 };
 use billing::money::round_to_minor;
 use billing::receivables::Age;
 use billing::service::{self, BillingError};
-use billing::{InvoiceId, InvoiceStatus, LedgerEntry, LedgerEntryId};
+use billing::{InvoiceId, LedgerEntry, LedgerEntryId};
 use kernel::{FieldError, Id};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Number, Value};
@@ -26,6 +26,7 @@ use crate::rest::csv;
 use crate::rest::openapi::{EntryKind as EntryKindSchema, PaymentMethod as PaymentMethodSchema};
 use crate::rest::paging::{self, Page};
 use crate::rest::routes::invoices::{Exact, InvoiceBody};
+use crate::rest::routes::refusals::books_refusal;
 use crate::rest::routes::{
     BodyErrors, KeyedErrors, NotFound, QueryErrors, Timestamp, created, not_found, path_id, query_day,
     query_id,
@@ -207,38 +208,6 @@ impl RefundInput {
             notes: notes(self.reason, "reason")?,
             created_at: now,
         })
-    }
-}
-
-/// A rule of the books in the REST API's words: the field, the rule, the figure.
-pub(crate) fn books_refusal(rule: &LedgerRule) -> ApiError {
-    match rule {
-        LedgerRule::ExceedsDue { due } => ApiError::conflict(format!("amount: exceeds amountDue {due}")),
-        LedgerRule::ExceedsPaid { paid } => ApiError::conflict(format!("amount: exceeds amountPaid {paid}")),
-        LedgerRule::NothingDue => {
-            ApiError::conflict("status: nothing is due on this invoice (amountDue is 0)")
-        }
-        LedgerRule::CreditExceedsTotal { credited, total } => ApiError::conflict(format!(
-            "lineItems: the invoice's credit notes would come to {credited}, more than its total {total}"
-        )),
-        LedgerRule::TotalBelowRecorded { total, recorded } => ApiError::conflict(format!(
-            "total: {total} would be below what was paid, credited and written off ({recorded})"
-        )),
-        LedgerRule::VoidBreaks(rule) => {
-            let later = books_refusal(rule);
-            ApiError::conflict(format!(
-                "id: voiding it would leave a later entry unbacked ({})",
-                later.message()
-            ))
-        }
-        LedgerRule::AlreadyVoided => ApiError::conflict("id: the entry is voided already"),
-        LedgerRule::MoneyRecorded => ApiError::conflict(
-            "status: PENDING cannot be set once money was recorded; void the payments or refund them instead",
-        ),
-        LedgerRule::FinerThanCurrency { currency, places } => {
-            FieldError::new("amount", format!("must have at most {places} decimal places in {currency}"))
-                .into()
-        }
     }
 }
 
@@ -727,16 +696,4 @@ pub(crate) async fn receivables(
             }
         })
         .collect())
-}
-
-/// Whether `status`, given on create or update, is one that follows from the books.
-pub(crate) fn status_refusal(status: InvoiceStatus) -> ApiError {
-    match status {
-        InvoiceStatus::PaidPartial => FieldError::new(
-            "status",
-            "PAID_PARTIAL follows from payments and cannot be set; record a payment (POST /v1/invoices/{id}/payments)",
-        )
-        .into(),
-        _ => FieldError::new("status", "OVERDUE follows from dueDate and cannot be set; set dueDate instead").into(),
-    }
 }

@@ -1,15 +1,19 @@
 //! What the public PDF links share (an invoice's, a credit note's): the per-IP limit, the
 //! query (`id`, `download`), and the rendered answer.
 
-use actix_web::http::{StatusCode, header};
+use actix_web::http::header;
 use actix_web::{HttpRequest, HttpResponse, web};
-use billing::InvoiceDocument;
+use billing::einvoice::Format;
+use billing::issue::{self, DocumentRef, Reader};
 use kernel::FieldError;
 use serde::Deserialize;
 
 use crate::conventions::client::client_ip;
 use crate::conventions::error::ApiError;
 use crate::conventions::ratelimit::too_many_requests;
+use crate::rest::openapi::PdfFormat;
+use crate::rest::routes::not_found;
+use crate::rest::routes::refusals::{file_refused, noun};
 use crate::rest::state::ApiState;
 
 /// The query of a PDF link, as the description shows it ([`PdfParams`] reads it).
@@ -25,24 +29,9 @@ pub(crate) struct PdfQuery {
     download: Option<String>,
     /// `facturx` makes the PDF a Factur-X / ZUGFeRD invoice (EN 16931 profile): PDF/A-3b
     /// with the document's XML embedded as `factur-x.xml`. Left out, a plain PDF.
-    #[param(required = false, value_type = Option<PdfFormat>)]
+    #[param(required = false, value_type = Option<PdfFormat>, example = "facturx")]
     format: Option<String>,
 }
-
-/// The one format a PDF link takes besides the plain PDF.
-#[derive(Debug)]
-pub(crate) struct PdfFormat;
-
-impl utoipa::PartialSchema for PdfFormat {
-    fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
-        utoipa::openapi::schema::ObjectBuilder::new()
-            .schema_type(utoipa::openapi::schema::Type::String)
-            .enum_values(Some(["facturx"]))
-            .into()
-    }
-}
-
-impl utoipa::ToSchema for PdfFormat {}
 
 /// The query of a PDF link, as read.
 #[derive(Debug, Deserialize)]
@@ -53,13 +42,13 @@ struct PdfParams {
     format: Option<String>,
 }
 
-/// What a PDF link asks for: the document's id as given, and whether to download it.
+/// What a PDF link asks for: the document's id as given, whether to download it, and how
+/// the PDF is made.
 #[derive(Debug)]
 pub(crate) struct PdfAsked {
     pub(crate) id: String,
     download: bool,
-    /// Whether to make a Factur-X PDF.
-    pub(crate) facturx: bool,
+    format: issue::PdfFormat,
 }
 
 /// Limits the caller per IP, then reads the query: so a 429 comes before a 400.
@@ -76,44 +65,35 @@ pub(crate) async fn asked(req: &HttpRequest, state: &ApiState) -> Result<PdfAske
         Some("true") => true,
         Some(_) => return Err(FieldError::new("download", "must be true or false").into()),
     };
-    let facturx = match query.format.as_deref() {
-        None => false,
-        Some("facturx") => true,
+    let format = match query.format.as_deref() {
+        None => issue::PdfFormat::Plain,
+        Some(word) if word == Format::FacturX.as_str() => issue::PdfFormat::FacturX,
         Some(_) => {
-            return Err(FieldError::new("format", "must be facturx, or be left out for a plain PDF").into());
+            let facturx = Format::FacturX.as_str();
+            return Err(FieldError::new(
+                "format",
+                format!("must be {facturx}, or be left out for a plain PDF"),
+            )
+            .into());
         }
     };
-    Ok(PdfAsked { id, download, facturx })
+    Ok(PdfAsked { id, download, format })
 }
 
-/// `document` with the Factur-X XML of `e_invoice` to embed, or the refusal of an e-invoice
-/// (a 422 naming what is missing, or a 404 as for a plain PDF).
-pub(crate) fn with_facturx(
-    made: Result<(InvoiceDocument, billing::einvoice::EInvoice), billing::service::EInvoiceError>,
-    what: &str,
-) -> Result<InvoiceDocument, ApiError> {
-    let (mut document, e_invoice) = made.map_err(|error| super::einvoices::refused(error, what))?;
-    document.facturx_xml = Some(einvoice::Format::FacturX.write(&e_invoice));
-    Ok(document)
-}
-
-/// `document` rendered as asked: inline or as a download named after its serial; a
-/// renderer's failure is a 500 that says only so, its cause logged.
+/// The PDF of `document` as asked: inline or as a download named after its serial. No such
+/// document is a 404, an e-invoice it cannot make a 422, a renderer's failure a 500 that
+/// says only so, its cause logged.
 pub(crate) async fn answer(
     state: &ApiState,
     asked: &PdfAsked,
-    document: &InvoiceDocument,
+    document: DocumentRef,
 ) -> Result<HttpResponse, ApiError> {
-    let pdf = state.renderer.render(document).await.map_err(|error| {
-        tracing::error!(error = format!("{error:#}"), document = %document.serial, "PDF rendering failed");
-        ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "failed to generate PDF")
-    })?;
+    let issued = issue::load(&*state.stores.billing, document, Reader::ByLink).await?;
+    let issued = issued.ok_or_else(|| not_found(noun(document.kind())))?;
+    let pdf = state.printer.pdf(&issued, asked.format, state.clock.now()).await.map_err(file_refused)?;
     let disposition = if asked.download { "attachment" } else { "inline" };
     Ok(HttpResponse::Ok()
-        .content_type("application/pdf")
-        .insert_header((
-            header::CONTENT_DISPOSITION,
-            format!("{disposition}; filename=\"{}.pdf\"", document.serial),
-        ))
-        .body(pdf))
+        .content_type(pdf.media_type.as_str())
+        .insert_header((header::CONTENT_DISPOSITION, format!("{disposition}; filename=\"{}\"", pdf.name)))
+        .body(pdf.bytes))
 }

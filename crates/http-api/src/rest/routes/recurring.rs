@@ -33,7 +33,6 @@ use crate::rest::openapi::{
 use crate::rest::paging::{self, Page};
 use crate::rest::routes::billed_time::{RoundingInput, project_ids, rounding};
 use crate::rest::routes::invoices::{Exact, LineItemInput, invoice_rule, lines, number, vat};
-use crate::rest::routes::messages::{self, SendInput};
 use crate::rest::routes::track::projects::rate;
 use crate::rest::routes::{
     BodyErrors, Deleted, KeyedErrors, NotFound, QueryErrors, Timestamp, body_id, created, no_such, not_found,
@@ -567,40 +566,6 @@ fn check_mode(state: &ApiState, mode: Mode) -> Result<(), ApiError> {
         ));
     }
     Ok(())
-}
-
-/// The job pass's work of recurring invoices at `now`: each due period's invoice made, of
-/// every team ([`recurring_service::run_due`]), and those of `issue_and_send` recurring
-/// invoices e-mailed as `POST /v1/invoices/{id}/send` with an empty body does. Answers how
-/// many invoices it made.
-pub async fn make_due_invoices(
-    state: &ApiState,
-    now: chrono::DateTime<chrono::Utc>,
-) -> Result<u32, kernel::StoreError> {
-    let stores = &state.stores;
-    let ports = recurring_service::PassPorts {
-        recurring: &*stores.recurring,
-        billing: &*stores.billing,
-        accounts: &*stores.accounts,
-        tracking: &*stores.track,
-    };
-    let report = recurring_service::run_due(ports, now).await?;
-    for (team, invoice) in &report.to_send {
-        if let Err(error) = messages::send(state, *team, *invoice, SendInput::default()).await {
-            tracing::error!(%team, %invoice, %error, "an invoice of a recurring invoice could not be queued for e-mail");
-        }
-    }
-    let generated = u32::try_from(report.generated.len()).unwrap_or(u32::MAX);
-    if generated + report.skipped + report.failed + report.deferred > 0 {
-        tracing::info!(
-            generated,
-            skipped = report.skipped,
-            failed = report.failed,
-            deferred = report.deferred,
-            "recurring invoices passed"
-        );
-    }
-    Ok(generated)
 }
 
 /// Refuses a client billed in another currency than the team's: a recurring invoice

@@ -4,7 +4,7 @@
 use std::net::IpAddr;
 use std::time::Duration;
 
-use accounts::{Permission, Principal};
+use accounts::Principal;
 use actix_web::http::StatusCode;
 use actix_web::{HttpResponse, delete, get, patch, post, web};
 use chrono::{DateTime, SecondsFormat, Utc};
@@ -253,16 +253,6 @@ pub(crate) fn describe_type(kind: EventType) -> &'static str {
     }
 }
 
-/// The permission a key needs to subscribe to events of `kind`: the read permission of what
-/// their `data` shows.
-fn permission_for(kind: EventType) -> Permission {
-    match kind.family() {
-        "client" => Permission::ClientsRead,
-        "time_entry" | "timer" => Permission::TrackRead,
-        _ => Permission::InvoicesRead,
-    }
-}
-
 /// List the event types
 ///
 /// Every event type an endpoint may subscribe to, what raises it, and the permission a key
@@ -278,7 +268,7 @@ pub(crate) async fn list_event_types(_auth: Auth<WebhooksRead>) -> web::Json<Vec
             .map(|kind| EventTypeBody {
                 kind: kind.as_str(),
                 description: describe_type(kind),
-                permission: permission_for(kind).as_str(),
+                permission: kind.family().read_permission().as_str(),
             })
             .collect(),
     )
@@ -306,7 +296,7 @@ fn events(patterns: &[String], who: &Principal) -> Result<EventFilter, ApiError>
 fn may_read(filter: &EventFilter, who: &Principal) -> Result<(), ApiError> {
     let lacking = EventType::subscribable()
         .filter(|kind| filter.matches(*kind))
-        .map(permission_for)
+        .map(|kind| kind.family().read_permission())
         .find(|permission| !who.may(*permission));
     match lacking {
         Some(permission) => require(who, permission, "these events' data"),
@@ -672,7 +662,7 @@ pub(crate) async fn test_webhook_endpoint(
 #[into_params(parameter_in = Query)]
 pub(crate) struct DeliveryQuery {
     /// Only deliveries in this status.
-    #[param(value_type = Option<DeliveryStatusSchema>)]
+    #[param(value_type = Option<DeliveryStatusSchema>, example = "failed")]
     status: Option<String>,
 }
 

@@ -167,14 +167,15 @@ fn save_error(error: SaveProjectError) -> ApiError {
 pub(crate) struct ProjectQuery {
     /// Only projects of this status; repeat the parameter for several
     /// (`status=ACTIVE&status=PENDING`).
-    #[param(value_type = Option<Vec<ProjectStatusSchema>>, style = Form, explode)]
+    #[param(value_type = Option<Vec<ProjectStatusSchema>>, style = Form, explode, example = json!("ACTIVE"))]
     status: Option<paging::OneOrMany>,
     /// Only projects whose title or code holds this, in any case of its letters (1 to 100
     /// characters).
     #[param(
         min_length = 1,
         max_length = 100,
-        pattern = r"^[^\u0000-\u0008\u000B\u000C\u000E-\u001F\uFFFE\uFFFF]*$"
+        pattern = r"^[^\u0000-\u0008\u000B\u000C\u000E-\u001F\uFFFE\uFFFF]*$",
+        example = "web"
     )]
     q: Option<String>,
 }

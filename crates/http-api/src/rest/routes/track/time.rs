@@ -1,9 +1,8 @@
 //! `/v1/track/time`: time entries.
 
-use accounts::{Permission, Principal, UserId};
+use accounts::{Principal, UserId};
 use actix_web::http::header::{AcceptEncoding, ContentEncoding, ContentType, Encoding, Header, VARY};
 use actix_web::{HttpRequest, HttpResponse, delete, get, patch, post, web};
-use billing::InvoiceId;
 use kernel::{FieldError, Id, InvalidValue, parse_instant};
 use serde::{Deserialize, Serialize};
 use serde_json::Number;
@@ -20,7 +19,7 @@ use crate::conventions::body::{Json, Patch};
 use crate::conventions::error::ApiError;
 use crate::rest::auth::{Auth, TrackRead, TrackWrite};
 use crate::rest::csv;
-use crate::rest::listings::Listing;
+use crate::rest::listings::{InvoiceIds, Listing};
 use crate::rest::openapi::{Frequency as FrequencySchema, InstantInput};
 use crate::rest::paging;
 use crate::rest::routes::{
@@ -73,27 +72,6 @@ pub(crate) struct TimeEntryBody {
     team_id: Uuid,
     created_at: Timestamp,
     updated_at: Timestamp,
-}
-
-/// Whether a caller is shown which invoice billed an entry. The invoice id is the PDF's
-/// only credential, so only a key that may read invoices sees it; others see `billed`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub(crate) enum InvoiceIds {
-    Shown,
-    Withheld,
-}
-
-impl InvoiceIds {
-    pub(crate) fn for_caller(who: &Principal) -> Self {
-        if who.may(Permission::InvoicesRead) { Self::Shown } else { Self::Withheld }
-    }
-
-    fn show(self, id: Option<InvoiceId>) -> Option<InvoiceId> {
-        match self {
-            Self::Shown => id,
-            Self::Withheld => None,
-        }
-    }
 }
 
 impl TimeEntryBody {

@@ -10,12 +10,11 @@ use tracking::{Actor, Description, RunningTimer};
 use utoipa::ToSchema;
 use uuid::Uuid;
 
-use super::time::{
-    EntryTag, InvoiceIds, TagGiven, TimeEntryBody, description, entry_tags, placement, tags, task_name,
-};
+use super::time::{EntryTag, TagGiven, TimeEntryBody, description, entry_tags, placement, tags, task_name};
 use crate::conventions::body::Json;
 use crate::conventions::error::ApiError;
 use crate::rest::auth::{Auth, TrackRead, TrackWrite};
+use crate::rest::listings::InvoiceIds;
 use crate::rest::routes::{BodyErrors, Deleted, KeyedErrors, Timestamp, created};
 use crate::rest::state::ApiState;
 

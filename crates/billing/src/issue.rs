@@ -1,0 +1,242 @@
+//! The documents a team issues to its clients (an invoice, a credit note; a quote next), by
+//! reference, and the one way each becomes files: its PDF (plain, or a Factur-X PDF that
+//! carries its e-invoice) and its e-invoice XML. The PDF link, the e-invoice endpoints and
+//! every mail make their files here, so a document of any kind comes out the same way.
+
+use std::sync::Arc;
+
+use accounts::TeamId;
+use chrono::{DateTime, Utc};
+use kernel::StoreError;
+use locale::Language;
+
+use crate::credit::{CreditNote, CreditNoteId};
+use crate::document::{InvoiceDocument, InvoiceRenderer, RenderError};
+use crate::einvoice::{EInvoice, Format, Parties, Profile, Refusal, XmlWriter};
+use crate::{BillingStore, Client, Invoice, InvoiceId, SenderAddress};
+
+/// A document the team issued, by id.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum DocumentRef {
+    Invoice(InvoiceId),
+    CreditNote(CreditNoteId),
+}
+
+/// The kinds of documents, in the words the API and the logs use.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum DocumentKind {
+    Invoice,
+    CreditNote,
+}
+
+kernel::words!(DocumentKind { Invoice => "invoice", CreditNote => "credit_note" });
+
+impl DocumentRef {
+    pub fn kind(self) -> DocumentKind {
+        match self {
+            Self::Invoice(_) => DocumentKind::Invoice,
+            Self::CreditNote(_) => DocumentKind::CreditNote,
+        }
+    }
+}
+
+/// Who reads a document: anyone holding its unguessable id (the public PDF link), or one
+/// team, to which another team's document does not exist.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Reader {
+    ByLink,
+    Team(TeamId),
+}
+
+/// How a document's PDF is made.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum PdfFormat {
+    /// The document as printed.
+    Plain,
+    /// A Factur-X / ZUGFeRD PDF/A-3b that carries the document's e-invoice (EN 16931
+    /// profile) as `factur-x.xml`.
+    FacturX,
+}
+
+/// The files asked of a document: its PDF, and an e-invoice as an XML file of its own.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Files {
+    pub pdf: Option<PdfFormat>,
+    pub xml: Option<Format>,
+}
+
+/// What a file made of a document is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MediaType {
+    Pdf,
+    Xml,
+}
+
+kernel::words!(MediaType { Pdf => "application/pdf", Xml => "application/xml" });
+
+/// A file made of a document, named after it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DocumentFile {
+    /// `INV-0001.pdf`, `CN-0001-xrechnung-ubl.xml`.
+    pub name: String,
+    pub media_type: MediaType,
+    pub bytes: Vec<u8>,
+}
+
+/// Why a file of a document was not made.
+#[derive(Debug, thiserror::Error)]
+pub enum FileError {
+    /// The e-invoice its format needs lacks data the document does not have.
+    #[error(transparent)]
+    Refused(#[from] Refusal),
+    /// The renderer failed; the cause is for the log, not for the client.
+    #[error(transparent)]
+    Render(#[from] RenderError),
+}
+
+/// A document as stored, with the invoice it belongs to and the parties it names: all its
+/// files are made from this.
+#[derive(Debug, Clone)]
+pub struct Issued {
+    /// The invoice, or the invoice the credit note corrects.
+    pub invoice: Invoice,
+    pub credit_note: Option<CreditNote>,
+    pub client: Client,
+    pub sender: SenderAddress,
+}
+
+impl Issued {
+    pub fn reference(&self) -> DocumentRef {
+        match &self.credit_note {
+            Some(note) => DocumentRef::CreditNote(note.id),
+            None => DocumentRef::Invoice(self.invoice.id),
+        }
+    }
+
+    /// Its serial: the credit note's own, else the invoice's.
+    pub fn serial(&self) -> String {
+        match &self.credit_note {
+            Some(note) => note.serial.to_string(),
+            None => self.invoice.serial.to_string(),
+        }
+    }
+
+    /// The language its client reads it in.
+    pub fn language(&self) -> Language {
+        Language::default()
+    }
+
+    /// The document put into words for print, its status as of `now`.
+    pub fn printed(&self, now: DateTime<Utc>) -> InvoiceDocument {
+        let words = self.language();
+        match &self.credit_note {
+            Some(note) => InvoiceDocument::credit_note(words, note, &self.client, &self.sender),
+            None => InvoiceDocument::new(words, &self.invoice, &self.client, &self.sender, now),
+        }
+    }
+
+    /// The document as an e-invoice of `profile`, or what it lacks for one.
+    pub fn e_invoice(&self, profile: Profile) -> Result<EInvoice, Refusal> {
+        let parties = Parties { client: &self.client, sender: &self.sender };
+        match &self.credit_note {
+            Some(note) => EInvoice::of_credit_note(profile, note, &self.invoice, &parties),
+            None => EInvoice::of_invoice(profile, &self.invoice, &parties),
+        }
+    }
+}
+
+/// The document `reference` as `reader` may see it; `None` when there is none to them.
+pub async fn load(
+    store: &dyn BillingStore,
+    reference: DocumentRef,
+    reader: Reader,
+) -> Result<Option<Issued>, StoreError> {
+    let (invoice, credit_note) = match reference {
+        DocumentRef::Invoice(id) => {
+            let invoice = match reader {
+                Reader::ByLink => store.find_invoice(id).await?,
+                Reader::Team(team) => store.get_invoice(team, id).await?,
+            };
+            let Some(invoice) = invoice else { return Ok(None) };
+            (invoice, None)
+        }
+        DocumentRef::CreditNote(id) => {
+            let note = match reader {
+                Reader::ByLink => store.find_credit_note(id).await?,
+                Reader::Team(team) => store.get_credit_note(team, id).await?,
+            };
+            let Some(note) = note else { return Ok(None) };
+            let invoice = store.get_invoice(note.team_id, note.invoice_id).await?.ok_or_else(|| {
+                StoreError::Unexpected(anyhow::anyhow!("credit note {} refers to a missing invoice", note.id))
+            })?;
+            (invoice, Some(note))
+        }
+    };
+    let (team, id) = (invoice.team_id, invoice.id);
+    let missing =
+        |what: &str| StoreError::Unexpected(anyhow::anyhow!("invoice {id} refers to a missing {what}"));
+    let client = store.get(team, invoice.client_id).await?.ok_or_else(|| missing("client"))?;
+    let sender = store.get_sender(team, invoice.sender_id).await?.ok_or_else(|| missing("sender address"))?;
+    Ok(Some(Issued { invoice, credit_note, client, sender }))
+}
+
+/// Makes the files of documents: the PDF through the renderer, the e-invoice through the
+/// XML writer. Cheap to clone.
+#[derive(Debug, Clone)]
+pub struct Printer {
+    renderer: Arc<dyn InvoiceRenderer>,
+    xml: Arc<dyn XmlWriter>,
+}
+
+impl Printer {
+    pub fn new(renderer: Arc<dyn InvoiceRenderer>, xml: Arc<dyn XmlWriter>) -> Self {
+        Self { renderer, xml }
+    }
+
+    /// `issued`'s PDF in `format`, its status as of `now`.
+    pub async fn pdf(
+        &self,
+        issued: &Issued,
+        format: PdfFormat,
+        now: DateTime<Utc>,
+    ) -> Result<DocumentFile, FileError> {
+        let mut document = issued.printed(now);
+        if format == PdfFormat::FacturX {
+            let e_invoice = issued.e_invoice(Format::FacturX.profile())?;
+            document.facturx_xml = Some(self.xml.write(Format::FacturX, &e_invoice));
+        }
+        let serial = &document.serial;
+        let bytes = self
+            .renderer
+            .render(&document)
+            .await
+            .map_err(|RenderError(error)| RenderError(error.context(format!("the PDF of {serial}"))))?;
+        Ok(DocumentFile { name: format!("{}.pdf", document.serial), media_type: MediaType::Pdf, bytes })
+    }
+
+    /// `issued` as an e-invoice of `format`, as XML.
+    pub fn xml(&self, issued: &Issued, format: Format) -> Result<DocumentFile, Refusal> {
+        let e_invoice = issued.e_invoice(format.profile())?;
+        Ok(DocumentFile {
+            name: format!("{}-{}.xml", e_invoice.number, format.as_str()),
+            media_type: MediaType::Xml,
+            bytes: self.xml.write(format, &e_invoice).into_bytes(),
+        })
+    }
+
+    /// The `files` asked of `issued`: the PDF first, then the XML. The e-invoice is checked
+    /// before anything is rendered, so a refusal costs no rendering.
+    pub async fn files(
+        &self,
+        issued: &Issued,
+        files: Files,
+        now: DateTime<Utc>,
+    ) -> Result<Vec<DocumentFile>, FileError> {
+        let xml = files.xml.map(|format| self.xml(issued, format)).transpose()?;
+        let pdf = match files.pdf {
+            Some(format) => Some(self.pdf(issued, format, now).await?),
+            None => None,
+        };
+        Ok(pdf.into_iter().chain(xml).collect())
+    }
+}
