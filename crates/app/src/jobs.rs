@@ -72,7 +72,7 @@ pub(crate) struct RecurringBooks {
 impl outbound::BookWork for RecurringBooks {
     async fn run_due(&self, now: chrono::DateTime<chrono::Utc>) -> Result<u32, StoreError> {
         let stores = &self.stores;
-        let ports = recurring::service::PassPorts {
+        let ports = recurring::service::Ports {
             recurring: &*stores.recurring,
             billing: &*stores.billing,
             accounts: &*stores.accounts,

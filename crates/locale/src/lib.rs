@@ -84,6 +84,14 @@ impl Language {
         out
     }
 
+    /// `number`, a plain decimal (`-1234.5`), with this language's decimal mark and no
+    /// grouping, as running text writes an amount: `-1234.5`.
+    pub fn decimal(self, number: &str) -> String {
+        match self {
+            Self::English => number.to_owned(),
+        }
+    }
+
     /// A day as this language writes it on a document or in a mail.
     pub fn day(self, day: NaiveDate) -> String {
         match self {
@@ -323,6 +331,7 @@ mod tests {
         assert_eq!(english.grouped("1234567.50"), "1,234,567.50");
         assert_eq!(english.grouped("-1000"), "-1,000");
         assert_eq!(english.grouped("999.999"), "999.999");
+        assert_eq!(english.decimal("-1234.50"), "-1234.50");
         assert_eq!(english.day(NaiveDate::from_ymd_opt(2026, 11, 28).unwrap()), "2026-11-28");
         assert_eq!(Language::from_code("en"), Some(Language::English));
         assert_eq!(Language::from_code("xx"), None);

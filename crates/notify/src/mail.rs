@@ -287,24 +287,25 @@ pub struct Facts {
 }
 
 impl Facts {
-    /// The facts of `invoice` billed to `client`, its PDF at `pdf_url`.
-    pub fn of_invoice(invoice: &Invoice, client: &str, pdf_url: String) -> Self {
+    /// The facts of `invoice` billed to `client`, its PDF at `pdf_url`, as `language` says
+    /// them.
+    pub fn of_invoice(language: Language, invoice: &Invoice, client: &str, pdf_url: String) -> Self {
         Self {
             serial: invoice.serial.to_string(),
-            amount_due: money(invoice.balance.due(), invoice.currency),
-            due_date: invoice.due_date.map_or_else(
-                || Language::default().term(Term::NoDueDate),
-                |due| Language::default().day(due.date_naive()),
-            ),
+            amount_due: money(language, invoice.balance.due(), invoice.currency),
+            due_date: invoice
+                .due_date
+                .map_or_else(|| language.term(Term::NoDueDate), |due| language.day(due.date_naive())),
             client: client.to_owned(),
             pdf_url,
         }
     }
 }
 
-/// `amount` at `currency`'s minor unit with its code: `42.80 EUR`.
-pub fn money(amount: rust_decimal::Decimal, currency: accounts::Currency) -> String {
-    format!("{} {}", round_to_minor(amount, currency), currency.as_str())
+/// `amount` at `currency`'s minor unit with its code, as `language` writes a decimal in
+/// running text (ungrouped): `42.80 EUR`.
+pub fn money(language: Language, amount: rust_decimal::Decimal, currency: accounts::Currency) -> String {
+    format!("{} {}", language.decimal(&round_to_minor(amount, currency).to_string()), currency.as_str())
 }
 
 /// What a template may say in braces: each stands for a fact of the message's document.

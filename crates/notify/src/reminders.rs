@@ -243,7 +243,8 @@ pub fn reminder_message(
     pdf_url: String,
     now: DateTime<Utc>,
 ) -> Option<crate::mail::NewMessage> {
-    let facts = crate::mail::Facts::of_invoice(invoice, client.details.name.as_str(), pdf_url);
+    let language = locale::Language::default();
+    let facts = crate::mail::Facts::of_invoice(language, invoice, client.details.name.as_str(), pdf_url);
     let subject = crate::mail::MailSubject::clipped(&policy.subject.fill(&facts))?;
     let body = crate::mail::clip_body(&policy.body.fill(&facts))?;
     let recipients = crate::mail::Recipients::new(vec![client.details.email.clone()], Vec::new()).ok()?;

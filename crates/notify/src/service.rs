@@ -1,6 +1,14 @@
 //! The use cases of sending: a document e-mailed with its files, a reminder sent by hand,
-//! the policy's reminders worded, and the public links they carry. The REST routes, the
-//! tools and the job pass (the invoices of recurring invoices) all send through here.
+//! the policy's reminders worded, and the public links they carry; and webhook endpoints
+//! subscribed, changed and rotated ([`endpoints`]). The REST routes, the tools and the job
+//! pass (the invoices of recurring invoices) all send through here.
+
+mod endpoints;
+
+pub use endpoints::{
+    EndpointChanges, EndpointError, NewEndpoint, Reach, Resolve, create_endpoint, may_subscribe, reachable,
+    rotate_secret, update_endpoint,
+};
 
 use accounts::TeamId;
 use billing::issue::{self, DocumentFile, DocumentRef, FileError, Files, Issued, Printer, Reader};
@@ -130,12 +138,12 @@ impl Facts {
     /// invoice still has due.
     pub fn of_document(issued: &Issued, links: &Links) -> Self {
         let invoice = &issued.invoice;
-        let facts =
-            Self::of_invoice(invoice, issued.client.details.name.as_str(), links.pdf(issued.reference()));
+        let (language, client) = (issued.language(), issued.client.details.name.as_str());
+        let facts = Self::of_invoice(language, invoice, client, links.pdf(issued.reference()));
         match &issued.credit_note {
             Some(note) => Self {
                 serial: note.serial.to_string(),
-                amount_due: money(invoice.balance.due(), invoice.currency),
+                amount_due: money(language, invoice.balance.due(), invoice.currency),
                 ..facts
             },
             None => facts,

@@ -1,20 +1,20 @@
 //! The recurring-invoice use cases over the ports: keeping them (create, change, pause,
 //! resume, end), and the job pass that makes each due period's invoice.
 
-use accounts::{AccountStore, TeamId};
-use billing::invoice::Recurrence;
+use accounts::{AccountStore, Currency, TeamId};
+use billing::Invoice;
+use billing::invoice::{InvoiceRule, Recurrence};
 use billing::issue::{DocumentRef, Files, PdfFormat};
-use billing::service::BillingError;
-use billing::store::{CreateInvoiceError, NewInvoice};
-use billing::{BillingStore, Invoice};
-use chrono::{DateTime, NaiveDate, Utc};
+use billing::service::{BillingError, InvoiceDraft};
+use billing::store::{BillTo, CreateInvoiceError, NewInvoice};
+use chrono::{DateTime, Days, NaiveDate, Utc};
 use kernel::{Id, Replaced, StoreError};
 use tracking::invoicing::TimeBillingRule;
-use tracking::{Actor, BillTimeError, TimeToInvoice, TrackStore};
+use tracking::{Actor, BillTimeError, ProjectId, TimeToInvoice, TrackStore};
 
 use crate::recurring_invoice::{
     Mode, NewRecurringInvoice, RecurringChanges, RecurringInvoice, RecurringInvoiceId, RecurringRule, Run,
-    RunStatus,
+    RunStatus, Template, UnbilledTime,
 };
 use crate::schedule::Occurrence;
 use crate::store::{CreateRecurringError, PassRecord, PassRecorded, RecurringStore};
@@ -34,6 +34,22 @@ pub enum RecurringError {
     /// It kept changing while the change was tried (passes, other edits).
     #[error("the recurring invoice changed meanwhile; try again")]
     Conflict,
+    /// `issue_and_send` e-mails each invoice, and this deployment sends no e-mail.
+    #[error("issue_and_send e-mails each invoice, and e-mail is not configured")]
+    NoMail,
+    /// The client is billed in another currency than the team's; a recurring invoice states
+    /// no exchange rate, which changes from period to period.
+    #[error("the client is billed in {client}, not the team's {team}")]
+    ClientCurrency { client: Currency, team: Currency },
+    /// The template would not make a valid invoice for the client now.
+    #[error(transparent)]
+    Template(InvoiceRule),
+    /// A project whose time is included is not the team's.
+    #[error("{0}: no such project in the team")]
+    UnknownProject(ProjectId),
+    /// Pricing the template failed otherwise.
+    #[error(transparent)]
+    Billing(BillingError),
     #[error(transparent)]
     Store(#[from] StoreError),
 }
@@ -41,15 +57,22 @@ pub enum RecurringError {
 /// How often a read-change-write is tried before [`RecurringError::Conflict`].
 const ATTEMPTS: usize = 3;
 
-/// A new recurring invoice of the team, made on `now`'s day.
+/// A new recurring invoice of the team, made on `now`'s day: billed in the team's currency,
+/// its template a valid invoice for the client now, its projects the team's, and mailed
+/// only where `mail` is configured.
 pub async fn create(
-    store: &dyn RecurringStore,
+    ports: Ports<'_>,
+    mail: bool,
     team: TeamId,
     new: NewRecurringInvoice,
     now: DateTime<Utc>,
 ) -> Result<RecurringInvoice, RecurringError> {
+    check_mode(mail, new.mode)?;
+    check_client(ports, team, new.client_id).await?;
+    check_template(ports, team, new.client_id, &new.template, now).await?;
+    check_projects(ports, team, new.unbilled_time.as_ref()).await?;
     let recurring = RecurringInvoice::new(RecurringInvoiceId::generate(), team, new, now.date_naive(), now)?;
-    store.create_recurring(&recurring).await.map_err(|error| match error {
+    ports.recurring.create_recurring(&recurring).await.map_err(|error| match error {
         CreateRecurringError::UnknownClient => RecurringError::UnknownClient,
         CreateRecurringError::Store(error) => error.into(),
     })?;
@@ -87,30 +110,109 @@ async fn read_change_write(
     Err(RecurringError::Conflict)
 }
 
-/// Applies `changes` to the periods still to come, asked by `actor`. A new client must be
-/// the team's; only who may bill its maker's time may change the time it bills.
+/// Applies `changes` to the periods still to come, asked by `actor`, held to the rules of
+/// [`create`]. Only who may bill its maker's time may change the time it bills.
 pub async fn change(
-    store: &dyn RecurringStore,
-    billing: &dyn BillingStore,
+    ports: Ports<'_>,
+    mail: bool,
     actor: &Actor,
     team: TeamId,
     id: RecurringInvoiceId,
     changes: RecurringChanges,
     now: DateTime<Utc>,
 ) -> Result<RecurringInvoice, RecurringError> {
-    if matches!(changes.unbilled_time, Some(Some(_))) && !get(store, team, id).await?.may_bill_time_as(actor)
-    {
-        return Err(RecurringError::TimeOfAnother);
+    let store = ports.recurring;
+    let current = get(store, team, id).await?;
+    let client = changes.client_id.unwrap_or(current.client_id);
+    // The client's currency may have changed since: a new template is checked against it
+    // as the client is, so the refusal names the client rather than a rate.
+    if changes.client_id.is_some() || changes.template.is_some() {
+        check_client(ports, team, client).await?;
     }
-    if let Some(client) = changes.client_id
-        && billing.get(team, client).await?.is_none()
-    {
-        return Err(RecurringError::UnknownClient);
+    if let Some(template) = &changes.template {
+        check_template(ports, team, client, template, now).await?;
+    }
+    if let Some(mode) = changes.mode {
+        check_mode(mail, mode)?;
+    }
+    if let Some(time) = &changes.unbilled_time {
+        check_projects(ports, team, time.as_ref()).await?;
+    }
+    if matches!(changes.unbilled_time, Some(Some(_))) && !current.may_bill_time_as(actor) {
+        return Err(RecurringError::TimeOfAnother);
     }
     read_change_write(store, team, id, |read| {
         read.changed(changes.clone(), now.date_naive(), touched(read, now))
     })
     .await
+}
+
+/// A mode that e-mails needs e-mail configured.
+fn check_mode(mail: bool, mode: Mode) -> Result<(), RecurringError> {
+    if mode == Mode::IssueAndSend && !mail { Err(RecurringError::NoMail) } else { Ok(()) }
+}
+
+/// The client must be the team's and billed in the team's currency.
+async fn check_client(
+    ports: Ports<'_>,
+    team: TeamId,
+    client: billing::ClientId,
+) -> Result<(), RecurringError> {
+    let client = ports.billing.get(team, client).await?.ok_or(RecurringError::UnknownClient)?;
+    let team_currency = billing::service::the_team(ports.accounts, team).await?.currency;
+    match client.details.currency.filter(|currency| *currency != team_currency) {
+        Some(currency) => Err(RecurringError::ClientCurrency { client: currency, team: team_currency }),
+        None => Ok(()),
+    }
+}
+
+/// `template` must make a valid invoice for `client` now (its prices fit the currency's
+/// minor unit, its lines their limits), as each period will price it.
+async fn check_template(
+    ports: Ports<'_>,
+    team: TeamId,
+    client: billing::ClientId,
+    template: &Template,
+    now: DateTime<Utc>,
+) -> Result<(), RecurringError> {
+    if template.line_items.is_empty() {
+        return Ok(());
+    }
+    let draft = InvoiceDraft {
+        bill_to: BillTo::Existing(client),
+        issue_date: Some(now),
+        due_date: template.due_days.and_then(|days| now.checked_add_days(Days::new(u64::from(days.days())))),
+        description: template.description.clone(),
+        status: None,
+        sender_id: None,
+        tax_percentage: template.tax_percentage,
+        tax: template.tax,
+        line_items: template.line_items.clone(),
+        time_entries: Vec::new(),
+        vat: Some(template.vat.clone()),
+        exchange_rate: None,
+    };
+    match billing::service::new_invoice(ports.billing, ports.accounts, team, draft, now).await {
+        Ok(_) => Ok(()),
+        Err(BillingError::Rule(rule)) => Err(RecurringError::Template(rule)),
+        Err(BillingError::Store(error)) => Err(RecurringError::Store(error)),
+        Err(other) => Err(RecurringError::Billing(other)),
+    }
+}
+
+/// The projects whose time is included must be the team's (a project deleted later fails
+/// the periods after, each run saying so).
+async fn check_projects(
+    ports: Ports<'_>,
+    team: TeamId,
+    time: Option<&UnbilledTime>,
+) -> Result<(), RecurringError> {
+    let Some(wanted) = time.and_then(|time| time.projects.as_ref()) else { return Ok(()) };
+    let projects = ports.tracking.list_projects(team).await?;
+    match wanted.iter().find(|id| !projects.iter().any(|project| project.id == **id)) {
+        Some(unknown) => Err(RecurringError::UnknownProject(*unknown)),
+        None => Ok(()),
+    }
 }
 
 pub async fn pause(
@@ -154,9 +256,9 @@ pub struct PassReport {
     pub deferred: u32,
 }
 
-/// The ports a pass reads and writes.
+/// The ports recurring invoices are kept with and their passes read and write.
 #[derive(Clone, Copy)]
-pub struct PassPorts<'a> {
+pub struct Ports<'a> {
     pub recurring: &'a dyn RecurringStore,
     /// Where the clients are, whose currency an invoice is in.
     pub billing: &'a dyn billing::BillingStore,
@@ -164,9 +266,9 @@ pub struct PassPorts<'a> {
     pub tracking: &'a dyn TrackStore,
 }
 
-impl std::fmt::Debug for PassPorts<'_> {
+impl std::fmt::Debug for Ports<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("PassPorts")
+        f.write_str("Ports")
     }
 }
 
@@ -177,7 +279,7 @@ const BATCH: u32 = 100;
 /// its latest due period's invoice, the missed ones before it recorded skipped. Passes
 /// that race (replicas) make each invoice once: the first to record wins, the others
 /// find the recurring invoice changed and leave it.
-pub async fn run_due(ports: PassPorts<'_>, now: DateTime<Utc>) -> Result<PassReport, StoreError> {
+pub async fn run_due(ports: Ports<'_>, now: DateTime<Utc>) -> Result<PassReport, StoreError> {
     let today = now.date_naive();
     let mut report = PassReport::default();
     loop {
@@ -201,7 +303,7 @@ pub async fn run_due(ports: PassPorts<'_>, now: DateTime<Utc>) -> Result<PassRep
 /// default wording. Without `mail` (e-mail not configured) those invoices stay unsent, and
 /// each is logged.
 pub async fn run_due_and_send(
-    ports: PassPorts<'_>,
+    ports: Ports<'_>,
     mail: Option<notify::service::Mail<'_>>,
     now: DateTime<Utc>,
 ) -> Result<PassReport, StoreError> {
@@ -242,7 +344,7 @@ enum Made {
 /// The invoice of `period`: the template's lines and, when included, the unbilled time of
 /// the period's days; a store error is returned, to try again on a later pass.
 async fn make(
-    ports: PassPorts<'_>,
+    ports: Ports<'_>,
     recurring: &RecurringInvoice,
     period: Occurrence,
     now: DateTime<Utc>,
@@ -321,7 +423,7 @@ fn failure(error: BillingError) -> Result<Made, StoreError> {
 /// Passes `recurring` on `today`; whether it moved on (`false`: another pass did, or it is
 /// to be tried again).
 async fn pass_one(
-    ports: PassPorts<'_>,
+    ports: Ports<'_>,
     recurring: &RecurringInvoice,
     today: NaiveDate,
     now: DateTime<Utc>,

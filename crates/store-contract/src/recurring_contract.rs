@@ -194,7 +194,7 @@ fn ports(f: &Fixture) -> (Arc<dyn RecurringStore>, Arc<dyn AccountStore>, Arc<dy
 async fn pass_at(f: &Fixture, instant: &str) -> service::PassReport {
     let (recurring, accounts, tracking) = ports(f);
     let billing = f.store.billing();
-    let ports = service::PassPorts {
+    let ports = service::Ports {
         recurring: &*recurring,
         billing: &*billing,
         accounts: &*accounts,

@@ -2,13 +2,11 @@
 //! hosting, maintenance), their schedules, pauses, the next dates and what became of each
 //! period.
 
-use accounts::{Permission, Principal, TeamId};
+use accounts::{Permission, Principal};
 use actix_web::{HttpResponse, delete, get, patch, post, web};
 use billing::invoice::Description;
 use billing::money::{AMOUNT, TAX_PERCENTAGE};
-use billing::service::InvoiceDraft;
-use billing::store::BillTo;
-use chrono::{Days, NaiveDate};
+use chrono::NaiveDate;
 use kernel::{FieldError, Id, Words};
 use recurring::service::{self as recurring_service, RecurringError};
 use recurring::{
@@ -35,8 +33,8 @@ use crate::rest::routes::billed_time::{RoundingInput, project_ids, rounding};
 use crate::rest::routes::invoices::{Exact, LineItemInput, invoice_rule, lines, number, vat};
 use crate::rest::routes::track::projects::rate;
 use crate::rest::routes::{
-    BodyErrors, Deleted, KeyedErrors, NotFound, QueryErrors, Timestamp, body_id, created, no_such, not_found,
-    path_id, query_day,
+    BodyErrors, Deleted, KeyedErrors, NotFound, QueryErrors, Timestamp, body_id, created, not_found, path_id,
+    query_day,
 };
 use crate::rest::state::ApiState;
 
@@ -538,88 +536,37 @@ impl From<RecurringError> for ApiError {
             RecurringError::Conflict => ApiError::conflict(
                 "recurring invoice: it changed while this request was applied; read it and try again",
             ),
+            RecurringError::NoMail => ApiError::conflict(
+                "mode: issue_and_send e-mails each invoice, and e-mail is not configured on this server: set BILLABLE_SMTP_URL and BILLABLE_MAIL_FROM, or use issue",
+            ),
+            RecurringError::ClientCurrency { client, team } => FieldError::new(
+                "clientId",
+                format!(
+                    "the client is billed in {client}: a recurring invoice bills in the team's currency, \
+                     {team}, as it states no exchange rate"
+                ),
+            )
+            .into(),
+            RecurringError::Template(rule) => in_template(invoice_rule(&rule)).into(),
+            RecurringError::UnknownProject(project) => FieldError::new(
+                "includeUnbilledTime.projectIds",
+                format!("{project}: no such project in the team"),
+            )
+            .into(),
+            RecurringError::Billing(error) => error.into(),
             RecurringError::Store(error) => error.into(),
         }
     }
 }
 
-/// The projects whose time is included must be the team's (a project deleted later fails
-/// the periods after, each run saying so).
-async fn check_projects(state: &ApiState, team: TeamId, time: Option<&UnbilledTime>) -> Result<(), ApiError> {
-    let Some(wanted) = time.and_then(|time| time.projects.as_ref()) else { return Ok(()) };
-    let projects = state.stores.track.list_projects(team).await?;
-    match wanted.iter().find(|id| !projects.iter().any(|project| project.id == **id)) {
-        Some(unknown) => Err(FieldError::new(
-            "includeUnbilledTime.projectIds",
-            format!("{unknown}: no such project in the team"),
-        )
-        .into()),
-        None => Ok(()),
-    }
-}
-
-/// A mode that e-mails needs e-mail configured on this server.
-fn check_mode(state: &ApiState, mode: Mode) -> Result<(), ApiError> {
-    if mode == Mode::IssueAndSend && state.settings.sending.mail_from.is_none() {
-        return Err(ApiError::conflict(
-            "mode: issue_and_send e-mails each invoice, and e-mail is not configured on this server: set BILLABLE_SMTP_URL and BILLABLE_MAIL_FROM, or use issue",
-        ));
-    }
-    Ok(())
-}
-
-/// Refuses a client billed in another currency than the team's: a recurring invoice
-/// states no exchange rate, which changes from period to period.
-async fn check_client(state: &ApiState, team: TeamId, client: billing::ClientId) -> Result<(), ApiError> {
-    let Some(client) = state.stores.billing.get(team, client).await? else {
-        return Err(no_such("clientId", "client").into());
-    };
-    let team_currency = billing::service::the_team(&*state.stores.accounts, team).await?.currency;
-    match client.details.currency.filter(|currency| *currency != team_currency) {
-        Some(currency) => Err(FieldError::new(
-            "clientId",
-            format!(
-                "the client is billed in {currency}: a recurring invoice bills in the team's currency, \
-                 {team_currency}, as it states no exchange rate"
-            ),
-        )
-        .into()),
-        None => Ok(()),
-    }
-}
-
-/// Checks that `template` makes a valid invoice for `client` now (its prices fit the
-/// currency's minor unit, its lines their limits), as each period will price it.
-async fn check_template(
-    state: &ApiState,
-    team: TeamId,
-    client: billing::ClientId,
-    template: &Template,
-) -> Result<(), ApiError> {
-    if template.line_items.is_empty() {
-        return Ok(());
-    }
-    let now = state.clock.now();
-    let draft = InvoiceDraft {
-        bill_to: BillTo::Existing(client),
-        issue_date: Some(now),
-        due_date: template.due_days.and_then(|days| now.checked_add_days(Days::new(u64::from(days.days())))),
-        description: template.description.clone(),
-        status: None,
-        sender_id: None,
-        tax_percentage: template.tax_percentage,
-        tax: template.tax,
-        line_items: template.line_items.clone(),
-        time_entries: Vec::new(),
-        vat: Some(template.vat.clone()),
-        exchange_rate: None,
-    };
-    match billing::service::new_invoice(&*state.stores.billing, &*state.stores.accounts, team, draft, now)
-        .await
-    {
-        Ok(_) => Ok(()),
-        Err(billing::service::BillingError::Rule(rule)) => Err(in_template(invoice_rule(&rule)).into()),
-        Err(other) => Err(other.into()),
+/// The ports recurring invoices are kept with.
+fn ports(state: &ApiState) -> recurring_service::Ports<'_> {
+    let stores = &state.stores;
+    recurring_service::Ports {
+        recurring: &*stores.recurring,
+        billing: &*stores.billing,
+        accounts: &*stores.accounts,
+        tracking: &*stores.track,
     }
 }
 
@@ -673,14 +620,10 @@ pub(crate) async fn create(
         require(who, Permission::TrackRead, "includeUnbilledTime")?;
     }
     let unbilled_time = input.include_unbilled_time.map(UnbilledTimeInput::parse).transpose()?;
-    check_mode(state, mode)?;
-    check_client(state, who.team_id, client_id).await?;
-    check_template(state, who.team_id, client_id, &template).await?;
-    check_projects(state, who.team_id, unbilled_time.as_ref()).await?;
     let new =
         NewRecurringInvoice { created_by: who.user_id, client_id, template, schedule, mode, unbilled_time };
-    let recurring =
-        recurring_service::create(&*state.stores.recurring, who.team_id, new, state.clock.now()).await?;
+    let (ports, mail) = (ports(state), state.settings.sending.mail_from.is_some());
+    let recurring = recurring_service::create(ports, mail, who.team_id, new, state.clock.now()).await?;
     Ok(RecurringBody::from(&recurring))
 }
 
@@ -782,31 +725,9 @@ pub(crate) async fn update_recurring_invoice(
     }
     let current = recurring_service::get(&*state.stores.recurring, team, id).await?;
     let asked = changes(&current, input)?;
-    let client = asked.client_id.unwrap_or(current.client_id);
-    // The client's currency may have changed since: a new template is checked against it
-    // as the client is, so the refusal names the client rather than a rate.
-    if asked.client_id.is_some() || asked.template.is_some() {
-        check_client(&state, team, client).await?;
-    }
-    if let Some(template) = &asked.template {
-        check_template(&state, team, client, template).await?;
-    }
-    if let Some(mode) = asked.mode {
-        check_mode(&state, mode)?;
-    }
-    if let Some(time) = &asked.unbilled_time {
-        check_projects(&state, team, time.as_ref()).await?;
-    }
-    let changed = recurring_service::change(
-        &*state.stores.recurring,
-        &*state.stores.billing,
-        &Actor::from(who),
-        team,
-        id,
-        asked,
-        state.clock.now(),
-    )
-    .await?;
+    let (ports, mail) = (ports(&state), state.settings.sending.mail_from.is_some());
+    let changed =
+        recurring_service::change(ports, mail, &Actor::from(who), team, id, asked, state.clock.now()).await?;
     Ok(web::Json(RecurringBody::from(&changed)))
 }
 

@@ -7,16 +7,18 @@ use std::time::Duration;
 use accounts::Principal;
 use actix_web::http::StatusCode;
 use actix_web::{HttpResponse, delete, get, patch, post, web};
-use chrono::{DateTime, SecondsFormat, Utc};
-use kernel::Replaced;
+use chrono::SecondsFormat;
 use kernel::{FieldError, Id};
+use notify::service::{
+    EndpointChanges, EndpointError, NewEndpoint, Reach, Resolve, create_endpoint, may_subscribe,
+    rotate_secret, update_endpoint,
+};
 use notify::webhooks::{
-    DEFAULT_OVERLAP, DeliveryFilter, Disabled, EndpointDescription, Host, MAX_ENDPOINTS, MAX_OVERLAP,
-    RedeliverError, UrlRule, is_public,
+    DEFAULT_OVERLAP, DeliveryFilter, EndpointDescription, MAX_ENDPOINTS, MAX_OVERLAP, RedeliverError, UrlRule,
 };
 use notify::{
-    DeliveryStatus, EventFilter, EventType, NewEvent, SigningSecret, WebhookDelivery, WebhookDeliveryId,
-    WebhookEndpoint, WebhookEndpointId, WebhookUrl,
+    DeliveryStatus, EventFilter, EventType, NewEvent, WebhookDelivery, WebhookDeliveryId, WebhookEndpoint,
+    WebhookEndpointId, WebhookUrl,
 };
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -287,79 +289,69 @@ fn events(patterns: &[String], who: &Principal) -> Result<EventFilter, ApiError>
         ),
         other => FieldError::new("events", other.to_string()),
     })?;
-    may_read(&filter, who)?;
+    may_subscribe(who, &filter).map_err(|error| refused(error, who))?;
     Ok(filter)
 }
 
-/// 403 unless `who` may read the data of every event `filter` takes: a key that may write
-/// webhooks but not read payments cannot point an endpoint that receives payments at itself.
-fn may_read(filter: &EventFilter, who: &Principal) -> Result<(), ApiError> {
-    let lacking = EventType::subscribable()
-        .filter(|kind| filter.matches(*kind))
-        .map(|kind| kind.family().read_permission())
-        .find(|permission| !who.may(*permission));
-    match lacking {
-        Some(permission) => require(who, permission, "these events' data"),
-        None => Ok(()),
+/// `text` as an endpoint's URL, parsed.
+fn url(text: &str) -> Result<WebhookUrl, FieldError> {
+    WebhookUrl::parse(text).map_err(|rule| FieldError::new("url", rule.to_string()))
+}
+
+/// Where this server lets endpoints point, host names resolved by the system's resolver.
+fn reach(state: &ApiState) -> Reach<'_> {
+    Reach { resolver: &SystemResolver, allow_private: state.settings.sending.allow_private_webhooks }
+}
+
+/// The system's resolver, given [`RESOLVE_TIMEOUT`] to answer.
+struct SystemResolver;
+
+#[async_trait::async_trait]
+impl Resolve for SystemResolver {
+    async fn resolve(&self, host: &str, port: u16) -> Result<Vec<IpAddr>, String> {
+        match tokio::time::timeout(RESOLVE_TIMEOUT, tokio::net::lookup_host((host, port))).await {
+            Err(_) => Err("no answer in time".to_owned()),
+            Ok(Err(error)) => Err(error.to_string()),
+            Ok(Ok(addresses)) => Ok(addresses.map(|address| address.ip()).collect()),
+        }
     }
 }
 
-/// Reads the endpoint, changes it with `change` (given it and the time now) and writes it, if
-/// nothing changed it meanwhile (another request, the runner disabling it on a 410): read
-/// again and changed anew then, a few times, before a 409.
-async fn change_endpoint(
-    state: &ApiState,
-    who: &Principal,
-    id: WebhookEndpointId,
-    change: impl Fn(WebhookEndpoint, DateTime<Utc>) -> Result<WebhookEndpoint, ApiError>,
-) -> Result<WebhookEndpoint, ApiError> {
-    const TRIES: usize = 3;
-    for _ in 0..TRIES {
-        let current = the_endpoint(state, who, id).await?;
-        let read_at = current.updated_at;
-        let changed = change(current, state.clock.now())?;
-        match state.stores.notify.replace_endpoint(&changed, read_at).await? {
-            Replaced::Written => return Ok(changed),
-            Replaced::Stale => {}
-            Replaced::Missing => return Err(not_found("webhook endpoint")),
+/// An endpoint not made or changed, in the API's words.
+fn refused(error: EndpointError, who: &Principal) -> ApiError {
+    match error {
+        EndpointError::Forbidden(permission) => {
+            require(who, permission, "these events' data").err().unwrap_or_else(|| {
+                ApiError::internal(anyhow::anyhow!("refused {permission:?}, which the key has"))
+            })
         }
-    }
-    Err(ApiError::conflict("the webhook endpoint changed while this request changed it; try again"))
-}
-
-/// `text` as an endpoint's URL, on a public address unless the server allows others.
-async fn target(text: &str, allow_private: bool) -> Result<WebhookUrl, FieldError> {
-    let url = WebhookUrl::parse(text).map_err(|rule| FieldError::new("url", rule.to_string()))?;
-    if allow_private {
-        return Ok(url);
-    }
-    let addresses: Vec<IpAddr> = match url.host() {
-        Host::Address(ip) => vec![ip],
-        Host::Name(name) => {
-            let lookup = tokio::net::lookup_host((name.as_str(), url.port()));
-            let resolved = tokio::time::timeout(RESOLVE_TIMEOUT, lookup).await;
-            let refused = |reason: String| {
-                FieldError::new("url", UrlRule::Unresolved { host: name.clone(), reason }.to_string())
-            };
-            match resolved {
-                Err(_) => return Err(refused("no answer in time".to_owned())),
-                Ok(Err(error)) => return Err(refused(error.to_string())),
-                Ok(Ok(addresses)) => addresses.map(|address| address.ip()).collect(),
-            }
+        EndpointError::Unresolved { host, reason } => {
+            FieldError::new("url", UrlRule::Unresolved { host, reason }.to_string()).into()
         }
-    };
-    if let Some(private) = addresses.iter().find(|ip| !is_public(**ip)) {
-        return Err(FieldError::new(
+        EndpointError::NotPublic { host, address } => FieldError::new(
             "url",
             format!(
-                "{} is {private}, which is not a globally reachable address (loopback, private, link-local \
+                "{host} is {address}, which is not a globally reachable address (loopback, private, link-local \
                  or another special-purpose block); webhooks go to public addresses only. To test with a \
-                 receiver on this machine, start the server with BILLABLE_WEBHOOK_ALLOW_PRIVATE=true",
-                url.host_text()
+                 receiver on this machine, start the server with BILLABLE_WEBHOOK_ALLOW_PRIVATE=true"
             ),
-        ));
+        )
+        .into(),
+        EndpointError::TooMany => ApiError::new(
+            StatusCode::CONFLICT,
+            format!("the team has {MAX_ENDPOINTS} webhook endpoints, the most it may have; delete one first"),
+        ),
+        EndpointError::NotFound => not_found("webhook endpoint"),
+        EndpointError::Conflict => {
+            ApiError::conflict("the webhook endpoint changed while this request changed it; try again")
+        }
+        EndpointError::StillSigning { until } => ApiError::conflict(format!(
+            "the previous secret still signs until {}; rotate again after that, or with \
+             overlapSeconds 0 to stop both earlier secrets now",
+            until.to_rfc3339_opts(SecondsFormat::Secs, true)
+        )),
+        EndpointError::Store(error) => error.into(),
     }
-    Ok(url)
 }
 
 fn description(text: Option<String>) -> Result<EndpointDescription, FieldError> {
@@ -421,27 +413,12 @@ pub(crate) async fn create(
 ) -> Result<EndpointWithSecret, ApiError> {
     let events = events(&input.events, who)?;
     let description = description(input.description)?;
-    let url = target(&input.url, state.settings.sending.allow_private_webhooks).await?;
+    let url = url(&input.url)?;
     let now = state.clock.now();
-    let endpoint = WebhookEndpoint {
-        id: WebhookEndpointId::generate(),
-        team_id: who.team_id,
-        url,
-        events,
-        description,
-        created_by: who.user_id,
-        secret: SigningSecret::generate(),
-        previous_secret: None,
-        disabled: None,
-        created_at: now,
-        updated_at: now,
-    };
-    if !state.stores.notify.create_endpoint(&endpoint).await? {
-        return Err(ApiError::new(
-            StatusCode::CONFLICT,
-            format!("the team has {MAX_ENDPOINTS} webhook endpoints, the most it may have; delete one first"),
-        ));
-    }
+    let new = NewEndpoint { url, events, description };
+    let endpoint = create_endpoint(&*state.stores.notify, reach(state), who, new, now)
+        .await
+        .map_err(|error| refused(error, who))?;
     Ok(EndpointWithSecret { endpoint: EndpointBody::of(&endpoint, now), secret: endpoint.secret.expose() })
 }
 
@@ -505,36 +482,14 @@ pub(crate) async fn update_webhook_endpoint(
     let events = input.events.required("events")?.map(|patterns| events(&patterns, who)).transpose()?;
     let description = input.description.required("description")?.map(|d| description(Some(d))).transpose()?;
     let enabled = input.enabled.required("enabled")?;
-    let url = match input.url.required("url")? {
-        Some(url) => Some(target(&url, state.settings.sending.allow_private_webhooks).await?),
-        None => None,
-    };
-    let redirected = url.is_some() || events.is_some();
-    let changed = change_endpoint(&state, who, endpoint_id(&path)?, |current, now| {
-        let disabled = match enabled {
-            Some(true) => None,
-            Some(false) => {
-                current.disabled.clone().or(Some(Disabled { at: now, reason: "disabled by hand".to_owned() }))
-            }
-            None => current.disabled.clone(),
-        };
-        let changed = WebhookEndpoint {
-            url: url.clone().unwrap_or_else(|| current.url.clone()),
-            events: events.clone().unwrap_or_else(|| current.events.clone()),
-            description: description.clone().unwrap_or_else(|| current.description.clone()),
-            disabled,
-            updated_at: now,
-            ..current
-        };
-        if redirected {
-            // Where the events now go, or which go there: the caller must be allowed to
-            // read all of them.
-            may_read(&changed.events, who)?;
-        }
-        Ok(changed)
-    })
-    .await?;
-    Ok(web::Json(EndpointBody::of(&changed, state.clock.now())))
+    let url = input.url.required("url")?.map(|text| url(&text)).transpose()?;
+    let asked = EndpointChanges { url, events, description, enabled };
+    let store = &*state.stores.notify;
+    let endpoint =
+        update_endpoint(store, reach(&state), who, endpoint_id(&path)?, asked, || state.clock.now())
+            .await
+            .map_err(|error| refused(error, who))?;
+    Ok(web::Json(EndpointBody::of(&endpoint, state.clock.now())))
 }
 
 /// Delete an endpoint
@@ -590,28 +545,10 @@ pub(crate) async fn rotate_webhook_secret(
         }
     };
     let who = &auth.principal;
-    let rotated = change_endpoint(&state, who, endpoint_id(&path)?, |current, now| {
-        // The new secret verifies what the endpoint receives: only for a caller who may read it.
-        may_read(&current.events, who)?;
-        if let Some((_, until)) = current.previous_secret.as_ref().filter(|(_, until)| *until > now)
-            && !overlap.is_zero()
-        {
-            return Err(ApiError::conflict(format!(
-                "the previous secret still signs until {}; rotate again after that, or with \
-                 overlapSeconds 0 to stop both earlier secrets now",
-                until.to_rfc3339_opts(SecondsFormat::Secs, true)
-            )));
-        }
-        let previous =
-            (!overlap.is_zero()).then(|| (current.secret.clone(), notify::jobs::later(now, overlap)));
-        Ok(WebhookEndpoint {
-            secret: SigningSecret::generate(),
-            previous_secret: previous,
-            updated_at: now,
-            ..current
-        })
-    })
-    .await?;
+    let store = &*state.stores.notify;
+    let rotated = rotate_secret(store, who, endpoint_id(&path)?, overlap, || state.clock.now())
+        .await
+        .map_err(|error| refused(error, who))?;
     let now = state.clock.now();
     Ok(web::Json(EndpointWithSecret {
         endpoint: EndpointBody::of(&rotated, now),
