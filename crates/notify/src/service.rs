@@ -1,7 +1,8 @@
 //! The use cases of sending: a document e-mailed with its files, a reminder sent by hand,
 //! the policy's reminders worded, and the public links they carry; and webhook endpoints
-//! subscribed, changed and rotated ([`endpoints`]). The REST routes, the tools and the job
-//! pass (the invoices of recurring invoices) all send through here.
+//! subscribed, changed and rotated ([`create_endpoint`], [`update_endpoint`],
+//! [`rotate_secret`]). The REST routes, the tools and the job pass (the invoices of
+//! recurring invoices) all send through here.
 
 mod endpoints;
 
