@@ -53,6 +53,8 @@ pub struct CreditNote {
     pub issue_date: DateTime<Utc>,
     pub currency: Currency,
     pub tax_rule: TaxRule,
+    /// Its invoice's VAT category and reason, which its lines that state none take.
+    pub vat: crate::Vat,
     /// In position order.
     pub line_items: Vec<LineItem>,
     pub totals: Totals,
@@ -90,9 +92,18 @@ pub fn price_credit(
                 TaxRule::Percentage(percentage) => TaxRule::Percentage(percentage),
                 TaxRule::Flat(_) => TaxRule::Flat(Decimal::ZERO),
             };
-            let totals = Totals::compute(&items, rule, None, invoice.currency)?;
+            let totals = Totals::compute(&items, &invoice.vat, rule, None, invoice.currency)?;
             Ok((items, rule, totals))
         }
+    }
+}
+
+impl CreditNote {
+    /// Its VAT breakdown: one group per category, percentage and reason of its lines.
+    pub fn vat_breakdown(&self) -> Vec<crate::VatGroup> {
+        // Its totals were computed from the same breakdown when it was issued.
+        crate::invoice::breakdown(&self.line_items, &self.vat, self.tax_rule, self.currency)
+            .unwrap_or_default()
     }
 }
 

@@ -73,6 +73,11 @@ pub struct InvoiceDocument {
     /// `Tax (19%)`, or `Tax` for a flat amount.
     pub tax_label: String,
     pub tax: String,
+    /// The tax of each rate, where the lines are taxed at more than one (`Tax (7%) on
+    /// 20.04 €`), printed instead of the one tax row. Left out of the JSON when empty, as
+    /// `settlement` is.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tax_rows: Vec<SettledLine>,
     pub total: String,
     /// Printed under the total whenever what is due differs from it: what was paid,
     /// credited and written off, then the amount due (last). Left out of the JSON when
@@ -196,6 +201,30 @@ fn document_lines(
         .collect()
 }
 
+/// A row per group of `breakdown`, where it has more than one.
+fn tax_rows(
+    words: Language,
+    breakdown: &[crate::VatGroup],
+    currency: crate::money::Currency,
+) -> Vec<SettledLine> {
+    if breakdown.len() < 2 {
+        return Vec::new();
+    }
+    breakdown
+        .iter()
+        .map(|group| SettledLine {
+            label: words.phrase(
+                Term::TaxRateOn,
+                &[
+                    ("rate", &words.decimal(&group.rate.percentage.normalize().to_string())),
+                    ("base", &format_money(words, group.taxable_amount, currency)),
+                ],
+            ),
+            value: format_money(words, group.tax_amount, currency),
+        })
+        .collect()
+}
+
 fn tax_label(words: Language, rule: crate::TaxRule) -> String {
     let percentage = rule.percentage();
     if percentage.is_zero() {
@@ -240,6 +269,7 @@ impl InvoiceDocument {
             subtotal: format_money(words, note.totals.subtotal, currency),
             tax_label: tax_label(words, note.tax_rule),
             tax: format_money(words, note.totals.tax, currency),
+            tax_rows: tax_rows(words, &note.vat_breakdown(), currency),
             total: format_money(words, note.totals.total, currency),
             settlement: Vec::new(),
             payment_details: None,
@@ -275,6 +305,7 @@ impl InvoiceDocument {
             subtotal: format_money(words, invoice.totals.subtotal, currency),
             tax_label: tax_label(words, invoice.tax_rule),
             tax: format_money(words, invoice.totals.tax, currency),
+            tax_rows: tax_rows(words, &invoice.vat_breakdown(), currency),
             total: format_money(words, invoice.totals.total, currency),
             settlement: settlement(words, &invoice.balance, currency),
             payment_details: optional(s.payment_details.as_str()),

@@ -216,9 +216,13 @@ pub struct Line {
     pub net_price: Decimal,
     /// BT-131.
     pub amount: Decimal,
+    /// BT-151.
+    pub category: VatCategory,
+    /// BT-152; none for `O` (outside the scope of VAT).
+    pub rate: Option<Decimal>,
 }
 
-/// The VAT breakdown (BG-23): one category per invoice.
+/// A group of the VAT breakdown (BG-23): one per category, rate and reason.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct VatBreakdown {
     pub category: VatCategory,
@@ -280,7 +284,8 @@ pub struct EInvoice {
     /// Where and when it was delivered, which an intra-community supply states (BR-IC-11,
     /// BR-IC-12).
     pub delivery: Option<Delivery>,
-    pub vat: VatBreakdown,
+    /// One group per category, rate and reason, in the order of the lines.
+    pub vat: Vec<VatBreakdown>,
     pub lines: Vec<Line>,
     pub totals: Totals,
 }
@@ -409,17 +414,17 @@ impl Frame<'_> {
             None => None,
         };
         let rules = Requirements { profile };
-        let category = self.vat.category();
         let vat = self.vat_breakdown(&rules)?;
-        let (seller, seller_contact, payee_account) = seller(&rules, parties.sender, category)?;
-        let buyer = buyer(&rules, parties.client, category)?;
+        let categories: Vec<VatCategory> = vat.iter().map(|group| group.category).collect();
+        let (seller, seller_contact, payee_account) = seller(&rules, parties.sender, &categories)?;
+        let buyer = buyer(&rules, parties.client, &categories)?;
         let buyer_reference = rules.needs(
             given(parties.client.details.buyer_reference.as_str()),
             "BT-10",
             Datum::ClientBuyerReference,
         )?;
         let lines = self.lines(&rules)?;
-        let delivery = (category == VatCategory::IntraCommunity).then(|| Delivery {
+        let delivery = categories.contains(&VatCategory::IntraCommunity).then(|| Delivery {
             date: self.issue_date,
             city: buyer.city.clone(),
             postal_code: buyer.postal_code.clone(),
@@ -465,29 +470,32 @@ impl Frame<'_> {
         })
     }
 
-    /// One category: standard-rated VAT is a percentage greater than 0 (BR-S-05); the
-    /// categories without VAT are at 0 %, but for `O`, which has no rate.
-    fn vat_breakdown(&self, rules: &Requirements) -> Result<VatBreakdown, Refusal> {
-        let category = self.vat.category();
-        let rate = match (category, self.tax_rule) {
-            (VatCategory::Standard, TaxRule::Percentage(percentage)) => Some(percentage.normalize()),
-            (VatCategory::Standard, TaxRule::Flat(_)) => {
-                return Err(Refusal::Missing {
-                    term: "BT-152",
-                    datum: Datum::TaxPercentage,
-                    profile: rules.profile,
-                });
-            }
-            (VatCategory::OutOfScope, _) => None,
-            _ => Some(Decimal::ZERO),
-        };
-        Ok(VatBreakdown {
-            category,
-            rate,
-            taxable: self.minor(self.totals.subtotal),
-            tax: self.minor(self.totals.tax),
-            exemption_reason: self.vat.exemption_reason().map(|reason| reason.as_str().to_owned()),
-        })
+    /// The breakdown's groups: standard-rated VAT is a percentage greater than 0 (BR-S-05),
+    /// which a flat tax does not state; the categories without VAT are at 0 %, but for `O`,
+    /// which has no rate.
+    fn vat_breakdown(&self, rules: &Requirements) -> Result<Vec<VatBreakdown>, Refusal> {
+        let groups = crate::invoice::breakdown(self.line_items, self.vat, self.tax_rule, self.currency)
+            .unwrap_or_default();
+        groups
+            .into_iter()
+            .map(|group| {
+                let category = group.rate.category;
+                if category == VatCategory::Standard && group.rate.percentage.is_zero() {
+                    return Err(Refusal::Missing {
+                        term: "BT-152",
+                        datum: Datum::TaxPercentage,
+                        profile: rules.profile,
+                    });
+                }
+                Ok(VatBreakdown {
+                    category,
+                    rate: rate_of(category, group.rate.percentage),
+                    taxable: self.minor(group.taxable_amount),
+                    tax: self.minor(group.tax_amount),
+                    exemption_reason: group.rate.exemption_reason.map(|reason| reason.as_str().to_owned()),
+                })
+            })
+            .collect()
     }
 
     fn lines(&self, rules: &Requirements) -> Result<Vec<Line>, Refusal> {
@@ -513,7 +521,10 @@ impl Frame<'_> {
                         });
                     }
                 }
+                let rate = item.vat.resolve(self.vat, self.tax_rule.percentage());
                 Ok(Line {
+                    category: rate.category,
+                    rate: rate_of(rate.category, rate.percentage),
                     id: item.position + 1,
                     name,
                     quantity: item.quantity.normalize(),
@@ -526,20 +537,27 @@ impl Frame<'_> {
     }
 }
 
-/// Whether the category names the parties' VAT identifiers: all but `O` (BR-O-02).
-fn carries_vat_ids(category: VatCategory) -> bool {
-    category != VatCategory::OutOfScope
+/// The rate a category states: its percentage (0 for all but the standard rate), and none
+/// outside the scope of VAT.
+fn rate_of(category: VatCategory, percentage: Decimal) -> Option<Decimal> {
+    (category != VatCategory::OutOfScope).then(|| percentage.normalize())
+}
+
+/// Whether the categories name the parties' VAT identifiers: all but `O` (BR-O-02), which
+/// shares an invoice with no other (BR-O-11).
+fn carries_vat_ids(categories: &[VatCategory]) -> bool {
+    categories.iter().any(|category| *category != VatCategory::OutOfScope)
 }
 
 fn seller(
     rules: &Requirements,
     sender: &SenderAddress,
-    category: VatCategory,
+    categories: &[VatCategory],
 ) -> Result<(Party, Option<Contact>, Option<PayeeAccount>), Refusal> {
     let s = &sender.details;
     let country =
         rules.always(s.country_code.map(crate::CountryCode::as_str), "BT-40", Datum::SenderCountryCode)?;
-    let vat_id = if carries_vat_ids(category) {
+    let vat_id = if carries_vat_ids(categories) {
         // BR-S-02, BR-Z-02, BR-E-02, BR-AE-02, BR-IC-02, BR-G-02.
         Some(rules.always(given(s.vat_number.as_str()), "BT-31", Datum::SenderVatNumber)?)
     } else {
@@ -576,17 +594,20 @@ fn seller(
     Ok((party, contact, account))
 }
 
-fn buyer(rules: &Requirements, client: &Client, category: VatCategory) -> Result<Party, Refusal> {
+fn buyer(rules: &Requirements, client: &Client, categories: &[VatCategory]) -> Result<Party, Refusal> {
     let c = &client.details;
     let country =
         rules.always(c.country_code.map(crate::CountryCode::as_str), "BT-55", Datum::ClientCountryCode)?;
-    let vat_id = match category {
-        // BR-AE-02, BR-IC-02: the buyer accounts for the VAT, so it is named.
-        VatCategory::ReverseCharge | VatCategory::IntraCommunity => {
-            Some(rules.always(given(c.vat_number.as_str()), "BT-48", Datum::ClientVatNumber)?)
-        }
-        VatCategory::OutOfScope => None,
-        _ => given(c.vat_number.as_str()),
+    // BR-AE-02, BR-IC-02: where the buyer accounts for the VAT, it is named.
+    let buyer_accounts = categories
+        .iter()
+        .any(|category| matches!(category, VatCategory::ReverseCharge | VatCategory::IntraCommunity));
+    let vat_id = if buyer_accounts {
+        Some(rules.always(given(c.vat_number.as_str()), "BT-48", Datum::ClientVatNumber)?)
+    } else if carries_vat_ids(categories) {
+        given(c.vat_number.as_str())
+    } else {
+        None
     };
     Ok(Party {
         name: c.name.as_str().to_owned(),
@@ -663,9 +684,10 @@ mod tests {
             quantity: Decimal::from(2),
             amount: None,
             unit_code: None,
+            vat: crate::LineVat::default(),
         };
         let line_items = price_lines(vec![input], currency, now).unwrap();
-        let totals = crate::Totals::compute(&line_items, tax_rule, None, currency).unwrap();
+        let totals = crate::Totals::compute(&line_items, &vat, tax_rule, None, currency).unwrap();
         let mut balance = crate::Balance::unpaid(totals.total);
         balance.paid = paid;
         Invoice {
@@ -709,7 +731,7 @@ mod tests {
             }
         );
         let plain = EInvoice::of_invoice(Profile::En16931, &invoice, &parties).unwrap();
-        assert_eq!((plain.buyer_reference, plain.vat.rate), (None, Some(Decimal::from(19))));
+        assert_eq!((plain.buyer_reference, plain.vat[0].rate), (None, Some(Decimal::from(19))));
         // 241.00 at 19 %: 45.79 tax, nothing paid, so all of 286.79 is due on receipt.
         assert_eq!(plain.totals.payable.to_string(), "286.79");
         assert_eq!(plain.payment_terms.as_deref(), Some("Payable on receipt."));
@@ -724,8 +746,8 @@ mod tests {
         let invoice = invoice(team, vat, TaxRule::Flat(Decimal::ZERO), Decimal::new(4100, 2));
         let parties = Parties { client: &client, sender: &sender };
         let e = EInvoice::of_invoice(Profile::XRechnung, &invoice, &parties).unwrap();
-        assert_eq!((e.seller.vat_id, e.buyer.vat_id, e.vat.rate), (None, None, None));
-        assert_eq!(e.vat.exemption_reason.as_deref(), Some("Not subject to VAT"));
+        assert_eq!((e.seller.vat_id, e.buyer.vat_id, e.vat[0].rate), (None, None, None));
+        assert_eq!(e.vat[0].exemption_reason.as_deref(), Some("Not subject to VAT"));
         // 241.00 with 41.00 paid: prepaid and payable follow the ledger.
         assert_eq!(
             (e.totals.prepaid.to_string(), e.totals.payable.to_string()),
@@ -767,6 +789,7 @@ mod tests {
                 quantity: Decimal::from(3),
                 amount: None,
                 unit_code: None,
+                vat: crate::LineVat::default(),
             };
             invoice.currency = yen;
             invoice.exchange = crate::Exchange::none(yen);

@@ -6,7 +6,8 @@ use kernel::{InvalidValue, SearchText, Text, Words, define_id};
 use rust_decimal::Decimal;
 
 use crate::money::{Currency, MAX_LINE_ITEMS, line_amount, percentage_of, round_to_minor};
-use crate::{ClientId, SenderAddressId};
+pub use crate::vat::{ExemptionReason, LineVat, Vat, VatCategory, VatGroup, VatRate, VatRule};
+use crate::{ClientDetails, ClientId, SenderAddressId, SenderDetails};
 
 define_id!(
     /// Identifies an invoice. Unguessable: it is all the public PDF link carries.
@@ -125,6 +126,8 @@ pub struct LineInput {
     pub amount: Option<Decimal>,
     /// What the quantity counts; one (`C62`) when `None`.
     pub unit_code: Option<crate::party::UnitCode>,
+    /// What it states of its VAT; the invoice's where it states nothing.
+    pub vat: LineVat,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -140,6 +143,8 @@ pub struct LineItem {
     pub position: u32,
     /// What the quantity counts (`HUR` for time, `C62` unless given).
     pub unit_code: crate::party::UnitCode,
+    /// What it states of its VAT ([`LineVat::resolve`] gives its rate).
+    pub vat: LineVat,
     pub created_at: DateTime<Utc>,
     pub updated_at: DateTime<Utc>,
 }
@@ -163,6 +168,9 @@ pub enum InvoiceRule {
     /// A tax given beside a percentage that is not the tax the percentage makes.
     #[error("the tax must be the subtotal times the tax percentage, {expected}, or be left out")]
     TaxMismatch { expected: Decimal },
+    /// A tax given beside lines at rates of their own that is not the sum of each rate's.
+    #[error("the tax must be what the lines' tax percentages make, {expected}, or be left out")]
+    TaxMismatchPerRate { expected: Decimal },
     #[error("the due date is before the issue date")]
     DueBeforeIssue,
     #[error("no such client in the team")]
@@ -179,6 +187,13 @@ pub enum InvoiceRule {
     /// Only the standard category charges VAT.
     #[error("VAT category {} charges no VAT: the tax must be 0", .0.as_str())]
     TaxOutsideStandard(VatCategory),
+    /// Line `line` (0-based) states a VAT that breaks a rule of its category.
+    #[error("line {line}: {rule}")]
+    LineVat { line: u32, rule: VatRule },
+    /// A flat tax beside lines that state rates of their own: the tax is then the sum of
+    /// each rate's.
+    #[error("a line states its own VAT rate, so the tax is computed per rate and takes no flat amount")]
+    FlatTaxWithLineRates,
     /// An invoice in another currency than the team's states the rate between them.
     #[error("an invoice in {invoice} needs the exchange rate to the team's {team}")]
     ExchangeRateNeeded { invoice: Currency, team: Currency },
@@ -191,6 +206,19 @@ pub enum InvoiceRule {
     /// An invoice is in its client's currency: a client billed in another cannot take it.
     #[error("the client is billed in {client}, the invoice is in {invoice}")]
     ClientCurrencyDiffers { client: Currency, invoice: Currency },
+}
+
+impl InvoiceRule {
+    /// An invoice's own category and reason that [`Vat::new`] refused, in the invoice's
+    /// terms.
+    pub fn of_invoice_vat(rule: VatRule) -> Self {
+        match rule {
+            VatRule::ReasonNeeded(category) => Self::ExemptionReasonNeeded(category),
+            VatRule::ReasonNotTaken(category) => Self::ExemptionReasonNotTaken(category),
+            // Vat::new refuses only by the reason; a rate is the lines' to break.
+            rule => Self::LineVat { line: 0, rule },
+        }
+    }
 }
 
 /// The team's currency, and the rate to it of an invoice in another: what makes the
@@ -234,78 +262,6 @@ impl Exchange {
     }
 }
 
-/// The VAT category of an invoice (EN 16931 BT-151, UNTDID 5305): what its tax is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
-pub enum VatCategory {
-    /// Standard rate (the invoice's tax percentage, or flat tax).
-    #[default]
-    Standard,
-    /// Zero rated goods.
-    ZeroRated,
-    /// Exempt from VAT.
-    Exempt,
-    /// VAT reverse charge: the buyer accounts for it.
-    ReverseCharge,
-    /// Intra-community supply within the EU.
-    IntraCommunity,
-    /// Export outside the EU.
-    Export,
-    /// Outside the scope of VAT.
-    OutOfScope,
-}
-
-kernel::words!(VatCategory {
-    Standard => "S",
-    ZeroRated => "Z",
-    Exempt => "E",
-    ReverseCharge => "AE",
-    IntraCommunity => "K",
-    Export => "G",
-    OutOfScope => "O",
-});
-
-/// Why an invoice carries no VAT (EN 16931 BT-120): 1 to 1000 characters.
-pub type ExemptionReason = kernel::Text<1, 1000>;
-
-/// An invoice's VAT category, and the exemption reason the categories without VAT need.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct Vat {
-    category: VatCategory,
-    exemption_reason: Option<ExemptionReason>,
-}
-
-impl Vat {
-    /// A reason exactly where the category needs one: exempt, reverse charge,
-    /// intra-community, export and out of scope.
-    pub fn new(
-        category: VatCategory,
-        exemption_reason: Option<ExemptionReason>,
-    ) -> Result<Self, InvoiceRule> {
-        let needs_reason = !matches!(category, VatCategory::Standard | VatCategory::ZeroRated);
-        match (needs_reason, exemption_reason.is_some()) {
-            (true, false) => Err(InvoiceRule::ExemptionReasonNeeded(category)),
-            (false, true) => Err(InvoiceRule::ExemptionReasonNotTaken(category)),
-            _ => Ok(Self { category, exemption_reason }),
-        }
-    }
-
-    pub fn category(&self) -> VatCategory {
-        self.category
-    }
-
-    pub fn exemption_reason(&self) -> Option<&ExemptionReason> {
-        self.exemption_reason.as_ref()
-    }
-
-    /// Refuses a tax where the category charges none.
-    pub fn check_tax(&self, tax: Decimal) -> Result<(), InvoiceRule> {
-        if self.category != VatCategory::Standard && !tax.is_zero() {
-            return Err(InvoiceRule::TaxOutsideStandard(self.category));
-        }
-        Ok(())
-    }
-}
-
 /// Checks every item's amount and numbers the items in order. The stored amount is
 /// `unitPrice × quantity` rounded to the minor unit; a given amount must round to it.
 pub fn price_lines(
@@ -339,6 +295,7 @@ pub fn price_lines(
                 amount: expected,
                 position,
                 unit_code: input.unit_code.unwrap_or_else(crate::party::UnitCode::one),
+                vat: input.vat,
                 created_at: now,
                 updated_at: now,
             })
@@ -391,30 +348,144 @@ pub struct Totals {
 }
 
 impl Totals {
-    /// The totals of `items` under `rule`. `given_tax` is the tax a caller sent beside a
-    /// percentage: it must agree with the computed one.
+    /// The totals of `items` on an invoice of `vat` under `rule`: the tax is the sum of the
+    /// VAT breakdown's groups ([`breakdown`]). `given_tax` is the tax a caller
+    /// sent beside a percentage: it must agree with the computed one.
     pub fn compute(
         items: &[LineItem],
+        vat: &Vat,
         rule: TaxRule,
         given_tax: Option<Decimal>,
         currency: Currency,
     ) -> Result<Self, InvoiceRule> {
+        let groups = breakdown(items, vat, rule, currency)?;
         let subtotal = round_to_minor(items.iter().map(|item| item.amount).sum(), currency);
-        let tax = match rule {
+        let tax = round_to_minor(groups.iter().map(|group| group.tax_amount).sum(), currency);
+        if let (TaxRule::Percentage(_), Some(given)) = (rule, given_tax)
+            && round_to_minor(given, currency) != tax
+        {
+            return Err(if own_rates(items, vat, rule).next().is_some() {
+                InvoiceRule::TaxMismatchPerRate { expected: tax }
+            } else {
+                InvoiceRule::TaxMismatch { expected: tax }
+            });
+        }
+        Ok(Self { subtotal, tax, total: round_to_minor(subtotal + tax, currency) })
+    }
+}
+
+/// The lines of `items` whose rate is not the invoice's own: the lines that state their
+/// own VAT, by 0-based position, with their rate.
+fn own_rates<'a>(
+    items: &'a [LineItem],
+    vat: &'a Vat,
+    rule: TaxRule,
+) -> impl Iterator<Item = (u32, VatRate)> + 'a {
+    let invoices = VatRate::of_invoice(vat, rule.percentage());
+    items.iter().filter_map(move |item| {
+        let rate = item.vat.resolve(vat, rule.percentage());
+        (rate != invoices).then_some((item.position, rate))
+    })
+}
+
+/// The VAT breakdown of `items` on an invoice of `vat` and `rule`, in `currency`.
+///
+/// Where every line is taxed at the invoice's own rate, there is one group, taxed as
+/// invoices always were: the subtotal at the invoice's percentage, or its flat tax. Once a
+/// line states a rate of its own, each (category, percentage, reason) group is taxed at
+/// its percentage, in the order of the lines, and a flat tax is refused.
+pub fn breakdown(
+    items: &[LineItem],
+    vat: &Vat,
+    rule: TaxRule,
+    currency: Currency,
+) -> Result<Vec<VatGroup>, InvoiceRule> {
+    let invoices = VatRate::of_invoice(vat, rule.percentage());
+    let mut stated = own_rates(items, vat, rule).peekable();
+    if stated.peek().is_none() {
+        let taxable_amount = round_to_minor(items.iter().map(|item| item.amount).sum(), currency);
+        let tax_amount = match rule {
             TaxRule::Percentage(percentage) => {
-                let computed =
-                    percentage_of(subtotal, percentage, currency).ok_or(InvoiceRule::TaxTooLarge)?;
-                if let Some(given) = given_tax
-                    && round_to_minor(given, currency) != computed
-                {
-                    return Err(InvoiceRule::TaxMismatch { expected: computed });
-                }
-                computed
+                percentage_of(taxable_amount, percentage, currency).ok_or(InvoiceRule::TaxTooLarge)?
             }
             TaxRule::Flat(flat) => round_to_minor(flat, currency),
         };
-        Ok(Self { subtotal, tax, total: round_to_minor(subtotal + tax, currency) })
+        if !vat.category().charges_vat() && !tax_amount.is_zero() {
+            return Err(InvoiceRule::TaxOutsideStandard(vat.category()));
+        }
+        return Ok(vec![VatGroup { rate: invoices, taxable_amount, tax_amount }]);
     }
+    if let TaxRule::Flat(flat) = rule
+        && !flat.is_zero()
+    {
+        return Err(InvoiceRule::FlatTaxWithLineRates);
+    }
+    let mut first_out_of_scope = None;
+    for (line, rate) in stated {
+        rate.check().map_err(|rule| InvoiceRule::LineVat { line, rule })?;
+        if rate.category == VatCategory::OutOfScope {
+            first_out_of_scope.get_or_insert(line);
+        }
+    }
+    let mut groups: Vec<VatGroup> = Vec::new();
+    for item in items {
+        let rate = item.vat.resolve(vat, rule.percentage());
+        match groups.iter_mut().find(|group| group.rate == rate) {
+            Some(group) => group.taxable_amount += item.amount,
+            None => groups.push(VatGroup { rate, taxable_amount: item.amount, tax_amount: Decimal::ZERO }),
+        }
+    }
+    let out_of_scope = groups.iter().any(|group| group.rate.category == VatCategory::OutOfScope);
+    if out_of_scope && groups.len() > 1 {
+        let line = first_out_of_scope.or_else(|| own_rates(items, vat, rule).next().map(|(line, _)| line));
+        return Err(InvoiceRule::LineVat { line: line.unwrap_or_default(), rule: VatRule::OutOfScopeMixed });
+    }
+    for group in &mut groups {
+        group.taxable_amount = round_to_minor(group.taxable_amount, currency);
+        group.tax_amount = percentage_of(group.taxable_amount, group.rate.percentage, currency)
+            .ok_or(InvoiceRule::TaxTooLarge)?;
+        // The lines that follow an invoice of a category without VAT at a percentage.
+        if !group.rate.category.charges_vat() && !group.tax_amount.is_zero() {
+            return Err(InvoiceRule::TaxOutsideStandard(group.rate.category));
+        }
+    }
+    Ok(groups)
+}
+
+/// The rules of the lines' own categories that name the parties: reverse charge (AE) the
+/// buyer's VAT number, intra-community supply (K) both parties' and the country delivered
+/// to. Lines taxed at the invoice's own rate are held to them by the e-invoice exports.
+pub fn check_parties(
+    items: &[LineItem],
+    vat: &Vat,
+    rule: TaxRule,
+    client: &ClientDetails,
+    sender: &SenderDetails,
+) -> Result<(), InvoiceRule> {
+    let named = |text: &crate::client::OptionalText| !text.as_str().trim().is_empty();
+    for (line, rate) in own_rates(items, vat, rule) {
+        let broken = match rate.category {
+            VatCategory::ReverseCharge | VatCategory::IntraCommunity if !named(&client.vat_number) => {
+                Some(VatRule::BuyerVatNumberNeeded(rate.category))
+            }
+            VatCategory::IntraCommunity if !named(&sender.vat_number) => Some(VatRule::SellerVatNumberNeeded),
+            VatCategory::IntraCommunity if client.country_code.is_none() => {
+                Some(VatRule::DeliveryCountryNeeded)
+            }
+            _ => None,
+        };
+        if let Some(rule) = broken {
+            return Err(InvoiceRule::LineVat { line, rule });
+        }
+    }
+    Ok(())
+}
+
+/// Whether any line of `items` states a category that names the parties
+/// ([`check_parties`]): only then are they read.
+pub fn names_parties(items: &[LineItem], vat: &Vat, rule: TaxRule) -> bool {
+    own_rates(items, vat, rule)
+        .any(|(_, rate)| matches!(rate.category, VatCategory::ReverseCharge | VatCategory::IntraCommunity))
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -466,6 +537,12 @@ pub struct Chasing {
 }
 
 impl Invoice {
+    /// Its VAT breakdown: one group per category, percentage and reason of its lines.
+    pub fn vat_breakdown(&self) -> Vec<VatGroup> {
+        // Its totals were computed from the same breakdown when it was written.
+        breakdown(&self.line_items, &self.vat, self.tax_rule, self.currency).unwrap_or_default()
+    }
+
     /// The status reported at `now`: a PENDING invoice whose due date has passed is
     /// OVERDUE.
     pub fn status_at(&self, now: DateTime<Utc>) -> InvoiceStatus {
@@ -573,12 +650,13 @@ mod tests {
             quantity: dec(quantity),
             amount: Some(dec(amount)),
             unit_code: None,
+            vat: LineVat::default(),
         }
     }
 
     fn totals(lines: Vec<LineInput>, rule: TaxRule, code: &str) -> Result<Totals, InvoiceRule> {
         let items = price_lines(lines, currency(code), Utc::now())?;
-        Totals::compute(&items, rule, None, currency(code))
+        Totals::compute(&items, &crate::Vat::default(), rule, None, currency(code))
     }
 
     #[test]
@@ -640,9 +718,15 @@ mod tests {
     fn a_given_tax_beside_a_percentage_must_agree() {
         let items = price_lines(vec![line("100", "1", "100")], currency("EUR"), Utc::now()).unwrap();
         let rule = TaxRule::Percentage(dec("19"));
-        assert!(Totals::compute(&items, rule, Some(dec("19")), currency("EUR")).is_ok());
-        assert!(Totals::compute(&items, rule, Some(dec("19.004")), currency("EUR")).is_ok());
-        let error = Totals::compute(&items, rule, Some(dec("20")), currency("EUR")).unwrap_err();
+        assert!(
+            Totals::compute(&items, &crate::Vat::default(), rule, Some(dec("19")), currency("EUR")).is_ok()
+        );
+        assert!(
+            Totals::compute(&items, &crate::Vat::default(), rule, Some(dec("19.004")), currency("EUR"))
+                .is_ok()
+        );
+        let error = Totals::compute(&items, &crate::Vat::default(), rule, Some(dec("20")), currency("EUR"))
+            .unwrap_err();
         assert_eq!(error, InvoiceRule::TaxMismatch { expected: dec("19.00") });
     }
 
@@ -676,7 +760,14 @@ mod tests {
             status: InvoiceStatus::Pending,
             currency: currency("EUR"),
             tax_rule: TaxRule::Flat(Decimal::ZERO),
-            totals: Totals::compute(&items, TaxRule::Flat(Decimal::ZERO), None, currency("EUR")).unwrap(),
+            totals: Totals::compute(
+                &items,
+                &crate::Vat::default(),
+                TaxRule::Flat(Decimal::ZERO),
+                None,
+                currency("EUR"),
+            )
+            .unwrap(),
             balance: crate::ledger::Balance::unpaid(Decimal::ONE),
             client_id: kernel::Id::generate(),
             sender_id: kernel::Id::generate(),
@@ -733,10 +824,11 @@ mod tests {
                 quantity: *quantity,
                 amount: None,
                 unit_code: None,
+            vat: LineVat::default(),
             }).collect();
             let items = price_lines(inputs, currency, Utc::now()).unwrap();
             let rule = TaxRule::changed(None, Some(percentage), None);
-            let totals = Totals::compute(&items, rule, None, currency).unwrap();
+            let totals = Totals::compute(&items, &crate::Vat::default(), rule, None, currency).unwrap();
             let minor = currency.minor_unit();
             prop_assert_eq!(totals.total, totals.subtotal + totals.tax);
             prop_assert_eq!(totals.subtotal, items.iter().map(|i| i.amount).sum::<Decimal>());

@@ -15,6 +15,7 @@ pub mod receivables;
 pub mod sender;
 pub mod service;
 pub mod store;
+pub mod vat;
 
 pub use client::{
     Client, ClientDetails, ClientId, ClientRepository, DeleteClientError, ReplaceClientError,
@@ -32,3 +33,4 @@ pub use ledger::{
 pub use party::{Bic, CountryCode, Iban, UnitCode};
 pub use sender::{SenderAddress, SenderAddressId, SenderDetails, SenderRepository};
 pub use store::{BillingStore, InvoiceRepository, LedgerRepository};
+pub use vat::{LineVat, VatGroup, VatRate};

@@ -244,22 +244,35 @@ pub async fn new_invoice(
     let the_team = the_team(accounts, team).await?;
     // The client's currency (storage checks it again as it makes the invoice); a new
     // client's is the team's.
-    let client_currency = match &draft.bill_to {
-        BillTo::Existing(id) => {
-            store.get(team, *id).await?.ok_or(InvoiceRule::UnknownClient)?.details.currency
-        }
+    let existing_client = match &draft.bill_to {
+        BillTo::Existing(id) => Some(store.get(team, *id).await?.ok_or(InvoiceRule::UnknownClient)?),
         BillTo::Inline { .. } => None,
     };
+    let client_currency = existing_client.as_ref().and_then(|client| client.details.currency);
     let currency = client_currency.unwrap_or(the_team.currency);
     let exchange = crate::Exchange::new(currency, the_team.currency, draft.exchange_rate)?;
     let issue_date = draft.issue_date.unwrap_or(now);
     check_dates(issue_date, draft.due_date)?;
     let line_items = price_lines(draft.line_items, currency, now)?;
     let tax_rule = TaxRule::changed(None, draft.tax_percentage, draft.tax);
-    let totals = Totals::compute(&line_items, tax_rule, draft.tax, currency)?;
-    exchange.in_team_currency(totals.total).ok_or(InvoiceRule::TeamTotalTooLarge)?;
     let vat = draft.vat.unwrap_or_default();
-    vat.check_tax(totals.tax)?;
+    let totals = Totals::compute(&line_items, &vat, tax_rule, draft.tax, currency)?;
+    exchange.in_team_currency(totals.total).ok_or(InvoiceRule::TeamTotalTooLarge)?;
+    if crate::invoice::names_parties(&line_items, &vat, tax_rule) {
+        let client = match (existing_client, &draft.bill_to) {
+            (Some(client), _) => client,
+            (None, BillTo::Inline { email, new_client }) => {
+                let known = store.list(team).await?.into_iter().find(|client| &client.details.email == email);
+                known.unwrap_or_else(|| (**new_client).clone())
+            }
+            (None, BillTo::Existing(_)) => return Err(InvoiceRule::UnknownClient.into()),
+        };
+        let sender = match draft.sender_id {
+            Some(id) => store.get_sender(team, id).await?.ok_or(InvoiceRule::UnknownSender)?,
+            None => store.default_sender(team).await?.unwrap_or_else(|| named_sender(&the_team, now)),
+        };
+        crate::invoice::check_parties(&line_items, &vat, tax_rule, &client.details, &sender.details)?;
+    }
     // A team without a default sender gets one in the invoice's transaction, so that a
     // refused create or a preview leaves none behind.
     let sender = match draft.sender_id {
@@ -304,12 +317,11 @@ pub async fn update_invoice(
         None => current.line_items.clone(),
     };
     let tax_rule = TaxRule::changed(Some(current.tax_rule), changes.tax_percentage, changes.tax);
-    let totals = Totals::compute(&line_items, tax_rule, changes.tax, current.currency)?;
+    let vat = changes.vat.unwrap_or_else(|| current.vat.clone());
+    let totals = Totals::compute(&line_items, &vat, tax_rule, changes.tax, current.currency)?;
     let issue_date = changes.issue_date.unwrap_or(current.issue_date);
     let due_date = changes.due_date.unwrap_or(current.due_date);
     check_dates(issue_date, due_date)?;
-    let vat = changes.vat.unwrap_or_else(|| current.vat.clone());
-    vat.check_tax(totals.tax)?;
     let exchange = match changes.exchange_rate {
         Some(rate) => {
             if current.balance.has_money() || current.chasing.sent_at.is_some() {
@@ -331,13 +343,20 @@ pub async fn update_invoice(
             .into());
         }
     }
+    let client_id = changes.client_id.unwrap_or(current.client_id);
+    let sender_id = changes.sender_id.unwrap_or(current.sender_id);
+    if crate::invoice::names_parties(&line_items, &vat, tax_rule) {
+        let client = store.get(team, client_id).await?.ok_or(InvoiceRule::UnknownClient)?;
+        let sender = store.get_sender(team, sender_id).await?.ok_or(InvoiceRule::UnknownSender)?;
+        crate::invoice::check_parties(&line_items, &vat, tax_rule, &client.details, &sender.details)?;
+    }
     let updated = Invoice {
         vat,
         exchange,
         issue_date,
         due_date,
-        client_id: changes.client_id.unwrap_or(current.client_id),
-        sender_id: changes.sender_id.unwrap_or(current.sender_id),
+        client_id,
+        sender_id,
         description: changes.description.unwrap_or_else(|| current.description.clone()),
         tax_rule,
         totals,

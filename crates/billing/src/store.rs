@@ -378,6 +378,7 @@ pub fn credit(
         issue_date: note.created_at,
         currency: invoice.currency,
         tax_rule,
+        vat: invoice.vat.clone(),
         line_items,
         totals,
         reason: note.reason,

@@ -108,13 +108,13 @@ fn e_invoice(profile: Profile, lines: u32) -> EInvoice {
         buyer: party("Bundesamt für Beispiele", "Bonn", "DE"),
         payee_account: Some(PayeeAccount { iban: "DE02120300000000202051".to_owned(), bic: None }),
         delivery: None,
-        vat: VatBreakdown {
+        vat: vec![VatBreakdown {
             category: VatCategory::Standard,
             rate: Some(Decimal::from(19)),
             taxable: subtotal,
             tax,
             exemption_reason: None,
-        },
+        }],
         lines: (1..=lines)
             .map(|id| Line {
                 id,
@@ -123,6 +123,8 @@ fn e_invoice(profile: Profile, lines: u32) -> EInvoice {
                 unit_code: "HUR".to_owned(),
                 net_price: amount,
                 amount,
+                category: VatCategory::Standard,
+                rate: Some(Decimal::from(19)),
             })
             .collect(),
         totals: Totals {

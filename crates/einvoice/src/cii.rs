@@ -1,7 +1,7 @@
 //! UN/CEFACT Cross Industry Invoice D16B, as XRechnung and Factur-X carry it, in the
 //! element order the schema fixes. A credit note is the same document with type code 381.
 
-use billing::einvoice::{Contact, EInvoice, Line, Party, PayeeAccount};
+use billing::einvoice::{Contact, EInvoice, Line, Party, PayeeAccount, VatBreakdown};
 use rust_decimal::Decimal;
 
 use crate::xml::{Element, element, text};
@@ -32,7 +32,7 @@ pub(crate) fn write(invoice: &EInvoice) -> String {
         .lines
         .iter()
         .fold(element("rsm:SupplyChainTradeTransaction"), |transaction, line| {
-            transaction.child(line_item(invoice, line))
+            transaction.child(line_item(line))
         })
         .child(agreement(invoice))
         .child(delivery(invoice))
@@ -57,19 +57,28 @@ fn date_time(name: &'static str, inner: &'static str, day: chrono::NaiveDate) ->
     element(name).child(text(inner, day.format("%Y%m%d").to_string()).attribute("format", "102"))
 }
 
-fn trade_tax(invoice: &EInvoice, header: bool) -> Element {
-    let vat = &invoice.vat;
+/// A group of the breakdown (BG-23) in the header.
+fn header_tax(group: &VatBreakdown) -> Element {
     element("ram:ApplicableTradeTax").children([
-        header.then(|| amount("ram:CalculatedAmount", vat.tax)),
+        Some(amount("ram:CalculatedAmount", group.tax)),
         Some(text("ram:TypeCode", "VAT")),
-        vat.exemption_reason.as_ref().filter(|_| header).map(|reason| text("ram:ExemptionReason", reason)),
-        header.then(|| amount("ram:BasisAmount", vat.taxable)),
-        Some(text("ram:CategoryCode", vat.category.as_str())),
-        vat.rate.map(|rate| text("ram:RateApplicablePercent", rate.to_string())),
+        group.exemption_reason.as_ref().map(|reason| text("ram:ExemptionReason", reason)),
+        Some(amount("ram:BasisAmount", group.taxable)),
+        Some(text("ram:CategoryCode", group.category.as_str())),
+        group.rate.map(|rate| text("ram:RateApplicablePercent", rate.to_string())),
     ])
 }
 
-fn line_item(invoice: &EInvoice, line: &Line) -> Element {
+/// A line's VAT (BG-30).
+fn line_tax(line: &Line) -> Element {
+    element("ram:ApplicableTradeTax").children([
+        Some(text("ram:TypeCode", "VAT")),
+        Some(text("ram:CategoryCode", line.category.as_str())),
+        line.rate.map(|rate| text("ram:RateApplicablePercent", rate.to_string())),
+    ])
+}
+
+fn line_item(line: &Line) -> Element {
     element("ram:IncludedSupplyChainTradeLineItem")
         .child(element("ram:AssociatedDocumentLineDocument").child(text("ram:LineID", line.id.to_string())))
         .child(element("ram:SpecifiedTradeProduct").child(text("ram:Name", &line.name)))
@@ -80,7 +89,7 @@ fn line_item(invoice: &EInvoice, line: &Line) -> Element {
             text("ram:BilledQuantity", line.quantity.to_string()).attribute("unitCode", &line.unit_code),
         ))
         .child(
-            element("ram:SpecifiedLineTradeSettlement").child(trade_tax(invoice, false)).child(
+            element("ram:SpecifiedLineTradeSettlement").child(line_tax(line)).child(
                 element("ram:SpecifiedTradeSettlementLineMonetarySummation")
                     .child(amount("ram:LineTotalAmount", line.amount)),
             ),
@@ -164,11 +173,12 @@ fn settlement(invoice: &EInvoice) -> Element {
             invoice.due_date.map(|due| date_time("ram:DueDateDateTime", "udt:DateTimeString", due)),
         ])
     });
-    element("ram:ApplicableHeaderTradeSettlement").children([
+    let settlement = element("ram:ApplicableHeaderTradeSettlement").children([
         invoice.tax_currency.map(|(currency, _)| text("ram:TaxCurrencyCode", currency)),
         Some(text("ram:InvoiceCurrencyCode", invoice.currency)),
         invoice.payee_account.as_ref().map(payment_means),
-        Some(trade_tax(invoice, true)),
+    ]);
+    invoice.vat.iter().fold(settlement, |settlement, group| settlement.child(header_tax(group))).children([
         terms,
         Some(element("ram:SpecifiedTradeSettlementHeaderMonetarySummation").children(
             [

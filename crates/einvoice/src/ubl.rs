@@ -1,6 +1,7 @@
 //! OASIS UBL 2.1: an `Invoice`, or a `CreditNote` for type 381, in the element order the
 //! schema fixes.
 
+use billing::VatCategory;
 use billing::einvoice::{Contact, DocumentKind, EInvoice, Line, Party, PayeeAccount};
 use rust_decimal::Decimal;
 
@@ -137,29 +138,40 @@ fn payment_means(account: &PayeeAccount) -> Element {
     )
 }
 
-fn tax_category(name: &'static str, invoice: &EInvoice, with_reason: bool) -> Element {
-    let vat = &invoice.vat;
+/// A VAT category (BG-23's BT-118 to BT-121, a line's BT-151 and BT-152): the reason only
+/// in the breakdown.
+fn tax_category(
+    name: &'static str,
+    category: VatCategory,
+    rate: Option<Decimal>,
+    reason: Option<&String>,
+) -> Element {
     element(name).children([
-        Some(text("cbc:ID", vat.category.as_str())),
-        vat.rate.map(|rate| text("cbc:Percent", rate.to_string())),
-        vat.exemption_reason
-            .as_ref()
-            .filter(|_| with_reason)
-            .map(|reason| text("cbc:TaxExemptionReason", reason)),
+        Some(text("cbc:ID", category.as_str())),
+        rate.map(|rate| text("cbc:Percent", rate.to_string())),
+        reason.map(|reason| text("cbc:TaxExemptionReason", reason)),
         Some(element("cac:TaxScheme").child(text("cbc:ID", "VAT"))),
     ])
 }
 
+/// The tax total and a subtotal per group of the breakdown.
 fn tax_total(invoice: &EInvoice) -> Element {
-    let vat = &invoice.vat;
-    element("cac:TaxTotal")
-        .child(amount_element("cbc:TaxAmount", invoice.totals.tax, invoice.currency))
-        .child(
-            element("cac:TaxSubtotal")
-                .child(amount_element("cbc:TaxableAmount", vat.taxable, invoice.currency))
-                .child(amount_element("cbc:TaxAmount", vat.tax, invoice.currency))
-                .child(tax_category("cac:TaxCategory", invoice, true)),
-        )
+    invoice.vat.iter().fold(
+        element("cac:TaxTotal").child(amount_element("cbc:TaxAmount", invoice.totals.tax, invoice.currency)),
+        |total, group| {
+            total.child(
+                element("cac:TaxSubtotal")
+                    .child(amount_element("cbc:TaxableAmount", group.taxable, invoice.currency))
+                    .child(amount_element("cbc:TaxAmount", group.tax, invoice.currency))
+                    .child(tax_category(
+                        "cac:TaxCategory",
+                        group.category,
+                        group.rate,
+                        group.exemption_reason.as_ref(),
+                    )),
+            )
+        },
+    )
 }
 
 fn invoice_line(invoice: &EInvoice, line: &Line, credit: bool) -> Element {
@@ -174,8 +186,9 @@ fn invoice_line(invoice: &EInvoice, line: &Line, credit: bool) -> Element {
         .child(amount_element("cbc:LineExtensionAmount", line.amount, invoice.currency))
         .child(element("cac:Item").child(text("cbc:Name", &line.name)).child(tax_category(
             "cac:ClassifiedTaxCategory",
-            invoice,
-            false,
+            line.category,
+            line.rate,
+            None,
         )))
         .child(element("cac:Price").child(amount_element(
             "cbc:PriceAmount",

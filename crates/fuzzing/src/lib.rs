@@ -97,12 +97,15 @@ pub fn money(data: &[u8]) {
                 quantity: *quantity,
                 amount: None,
                 unit_code: None,
+                vat: billing::LineVat::default(),
             })
             .collect();
         let now = chrono_now();
         let items = billing::invoice::price_lines(inputs, currency, now).expect("bounded lines price");
         let rule = billing::invoice::TaxRule::changed(None, Some(percentage), None);
-        let totals = billing::invoice::Totals::compute(&items, rule, None, currency).expect("bounded totals");
+        let totals =
+            billing::invoice::Totals::compute(&items, &billing::Vat::default(), rule, None, currency)
+                .expect("bounded totals");
         let minor = currency.minor_unit();
         assert_eq!(totals.subtotal, items.iter().map(|item| item.amount).sum::<Decimal>());
         assert_eq!(totals.total, totals.subtotal + totals.tax);

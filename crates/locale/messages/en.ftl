@@ -20,6 +20,7 @@ amount = Amount
 subtotal = Subtotal
 tax = Tax
 tax-rate = Tax ({ $rate }%)
+tax-rate-on = Tax ({ $rate }%) on { $base }
 total = Total
 paid = Paid
 credited = Credited

@@ -124,6 +124,8 @@ pub enum Term {
     Tax,
     /// `rate`, a percentage without its sign.
     TaxRate,
+    /// One rate's tax on a document of several: `rate`, and `base`, the amount it is on.
+    TaxRateOn,
     Total,
     Paid,
     Credited,
@@ -145,7 +147,7 @@ pub enum Term {
 }
 
 impl Term {
-    pub const ALL: [Self; 32] = [
+    pub const ALL: [Self; 33] = [
         Self::InvoiceTitle,
         Self::CreditNoteTitle,
         Self::ContinuedTitle,
@@ -163,6 +165,7 @@ impl Term {
         Self::Subtotal,
         Self::Tax,
         Self::TaxRate,
+        Self::TaxRateOn,
         Self::Total,
         Self::Paid,
         Self::Credited,
@@ -200,6 +203,7 @@ impl Term {
             Self::Subtotal => "subtotal",
             Self::Tax => "tax",
             Self::TaxRate => "tax-rate",
+            Self::TaxRateOn => "tax-rate-on",
             Self::Total => "total",
             Self::Paid => "paid",
             Self::Credited => "credited",

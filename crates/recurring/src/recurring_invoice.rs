@@ -429,6 +429,7 @@ mod tests {
             quantity: Decimal::ONE,
             amount: None,
             unit_code: None,
+            vat: billing::LineVat::default(),
         }
     }
 

@@ -128,6 +128,7 @@ fn document(items: usize, paid: bool, work: impl Fn(usize) -> (&'static str, u64
         ),
         logo: None,
         facturx_xml: None,
+        tax_rows: Vec::new(),
         language: None,
     }
 }

@@ -113,6 +113,7 @@ pub fn lines(items: &[(&str, &str, &str)]) -> Vec<LineInput> {
                 quantity,
                 amount: None,
                 unit_code: None,
+                vat: billing::LineVat::default(),
             }
         })
         .collect()
@@ -133,7 +134,7 @@ impl Fixture {
             due_date: Some(at(issued) + TimeDelta::days(30)),
             currency: eur(),
             tax_rule,
-            totals: Totals::compute(&line_items, tax_rule, None, eur()).unwrap(),
+            totals: Totals::compute(&line_items, &billing::Vat::default(), tax_rule, None, eur()).unwrap(),
             line_items,
             created_at: now,
             opening: None,
@@ -180,6 +181,47 @@ pub async fn invoices_round_trip_with_items_in_order(store: Ports) {
     assert_eq!(stored.line_items[1].unit_price.to_string(), "0.1");
     assert_eq!(f.billing.find_invoice(invoice.id).await.unwrap(), Some(invoice.clone()));
     assert_eq!(f.billing.list_invoices(f.team, &InvoiceFilter::default()).await.unwrap(), [invoice]);
+}
+
+/// Lines keep what they state of their VAT, part by part, and so do a credit note's.
+pub async fn lines_keep_their_own_vat(store: Ports) {
+    let f = fixture(store).await;
+    let mut draft = f.draft(
+        BillTo::Existing(f.client),
+        "2026-11-20",
+        &[("Buch", "19.99", "2"), ("Kurs", "100", "1"), ("Heft", "5", "1")],
+    );
+    draft.line_items[0].vat = billing::LineVat {
+        category: None,
+        percentage: Some(parse_decimal("7").unwrap()),
+        exemption_reason: None,
+    };
+    draft.line_items[2].vat = billing::LineVat {
+        category: Some(billing::VatCategory::Exempt),
+        percentage: None,
+        exemption_reason: Some(billing::invoice::ExemptionReason::parse("Art. 132 — Ёлка").unwrap()),
+    };
+    draft.totals = Totals::compute(&draft.line_items, &draft.vat, draft.tax_rule, None, eur()).unwrap();
+    assert_eq!(draft.totals.tax.to_string(), "21.80", "2.80 at 7 %, 19.00 at 19 %, none exempt");
+    let invoice = f.billing.create_invoice(draft).await.unwrap();
+    let stored = f.billing.get_invoice(f.team, invoice.id).await.unwrap().unwrap();
+    assert_eq!(stored, invoice);
+    assert_eq!(stored.vat_breakdown().len(), 3);
+    let note = billing::credit::NewCreditNote {
+        id: kernel::Id::generate(),
+        lines: billing::credit::CreditLines::Full,
+        reason: None,
+        created_at: at("2026-11-21T10:00:00Z"),
+    };
+    let (note, _) = f.billing.issue_credit_note(f.team, invoice.id, note).await.unwrap();
+    let listed =
+        f.billing.list_credit_notes(f.team, &billing::credit::CreditNoteFilter::default()).await.unwrap();
+    assert_eq!(listed, std::slice::from_ref(&note));
+    assert_eq!(
+        note.line_items.iter().map(|line| &line.vat).collect::<Vec<_>>(),
+        stored.line_items.iter().map(|line| &line.vat).collect::<Vec<_>>()
+    );
+    assert_eq!(note.vat_breakdown(), stored.vat_breakdown());
 }
 
 pub async fn serials_are_gapless_under_concurrency(store: Ports) {
@@ -386,8 +428,14 @@ pub async fn replacing_changes_fields_and_items(store: Ports) {
         description: None,
         due_date: None,
         tax_rule: TaxRule::Flat(parse_decimal("1").unwrap()),
-        totals: Totals::compute(&line_items, TaxRule::Flat(parse_decimal("1").unwrap()), None, eur())
-            .unwrap(),
+        totals: Totals::compute(
+            &line_items,
+            &billing::Vat::default(),
+            TaxRule::Flat(parse_decimal("1").unwrap()),
+            None,
+            eur(),
+        )
+        .unwrap(),
         line_items,
         updated_at: at("2026-11-22"),
         ..invoice.clone()

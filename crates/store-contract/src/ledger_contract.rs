@@ -35,7 +35,8 @@ fn refund(amount: &str, on: &str) -> NewEntry {
 async fn invoice_of(f: &Fixture, total: &str, issued: &str) -> Invoice {
     let mut draft = f.draft(BillTo::Existing(f.client), issued, &[("Work", total, "1")]);
     draft.tax_rule = TaxRule::Flat(Decimal::ZERO);
-    draft.totals = Totals::compute(&draft.line_items, draft.tax_rule, None, eur()).unwrap();
+    draft.totals =
+        Totals::compute(&draft.line_items, &billing::Vat::default(), draft.tax_rule, None, eur()).unwrap();
     f.billing.create_invoice(draft).await.unwrap()
 }
 
@@ -167,12 +168,14 @@ pub async fn updates_keep_the_total_above_what_was_recorded(store: Ports) {
                 quantity: Decimal::ONE,
                 amount: None,
                 unit_code: None,
+                vat: billing::LineVat::default(),
             }],
             eur(),
             at("2026-11-03"),
         )
         .unwrap();
-        let totals = Totals::compute(&line_items, current.tax_rule, None, eur()).unwrap();
+        let totals =
+            Totals::compute(&line_items, &billing::Vat::default(), current.tax_rule, None, eur()).unwrap();
         Invoice { line_items, totals, updated_at: at("2026-11-03"), ..current.clone() }
     };
     let refused = f.billing.replace_invoice(&lower("79.99"), true, StatusWrite::Keep).await;
@@ -229,6 +232,7 @@ pub async fn credit_notes_take_their_own_serials_and_lower_what_is_due(store: Po
         quantity: Decimal::ONE,
         amount: None,
         unit_code: None,
+        vat: billing::LineVat::default(),
     }]);
     let (first, after) =
         f.billing.issue_credit_note(f.team, invoice.id, note(part.clone(), 0)).await.unwrap();
@@ -258,6 +262,7 @@ pub async fn credit_notes_take_their_own_serials_and_lower_what_is_due(store: Po
         quantity: Decimal::ONE,
         amount: None,
         unit_code: None,
+        vat: billing::LineVat::default(),
     }]);
     assert_eq!(
         rule(f.billing.issue_credit_note(f.team, invoice.id, note(too_much, 1)).await),

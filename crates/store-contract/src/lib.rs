@@ -243,6 +243,7 @@ macro_rules! contract_suite {
             },
             invoices::{
                 invoices_round_trip_with_items_in_order,
+                lines_keep_their_own_vat,
                 serials_are_gapless_under_concurrency,
                 a_refused_create_writes_nothing_and_gives_its_serial_back,
                 a_recurring_invoice_has_one_invoice_per_sequence,

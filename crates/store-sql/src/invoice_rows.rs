@@ -67,6 +67,9 @@ pub(crate) struct LineRow {
     created_at: DateTime<Utc>,
     updated_at: DateTime<Utc>,
     unit_code: String,
+    vat_category: Option<String>,
+    tax_percentage: Option<DbDecimal>,
+    vat_exemption_reason: Option<String>,
 }
 
 impl TryFrom<LineRow> for LineItem {
@@ -82,10 +85,32 @@ impl TryFrom<LineRow> for LineItem {
             position: u32::try_from(row.position).map_err(|e| corrupt("line item position", e))?,
             unit_code: billing::UnitCode::parse(&row.unit_code)
                 .map_err(|e| corrupt("line item unit code", e))?,
+            vat: line_vat(row.vat_category.as_deref(), row.tax_percentage, row.vat_exemption_reason)?,
             created_at: row.created_at,
             updated_at: row.updated_at,
         })
     }
+}
+
+/// What a line states of its VAT, from its columns (each NULL where it states none).
+fn line_vat(
+    category: Option<&str>,
+    percentage: Option<DbDecimal>,
+    reason: Option<String>,
+) -> Result<billing::LineVat, StoreError> {
+    Ok(billing::LineVat {
+        category: category
+            .map(|word| {
+                <billing::VatCategory as kernel::Words>::from_word(word)
+                    .ok_or_else(|| corrupt("line VAT category", word))
+            })
+            .transpose()?,
+        percentage: percentage.map(|percentage| percentage.0),
+        exemption_reason: reason
+            .map(billing::invoice::ExemptionReason::from_stored)
+            .transpose()
+            .map_err(|e| corrupt("line VAT exemption reason", e))?,
+    })
 }
 
 /// An invoice's exchange as stored: `EUR 1.0523` (the team's currency and the rate), or
@@ -163,7 +188,7 @@ pub(crate) fn invoice_from(row: InvoiceRow, line_items: Vec<LineItem>) -> Result
 
 /// Invoices from their rows and all their items' rows (items in position order).
 /// An invoice's stored VAT category and exemption reason, checked again.
-fn vat_of(category: &str, reason: Option<String>) -> Result<billing::Vat, StoreError> {
+pub(crate) fn vat_of(category: &str, reason: Option<String>) -> Result<billing::Vat, StoreError> {
     let category = <billing::VatCategory as kernel::Words>::from_word(category)
         .ok_or_else(|| corrupt("VAT category", category))?;
     let reason = reason
@@ -217,6 +242,13 @@ macro_rules! insert_lines {
                     $table::created_at.eq(item.created_at),
                     $table::updated_at.eq(item.updated_at),
                     $table::unit_code.eq(item.unit_code.as_str()),
+                    $table::vat_category.eq(item.vat.category.map(billing::VatCategory::as_str)),
+                    $table::tax_percentage.eq(item.vat.percentage.map(DbDecimal)),
+                    $table::vat_exemption_reason.eq(item
+                        .vat
+                        .exemption_reason
+                        .as_ref()
+                        .map(kernel::Text::as_str)),
                 ))
                 .execute($conn)
                 .await?;

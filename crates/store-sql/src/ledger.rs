@@ -261,22 +261,27 @@ struct CreditNoteRow {
     created_at: DateTime<Utc>,
 }
 
-/// Credit notes from their rows, their lines' rows and their invoices' serials.
+/// What a credit note reads of its invoice: its serial, VAT category and exemption reason.
+type InvoiceOfNote = (DbUuid, i32, String, Option<String>);
+
+/// Credit notes from their rows, their lines' rows and their invoices' serials and VAT.
 fn credit_notes_from(
     rows: Vec<CreditNoteRow>,
     lines: Vec<LineRow>,
-    serials: Vec<(DbUuid, i32)>,
+    invoices: Vec<InvoiceOfNote>,
 ) -> Result<Vec<CreditNote>, StoreError> {
     let mut items: std::collections::HashMap<DbUuid, Vec<LineItem>> = std::collections::HashMap::new();
     for line in lines {
         items.entry(line.parent_id).or_default().push(line.try_into()?);
     }
-    let serials: std::collections::HashMap<DbUuid, i32> = serials.into_iter().collect();
+    let invoices: std::collections::HashMap<DbUuid, (i32, String, Option<String>)> =
+        invoices.into_iter().map(|(id, serial, category, reason)| (id, (serial, category, reason))).collect();
     rows.into_iter()
         .map(|row| {
             let serial = u32::try_from(row.serial).ok().and_then(CreditSerial::new);
-            let invoice_serial =
-                serials.get(&row.invoice_id).and_then(|s| u32::try_from(*s).ok()).and_then(Serial::new);
+            let (invoice_serial, category, reason) =
+                invoices.get(&row.invoice_id).ok_or_else(|| corrupt("credit note's invoice", row.serial))?;
+            let invoice_serial = u32::try_from(*invoice_serial).ok().and_then(Serial::new);
             Ok(CreditNote {
                 id: row.id.into_id(),
                 team_id: row.team_id.into_id(),
@@ -286,6 +291,7 @@ fn credit_notes_from(
                 issue_date: row.issue_date,
                 currency: Currency::parse(&row.currency).map_err(|e| corrupt("currency", e))?,
                 tax_rule: TaxRule::from_stored(row.tax_percentage.0, row.tax.0),
+                vat: crate::invoice_rows::vat_of(category, reason.clone())?,
                 line_items: items.remove(&row.id).unwrap_or_default(),
                 totals: Totals { subtotal: row.subtotal.0, tax: row.tax.0, total: row.total.0 },
                 reason: row
@@ -319,10 +325,10 @@ macro_rules! load_credit_notes {
             .load($conn)
             .await
             .or_store()?;
-        let serials: Vec<(DbUuid, i32)> = invoices::table
+        let serials: Vec<InvoiceOfNote> = invoices::table
             .filter(invoices::team_id.eq(DbUuid::of($team)))
             .filter(invoices::id.eq_any(invoices_of))
-            .select((invoices::id, invoices::serial))
+            .select((invoices::id, invoices::serial, invoices::vat_category, invoices::vat_exemption_reason))
             .load($conn)
             .await
             .or_store()?;

@@ -76,6 +76,9 @@ fn template_json(template: &Template) -> String {
                 "quantity": decimal_text(line.quantity),
                 "amount": line.amount.map(decimal_text),
                 "unitCode": line.unit_code.as_ref().map(billing::UnitCode::as_str),
+                "vatCategory": line.vat.category.map(billing::VatCategory::as_str),
+                "taxPercentage": line.vat.percentage.map(decimal_text),
+                "vatExemptionReason": line.vat.exemption_reason.as_ref().map(kernel::Text::as_str),
             })
         })
         .collect();
@@ -133,6 +136,21 @@ fn template_from(text: &str) -> Result<Template, StoreError> {
                 .map(billing::UnitCode::parse)
                 .transpose()
                 .map_err(|e| corrupt("unit code", e))?,
+            vat: billing::LineVat {
+                category: line["vatCategory"]
+                    .as_str()
+                    .map(|word| {
+                        billing::VatCategory::from_word(word)
+                            .ok_or_else(|| corrupt("line VAT category", word))
+                    })
+                    .transpose()?,
+                percentage: decimal_of(&line["taxPercentage"], "line tax percentage")?,
+                exemption_reason: line["vatExemptionReason"]
+                    .as_str()
+                    .map(|text| billing::invoice::ExemptionReason::from_stored(text.to_owned()))
+                    .transpose()
+                    .map_err(|e| corrupt("line VAT exemption reason", e))?,
+            },
         });
     }
     let due_days =

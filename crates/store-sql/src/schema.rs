@@ -297,6 +297,9 @@ macro_rules! tables {
                 created_at -> $ts,
                 updated_at -> $ts,
                 unit_code -> Text,
+                vat_category -> Nullable<Text>,
+                tax_percentage -> Nullable<$num>,
+                vat_exemption_reason -> Nullable<Text>,
             }
         }
 
@@ -313,6 +316,9 @@ macro_rules! tables {
                 created_at -> $ts,
                 updated_at -> $ts,
                 unit_code -> Text,
+                vat_category -> Nullable<Text>,
+                tax_percentage -> Nullable<$num>,
+                vat_exemption_reason -> Nullable<Text>,
             }
         }
 

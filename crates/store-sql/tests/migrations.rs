@@ -234,3 +234,41 @@ async fn on_sqlite_reminded_invoices_count_as_sent() {
 async fn on_postgres_reminded_invoices_count_as_sent() {
     reminded_invoices_count_as_sent(Database::postgres().await).await;
 }
+
+/// Invoices and credit notes made before lines had a VAT of their own read the same after:
+/// every line takes its document's category and rate, and no amount changes.
+async fn lines_take_their_invoices_vat(database: Database) {
+    let f = fixture(support::open_url(&database.url).await.1).await;
+    let team = f.team;
+    let invoice = f.invoice("2026-10-01").await;
+    let note = billing::credit::NewCreditNote {
+        id: Id::generate(),
+        lines: billing::credit::CreditLines::Full,
+        reason: None,
+        created_at: at("2026-10-02T00:00:00Z"),
+    };
+    let (note, _) = f.billing.issue_credit_note(team, invoice.id, note).await.unwrap();
+    let invoice = f.billing.get_invoice(team, invoice.id).await.unwrap().unwrap();
+    drop(f);
+    as_before(&database.url, "000033", String::new()).await;
+    let f = fixture_for(support::open(database).await.1, team).await;
+    let after = f.billing.get_invoice(team, invoice.id).await.unwrap().unwrap();
+    assert_eq!(after, invoice);
+    assert!(after.line_items.iter().all(|line| line.vat == billing::LineVat::invoices()));
+    let groups = after.vat_breakdown();
+    assert_eq!(groups.len(), 1);
+    assert_eq!((groups[0].taxable_amount, groups[0].tax_amount), (after.totals.subtotal, after.totals.tax));
+    let notes =
+        f.billing.list_credit_notes(team, &billing::credit::CreditNoteFilter::default()).await.unwrap();
+    assert_eq!(notes, [note]);
+}
+
+#[tokio::test]
+async fn on_sqlite_lines_take_their_invoices_vat() {
+    lines_take_their_invoices_vat(Database::sqlite()).await;
+}
+
+#[tokio::test]
+async fn on_postgres_lines_take_their_invoices_vat() {
+    lines_take_their_invoices_vat(Database::postgres().await).await;
+}

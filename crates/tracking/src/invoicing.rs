@@ -206,6 +206,7 @@ impl TimeLine {
             quantity: self.hours,
             amount: None,
             unit_code: Some(billing::UnitCode::hour()),
+            vat: billing::LineVat::default(),
         }
     }
 }

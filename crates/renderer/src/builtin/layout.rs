@@ -115,7 +115,8 @@ pub(super) fn lay_out(
     let payment = payment_lines(document, fonts);
     let mut pen = Pen::new(fonts, logo.map(logo_box));
     let table_top = pen.first_page_header(document);
-    let closing = TOTALS_HEIGHT + settlement_height(document) + payment_height(&payment);
+    let closing =
+        TOTALS_HEIGHT + tax_rows_height(document) + settlement_height(document) + payment_height(&payment);
     let plan = plan(&rows, table_top, closing);
 
     let last = plan.len() - 1;
@@ -166,6 +167,11 @@ pub(super) fn document_title(document: &InvoiceDocument) -> Cow<'_, str> {
 fn payment_lines(document: &InvoiceDocument, fonts: &'static Fonts) -> Vec<TextLine> {
     let details = document.payment_details.as_deref().unwrap_or_default();
     details.lines().flat_map(|line| fonts.regular.wrap(line, BODY, RIGHT - MARGIN)).collect()
+}
+
+/// Room the tax rows of a document of several rates take beyond the one tax row.
+fn tax_rows_height(document: &InvoiceDocument) -> f32 {
+    count(document.tax_rows.len().saturating_sub(1)) * (LINE + 2.0)
 }
 
 /// Room the settled figures take under the total: a row each, and a gap above them.
@@ -487,19 +493,26 @@ impl Pen {
     /// Subtotal, tax and total, right-aligned under the amounts; returns the total's baseline.
     fn totals(&mut self, document: &InvoiceDocument, columns: &Columns, top: f32) -> f32 {
         let (regular, bold) = (&self.fonts.regular, &self.fonts.bold);
-        let values = [regular.width(&document.subtotal, BODY), regular.width(&document.tax, BODY)]
-            .into_iter()
-            .fold(bold.width(&document.total, TOTAL_SIZE), f32::max);
         let words = language(document);
         let (subtotal, total) = (words.term(Term::Subtotal), words.term(Term::Total));
-        let labels = [regular.width(&subtotal, BODY), regular.width(&document.tax_label, BODY)]
-            .into_iter()
+        // One tax row, or one per rate where the lines are taxed at several.
+        let mut rows = vec![(subtotal.as_str(), document.subtotal.as_str())];
+        if document.tax_rows.is_empty() {
+            rows.push((document.tax_label.as_str(), document.tax.as_str()));
+        } else {
+            rows.extend(document.tax_rows.iter().map(|row| (row.label.as_str(), row.value.as_str())));
+        }
+        let values = rows
+            .iter()
+            .map(|(_, value)| regular.width(value, BODY))
+            .fold(bold.width(&document.total, TOTAL_SIZE), f32::max);
+        let labels = rows
+            .iter()
+            .map(|(label, _)| regular.width(label, BODY))
             .fold(bold.width(&total, TOTAL_SIZE), f32::max);
         let label_right = columns.amount_right - values - 24.0;
         let mut y = top + 22.0;
-        for (label, value) in
-            [(subtotal.as_str(), &document.subtotal), (document.tax_label.as_str(), &document.tax)]
-        {
+        for (label, value) in rows {
             self.right(label_right, y, label, Weight::Regular, BODY, MUTED);
             self.right(columns.amount_right, y, value, Weight::Regular, BODY, INK);
             y += LINE + 2.0;

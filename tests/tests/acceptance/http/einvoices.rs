@@ -14,10 +14,10 @@ use serde_json::{Value, json};
 
 use super::error_of;
 
-const FORMATS: [&str; 3] = ["xrechnung-ubl", "xrechnung-cii", "facturx"];
+pub(super) const FORMATS: [&str; 3] = ["xrechnung-ubl", "xrechnung-cii", "facturx"];
 
 /// A team in `currency` whose default sender has all an XRechnung needs, in `country`.
-async fn e_invoicing_team(app: &TestApp, currency: &str, country: &str) -> (TeamId, String) {
+pub(super) async fn e_invoicing_team(app: &TestApp, currency: &str, country: &str) -> (TeamId, String) {
     let team = accounts::new_team(
         TeamName::parse("Muster & Söhne").unwrap(),
         Currency::parse(currency).unwrap(),
@@ -57,20 +57,20 @@ async fn e_invoicing_team(app: &TestApp, currency: &str, country: &str) -> (Team
     (team.id, key)
 }
 
-async fn post(app: &TestApp, key: &str, path: &str, body: &Value) -> Value {
+pub(super) async fn post(app: &TestApp, key: &str, path: &str, body: &Value) -> Value {
     let response = app.request(Method::POST, path, key).json(body).send().await.unwrap();
     assert_eq!(response.status(), 201, "POST {path} {body}");
     response.json().await.unwrap()
 }
 
 /// A client of an e-invoice: its address, country, VAT number and buyer reference.
-async fn client(app: &TestApp, key: &str, fields: &Value) -> String {
+pub(super) async fn client(app: &TestApp, key: &str, fields: &Value) -> String {
     let mut body = json!({"email": "einkauf@buyer.example", "line1": "Amtsweg 2"});
     body.as_object_mut().unwrap().extend(fields.as_object().unwrap().clone());
     post(app, key, "/v1/invoices/clients", &body).await["id"].as_str().unwrap().to_owned()
 }
 
-async fn get(app: &TestApp, key: &str, path: &str) -> Value {
+pub(super) async fn get(app: &TestApp, key: &str, path: &str) -> Value {
     let response = app.request(Method::GET, path, key).send().await.unwrap();
     assert_eq!(response.status(), 200, "GET {path}");
     response.json().await.unwrap()
@@ -84,7 +84,7 @@ fn with(base: &Value, more: Value) -> Value {
 }
 
 /// `GET path?format=…`: the XML, which must be a 200 of `application/xml`.
-async fn xml(app: &TestApp, key: &str, path: &str, format: &str) -> String {
+pub(super) async fn xml(app: &TestApp, key: &str, path: &str, format: &str) -> String {
     let response = app.request(Method::GET, &format!("{path}?format={format}"), key).send().await.unwrap();
     assert_eq!(response.status(), 200, "GET {path}?format={format}");
     assert_eq!(response.headers()["content-type"], "application/xml");
@@ -93,7 +93,7 @@ async fn xml(app: &TestApp, key: &str, path: &str, format: &str) -> String {
 
 /// Runs the official rules over every document (XML, or a Factur-X PDF); fails with their
 /// report.
-fn check_officially(documents: &[(String, Vec<u8>)]) {
+pub(super) fn check_officially(documents: &[(String, Vec<u8>)]) {
     let (passed, report) = run_checker(documents);
     assert!(passed, "{report}");
     assert_eq!(report.lines().filter(|line| line.starts_with("ok ")).count(), documents.len(), "{report}");
@@ -128,7 +128,7 @@ fn run_checker_with(options: &[&str], documents: &[(String, Vec<u8>)]) -> (bool,
 }
 
 /// The Factur-X PDF of the public link `path`: the same bytes each time it is asked for.
-async fn facturx_pdf(app: &TestApp, path: &str) -> Vec<u8> {
+pub(super) async fn facturx_pdf(app: &TestApp, path: &str) -> Vec<u8> {
     let fetch = || async {
         let response = app.http.get(app.url(&format!("{path}&format=facturx"))).send().await.unwrap();
         assert_eq!(response.status(), 200, "{path}");
@@ -148,7 +148,7 @@ fn element<'a>(xml: &'a str, name: &str) -> &'a str {
 }
 
 /// BT-106, 109, 110, 112, 113 and 115 of `xml` in `format` are the JSON invoice's figures.
-fn assert_totals(xml: &str, format: &str, subtotal: &str, tax: &str, total: &str, due: &str) {
+pub(super) fn assert_totals(xml: &str, format: &str, subtotal: &str, tax: &str, total: &str, due: &str) {
     let names: [&str; 5] = if format == "xrechnung-ubl" {
         [
             "cbc:LineExtensionAmount",
@@ -176,12 +176,12 @@ fn assert_totals(xml: &str, format: &str, subtotal: &str, tax: &str, total: &str
     assert_eq!(found, [subtotal, subtotal, tax, total, due], "{format}");
 }
 
-fn number(value: &Value) -> String {
+pub(super) fn number(value: &Value) -> String {
     assert!(value.is_number(), "{value}");
     value.to_string()
 }
 
-fn figures(invoice: &Value) -> [String; 4] {
+pub(super) fn figures(invoice: &Value) -> [String; 4] {
     ["subtotal", "tax", "total", "amountDue"].map(|field| number(&invoice[field]))
 }
 

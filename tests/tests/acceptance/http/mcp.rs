@@ -269,3 +269,30 @@ async fn only_messages_mcp_takes_are_answered() {
         }
     }
 }
+
+#[tokio::test]
+async fn the_invoice_tools_take_a_rate_per_line() {
+    let app = spawn_app().await;
+    let client = tool_answer(
+        &app,
+        "create_client",
+        json!({"name": "Buchhandlung", "email": "buch@example.com", "line1": "Weg 1", "postalCode": "10115"}),
+    )
+    .await;
+    let invoice = tool_answer(
+        &app,
+        "create_invoice",
+        json!({"clientId": client["id"], "taxPercentage": 19, "lineItems": [
+            {"description": "Fachbuch", "unitPrice": 20, "quantity": 1, "taxPercentage": 7},
+            {"description": "Workshop", "unitPrice": 100, "quantity": 1}]}),
+    )
+    .await;
+    let groups: Vec<(String, String)> = invoice["vatBreakdown"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|group| (group["taxPercentage"].to_string(), group["taxAmount"].to_string()))
+        .collect();
+    assert_eq!(groups, [("7".to_owned(), "1.40".to_owned()), ("19".to_owned(), "19.00".to_owned())]);
+    assert_eq!(invoice["tax"].to_string(), "20.40");
+}

@@ -20,6 +20,7 @@ mod reports;
 mod sending;
 mod team;
 mod track;
+mod vat_rates;
 mod webhooks;
 
 use acceptance::TestApp;

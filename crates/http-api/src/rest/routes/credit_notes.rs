@@ -18,9 +18,9 @@ use uuid::Uuid;
 use crate::conventions::body::Json;
 use crate::conventions::error::{ApiError, ErrorBody};
 use crate::rest::auth::{Auth, InvoicesRead, InvoicesWrite};
-use crate::rest::openapi::Binary;
+use crate::rest::openapi::{Binary, VatCategory as VatCategorySchema};
 use crate::rest::paging::{self, Page};
-use crate::rest::routes::invoices::{Exact, LineItemInput, lines};
+use crate::rest::routes::invoices::{Exact, LineItemInput, VatGroupBody, line_rate, lines};
 use crate::rest::routes::refusals::books_refusal;
 use crate::rest::routes::{
     BodyErrors, KeyedErrors, NotFound, QueryErrors, Timestamp, created, not_found, path_id, pdf, query_id,
@@ -41,6 +41,14 @@ pub(crate) struct CreditLineBody {
     /// What `quantity` counts (UN/ECE Recommendation 20), as on the invoice's lines.
     #[schema(example = "C62")]
     unit_code: String,
+    /// The line's VAT category: the one it states, else the invoice's.
+    #[schema(value_type = VatCategorySchema)]
+    vat_category: &'static str,
+    /// The line's rate: the one it states, else the note's where its category is the
+    /// invoice's, else 0.
+    tax_percentage: Exact,
+    #[schema(required = true)]
+    vat_exemption_reason: Option<String>,
 }
 
 /// A credit note: a correction of an issued invoice, in a numbered series of its own
@@ -64,6 +72,8 @@ pub(crate) struct CreditNoteBody {
     tax_percentage: Exact,
     tax: Exact,
     total: Exact,
+    /// The tax per VAT category, rate and reason of its lines, as on invoices.
+    vat_breakdown: Vec<VatGroupBody>,
     #[schema(required = true)]
     reason: Option<String>,
     /// The smaller of `total` and what the invoice had due when the note was issued.
@@ -81,14 +91,22 @@ impl From<CreditNote> for CreditNoteBody {
     fn from(note: CreditNote) -> Self {
         let currency = note.currency;
         let money = |amount| Exact(round_to_minor(amount, currency));
-        let line = |item: LineItem| CreditLineBody {
-            id: item.id.as_uuid(),
-            description: item.description.into_string(),
-            unit_price: Exact(item.unit_price.normalize()),
-            quantity: Exact(item.quantity.normalize()),
-            amount: money(item.amount),
-            position: item.position,
-            unit_code: item.unit_code.as_str().to_owned(),
+        let vat_breakdown = VatGroupBody::all(note.vat_breakdown(), currency);
+        let line = |item: LineItem| {
+            let (vat_category, tax_percentage, vat_exemption_reason) =
+                line_rate(&item, &note.vat, note.tax_rule);
+            CreditLineBody {
+                id: item.id.as_uuid(),
+                description: item.description.into_string(),
+                unit_price: Exact(item.unit_price.normalize()),
+                quantity: Exact(item.quantity.normalize()),
+                amount: money(item.amount),
+                position: item.position,
+                unit_code: item.unit_code.as_str().to_owned(),
+                vat_category,
+                tax_percentage,
+                vat_exemption_reason,
+            }
         };
         Self {
             id: note.id.as_uuid(),
@@ -102,6 +120,7 @@ impl From<CreditNote> for CreditNoteBody {
             tax_percentage: Exact(note.tax_rule.percentage().normalize()),
             tax: money(note.totals.tax),
             total: money(note.totals.total),
+            vat_breakdown,
             reason: note.reason.map(|r| r.as_str().to_owned()),
             applied_to_invoice: money(note.application.applied),
             refundable: money(note.application.refundable),

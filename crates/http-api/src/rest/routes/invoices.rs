@@ -72,9 +72,60 @@ pub(crate) struct LineItemBody {
     /// from time, `C62` (one) unless given.
     #[schema(example = "C62")]
     unit_code: String,
+    /// The line's VAT category: the one it states, else the invoice's.
+    #[schema(value_type = VatCategorySchema)]
+    vat_category: &'static str,
+    /// The line's rate: the one it states, else the invoice's where its category is the
+    /// invoice's, else 0.
+    tax_percentage: Exact,
+    /// Why the line carries no VAT; null for `S` and `Z`.
+    #[schema(required = true)]
+    vat_exemption_reason: Option<String>,
     invoice_id: Uuid,
     created_at: Timestamp,
     updated_at: Timestamp,
+}
+
+/// A group of the VAT breakdown: the lines of one category, rate and exemption reason.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct VatGroupBody {
+    #[schema(value_type = VatCategorySchema)]
+    vat_category: &'static str,
+    tax_percentage: Exact,
+    /// Σ the group's line amounts.
+    taxable_amount: Exact,
+    /// `taxableAmount × taxPercentage / 100`, rounded once to the minor unit (or, on an
+    /// invoice whose lines all take its own rate, its flat tax).
+    tax_amount: Exact,
+    #[schema(required = true)]
+    vat_exemption_reason: Option<String>,
+}
+
+impl VatGroupBody {
+    /// The breakdown `groups` of a document in `currency`.
+    pub(crate) fn all(groups: Vec<billing::VatGroup>, currency: billing::money::Currency) -> Vec<Self> {
+        groups
+            .into_iter()
+            .map(|group| Self {
+                vat_category: group.rate.category.as_str(),
+                tax_percentage: Exact(group.rate.percentage.normalize()),
+                taxable_amount: Exact(round_to_minor(group.taxable_amount, currency)),
+                tax_amount: Exact(round_to_minor(group.tax_amount, currency)),
+                vat_exemption_reason: group.rate.exemption_reason.map(kernel::Text::into_string),
+            })
+            .collect()
+    }
+}
+
+/// A line's VAT as answered: its rate on a document of `vat` and `rule`.
+pub(crate) fn line_rate(
+    item: &LineItem,
+    vat: &billing::Vat,
+    rule: billing::TaxRule,
+) -> (&'static str, Exact, Option<String>) {
+    let rate = item.vat.resolve(vat, rule.percentage());
+    (rate.category.as_str(), Exact(rate.percentage), rate.exemption_reason.map(kernel::Text::into_string))
 }
 
 /// An invoice with its line items. Money is exact: JSON numbers with the currency's
@@ -153,6 +204,9 @@ pub(crate) struct InvoiceBody {
     /// Why no VAT is charged; null for `S` and `Z`.
     #[schema(required = true)]
     vat_exemption_reason: Option<String>,
+    /// The tax per VAT category, rate and reason of its lines (EN 16931 BG-23): `tax` is
+    /// the sum of their `taxAmount`s, `subtotal` of their `taxableAmount`s.
+    vat_breakdown: Vec<VatGroupBody>,
     /// Its PDF, relative to the server's address: `/v1/invoices/pdf?id=…`, which needs no
     /// key (the id is the secret); add `&download=true` for a download.
     #[schema(example = "/v1/invoices/pdf?id=0193d2c4-5f6a-7b8c-9d0e-1f2a3b4c5d6e")]
@@ -165,17 +219,25 @@ impl InvoiceBody {
     pub(crate) fn new(invoice: Invoice, now: chrono::DateTime<chrono::Utc>) -> Self {
         let status = invoice.status_at(now).as_str();
         let invoice_id = invoice.id.as_uuid();
-        let line = |item: LineItem| LineItemBody {
-            id: item.id.as_uuid(),
-            description: item.description.into_string(),
-            unit_price: Exact(item.unit_price.normalize()),
-            quantity: Exact(item.quantity.normalize()),
-            amount: Exact(round_to_minor(item.amount, invoice.currency)),
-            position: item.position,
-            unit_code: item.unit_code.as_str().to_owned(),
-            invoice_id,
-            created_at: Timestamp(item.created_at),
-            updated_at: Timestamp(item.updated_at),
+        let vat_breakdown = VatGroupBody::all(invoice.vat_breakdown(), invoice.currency);
+        let (vat, rule) = (invoice.vat.clone(), invoice.tax_rule);
+        let line = |item: LineItem| {
+            let (vat_category, tax_percentage, vat_exemption_reason) = line_rate(&item, &vat, rule);
+            LineItemBody {
+                id: item.id.as_uuid(),
+                description: item.description.into_string(),
+                unit_price: Exact(item.unit_price.normalize()),
+                quantity: Exact(item.quantity.normalize()),
+                amount: Exact(round_to_minor(item.amount, invoice.currency)),
+                position: item.position,
+                unit_code: item.unit_code.as_str().to_owned(),
+                vat_category,
+                tax_percentage,
+                vat_exemption_reason,
+                invoice_id,
+                created_at: Timestamp(item.created_at),
+                updated_at: Timestamp(item.updated_at),
+            }
         };
         Self {
             id: invoice_id,
@@ -215,6 +277,7 @@ impl InvoiceBody {
             recurring_sequence: invoice.recurrence.map(|r| r.sequence),
             vat_category: invoice.vat.category().as_str(),
             vat_exemption_reason: invoice.vat.exemption_reason().map(|r| r.as_str().to_owned()),
+            vat_breakdown,
             pdf_url: notify::service::Links::relative().pdf(DocumentRef::Invoice(invoice.id)),
             created_at: Timestamp(invoice.created_at),
             updated_at: Timestamp(invoice.updated_at),
@@ -244,6 +307,27 @@ pub(crate) struct LineItemInput {
     #[serde(default)]
     #[schema(pattern = r"^[A-Z0-9]{2,3}$")]
     unit_code: Option<String>,
+    /// The line's own VAT category; the invoice's when left out. Stating a category, rate
+    /// or reason other than the invoice's taxes the line on its own: the tax is then
+    /// computed per category and rate (see `vatBreakdown`), and a flat `tax` is refused.
+    #[serde(default)]
+    #[schema(value_type = Option<VatCategorySchema>)]
+    vat_category: Option<String>,
+    /// The line's own rate, 0 to 100, at most 4 decimal places; when left out, the
+    /// invoice's where the line's category is the invoice's, else 0. `S` is above 0, every
+    /// other category at 0.
+    #[serde(default)]
+    #[schema(value_type = Option<f64>, minimum = 0, maximum = 100)]
+    tax_percentage: Option<Number>,
+    /// Why the line carries no VAT, which `E`, `AE`, `K`, `G` and `O` need and `S` and `Z`
+    /// refuse; the invoice's when left out and the category is the invoice's.
+    #[serde(default)]
+    #[schema(
+        pattern = r"^[^\u0000-\u0008\u000B\u000C\u000E-\u001F\uFFFE\uFFFF]*$",
+        min_length = 1,
+        max_length = 1000
+    )]
+    vat_exemption_reason: Option<String>,
 }
 
 /// The address of an inline client; every line may be left out.
@@ -490,6 +574,30 @@ pub(crate) fn lines(inputs: Vec<LineItemInput>) -> Result<Vec<LineInput>, FieldE
                     .as_deref()
                     .map(|code| billing::UnitCode::parse(code).map_err(|e| e.at(at("unitCode"))))
                     .transpose()?,
+                vat: billing::LineVat {
+                    category: input
+                        .vat_category
+                        .as_deref()
+                        .map(|word| {
+                            <billing::VatCategory as kernel::Words>::parse_word(word)
+                                .map_err(|e| e.at(at("vatCategory")))
+                        })
+                        .transpose()?,
+                    percentage: input
+                        .tax_percentage
+                        .as_ref()
+                        .map(|number| {
+                            self::number(number, &at("taxPercentage"), billing::money::TAX_PERCENTAGE)
+                        })
+                        .transpose()?,
+                    exemption_reason: input
+                        .vat_exemption_reason
+                        .map(|text| {
+                            billing::invoice::ExemptionReason::parse(text)
+                                .map_err(|e| e.at(at("vatExemptionReason")))
+                        })
+                        .transpose()?,
+                },
             })
         })
         .collect()
@@ -578,7 +686,9 @@ pub(crate) fn vat(
     };
     let category =
         <billing::VatCategory as kernel::Words>::parse_word(category).map_err(|e| e.at("vatCategory"))?;
-    billing::Vat::new(category, reason).map(Some).map_err(|rule| invoice_rule(&rule))
+    billing::Vat::new(category, reason)
+        .map(Some)
+        .map_err(|rule| invoice_rule(&InvoiceRule::of_invoice_vat(rule)))
 }
 
 impl InvoiceHead {
@@ -699,6 +809,49 @@ impl From<BillingError> for ApiError {
     }
 }
 
+/// A rule of a line's own VAT in the REST API's words, naming the line's field.
+fn line_vat_rule(line: u32, rule: billing::invoice::VatRule) -> FieldError {
+    use billing::invoice::VatRule;
+    let at = |name: &str| format!("lineItems[{line}].{name}");
+    match rule {
+        VatRule::ReasonNeeded(category) => FieldError::new(
+            at("vatExemptionReason"),
+            format!("is required with vatCategory {}: say why no VAT is charged", category.as_str()),
+        ),
+        VatRule::ReasonNotTaken(category) => FieldError::new(
+            at("vatExemptionReason"),
+            format!(
+                "is not taken with vatCategory {}, which has no exemption; leave it out",
+                category.as_str()
+            ),
+        ),
+        VatRule::StandardRateZero => FieldError::new(
+            at("taxPercentage"),
+            "must be greater than 0 with vatCategory S; a line without VAT is Z (zero-rated) or E (exempt)",
+        ),
+        VatRule::RateOutsideStandard(category) => FieldError::new(
+            at("taxPercentage"),
+            format!("must be 0 with vatCategory {}, which charges no VAT", category.as_str()),
+        ),
+        VatRule::OutOfScopeMixed => FieldError::new(
+            at("vatCategory"),
+            "O (outside the scope of VAT) cannot share an invoice with other categories; bill those lines on another invoice",
+        ),
+        VatRule::BuyerVatNumberNeeded(category) => FieldError::new(
+            at("vatCategory"),
+            format!("{} names the buyer's VAT number: set the client's vatNumber first", category.as_str()),
+        ),
+        VatRule::SellerVatNumberNeeded => FieldError::new(
+            at("vatCategory"),
+            "K names the seller's VAT number: set the sender address's vatNumber first",
+        ),
+        VatRule::DeliveryCountryNeeded => FieldError::new(
+            at("vatCategory"),
+            "K states the country delivered to, the client's: set the client's countryCode first",
+        ),
+    }
+}
+
 /// An invoice rule in the REST API's words: the JSON field, then what it must be.
 pub(crate) fn invoice_rule(rule: &InvoiceRule) -> FieldError {
     match rule {
@@ -718,6 +871,15 @@ pub(crate) fn invoice_rule(rule: &InvoiceRule) -> FieldError {
             "tax",
             format!("must equal subtotal × taxPercentage / 100 = {expected}, or be left out"),
         ),
+        InvoiceRule::TaxMismatchPerRate { expected } => FieldError::new(
+            "tax",
+            format!("must equal the sum of each rate's tax (see vatBreakdown) = {expected}, or be left out"),
+        ),
+        InvoiceRule::FlatTaxWithLineRates => FieldError::new(
+            "tax",
+            "a line states its own VAT rate, so the tax is computed per rate: leave tax out, or give taxPercentage",
+        ),
+        InvoiceRule::LineVat { line, rule } => line_vat_rule(*line, *rule),
         InvoiceRule::DueBeforeIssue => FieldError::new("dueDate", "must not be before issueDate"),
         InvoiceRule::UnknownClient => no_such("clientId", "client"),
         InvoiceRule::UnknownSender => no_such("sendersAddressId", "sender address"),

@@ -236,6 +236,15 @@ pub(crate) struct TemplateLineBody {
     /// The unit given; null counts ones (`C62`).
     #[schema(required = true)]
     unit_code: Option<String>,
+    /// The line's own VAT category, as given; null takes the template's.
+    #[schema(required = true, value_type = Option<VatCategorySchema>)]
+    vat_category: Option<&'static str>,
+    /// The line's own rate, as given; null takes the template's (see the invoice's lines).
+    #[schema(required = true)]
+    tax_percentage: Option<Exact>,
+    /// The line's own exemption reason, as given.
+    #[schema(required = true)]
+    vat_exemption_reason: Option<String>,
 }
 
 /// A schedule as answers show it, every part spelled out.
@@ -346,6 +355,13 @@ impl From<&RecurringInvoice> for RecurringBody {
                         quantity: exact(line.quantity),
                         amount: line.amount.map(exact),
                         unit_code: line.unit_code.as_ref().map(|code| code.as_str().to_owned()),
+                        vat_category: line.vat.category.map(billing::VatCategory::as_str),
+                        tax_percentage: line.vat.percentage.map(exact),
+                        vat_exemption_reason: line
+                            .vat
+                            .exemption_reason
+                            .as_ref()
+                            .map(|r| r.as_str().to_owned()),
                     })
                     .collect(),
                 tax_percentage: template.tax_percentage.map(exact),
