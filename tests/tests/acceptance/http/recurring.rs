@@ -597,3 +597,42 @@ async fn stored(app: &TestApp, recurring: &Value) -> recurring::RecurringInvoice
     let id = recurring::RecurringInvoiceId::parse(recurring["id"].as_str().unwrap()).unwrap();
     app.store.stores().recurring.get_recurring(app.team, id).await.unwrap().unwrap()
 }
+
+#[tokio::test]
+async fn a_template_keeps_its_lines_own_rates_and_each_period_is_taxed_per_rate() {
+    let clock = Arc::new(FixedClock::new(morning(day("2026-12-15"))));
+    let app = spawn_app_on(clock.clone()).await;
+    let client = app.create_client(&app.key, "Buchclub").await;
+    let body = json!({
+        "clientId": client["id"],
+        "template": {"taxPercentage": 19, "lineItems": [
+            {"description": "Zeitschrift", "unitPrice": 12.5, "quantity": 2, "taxPercentage": 7},
+            {"description": "Beratung", "unitPrice": 100, "quantity": 1}]},
+        "schedule": {"frequency": "monthly", "dayOfMonth": 1}, "startsOn": "2027-01-01", "count": 1
+    });
+    let recurring = make(&app, body.clone()).await;
+    let lines = &recurring["template"]["lineItems"];
+    assert_eq!((&lines[0]["taxPercentage"], &lines[0]["vatCategory"]), (&json!(7), &Value::Null));
+    assert_eq!((&lines[1]["taxPercentage"], &lines[1]["vatCategory"]), (&Value::Null, &Value::Null));
+
+    app.run_jobs_at(morning(day("2027-01-01"))).await;
+    let invoice = &app.get_json("/v1/invoices").await[0];
+    let groups: Vec<(String, String, String)> = invoice["vatBreakdown"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|g| (g["taxPercentage"].to_string(), g["taxableAmount"].to_string(), g["taxAmount"].to_string()))
+        .collect();
+    let owned = |(a, b, c): (&str, &str, &str)| (a.to_owned(), b.to_owned(), c.to_owned());
+    assert_eq!(groups, [owned(("7", "25.00", "1.75")), owned(("19", "100.00", "19.00"))]);
+
+    // A template line that breaks its category's rule is named in the template.
+    let mut zero_at_seven = body;
+    zero_at_seven["template"]["lineItems"][1]["vatCategory"] = json!("Z");
+    zero_at_seven["template"]["lineItems"][1]["taxPercentage"] = json!(7);
+    let error = refused(&app, &app.key, Method::POST, RECURRING, zero_at_seven).await;
+    assert!(
+        error.starts_with("template.lineItems[1].taxPercentage: must be 0 with vatCategory Z"),
+        "{error}"
+    );
+}
