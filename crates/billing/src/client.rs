@@ -94,6 +94,10 @@ pub enum DeleteClientError {
     /// Invoices keep their client: a client that has any cannot be deleted.
     #[error("client has invoices")]
     HasInvoices,
+    /// Projects of time tracking belong to it: they are moved to another client, or to
+    /// none, first.
+    #[error("client has projects")]
+    HasProjects,
     #[error(transparent)]
     Store(#[from] StoreError),
 }
@@ -121,7 +125,8 @@ pub trait ClientRepository: Send + Sync {
     ) -> Result<Client, ReplaceClientError>;
 
     /// Deletes for good, at `at`. MUST return `NotFound` when the client does not exist in
-    /// `team`, and `HasInvoices` (deleting nothing) when any invoice refers to it.
+    /// `team`, `HasInvoices` (deleting nothing) when any invoice refers to it, and
+    /// `HasProjects` when any project belongs to it.
     async fn delete(&self, team: TeamId, id: ClientId, at: DateTime<Utc>) -> Result<(), DeleteClientError>;
 }
 

@@ -139,6 +139,9 @@ pub struct UnbilledTime {
     pub rounding: Option<Rounding>,
     /// Every line at this rate instead of its project's.
     pub rate: Option<HourlyRate>,
+    /// Only time on the client's own projects: none on projects of no client, nor on no
+    /// project. Time on another client's project is never billed.
+    pub client_projects_only: bool,
 }
 
 /// A rule of recurring invoices that a request broke, in the domain's words.
@@ -553,6 +556,7 @@ mod tests {
                 group_by: GroupBy::Project,
                 rounding: None,
                 rate: None,
+                client_projects_only: false,
             }),
             ..made
         };

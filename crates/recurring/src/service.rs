@@ -47,6 +47,10 @@ pub enum RecurringError {
     /// A project whose time is included is not the team's.
     #[error("{0}: no such project in the team")]
     UnknownProject(ProjectId),
+    /// A project whose time is included is another client's, or no client's where only
+    /// the client's own projects are billed.
+    #[error("{0}: the project is not the recurring invoice's client's")]
+    NotTheClientsProject(ProjectId),
     /// Pricing the template failed otherwise.
     #[error(transparent)]
     Billing(BillingError),
@@ -70,7 +74,7 @@ pub async fn create(
     check_mode(mail, new.mode)?;
     check_client(ports, team, new.client_id).await?;
     check_template(ports, team, new.client_id, &new.template, now).await?;
-    check_projects(ports, team, new.unbilled_time.as_ref()).await?;
+    check_projects(ports, team, new.client_id, new.unbilled_time.as_ref()).await?;
     let recurring = RecurringInvoice::new(RecurringInvoiceId::generate(), team, new, now.date_naive(), now)?;
     ports.recurring.create_recurring(&recurring).await.map_err(|error| match error {
         CreateRecurringError::UnknownClient => RecurringError::UnknownClient,
@@ -135,8 +139,9 @@ pub async fn change(
     if let Some(mode) = changes.mode {
         check_mode(mail, mode)?;
     }
-    if let Some(time) = &changes.unbilled_time {
-        check_projects(ports, team, time.as_ref()).await?;
+    if changes.client_id.is_some() || changes.unbilled_time.is_some() {
+        let time = changes.unbilled_time.as_ref().unwrap_or(&current.unbilled_time);
+        check_projects(ports, team, client, time.as_ref()).await?;
     }
     if matches!(changes.unbilled_time, Some(Some(_))) && !current.may_bill_time_as(actor) {
         return Err(RecurringError::TimeOfAnother);
@@ -200,19 +205,26 @@ async fn check_template(
     }
 }
 
-/// The projects whose time is included must be the team's (a project deleted later fails
-/// the periods after, each run saying so).
+/// The projects whose time is included must be the team's and ones the client's invoices
+/// may bill (a project deleted or moved to another client later fails the periods after,
+/// each run saying so).
 async fn check_projects(
     ports: Ports<'_>,
     team: TeamId,
+    client: billing::ClientId,
     time: Option<&UnbilledTime>,
 ) -> Result<(), RecurringError> {
-    let Some(wanted) = time.and_then(|time| time.projects.as_ref()) else { return Ok(()) };
+    let Some(time) = time else { return Ok(()) };
+    let Some(wanted) = &time.projects else { return Ok(()) };
     let projects = ports.tracking.list_projects(team).await?;
-    match wanted.iter().find(|id| !projects.iter().any(|project| project.id == **id)) {
-        Some(unknown) => Err(RecurringError::UnknownProject(*unknown)),
-        None => Ok(()),
+    for id in wanted {
+        let project =
+            projects.iter().find(|project| project.id == *id).ok_or(RecurringError::UnknownProject(*id))?;
+        if !project.billable_for(Some(client), time.client_projects_only) {
+            return Err(RecurringError::NotTheClientsProject(*id));
+        }
     }
+    Ok(())
 }
 
 pub async fn pause(
@@ -370,6 +382,8 @@ async fn make(
             rate: unbilled.rate,
             rounding: unbilled.rounding,
             user: maker.billed_user(),
+            client: Some(recurring.client_id),
+            client_projects_only: unbilled.client_projects_only,
         };
         match tracking::service::unbilled_time(ports.tracking, recurring.team_id, &time).await {
             Ok(billable) => {

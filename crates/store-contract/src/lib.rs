@@ -287,6 +287,7 @@ macro_rules! contract_suite {
                 reports_sum_time_per_group_and_rate,
                 projects_keep_codes_unique_per_team,
                 project_updates_change_only_what_they_name,
+                projects_belong_to_a_client_of_their_team_which_keeps_them,
                 projects_and_sections_with_entries_cannot_be_deleted,
                 deleting_a_project_takes_its_sections,
                 sections_need_a_project_of_the_team,

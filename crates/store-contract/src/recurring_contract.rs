@@ -52,6 +52,7 @@ fn retainer(f: &Fixture, schedule: Schedule, today: &str) -> RecurringInvoice {
         group_by: GroupBy::Task,
         rounding: Some(Rounding::parse(15, "up").unwrap()),
         rate: Some(HourlyRate::parse(Decimal::new(9550, 2)).unwrap()),
+        client_projects_only: true,
     };
     let new = NewRecurringInvoice {
         created_by: accounts::UserId::generate(),

@@ -157,8 +157,13 @@ pub async fn project_updates_change_only_what_they_name(store: Ports) {
     assert_eq!(archived, project.clone().changed(&archive, later));
     assert_eq!(f.track.get_project(f.team, project.id).await.unwrap(), Some(archived.clone()));
     let rate = |cents| Some(tracking::HourlyRate::parse(billing::money::Decimal::new(cents, 2)).unwrap());
-    let uncode =
-        ProjectChanges { title: Some(title("Site")), code: Some(None), status: None, rate: Some(rate(9550)) };
+    let uncode = ProjectChanges {
+        title: Some(title("Site")),
+        code: Some(None),
+        status: None,
+        rate: Some(rate(9550)),
+        client_id: None,
+    };
     let changed = f.track.update_project(f.team, project.id, &uncode, later).await.unwrap();
     assert_eq!(
         (changed.title.as_str(), &changed.code, changed.status, changed.rate),
@@ -172,6 +177,37 @@ pub async fn project_updates_change_only_what_they_name(store: Ports) {
     assert_eq!(f.track.get_project(f.team, rated.id).await.unwrap(), Some(rated));
     let missing = f.track.update_project(f.team, tracking::ProjectId::generate(), &uncode, later).await;
     assert!(matches!(missing, Err(SaveProjectError::NotFound)));
+}
+
+pub async fn projects_belong_to_a_client_of_their_team_which_keeps_them(store: Ports) {
+    let f = fixture(store).await;
+    let invoices = super::invoices::fixture_for(f.store.clone(), f.team).await;
+    let client = Some(invoices.client);
+    let website = Project::new(f.team, title("Website"), None, now()).for_client(client);
+    f.track.create_project(&website).await.unwrap();
+    assert_eq!(f.track.get_project(f.team, website.id).await.unwrap().unwrap().client_id, client);
+
+    // A client of no team, or of another, is refused, and nothing is written.
+    let elsewhere =
+        super::invoices::fixture_for(f.store.clone(), create_team(&f.store, "Elsewhere").await).await;
+    for stranger in [billing::ClientId::generate(), elsewhere.client] {
+        let project = Project::new(f.team, title("Stray"), None, now()).for_client(Some(stranger));
+        assert!(matches!(f.track.create_project(&project).await, Err(SaveProjectError::UnknownClient)));
+        assert_eq!(f.track.get_project(f.team, project.id).await.unwrap(), None);
+        let move_there = ProjectChanges { client_id: Some(Some(stranger)), ..Default::default() };
+        let moved = f.track.update_project(f.team, website.id, &move_there, now()).await;
+        assert!(matches!(moved, Err(SaveProjectError::UnknownClient)));
+    }
+    assert_eq!(f.track.get_project(f.team, website.id).await.unwrap().unwrap().client_id, client);
+
+    // A client with projects is kept; once they are no client's, it may go.
+    let deleted = invoices.billing.delete(f.team, invoices.client, now()).await;
+    assert!(matches!(deleted, Err(billing::DeleteClientError::HasProjects)), "{deleted:?}");
+    let unfiled = ProjectChanges { client_id: Some(None), ..Default::default() };
+    let project = f.track.update_project(f.team, website.id, &unfiled, now()).await.unwrap();
+    assert_eq!(project.client_id, None);
+    invoices.billing.delete(f.team, invoices.client, now()).await.unwrap();
+    assert_eq!(f.track.get_project(f.team, website.id).await.unwrap(), Some(project));
 }
 
 pub async fn projects_and_sections_with_entries_cannot_be_deleted(store: Ports) {

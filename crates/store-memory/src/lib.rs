@@ -283,6 +283,9 @@ impl ClientRepository for MemoryStore {
             if state.invoices.iter().any(|i| i.team_id == team && i.client_id == id) {
                 return Err(DeleteClientError::HasInvoices);
             }
+            if state.projects.iter().any(|p| p.team_id == team && p.client_id == Some(id)) {
+                return Err(DeleteClientError::HasProjects);
+            }
             let index = state
                 .clients
                 .iter()

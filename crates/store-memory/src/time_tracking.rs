@@ -79,6 +79,13 @@ impl State {
                 .any(|p| p.team_id == project.team_id && p.id != project.id && p.code.as_ref() == Some(code))
         })
     }
+
+    /// Whether the project's client, if any, is one of its team's.
+    fn client_known(&self, project: &Project) -> bool {
+        project
+            .client_id
+            .is_none_or(|id| self.clients.iter().any(|c| c.team_id == project.team_id && c.id == id))
+    }
 }
 
 #[async_trait]
@@ -149,6 +156,9 @@ impl ProjectRepository for MemoryStore {
         if state.code_taken(project) {
             return Err(SaveProjectError::CodeTaken);
         }
+        if !state.client_known(project) {
+            return Err(SaveProjectError::UnknownClient);
+        }
         state.projects.push(project.clone());
         Ok(())
     }
@@ -165,6 +175,9 @@ impl ProjectRepository for MemoryStore {
             state.project(team, id).ok_or(SaveProjectError::NotFound)?.clone().changed(changes, now);
         if state.code_taken(&updated) {
             return Err(SaveProjectError::CodeTaken);
+        }
+        if !state.client_known(&updated) {
+            return Err(SaveProjectError::UnknownClient);
         }
         if let Some(project) = state.projects.iter_mut().find(|p| p.team_id == team && p.id == id) {
             *project = updated.clone();

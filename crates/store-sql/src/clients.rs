@@ -205,6 +205,18 @@ impl ClientRepository for SqlStore {
     async fn delete(&self, team: TeamId, id: ClientId, at: DateTime<Utc>) -> Result<(), DeleteClientError> {
         let result = db_run!(self, |conn| conn
             .transaction(async |conn| {
+                // Projects refer to their client with a restricting foreign key too: asked
+                // first, so that the refusal says which.
+                let has_projects: bool = diesel::select(diesel::dsl::exists(
+                    projects::table
+                        .filter(projects::team_id.eq(DbUuid::of(team)))
+                        .filter(projects::client_id.eq(DbUuid::of(id))),
+                ))
+                .get_result(conn)
+                .await?;
+                if has_projects {
+                    return Err(TxError::Refused(DeleteClientError::HasProjects));
+                }
                 let row: Option<ClientRow> = diesel::delete(
                     clients::table
                         .filter(clients::team_id.eq(DbUuid::of(team)))
@@ -221,7 +233,8 @@ impl ClientRepository for SqlStore {
             .await);
         let result = match result {
             Ok(()) => Ok(()),
-            // Invoices refer to their client with a restricting foreign key.
+            // Invoices refer to their client with a restricting foreign key (and so does a
+            // project filed under it since the check above).
             Err(TxError::Db(e)) if violation(&e) == Some(DatabaseErrorKind::ForeignKeyViolation) => {
                 Err(DeleteClientError::HasInvoices)
             }

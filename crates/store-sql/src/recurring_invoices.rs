@@ -100,6 +100,7 @@ fn unbilled_json(unbilled: &UnbilledTime) -> String {
         "groupBy": unbilled.group_by.as_str(),
         "rounding": unbilled.rounding.map(|r| json!({"minutes": r.minutes(), "mode": r.mode().as_str()})),
         "rate": unbilled.rate.map(|rate| decimal_text(rate.amount())),
+        "clientProjectsOnly": unbilled.client_projects_only,
     })
     .to_string()
 }
@@ -206,7 +207,9 @@ fn unbilled_from(text: &str) -> Result<UnbilledTime, StoreError> {
         .map(HourlyRate::parse)
         .transpose()
         .map_err(|e| corrupt("rate", e))?;
-    Ok(UnbilledTime { projects, group_by, rounding, rate })
+    // Stored before projects had clients: absent, which is false.
+    let client_projects_only = value["clientProjectsOnly"].as_bool().unwrap_or(false);
+    Ok(UnbilledTime { projects, group_by, rounding, rate, client_projects_only })
 }
 
 /// The recurring invoices of `rows`, each acting for its maker.

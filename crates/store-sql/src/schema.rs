@@ -74,6 +74,7 @@ macro_rules! tables {
                 created_at -> $ts,
                 updated_at -> $ts,
                 rate -> Nullable<$num>,
+                client_id -> Nullable<$uuid>,
             }
         }
 

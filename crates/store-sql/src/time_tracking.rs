@@ -59,6 +59,7 @@ struct ProjectRow {
     created_at: DateTime<Utc>,
     updated_at: DateTime<Utc>,
     rate: Option<DbDecimal>,
+    client_id: Option<DbUuid>,
 }
 
 impl TryFrom<ProjectRow> for Project {
@@ -79,6 +80,7 @@ impl TryFrom<ProjectRow> for Project {
                 .map(|rate| HourlyRate::parse(rate.0))
                 .transpose()
                 .map_err(|e| corrupt("project rate", e))?,
+            client_id: row.client_id.map(DbUuid::into_id),
             created_at: row.created_at,
             updated_at: row.updated_at,
         })
@@ -357,6 +359,8 @@ fn deletion(result: Result<usize, diesel::result::Error>) -> Result<(), DeleteEr
 fn project_write<T>(result: Result<T, diesel::result::Error>) -> Result<T, SaveProjectError> {
     result.map_err(|e| match violation(&e) {
         Some(DatabaseErrorKind::UniqueViolation) => SaveProjectError::CodeTaken,
+        // The client is referred to by (team, client): another team's is as unknown as none.
+        Some(DatabaseErrorKind::ForeignKeyViolation) => SaveProjectError::UnknownClient,
         _ => SaveProjectError::Store(crate::store_error(e)),
     })
 }
@@ -487,6 +491,7 @@ impl ProjectRepository for SqlStore {
                 projects::code.eq(project.code.as_ref().map(kernel::Text::as_str)),
                 projects::status.eq(project.status.as_str()),
                 projects::rate.eq(project.rate.map(|rate| DbDecimal(rate.amount()))),
+                projects::client_id.eq(project.client_id.map(DbUuid::of)),
                 projects::created_at.eq(project.created_at),
                 projects::updated_at.eq(project.updated_at),
             ))
@@ -514,6 +519,7 @@ impl ProjectRepository for SqlStore {
             changes.code.as_ref().map(|code| projects::code.eq(code.as_ref().map(kernel::Text::as_str))),
             changes.status.map(|status| projects::status.eq(status.as_str())),
             changes.rate.map(|rate| projects::rate.eq(rate.map(|rate| DbDecimal(rate.amount())))),
+            changes.client_id.map(|client| projects::client_id.eq(client.map(DbUuid::of))),
             projects::updated_at.eq(now),
         ))
         .get_result(conn)

@@ -272,3 +272,49 @@ async fn on_sqlite_lines_take_their_invoices_vat() {
 async fn on_postgres_lines_take_their_invoices_vat() {
     lines_take_their_invoices_vat(Database::postgres().await).await;
 }
+
+/// Projects made before projects had clients read the same after, belonging to no client,
+/// and their sections and time entries still refer to them.
+async fn projects_keep_their_time_and_belong_to_no_client(database: Database) {
+    let store = support::open_url(&database.url).await.1;
+    let f = store_contract::tracking_contract::fixture(store).await;
+    let team = f.team;
+    let project = tracking::Project::new(
+        team,
+        store_contract::tracking_contract::title("Site"),
+        None,
+        at("2026-10-01T00:00:00Z"),
+    )
+    .with_rate(tracking::HourlyRate::parse(parse_decimal("95.5").unwrap()).ok());
+    f.track.create_project(&project).await.unwrap();
+    let section = f.section(&project, "Design").await;
+    let entry = f
+        .logged(tracking::TimeEntry {
+            project_id: Some(project.id),
+            section_id: Some(section.id),
+            ..f.entry("2026-10-02T00:00:00Z", &[])
+        })
+        .await;
+    drop(f);
+    as_before(&database.url, "000034", String::new()).await;
+    // The ports keep the database: they live to the end.
+    let ports = support::open(database).await.1;
+    let track = ports.track();
+    let after = track.get_project(team, project.id).await.unwrap().unwrap();
+    assert_eq!((&after, after.client_id), (&project, None));
+    assert_eq!(track.get_entry(team, entry.id).await.unwrap().unwrap(), entry);
+    assert_eq!(track.list_sections(team, project.id).await.unwrap(), [section]);
+    // The references hold as before: a project with time cannot go.
+    let deleted = track.delete_project(team, project.id).await;
+    assert!(matches!(deleted, Err(tracking::DeleteError::HasTimeEntries)), "{deleted:?}");
+}
+
+#[tokio::test]
+async fn on_sqlite_projects_keep_their_time_and_belong_to_no_client() {
+    projects_keep_their_time_and_belong_to_no_client(Database::sqlite()).await;
+}
+
+#[tokio::test]
+async fn on_postgres_projects_keep_their_time_and_belong_to_no_client() {
+    projects_keep_their_time_and_belong_to_no_client(Database::postgres().await).await;
+}

@@ -130,6 +130,10 @@ pub enum TimeBillingRule {
     /// A project asked for is not the team's.
     #[error("no such project in the team: {0}")]
     UnknownProject(ProjectId),
+    /// A project asked for is another client's, or, where only the client's own projects
+    /// are billed, no client's in particular.
+    #[error("the project {0} is not the invoice's client's")]
+    NotTheClientsProject(ProjectId),
     #[error("no billable time that is not billed yet in the days")]
     NoTime,
     /// Time to bill on projects without an hourly rate, and no rate given for all.

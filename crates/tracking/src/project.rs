@@ -2,6 +2,7 @@
 
 use accounts::TeamId;
 use async_trait::async_trait;
+use billing::ClientId;
 use billing::money::{Decimal, UNIT_PRICE};
 use chrono::{DateTime, Utc};
 use kernel::{Id, InvalidValue, SearchText, StoreError, Words, define_id};
@@ -68,6 +69,9 @@ pub struct Project {
     pub status: ProjectStatus,
     /// What its time is billed at; `None` for no rate.
     pub rate: Option<HourlyRate>,
+    /// The client its work is for: only that client's invoices bill its time. `None` for
+    /// a project of no client in particular, whose time any client's invoice may bill.
+    pub client_id: Option<ClientId>,
     pub created_at: DateTime<Utc>,
     pub updated_at: DateTime<Utc>,
 }
@@ -81,6 +85,7 @@ impl Project {
             code,
             status: ProjectStatus::default(),
             rate: None,
+            client_id: None,
             created_at: now,
             updated_at: now,
         }
@@ -90,6 +95,22 @@ impl Project {
     #[must_use]
     pub fn with_rate(self, rate: Option<HourlyRate>) -> Self {
         Self { rate, ..self }
+    }
+
+    /// The project of `client`'s work (or of no client in particular, for `None`).
+    #[must_use]
+    pub fn for_client(self, client_id: Option<ClientId>) -> Self {
+        Self { client_id, ..self }
+    }
+
+    /// Whether an invoice of `client` may bill the project's time: the project is that
+    /// client's, or, unless `client_projects_only`, no client's in particular. An invoice
+    /// of a client made with it (`None`) has no project of its own yet.
+    pub fn billable_for(&self, client: Option<ClientId>, client_projects_only: bool) -> bool {
+        match self.client_id {
+            Some(own) => client == Some(own),
+            None => !client_projects_only,
+        }
     }
 
     /// Whether a search for `text` finds the project: in its title or its code.
@@ -106,6 +127,7 @@ impl Project {
             code: changes.code.clone().unwrap_or(self.code),
             status: changes.status.unwrap_or(self.status),
             rate: changes.rate.unwrap_or(self.rate),
+            client_id: changes.client_id.unwrap_or(self.client_id),
             updated_at: now,
             ..self
         }
@@ -113,13 +135,14 @@ impl Project {
 }
 
 /// An update of a project: `None` leaves a field as it is; `code: Some(None)` removes the
-/// code, `rate: Some(None)` the rate.
+/// code, `rate: Some(None)` the rate, `client_id: Some(None)` the client.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ProjectChanges {
     pub title: Option<Title>,
     pub code: Option<Option<ProjectCode>>,
     pub status: Option<ProjectStatus>,
     pub rate: Option<Option<HourlyRate>>,
+    pub client_id: Option<Option<ClientId>>,
 }
 
 /// Puts projects in listing order: by title, case-insensitively, then by id.
@@ -133,6 +156,9 @@ pub enum SaveProjectError {
     NotFound,
     #[error("another project of the team has this code")]
     CodeTaken,
+    /// The client it is to be filed under is not the team's.
+    #[error("no such client in the team")]
+    UnknownClient,
     #[error(transparent)]
     Store(#[from] StoreError),
 }
@@ -145,11 +171,13 @@ pub trait ProjectRepository: Send + Sync {
 
     async fn get_project(&self, team: TeamId, id: ProjectId) -> Result<Option<Project>, StoreError>;
 
-    /// MUST return `CodeTaken` when another project of the team has the same code.
+    /// MUST return `CodeTaken` when another project of the team has the same code, and
+    /// `UnknownClient` when its client is not one of the team's.
     async fn create_project(&self, project: &Project) -> Result<(), SaveProjectError>;
 
     /// Applies `changes` in one step. MUST return `NotFound` when the project is not the
-    /// team's and `CodeTaken` as [`ProjectRepository::create_project`] does.
+    /// team's, and `CodeTaken` and `UnknownClient` as [`ProjectRepository::create_project`]
+    /// does.
     async fn update_project(
         &self,
         team: TeamId,
@@ -202,6 +230,20 @@ mod tests {
         assert_eq!(rated.rate.map(HourlyRate::amount), Some(Decimal::new(9550, 2)));
         let unrated = rated.changed(&ProjectChanges { rate: Some(None), ..Default::default() }, later);
         assert_eq!(unrated.rate, None);
+    }
+
+    #[test]
+    fn only_the_clients_invoices_bill_its_projects() {
+        let (acme, globex) = (ClientId::generate(), ClientId::generate());
+        let project = Project::new(TeamId::generate(), Title::parse("Site").unwrap(), None, Utc::now());
+        let acmes = project.clone().for_client(Some(acme));
+        assert!(acmes.billable_for(Some(acme), false) && acmes.billable_for(Some(acme), true));
+        assert!(!acmes.billable_for(Some(globex), false) && !acmes.billable_for(None, false));
+        assert!(project.billable_for(Some(globex), false) && project.billable_for(None, false));
+        assert!(!project.billable_for(Some(globex), true));
+        let moved =
+            acmes.changed(&ProjectChanges { client_id: Some(None), ..Default::default() }, Utc::now());
+        assert_eq!(moved.client_id, None);
     }
 
     #[test]

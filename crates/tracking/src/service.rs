@@ -10,8 +10,8 @@ use std::collections::{HashMap, HashSet};
 use accounts::{AccountStore, TeamId, UserId};
 use billing::invoice::LineInput;
 use billing::service::{BillingError, InvoiceDraft};
-use billing::store::TimeToBill;
-use billing::{BillingStore, Invoice};
+use billing::store::{BillTo, TimeToBill};
+use billing::{BillingStore, ClientId, Invoice};
 use chrono::{DateTime, Utc};
 use kernel::{Id, StoreError};
 
@@ -366,6 +366,9 @@ pub struct TimeBilling {
     /// Bills every line at this rate instead of its project's.
     pub rate: Option<HourlyRate>,
     pub rounding: Option<Rounding>,
+    /// Only time on the client's own projects: none on projects of no client, nor on no
+    /// project.
+    pub client_projects_only: bool,
     /// The invoice's own fields; its lines and time entries are the billing's to fill.
     pub invoice: InvoiceDraft,
     /// Answers the invoice that would be made, and makes nothing.
@@ -385,6 +388,12 @@ pub struct TimeToInvoice {
     pub rounding: Option<Rounding>,
     /// Only this user's time; the team's when `None`.
     pub user: Option<UserId>,
+    /// The client billed: time on another client's project is never billed. `None` for a
+    /// client the invoice makes, which has no project yet.
+    pub client: Option<ClientId>,
+    /// Only time on the client's own projects: none on projects of no client, nor on no
+    /// project.
+    pub client_projects_only: bool,
 }
 
 /// What unbilled time comes to on an invoice.
@@ -415,16 +424,29 @@ pub async fn unbilled_time(
 ) -> Result<BillableTime, BillTimeError> {
     let projects = tracking.list_projects(team).await?;
     let wanted: Option<HashSet<ProjectId>> = time.projects.as_ref().map(|ids| ids.iter().copied().collect());
-    if let Some(unknown) = wanted.iter().flatten().find(|id| !projects.iter().any(|p| p.id == **id)) {
-        return Err(TimeBillingRule::UnknownProject(*unknown).into());
+    for id in wanted.iter().flatten() {
+        let project = projects.iter().find(|p| p.id == *id).ok_or(TimeBillingRule::UnknownProject(*id))?;
+        if !project.billable_for(time.client, time.client_projects_only) {
+            return Err(TimeBillingRule::NotTheClientsProject(*id).into());
+        }
     }
+    let billable_projects: HashSet<ProjectId> = projects
+        .iter()
+        .filter(|p| p.billable_for(time.client, time.client_projects_only))
+        .map(|p| p.id)
+        .collect();
     let filter = EntryFilter { user: time.user, ..EntryFilter::within(time.days) };
     let entries: Vec<TimeEntry> = tracking
         .list_entries(team, &filter)
         .await?
         .into_iter()
         .filter(is_billable)
-        .filter(|entry| wanted.as_ref().is_none_or(|w| entry.project_id.is_some_and(|p| w.contains(&p))))
+        .filter(|entry| match entry.project_id {
+            Some(project) => {
+                billable_projects.contains(&project) && wanted.as_ref().is_none_or(|w| w.contains(&project))
+            }
+            None => wanted.is_none() && !time.client_projects_only,
+        })
         .collect();
     let made = time_lines(&entries, &projects, time.group_by, time.rate, time.rounding)?;
     let left_out: HashSet<TimeEntryId> = made.skipped.iter().map(|skipped| skipped.id).collect();
@@ -465,6 +487,11 @@ pub async fn bill_time(
         rate: request.rate,
         rounding: request.rounding,
         user,
+        client: match &request.invoice.bill_to {
+            BillTo::Existing(client) => Some(*client),
+            BillTo::Inline { .. } => None,
+        },
+        client_projects_only: request.client_projects_only,
     };
     let time = unbilled_time(tracking, team, &time).await?;
     let draft = InvoiceDraft { line_items: time.lines, time_entries: time.entries, ..request.invoice };

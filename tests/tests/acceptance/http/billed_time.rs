@@ -456,3 +456,117 @@ async fn time_that_cannot_be_billed_is_left_out_and_named() {
         "from: none of the 1 entries to bill can be billed: each is more hours than an invoice line holds (at most 1000000000 hours); correct their durations"
     );
 }
+
+/// A project of `client`'s work, at `rate` an hour.
+async fn clients_project(app: &TestApp, title: &str, client: &Value) -> Value {
+    let body = json!({"title": title, "rate": 100, "clientId": client["id"]});
+    expect(app, &app.key, Method::POST, PROJECTS, Some(body), 201).await
+}
+
+/// The line descriptions of an invoice.
+fn described(invoice: &Value) -> Vec<String> {
+    lines(invoice).into_iter().map(|(description, ..)| description).collect()
+}
+
+#[tokio::test]
+async fn a_client_is_billed_for_its_own_projects_and_those_of_no_client_never_for_another_s() {
+    let app = spawn_app().await;
+    let (acme, globex) =
+        (app.create_client(&app.key, "Acme").await, app.create_client(&app.key, "Globex").await);
+    let acme_site = clients_project(&app, "Acme site", &acme).await;
+    let globex_app = clients_project(&app, "Globex app", &globex).await;
+    let shared = rated(&app, "Shared", Some(100.0)).await;
+    assert_eq!(acme_site["clientId"], acme["id"]);
+    assert_eq!(shared["clientId"], Value::Null);
+    let globex_time = logged(&app, "2026-11-03", 3600, "Build", Some(&globex_app)).await;
+    logged(&app, "2026-11-04", 3600, "Build", Some(&acme_site)).await;
+    logged(&app, "2026-11-05", 3600, "Build", Some(&shared)).await;
+    logged(&app, "2026-11-06", 3600, "Admin", None).await;
+
+    // Naming another client's project is refused, and bills nothing.
+    let named = with(november(&acme), &json!({"projectIds": [globex_app["id"]], "rate": 50}));
+    let message = refused(&app, &app.key, Method::POST, FROM_TIME, named).await;
+    assert!(
+        message.starts_with(&format!(
+            "projectIds: {}: the project is another client's",
+            globex_app["id"].as_str().unwrap()
+        )),
+        "{message}"
+    );
+    // Only the client's own projects: neither shared time nor time on no project.
+    let own = with(november(&acme), &json!({"clientProjectsOnly": true, "preview": true}));
+    let preview = expect(&app, &app.key, Method::POST, FROM_TIME, Some(own), 200).await;
+    assert_eq!(described(&preview), ["Acme site"]);
+    let shared_only =
+        with(november(&acme), &json!({"projectIds": [shared["id"]], "clientProjectsOnly": true}));
+    let message = refused(&app, &app.key, Method::POST, FROM_TIME, shared_only).await;
+    assert!(message.contains("no client's while clientProjectsOnly is true"), "{message}");
+
+    // By default: its own, the shared project's and time on no project; Globex's stays unbilled.
+    let invoice = expect(
+        &app,
+        &app.key,
+        Method::POST,
+        FROM_TIME,
+        Some(with(november(&acme), &json!({"rate": 100}))),
+        201,
+    )
+    .await;
+    assert_eq!(described(&invoice), ["Acme site", "Shared", "Time without a project"]);
+    assert_eq!(billed_by(&app, &globex_time).await, Value::Null);
+    // A client given inline has no projects yet: nothing of Globex's either.
+    let inline = json!({"client": {"email": "new@example.com", "name": "New"}, "from": "2026-11-01", "to": "2026-11-30"});
+    let message = refused(&app, &app.key, Method::POST, FROM_TIME, inline).await;
+    assert_eq!(message, "from: no billable time that is not billed yet in the range");
+    let globex_invoice = expect(&app, &app.key, Method::POST, FROM_TIME, Some(november(&globex)), 201).await;
+    assert_eq!(described(&globex_invoice), ["Globex app"]);
+}
+
+#[tokio::test]
+async fn a_project_s_client_is_one_of_the_team_s_and_keeps_its_client() {
+    let app = spawn_app().await;
+    let acme = app.create_client(&app.key, "Acme").await;
+    let project = clients_project(&app, "Acme site", &acme).await;
+    let listed = expect(
+        &app,
+        &app.key,
+        Method::GET,
+        &format!("{PROJECTS}?clientId={}", acme["id"].as_str().unwrap()),
+        None,
+        200,
+    )
+    .await;
+    assert_eq!(listed.as_array().unwrap().iter().map(|p| &p["id"]).collect::<Vec<_>>(), [&project["id"]]);
+    rated(&app, "Shared", None).await;
+    assert_eq!(expect(&app, &app.key, Method::GET, PROJECTS, None, 200).await.as_array().unwrap().len(), 2);
+
+    // Another team's client is as unknown as none.
+    let other = create_team(&app.store, "Other").await;
+    let owner = create_user(&app.store, other, Role::Owner).await;
+    let (_, their_key) = create_key(&app.store, other, owner, Scope::Write, None).await;
+    let theirs = app.create_client(&their_key, "Theirs").await;
+    let stray = json!({"title": "Stray", "clientId": theirs["id"]});
+    assert_eq!(
+        refused(&app, &app.key, Method::POST, PROJECTS, stray).await,
+        "clientId: no such client in the team"
+    );
+    let update = json!({"id": project["id"], "data": {"clientId": theirs["id"]}});
+    let path = at(&project["id"], PROJECTS);
+    assert_eq!(
+        refused(&app, &app.key, Method::PUT, &path, update).await,
+        "data.clientId: no such client in the team"
+    );
+
+    // A client with projects is kept until they are no client's.
+    let client_path = at(&acme["id"], "/v1/invoices/clients");
+    let answer = expect(&app, &app.key, Method::DELETE, &client_path, None, 409).await;
+    let message = answer["error"].as_str().unwrap();
+    assert_eq!(
+        message,
+        "client has projects and cannot be deleted: give each another client, or none, first"
+    );
+    let unfiled = json!({"id": project["id"], "data": {"clientId": null}});
+    let changed = expect(&app, &app.key, Method::PUT, &path, Some(unfiled), 200).await;
+    assert_eq!(changed["clientId"], Value::Null);
+    expect(&app, &app.key, Method::DELETE, &client_path, None, 200).await;
+}

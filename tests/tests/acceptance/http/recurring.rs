@@ -636,3 +636,49 @@ async fn a_template_keeps_its_lines_own_rates_and_each_period_is_taxed_per_rate(
         "{error}"
     );
 }
+
+#[tokio::test]
+async fn a_period_bills_the_client_s_projects_never_another_client_s() {
+    let clock = Arc::new(FixedClock::new(morning(day("2026-12-15"))));
+    let app = spawn_app_on(clock.clone()).await;
+    let (acme, globex) =
+        (app.create_client(&app.key, "Acme").await, app.create_client(&app.key, "Globex").await);
+    let project = async |title: &str, client: &Value| {
+        let body = json!({"title": title, "rate": 100, "clientId": client["id"]});
+        expect(&app, &app.key, Method::POST, PROJECTS, Some(body), 201).await
+    };
+    let (acme_site, globex_app) = (project("Acme site", &acme).await, project("Globex app", &globex).await);
+    let body = |time: Value| {
+        json!({"clientId": acme["id"], "template": {"lineItems": []}, "includeUnbilledTime": time,
+               "schedule": {"frequency": "monthly", "dayOfMonth": 1}, "startsOn": "2027-01-01", "count": 1})
+    };
+    let error =
+        refused(&app, &app.key, Method::POST, RECURRING, body(json!({"projectIds": [globex_app["id"]]})))
+            .await;
+    assert!(error.starts_with("includeUnbilledTime.projectIds: "), "{error}");
+    assert!(error.contains("the project is another client's"), "{error}");
+    let recurring = make(&app, body(json!({"clientProjectsOnly": true}))).await;
+    assert_eq!(recurring["includeUnbilledTime"]["clientProjectsOnly"], json!(true));
+    // A change of client is held to the same rule as the projects it names.
+    let named = make(&app, body(json!({"projectIds": [acme_site["id"]]}))).await;
+    let path = format!("{RECURRING}/{}", named["id"].as_str().unwrap());
+    let error = refused(&app, &app.key, Method::PATCH, &path, json!({"clientId": globex["id"]})).await;
+    assert!(error.contains("the project is another client's"), "{error}");
+    act(&app, &named, "pause").await;
+    for (project, task) in [(&acme_site, "Acme work"), (&globex_app, "Globex work")] {
+        let entry = json!({"durationSeconds": 3600, "taskName": task, "date": "2026-12-20", "projectId": project["id"]});
+        log(&app, &app.key, entry).await;
+    }
+    let free = json!({"durationSeconds": 3600, "taskName": "Admin", "date": "2026-12-21"});
+    log(&app, &app.key, free).await;
+
+    app.run_jobs_at(morning(day("2027-01-01"))).await;
+    let invoices = app.get_json("/v1/invoices").await;
+    let descriptions: Vec<&str> = invoices[0]["lineItems"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|line| line["description"].as_str().unwrap())
+        .collect();
+    assert_eq!((invoices.as_array().unwrap().len(), descriptions), (1, vec!["Acme site"]));
+}

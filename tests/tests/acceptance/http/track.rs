@@ -293,7 +293,7 @@ async fn projects_answer_every_status() {
     );
     assert_eq!(
         refused(&app, &app.key, Method::POST, PROJECTS, json!({"title": "x", "status": "ACTIVE"})).await,
-        "status: not accepted; accepted: title, code, rate"
+        "status: not accepted; accepted: title, code, rate, clientId"
     );
     assert_eq!(
         ids(&expect(&app, &app.key, Method::GET, PROJECTS, None, 200).await),

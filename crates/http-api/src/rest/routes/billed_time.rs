@@ -55,11 +55,18 @@ invoice_body! {
     /// days after `from`'s.
         #[schema(value_type = String, format = Date)]
         to: String,
-        /// Only time on these projects of the team. Default: all the time of the days, time on
-        /// no project included.
+        /// Only time on these projects of the team, each the client's or no client's.
+        /// Default: all the time of the days the client may be billed for: on its projects,
+        /// on projects of no client, and on no project. Time on another client's project is
+        /// never billed; a client given inline has no projects yet.
         #[serde(default)]
         #[schema(value_type = Option<Vec<uuid::Uuid>>, min_items = 1, max_items = 1000)]
         project_ids: Option<Vec<String>>,
+        /// Only time on the client's own projects: none on projects of no client, nor on no
+        /// project.
+        #[serde(default)]
+        #[schema(default = false)]
+        client_projects_only: bool,
         /// One line per project (default), per task name (and rate), or per entry.
         #[serde(default)]
         #[schema(value_type = Option<GroupBySchema>)]
@@ -104,6 +111,14 @@ pub(crate) fn project_ids(
     .transpose()
 }
 
+/// Why a project named in `projectIds` is refused when its time may not go to the client.
+pub(crate) fn not_the_clients(project: tracking::ProjectId) -> String {
+    format!(
+        "{project}: the project is another client's, or no client's while clientProjectsOnly is true; \
+         name only projects of the invoice's client or of no client"
+    )
+}
+
 /// `rounding` as given: its fields are named `rounding.minutes` and `rounding.mode`.
 pub(crate) fn rounding(input: &RoundingInput) -> Result<Rounding, FieldError> {
     Rounding::parse(whole_minutes(&input.minutes)?, &input.mode).map_err(|rule| time_billing_rule(&rule))
@@ -128,6 +143,7 @@ impl TimeInvoiceInput {
             group_by: group_by.unwrap_or_default(),
             rate: self.rate.as_ref().map(|r| rate(r, "rate")).transpose()?,
             rounding,
+            client_projects_only: self.client_projects_only,
             invoice,
             preview: self.preview,
         })
@@ -216,6 +232,7 @@ fn time_billing_rule(rule: &TimeBillingRule) -> FieldError {
         TimeBillingRule::UnknownProject(id) => {
             FieldError::new("projectIds", format!("{id}: no such project in the team"))
         }
+        TimeBillingRule::NotTheClientsProject(id) => FieldError::new("projectIds", not_the_clients(*id)),
         TimeBillingRule::NoTime => {
             FieldError::new("from", "no billable time that is not billed yet in the range")
         }

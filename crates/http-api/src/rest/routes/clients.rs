@@ -391,14 +391,14 @@ pub(crate) async fn replace_client(
 
 /// Delete a client
 ///
-/// Deletes the client for good. Refused with 409 while invoices refer to it. Needs
-/// `clients:write`.
+/// Deletes the client for good. Refused with 409 while invoices refer to it or projects
+/// belong to it. Needs `clients:write`.
 #[utoipa::path(
     tag = "Clients",
     params(("id" = Uuid, Path, description = "Client id")),
     responses(
         (status = 200, description = "Deleted", body = Deleted),
-        (status = 409, description = "The client has invoices", body = ErrorBody),
+        (status = 409, description = "The client has invoices or projects", body = ErrorBody),
         NotFound,
         KeyedErrors,
     )
@@ -414,6 +414,9 @@ pub(crate) async fn delete_client(
         match error {
             DeleteClientError::NotFound => client_not_found(),
             DeleteClientError::HasInvoices => ApiError::conflict("client has invoices and cannot be deleted"),
+            DeleteClientError::HasProjects => ApiError::conflict(
+                "client has projects and cannot be deleted: give each another client, or none, first",
+            ),
             DeleteClientError::Store(error) => error.into(),
         }
     })?;

@@ -114,11 +114,17 @@ pub(crate) struct ScheduleBody {
 #[derive(Debug, Default, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub(crate) struct UnbilledTimeInput {
-    /// Only time on these projects of the team (1 to 1000). Default: all the time of the
-    /// period, time on no project included.
+    /// Only time on these projects of the team (1 to 1000), each the client's or no
+    /// client's. Default: all the time of the period the client may be billed for: on its
+    /// projects, on projects of no client, and on no project. Time on another client's
+    /// project is never billed.
     #[serde(default)]
     #[schema(value_type = Option<Vec<uuid::Uuid>>, min_items = 1, max_items = 1000)]
     project_ids: Option<Vec<String>>,
+    /// Only time on the client's own projects: none on projects of no client, nor on no
+    /// project. Default `false`.
+    #[serde(default)]
+    client_projects_only: bool,
     /// One line per project (default), per task name (and rate), or per entry.
     #[serde(default)]
     #[schema(value_type = Option<GroupBySchema>)]
@@ -276,6 +282,7 @@ pub(crate) struct UnbilledTimeBody {
     rounding: Option<RoundingBody>,
     #[schema(required = true)]
     rate: Option<Exact>,
+    client_projects_only: bool,
 }
 
 #[derive(Debug, Serialize, ToSchema)]
@@ -389,6 +396,7 @@ impl From<&RecurringInvoice> for RecurringBody {
                     .rounding
                     .map(|r| RoundingBody { minutes: r.minutes(), mode: r.mode().as_str() }),
                 rate: time.rate.map(|rate| exact(rate.amount())),
+                client_projects_only: time.client_projects_only,
             }),
             status: recurring.status.as_str(),
             next_run_on: recurring.next_run().map(|next| day_text(next.on)),
@@ -457,6 +465,7 @@ impl UnbilledTimeInput {
                 .map(|r| rounding(&r).map_err(|e| FieldError::new(at(&e.field), e.message)))
                 .transpose()?,
             rate: self.rate.as_ref().map(|r| rate(r, &at("rate"))).transpose()?,
+            client_projects_only: self.client_projects_only,
         })
     }
 }
@@ -567,6 +576,11 @@ impl From<RecurringError> for ApiError {
             RecurringError::UnknownProject(project) => FieldError::new(
                 "includeUnbilledTime.projectIds",
                 format!("{project}: no such project in the team"),
+            )
+            .into(),
+            RecurringError::NotTheClientsProject(project) => FieldError::new(
+                "includeUnbilledTime.projectIds",
+                crate::rest::routes::billed_time::not_the_clients(project),
             )
             .into(),
             RecurringError::Billing(error) => error.into(),

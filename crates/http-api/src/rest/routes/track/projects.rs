@@ -3,6 +3,7 @@
 use accounts::Principal;
 use actix_web::http::StatusCode;
 use actix_web::{HttpResponse, delete, get, post, put, web};
+use billing::ClientId;
 use billing::money::UNIT_PRICE;
 use kernel::FieldError;
 use kernel::Id;
@@ -23,8 +24,8 @@ use crate::rest::openapi::ProjectStatus as ProjectStatusSchema;
 use crate::rest::paging;
 use crate::rest::routes::invoices::Exact;
 use crate::rest::routes::{
-    BodyErrors, Deleted, KeyedErrors, NotFound, QueryErrors, Timestamp, created, not_found, path_id,
-    query_search,
+    BodyErrors, Deleted, KeyedErrors, NotFound, QueryErrors, Timestamp, body_id, created, no_such, not_found,
+    path_id, query_id, query_search,
 };
 use crate::rest::state::ApiState;
 
@@ -44,6 +45,10 @@ pub(crate) struct ProjectBody {
     /// for no rate.
     #[schema(required = true)]
     rate: Option<Exact>,
+    /// The client the project's work is for: only that client's invoices bill its time.
+    /// `null` for a project of no client in particular.
+    #[schema(required = true)]
+    client_id: Option<Uuid>,
     team_id: Uuid,
     created_at: Timestamp,
     updated_at: Timestamp,
@@ -57,6 +62,7 @@ impl From<Project> for ProjectBody {
             code: project.code.map(ProjectCode::into_string),
             status: project.status.as_str(),
             rate: project.rate.map(|rate| Exact(rate.amount().normalize())),
+            client_id: project.client_id.map(|id| id.as_uuid()),
             team_id: project.team_id.as_uuid(),
             created_at: Timestamp(project.created_at),
             updated_at: Timestamp(project.updated_at),
@@ -66,7 +72,7 @@ impl From<Project> for ProjectBody {
 
 /// A new project.
 #[derive(Debug, Deserialize, ToSchema)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
 #[schema(example = json!({"title": "Website", "code": "WEB", "rate": 95}))]
 pub(crate) struct ProjectInput {
     #[schema(
@@ -88,11 +94,16 @@ pub(crate) struct ProjectInput {
     #[serde(default)]
     #[schema(value_type = Option<f64>, minimum = 0, maximum = 1_000_000_000_000_i64, nullable)]
     rate: Option<Number>,
+    /// A client of the team whose work the project is: only that client's invoices bill
+    /// its time. `null` or left out for a project of no client in particular.
+    #[serde(default)]
+    #[schema(value_type = Option<Uuid>, nullable)]
+    client_id: Option<String>,
 }
 
 /// The fields a project update may change; each is optional.
 #[derive(Debug, Deserialize, ToSchema)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub(crate) struct ProjectData {
     #[serde(default)]
     #[schema(value_type = String, pattern = r"^[^\u0000-\u0008\u000B\u000C\u000E-\u001F\uFFFE\uFFFF]*$", min_length = 1, max_length = 255)]
@@ -108,6 +119,11 @@ pub(crate) struct ProjectData {
     #[serde(default)]
     #[schema(value_type = Option<f64>, minimum = 0, maximum = 1_000_000_000_000_i64)]
     rate: Patch<Number>,
+    /// A client of the team; `null` makes it a project of no client in particular. Its
+    /// time billed before stays on the invoices that billed it.
+    #[serde(default)]
+    #[schema(value_type = Option<Uuid>)]
+    client_id: Patch<String>,
 }
 
 /// A project update: `id` must be the id in the path.
@@ -149,12 +165,24 @@ impl ProjectData {
                 .map(|s| ProjectStatus::parse(&s).map_err(|e| e.at("data.status")))
                 .transpose()?,
             rate: self.rate.nullable().map(|r| r.map(|r| rate(&r, "data.rate")).transpose()).transpose()?,
+            client_id: self
+                .client_id
+                .nullable()
+                .map(|id| id.map(|id| client(&id, "data.clientId")).transpose())
+                .transpose()?,
         })
     }
 }
 
-fn save_error(error: SaveProjectError) -> ApiError {
+/// A client id given for a project.
+fn client(id: &str, field: &str) -> Result<ClientId, FieldError> {
+    body_id(id, field, "client")
+}
+
+/// How a refused save is answered; `client_field` names where the client was given.
+fn save_error(error: SaveProjectError, client_field: &str) -> ApiError {
     match error {
+        SaveProjectError::UnknownClient => no_such(client_field, "client").into(),
         SaveProjectError::NotFound => not_found("project"),
         SaveProjectError::CodeTaken => ApiError::conflict("code: another project of the team has this code"),
         SaveProjectError::Store(error) => error.into(),
@@ -163,7 +191,8 @@ fn save_error(error: SaveProjectError) -> ApiError {
 
 /// The project listing's filters.
 #[derive(Debug, Deserialize, IntoParams)]
-#[into_params(parameter_in = Query)]
+#[serde(rename_all = "camelCase")]
+#[into_params(parameter_in = Query, rename_all = "camelCase")]
 pub(crate) struct ProjectQuery {
     /// Only projects of this status; repeat the parameter for several
     /// (`status=ACTIVE&status=PENDING`).
@@ -178,12 +207,15 @@ pub(crate) struct ProjectQuery {
         example = "web"
     )]
     q: Option<String>,
+    /// Only the projects of this client.
+    #[param(value_type = Option<Uuid>)]
+    client_id: Option<String>,
 }
 
 /// List projects
 ///
-/// Lists the team's projects, by title (case-insensitive), then id; with `status` or `q`,
-/// only those they find. With `limit`, a page: a `Link` header with `rel="next"` names the
+/// Lists the team's projects, by title (case-insensitive), then id; with `status`, `q` or
+/// `clientId`, only those they find. With `limit`, a page: a `Link` header with `rel="next"` names the
 /// next one while there is more. Needs `track:read`.
 #[utoipa::path(
     tag = "Projects",
@@ -219,10 +251,12 @@ impl Collection for Projects {
             .map(|s| ProjectStatus::parse(s).map_err(|e| e.at("status")))
             .collect::<Result<Vec<_>, _>>()?;
         let search = query_search(query.q.as_deref())?;
+        let client: Option<ClientId> = query_id(query.client_id.as_deref(), "clientId")?;
         let mut projects = state.stores.track.list_projects(who.team_id).await?;
         projects.retain(|project| {
             (statuses.is_empty() || statuses.contains(&project.status))
                 && search.as_ref().is_none_or(|search| project.is_found_by(search))
+                && client.is_none_or(|client| project.client_id == Some(client))
         });
         Ok(projects)
     }
@@ -255,7 +289,8 @@ pub(crate) async fn get_project(
 /// Create a project
 ///
 /// Creates a project, `ACTIVE`. A non-empty `code` must be unique in the team (409
-/// otherwise). Needs `track:write`.
+/// otherwise). With `clientId`, only that client's invoices bill its time. Needs
+/// `track:write`.
 #[utoipa::path(
     tag = "Projects",
     request_body = ProjectInput,
@@ -284,14 +319,15 @@ pub(crate) async fn create(
 ) -> Result<ProjectBody, ApiError> {
     let project =
         Project::new(who.team_id, title(input.title)?, code(input.code, "code")?, state.clock.now())
-            .with_rate(input.rate.map(|r| rate(&r, "rate")).transpose()?);
-    state.stores.track.create_project(&project).await.map_err(save_error)?;
+            .with_rate(input.rate.map(|r| rate(&r, "rate")).transpose()?)
+            .for_client(input.client_id.map(|id| client(&id, "clientId")).transpose()?);
+    state.stores.track.create_project(&project).await.map_err(|e| save_error(e, "clientId"))?;
     Ok(project.into())
 }
 
 /// Update a project
 ///
-/// Updates a project's title, code, status or hourly rate; fields left out of `data` stay as they are.
+/// Updates a project's title, code, status, hourly rate or client; fields left out of `data` stay as they are.
 /// The body's `id` must equal the path id (400 otherwise), and a non-empty `code` must be
 /// unique in the team (409 otherwise). Needs `track:write`.
 #[utoipa::path(
@@ -323,7 +359,7 @@ pub(crate) async fn update_project(
         .track
         .update_project(auth.principal.team_id, id, &changes, state.clock.now())
         .await
-        .map_err(save_error)?;
+        .map_err(|e| save_error(e, "data.clientId"))?;
     Ok(web::Json(project.into()))
 }
 
