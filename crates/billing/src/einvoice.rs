@@ -709,6 +709,7 @@ mod tests {
             recurrence: None,
             vat,
             exchange: crate::Exchange::none(currency),
+            supply: crate::Supply::default(),
             created_at: now,
             updated_at: now,
         }

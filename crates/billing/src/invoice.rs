@@ -518,6 +518,8 @@ pub struct Invoice {
     pub vat: Vat,
     /// The team's currency and the rate to it (where the invoice is in another).
     pub exchange: Exchange,
+    /// When the service was rendered, and the buyer's order.
+    pub supply: crate::Supply,
     pub created_at: DateTime<Utc>,
     pub updated_at: DateTime<Utc>,
 }
@@ -776,6 +778,7 @@ mod tests {
             recurrence: None,
             vat: Vat::default(),
             exchange: Exchange::none(currency("EUR")),
+            supply: crate::Supply::default(),
             created_at: now,
             updated_at: now,
         };

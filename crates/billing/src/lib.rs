@@ -15,6 +15,7 @@ pub mod receivables;
 pub mod sender;
 pub mod service;
 pub mod store;
+pub mod supply;
 pub mod vat;
 
 pub use client::{
@@ -33,4 +34,5 @@ pub use ledger::{
 pub use party::{Bic, CountryCode, Iban, UnitCode};
 pub use sender::{SenderAddress, SenderAddressId, SenderDetails, SenderRepository};
 pub use store::{BillingStore, InvoiceRepository, LedgerRepository};
+pub use supply::{PurchaseOrder, ServicePeriod, ServiceTime, Supply};
 pub use vat::{LineVat, VatGroup, VatRate};

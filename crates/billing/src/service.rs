@@ -113,6 +113,7 @@ pub struct InvoiceDraft {
     /// Units of the team's currency per unit of the invoice's: required where the client
     /// is billed in another currency than the team's, refused otherwise.
     pub exchange_rate: Option<Decimal>,
+    pub supply: crate::Supply,
 }
 
 /// A partial update: `None` leaves a field; `Some(None)` clears a nullable one.
@@ -132,6 +133,10 @@ pub struct InvoiceChanges {
     /// A new exchange rate: only while nothing was paid, credited or sent
     /// ([`BillingError::RateLocked`]).
     pub exchange_rate: Option<Decimal>,
+    /// `Some(None)` removes it.
+    pub service: Option<Option<crate::ServiceTime>>,
+    /// `Some(None)` removes it.
+    pub purchase_order: Option<Option<crate::PurchaseOrder>>,
 }
 
 /// The team's default sender address, made from the team's name if the team has none yet
@@ -297,6 +302,7 @@ pub async fn new_invoice(
         recurrence: None,
         vat,
         exchange,
+        supply: draft.supply,
     })
 }
 
@@ -358,6 +364,10 @@ pub async fn update_invoice(
         client_id,
         sender_id,
         description: changes.description.unwrap_or_else(|| current.description.clone()),
+        supply: crate::Supply {
+            service: changes.service.unwrap_or(current.supply.service),
+            purchase_order: changes.purchase_order.unwrap_or_else(|| current.supply.purchase_order.clone()),
+        },
         tax_rule,
         totals,
         line_items,

@@ -64,6 +64,7 @@ pub struct NewInvoice {
     /// The team's currency and the rate to it; storage refuses a client billed in another
     /// currency than `currency` ([`CreateInvoiceError::ClientCurrencyDiffers`]).
     pub exchange: crate::invoice::Exchange,
+    pub supply: crate::Supply,
 }
 
 impl NewInvoice {
@@ -132,6 +133,7 @@ impl NewInvoice {
             recurrence: self.recurrence,
             vat: self.vat,
             exchange: self.exchange,
+            supply: self.supply,
             created_at: self.created_at,
             updated_at: self.created_at,
         };

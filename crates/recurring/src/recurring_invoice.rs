@@ -350,7 +350,7 @@ impl RecurringInvoice {
     }
 
     /// The invoice of `period`: the template's lines, issued on the period's day and due
-    /// `due_days` later. The unbilled time, when it is included, is added by billing time
+    /// `due_days` later, for the service of the days before it ([`Schedule::billed_days`]). The unbilled time, when it is included, is added by billing time
     /// ([`Self::billed_time`]).
     pub fn draft(&self, period: Occurrence) -> InvoiceDraft {
         let issue_date = midnight(period.on);
@@ -377,6 +377,15 @@ impl RecurringInvoice {
             // A recurring invoice bills a client in the team's currency (its create refuses
             // others), so there is no rate to state.
             exchange_rate: None,
+            // Its service period is the days the period covers, those whose time it bills.
+            supply: billing::Supply {
+                service: self
+                    .schedule
+                    .billed_days(period)
+                    .and_then(|days| billing::ServicePeriod::new(days.first, days.last).ok())
+                    .map(billing::ServiceTime::Period),
+                purchase_order: None,
+            },
         }
     }
 

@@ -196,6 +196,7 @@ async fn check_template(
         time_entries: Vec::new(),
         vat: Some(template.vat.clone()),
         exchange_rate: None,
+        supply: billing::Supply::default(),
     };
     match billing::service::new_invoice(ports.billing, ports.accounts, team, draft, now).await {
         Ok(_) => Ok(()),

@@ -142,6 +142,14 @@ impl Fixture {
             recurrence: None,
             vat: billing::Vat::default(),
             exchange: billing::Exchange::none(eur()),
+            // Every invoice of the contract states its supply, so that each round trip
+            // shows it kept.
+            supply: billing::Supply {
+                service: Some(billing::ServiceTime::Period(
+                    billing::ServicePeriod::new(day("2026-10-01"), day("2026-10-31")).unwrap(),
+                )),
+                purchase_order: Some(billing::PurchaseOrder::parse("PO-4711 — Ёлка").unwrap()),
+            },
         }
     }
 
@@ -465,6 +473,32 @@ pub async fn replacing_changes_fields_and_items(store: Ports) {
         Err(SaveInvoiceError::NotFound)
     ));
     assert_eq!(f.billing.get_invoice(f.team, invoice.id).await.unwrap(), Some(status_only));
+}
+
+fn day(text: &str) -> chrono::NaiveDate {
+    text.parse().unwrap()
+}
+
+pub async fn an_invoice_keeps_its_supply_as_a_day_a_period_or_none(store: Ports) {
+    let f = fixture(store).await;
+    let invoice = f.invoice("2026-11-20T00:00:00Z").await;
+    let read = async |id| f.billing.get_invoice(f.team, id).await.unwrap().unwrap();
+    assert_eq!(read(invoice.id).await.supply, invoice.supply);
+    let on_a_day = billing::Supply {
+        service: Some(billing::ServiceTime::Date(day("2026-11-19"))),
+        purchase_order: None,
+    };
+    let one_day_period = billing::Supply {
+        service: Some(billing::ServiceTime::Period(
+            billing::ServicePeriod::new(day("2026-11-19"), day("2026-11-19")).unwrap(),
+        )),
+        purchase_order: None,
+    };
+    for supply in [on_a_day, one_day_period, billing::Supply::default(), invoice.supply.clone()] {
+        let changed = Invoice { supply: supply.clone(), ..read(invoice.id).await };
+        f.billing.replace_invoice(&changed, false, billing::store::StatusWrite::Keep).await.unwrap();
+        assert_eq!(read(invoice.id).await.supply, supply, "a day is not a period of one day");
+    }
 }
 
 pub async fn invoices_list_newest_issue_date_first_then_serial(store: Ports) {

@@ -252,6 +252,7 @@ macro_rules! contract_suite {
                 a_team_changes_its_currency_only_before_its_books_start,
                 replacing_changes_fields_and_items,
                 invoices_list_newest_issue_date_first_then_serial,
+                an_invoice_keeps_its_supply_as_a_day_a_period_or_none,
                 invoices_filter_by_status_client_issue_date_and_text_and_page_in_order,
                 invoices_are_invisible_to_other_teams,
                 clients_with_invoices_cannot_be_deleted,

@@ -49,6 +49,10 @@ pub(crate) struct InvoiceRow {
     vat_category: String,
     vat_exemption_reason: Option<String>,
     exchange: Option<String>,
+    service_from: Option<NaiveDate>,
+    service_to: Option<NaiveDate>,
+    service_is_period: bool,
+    purchase_order: Option<String>,
 }
 
 /// A row of `line_items`, or of `credit_note_lines`, whose columns are the same.
@@ -181,9 +185,43 @@ pub(crate) fn invoice_from(row: InvoiceRow, line_items: Vec<LineItem>) -> Result
         },
         vat: vat_of(&row.vat_category, row.vat_exemption_reason)?,
         exchange: exchange_of(row.exchange.as_deref(), &row.currency)?,
+        supply: supply_of(row.service_from, row.service_to, row.service_is_period, row.purchase_order)?,
         created_at: row.created_at,
         updated_at: row.updated_at,
     })
+}
+
+/// An invoice's stored supply, checked again: a service day is stored as a period of one
+/// day that is not marked a period.
+fn supply_of(
+    from: Option<NaiveDate>,
+    to: Option<NaiveDate>,
+    is_period: bool,
+    purchase_order: Option<String>,
+) -> Result<billing::Supply, StoreError> {
+    let service = match (from, to) {
+        (Some(from), Some(to)) if is_period => Some(billing::ServiceTime::Period(
+            billing::ServicePeriod::new(from, to).map_err(|e| corrupt("service period", e))?,
+        )),
+        (Some(day), Some(to)) if day == to => Some(billing::ServiceTime::Date(day)),
+        (None, None) => None,
+        (from, to) => return Err(corrupt("service time", format!("{from:?} to {to:?}"))),
+    };
+    let purchase_order = purchase_order
+        .map(billing::PurchaseOrder::from_stored)
+        .transpose()
+        .map_err(|e| corrupt("purchase order", e))?;
+    Ok(billing::Supply { service, purchase_order })
+}
+
+/// The columns of an invoice's supply: first and last day, whether a period, the order.
+pub(crate) fn supply_columns(
+    supply: &billing::Supply,
+) -> (Option<NaiveDate>, Option<NaiveDate>, bool, Option<&str>) {
+    let days = supply.service.map(billing::ServiceTime::days);
+    let is_period = matches!(supply.service, Some(billing::ServiceTime::Period(_)));
+    let order = supply.purchase_order.as_ref().map(kernel::Text::as_str);
+    (days.map(|d| d.0), days.map(|d| d.1), is_period, order)
 }
 
 /// Invoices from their rows and all their items' rows (items in position order).

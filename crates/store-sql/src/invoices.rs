@@ -162,6 +162,15 @@ macro_rules! invoice_values {
             invoices::vat_category.eq($invoice.vat.category().as_str()),
             invoices::vat_exemption_reason.eq($invoice.vat.exemption_reason().map(|r| r.as_str())),
             invoices::exchange.eq($crate::invoice_rows::exchange_text(&$invoice.exchange)),
+            {
+                let (from, to, is_period, order) = $crate::invoice_rows::supply_columns(&$invoice.supply);
+                (
+                    invoices::service_from.eq(from),
+                    invoices::service_to.eq(to),
+                    invoices::service_is_period.eq(is_period),
+                    invoices::purchase_order.eq(order),
+                )
+            },
         )
     };
 }

@@ -237,6 +237,10 @@ macro_rules! tables {
                 vat_category -> Text,
                 vat_exemption_reason -> Nullable<Text>,
                 exchange -> Nullable<Text>,
+                service_from -> Nullable<Date>,
+                service_to -> Nullable<Date>,
+                service_is_period -> Bool,
+                purchase_order -> Nullable<Text>,
             }
         }
 

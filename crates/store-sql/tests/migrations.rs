@@ -253,7 +253,9 @@ async fn lines_take_their_invoices_vat(database: Database) {
     as_before(&database.url, "000033", String::new()).await;
     let f = fixture_for(support::open(database).await.1, team).await;
     let after = f.billing.get_invoice(team, invoice.id).await.unwrap().unwrap();
-    assert_eq!(after, invoice);
+    // Going back before 000033 went back before the supply's columns too (000035): what an
+    // invoice made then states of its supply is nothing.
+    assert_eq!(after, billing::Invoice { supply: billing::Supply::default(), ..invoice });
     assert!(after.line_items.iter().all(|line| line.vat == billing::LineVat::invoices()));
     let groups = after.vat_breakdown();
     assert_eq!(groups.len(), 1);

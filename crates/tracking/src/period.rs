@@ -60,6 +60,12 @@ impl Period {
         Self { start, end: kernel::span_end(end) }
     }
 
+    /// Its first and last UTC day, as a service period; `None` when it is empty.
+    pub fn days(&self) -> Option<billing::ServicePeriod> {
+        let last = self.end.checked_sub_signed(chrono::TimeDelta::nanoseconds(1))?;
+        billing::ServicePeriod::new(self.start.date_naive(), last.date_naive()).ok()
+    }
+
     pub fn contains(&self, at: DateTime<Utc>) -> bool {
         self.start <= at && at < self.end
     }

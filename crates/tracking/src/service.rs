@@ -11,7 +11,7 @@ use accounts::{AccountStore, TeamId, UserId};
 use billing::invoice::LineInput;
 use billing::service::{BillingError, InvoiceDraft};
 use billing::store::{BillTo, TimeToBill};
-use billing::{BillingStore, ClientId, Invoice};
+use billing::{BillingStore, ClientId, Invoice, ServiceTime};
 use chrono::{DateTime, Utc};
 use kernel::{Id, StoreError};
 
@@ -494,7 +494,13 @@ pub async fn bill_time(
         client_projects_only: request.client_projects_only,
     };
     let time = unbilled_time(tracking, team, &time).await?;
-    let draft = InvoiceDraft { line_items: time.lines, time_entries: time.entries, ..request.invoice };
+    // Without a service time of its own, the invoice states the days it bills.
+    let mut supply = request.invoice.supply.clone();
+    if supply.service.is_none() {
+        supply.service = request.days.days().map(ServiceTime::Period);
+    }
+    let draft =
+        InvoiceDraft { line_items: time.lines, time_entries: time.entries, supply, ..request.invoice };
     let invoice = if request.preview {
         billing::service::preview_invoice(billing, accounts, team, draft, now).await?
     } else {

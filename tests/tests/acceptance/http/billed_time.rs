@@ -513,6 +513,8 @@ async fn a_client_is_billed_for_its_own_projects_and_those_of_no_client_never_fo
     )
     .await;
     assert_eq!(described(&invoice), ["Acme site", "Shared", "Time without a project"]);
+    // It states the days it bills as its service period.
+    assert_eq!(invoice["servicePeriod"], json!({"from": "2026-11-01", "to": "2026-11-30"}));
     assert_eq!(billed_by(&app, &globex_time).await, Value::Null);
     // A client given inline has no projects yet: nothing of Globex's either.
     let inline = json!({"client": {"email": "new@example.com", "name": "New"}, "from": "2026-11-01", "to": "2026-11-30"});

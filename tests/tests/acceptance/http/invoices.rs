@@ -6,6 +6,7 @@ use kernel::{Clock, SystemClock};
 use reqwest::Method;
 use serde_json::{Value, json};
 
+use super::track::expect;
 use super::{error_of, pages};
 
 const INVOICES: &str = "/v1/invoices";
@@ -759,4 +760,53 @@ async fn a_line_counts_its_unit() {
         error_of(response).await,
         "lineItems[0].unitCode: must be a UN/ECE Recommendation 20 unit code of 2 or 3 capitals and digits, such as HUR or C62"
     );
+}
+
+#[tokio::test]
+async fn an_invoice_states_its_service_time_and_purchase_order() {
+    let app = spawn_app().await;
+    let client = app.create_client(&app.key, "Acme").await;
+    let base = json!({"clientId": client["id"], "issueDate": "2026-11-20",
+                      "lineItems": [{"description": "Work", "unitPrice": 100, "quantity": 1}]});
+    let mut body = base.clone();
+    body["servicePeriod"] = json!({"from": "2026-11-01", "to": "2026-11-15"});
+    body["purchaseOrder"] = json!("PO-4711");
+    let invoice = expect(&app, &app.key, Method::POST, INVOICES, Some(body), 201).await;
+    assert_eq!(
+        (&invoice["servicePeriod"], &invoice["serviceDate"], &invoice["purchaseOrder"]),
+        (&json!({"from": "2026-11-01", "to": "2026-11-15"}), &Value::Null, &json!("PO-4711"))
+    );
+    let path = format!("{INVOICES}/{}", invoice["id"].as_str().unwrap());
+    // A day replaces the period; null takes the order off.
+    let day = json!({"serviceDate": "2026-11-19", "purchaseOrder": null});
+    let patched = expect(&app, &app.key, Method::PATCH, &path, Some(day), 200).await;
+    assert_eq!(
+        (&patched["servicePeriod"], &patched["serviceDate"], &patched["purchaseOrder"]),
+        (&Value::Null, &json!("2026-11-19"), &Value::Null)
+    );
+    assert_eq!(app.get_json(&path).await, patched);
+    let plain = expect(&app, &app.key, Method::POST, INVOICES, Some(base.clone()), 201).await;
+    assert_eq!(
+        (&plain["servicePeriod"], &plain["serviceDate"], &plain["purchaseOrder"]),
+        (&Value::Null, &Value::Null, &Value::Null)
+    );
+
+    for (extra, error) in [
+        (
+            json!({"serviceDate": "2026-11-01", "servicePeriod": {"from": "2026-11-01", "to": "2026-11-02"}}),
+            "serviceDate: give either serviceDate or servicePeriod, not both",
+        ),
+        (
+            json!({"servicePeriod": {"from": "2026-11-02", "to": "2026-11-01"}}),
+            "servicePeriod.to: must not be before servicePeriod.from",
+        ),
+        (json!({"serviceDate": "2026-13-01"}), "serviceDate: must be a date YYYY-MM-DD"),
+        (json!({"purchaseOrder": ""}), "purchaseOrder: must not be empty"),
+    ] {
+        let mut body = base.clone();
+        for (field, value) in extra.as_object().unwrap() {
+            body[field] = value.clone();
+        }
+        assert_eq!(refused(&app, Method::POST, INVOICES, &body).await, error, "{extra}");
+    }
 }

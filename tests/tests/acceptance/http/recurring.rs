@@ -681,4 +681,6 @@ async fn a_period_bills_the_client_s_projects_never_another_client_s() {
         .map(|line| line["description"].as_str().unwrap())
         .collect();
     assert_eq!((invoices.as_array().unwrap().len(), descriptions), (1, vec!["Acme site"]));
+    // Its service period is the days its period covers.
+    assert_eq!(invoices[0]["servicePeriod"], json!({"from": "2026-12-01", "to": "2026-12-31"}));
 }

@@ -18,7 +18,9 @@ use crate::rest::openapi::{
     GroupBy as GroupBySchema, InstantInput, RoundingMode as RoundingModeSchema,
     VatCategory as VatCategorySchema,
 };
-use crate::rest::routes::invoices::{InlineClientInput, InvoiceBody, InvoiceHead, invoice_body};
+use crate::rest::routes::invoices::{
+    InlineClientInput, InvoiceBody, InvoiceHead, ServicePeriodBody, invoice_body,
+};
 use crate::rest::routes::track::projects::rate;
 use crate::rest::routes::{BodyErrors, KeyedErrors, body_id, created, days};
 use crate::rest::state::ApiState;

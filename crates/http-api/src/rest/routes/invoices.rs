@@ -13,7 +13,7 @@ use billing::service::{self, BillingError, InvoiceChanges, InvoiceDraft};
 use billing::store::BillTo;
 use billing::{
     Client, ClientDetails, Invoice, InvoiceFilter, InvoiceId, InvoicePosition, InvoiceStatus, LineInput,
-    LineItem,
+    LineItem, PurchaseOrder, ServicePeriod, ServiceTime, Supply,
 };
 use kernel::{Email, FieldError, Id, parse_instant};
 use serde::{Deserialize, Serialize};
@@ -207,12 +207,67 @@ pub(crate) struct InvoiceBody {
     /// The tax per VAT category, rate and reason of its lines (EN 16931 BG-23): `tax` is
     /// the sum of their `taxAmount`s, `subtotal` of their `taxableAmount`s.
     vat_breakdown: Vec<VatGroupBody>,
+    /// The day the service was rendered (EN 16931 BT-72); null when a period, or nothing,
+    /// is stated.
+    #[schema(required = true, value_type = Option<String>, format = Date)]
+    service_date: Option<String>,
+    /// The days over which it was rendered (BG-14); null when a day, or nothing, is stated.
+    /// With neither, the service date is the issue date, and the PDF says so.
+    #[schema(required = true)]
+    service_period: Option<ServicePeriodBody>,
+    /// The buyer's purchase order number (BT-13); null for none.
+    #[schema(required = true)]
+    purchase_order: Option<String>,
     /// Its PDF, relative to the server's address: `/v1/invoices/pdf?id=…`, which needs no
     /// key (the id is the secret); add `&download=true` for a download.
     #[schema(example = "/v1/invoices/pdf?id=0193d2c4-5f6a-7b8c-9d0e-1f2a3b4c5d6e")]
     pdf_url: String,
     created_at: Timestamp,
     updated_at: Timestamp,
+}
+
+/// Days a service was rendered over, both included (`YYYY-MM-DD`).
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct ServicePeriodBody {
+    #[schema(value_type = String, format = Date)]
+    from: String,
+    /// Not before `from`.
+    #[schema(value_type = String, format = Date)]
+    to: String,
+}
+
+impl ServicePeriodBody {
+    fn of(period: ServicePeriod) -> Self {
+        Self { from: period.from().to_string(), to: period.to().to_string() }
+    }
+
+    /// The period given in the field `field`.
+    fn parse(self, field: &str) -> Result<ServicePeriod, FieldError> {
+        let from = query_day(&self.from, &format!("{field}.from"))?;
+        let to = query_day(&self.to, &format!("{field}.to"))?;
+        ServicePeriod::new(from, to)
+            .map_err(|_| FieldError::new(format!("{field}.to"), format!("must not be before {field}.from")))
+    }
+}
+
+/// The service time of `serviceDate` and `servicePeriod`, at most one of them given.
+fn service_time(
+    date: Option<String>,
+    period: Option<ServicePeriodBody>,
+) -> Result<Option<ServiceTime>, FieldError> {
+    match (date, period) {
+        (Some(_), Some(_)) => {
+            Err(FieldError::new("serviceDate", "give either serviceDate or servicePeriod, not both"))
+        }
+        (Some(date), None) => Ok(Some(ServiceTime::Date(query_day(&date, "serviceDate")?))),
+        (None, Some(period)) => Ok(Some(ServiceTime::Period(period.parse("servicePeriod")?))),
+        (None, None) => Ok(None),
+    }
+}
+
+fn purchase_order(text: String) -> Result<PurchaseOrder, FieldError> {
+    PurchaseOrder::parse(text).map_err(|e| e.at("purchaseOrder"))
 }
 
 impl InvoiceBody {
@@ -278,6 +333,15 @@ impl InvoiceBody {
             vat_category: invoice.vat.category().as_str(),
             vat_exemption_reason: invoice.vat.exemption_reason().map(|r| r.as_str().to_owned()),
             vat_breakdown,
+            service_date: match invoice.supply.service {
+                Some(ServiceTime::Date(day)) => Some(day.to_string()),
+                _ => None,
+            },
+            service_period: match invoice.supply.service {
+                Some(ServiceTime::Period(period)) => Some(ServicePeriodBody::of(period)),
+                _ => None,
+            },
+            purchase_order: invoice.supply.purchase_order.map(PurchaseOrder::into_string),
             pdf_url: notify::service::Links::relative().pdf(DocumentRef::Invoice(invoice.id)),
             created_at: Timestamp(invoice.created_at),
             updated_at: Timestamp(invoice.updated_at),
@@ -444,6 +508,19 @@ macro_rules! invoice_body {
             #[serde(default)]
             #[schema(value_type = Option<f64>, exclusive_minimum = 0, maximum = 1e9)]
             exchange_rate: Option<Number>,
+            /// The day the service was rendered (BT-72), `YYYY-MM-DD`. Not with
+            /// `servicePeriod`.
+            #[serde(default)]
+            #[schema(value_type = Option<String>, format = Date)]
+            service_date: Option<String>,
+            /// The days over which the service was rendered (BG-14). Not with
+            /// `serviceDate`. Without either, the service date is the issue date.
+            #[serde(default)]
+            service_period: Option<ServicePeriodBody>,
+            /// The buyer's purchase order number (BT-13), 1 to 200 characters.
+            #[serde(default)]
+            #[schema(pattern = r"^[^\u0000-\u0008\u000B\u000C\u000E-\u001F\uFFFE\uFFFF]*$", min_length = 1, max_length = 200)]
+            purchase_order: Option<String>,
         }
 
         impl $name {
@@ -461,6 +538,9 @@ macro_rules! invoice_body {
                     vat_category: self.vat_category.take(),
                     vat_exemption_reason: self.vat_exemption_reason.take(),
                     exchange_rate: self.exchange_rate.take(),
+                    service_date: self.service_date.take(),
+                    service_period: self.service_period.take(),
+                    purchase_order: self.purchase_order.take(),
                 }
             }
         }
@@ -547,6 +627,19 @@ pub(crate) struct InvoicePatch {
     #[serde(default)]
     #[schema(value_type = f64, exclusive_minimum = 0, maximum = 1e9)]
     exchange_rate: Patch<Number>,
+    /// Replaces the service time with a day; `null` removes the service time. Not with
+    /// `servicePeriod`.
+    #[serde(default)]
+    #[schema(value_type = Option<String>, format = Date)]
+    service_date: Patch<String>,
+    /// Replaces the service time with a period; `null` removes the service time.
+    #[serde(default)]
+    #[schema(value_type = Option<ServicePeriodBody>)]
+    service_period: Patch<ServicePeriodBody>,
+    /// `null` removes it.
+    #[serde(default)]
+    #[schema(value_type = Option<String>, pattern = r"^[^\u0000-\u0008\u000B\u000C\u000E-\u001F\uFFFE\uFFFF]*$", min_length = 1, max_length = 200)]
+    purchase_order: Patch<String>,
 }
 
 /// A number field as an exact decimal within `bound`.
@@ -668,6 +761,9 @@ pub(crate) struct InvoiceHead {
     pub(crate) vat_category: Option<String>,
     pub(crate) vat_exemption_reason: Option<String>,
     pub(crate) exchange_rate: Option<Number>,
+    pub(crate) service_date: Option<String>,
+    pub(crate) service_period: Option<ServicePeriodBody>,
+    pub(crate) purchase_order: Option<String>,
 }
 
 /// The VAT of a body: `vatCategory` (standard when `None`) and its exemption reason.
@@ -725,6 +821,10 @@ impl InvoiceHead {
                 .exchange_rate
                 .map(|n| number(&n, "exchangeRate", EXCHANGE_RATE))
                 .transpose()?,
+            supply: Supply {
+                service: service_time(self.service_date, self.service_period)?,
+                purchase_order: self.purchase_order.map(purchase_order).transpose()?,
+            },
         })
     }
 }
@@ -781,6 +881,26 @@ impl InvoicePatch {
                 .exchange_rate
                 .required("exchangeRate")?
                 .map(|n| number(&n, "exchangeRate", EXCHANGE_RATE))
+                .transpose()?,
+            service: match (self.service_date.nullable(), self.service_period.nullable()) {
+                (Some(_), Some(_)) => {
+                    return Err(FieldError::new(
+                        "serviceDate",
+                        "give either serviceDate or servicePeriod, not both",
+                    ));
+                }
+                (Some(date), None) => {
+                    Some(date.map(|d| query_day(&d, "serviceDate").map(ServiceTime::Date)).transpose()?)
+                }
+                (None, Some(period)) => {
+                    Some(period.map(|p| p.parse("servicePeriod").map(ServiceTime::Period)).transpose()?)
+                }
+                (None, None) => None,
+            },
+            purchase_order: self
+                .purchase_order
+                .nullable()
+                .map(|p| p.map(purchase_order).transpose())
                 .transpose()?,
         })
     }
