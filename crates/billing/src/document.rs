@@ -65,6 +65,11 @@ pub struct InvoiceDocument {
     /// `YYYY-MM-DD`, UTC.
     pub issue_date: String,
     pub due_date: Option<String>,
+    /// What the invoice states of its supply, worded, printed under the dates: the service
+    /// date or period (or that the service date is the issue date), the purchase order.
+    /// Left out of the JSON when empty, as `settlement` is.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub supply: Vec<SettledLine>,
     pub description: Option<String>,
     pub sender: Party,
     pub client: Party,
@@ -124,6 +129,26 @@ impl DocumentLogo {
     pub fn decoded(&self) -> Option<Vec<u8>> {
         BASE64.decode(&self.data).ok()
     }
+}
+
+/// An invoice's supply as printed: its service time, or, as German practice has it, that
+/// the service date is the issue date; then the purchase order, if any.
+fn supply_lines(words: Language, supply: &crate::Supply) -> Vec<SettledLine> {
+    let line = |term: Term, value: String| SettledLine { label: words.term(term), value };
+    let service = match supply.service {
+        Some(crate::ServiceTime::Date(day)) => line(Term::ServiceDate, words.day(day)),
+        Some(crate::ServiceTime::Period(period)) => line(
+            Term::ServicePeriod,
+            words.phrase(
+                Term::DaySpan,
+                &[("from", &words.day(period.from())), ("to", &words.day(period.to()))],
+            ),
+        ),
+        None => line(Term::ServiceDate, words.term(Term::ServiceDateIsIssueDate)),
+    };
+    let order =
+        supply.purchase_order.as_ref().map(|order| line(Term::PurchaseOrder, order.as_str().to_owned()));
+    std::iter::once(service).chain(order).collect()
 }
 
 fn non_empty(parts: impl IntoIterator<Item = String>) -> Vec<String> {
@@ -262,6 +287,7 @@ impl InvoiceDocument {
             paid: false,
             issue_date: words.day(note.issue_date.date_naive()),
             due_date: None,
+            supply: Vec::new(),
             description: note.reason.as_ref().and_then(|r| optional(r.as_str())),
             sender: sender_party(sender),
             client: client_party(client),
@@ -298,6 +324,7 @@ impl InvoiceDocument {
             paid: status == InvoiceStatus::Paid,
             issue_date: words.day(invoice.issue_date.date_naive()),
             due_date: invoice.due_date.map(|due| words.day(due.date_naive())),
+            supply: supply_lines(words, &invoice.supply),
             description: invoice.description.as_ref().and_then(|d| optional(d.as_str())),
             sender: sender_party(sender),
             client: client_party(client),

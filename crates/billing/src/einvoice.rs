@@ -192,11 +192,18 @@ pub struct PayeeAccount {
     pub bic: Option<String>,
 }
 
-/// The delivery (BG-13) an intra-community supply states: on the issue date (BT-72), to
-/// the buyer's address (BG-15: BT-77, BT-78, BT-80).
+/// The delivery (BG-13): the day of the service (BT-72) where the invoice states one, and,
+/// for an intra-community supply, the buyer's address (BG-15: BT-77, BT-78, BT-80), on
+/// the service day or else the issue date.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Delivery {
     pub date: NaiveDate,
+    pub to: Option<DeliveryAddress>,
+}
+
+/// Where an intra-community supply went (BG-15).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DeliveryAddress {
     pub city: Option<String>,
     pub postal_code: Option<String>,
     pub country: &'static str,
@@ -275,14 +282,18 @@ pub struct EInvoice {
     pub note: Option<String>,
     /// BT-10.
     pub buyer_reference: Option<String>,
+    /// BT-13.
+    pub purchase_order: Option<String>,
+    /// BG-14: the first and last day of the service.
+    pub invoice_period: Option<(NaiveDate, NaiveDate)>,
     /// BT-25 and BT-26: the invoice a credit note corrects.
     pub preceding_invoice: Option<(String, NaiveDate)>,
     pub seller: Party,
     pub seller_contact: Option<Contact>,
     pub buyer: Party,
     pub payee_account: Option<PayeeAccount>,
-    /// Where and when it was delivered, which an intra-community supply states (BR-IC-11,
-    /// BR-IC-12).
+    /// When it was delivered (BT-72), and where, which an intra-community supply states
+    /// (BR-IC-11, BR-IC-12).
     pub delivery: Option<Delivery>,
     /// One group per category, rate and reason, in the order of the lines.
     pub vat: Vec<VatBreakdown>,
@@ -345,6 +356,7 @@ impl EInvoice {
             totals: invoice.totals,
             prepaid,
             payable,
+            supply: &invoice.supply,
         };
         frame.build(profile, parties)
     }
@@ -371,6 +383,8 @@ impl EInvoice {
             totals: note.totals,
             prepaid: Decimal::ZERO,
             payable: note.totals.total,
+            // The supply it corrects.
+            supply: &invoice.supply,
         };
         frame.build(profile, parties)
     }
@@ -392,6 +406,7 @@ struct Frame<'a> {
     totals: crate::Totals,
     prepaid: Decimal,
     payable: Decimal,
+    supply: &'a crate::Supply,
 }
 
 impl Frame<'_> {
@@ -424,12 +439,26 @@ impl Frame<'_> {
             Datum::ClientBuyerReference,
         )?;
         let lines = self.lines(&rules)?;
-        let delivery = categories.contains(&VatCategory::IntraCommunity).then(|| Delivery {
-            date: self.issue_date,
-            city: buyer.city.clone(),
-            postal_code: buyer.postal_code.clone(),
-            country: buyer.country,
-        });
+        let service_day = match self.supply.service {
+            Some(crate::ServiceTime::Date(day)) => Some(day),
+            _ => None,
+        };
+        let delivery = if categories.contains(&VatCategory::IntraCommunity) {
+            Some(Delivery {
+                date: service_day.unwrap_or(self.issue_date),
+                to: Some(DeliveryAddress {
+                    city: buyer.city.clone(),
+                    postal_code: buyer.postal_code.clone(),
+                    country: buyer.country,
+                }),
+            })
+        } else {
+            service_day.map(|date| Delivery { date, to: None })
+        };
+        let invoice_period = match self.supply.service {
+            Some(crate::ServiceTime::Period(period)) => Some((period.from(), period.to())),
+            _ => None,
+        };
         let payment_terms = match (self.kind, self.due_date) {
             (_, Some(_)) => None,
             _ if self.payable <= Decimal::ZERO => None,
@@ -458,6 +487,8 @@ impl Frame<'_> {
             tax_currency,
             note: self.note,
             buyer_reference,
+            purchase_order: self.supply.purchase_order.as_ref().map(|order| order.as_str().to_owned()),
+            invoice_period,
             preceding_invoice: self.preceding_invoice,
             seller,
             seller_contact,

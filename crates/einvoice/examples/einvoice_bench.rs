@@ -98,6 +98,8 @@ fn e_invoice(profile: Profile, lines: u32) -> EInvoice {
         tax_currency: None,
         note: Some("Services of October 2026".to_owned()),
         buyer_reference: Some("04011000-12345-34".to_owned()),
+        purchase_order: None,
+        invoice_period: None,
         preceding_invoice: None,
         seller: party("Muster GmbH", "Berlin", "DE"),
         seller_contact: Some(Contact {

@@ -134,6 +134,9 @@ fn agreement(invoice: &EInvoice) -> Element {
         invoice.buyer_reference.as_ref().map(|reference| text("ram:BuyerReference", reference)),
         Some(trade_party("ram:SellerTradeParty", &invoice.seller, invoice.seller_contact.as_ref())),
         Some(trade_party("ram:BuyerTradeParty", &invoice.buyer, None)),
+        invoice.purchase_order.as_ref().map(|order| {
+            element("ram:BuyerOrderReferencedDocument").child(text("ram:IssuerAssignedID", order))
+        }),
     ])
 }
 
@@ -141,16 +144,18 @@ fn delivery(invoice: &EInvoice) -> Element {
     let delivery = element("ram:ApplicableHeaderTradeDelivery");
     match &invoice.delivery {
         None => delivery,
-        Some(to) => delivery
-            .child(element("ram:ShipToTradeParty").child(element("ram:PostalTradeAddress").children([
-                to.postal_code.as_ref().map(|code| text("ram:PostcodeCode", code)),
-                to.city.as_ref().map(|city| text("ram:CityName", city)),
-                Some(text("ram:CountryID", to.country)),
-            ])))
+        Some(delivered) => delivery
+            .children([delivered.to.as_ref().map(|to| {
+                element("ram:ShipToTradeParty").child(element("ram:PostalTradeAddress").children([
+                    to.postal_code.as_ref().map(|code| text("ram:PostcodeCode", code)),
+                    to.city.as_ref().map(|city| text("ram:CityName", city)),
+                    Some(text("ram:CountryID", to.country)),
+                ]))
+            })])
             .child(element("ram:ActualDeliverySupplyChainEvent").child(date_time(
                 "ram:OccurrenceDateTime",
                 "udt:DateTimeString",
-                to.date,
+                delivered.date,
             ))),
     }
 }
@@ -178,7 +183,13 @@ fn settlement(invoice: &EInvoice) -> Element {
         Some(text("ram:InvoiceCurrencyCode", invoice.currency)),
         invoice.payee_account.as_ref().map(payment_means),
     ]);
+    let period = invoice.invoice_period.map(|(start, end)| {
+        element("ram:BillingSpecifiedPeriod")
+            .child(date_time("ram:StartDateTime", "udt:DateTimeString", start))
+            .child(date_time("ram:EndDateTime", "udt:DateTimeString", end))
+    });
     invoice.vat.iter().fold(settlement, |settlement, group| settlement.child(header_tax(group))).children([
+        period,
         terms,
         Some(element("ram:SpecifiedTradeSettlementHeaderMonetarySummation").children(
             [

@@ -35,6 +35,15 @@ pub(crate) fn write(invoice: &EInvoice) -> String {
             Some(text("cbc:DocumentCurrencyCode", invoice.currency)),
             invoice.tax_currency.map(|(currency, _)| text("cbc:TaxCurrencyCode", currency)),
             invoice.buyer_reference.as_ref().map(|reference| text("cbc:BuyerReference", reference)),
+            invoice.invoice_period.map(|(start, end)| {
+                element("cac:InvoicePeriod")
+                    .child(date("cbc:StartDate", start))
+                    .child(date("cbc:EndDate", end))
+            }),
+            invoice
+                .purchase_order
+                .as_ref()
+                .map(|order| element("cac:OrderReference").child(text("cbc:ID", order))),
             invoice.preceding_invoice.as_ref().map(|(number, issued)| {
                 element("cac:BillingReference").child(
                     element("cac:InvoiceDocumentReference")
@@ -48,13 +57,15 @@ pub(crate) fn write(invoice: &EInvoice) -> String {
             ),
             Some(element("cac:AccountingCustomerParty").child(party(&invoice.buyer, None))),
             invoice.delivery.as_ref().map(|delivery| {
-                element("cac:Delivery").child(date("cbc:ActualDeliveryDate", delivery.date)).child(
-                    element("cac:DeliveryLocation").child(element("cac:Address").children([
-                        delivery.city.as_ref().map(|city| text("cbc:CityName", city)),
-                        delivery.postal_code.as_ref().map(|code| text("cbc:PostalZone", code)),
-                        Some(country_element(delivery.country)),
-                    ])),
-                )
+                element("cac:Delivery").child(date("cbc:ActualDeliveryDate", delivery.date)).children([
+                    delivery.to.as_ref().map(|to| {
+                        element("cac:DeliveryLocation").child(element("cac:Address").children([
+                            to.city.as_ref().map(|city| text("cbc:CityName", city)),
+                            to.postal_code.as_ref().map(|code| text("cbc:PostalZone", code)),
+                            Some(country_element(to.country)),
+                        ]))
+                    }),
+                ])
             }),
             invoice.payee_account.as_ref().map(payment_means),
             invoice

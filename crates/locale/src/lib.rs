@@ -111,6 +111,15 @@ pub enum Term {
     IssueDate,
     DueDate,
     Corrects,
+    /// The day the service was rendered.
+    ServiceDate,
+    /// The days over which it was rendered.
+    ServicePeriod,
+    /// The service date of an invoice that states none: its issue date.
+    ServiceDateIsIssueDate,
+    /// `from`, `to`: days, both included.
+    DaySpan,
+    PurchaseOrder,
     Status,
     From,
     BillTo,
@@ -147,13 +156,18 @@ pub enum Term {
 }
 
 impl Term {
-    pub const ALL: [Self; 33] = [
+    pub const ALL: [Self; 38] = [
         Self::InvoiceTitle,
         Self::CreditNoteTitle,
         Self::ContinuedTitle,
         Self::IssueDate,
         Self::DueDate,
         Self::Corrects,
+        Self::ServiceDate,
+        Self::ServicePeriod,
+        Self::ServiceDateIsIssueDate,
+        Self::DaySpan,
+        Self::PurchaseOrder,
         Self::Status,
         Self::From,
         Self::BillTo,
@@ -192,6 +206,11 @@ impl Term {
             Self::IssueDate => "issue-date",
             Self::DueDate => "due-date",
             Self::Corrects => "corrects",
+            Self::ServiceDate => "service-date",
+            Self::ServicePeriod => "service-period",
+            Self::ServiceDateIsIssueDate => "service-date-is-issue-date",
+            Self::DaySpan => "day-span",
+            Self::PurchaseOrder => "purchase-order",
             Self::Status => "status",
             Self::From => "from",
             Self::BillTo => "bill-to",

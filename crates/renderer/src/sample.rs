@@ -1,7 +1,7 @@
 //! A realistic sample invoice, for the examples, the tests and the benchmark.
 
 use billing::InvoiceDocument;
-use billing::document::{DocumentLine, DocumentLogo, Party};
+use billing::document::{DocumentLine, DocumentLogo, Party, SettledLine};
 use billing::sender::Logo;
 
 /// The work billed, cycled through: description, quantity in tenths, unit price in cents.
@@ -99,6 +99,10 @@ fn document(items: usize, paid: bool, work: impl Fn(usize) -> (&'static str, u64
         paid,
         issue_date: "2026-11-20".to_owned(),
         due_date: Some("2026-12-04".to_owned()),
+        supply: vec![
+            SettledLine { label: "Service period".to_owned(), value: "2026-11-01 to 2026-11-30".to_owned() },
+            SettledLine { label: "Purchase order".to_owned(), value: "PO-4711".to_owned() },
+        ],
         description: Some(
             "Work of November 2026 on the customer portal, as agreed in the statement of work of 2026-10-01."
                 .to_owned(),

@@ -383,6 +383,9 @@ impl Pen {
         if let Some(corrected) = &document.corrects {
             facts.push((words.term(Term::Corrects), corrected.as_str()));
         }
+        for line in &document.supply {
+            facts.push((line.label.clone(), line.value.as_str()));
+        }
         if !document.status.is_empty() {
             facts.push((words.term(Term::Status), document.status.as_str()));
         }

@@ -319,3 +319,48 @@ async fn lines_that_state_nothing_follow_the_invoice_and_keep_todays_answers() {
         json!([group("S", "7", "40.13", "2.81", None), group("S", "20", "1200.00", "240.00", None)])
     );
 }
+
+#[tokio::test]
+async fn the_service_time_and_the_purchase_order_reach_every_format_and_pass_its_rules() {
+    let app = spawn_app().await;
+    let (_, key) = e_invoicing_team(&app, "EUR", "DE").await;
+    let buyer = public_buyer(&app, &key).await;
+    let mut over_a_month = book_and_workshop(&buyer);
+    over_a_month["servicePeriod"] = json!({"from": "2026-10-01", "to": "2026-10-31"});
+    over_a_month["purchaseOrder"] = json!("PO-4711");
+    let mut on_a_day = book_and_workshop(&buyer);
+    on_a_day["serviceDate"] = json!("2026-10-30");
+    let mut documents = Vec::new();
+    for (name, body, expected) in [
+        ("period", over_a_month, ["InvoicePeriod", "BillingSpecifiedPeriod", "PO-4711"]),
+        ("day", on_a_day, ["ActualDeliveryDate", "ActualDeliverySupplyChainEvent", "20261030"]),
+    ] {
+        let invoice = post(&app, &key, "/v1/invoices", &body).await;
+        let id = invoice["id"].as_str().unwrap();
+        for format in FORMATS {
+            let xml = xml(&app, &key, &format!("/v1/invoices/{id}/e-invoice"), format).await;
+            let (ubl_term, cii_term, figure) = (expected[0], expected[1], expected[2]);
+            let term = if format.ends_with("ubl") { ubl_term } else { cii_term };
+            assert!(xml.contains(term), "{name}, {format}: {term} in\n{xml}");
+            let figure = if format.ends_with("ubl") && name == "day" { "2026-10-30" } else { figure };
+            assert!(xml.contains(figure), "{name}, {format}: {figure} in\n{xml}");
+            documents.push((format!("service-{name}-{format}.xml"), xml.into_bytes()));
+        }
+        let printed = if name == "day" {
+            vec!["Service date", "2026-10-30"]
+        } else {
+            vec!["Service period", "2026-10-01 to 2026-10-31", "Purchase order", "PO-4711"]
+        };
+        let text = super::payments::pdf_text(&facturx_pdf(&app, &format!("/v1/invoices/pdf?id={id}")).await);
+        for words in printed {
+            assert!(text.contains(words), "{name}: {words} in\n{text}");
+        }
+    }
+    // An invoice that states no service time says its service date is its issue date.
+    let plain = post(&app, &key, "/v1/invoices", &book_and_workshop(&buyer)).await;
+    let text = super::payments::pdf_text(
+        &facturx_pdf(&app, &format!("/v1/invoices/pdf?id={}", plain["id"].as_str().unwrap())).await,
+    );
+    assert!(text.contains("Service date") && text.contains("the issue date"), "{text}");
+    check_officially(&documents);
+}
