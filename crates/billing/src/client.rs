@@ -44,6 +44,33 @@ pub struct ClientDetails {
     pub reminders_enabled: bool,
     /// The currency the client is billed in; the team's when `None`.
     pub currency: Option<crate::money::Currency>,
+    /// Days from an invoice's issue to its due date, where the invoice gives no due date.
+    pub payment_terms: Option<PaymentTerms>,
+}
+
+/// Days to pay: 0 to 365.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PaymentTerms(u16);
+
+impl PaymentTerms {
+    pub const MAX_DAYS: u16 = 365;
+
+    pub fn new(days: i64) -> Result<Self, kernel::InvalidValue> {
+        u16::try_from(days)
+            .ok()
+            .filter(|days| *days <= Self::MAX_DAYS)
+            .map(Self)
+            .ok_or_else(|| kernel::InvalidValue::new("must be a whole number of days from 0 to 365"))
+    }
+
+    pub fn days(self) -> u16 {
+        self.0
+    }
+
+    /// The due date of an invoice issued at `issued`: as many days later.
+    pub fn due_after(self, issued: DateTime<Utc>) -> Option<DateTime<Utc>> {
+        issued.checked_add_days(chrono::Days::new(u64::from(self.0)))
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -153,6 +180,7 @@ mod tests {
             buyer_reference: OptionalText::empty(),
             reminders_enabled: true,
             currency: None,
+            payment_terms: None,
         };
         Client::new(TeamId::generate(), details, Utc::now())
     }

@@ -66,7 +66,8 @@ pub struct InvoiceDocument {
     pub issue_date: String,
     pub due_date: Option<String>,
     /// What the invoice states of its supply, worded, printed under the dates: the service
-    /// date or period (or that the service date is the issue date), the purchase order.
+    /// date or period (or that the service date is the issue date), the purchase order, the
+    /// client's payment terms.
     /// Left out of the JSON when empty, as `settlement` is.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub supply: Vec<SettledLine>,
@@ -132,8 +133,13 @@ impl DocumentLogo {
 }
 
 /// An invoice's supply as printed: its service time, or, as German practice has it, that
-/// the service date is the issue date; then the purchase order, if any.
-fn supply_lines(words: Language, supply: &crate::Supply) -> Vec<SettledLine> {
+/// the service date is the issue date; then the purchase order and the client's payment
+/// terms, if any.
+fn supply_lines(
+    words: Language,
+    supply: &crate::Supply,
+    terms: Option<crate::client::PaymentTerms>,
+) -> Vec<SettledLine> {
     let line = |term: Term, value: String| SettledLine { label: words.term(term), value };
     let service = match supply.service {
         Some(crate::ServiceTime::Date(day)) => line(Term::ServiceDate, words.day(day)),
@@ -148,7 +154,10 @@ fn supply_lines(words: Language, supply: &crate::Supply) -> Vec<SettledLine> {
     };
     let order =
         supply.purchase_order.as_ref().map(|order| line(Term::PurchaseOrder, order.as_str().to_owned()));
-    std::iter::once(service).chain(order).collect()
+    let terms = terms.map(|terms| {
+        line(Term::PaymentTerms, words.phrase(Term::DaysToPay, &[("days", &terms.days().to_string())]))
+    });
+    std::iter::once(service).chain(order).chain(terms).collect()
 }
 
 fn non_empty(parts: impl IntoIterator<Item = String>) -> Vec<String> {
@@ -324,7 +333,7 @@ impl InvoiceDocument {
             paid: status == InvoiceStatus::Paid,
             issue_date: words.day(invoice.issue_date.date_naive()),
             due_date: invoice.due_date.map(|due| words.day(due.date_naive())),
-            supply: supply_lines(words, &invoice.supply),
+            supply: supply_lines(words, &invoice.supply, client.details.payment_terms),
             description: invoice.description.as_ref().and_then(|d| optional(d.as_str())),
             sender: sender_party(sender),
             client: client_party(client),

@@ -702,6 +702,7 @@ mod tests {
             buyer_reference: text("04011000-12345-34"),
             reminders_enabled: true,
             currency: None,
+            payment_terms: None,
         };
         (Client::new(team, details, now), sender)
     }

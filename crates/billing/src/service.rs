@@ -257,7 +257,10 @@ pub async fn new_invoice(
     let currency = client_currency.unwrap_or(the_team.currency);
     let exchange = crate::Exchange::new(currency, the_team.currency, draft.exchange_rate)?;
     let issue_date = draft.issue_date.unwrap_or(now);
-    check_dates(issue_date, draft.due_date)?;
+    // Without a due date of its own, an invoice is due after its client's payment terms.
+    let terms = existing_client.as_ref().and_then(|client| client.details.payment_terms);
+    let due_date = draft.due_date.or_else(|| terms.and_then(|terms| terms.due_after(issue_date)));
+    check_dates(issue_date, due_date)?;
     let line_items = price_lines(draft.line_items, currency, now)?;
     let tax_rule = TaxRule::changed(None, draft.tax_percentage, draft.tax);
     let vat = draft.vat.unwrap_or_default();
@@ -291,7 +294,7 @@ pub async fn new_invoice(
         sender,
         description: draft.description,
         issue_date,
-        due_date: draft.due_date,
+        due_date,
         currency,
         tax_rule,
         totals,

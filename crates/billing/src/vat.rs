@@ -309,6 +309,7 @@ mod tests {
             buyer_reference: text(""),
             reminders_enabled: true,
             currency: None,
+            payment_terms: None,
         };
         let mut sender = SenderDetails::named(crate::client::RequiredText::parse("Team").unwrap());
         let refused = |client: &ClientDetails, sender: &SenderDetails| {

@@ -120,6 +120,9 @@ pub enum Term {
     /// `from`, `to`: days, both included.
     DaySpan,
     PurchaseOrder,
+    PaymentTerms,
+    /// `days`: payment terms.
+    DaysToPay,
     Status,
     From,
     BillTo,
@@ -156,7 +159,7 @@ pub enum Term {
 }
 
 impl Term {
-    pub const ALL: [Self; 38] = [
+    pub const ALL: [Self; 40] = [
         Self::InvoiceTitle,
         Self::CreditNoteTitle,
         Self::ContinuedTitle,
@@ -168,6 +171,8 @@ impl Term {
         Self::ServiceDateIsIssueDate,
         Self::DaySpan,
         Self::PurchaseOrder,
+        Self::PaymentTerms,
+        Self::DaysToPay,
         Self::Status,
         Self::From,
         Self::BillTo,
@@ -211,6 +216,8 @@ impl Term {
             Self::ServiceDateIsIssueDate => "service-date-is-issue-date",
             Self::DaySpan => "day-span",
             Self::PurchaseOrder => "purchase-order",
+            Self::PaymentTerms => "payment-terms",
+            Self::DaysToPay => "days-to-pay",
             Self::Status => "status",
             Self::From => "from",
             Self::BillTo => "bill-to",

@@ -25,6 +25,7 @@ fn details(name: &str) -> ClientDetails {
         buyer_reference: OptionalText::parse("04011000-1234512345-06").unwrap(),
         reminders_enabled: true,
         currency: Some(billing::money::Currency::parse("CHF").unwrap()),
+        payment_terms: Some(billing::client::PaymentTerms::new(14).unwrap()),
     }
 }
 

@@ -60,6 +60,7 @@ pub fn client_details(name: &str, email: &str) -> ClientDetails {
         buyer_reference: OptionalText::empty(),
         reminders_enabled: true,
         currency: None,
+        payment_terms: None,
     }
 }
 

@@ -38,6 +38,7 @@ pub(crate) struct ClientRow {
     country_code: Option<String>,
     buyer_reference: String,
     currency: Option<String>,
+    payment_terms_days: Option<i32>,
 }
 
 impl TryFrom<ClientRow> for Client {
@@ -58,6 +59,10 @@ impl TryFrom<ClientRow> for Client {
                 buyer_reference: OptionalText::from_stored(row.buyer_reference)?,
                 reminders_enabled: row.reminders_enabled,
                 currency: row.currency.as_deref().map(accounts::Currency::parse).transpose()?,
+                payment_terms: row
+                    .payment_terms_days
+                    .map(|days| billing::client::PaymentTerms::new(i64::from(days)))
+                    .transpose()?,
             })
         })()
         .map_err(|e| StoreError::Unexpected(anyhow::anyhow!("stored client is invalid: {e}")))?;
@@ -88,6 +93,7 @@ macro_rules! details_values {
             clients::country_code.eq($details.country_code.map(billing::CountryCode::as_str)),
             clients::buyer_reference.eq($details.buyer_reference.as_str()),
             clients::currency.eq($details.currency.map(|currency| currency.as_str())),
+            clients::payment_terms_days.eq($details.payment_terms.map(|terms| i32::from(terms.days()))),
         )
     };
 }

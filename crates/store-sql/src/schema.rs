@@ -61,6 +61,7 @@ macro_rules! tables {
                 country_code -> Nullable<Text>,
                 buyer_reference -> Text,
                 currency -> Nullable<Text>,
+                payment_terms_days -> Nullable<Integer>,
             }
         }
 

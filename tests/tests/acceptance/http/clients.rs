@@ -283,3 +283,53 @@ async fn what_e_invoices_need_of_a_client_is_kept_checked_and_left_alone_when_le
         (&json!(""), &json!(""), &json!(""))
     );
 }
+
+#[tokio::test]
+async fn a_client_s_payment_terms_set_the_due_date_of_invoices_that_give_none() {
+    let app = spawn_app().await;
+    let body = json!({"name": "Acme", "email": "ap@acme.example", "line1": "1 Main Street", "postalCode": "1000",
+                      "paymentTermsDays": 14});
+    let made = app.request(Method::POST, CLIENTS, &app.key).json(&body).send().await.unwrap();
+    assert_eq!(made.status(), 201);
+    let client: Value = made.json().await.unwrap();
+    assert_eq!(client["paymentTermsDays"], 14);
+    let invoice = |due: Option<&str>| {
+        let mut body = json!({"clientId": client["id"], "issueDate": "2026-11-20T10:00:00Z",
+                              "lineItems": [{"description": "Work", "unitPrice": 100, "quantity": 1}]});
+        if let Some(due) = due {
+            body["dueDate"] = json!(due);
+        }
+        body
+    };
+    let post = async |body: Value| -> Value {
+        let answer = app.request(Method::POST, "/v1/invoices", &app.key).json(&body).send().await.unwrap();
+        assert_eq!(answer.status(), 201);
+        answer.json().await.unwrap()
+    };
+    assert_eq!(post(invoice(None)).await["dueDate"], "2026-12-04T10:00:00.000Z");
+    assert_eq!(post(invoice(Some("2026-11-25"))).await["dueDate"], "2026-11-25T00:00:00.000Z");
+    let pdf =
+        app.http.get(app.url(post(invoice(None)).await["pdfUrl"].as_str().unwrap())).send().await.unwrap();
+    let text = super::payments::pdf_text(&pdf.bytes().await.unwrap());
+    assert!(text.contains("Payment terms") && text.contains("14 days net"), "{text}");
+
+    // A replacement that leaves them out keeps them; null takes them off; 366 is refused.
+    let path = format!("{CLIENTS}/{}", client["id"].as_str().unwrap());
+    let mut replacement = body.clone();
+    replacement.as_object_mut().unwrap().remove("paymentTermsDays");
+    let replace = async |body: &Value| -> Value {
+        let answer = app.request(Method::PATCH, &path, &app.key).json(body).send().await.unwrap();
+        assert_eq!(answer.status(), 200, "{body}");
+        answer.json().await.unwrap()
+    };
+    let kept = replace(&replacement).await;
+    assert_eq!(kept["paymentTermsDays"], 14);
+    replacement["paymentTermsDays"] = json!(366);
+    let refused = app.request(Method::PATCH, &path, &app.key).json(&replacement).send().await.unwrap();
+    assert_eq!(refused.status(), 400);
+    assert_eq!(error_of(refused).await, "paymentTermsDays: must be a whole number of days from 0 to 365");
+    replacement["paymentTermsDays"] = Value::Null;
+    let none = replace(&replacement).await;
+    assert_eq!(none["paymentTermsDays"], Value::Null);
+    assert_eq!(post(invoice(None)).await["dueDate"], Value::Null);
+}

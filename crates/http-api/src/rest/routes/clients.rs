@@ -2,15 +2,16 @@
 
 use accounts::Principal;
 use actix_web::{HttpResponse, delete, get, patch, post, web};
-use billing::client::{OptionalText, PostalCode, RequiredText};
+use billing::client::{OptionalText, PaymentTerms, PostalCode, RequiredText};
 use billing::{Client, ClientDetails, ClientId, DeleteClientError, ReplaceClientError};
 use kernel::{Email, FieldError, Id};
 use serde::{Deserialize, Serialize};
+use serde_json::Number;
 
 use utoipa::{IntoParams, ToSchema};
 use uuid::Uuid;
 
-use crate::conventions::body::Json;
+use crate::conventions::body::{Json, Patch};
 use crate::conventions::error::{ApiError, ErrorBody};
 use crate::rest::auth::{Auth, ClientsRead, ClientsWrite};
 use crate::rest::collection::Collection;
@@ -50,6 +51,10 @@ pub(crate) struct ClientBody {
     reminders_enabled: bool,
     /// The ISO 4217 currency the client is billed in; empty string: the team's.
     currency: String,
+    /// Days from an invoice's issue to its due date, for invoices that give no `dueDate`;
+    /// null for none (such invoices have no due date).
+    #[schema(required = true)]
+    payment_terms_days: Option<u16>,
     team_id: Uuid,
     created_at: Timestamp,
     updated_at: Timestamp,
@@ -73,6 +78,7 @@ impl From<Client> for ClientBody {
             buyer_reference: d.buyer_reference.into_string(),
             reminders_enabled: d.reminders_enabled,
             currency: d.currency.map(|currency| currency.as_str().to_owned()).unwrap_or_default(),
+            payment_terms_days: d.payment_terms.map(billing::client::PaymentTerms::days),
             team_id: client.team_id.as_uuid(),
             created_at: Timestamp(client.created_at),
             updated_at: Timestamp(client.updated_at),
@@ -164,6 +170,12 @@ pub(crate) struct ClientInput {
     #[serde(default)]
     #[schema(pattern = r"^([A-Z]{3})?$")]
     currency: Option<String>,
+    /// Days from an invoice's issue to its due date (0 to 365), for the client's invoices
+    /// that give no `dueDate`; null for none. Left out: none on a create, unchanged on a
+    /// replacement.
+    #[serde(default)]
+    #[schema(value_type = Option<i64>, minimum = 0, maximum = 365)]
+    payment_terms_days: Patch<Number>,
 }
 
 impl ClientInput {
@@ -175,6 +187,7 @@ impl ClientInput {
             || self.city.is_none()
             || self.country_code.is_none()
             || self.buyer_reference.is_none()
+            || matches!(self.payment_terms_days, Patch::Absent)
     }
 
     /// The details given; a field left out takes `kept`'s (a replacement's current client),
@@ -189,6 +202,16 @@ impl ClientInput {
             None => kept.and_then(|kept| kept.currency),
             Some("") => None,
             Some(code) => Some(accounts::Currency::parse(code).map_err(|e| e.at("currency"))?),
+        };
+        let payment_terms = match self.payment_terms_days.nullable() {
+            None => kept.and_then(|kept| kept.payment_terms),
+            Some(None) => None,
+            Some(Some(days)) => Some(
+                kernel::number::whole_number(&days.to_string())
+                    .and_then(|days| i64::try_from(days).ok())
+                    .map_or_else(|| PaymentTerms::new(-1), PaymentTerms::new)
+                    .map_err(|e| e.at("paymentTermsDays"))?,
+            ),
         };
         let text = |given: Option<String>, field: &str, kept: Option<&OptionalText>| match given {
             Some(text) => OptionalText::parse(text).map_err(|e| e.at(field)),
@@ -214,6 +237,7 @@ impl ClientInput {
                 .reminders_enabled
                 .unwrap_or(kept.is_none_or(|kept| kept.reminders_enabled)),
             currency,
+            payment_terms,
         })
     }
 }

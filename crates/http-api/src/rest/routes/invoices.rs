@@ -741,6 +741,7 @@ impl InlineClientInput {
             buyer_reference: OptionalText::empty(),
             reminders_enabled: true,
             currency: None,
+            payment_terms: None,
         };
         // Used only when no client of the team has this email; the store decides that.
         let new_client = Box::new(Client::new(team, details, now));
