@@ -211,6 +211,16 @@ impl ClientRepository for SqlStore {
     async fn delete(&self, team: TeamId, id: ClientId, at: DateTime<Utc>) -> Result<(), DeleteClientError> {
         let result = db_run!(self, |conn| conn
             .transaction(async |conn| {
+                // The client's row, locked by a write that changes nothing: on SQLite a read
+                // before the first write fails ("database is locked") after another write.
+                diesel::update(
+                    clients::table
+                        .filter(clients::team_id.eq(DbUuid::of(team)))
+                        .filter(clients::id.eq(DbUuid::of(id))),
+                )
+                .set(clients::name.eq(clients::name))
+                .execute(conn)
+                .await?;
                 // Projects refer to their client with a restricting foreign key too: asked
                 // first, so that the refusal says which.
                 let has_projects: bool = diesel::select(diesel::dsl::exists(
