@@ -56,11 +56,17 @@ impl PaymentTerms {
     pub const MAX_DAYS: u16 = 365;
 
     pub fn new(days: i64) -> Result<Self, kernel::InvalidValue> {
-        u16::try_from(days)
-            .ok()
-            .filter(|days| *days <= Self::MAX_DAYS)
-            .map(Self)
-            .ok_or_else(|| kernel::InvalidValue::new("must be a whole number of days from 0 to 365"))
+        u16::try_from(days).ok().filter(|days| *days <= Self::MAX_DAYS).map(Self).ok_or_else(Self::refused)
+    }
+
+    fn refused() -> kernel::InvalidValue {
+        kernel::InvalidValue::new("must be a whole number of days from 0 to 365")
+    }
+
+    /// The terms a JSON number's text states: a whole number (`14`, or `14.0`) of days.
+    pub fn parse(number: &str) -> Result<Self, kernel::InvalidValue> {
+        let days = kernel::number::whole_number(number).and_then(|days| i64::try_from(days).ok());
+        days.ok_or_else(Self::refused).and_then(Self::new)
     }
 
     pub fn days(self) -> u16 {
@@ -164,6 +170,19 @@ mod tests {
     use kernel::{Email, Id};
 
     use super::*;
+
+    #[test]
+    fn payment_terms_are_whole_days_from_0_to_365() {
+        assert_eq!(PaymentTerms::parse("14").map(PaymentTerms::days), Ok(14));
+        assert_eq!(PaymentTerms::parse("14.0").map(PaymentTerms::days), Ok(14));
+        for refused in ["14.5", "-1", "366", "1e30"] {
+            assert_eq!(
+                PaymentTerms::parse(refused).unwrap_err().0,
+                "must be a whole number of days from 0 to 365",
+                "{refused}"
+            );
+        }
+    }
 
     fn client(name: &str) -> Client {
         let details = ClientDetails {

@@ -350,8 +350,9 @@ impl RecurringInvoice {
     }
 
     /// The invoice of `period`: the template's lines, issued on the period's day and due
-    /// `due_days` later, for the service of the days before it ([`Schedule::billed_days`]). The unbilled time, when it is included, is added by billing time
-    /// ([`Self::billed_time`]).
+    /// `due_days` later (or after the client's payment terms), for the service of the days
+    /// before it ([`Schedule::billed_days`]). The unbilled time, when it is included, is
+    /// added by billing time ([`Self::billed_time`]).
     pub fn draft(&self, period: Occurrence) -> InvoiceDraft {
         let issue_date = midnight(period.on);
         // A due date past the calendar's last day (a period late in 9999) is that day.

@@ -10,7 +10,7 @@ use billing::store::{BillTo, CreateInvoiceError, NewInvoice};
 use chrono::{DateTime, Days, NaiveDate, Utc};
 use kernel::{Id, Replaced, StoreError};
 use tracking::invoicing::TimeBillingRule;
-use tracking::{Actor, BillTimeError, ProjectId, TimeToInvoice, TrackStore};
+use tracking::{Actor, BillTimeError, TimeToInvoice, TrackStore};
 
 use crate::recurring_invoice::{
     Mode, NewRecurringInvoice, RecurringChanges, RecurringInvoice, RecurringInvoiceId, RecurringRule, Run,
@@ -44,13 +44,10 @@ pub enum RecurringError {
     /// The template would not make a valid invoice for the client now.
     #[error(transparent)]
     Template(InvoiceRule),
-    /// A project whose time is included is not the team's.
-    #[error("{0}: no such project in the team")]
-    UnknownProject(ProjectId),
-    /// A project whose time is included is another client's, or no client's where only
-    /// the client's own projects are billed.
-    #[error("{0}: the project is not the recurring invoice's client's")]
-    NotTheClientsProject(ProjectId),
+    /// A project whose time is included is not the team's, or not one the client's
+    /// invoices may bill ([`tracking::invoicing::check_wanted`]).
+    #[error(transparent)]
+    Projects(TimeBillingRule),
     /// Pricing the template failed otherwise.
     #[error(transparent)]
     Billing(BillingError),
@@ -218,14 +215,8 @@ async fn check_projects(
     let Some(time) = time else { return Ok(()) };
     let Some(wanted) = &time.projects else { return Ok(()) };
     let projects = ports.tracking.list_projects(team).await?;
-    for id in wanted {
-        let project =
-            projects.iter().find(|project| project.id == *id).ok_or(RecurringError::UnknownProject(*id))?;
-        if !project.billable_for(Some(client), time.client_projects_only) {
-            return Err(RecurringError::NotTheClientsProject(*id));
-        }
-    }
-    Ok(())
+    tracking::invoicing::check_wanted(&projects, wanted, Some(client), time.client_projects_only)
+        .map_err(RecurringError::Projects)
 }
 
 pub async fn pause(

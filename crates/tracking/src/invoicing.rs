@@ -12,6 +12,24 @@ use kernel::{InvalidValue, Words};
 
 use crate::{HourlyRate, Project, ProjectId, TimeEntry, TimeEntryId};
 
+/// Checks the projects a billing of time names (`wanted`) against the team's `projects`:
+/// each must be the team's, and one an invoice of `client` may bill
+/// ([`Project::billable_for`]).
+pub fn check_wanted(
+    projects: &[Project],
+    wanted: &[ProjectId],
+    client: Option<billing::ClientId>,
+    client_projects_only: bool,
+) -> Result<(), TimeBillingRule> {
+    for id in wanted {
+        let project = projects.iter().find(|p| p.id == *id).ok_or(TimeBillingRule::UnknownProject(*id))?;
+        if !project.billable_for(client, client_projects_only) {
+            return Err(TimeBillingRule::NotTheClientsProject(*id));
+        }
+    }
+    Ok(())
+}
+
 /// Whether `entry` may be billed now: marked billable and not billed yet.
 pub fn is_billable(entry: &TimeEntry) -> bool {
     entry.billable && entry.invoice_id.is_none()

@@ -16,7 +16,8 @@ use chrono::{DateTime, Utc};
 use kernel::{Id, StoreError};
 
 use crate::invoicing::{
-    GroupBy, NO_PROJECT, Rounding, SkippedEntry, TimeBillingRule, TimeLine, is_billable, time_lines,
+    GroupBy, NO_PROJECT, Rounding, SkippedEntry, TimeBillingRule, TimeLine, check_wanted, is_billable,
+    time_lines,
 };
 use crate::report::{Report, ReportGroupBy, ReportQuery, report_groups};
 use crate::{
@@ -424,11 +425,8 @@ pub async fn unbilled_time(
 ) -> Result<BillableTime, BillTimeError> {
     let projects = tracking.list_projects(team).await?;
     let wanted: Option<HashSet<ProjectId>> = time.projects.as_ref().map(|ids| ids.iter().copied().collect());
-    for id in wanted.iter().flatten() {
-        let project = projects.iter().find(|p| p.id == *id).ok_or(TimeBillingRule::UnknownProject(*id))?;
-        if !project.billable_for(time.client, time.client_projects_only) {
-            return Err(TimeBillingRule::NotTheClientsProject(*id).into());
-        }
+    if let Some(wanted) = &time.projects {
+        check_wanted(&projects, wanted, time.client, time.client_projects_only)?;
     }
     let billable_projects: HashSet<ProjectId> = projects
         .iter()
@@ -495,12 +493,9 @@ pub async fn bill_time(
     };
     let time = unbilled_time(tracking, team, &time).await?;
     // Without a service time of its own, the invoice states the days it bills.
-    let mut supply = request.invoice.supply.clone();
-    if supply.service.is_none() {
-        supply.service = request.days.days().map(ServiceTime::Period);
-    }
-    let draft =
-        InvoiceDraft { line_items: time.lines, time_entries: time.entries, supply, ..request.invoice };
+    let mut invoice = request.invoice;
+    invoice.supply.service = invoice.supply.service.or_else(|| request.days.days().map(ServiceTime::Period));
+    let draft = InvoiceDraft { line_items: time.lines, time_entries: time.entries, ..invoice };
     let invoice = if request.preview {
         billing::service::preview_invoice(billing, accounts, team, draft, now).await?
     } else {

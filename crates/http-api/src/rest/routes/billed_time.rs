@@ -113,14 +113,6 @@ pub(crate) fn project_ids(
     .transpose()
 }
 
-/// Why a project named in `projectIds` is refused when its time may not go to the client.
-pub(crate) fn not_the_clients(project: tracking::ProjectId) -> String {
-    format!(
-        "{project}: the project is another client's, or no client's while clientProjectsOnly is true; \
-         name only projects of the invoice's client or of no client"
-    )
-}
-
 /// `rounding` as given: its fields are named `rounding.minutes` and `rounding.mode`.
 pub(crate) fn rounding(input: &RoundingInput) -> Result<Rounding, FieldError> {
     Rounding::parse(whole_minutes(&input.minutes)?, &input.mode).map_err(|rule| time_billing_rule(&rule))
@@ -227,14 +219,20 @@ impl From<BillTimeError> for ApiError {
 
 /// A rule of billing time in the REST API's words: the body field it is about, then what
 /// to send.
-fn time_billing_rule(rule: &TimeBillingRule) -> FieldError {
+pub(crate) fn time_billing_rule(rule: &TimeBillingRule) -> FieldError {
     match rule {
         TimeBillingRule::RoundingStep => FieldError::new("rounding.minutes", "must be from 1 to 60"),
         TimeBillingRule::RoundingMode(invalid) => invalid.clone().at("rounding.mode"),
         TimeBillingRule::UnknownProject(id) => {
             FieldError::new("projectIds", format!("{id}: no such project in the team"))
         }
-        TimeBillingRule::NotTheClientsProject(id) => FieldError::new("projectIds", not_the_clients(*id)),
+        TimeBillingRule::NotTheClientsProject(id) => FieldError::new(
+            "projectIds",
+            format!(
+                "{id}: the project is another client's, or no client's while clientProjectsOnly is true; \
+                 name only projects of the invoice's client or of no client"
+            ),
+        ),
         TimeBillingRule::NoTime => {
             FieldError::new("from", "no billable time that is not billed yet in the range")
         }

@@ -206,12 +206,9 @@ impl ClientInput {
         let payment_terms = match self.payment_terms_days.nullable() {
             None => kept.and_then(|kept| kept.payment_terms),
             Some(None) => None,
-            Some(Some(days)) => Some(
-                kernel::number::whole_number(&days.to_string())
-                    .and_then(|days| i64::try_from(days).ok())
-                    .map_or_else(|| PaymentTerms::new(-1), PaymentTerms::new)
-                    .map_err(|e| e.at("paymentTermsDays"))?,
-            ),
+            Some(Some(days)) => {
+                Some(PaymentTerms::parse(&days.to_string()).map_err(|e| e.at("paymentTermsDays"))?)
+            }
         };
         let text = |given: Option<String>, field: &str, kept: Option<&OptionalText>| match given {
             Some(text) => OptionalText::parse(text).map_err(|e| e.at(field)),

@@ -29,7 +29,7 @@ use crate::rest::openapi::{
     VatCategory as VatCategorySchema, Weekday as WeekdaySchema,
 };
 use crate::rest::paging::{self, Page};
-use crate::rest::routes::billed_time::{RoundingInput, project_ids, rounding};
+use crate::rest::routes::billed_time::{RoundingInput, project_ids, rounding, time_billing_rule};
 use crate::rest::routes::invoices::{Exact, LineItemInput, invoice_rule, lines, number, vat};
 use crate::rest::routes::track::projects::rate;
 use crate::rest::routes::{
@@ -573,16 +573,10 @@ impl From<RecurringError> for ApiError {
             )
             .into(),
             RecurringError::Template(rule) => in_template(invoice_rule(&rule)).into(),
-            RecurringError::UnknownProject(project) => FieldError::new(
-                "includeUnbilledTime.projectIds",
-                format!("{project}: no such project in the team"),
-            )
-            .into(),
-            RecurringError::NotTheClientsProject(project) => FieldError::new(
-                "includeUnbilledTime.projectIds",
-                crate::rest::routes::billed_time::not_the_clients(project),
-            )
-            .into(),
+            RecurringError::Projects(rule) => {
+                let error = time_billing_rule(&rule);
+                FieldError::new(format!("includeUnbilledTime.{}", error.field), error.message).into()
+            }
             RecurringError::Billing(error) => error.into(),
             RecurringError::Store(error) => error.into(),
         }
