@@ -12,6 +12,7 @@ use accounts::{
     UserName,
 };
 use anyhow::{Context, bail};
+use billing::numbering::{NumberingPattern, Series};
 use billing::sender::Logo;
 use chrono::{SecondsFormat, TimeDelta};
 use clap::{Parser, Subcommand};
@@ -84,9 +85,10 @@ pub enum TeamsCommand {
     },
     /// List the teams (tab-separated: id, name, currency, created).
     List,
-    /// Rename a team (its default sender too, while that still bears the old name), or give
-    /// it another currency while it has no invoice or recurring invoice; only the options
-    /// given change. Prints the team's id.
+    /// Rename a team (its default sender too, while that still bears the old name), give it
+    /// another currency while it has no invoice or recurring invoice, or number a series of
+    /// its documents by another pattern; only the options given change. Prints the team's
+    /// id.
     Update {
         /// The team, by id or name.
         #[arg(long)]
@@ -97,6 +99,16 @@ pub enum TeamsCommand {
         /// The ISO 4217 code of its new currency.
         #[arg(long)]
         currency: Option<String>,
+        /// The pattern of its next invoice numbers: `INV-{0000}`, `{YYYY}-{0000}` (counting
+        /// from 1 each year), `RE{YY}{000}`.
+        #[arg(long)]
+        invoice_numbering: Option<String>,
+        /// The pattern of its next credit note numbers (`CN-{0000}` unless set).
+        #[arg(long)]
+        credit_note_numbering: Option<String>,
+        /// The pattern of its next quote numbers (`Q-{0000}` unless set).
+        #[arg(long)]
+        quote_numbering: Option<String>,
     },
     /// Set the team's default sender address, which invoices show as "from"; only the
     /// options given change. Prints the sender address id (`sendersAddressId`).
@@ -489,8 +501,29 @@ async fn teams(
             }
             Ok(())
         }
-        TeamsCommand::Update { team, name, currency } => {
+        TeamsCommand::Update {
+            team,
+            name,
+            currency,
+            invoice_numbering,
+            credit_note_numbering,
+            quote_numbering,
+        } => {
             let team = lookup::team(accounts, "--team", &team).await?;
+            let mut numbering = store.billing().numbering(team).await?;
+            let mut renumbered = false;
+            for (series, pattern, flag) in [
+                (Series::Invoices, invoice_numbering, "--invoice-numbering"),
+                (Series::CreditNotes, credit_note_numbering, "--credit-note-numbering"),
+                (Series::Quotes, quote_numbering, "--quote-numbering"),
+            ] {
+                if let Some(text) = pattern {
+                    let pattern =
+                        NumberingPattern::parse(&text).map_err(|e| anyhow::anyhow!("{flag}: {e}"))?;
+                    numbering.set(series, pattern);
+                    renumbered = true;
+                }
+            }
             let name =
                 name.map(|n| TeamName::parse(n).map_err(|e| anyhow::anyhow!("--name: {e}"))).transpose()?;
             if let Some(name) = &name {
@@ -506,16 +539,22 @@ async fn teams(
                 .map(|c| Currency::parse(&c).map_err(|e| anyhow::anyhow!("--currency: {e}")))
                 .transpose()?;
             let change = accounts::TeamChange { name, currency };
-            let before = billing::service::the_team(accounts, team).await?;
-            let updated = accounts.update_team(team, &change).await.map_err(|error| match error {
-                accounts::UpdateTeamError::CurrencyInUse { .. } => anyhow::anyhow!(
-                    "--currency: {error}; a team keeps the currency of its books: make a team for another \
-                     (billable teams create --currency …), or bill a client in it (its currency)"
-                ),
-                other => anyhow::Error::new(other),
-            })?;
-            billing::service::follow_rename(store.billing().as_ref(), &updated, &before.name, now).await?;
-            print(&updated.id.to_string())
+            if change != accounts::TeamChange::default() {
+                let before = billing::service::the_team(accounts, team).await?;
+                let updated = accounts.update_team(team, &change).await.map_err(|error| match error {
+                    accounts::UpdateTeamError::CurrencyInUse { .. } => anyhow::anyhow!(
+                        "--currency: {error}; a team keeps the currency of its books: make a team for another \
+                         (billable teams create --currency …), or bill a client in it (its currency)"
+                    ),
+                    other => anyhow::Error::new(other),
+                })?;
+                billing::service::follow_rename(store.billing().as_ref(), &updated, &before.name, now)
+                    .await?;
+            }
+            if renumbered {
+                store.billing().set_numbering(team, &numbering).await?;
+            }
+            print(&team.to_string())
         }
         TeamsCommand::Sender(args) => {
             let sender = set_default_sender(store, accounts, *args, now).await?;

@@ -7,11 +7,10 @@ use chrono::{DateTime, Utc};
 use kernel::{Id, define_id};
 use rust_decimal::Decimal;
 
-use crate::invoice::{
-    Invoice, InvoiceId, InvoiceRule, LineInput, LineItem, Serial, TaxRule, Totals, price_lines,
-};
+use crate::invoice::{Invoice, InvoiceId, InvoiceRule, LineInput, LineItem, TaxRule, Totals, price_lines};
 use crate::ledger::{CreditApplication, Notes};
 use crate::money::Currency;
+use crate::numbering::DocumentNumber;
 
 define_id!(
     /// Identifies a credit note. Unguessable: it is all its public PDF link carries.
@@ -19,10 +18,9 @@ define_id!(
 );
 
 crate::invoice::serial!(
-    /// The team's running number of a credit note, from 1, shown as `CN-0001`: a series
-    /// of its own, beside the invoices'.
-    CreditSerial,
-    "CN"
+    /// The team's running count of its credit notes, from 1: a series of its own, beside
+    /// the invoices'.
+    CreditSerial
 );
 
 /// What a credit note credits.
@@ -48,8 +46,11 @@ pub struct CreditNote {
     pub id: CreditNoteId,
     pub team_id: TeamId,
     pub serial: CreditSerial,
+    /// Its number as issued (`CN-0001`, or the team's pattern then).
+    pub number: DocumentNumber,
     pub invoice_id: InvoiceId,
-    pub invoice_serial: Serial,
+    /// The number of the invoice it corrects.
+    pub invoice_number: DocumentNumber,
     pub issue_date: DateTime<Utc>,
     pub currency: Currency,
     pub tax_rule: TaxRule,

@@ -290,8 +290,8 @@ impl InvoiceDocument {
         let currency = note.currency;
         Self {
             title: Some(words.term(Term::CreditNoteTitle)),
-            corrects: Some(note.invoice_serial.to_string()),
-            serial: note.serial.to_string(),
+            corrects: Some(note.invoice_number.to_string()),
+            serial: note.number.to_string(),
             status: String::new(),
             paid: false,
             issue_date: words.day(note.issue_date.date_naive()),
@@ -328,7 +328,7 @@ impl InvoiceDocument {
         Self {
             title: None,
             corrects: None,
-            serial: invoice.serial.to_string(),
+            serial: invoice.number.to_string(),
             status: status.as_str().to_owned(),
             paid: status == InvoiceStatus::Paid,
             issue_date: words.day(invoice.issue_date.date_naive()),

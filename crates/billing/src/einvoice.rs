@@ -343,7 +343,7 @@ impl EInvoice {
         let payable = invoice.balance.due();
         let frame = Frame {
             kind: DocumentKind::Invoice,
-            number: invoice.serial.to_string(),
+            number: invoice.number.to_string(),
             issue_date: invoice.issue_date.date_naive(),
             due_date: invoice.due_date.map(|due| due.date_naive()),
             note: invoice.description.as_ref().and_then(|text| given(text.as_str())),
@@ -370,11 +370,11 @@ impl EInvoice {
     ) -> Result<Self, Refusal> {
         let frame = Frame {
             kind: DocumentKind::CreditNote,
-            number: note.serial.to_string(),
+            number: note.number.to_string(),
             issue_date: note.issue_date.date_naive(),
             due_date: None,
             note: note.reason.as_ref().and_then(|text| given(text.as_str())),
-            preceding_invoice: Some((invoice.serial.to_string(), invoice.issue_date.date_naive())),
+            preceding_invoice: Some((invoice.number.to_string(), invoice.issue_date.date_naive())),
             currency: note.currency,
             exchange: invoice.exchange,
             tax_rule: note.tax_rule,
@@ -726,6 +726,7 @@ mod tests {
             id: InvoiceId::generate(),
             team_id: team,
             serial: Serial::FIRST,
+            number: crate::Series::Invoices.default_pattern().number(1, now),
             description: None,
             issue_date: now,
             due_date: None,

@@ -34,10 +34,11 @@ pub struct Recurrence {
 /// An invoice's or a line item's description: at most 1000 characters.
 pub type Description = Text<0, 1000>;
 
-/// Declares a team's running number of a document, from 1, shown with its prefix
-/// (`INV-0001`): gapless per team, which storage keeps.
+/// Declares a team's running count of a kind of document, from 1: gapless per team, which
+/// storage keeps, and the order its listings follow. What the document shows is its
+/// [`crate::numbering::DocumentNumber`].
 macro_rules! serial {
-    ($(#[$meta:meta])* $name:ident, $prefix:literal) => {
+    ($(#[$meta:meta])* $name:ident) => {
         $(#[$meta])*
         #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
         pub struct $name(u32);
@@ -60,37 +61,14 @@ macro_rules! serial {
             }
         }
 
-        impl std::fmt::Display for $name {
-            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                write!(f, concat!($prefix, "-{:04}"), self.0)
-            }
-        }
     };
 }
 pub(crate) use serial;
 
 serial!(
-    /// The team's running number of an invoice, from 1, shown as `INV-0001`.
-    Serial,
-    "INV"
+    /// The team's running count of its invoices, from 1.
+    Serial
 );
-
-impl Serial {
-    /// The serial a search names, if it names one: `INV-0042`, `inv-42`, `0042` and `42`
-    /// all name serial 42.
-    pub fn named_by(text: &str) -> Option<Self> {
-        let digits = match text.get(..4) {
-            Some(prefix) if prefix.eq_ignore_ascii_case("inv-") => &text[4..],
-            _ => text,
-        };
-        if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
-            return None;
-        }
-        let number = digits.trim_start_matches('0');
-        // Longer than any u32: no serial.
-        Self::new(if number.is_empty() { 0 } else { number.parse().ok()? })
-    }
-}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum InvoiceStatus {
@@ -492,7 +470,10 @@ pub fn names_parties(items: &[LineItem], vat: &Vat, rule: TaxRule) -> bool {
 pub struct Invoice {
     pub id: InvoiceId,
     pub team_id: TeamId,
+    /// Its place in the team's invoices: what listings order by.
     pub serial: Serial,
+    /// Its number as issued, by the team's pattern then.
+    pub number: crate::numbering::DocumentNumber,
     pub description: Option<Description>,
     pub issue_date: DateTime<Utc>,
     pub due_date: Option<DateTime<Utc>>,
@@ -594,7 +575,8 @@ pub struct InvoiceFilter {
     pub issued_from: Option<DateTime<Utc>>,
     /// Issued before this instant.
     pub issued_before: Option<DateTime<Utc>>,
-    /// Invoices whose serial the text names, or whose description or client's name holds it.
+    /// Invoices whose number the text names ([`crate::numbering::NumberQuery`]), or whose
+    /// description or client's name holds it.
     pub text: Option<SearchText>,
     /// Only invoices that come after this position in listing order.
     pub after: Option<InvoicePosition>,
@@ -611,7 +593,7 @@ impl InvoiceFilter {
             && self.issued_from.is_none_or(|from| invoice.issue_date >= from)
             && self.issued_before.is_none_or(|before| invoice.issue_date < before)
             && self.text.as_ref().is_none_or(|text| {
-                Serial::named_by(text.as_str()) == Some(invoice.serial)
+                crate::numbering::NumberQuery::of(text.as_str()).names(&invoice.number)
                     || invoice.description.as_ref().is_some_and(|d| text.found_in(d.as_str()))
                     || text.found_in(client_name)
             })
@@ -625,17 +607,6 @@ mod tests {
 
     use super::*;
     use crate::money::{QUANTITY, UNIT_PRICE, parse_decimal};
-
-    #[test]
-    fn a_search_names_a_serial_with_or_without_prefix_and_zeros() {
-        let serial = |n| Serial::new(n);
-        for text in ["INV-0042", "inv-42", "0042", "42"] {
-            assert_eq!(Serial::named_by(text), serial(42), "{text}");
-        }
-        for text in ["INV-", "0", "INV-0", "4 2", "INV-42x", "99999999999", "-42", "42 "] {
-            assert_eq!(Serial::named_by(text), None, "{text}");
-        }
-    }
 
     fn dec(text: &str) -> Decimal {
         parse_decimal(text).unwrap()
@@ -662,10 +633,9 @@ mod tests {
     }
 
     #[test]
-    fn serials_read_inv_and_four_digits() {
-        assert_eq!(Serial::FIRST.to_string(), "INV-0001");
-        assert_eq!(Serial::new(42).unwrap().next().to_string(), "INV-0043");
-        assert_eq!(Serial::new(12345).unwrap().to_string(), "INV-12345");
+    fn serials_count_from_one() {
+        assert_eq!(Serial::FIRST.number(), 1);
+        assert_eq!(Serial::new(42).unwrap().next().number(), 43);
         assert_eq!(Serial::new(0), None);
     }
 
@@ -756,6 +726,7 @@ mod tests {
             id: kernel::Id::generate(),
             team_id: kernel::Id::generate(),
             serial: Serial::FIRST,
+            number: crate::Series::Invoices.default_pattern().number(1, now),
             description: None,
             issue_date: now,
             due_date: Some(now + chrono::TimeDelta::days(1)),

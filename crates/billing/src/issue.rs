@@ -113,14 +113,6 @@ impl Issued {
         }
     }
 
-    /// Its serial: the credit note's own, else the invoice's.
-    pub fn serial(&self) -> String {
-        match &self.credit_note {
-            Some(note) => note.serial.to_string(),
-            None => self.invoice.serial.to_string(),
-        }
-    }
-
     /// The language its client reads it in.
     pub fn language(&self) -> Language {
         Language::default()
@@ -211,14 +203,15 @@ impl Printer {
             .render(&document)
             .await
             .map_err(|RenderError(error)| RenderError(error.context(format!("the PDF of {serial}"))))?;
-        Ok(DocumentFile { name: format!("{}.pdf", document.serial), media_type: MediaType::Pdf, bytes })
+        let name = format!("{}.pdf", crate::numbering::file_stem(&document.serial));
+        Ok(DocumentFile { name, media_type: MediaType::Pdf, bytes })
     }
 
     /// `issued` as an e-invoice of `format`, as XML.
     pub fn xml(&self, issued: &Issued, format: Format) -> Result<DocumentFile, Refusal> {
         let e_invoice = issued.e_invoice(format.profile())?;
         Ok(DocumentFile {
-            name: format!("{}-{}.xml", e_invoice.number, format.as_str()),
+            name: format!("{}-{}.xml", crate::numbering::file_stem(&e_invoice.number), format.as_str()),
             media_type: MediaType::Xml,
             bytes: self.xml.write(format, &e_invoice).into_bytes(),
         })

@@ -10,6 +10,7 @@ pub mod invoice;
 pub mod issue;
 pub mod ledger;
 pub mod money;
+pub mod numbering;
 pub mod party;
 pub mod receivables;
 pub mod sender;
@@ -31,8 +32,9 @@ pub use invoice::{
 pub use ledger::{
     Balance, EntryAmount, EntryKind, LedgerEntry, LedgerEntryId, LedgerRule, NewEntry, PaymentMethod,
 };
+pub use numbering::{DocumentNumber, Numbering, NumberingPattern, Series};
 pub use party::{Bic, CountryCode, Iban, UnitCode};
 pub use sender::{SenderAddress, SenderAddressId, SenderDetails, SenderRepository};
-pub use store::{BillingStore, InvoiceRepository, LedgerRepository};
+pub use store::{BillingStore, InvoiceRepository, LedgerRepository, NumberingRepository};
 pub use supply::{PurchaseOrder, ServicePeriod, ServiceTime, Supply};
 pub use vat::{LineVat, VatGroup, VatRate};

@@ -47,6 +47,9 @@ pub enum BillingError {
     /// The team's currency changed while the invoice was made; nothing was made.
     #[error("the team's currency changed meanwhile; nothing was made")]
     TeamCurrencyChanged,
+    /// The team's numbering pattern makes a number its series has already; nothing was made.
+    #[error(transparent)]
+    NumberTaken(#[from] crate::numbering::NumberTaken),
     #[error(transparent)]
     Store(#[from] StoreError),
 }
@@ -227,6 +230,7 @@ pub fn refused(error: CreateInvoiceError) -> BillingError {
         }
         CreateInvoiceError::Ledger(rule) => BillingError::Books(rule),
         CreateInvoiceError::TeamCurrencyChanged => BillingError::TeamCurrencyChanged,
+        CreateInvoiceError::NumberTaken(taken) => BillingError::NumberTaken(taken),
         CreateInvoiceError::Store(error) => error.into(),
     }
 }
@@ -411,6 +415,7 @@ impl From<crate::store::LedgerError> for BillingError {
             LedgerError::NotFound => Self::NotFound,
             LedgerError::Rule(rule) => Self::Books(rule),
             LedgerError::Lines(rule) => Self::Rule(rule),
+            LedgerError::NumberTaken(taken) => Self::NumberTaken(taken),
             LedgerError::Store(error) => Self::Store(error),
         }
     }

@@ -96,11 +96,12 @@ impl NewInvoice {
         entries
     }
 
-    /// The invoice once storage has given it `serial` and settled its client and sender,
-    /// with its opening entry, if any, recorded.
+    /// The invoice once storage has given it `serial` and `number` and settled its client
+    /// and sender, with its opening entry, if any, recorded.
     pub fn into_invoice(
         self,
         serial: Serial,
+        number: crate::numbering::DocumentNumber,
         client_id: ClientId,
         sender_id: SenderAddressId,
     ) -> Result<(Invoice, Option<LedgerEntry>), LedgerRule> {
@@ -118,6 +119,7 @@ impl NewInvoice {
             id: self.id,
             team_id: self.team_id,
             serial,
+            number,
             description: self.description,
             issue_date: self.issue_date,
             due_date: self.due_date,
@@ -177,6 +179,10 @@ pub enum CreateInvoiceError {
     /// was made.
     #[error("the team's currency changed meanwhile")]
     TeamCurrencyChanged,
+    /// The team's numbering pattern makes a number one of its invoices has already;
+    /// nothing was made.
+    #[error(transparent)]
+    NumberTaken(#[from] crate::numbering::NumberTaken),
     #[error(transparent)]
     Store(#[from] StoreError),
 }
@@ -237,6 +243,10 @@ pub enum LedgerError {
     /// A credit note's lines break a rule of invoices.
     #[error(transparent)]
     Lines(#[from] InvoiceRule),
+    /// The team's numbering pattern makes a number one of its credit notes has already;
+    /// nothing was issued.
+    #[error(transparent)]
+    NumberTaken(#[from] crate::numbering::NumberTaken),
     #[error(transparent)]
     Store(#[from] StoreError),
 }
@@ -366,6 +376,7 @@ pub fn credit(
     invoice: &Invoice,
     note: NewCreditNote,
     serial: crate::credit::CreditSerial,
+    number: crate::numbering::DocumentNumber,
 ) -> Result<(CreditNote, Balance), LedgerError> {
     let (line_items, tax_rule, totals) = crate::credit::price_credit(invoice, &note.lines, note.created_at)?;
     let mut ledger = Ledger::resume(invoice.balance, invoice.currency);
@@ -375,8 +386,9 @@ pub fn credit(
         id: note.id,
         team_id: invoice.team_id,
         serial,
+        number,
         invoice_id: invoice.id,
-        invoice_serial: invoice.serial,
+        invoice_number: invoice.number.clone(),
         issue_date: note.created_at,
         currency: invoice.currency,
         tax_rule,
@@ -439,6 +451,28 @@ pub fn rebalance(
 }
 
 /// Everything the billing use cases store.
-pub trait BillingStore: ClientRepository + InvoiceRepository + SenderRepository + LedgerRepository {}
+pub trait BillingStore:
+    ClientRepository + InvoiceRepository + SenderRepository + LedgerRepository + NumberingRepository
+{
+}
 
-impl<T: ClientRepository + InvoiceRepository + SenderRepository + LedgerRepository> BillingStore for T {}
+impl<T: ClientRepository + InvoiceRepository + SenderRepository + LedgerRepository + NumberingRepository>
+    BillingStore for T
+{
+}
+
+/// Storage of how each team numbers its documents. The stores that issue a document number
+/// it in its own transaction, under the lock that keeps the series gapless: by the pattern
+/// the team has then ([`crate::numbering::NumberingPattern::count_for`] says which count).
+#[async_trait]
+pub trait NumberingRepository: Send + Sync {
+    /// The team's patterns: the defaults of the series it chose none for.
+    async fn numbering(&self, team: TeamId) -> Result<crate::numbering::Numbering, StoreError>;
+
+    /// Sets the team's patterns: its next documents take them.
+    async fn set_numbering(
+        &self,
+        team: TeamId,
+        numbering: &crate::numbering::Numbering,
+    ) -> Result<(), StoreError>;
+}

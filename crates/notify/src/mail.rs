@@ -291,7 +291,7 @@ impl Facts {
     /// them.
     pub fn of_invoice(language: Language, invoice: &Invoice, client: &str, pdf_url: String) -> Self {
         Self {
-            serial: invoice.serial.to_string(),
+            serial: invoice.number.to_string(),
             amount_due: money(language, invoice.balance.due(), invoice.currency),
             due_date: invoice
                 .due_date

@@ -13,7 +13,7 @@ pub use endpoints::{
 
 use accounts::TeamId;
 use billing::issue::{self, DocumentFile, DocumentRef, FileError, Files, Issued, Printer, Reader};
-use billing::{BillingStore, InvoiceId, InvoiceStatus, RenderError, Serial};
+use billing::{BillingStore, InvoiceId, InvoiceStatus, RenderError};
 use chrono::{DateTime, Utc};
 use kernel::{Email, InvalidValue, StoreError};
 
@@ -106,8 +106,8 @@ pub enum SendError {
     #[error("recipients: {rule}")]
     Recipients { list: RecipientList, rule: MailRule },
     /// A reminder of an invoice with nothing due (paid, credited, written off).
-    #[error("nothing is due on {serial}")]
-    NothingDue { serial: Serial, status: InvoiceStatus },
+    #[error("nothing is due on {number}")]
+    NothingDue { number: billing::DocumentNumber, status: InvoiceStatus },
     /// A reminder to a client who takes none.
     #[error("the client takes no reminders")]
     ClientOptedOut,
@@ -143,7 +143,7 @@ impl Facts {
         let facts = Self::of_invoice(language, invoice, client, links.pdf(issued.reference()));
         match &issued.credit_note {
             Some(note) => Self {
-                serial: note.serial.to_string(),
+                serial: note.number.to_string(),
                 amount_due: money(language, invoice.balance.due(), invoice.currency),
                 ..facts
             },
@@ -234,7 +234,7 @@ pub async fn remind(
     let issued = issue::load(mail.billing, document, Reader::Team(team)).await?.ok_or(SendError::NotFound)?;
     let invoice = &issued.invoice;
     if !is_open(invoice.balance.due().is_zero(), invoice.status) {
-        return Err(SendError::NothingDue { serial: invoice.serial, status: invoice.status });
+        return Err(SendError::NothingDue { number: invoice.number.clone(), status: invoice.status });
     }
     if !issued.client.details.reminders_enabled {
         return Err(SendError::ClientOptedOut);

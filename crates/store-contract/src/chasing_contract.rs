@@ -60,7 +60,7 @@ fn email(text: &str) -> Email {
 /// A message of `kind` about `invoice`, with one attachment.
 fn message(invoice: &Invoice, kind: MessageKind, queued_at: DateTime<Utc>) -> NewMessage {
     let attachment = Attachment {
-        filename: format!("{}.pdf", invoice.serial),
+        filename: format!("{}.pdf", invoice.number),
         content_type: billing::issue::MediaType::Pdf.as_str().into(),
         bytes: b"%PDF-1.7 not really".to_vec(),
     };
@@ -69,7 +69,7 @@ fn message(invoice: &Invoice, kind: MessageKind, queued_at: DateTime<Utc>) -> Ne
         invoice.id,
         kind,
         Recipients::new(vec![email("zoe@example.com")], vec![email("books@example.com")]).unwrap(),
-        MailSubject::parse(format!("Rechnung {} für Zoë", invoice.serial)).unwrap(),
+        MailSubject::parse(format!("Rechnung {} für Zoë", invoice.number)).unwrap(),
         notify::MailBody::parse("Bitte zahlen.").unwrap(),
         std::slice::from_ref(&attachment),
         &email("billing@acme.example"),
@@ -604,7 +604,7 @@ pub async fn reminders_follow_the_policy_once_per_step(store: Ports) {
             .iter()
             .all(|m| m.kind == MessageKind::Reminder && m.recipients.to()[0].as_str() == "zoe@example.com")
     );
-    assert!(messages[0].subject.as_str().contains(&invoice.serial.to_string()), "{:?}", messages[0].subject);
+    assert!(messages[0].subject.as_str().contains(&invoice.number.to_string()), "{:?}", messages[0].subject);
     assert_eq!(next(&f).await, None, "no step left");
 
     // Paid: nothing more; a client who takes none gets none.

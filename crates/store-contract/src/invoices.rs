@@ -180,7 +180,7 @@ impl Fixture {
 pub async fn invoices_round_trip_with_items_in_order(store: Ports) {
     let f = fixture(store).await;
     let invoice = f.invoice("2026-11-20").await;
-    assert_eq!(invoice.serial.to_string(), "INV-0001");
+    assert_eq!(invoice.number.to_string(), "INV-0001");
     assert_eq!(invoice.line_items.iter().map(|i| i.position).collect::<Vec<_>>(), [0, 1]);
     assert_eq!(invoice.totals.subtotal.to_string(), "200.30");
     assert_eq!(invoice.totals.tax.to_string(), "38.06");
@@ -268,7 +268,7 @@ pub async fn a_refused_create_writes_nothing_and_gives_its_serial_back(store: Po
     inline.sender = SenderChoice::Given(SenderAddressId::generate());
     assert!(f.billing.create_invoice(inline).await.is_err());
     assert_eq!(f.billing.list(f.team).await.unwrap().len(), 1);
-    assert_eq!(f.invoice("2026-11-21").await.serial.to_string(), "INV-0002");
+    assert_eq!(f.invoice("2026-11-21").await.number.to_string(), "INV-0002");
     assert_eq!(f.serials().await, [1, 2]);
 }
 
@@ -513,7 +513,7 @@ pub async fn invoices_list_newest_issue_date_first_then_serial(store: Ports) {
         .await
         .unwrap()
         .iter()
-        .map(|i| i.serial.to_string())
+        .map(|i| i.number.to_string())
         .collect();
     assert_eq!(listed, ["INV-0002", "INV-0003", "INV-0001", "INV-0004"]);
 }
@@ -538,7 +538,7 @@ pub async fn invoices_are_invisible_to_other_teams(store: Ports) {
     let foreign = f.draft(BillTo::Existing(other.client), "2026-11-20", &[("A", "1", "1")]);
     assert!(matches!(f.billing.create_invoice(foreign).await, Err(CreateInvoiceError::UnknownClient)));
     // Each team counts its own serials.
-    assert_eq!(other.invoice("2026-11-20").await.serial.to_string(), "INV-0001");
+    assert_eq!(other.invoice("2026-11-20").await.number.to_string(), "INV-0001");
     assert_eq!(f.billing.get_invoice(f.team, invoice.id).await.unwrap(), Some(invoice));
 }
 
@@ -564,7 +564,7 @@ pub async fn deleting_an_invoice_takes_its_items(store: Ports) {
     ));
     assert_eq!(f.billing.list_invoices(f.team, &InvoiceFilter::default()).await.unwrap(), [kept]);
     // A deleted invoice's serial is not given again.
-    assert_eq!(f.invoice("2026-11-22").await.serial.to_string(), "INV-0003");
+    assert_eq!(f.invoice("2026-11-22").await.number.to_string(), "INV-0003");
 }
 
 pub async fn a_team_has_one_default_sender(store: Ports) {

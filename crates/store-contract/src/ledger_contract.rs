@@ -236,8 +236,8 @@ pub async fn credit_notes_take_their_own_serials_and_lower_what_is_due(store: Po
     }]);
     let (first, after) =
         f.billing.issue_credit_note(f.team, invoice.id, note(part.clone(), 0)).await.unwrap();
-    assert_eq!(first.serial.to_string(), "CN-0001");
-    assert_eq!((first.invoice_serial, first.totals.total), (invoice.serial, d("50.00")));
+    assert_eq!(first.number.to_string(), "CN-0001");
+    assert_eq!((&first.invoice_number, first.totals.total), (&invoice.number, d("50.00")));
     assert_eq!((first.application.applied, first.application.refundable), (d("20.00"), d("30.00")));
     assert_eq!(
         (after.balance.credited, after.balance.due(), after.status),
@@ -272,7 +272,7 @@ pub async fn credit_notes_take_their_own_serials_and_lower_what_is_due(store: Po
     let other = invoice_of(&f, "40.00", "2026-11-05").await;
     let (full, credited) =
         f.billing.issue_credit_note(f.team, other.id, note(CreditLines::Full, 2)).await.unwrap();
-    assert_eq!((full.serial.to_string(), full.totals.total), ("CN-0002".to_owned(), d("40.00")));
+    assert_eq!((full.number.to_string(), full.totals.total), ("CN-0002".to_owned(), d("40.00")));
     assert_eq!((credited.status, credited.balance.due()), (InvoiceStatus::Expired, Decimal::ZERO));
     assert_eq!(f.billing.get_credit_note(f.team, first.id).await.unwrap(), Some(first.clone()));
     assert_eq!(f.billing.find_credit_note(full.id).await.unwrap(), Some(full.clone()));

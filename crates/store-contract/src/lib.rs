@@ -42,6 +42,7 @@ pub mod deliveries;
 pub mod idempotency;
 pub mod invoices;
 pub mod ledger_contract;
+pub mod numbering_contract;
 pub mod recurring_contract;
 pub mod timers;
 pub mod tracking_contract;
@@ -271,6 +272,11 @@ macro_rules! contract_suite {
                 concurrent_voids_payments_and_deletes_all_land,
                 concurrent_credit_notes_take_gapless_serials,
                 receivables_sum_what_is_due_by_age,
+            },
+            numbering_contract::{
+                documents_take_the_teams_pattern_and_count_by_issue_year,
+                a_number_taken_already_is_refused_and_its_count_given_back,
+                yearly_counts_stay_gapless_under_concurrency,
             },
             timers::{
                 a_timer_round_trips_with_its_tags_current,

@@ -562,7 +562,7 @@ pub async fn an_invoice_bills_its_time_in_its_own_transaction(store: Ports) {
     let unbillable = f.logged(TimeEntry { billable: false, ..f.entry("2026-11-05", &[]) }).await;
 
     let first = invoice_billing(&invoices, &[&a, &b, &a]).await.unwrap();
-    assert_eq!(first.serial.to_string(), "INV-0001");
+    assert_eq!(first.number.to_string(), "INV-0001");
     assert_eq!(
         (f.stored(a.id).await.invoice_id, f.stored(b.id).await.invoice_id),
         (Some(first.id), Some(first.id))
@@ -590,7 +590,7 @@ pub async fn an_invoice_bills_its_time_in_its_own_transaction(store: Ports) {
     assert!(matches!(foreign, Err(billing::store::CreateInvoiceError::TimeTaken)));
     assert_eq!((f.stored(c.id).await.invoice_id, f.stored(unbillable.id).await.invoice_id), (None, None));
     let next = invoice_billing(&invoices, &[&c]).await.unwrap();
-    assert_eq!(next.serial.to_string(), "INV-0002");
+    assert_eq!(next.number.to_string(), "INV-0002");
     assert_eq!(f.stored(c.id).await.invoice_id, Some(next.id));
 }
 
@@ -610,7 +610,7 @@ pub async fn a_preview_checks_as_a_create_does_and_keeps_nothing(store: Ports) {
         billing::Client::new(f.team, super::invoices::client_details("New", "new@example.com"), now());
     let inline = billing::store::BillTo::Inline { email, new_client: Box::new(newcomer.clone()) };
     let preview = previewing(&[&b], inline).await.unwrap();
-    assert_eq!((preview.serial.to_string(), preview.client_id), ("INV-0002".to_owned(), newcomer.id));
+    assert_eq!((preview.number.to_string(), preview.client_id), ("INV-0002".to_owned(), newcomer.id));
     // Nothing is kept: not the invoice, its serial, its client, nor the billing of b.
     assert!(invoices.billing.get_invoice(f.team, preview.id).await.unwrap().is_none());
     assert!(invoices.billing.get(f.team, newcomer.id).await.unwrap().is_none());
@@ -626,7 +626,7 @@ pub async fn a_preview_checks_as_a_create_does_and_keeps_nothing(store: Ports) {
     ));
     let made = invoice_billing(&invoices, &[&b]).await.unwrap();
     assert_eq!(
-        (made.serial.to_string(), first.serial.to_string()),
+        (made.number.to_string(), first.number.to_string()),
         ("INV-0002".to_owned(), "INV-0001".to_owned())
     );
 }

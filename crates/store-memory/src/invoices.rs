@@ -5,6 +5,7 @@ use async_trait::async_trait;
 use billing::credit::{CreditNote, CreditNoteFilter, CreditNoteId, CreditSerial, NewCreditNote};
 use billing::ledger::NewEntry;
 use billing::ledger::{CreditApplication, EntryFilter, Notes, Position};
+use billing::numbering::Series;
 use billing::receivables::Receivable;
 use billing::store::{
     BillTo, CreateInvoiceError, DeleteInvoiceError, LedgerError, NewInvoice, SaveInvoiceError, SenderChoice,
@@ -334,7 +335,10 @@ pub(crate) fn make_invoice(
         return Err(CreateInvoiceError::RecurrenceTaken);
     }
     let serial = state.serials.get(&team).map_or(Serial::FIRST, |last| last.next());
-    let (mut invoice, opening) = new.clone().into_invoice(serial, client_id, sender_id)?;
+    let (number, count, counter) = state.next_number(team, Series::Invoices, new.issue_date, |number| {
+        state.invoices.iter().any(|i| i.team_id == team && i.number.as_str() == number.as_str())
+    })?;
+    let (mut invoice, opening) = new.clone().into_invoice(serial, number, client_id, sender_id)?;
     if invoice.due_date.is_some() {
         let policy = state.chasing_policy(team);
         let takes = new_client.as_ref().map_or_else(
@@ -356,6 +360,7 @@ pub(crate) fn make_invoice(
         state.bump_revision(team);
     }
     state.serials.insert(team, serial);
+    state.counted(count, counter);
     state.clients.extend(new_client);
     state.senders.extend(new_sender);
     state.ledger.extend(opening);
@@ -445,8 +450,16 @@ impl LedgerRepository for MemoryStore {
             let current = state.invoices.iter().find(|i| i.team_id == team && i.id == invoice).cloned();
             let current = current.ok_or(LedgerError::NotFound)?;
             let serial = state.credit_serials.get(&team).map_or(CreditSerial::FIRST, |last| last.next());
-            let (note, balance) = billing::store::credit(&current, note, serial)?;
+            let (number, count, counter) =
+                state.next_number(team, Series::CreditNotes, note.created_at, |number| {
+                    state
+                        .credit_notes
+                        .iter()
+                        .any(|n| n.team_id == team && n.number.as_str() == number.as_str())
+                })?;
+            let (note, balance) = billing::store::credit(&current, note, serial, number)?;
             state.credit_serials.insert(team, serial);
+            state.counted(count, counter);
             let stored = state.invoice_mut(team, invoice).ok_or(LedgerError::NotFound)?;
             balanced(stored, balance, note.created_at);
             state.credit_notes.push(note.clone());

@@ -20,6 +20,7 @@ mod chasing;
 mod deliveries;
 mod idempotency;
 mod invoices;
+mod numbering;
 mod recurring_invoices;
 mod time_tracking;
 
@@ -45,6 +46,10 @@ struct State {
     credit_notes: Vec<billing::credit::CreditNote>,
     /// The last credit-note serial given, per team.
     credit_serials: std::collections::HashMap<TeamId, billing::credit::CreditSerial>,
+    /// The patterns of the teams that chose some.
+    numbering: std::collections::HashMap<TeamId, billing::Numbering>,
+    /// The last counter each count of a series gave.
+    counts: std::collections::HashMap<numbering::CountKey, u32>,
     /// Conversation memory, in the order it was said.
     messages: Vec<(TeamId, triggers::ConversationKey, triggers::Message)>,
     runs: std::collections::HashMap<(TeamId, triggers::RunId), triggers::RunRecord>,

@@ -19,6 +19,10 @@ pub(crate) struct InvoiceRow {
     team_id: DbUuid,
     pub(crate) id: DbUuid,
     serial: i32,
+    number: String,
+    number_counter: i32,
+    // Read with the row; searches compare it in SQL.
+    _number_key: String,
     description: Option<String>,
     issue_date: DateTime<Utc>,
     due_date: Option<DateTime<Utc>>,
@@ -135,6 +139,16 @@ pub(crate) fn exchange_of(stored: Option<&str>, currency: &str) -> Result<billin
     billing::Exchange::new(currency, team, Some(rate)).map_err(|e| corrupt("exchange", e))
 }
 
+/// A document's stored number and counter, checked again.
+pub(crate) fn number_of(text: String, counter: i32) -> Result<billing::DocumentNumber, StoreError> {
+    let counter =
+        u32::try_from(counter).ok().filter(|c| *c > 0).ok_or_else(|| corrupt("number counter", counter))?;
+    if text.is_empty() {
+        return Err(corrupt("number", "empty"));
+    }
+    Ok(billing::DocumentNumber::stored(text, counter))
+}
+
 /// A client's stored currency, checked again.
 pub(crate) fn client_currency(stored: Option<&str>) -> Result<Option<Currency>, StoreError> {
     stored.map(Currency::parse).transpose().map_err(|e| corrupt("client currency", e))
@@ -147,6 +161,7 @@ pub(crate) fn invoice_from(row: InvoiceRow, line_items: Vec<LineItem>) -> Result
         id: row.id.into_id(),
         team_id: row.team_id.into_id(),
         serial,
+        number: number_of(row.number, row.number_counter)?,
         description: row
             .description
             .map(Description::from_stored)

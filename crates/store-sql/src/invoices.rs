@@ -113,16 +113,17 @@ macro_rules! filtered_invoices {
         }
         if let Some(text) = &filter.text {
             let pattern = || lower(Some(anywhere(text.as_str())));
-            // A serial beyond the column's range names no invoice; 0 is no serial.
-            let named =
-                Serial::named_by(text.as_str()).and_then(|s| i32::try_from(s.number()).ok()).unwrap_or(0);
+            let named = billing::numbering::NumberQuery::of(text.as_str());
+            // A counter beyond the column's range names no invoice; 0 is no counter.
+            let counter = named.counter.and_then(|c| i32::try_from(c).ok()).unwrap_or(0);
             let clients_named = clients::table
                 .filter(clients::team_id.eq(team))
                 .filter(lower(clients::name.nullable()).like(pattern()).escape('\\'))
                 .select(clients::id);
             query = query.filter(
-                invoices::serial
-                    .eq(named)
+                invoices::number_key
+                    .eq(named.key)
+                    .or(invoices::number_counter.eq(counter))
                     .or(lower(invoices::description).like(pattern()).escape('\\'))
                     .or(invoices::client_id.eq_any(clients_named)),
             );
@@ -663,6 +664,9 @@ macro_rules! insert_invoice {
                 invoices::team_id.eq(DbUuid::of(invoice.team_id)),
                 invoices::id.eq(DbUuid::of(invoice.id)),
                 invoices::serial.eq($serial),
+                invoices::number.eq(invoice.number.as_str()),
+                invoices::number_counter.eq(i32::try_from(invoice.number.counter()).unwrap_or(i32::MAX)),
+                invoices::number_key.eq(invoice.number.search_key()),
                 invoices::currency.eq(invoice.currency.as_str()),
                 invoices::created_at.eq(invoice.created_at),
                 invoices::recurring_invoice_id
@@ -749,13 +753,32 @@ macro_rules! make_invoice {
             }
         };
         let sender_id = settle_sender!($conn, team, &new.sender);
-        let number = u32::try_from(serial).ok().and_then(Serial::new);
-        let Some(number) = number else {
+        let Some(serial_number) = u32::try_from(serial).ok().and_then(Serial::new) else {
             return Err(TxError::Refused(corrupt("serial", serial).into()));
         };
+        let number = $crate::numbering::next_number!(
+            $conn,
+            team,
+            billing::numbering::Series::Invoices,
+            new.issue_date
+        );
+        // Every create of the team holds its serial row's lock: no other can take the
+        // number between this look and the insert.
+        let taken: Option<i32> = invoices::table
+            .filter(invoices::team_id.eq(DbUuid::of(team)))
+            .filter(invoices::number.eq(number.as_str()))
+            .select(invoices::serial)
+            .first($conn)
+            .await
+            .optional()?;
+        if taken.is_some() {
+            return Err(TxError::Refused(CreateInvoiceError::NumberTaken(billing::numbering::NumberTaken {
+                number,
+            })));
+        }
         let (mut invoice, opening) = new
             .clone()
-            .into_invoice(number, client_id, sender_id)
+            .into_invoice(serial_number, number, client_id, sender_id)
             .map_err(|rule| TxError::Refused(CreateInvoiceError::Ledger(rule)))?;
         insert_invoice!($conn, serial, invoice);
         insert_lines!($conn, invoice);

@@ -11,11 +11,10 @@ use accounts::{Currency, TeamId};
 use async_trait::async_trait;
 use billing::credit::{CreditNote, CreditNoteFilter, CreditNoteId, CreditSerial, NewCreditNote};
 use billing::ledger::{CreditApplication, EntryFilter, EntryKind, NewEntry, Notes, PaymentMethod, Reference};
+use billing::numbering::{NumberTaken, Series};
 use billing::receivables::{Age, Receivable};
 use billing::store::LedgerError;
-use billing::{
-    Invoice, InvoiceId, LedgerEntry, LedgerEntryId, LedgerRepository, LineItem, Serial, TaxRule, Totals,
-};
+use billing::{Invoice, InvoiceId, LedgerEntry, LedgerEntryId, LedgerRepository, LineItem, TaxRule, Totals};
 use chrono::{DateTime, NaiveDate, Utc};
 use diesel::prelude::*;
 use diesel_async::{AsyncConnection, RunQueryDsl};
@@ -247,6 +246,8 @@ struct CreditNoteRow {
     team_id: DbUuid,
     id: DbUuid,
     serial: i32,
+    number: String,
+    number_counter: i32,
     invoice_id: DbUuid,
     position: i32,
     issue_date: DateTime<Utc>,
@@ -261,8 +262,9 @@ struct CreditNoteRow {
     created_at: DateTime<Utc>,
 }
 
-/// What a credit note reads of its invoice: its serial, VAT category and exemption reason.
-type InvoiceOfNote = (DbUuid, i32, String, Option<String>);
+/// What a credit note reads of its invoice: its number and counter, VAT category and
+/// exemption reason.
+type InvoiceOfNote = (DbUuid, String, i32, String, Option<String>);
 
 /// Credit notes from their rows, their lines' rows and their invoices' serials and VAT.
 fn credit_notes_from(
@@ -274,20 +276,23 @@ fn credit_notes_from(
     for line in lines {
         items.entry(line.parent_id).or_default().push(line.try_into()?);
     }
-    let invoices: std::collections::HashMap<DbUuid, (i32, String, Option<String>)> =
-        invoices.into_iter().map(|(id, serial, category, reason)| (id, (serial, category, reason))).collect();
+    let invoices: std::collections::HashMap<DbUuid, (String, i32, String, Option<String>)> = invoices
+        .into_iter()
+        .map(|(id, number, counter, category, reason)| (id, (number, counter, category, reason)))
+        .collect();
     rows.into_iter()
         .map(|row| {
             let serial = u32::try_from(row.serial).ok().and_then(CreditSerial::new);
-            let (invoice_serial, category, reason) =
+            let (invoice_number, invoice_counter, category, reason) =
                 invoices.get(&row.invoice_id).ok_or_else(|| corrupt("credit note's invoice", row.serial))?;
-            let invoice_serial = u32::try_from(*invoice_serial).ok().and_then(Serial::new);
+            let number = crate::invoice_rows::number_of(row.number, row.number_counter)?;
             Ok(CreditNote {
                 id: row.id.into_id(),
                 team_id: row.team_id.into_id(),
                 serial: serial.ok_or_else(|| corrupt("credit note serial", row.serial))?,
+                number,
                 invoice_id: row.invoice_id.into_id(),
-                invoice_serial: invoice_serial.ok_or_else(|| corrupt("credit note's invoice", row.serial))?,
+                invoice_number: crate::invoice_rows::number_of(invoice_number.clone(), *invoice_counter)?,
                 issue_date: row.issue_date,
                 currency: Currency::parse(&row.currency).map_err(|e| corrupt("currency", e))?,
                 tax_rule: TaxRule::from_stored(row.tax_percentage.0, row.tax.0),
@@ -328,7 +333,13 @@ macro_rules! load_credit_notes {
         let serials: Vec<InvoiceOfNote> = invoices::table
             .filter(invoices::team_id.eq(DbUuid::of($team)))
             .filter(invoices::id.eq_any(invoices_of))
-            .select((invoices::id, invoices::serial, invoices::vat_category, invoices::vat_exemption_reason))
+            .select((
+                invoices::id,
+                invoices::number,
+                invoices::number_counter,
+                invoices::vat_category,
+                invoices::vat_exemption_reason,
+            ))
             .load($conn)
             .await
             .or_store()?;
@@ -526,16 +537,31 @@ impl LedgerRepository for SqlStore {
                     .returning(credit_note_serials::last_serial)
                     .get_result(conn)
                     .await?;
-                let Some(number) = u32::try_from(serial).ok().and_then(CreditSerial::new) else {
+                let Some(serial_number) = u32::try_from(serial).ok().and_then(CreditSerial::new) else {
                     return Err(TxError::Refused(corrupt("credit serial", serial).into()));
                 };
-                let (note, balance) =
-                    billing::store::credit(&current, note, number).map_err(TxError::Refused)?;
+                let number = crate::numbering::next_number!(conn, team, Series::CreditNotes, note.created_at);
+                // The credit serial row's lock keeps every other note of the team out.
+                let taken: Option<i32> = credit_notes::table
+                    .filter(credit_notes::team_id.eq(DbUuid::of(team)))
+                    .filter(credit_notes::number.eq(number.as_str()))
+                    .select(credit_notes::serial)
+                    .first(conn)
+                    .await
+                    .optional()?;
+                if taken.is_some() {
+                    return Err(TxError::Refused(LedgerError::NumberTaken(NumberTaken { number })));
+                }
+                let (note, balance) = billing::store::credit(&current, note, serial_number, number)
+                    .map_err(TxError::Refused)?;
                 diesel::insert_into(credit_notes::table)
                     .values((
                         credit_notes::team_id.eq(DbUuid::of(team)),
                         credit_notes::id.eq(DbUuid::of(note.id)),
                         credit_notes::serial.eq(serial),
+                        credit_notes::number.eq(note.number.as_str()),
+                        credit_notes::number_counter
+                            .eq(i32::try_from(note.number.counter()).unwrap_or(i32::MAX)),
                         credit_notes::invoice_id.eq(DbUuid::of(invoice)),
                         credit_notes::position.eq(position_column(note.position)),
                         credit_notes::issue_date.eq(note.issue_date),

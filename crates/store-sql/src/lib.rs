@@ -24,6 +24,7 @@ mod idempotency;
 mod invoice_rows;
 mod invoices;
 mod ledger;
+mod numbering;
 mod plans;
 mod pool;
 mod recurring_invoices;

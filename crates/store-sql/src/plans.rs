@@ -3,7 +3,7 @@
 //! the test that keeps each filter so.
 
 use accounts::TeamId;
-use billing::{InvoiceFilter, InvoiceStatus, Serial};
+use billing::{InvoiceFilter, InvoiceStatus};
 use diesel::pg::Pg;
 use diesel::prelude::*;
 use diesel::query_builder::{AstPass, Query, QueryFragment, QueryId};

@@ -205,10 +205,30 @@ macro_rules! tables {
         }
 
         diesel::table! {
+            numbering_patterns (team_id, series) {
+                team_id -> $uuid,
+                series -> Text,
+                pattern -> Text,
+            }
+        }
+
+        diesel::table! {
+            numbering_counts (team_id, series, year) {
+                team_id -> $uuid,
+                series -> Text,
+                year -> Integer,
+                last_counter -> Integer,
+            }
+        }
+
+        diesel::table! {
             invoices (team_id, id) {
                 team_id -> $uuid,
                 id -> $uuid,
                 serial -> Integer,
+                number -> Text,
+                number_counter -> Integer,
+                number_key -> Text,
                 description -> Nullable<Text>,
                 issue_date -> $ts,
                 due_date -> Nullable<$ts>,
@@ -275,6 +295,8 @@ macro_rules! tables {
                 team_id -> $uuid,
                 id -> $uuid,
                 serial -> Integer,
+                number -> Text,
+                number_counter -> Integer,
                 invoice_id -> $uuid,
                 position -> Integer,
                 issue_date -> $ts,
@@ -577,6 +599,8 @@ macro_rules! tables {
             running_timer_tags,
             sender_addresses,
             invoice_serials,
+            numbering_patterns,
+            numbering_counts,
             invoices,
             line_items,
             ledger_entries,

@@ -320,3 +320,58 @@ async fn on_sqlite_projects_keep_their_time_and_belong_to_no_client() {
 async fn on_postgres_projects_keep_their_time_and_belong_to_no_client() {
     projects_keep_their_time_and_belong_to_no_client(Database::postgres().await).await;
 }
+
+/// Invoices and credit notes made before numbering patterns keep their numbers, a serial
+/// past four digits included, and each series goes on from its last.
+async fn documents_keep_their_numbers_and_series_go_on(database: Database) {
+    let f = fixture(support::open_url(&database.url).await.1).await;
+    let team = f.team;
+    let first = f.invoice("2026-10-01").await;
+    let second = f.invoice("2026-10-02").await;
+    let note = billing::credit::NewCreditNote {
+        id: Id::generate(),
+        lines: billing::credit::CreditLines::Full,
+        reason: None,
+        created_at: at("2026-10-03T00:00:00Z"),
+    };
+    let (note, _) = f.billing.issue_credit_note(team, first.id, note).await.unwrap();
+    drop(f);
+    let wide = "UPDATE invoices SET serial = 12345 WHERE serial = 2; \
+                UPDATE invoice_serials SET last_serial = 12345";
+    as_before(&database.url, "000037", wide.to_owned()).await;
+    let f = fixture_for(support::open(database).await.1, team).await;
+    let read = async |id| f.billing.get_invoice(team, id).await.unwrap().unwrap().number.to_string();
+    assert_eq!(
+        (read(first.id).await, read(second.id).await),
+        ("INV-0001".to_owned(), "INV-12345".to_owned())
+    );
+    let notes =
+        f.billing.list_credit_notes(team, &billing::credit::CreditNoteFilter::default()).await.unwrap();
+    assert_eq!(notes, [note]);
+    assert_eq!(f.invoice("2026-10-04").await.number.as_str(), "INV-12346");
+    let another = billing::credit::NewCreditNote {
+        id: Id::generate(),
+        lines: billing::credit::CreditLines::Full,
+        reason: None,
+        created_at: at("2026-10-05T00:00:00Z"),
+    };
+    let (another, _) = f.billing.issue_credit_note(team, second.id, another).await.unwrap();
+    assert_eq!(another.number.as_str(), "CN-0002");
+    // Searches find the numbers kept as they find new ones.
+    let filter = billing::InvoiceFilter {
+        text: Some(kernel::SearchText::parse("inv-12345").unwrap()),
+        ..billing::InvoiceFilter::default()
+    };
+    let found = f.billing.list_invoices(team, &filter).await.unwrap();
+    assert_eq!(found.iter().map(|invoice| invoice.id).collect::<Vec<_>>(), [second.id]);
+}
+
+#[tokio::test]
+async fn on_sqlite_documents_keep_their_numbers_and_series_go_on() {
+    documents_keep_their_numbers_and_series_go_on(Database::sqlite()).await;
+}
+
+#[tokio::test]
+async fn on_postgres_documents_keep_their_numbers_and_series_go_on() {
+    documents_keep_their_numbers_and_series_go_on(Database::postgres().await).await;
+}

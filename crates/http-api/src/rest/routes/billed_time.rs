@@ -188,7 +188,7 @@ pub(crate) struct SkippedEntryBody {
         (status = 201, description = "Created, with its time billed", body = TimeInvoiceBody,
          headers(("Location" = String, description = "URL of the new invoice"))),
         (status = 200, description = "`preview`: the invoice that would be made; nothing is written", body = TimeInvoiceBody),
-        (status = 409, description = "Time to bill was billed, changed or deleted meanwhile; nothing was made", body = crate::conventions::error::ErrorBody),
+        (status = 409, description = "Time to bill was billed, changed or deleted meanwhile, or the team's numbering pattern repeats a serial; nothing was made", body = crate::conventions::error::ErrorBody),
         BodyErrors,
         KeyedErrors,
     )

@@ -110,9 +110,9 @@ impl From<CreditNote> for CreditNoteBody {
         };
         Self {
             id: note.id.as_uuid(),
-            serial: note.serial.to_string(),
+            serial: note.number.to_string(),
             invoice_id: note.invoice_id.as_uuid(),
-            invoice_serial: note.invoice_serial.to_string(),
+            invoice_serial: note.invoice_number.to_string(),
             issue_date: Timestamp(note.issue_date),
             currency: currency.as_str(),
             line_items: note.line_items.into_iter().map(line).collect(),
@@ -193,7 +193,7 @@ fn refused(error: BillingError) -> ApiError {
     request_body = CreditNoteInput,
     responses(
         (status = 201, description = "Issued", body = CreditNoteBody, headers(("Location" = String, description = "URL of the new credit note"))),
-        (status = 409, description = "The invoice's credit notes would exceed its total", body = ErrorBody),
+        (status = 409, description = "The invoice's credit notes would exceed its total, or the team's numbering pattern repeats a serial", body = ErrorBody),
         BodyErrors,
         NotFound,
         KeyedErrors,

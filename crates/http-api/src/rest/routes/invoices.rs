@@ -296,7 +296,7 @@ impl InvoiceBody {
         };
         Self {
             id: invoice_id,
-            serial: invoice.serial.to_string(),
+            serial: invoice.number.to_string(),
             description: invoice.description.map(Description::into_string),
             issue_date: Timestamp(invoice.issue_date),
             due_date: invoice.due_date.map(Timestamp),
@@ -925,6 +925,10 @@ impl From<BillingError> for ApiError {
             BillingError::TeamCurrencyChanged => ApiError::conflict(
                 "currency: the team's currency changed while the invoice was made; nothing was made, send it again",
             ),
+            BillingError::NumberTaken(taken) => ApiError::conflict(format!(
+                "numbering: the team's pattern makes {}, which another document of the series has; nothing was made: choose a pattern that makes new numbers (PATCH /v1/team)",
+                taken.number
+            )),
             BillingError::Store(error) => error.into(),
         }
     }
@@ -1163,7 +1167,7 @@ impl csv::PagedListing for InvoicesCsv {
         let money = |value: Decimal| round_to_minor(value, invoice.currency).to_string();
         vec![
             invoice.id.to_string(),
-            invoice.serial.to_string(),
+            invoice.number.to_string(),
             invoice.status_at(self.filter.now).as_str().to_owned(),
             Timestamp(invoice.issue_date).text(),
             invoice.due_date.map(|due| Timestamp(due).text()).unwrap_or_default(),
@@ -1258,7 +1262,7 @@ fn position(cursor: &str) -> Result<InvoicePosition, FieldError> {
     request_body = InvoiceInput,
     responses(
         (status = 201, description = "Created", body = InvoiceBody, headers(("Location" = String, description = "URL of the new invoice"))),
-        (status = 409, description = "A status asked of an invoice with nothing to pay", body = ErrorBody),
+        (status = 409, description = "A status asked of an invoice with nothing to pay, or a serial the team's numbering pattern repeats", body = ErrorBody),
         BodyErrors,
         KeyedErrors,
     )

@@ -294,8 +294,8 @@ fn refused(error: SendError, document: DocumentKind) -> ApiError {
             };
             FieldError::new(field, rule.to_string()).into()
         }
-        SendError::NothingDue { serial, status } => ApiError::conflict(format!(
-            "invoice: nothing is due on {serial} ({}), so there is nothing to remind of",
+        SendError::NothingDue { number, status } => ApiError::conflict(format!(
+            "invoice: nothing is due on {number} ({}), so there is nothing to remind of",
             status.as_str()
         )),
         SendError::ClientOptedOut => ApiError::conflict(

@@ -5,6 +5,7 @@ use accounts::{Principal, TeamChange, UpdateTeamError};
 use actix_web::http::StatusCode;
 use actix_web::{get, patch, web};
 use billing::SenderAddress;
+use billing::numbering::{Numbering, NumberingPattern, Series};
 use billing::sender::{SenderChange, SenderField};
 use kernel::{FieldError, Id};
 use serde::{Deserialize, Serialize};
@@ -30,7 +31,53 @@ pub(crate) struct TeamBody {
     /// The default sender address, which the team's invoices are from unless they name
     /// another.
     sender: SenderBody,
+    /// How each series of documents is numbered.
+    numbering: NumberingBody,
     created_at: Timestamp,
+}
+
+/// The numbering pattern of each series: `{0000}` is the counter (one zero per digit it is
+/// padded to), `{YYYY}` and `{YY}` the issue year, whose counter then restarts each year.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct NumberingBody {
+    #[schema(example = "INV-{0000}")]
+    invoices: String,
+    #[schema(example = "CN-{0000}")]
+    credit_notes: String,
+    #[schema(example = "Q-{0000}")]
+    quotes: String,
+}
+
+/// A change of the numbering: only the series given change, from their next number.
+#[derive(Debug, Default, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub(crate) struct NumberingPatch {
+    #[serde(default)]
+    #[schema(value_type = String, min_length = 1, max_length = 40, pattern = r"^[A-Za-z0-9_./{}-]+$", example = "{YYYY}-{0000}")]
+    invoices: Patch<String>,
+    #[serde(default)]
+    #[schema(value_type = String, min_length = 1, max_length = 40, pattern = r"^[A-Za-z0-9_./{}-]+$", example = "CN{YY}{000}")]
+    credit_notes: Patch<String>,
+    #[serde(default)]
+    #[schema(value_type = String, min_length = 1, max_length = 40, pattern = r"^[A-Za-z0-9_./{}-]+$", example = "Q-{0000}")]
+    quotes: Patch<String>,
+}
+
+impl NumberingPatch {
+    /// `numbering` with the patterns given.
+    fn apply(self, mut numbering: Numbering) -> Result<Numbering, FieldError> {
+        for (series, patch, field) in [
+            (Series::Invoices, self.invoices, "numbering.invoices"),
+            (Series::CreditNotes, self.credit_notes, "numbering.creditNotes"),
+            (Series::Quotes, self.quotes, "numbering.quotes"),
+        ] {
+            if let Some(text) = patch.required(field)? {
+                numbering.set(series, NumberingPattern::parse(&text).map_err(|e| e.at(field))?);
+            }
+        }
+        Ok(numbering)
+    }
 }
 
 /// A sender address: what invoices print as "from", and what e-invoices carry of the seller.
@@ -107,6 +154,10 @@ pub(crate) struct TeamPatch {
     #[serde(default)]
     #[schema(value_type = SenderPatch)]
     sender: Patch<SenderPatch>,
+    /// Patterns for the series given; each applies from that series' next number.
+    #[serde(default)]
+    #[schema(value_type = NumberingPatch)]
+    numbering: Patch<NumberingPatch>,
 }
 
 /// A change of the default sender address: only the fields given change; `""` removes an
@@ -222,11 +273,17 @@ async fn answer(state: &ApiState, who: &Principal) -> Result<TeamBody, ApiError>
     let sender =
         billing::service::default_sender(&*state.stores.billing, &*state.stores.accounts, team.id, now)
             .await?;
+    let numbering = state.stores.billing.numbering(team.id).await?;
     Ok(TeamBody {
         id: team.id.as_uuid(),
         name: team.name.as_str().to_owned(),
         currency: team.currency.as_str(),
         sender: SenderBody::from(&sender),
+        numbering: NumberingBody {
+            invoices: numbering.invoices.to_string(),
+            credit_notes: numbering.credit_notes.to_string(),
+            quotes: numbering.quotes.to_string(),
+        },
         created_at: Timestamp(team.created_at),
     })
 }
@@ -254,7 +311,12 @@ pub(crate) async fn get_team(
 /// no recurring invoice (409 otherwise): its books stay in theirs; a client may be billed in
 /// another (its `currency`). A new `name` is its default sender's too while that sender still
 /// bears the old one. `sender` changes the default sender address, field by field; `""`
-/// removes an optional field. Everything is checked before anything is written. Needs
+/// removes an optional field. `numbering` sets the pattern of each series given
+/// (`INV-{0000}`, `{YYYY}-{0000}`, `RE{YY}{000}`): `{0000}` is the counter, padded to as many
+/// digits as it has zeros and longer once it outgrows them; `{YYYY}` or `{YY}` is the issue
+/// date's year in UTC, and the counter then restarts at 1 each year. A pattern applies from
+/// the series' next number; documents keep the numbers they were issued with. Everything is
+/// checked before anything is written. Needs
 /// `invoices:write`, and an owner's or admin's key.
 #[utoipa::path(
     tag = "Team",
@@ -294,6 +356,10 @@ pub(crate) async fn update_team(
             Some((sender.id, details))
         }
     };
+    let numbering = match input.numbering.required("numbering")? {
+        None => None,
+        Some(patch) => Some(patch.apply(billing.numbering(who.team_id).await?)?),
+    };
     let mut renamed = None;
     if change != TeamChange::default() {
         let before = billing::service::the_team(&*state.stores.accounts, who.team_id).await?;
@@ -309,6 +375,9 @@ pub(crate) async fn update_team(
     }
     if let Some((id, details)) = sender {
         billing.update_sender(who.team_id, id, &details, now).await?;
+    }
+    if let Some(numbering) = numbering {
+        billing.set_numbering(who.team_id, &numbering).await?;
     }
     if let Some((team, old_name)) = renamed {
         billing::service::follow_rename(billing, &team, &old_name, now).await?;
