@@ -18,6 +18,7 @@ pub mod service;
 pub mod store;
 pub mod supply;
 pub mod vat;
+pub mod vat_return;
 
 pub use client::{
     Client, ClientDetails, ClientId, ClientRepository, DeleteClientError, ReplaceClientError,

@@ -56,6 +56,11 @@ where
                 .service(ledger.check(routes::payments::receivables_report)),
         )
         .service(
+            scope("/v1/reports")
+                .wrap(from_fn(auth::require_api_key))
+                .service(ledger.check(routes::vat_report::vat_report)),
+        )
+        .service(
             scope("/v1/invoices/from-time")
                 .wrap(from_fn(idempotency::replay_retries))
                 .wrap(from_fn(auth::require_api_key))

@@ -21,6 +21,7 @@ mod sending;
 mod team;
 mod track;
 mod vat_rates;
+mod vat_report;
 mod webhooks;
 
 use acceptance::TestApp;

@@ -16,6 +16,7 @@ pub(crate) mod refusals;
 pub(crate) mod reminders;
 pub(crate) mod team;
 pub(crate) mod track;
+pub(crate) mod vat_report;
 pub(crate) mod webhooks;
 
 use actix_web::HttpResponse;
