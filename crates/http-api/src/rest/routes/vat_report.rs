@@ -42,13 +42,13 @@ pub(crate) struct VatReturnLine {
 #[into_params(parameter_in = Query)]
 pub(crate) struct VatReturnQuery {
     /// Its first day, `YYYY-MM-DD` (UTC).
-    #[param(value_type = String, format = Date)]
+    #[param(value_type = String, format = Date, example = "2026-11-01")]
     from: Option<String>,
     /// Its last day, included: at most 366 days after `from`.
-    #[param(value_type = String, format = Date)]
+    #[param(value_type = String, format = Date, example = "2026-11-30")]
     to: Option<String>,
     /// Only documents in this currency (ISO 4217).
-    #[param(value_type = Option<String>, pattern = "^[A-Z]{3}$")]
+    #[param(value_type = Option<String>, pattern = "^[A-Z]{3}$", example = "EUR")]
     currency: Option<String>,
 }
 
