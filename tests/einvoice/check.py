@@ -1,6 +1,7 @@
 """Checks e-invoices by the official rules, offline: the XSD (lxml), the CEN EN 16931
 validation stylesheets and, for XRechnung, KoSIT's XRechnung Schematron with the Peppol BIS
-Billing rules KoSIT merges into its release (Saxon-HE through saxonche), and for a Factur-X
+Billing rules KoSIT merges into its release, for Peppol BIS Billing 3.0 OpenPeppol's own
+Schematron with the CEN rules it bundles (Saxon-HE through saxonche), and for a Factur-X
 PDF the factur-x library and pikepdf.
 
     python3 tests/einvoice/check.py FILE...     each file by what it is; exit 1 on a failure
@@ -8,8 +9,8 @@ PDF the factur-x library and pikepdf.
     python3 tests/einvoice/check.py --self-test KoSIT's samples pass, broken ones fail
 
 What a file is comes from itself: a PDF is a Factur-X PDF; an XML file's root names UBL
-(`Invoice`, `CreditNote`) or CII, and its specification identifier (BT-24) XRechnung or
-plain EN 16931 (Factur-X). A file fails on any XSD error and on any failed assertion or
+(`Invoice`, `CreditNote`) or CII, and its specification identifier (BT-24) XRechnung, Peppol
+BIS Billing 3.0 or plain EN 16931 (Factur-X). A file fails on any XSD error and on any failed assertion or
 report of the rules flagged `fatal` or `error` (or not flagged at all).
 
 The rules are vendored in tests/einvoice/rules (see its README for sources and licences).
@@ -31,6 +32,7 @@ HERE = Path(__file__).resolve().parent
 RULES = HERE / "rules"
 SAMPLES = HERE / "samples"
 XRECHNUNG = "urn:xeinkauf.de:kosit:xrechnung_3.0"
+PEPPOL = "urn:cen.eu:en16931:2017#compliant#urn:fdc:peppol.eu:2017:poacc:billing:3.0"
 SVRL = "{http://purl.oclc.org/dsdl/svrl}"
 UBL_ROOTS = {
     "{urn:oasis:names:specification:ubl:schema:xsd:Invoice-2}Invoice": "UBL-Invoice-2.1.xsd",
@@ -119,6 +121,11 @@ class Checker:
             return [f"not an e-invoice: its root is {root.tag}"]
         failures = [f"XSD: {error.message} (line {error.line})" for error in self.xsd_errors(schema, root)]
         upper = syntax.upper()
+        if syntax == "ubl" and specification_of(root) == PEPPOL:
+            # As OpenPeppol validates: its own rules beside the CEN rules it bundles.
+            peppol = RULES / "peppol"
+            failures += self.rules("CEN-EN16931-UBL (Peppol)", peppol / "CEN-EN16931-UBL.sch", xml)
+            return failures + self.rules("PEPPOL-EN16931-UBL", peppol / "PEPPOL-EN16931-UBL.sch", xml)
         failures += self.rules(f"EN16931-{upper}", RULES / "cen" / syntax / f"EN16931-{upper}-validation.xslt", xml)
         if XRECHNUNG in specification_of(root):
             failures += self.rules(f"XRechnung-{upper}", self.xrechnung(syntax), xml)
@@ -253,7 +260,31 @@ def self_test(checker: Checker) -> int:
             print(f"FAIL {sample.name} with a line's amount changed draws no PEPPOL-EN16931-R120: {checker.warnings}")
             bad += 1
     print(f"{len(samples) - bad} of {len(samples)} samples behave")
-    return 1 if bad else 0
+    return 1 if bad + peppol_self_test(checker) else 0
+
+
+def peppol_self_test(checker: Checker) -> int:
+    """OpenPeppol's examples pass its rules; without the seller's electronic address (BT-34)
+    they fail PEPPOL-EN16931-R020, and with a total changed BR-CO-15."""
+    bad = 0
+    samples = sorted((SAMPLES / "peppol").glob("*.xml"))
+    for sample in samples:
+        failures = checker.check(sample)
+        print(f"{'ok  ' if not failures else 'FAIL'} peppol/{sample.name}")
+        for failure in failures:
+            print(f"     {failure}")
+        bad += bool(failures)
+        supplier = rb"(<cac:AccountingSupplierParty>\s*<cac:Party>\s*)<cbc:EndpointID[^>]*>[^<]*</cbc:EndpointID>"
+        broken = re.sub(supplier, rb"\g<1>", sample.read_bytes(), count=1)
+        broken = re.sub(rb"(<cbc:TaxInclusiveAmount[^>]*>)([0-9.]+)", rb"\g<1>1\2", broken)
+        failures = checker.xml(broken)
+        expected = {"PEPPOL-EN16931-R020", "BR-CO-15"}
+        found = {rule for rule in expected if any(f" {rule} [" in failure for failure in failures)}
+        if found != expected:
+            print(f"FAIL peppol/{sample.name} without BT-34 and with a wrong total is not refused: {failures[:5]}")
+            bad += 1
+    print(f"{len(samples) - bad} of {len(samples)} Peppol samples behave")
+    return bad
 
 
 def main(arguments: list[str]) -> int:

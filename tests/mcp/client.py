@@ -10,6 +10,7 @@ a tool error. Exits non-zero, saying why, at the first difference.
 """
 
 import asyncio
+import datetime
 import json
 import re
 import sys
@@ -37,7 +38,7 @@ async def main(base_url: str, key: str, mails: str) -> None:
                 init = await session.initialize()
                 check(init.server_info.name == "billable", f"server name: {init.server_info}")
                 tools = {tool.name: tool for tool in (await session.list_tools()).tools}
-                check(len(tools) == 31, f"a write key sees the 31 tools: {sorted(tools)}")
+                check(len(tools) == 32, f"a write key sees the 32 tools: {sorted(tools)}")
                 schema = tools["create_client"].input_schema
                 check({"name", "email"} <= set(schema["required"]), f"create_client's schema: {schema}")
 
@@ -80,6 +81,15 @@ async def main(base_url: str, key: str, mails: str) -> None:
                       f"an overpayment: {text_of(overpaid)}")
                 owed = json.loads(text_of(await session.call_tool("receivables", {})))
                 check([(o["clientId"], o["total"]) for o in owed] == [(client["id"], 100)], f"receivables: {owed}")
+                # The VAT return of the days around today (the invoice's issue date, in UTC).
+                today = datetime.datetime.now(datetime.timezone.utc).date()
+                around = {"from": str(today - datetime.timedelta(days=1)), "to": str(today + datetime.timedelta(days=1))}
+                filed = json.loads(text_of(await session.call_tool("vat_return", around)))
+                check([(line["currency"], line["taxableAmount"], line["taxAmount"]) for line in filed] == [("USD", 112.5, 0)],
+                      f"vat_return: {filed}")
+                too_long = await session.call_tool("vat_return", {"from": "2026-01-01", "to": "2027-12-31"})
+                check(too_long.is_error and text_of(too_long).startswith("to: must be at most 366 days"),
+                      f"vat_return over two years: {text_of(too_long)}")
 
                 # E-mailed through the tools: the server's mail jobs hand it to the SMTP server.
                 sent = await session.call_tool("send_invoice", {"id": invoice["id"], "subject": "Invoice ✓"})

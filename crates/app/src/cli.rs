@@ -12,7 +12,7 @@ use accounts::{
     UserName,
 };
 use anyhow::{Context, bail};
-use billing::numbering::{NumberingPattern, Series};
+use billing::numbering::{NumberingChange, NumberingPattern, Series};
 use billing::sender::Logo;
 use chrono::{SecondsFormat, TimeDelta};
 use clap::{Parser, Subcommand};
@@ -176,6 +176,10 @@ pub struct SenderArgs {
     /// The contact's email; empty to remove.
     #[arg(long)]
     contact_email: Option<String>,
+    /// The sender's Peppol address, scheme:identifier (`9930:DE123456789`), which Peppol
+    /// BIS e-invoices name; empty to remove.
+    #[arg(long)]
+    peppol_id: Option<String>,
 }
 
 #[derive(Debug, Subcommand)]
@@ -366,6 +370,7 @@ async fn set_default_sender(
         contact_name,
         contact_phone,
         contact_email,
+        peppol_id,
     } = args;
     let team = lookup::team(accounts, "--team", &team).await?;
     let billing = store.billing();
@@ -387,6 +392,7 @@ async fn set_default_sender(
         contact_name,
         contact_phone,
         contact_email,
+        peppol_id,
     };
     let mut details = sender
         .details
@@ -424,6 +430,7 @@ fn flag_of(field: billing::sender::SenderField) -> &'static str {
         F::ContactName => "--contact-name",
         F::ContactPhone => "--contact-phone",
         F::ContactEmail => "--contact-email",
+        F::PeppolId => "--peppol-id",
     }
 }
 
@@ -510,8 +517,7 @@ async fn teams(
             quote_numbering,
         } => {
             let team = lookup::team(accounts, "--team", &team).await?;
-            let mut numbering = store.billing().numbering(team).await?;
-            let mut renumbered = false;
+            let mut numbering = NumberingChange::default();
             for (series, pattern, flag) in [
                 (Series::Invoices, invoice_numbering, "--invoice-numbering"),
                 (Series::CreditNotes, credit_note_numbering, "--credit-note-numbering"),
@@ -521,7 +527,6 @@ async fn teams(
                     let pattern =
                         NumberingPattern::parse(&text).map_err(|e| anyhow::anyhow!("{flag}: {e}"))?;
                     numbering.set(series, pattern);
-                    renumbered = true;
                 }
             }
             let name =
@@ -551,7 +556,7 @@ async fn teams(
                 billing::service::follow_rename(store.billing().as_ref(), &updated, &before.name, now)
                     .await?;
             }
-            if renumbered {
+            if !numbering.is_empty() {
                 store.billing().set_numbering(team, &numbering).await?;
             }
             print(&team.to_string())

@@ -46,6 +46,8 @@ pub struct ClientDetails {
     pub currency: Option<crate::money::Currency>,
     /// Days from an invoice's issue to its due date, where the invoice gives no due date.
     pub payment_terms: Option<PaymentTerms>,
+    /// Its address in the Peppol network (BT-49), which a Peppol BIS e-invoice is sent to.
+    pub peppol_id: Option<crate::peppol::PeppolId>,
 }
 
 /// Days to pay: 0 to 365.
@@ -186,6 +188,7 @@ mod tests {
 
     fn client(name: &str) -> Client {
         let details = ClientDetails {
+            peppol_id: None,
             name: RequiredText::parse(name).unwrap(),
             email: Email::parse("a@example.com").unwrap(),
             phone: OptionalText::parse("").unwrap(),

@@ -7,7 +7,9 @@ use chrono::{DateTime, Utc};
 use kernel::{Id, define_id};
 use rust_decimal::Decimal;
 
-use crate::invoice::{Invoice, InvoiceId, InvoiceRule, LineInput, LineItem, TaxRule, Totals, price_lines};
+use crate::invoice::{
+    Discount, Invoice, InvoiceId, InvoiceRule, LineInput, LineItem, Pricing, TaxRule, Totals, price_lines,
+};
 use crate::ledger::{CreditApplication, Notes};
 use crate::money::Currency;
 use crate::numbering::DocumentNumber;
@@ -26,10 +28,13 @@ crate::invoice::serial!(
 /// What a credit note credits.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum CreditLines {
-    /// The whole invoice: its lines and its tax.
+    /// The whole invoice: its lines, its discount and its tax.
     Full,
-    /// These lines, taxed at the invoice's tax percentage (none when its tax is flat).
+    /// These lines, taxed at the invoice's tax percentage (none when its tax is flat), less
+    /// the note's own discount, if any.
     Lines(Vec<LineInput>),
+    /// These lines, with a discount of the whole note.
+    Discounted(Vec<LineInput>, Discount),
 }
 
 /// A credit note to issue against an invoice.
@@ -58,6 +63,8 @@ pub struct CreditNote {
     pub vat: crate::Vat,
     /// In position order.
     pub line_items: Vec<LineItem>,
+    /// Its own discount, beside its lines' (its invoice's, when it credits all of it).
+    pub discount: Option<Discount>,
     pub totals: Totals,
     pub reason: Option<Notes>,
     /// What it did to the invoice's balance when it was issued.
@@ -67,13 +74,22 @@ pub struct CreditNote {
     pub created_at: DateTime<Utc>,
 }
 
-/// The lines, tax rule and totals of a credit note of `lines` against `invoice`.
+/// What a credit note of `lines` against `invoice` holds.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PricedCredit {
+    pub items: Vec<LineItem>,
+    pub tax_rule: TaxRule,
+    pub discount: Option<Discount>,
+    pub totals: Totals,
+}
+
+/// The lines, tax rule, discount and totals of a credit note of `lines` against `invoice`.
 pub fn price_credit(
     invoice: &Invoice,
     lines: &CreditLines,
     now: DateTime<Utc>,
-) -> Result<(Vec<LineItem>, TaxRule, Totals), InvoiceRule> {
-    match lines {
+) -> Result<PricedCredit, InvoiceRule> {
+    let (inputs, discount) = match lines {
         CreditLines::Full => {
             let items = invoice
                 .line_items
@@ -85,26 +101,43 @@ pub fn price_credit(
                     ..item.clone()
                 })
                 .collect();
-            Ok((items, invoice.tax_rule, invoice.totals))
+            return Ok(PricedCredit {
+                items,
+                tax_rule: invoice.tax_rule,
+                discount: invoice.discount,
+                totals: invoice.totals,
+            });
         }
-        CreditLines::Lines(inputs) => {
-            let items = price_lines(inputs.clone(), invoice.currency, now)?;
-            let rule = match invoice.tax_rule {
-                TaxRule::Percentage(percentage) => TaxRule::Percentage(percentage),
-                TaxRule::Flat(_) => TaxRule::Flat(Decimal::ZERO),
-            };
-            let totals = Totals::compute(&items, &invoice.vat, rule, None, invoice.currency)?;
-            Ok((items, rule, totals))
-        }
-    }
+        CreditLines::Lines(inputs) => (inputs, None),
+        CreditLines::Discounted(inputs, discount) => (inputs, Some(*discount)),
+    };
+    let items = price_lines(inputs.clone(), invoice.currency, now)?;
+    let tax_rule = match invoice.tax_rule {
+        TaxRule::Percentage(percentage) => TaxRule::Percentage(percentage),
+        TaxRule::Flat(_) => TaxRule::Flat(Decimal::ZERO),
+    };
+    let totals =
+        Pricing { items: &items, vat: &invoice.vat, rule: tax_rule, discount, currency: invoice.currency }
+            .totals(None)?;
+    Ok(PricedCredit { items, tax_rule, discount, totals })
 }
 
 impl CreditNote {
     /// Its VAT breakdown: one group per category, percentage and reason of its lines.
     pub fn vat_breakdown(&self) -> Vec<crate::VatGroup> {
         // Its totals were computed from the same breakdown when it was issued.
-        crate::invoice::breakdown(&self.line_items, &self.vat, self.tax_rule, self.currency)
-            .unwrap_or_default()
+        self.pricing().breakdown().unwrap_or_default()
+    }
+
+    /// What its figures come from.
+    pub fn pricing(&self) -> Pricing<'_> {
+        Pricing {
+            items: &self.line_items,
+            vat: &self.vat,
+            rule: self.tax_rule,
+            discount: self.discount,
+            currency: self.currency,
+        }
     }
 }
 
@@ -114,6 +147,10 @@ pub struct CreditNoteFilter {
     pub invoice: Option<InvoiceId>,
     /// Only notes after this serial in listing order (newest serial first).
     pub before_serial: Option<CreditSerial>,
+    /// Only notes issued at or after this instant.
+    pub issued_from: Option<DateTime<Utc>>,
+    /// Only notes issued before this instant.
+    pub issued_before: Option<DateTime<Utc>>,
     pub limit: Option<u32>,
 }
 
@@ -122,5 +159,7 @@ impl CreditNoteFilter {
     pub fn matches(&self, note: &CreditNote) -> bool {
         self.invoice.is_none_or(|invoice| note.invoice_id == invoice)
             && self.before_serial.is_none_or(|before| note.serial < before)
+            && self.issued_from.is_none_or(|from| note.issue_date >= from)
+            && self.issued_before.is_none_or(|before| note.issue_date < before)
     }
 }

@@ -32,10 +32,17 @@ pub struct Party {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct DocumentLine {
+    /// With its discount, if any, on a line of its own (`Discount (10%): −2.00 EUR`).
     pub description: String,
     pub quantity: String,
     pub unit_price: String,
+    /// After the line's discount: what the subtotal sums.
     pub amount: String,
+    /// The line's VAT rate (`7%`), printed in a column of its own where the lines are taxed
+    /// at more than one rate. Left out of the JSON when absent, so a renderer service of an
+    /// earlier release reads documents of one rate.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub vat_rate: Option<String>,
 }
 
 /// A figure printed under the total: what was paid, credited or written off, and what is
@@ -75,7 +82,12 @@ pub struct InvoiceDocument {
     pub sender: Party,
     pub client: Party,
     pub lines: Vec<DocumentLine>,
+    /// Σ the lines' amounts after their discounts.
     pub subtotal: String,
+    /// Printed between the subtotal and the tax: the document's own discount and the
+    /// taxable amount it leaves. Left out of the JSON when empty, as `settlement` is.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub discounts: Vec<SettledLine>,
     /// `Tax (19%)`, or `Tax` for a flat amount.
     pub tax_label: String,
     pub tax: String,
@@ -219,20 +231,83 @@ fn client_party(client: &Client) -> Party {
     )
 }
 
-fn document_lines(
-    words: Language,
-    items: &[crate::LineItem],
-    currency: crate::money::Currency,
-) -> Vec<DocumentLine> {
-    items
-        .iter()
-        .map(|item| DocumentLine {
-            description: item.description.to_string(),
-            quantity: item.quantity.normalize().to_string(),
-            unit_price: format_price(words, item.unit_price, currency),
-            amount: format_money(words, item.amount, currency),
-        })
-        .collect()
+/// What a document's figures print as: its lines, its subtotal, its discount rows and its
+/// tax rows.
+struct Figures {
+    lines: Vec<DocumentLine>,
+    subtotal: String,
+    discounts: Vec<SettledLine>,
+    tax_rows: Vec<SettledLine>,
+}
+
+impl Figures {
+    fn of(words: Language, pricing: &crate::Pricing<'_>, totals: &crate::Totals) -> Self {
+        let currency = pricing.currency;
+        let money = |amount| format_money(words, amount, currency);
+        let breakdown = pricing.breakdown().unwrap_or_default();
+        let several_rates = breakdown.len() > 1;
+        let percent = |rate: rust_decimal::Decimal| {
+            words.phrase(Term::Percent, &[("rate", &words.decimal(&rate.normalize().to_string()))])
+        };
+        let discount_label = |percentage: Option<rust_decimal::Decimal>| match percentage {
+            Some(rate) => {
+                words.phrase(Term::DiscountRate, &[("rate", &words.decimal(&rate.normalize().to_string()))])
+            }
+            None => words.term(Term::Discount),
+        };
+        let lines = pricing
+            .items
+            .iter()
+            .map(|item| {
+                let mut description = item.description.to_string();
+                if let Some(discount) = item.discount {
+                    description.push('\n');
+                    description.push_str(&words.phrase(
+                        Term::Less,
+                        &[
+                            ("label", &discount_label(discount.percentage)),
+                            ("amount", &money(discount.amount)),
+                        ],
+                    ));
+                }
+                DocumentLine {
+                    description,
+                    quantity: item.quantity.normalize().to_string(),
+                    unit_price: format_price(words, item.unit_price, currency),
+                    amount: money(item.net_amount()),
+                    vat_rate: several_rates.then(|| {
+                        percent(item.vat.resolve(pricing.vat, pricing.rule.percentage()).percentage)
+                    }),
+                }
+            })
+            .collect();
+        let document_discount: rust_decimal::Decimal = breakdown.iter().map(|group| group.discount).sum();
+        let discounts = match pricing.discount {
+            Some(discount) if !document_discount.is_zero() => {
+                let percentage = match discount {
+                    crate::Discount::Percentage(p) => Some(p),
+                    crate::Discount::Amount(_) => None,
+                };
+                vec![
+                    SettledLine {
+                        label: discount_label(percentage),
+                        value: format!("−{}", money(document_discount)),
+                    },
+                    SettledLine {
+                        label: words.term(Term::TaxableAmount),
+                        value: money(totals.taxable_amount()),
+                    },
+                ]
+            }
+            _ => Vec::new(),
+        };
+        Self {
+            lines,
+            subtotal: money(totals.taxable_amount() + document_discount),
+            discounts,
+            tax_rows: tax_rows(words, &breakdown, currency),
+        }
+    }
 }
 
 /// A row per group of `breakdown`, where it has more than one.
@@ -288,6 +363,7 @@ impl InvoiceDocument {
         sender: &SenderAddress,
     ) -> Self {
         let currency = note.currency;
+        let figures = Figures::of(words, &note.pricing(), &note.totals);
         Self {
             title: Some(words.term(Term::CreditNoteTitle)),
             corrects: Some(note.invoice_number.to_string()),
@@ -300,11 +376,12 @@ impl InvoiceDocument {
             description: note.reason.as_ref().and_then(|r| optional(r.as_str())),
             sender: sender_party(sender),
             client: client_party(client),
-            lines: document_lines(words, &note.line_items, currency),
-            subtotal: format_money(words, note.totals.subtotal, currency),
+            lines: figures.lines,
+            subtotal: figures.subtotal,
+            discounts: figures.discounts,
             tax_label: tax_label(words, note.tax_rule),
             tax: format_money(words, note.totals.tax, currency),
-            tax_rows: tax_rows(words, &note.vat_breakdown(), currency),
+            tax_rows: figures.tax_rows,
             total: format_money(words, note.totals.total, currency),
             settlement: Vec::new(),
             payment_details: None,
@@ -325,6 +402,7 @@ impl InvoiceDocument {
         let currency = invoice.currency;
         let status = invoice.status_at(now);
         let s = &sender.details;
+        let figures = Figures::of(words, &invoice.pricing(), &invoice.totals);
         Self {
             title: None,
             corrects: None,
@@ -337,11 +415,12 @@ impl InvoiceDocument {
             description: invoice.description.as_ref().and_then(|d| optional(d.as_str())),
             sender: sender_party(sender),
             client: client_party(client),
-            lines: document_lines(words, &invoice.line_items, currency),
-            subtotal: format_money(words, invoice.totals.subtotal, currency),
+            lines: figures.lines,
+            subtotal: figures.subtotal,
+            discounts: figures.discounts,
             tax_label: tax_label(words, invoice.tax_rule),
             tax: format_money(words, invoice.totals.tax, currency),
-            tax_rows: tax_rows(words, &invoice.vat_breakdown(), currency),
+            tax_rows: figures.tax_rows,
             total: format_money(words, invoice.totals.total, currency),
             settlement: settlement(words, &invoice.balance, currency),
             payment_details: optional(s.payment_details.as_str()),

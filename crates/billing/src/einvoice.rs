@@ -22,9 +22,16 @@ pub enum Format {
     /// The CII of Factur-X / ZUGFeRD's EN 16931 profile (`factur-x.xml`), which a Factur-X
     /// PDF carries.
     FacturX,
+    /// Peppol BIS Billing 3.0 in OASIS UBL 2.1: what every Peppol access point takes.
+    PeppolBis,
 }
 
-kernel::words!(Format { XRechnungUbl => "xrechnung-ubl", XRechnungCii => "xrechnung-cii", FacturX => "facturx" });
+kernel::words!(Format {
+    XRechnungUbl => "xrechnung-ubl",
+    XRechnungCii => "xrechnung-cii",
+    FacturX => "facturx",
+    PeppolBis => "peppol-bis",
+});
 
 impl Format {
     /// The rules the format's documents follow.
@@ -32,6 +39,7 @@ impl Format {
         match self {
             Self::XRechnungUbl | Self::XRechnungCii => Profile::XRechnung,
             Self::FacturX => Profile::En16931,
+            Self::PeppolBis => Profile::Peppol,
         }
     }
 
@@ -56,6 +64,9 @@ pub enum Profile {
     XRechnung,
     /// EN 16931 itself, as the EN 16931 profile of Factur-X / ZUGFeRD carries it.
     En16931,
+    /// Peppol BIS Billing 3.0, OpenPeppol's CIUS of EN 16931: both parties named by their
+    /// Peppol address, and the buyer's reference or order.
+    Peppol,
 }
 
 impl Profile {
@@ -64,13 +75,14 @@ impl Profile {
         match self {
             Self::XRechnung => "urn:cen.eu:en16931:2017#compliant#urn:xeinkauf.de:kosit:xrechnung_3.0",
             Self::En16931 => "urn:cen.eu:en16931:2017",
+            Self::Peppol => "urn:cen.eu:en16931:2017#compliant#urn:fdc:peppol.eu:2017:poacc:billing:3.0",
         }
     }
 
     /// The business process (BT-23) XRechnung asks for; none for plain EN 16931.
     pub fn business_process(self) -> Option<&'static str> {
         match self {
-            Self::XRechnung => Some("urn:fdc:peppol.eu:2017:poacc:billing:01:1.0"),
+            Self::XRechnung | Self::Peppol => Some("urn:fdc:peppol.eu:2017:poacc:billing:01:1.0"),
             Self::En16931 => None,
         }
     }
@@ -79,6 +91,7 @@ impl Profile {
         match self {
             Self::XRechnung => "XRechnung",
             Self::En16931 => "EN 16931",
+            Self::Peppol => "Peppol BIS Billing 3.0",
         }
     }
 }
@@ -119,6 +132,10 @@ pub enum Datum {
     LineDescription(u32),
     /// A standard-rated invoice's tax as a percentage, not a flat amount.
     TaxPercentage,
+    ClientPeppolId,
+    SenderPeppolId,
+    /// The client's buyer reference or the invoice's purchase order, either.
+    BuyerReferenceOrPurchaseOrder,
 }
 
 /// Why an invoice cannot be written as an e-invoice of a profile.
@@ -173,8 +190,26 @@ pub struct Party {
     pub country: &'static str,
     /// BT-31, BT-48; left out where the VAT category forbids it (`O`).
     pub vat_id: Option<String>,
-    /// BT-34, BT-49: an e-mail address (scheme `EM`).
-    pub electronic_address: Option<String>,
+    /// BT-34, BT-49: its Peppol address in Peppol BIS, an e-mail address (scheme `EM`)
+    /// elsewhere.
+    pub electronic_address: Option<ElectronicAddress>,
+}
+
+/// An electronic address (BT-34, BT-49): its scheme (BT-34-1, an EAS code) and identifier.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ElectronicAddress {
+    pub scheme: &'static str,
+    pub id: String,
+}
+
+impl ElectronicAddress {
+    fn email(address: &str) -> Self {
+        Self { scheme: "EM", id: address.to_owned() }
+    }
+
+    fn peppol(id: &crate::peppol::PeppolId) -> Self {
+        Self { scheme: id.scheme(), id: id.id().to_owned() }
+    }
 }
 
 /// The seller's contact (BG-6).
@@ -221,11 +256,34 @@ pub struct Line {
     pub unit_code: String,
     /// BT-146: never negative (BR-27), as no unit price is.
     pub net_price: Decimal,
-    /// BT-131.
+    /// BT-131: after its allowance.
     pub amount: Decimal,
+    /// Its discount (BG-27).
+    pub allowance: Option<Allowance>,
     /// BT-151.
     pub category: VatCategory,
     /// BT-152; none for `O` (outside the scope of VAT).
+    pub rate: Option<Decimal>,
+}
+
+/// A discount (BG-27 on a line, BG-20 on the document), with reason code 95 (discount).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Allowance {
+    /// BT-136, BT-92.
+    pub amount: Decimal,
+    /// BT-137, BT-93, and BT-138, BT-94: given for a percentage discount only.
+    pub base_and_percentage: Option<(Decimal, Decimal)>,
+}
+
+/// The UNTDID 5189 code of a discount (BT-98, BT-140), and its text (BT-97, BT-139).
+pub const DISCOUNT_REASON: (&str, &str) = ("95", "Discount");
+
+/// A document's discount as it falls on one VAT group (BG-20 with BT-95, BT-96).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DocumentAllowance {
+    pub allowance: Allowance,
+    pub category: VatCategory,
+    /// Like [`VatBreakdown::rate`].
     pub rate: Option<Decimal>,
 }
 
@@ -246,8 +304,10 @@ pub struct VatBreakdown {
 /// The document totals (BG-22).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Totals {
-    /// BT-106.
+    /// BT-106: Σ the lines' net amounts.
     pub lines: Decimal,
+    /// BT-107: Σ the document's allowances, given where it has any.
+    pub allowances: Option<Decimal>,
     /// BT-109.
     pub tax_exclusive: Decimal,
     /// BT-110.
@@ -297,6 +357,8 @@ pub struct EInvoice {
     pub delivery: Option<Delivery>,
     /// One group per category, rate and reason, in the order of the lines.
     pub vat: Vec<VatBreakdown>,
+    /// The document's discount, one per VAT group it falls on.
+    pub allowances: Vec<DocumentAllowance>,
     pub lines: Vec<Line>,
     pub totals: Totals,
 }
@@ -353,6 +415,7 @@ impl EInvoice {
             tax_rule: invoice.tax_rule,
             vat: &invoice.vat,
             line_items: &invoice.line_items,
+            discount: invoice.discount,
             totals: invoice.totals,
             prepaid,
             payable,
@@ -380,6 +443,7 @@ impl EInvoice {
             tax_rule: note.tax_rule,
             vat: &invoice.vat,
             line_items: &note.line_items,
+            discount: note.discount,
             totals: note.totals,
             prepaid: Decimal::ZERO,
             payable: note.totals.total,
@@ -403,6 +467,7 @@ struct Frame<'a> {
     tax_rule: TaxRule,
     vat: &'a crate::Vat,
     line_items: &'a [LineItem],
+    discount: Option<crate::Discount>,
     totals: crate::Totals,
     prepaid: Decimal,
     payable: Decimal,
@@ -429,7 +494,9 @@ impl Frame<'_> {
             None => None,
         };
         let rules = Requirements { profile };
-        let vat = self.vat_breakdown(&rules)?;
+        let groups = self.pricing().breakdown().unwrap_or_default();
+        let allowances = self.allowances(&groups);
+        let vat = self.vat_breakdown(&rules, groups)?;
         let categories: Vec<VatCategory> = vat.iter().map(|group| group.category).collect();
         let (seller, seller_contact, payee_account) = seller(&rules, parties.sender, &categories)?;
         let buyer = buyer(&rules, parties.client, &categories)?;
@@ -438,6 +505,14 @@ impl Frame<'_> {
             "BT-10",
             Datum::ClientBuyerReference,
         )?;
+        // PEPPOL-EN16931-R003: a buyer reference or a purchase order reference.
+        if profile == Profile::Peppol && buyer_reference.is_none() && self.supply.purchase_order.is_none() {
+            return Err(Refusal::Missing {
+                term: "BT-10 or BT-13",
+                datum: Datum::BuyerReferenceOrPurchaseOrder,
+                profile,
+            });
+        }
         let lines = self.lines(&rules)?;
         let service_day = match self.supply.service {
             Some(crate::ServiceTime::Date(day)) => Some(day),
@@ -468,9 +543,12 @@ impl Frame<'_> {
                 .as_ref()
                 .map(|(serial, _)| format!("Credited against invoice {serial}.")),
         };
+        let document_discount: Decimal = allowances.iter().map(|a| a.allowance.amount).sum();
+        let tax_exclusive = self.minor(self.totals.taxable_amount());
         let totals = Totals {
-            lines: self.minor(self.totals.subtotal),
-            tax_exclusive: self.minor(self.totals.subtotal),
+            lines: self.minor(tax_exclusive + document_discount),
+            allowances: (!allowances.is_empty()).then(|| self.minor(document_discount)),
+            tax_exclusive,
             tax: self.minor(self.totals.tax),
             tax_inclusive: self.minor(self.totals.total),
             prepaid: self.minor(self.prepaid),
@@ -496,17 +574,50 @@ impl Frame<'_> {
             payee_account,
             delivery,
             vat,
+            allowances,
             lines,
             totals,
         })
     }
 
+    fn pricing(&self) -> crate::Pricing<'_> {
+        crate::Pricing {
+            items: self.line_items,
+            vat: self.vat,
+            rule: self.tax_rule,
+            discount: self.discount,
+            currency: self.currency,
+        }
+    }
+
+    /// The document's discount, on each VAT group that carries a share of it.
+    fn allowances(&self, groups: &[crate::VatGroup]) -> Vec<DocumentAllowance> {
+        let percentage = match self.discount {
+            Some(crate::Discount::Percentage(percentage)) => Some(percentage.normalize()),
+            _ => None,
+        };
+        groups
+            .iter()
+            .filter(|group| !group.discount.is_zero())
+            .map(|group| DocumentAllowance {
+                allowance: Allowance {
+                    amount: self.minor(group.discount),
+                    base_and_percentage: percentage.map(|p| (self.minor(group.lines_amount), p)),
+                },
+                category: group.rate.category,
+                rate: rate_of(group.rate.category, group.rate.percentage),
+            })
+            .collect()
+    }
+
     /// The breakdown's groups: standard-rated VAT is a percentage greater than 0 (BR-S-05),
     /// which a flat tax does not state; the categories without VAT are at 0 %, but for `O`,
     /// which has no rate.
-    fn vat_breakdown(&self, rules: &Requirements) -> Result<Vec<VatBreakdown>, Refusal> {
-        let groups = crate::invoice::breakdown(self.line_items, self.vat, self.tax_rule, self.currency)
-            .unwrap_or_default();
+    fn vat_breakdown(
+        &self,
+        rules: &Requirements,
+        groups: Vec<crate::VatGroup>,
+    ) -> Result<Vec<VatBreakdown>, Refusal> {
         groups
             .into_iter()
             .map(|group| {
@@ -539,6 +650,10 @@ impl Frame<'_> {
                     Datum::LineDescription(item.position),
                 )?;
                 let amount = self.minor(item.amount);
+                let allowance = item.discount.map(|discount| Allowance {
+                    amount: self.minor(discount.amount),
+                    base_and_percentage: discount.percentage.map(|p| (amount, p.normalize())),
+                });
                 if rules.profile == Profile::XRechnung {
                     let product = item.unit_price * item.quantity;
                     let slack = line_amount_slack(self.currency);
@@ -561,7 +676,8 @@ impl Frame<'_> {
                     quantity: item.quantity.normalize(),
                     unit_code: item.unit_code.as_str().to_owned(),
                     net_price: item.unit_price.normalize(),
-                    amount,
+                    amount: self.minor(item.net_amount()),
+                    allowance,
                 })
             })
             .collect()
@@ -607,8 +723,12 @@ fn seller(
         iban: iban.as_str().to_owned(),
         bic: s.bic.as_ref().map(|bic| bic.as_str().to_owned()),
     });
-    let electronic_address =
-        s.email.as_ref().or(s.contact_email.as_ref()).map(|email| email.as_str().to_owned());
+    let electronic_address = if rules.profile == Profile::Peppol {
+        // PEPPOL-EN16931-R020: the seller's Peppol address.
+        Some(ElectronicAddress::peppol(rules.always(s.peppol_id.as_ref(), "BT-34", Datum::SenderPeppolId)?))
+    } else {
+        s.email.as_ref().or(s.contact_email.as_ref()).map(|email| ElectronicAddress::email(email.as_str()))
+    };
     let party = Party {
         name: s.name.as_str().to_owned(),
         street: given(s.line1.as_str()),
@@ -649,7 +769,12 @@ fn buyer(rules: &Requirements, client: &Client, categories: &[VatCategory]) -> R
         postal_code: rules.needs(given(c.postal_code.as_str()), "BT-53", Datum::ClientPostalCode)?,
         country,
         vat_id,
-        electronic_address: Some(c.email.as_str().to_owned()),
+        electronic_address: Some(if rules.profile == Profile::Peppol {
+            // PEPPOL-EN16931-R010: the buyer's Peppol address.
+            ElectronicAddress::peppol(rules.always(c.peppol_id.as_ref(), "BT-49", Datum::ClientPeppolId)?)
+        } else {
+            ElectronicAddress::email(c.email.as_str())
+        }),
     })
 }
 
@@ -689,6 +814,7 @@ mod tests {
             updated_at: now,
         };
         let details = ClientDetails {
+            peppol_id: None,
             name: RequiredText::parse("Amt").unwrap(),
             email: Email::parse("amt@buyer.example").unwrap(),
             phone: text(""),
@@ -711,6 +837,7 @@ mod tests {
         let now = Utc.with_ymd_and_hms(2026, 11, 2, 9, 0, 0).unwrap();
         let currency = Currency::parse("EUR").unwrap();
         let input = LineInput {
+            discount: None,
             description: crate::invoice::Description::parse("Work").unwrap(),
             unit_price: Decimal::new(12_050, 2),
             quantity: Decimal::from(2),
@@ -723,6 +850,7 @@ mod tests {
         let mut balance = crate::Balance::unpaid(totals.total);
         balance.paid = paid;
         Invoice {
+            discount: None,
             id: InvoiceId::generate(),
             team_id: team,
             serial: Serial::FIRST,
@@ -818,6 +946,7 @@ mod tests {
             let mut invoice =
                 invoice(team, Vat::default(), TaxRule::Percentage(Decimal::from(10)), Decimal::ZERO);
             let input = LineInput {
+                discount: None,
                 description: crate::invoice::Description::parse("Work").unwrap(),
                 unit_price: price,
                 quantity: Decimal::from(3),

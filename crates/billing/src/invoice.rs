@@ -5,6 +5,7 @@ use chrono::{DateTime, Utc};
 use kernel::{InvalidValue, SearchText, Text, Words, define_id};
 use rust_decimal::Decimal;
 
+pub use crate::discount::{Allowance, Discount};
 use crate::money::{Currency, MAX_LINE_ITEMS, line_amount, percentage_of, round_to_minor};
 pub use crate::vat::{ExemptionReason, LineVat, Vat, VatCategory, VatGroup, VatRate, VatRule};
 use crate::{ClientDetails, ClientId, SenderAddressId, SenderDetails};
@@ -106,6 +107,8 @@ pub struct LineInput {
     pub unit_code: Option<crate::party::UnitCode>,
     /// What it states of its VAT; the invoice's where it states nothing.
     pub vat: LineVat,
+    /// Its discount, if any (EN 16931 BG-27).
+    pub discount: Option<Discount>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -123,8 +126,17 @@ pub struct LineItem {
     pub unit_code: crate::party::UnitCode,
     /// What it states of its VAT ([`LineVat::resolve`] gives its rate).
     pub vat: LineVat,
+    /// What its discount takes off its amount.
+    pub discount: Option<Allowance>,
     pub created_at: DateTime<Utc>,
     pub updated_at: DateTime<Utc>,
+}
+
+impl LineItem {
+    /// Its amount after its discount (EN 16931 BT-131): what its VAT group sums.
+    pub fn net_amount(&self) -> Decimal {
+        self.amount - self.discount.map_or(Decimal::ZERO, |discount| discount.amount)
+    }
 }
 
 /// A rule of an invoice that a request broke, in the domain's words. Each front end words
@@ -141,6 +153,12 @@ pub enum InvoiceRule {
     /// Line `line` (0-based) gave an amount other than its unit price times its quantity.
     #[error("line {line}: its amount must be its unit price times its quantity, {expected}")]
     LineAmountMismatch { line: u32, expected: Decimal },
+    /// Line `line` (0-based) takes a discount of more than its amount.
+    #[error("line {line}: its discount is more than its amount, {amount}")]
+    LineDiscountTooLarge { line: u32, amount: Decimal },
+    /// The document's discount is more than what its lines come to after their own.
+    #[error("the discount is more than the lines' net amount, {net}")]
+    DiscountTooLarge { net: Decimal },
     #[error("the subtotal times the tax percentage is too large")]
     TaxTooLarge,
     /// A tax given beside a percentage that is not the tax the percentage makes.
@@ -265,6 +283,14 @@ pub fn price_lines(
             {
                 return Err(InvoiceRule::LineAmountMismatch { line: position, expected });
             }
+            let discount = input
+                .discount
+                .map(|discount| {
+                    discount
+                        .off(expected, currency)
+                        .ok_or(InvoiceRule::LineDiscountTooLarge { line: position, amount: expected })
+                })
+                .transpose()?;
             Ok(LineItem {
                 id: LineItemId::generate(),
                 description: input.description,
@@ -274,6 +300,7 @@ pub fn price_lines(
                 position,
                 unit_code: input.unit_code.unwrap_or_else(crate::party::UnitCode::one),
                 vat: input.vat,
+                discount,
                 created_at: now,
                 updated_at: now,
             })
@@ -318,17 +345,60 @@ impl TaxRule {
 /// An invoice's computed sums, each rounded to the minor unit.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Totals {
-    /// Σ amount.
+    /// Σ amount: before any discount.
     pub subtotal: Decimal,
+    /// What the lines' discounts and the document's take off the subtotal.
+    pub discount_total: Decimal,
     pub tax: Decimal,
-    /// subtotal + tax.
+    /// `subtotal − discount_total + tax`.
     pub total: Decimal,
 }
 
+/// What a document's figures come from: its lines, its VAT, its tax rule and its discount.
+#[derive(Debug, Clone, Copy)]
+pub struct Pricing<'a> {
+    pub items: &'a [LineItem],
+    pub vat: &'a Vat,
+    pub rule: TaxRule,
+    /// The document's own discount (EN 16931 BG-20), beside its lines'.
+    pub discount: Option<Discount>,
+    pub currency: Currency,
+}
+
+impl Pricing<'_> {
+    /// The VAT breakdown ([`breakdown`]).
+    pub fn breakdown(&self) -> Result<Vec<VatGroup>, InvoiceRule> {
+        breakdown(self.items, self.vat, self.rule, self.discount, self.currency)
+    }
+
+    /// The totals: the tax is the sum of the VAT breakdown's groups. `given_tax` is the
+    /// tax a caller sent beside a percentage: it must agree with the computed one.
+    pub fn totals(&self, given_tax: Option<Decimal>) -> Result<Totals, InvoiceRule> {
+        let Self { items, vat, rule, currency, .. } = *self;
+        let groups = self.breakdown()?;
+        let subtotal = round_to_minor(items.iter().map(|item| item.amount).sum(), currency);
+        let line_discounts: Decimal = items.iter().filter_map(|item| item.discount).map(|d| d.amount).sum();
+        let document_discount: Decimal = groups.iter().map(|group| group.discount).sum();
+        let discount_total = round_to_minor(line_discounts + document_discount, currency);
+        let tax = round_to_minor(groups.iter().map(|group| group.tax_amount).sum(), currency);
+        if let (TaxRule::Percentage(_), Some(given)) = (rule, given_tax)
+            && round_to_minor(given, currency) != tax
+        {
+            let per_rate = own_rates(items, vat, rule).next().is_some() || !discount_total.is_zero();
+            return Err(if per_rate {
+                InvoiceRule::TaxMismatchPerRate { expected: tax }
+            } else {
+                InvoiceRule::TaxMismatch { expected: tax }
+            });
+        }
+        let total = round_to_minor(subtotal - discount_total + tax, currency);
+        Ok(Totals { subtotal, discount_total, tax, total })
+    }
+}
+
 impl Totals {
-    /// The totals of `items` on an invoice of `vat` under `rule`: the tax is the sum of the
-    /// VAT breakdown's groups ([`breakdown`]). `given_tax` is the tax a caller
-    /// sent beside a percentage: it must agree with the computed one.
+    /// The totals of `items` on an invoice of `vat` under `rule`, without a document
+    /// discount ([`Pricing::totals`]).
     pub fn compute(
         items: &[LineItem],
         vat: &Vat,
@@ -336,19 +406,12 @@ impl Totals {
         given_tax: Option<Decimal>,
         currency: Currency,
     ) -> Result<Self, InvoiceRule> {
-        let groups = breakdown(items, vat, rule, currency)?;
-        let subtotal = round_to_minor(items.iter().map(|item| item.amount).sum(), currency);
-        let tax = round_to_minor(groups.iter().map(|group| group.tax_amount).sum(), currency);
-        if let (TaxRule::Percentage(_), Some(given)) = (rule, given_tax)
-            && round_to_minor(given, currency) != tax
-        {
-            return Err(if own_rates(items, vat, rule).next().is_some() {
-                InvoiceRule::TaxMismatchPerRate { expected: tax }
-            } else {
-                InvoiceRule::TaxMismatch { expected: tax }
-            });
-        }
-        Ok(Self { subtotal, tax, total: round_to_minor(subtotal + tax, currency) })
+        Pricing { items, vat, rule, discount: None, currency }.totals(given_tax)
+    }
+
+    /// What the tax is computed on: the subtotal less every discount (EN 16931 BT-109).
+    pub fn taxable_amount(&self) -> Decimal {
+        self.subtotal - self.discount_total
     }
 }
 
@@ -366,51 +429,52 @@ fn own_rates<'a>(
     })
 }
 
-/// The VAT breakdown of `items` on an invoice of `vat` and `rule`, in `currency`.
+/// The VAT breakdown of `items` on an invoice of `vat` and `rule` with the document's
+/// `discount`, in `currency`.
 ///
 /// Where every line is taxed at the invoice's own rate, there is one group, taxed as
-/// invoices always were: the subtotal at the invoice's percentage, or its flat tax. Once a
-/// line states a rate of its own, each (category, percentage, reason) group is taxed at
-/// its percentage, in the order of the lines, and a flat tax is refused.
+/// invoices always were: its taxable amount at the invoice's percentage, or its flat tax.
+/// Once a line states a rate of its own, each (category, percentage, reason) group is taxed
+/// at its percentage, in the order of the lines, and a flat tax is refused. A group sums
+/// its lines' net amounts; the document's discount is allocated to the groups
+/// ([`crate::discount::allocate`]) before each is taxed.
 pub fn breakdown(
     items: &[LineItem],
     vat: &Vat,
     rule: TaxRule,
+    discount: Option<Discount>,
     currency: Currency,
 ) -> Result<Vec<VatGroup>, InvoiceRule> {
     let invoices = VatRate::of_invoice(vat, rule.percentage());
     let mut stated = own_rates(items, vat, rule).peekable();
-    if stated.peek().is_none() {
-        let taxable_amount = round_to_minor(items.iter().map(|item| item.amount).sum(), currency);
-        let tax_amount = match rule {
-            TaxRule::Percentage(percentage) => {
-                percentage_of(taxable_amount, percentage, currency).ok_or(InvoiceRule::TaxTooLarge)?
-            }
-            TaxRule::Flat(flat) => round_to_minor(flat, currency),
-        };
-        if !vat.category().charges_vat() && !tax_amount.is_zero() {
-            return Err(InvoiceRule::TaxOutsideStandard(vat.category()));
-        }
-        return Ok(vec![VatGroup { rate: invoices, taxable_amount, tax_amount }]);
-    }
-    if let TaxRule::Flat(flat) = rule
-        && !flat.is_zero()
-    {
-        return Err(InvoiceRule::FlatTaxWithLineRates);
-    }
+    let single = stated.peek().is_none();
     let mut first_out_of_scope = None;
-    for (line, rate) in stated {
-        rate.check().map_err(|rule| InvoiceRule::LineVat { line, rule })?;
-        if rate.category == VatCategory::OutOfScope {
-            first_out_of_scope.get_or_insert(line);
+    if !single {
+        if let TaxRule::Flat(flat) = rule
+            && !flat.is_zero()
+        {
+            return Err(InvoiceRule::FlatTaxWithLineRates);
+        }
+        for (line, rate) in stated {
+            rate.check().map_err(|rule| InvoiceRule::LineVat { line, rule })?;
+            if rate.category == VatCategory::OutOfScope {
+                first_out_of_scope.get_or_insert(line);
+            }
         }
     }
-    let mut groups: Vec<VatGroup> = Vec::new();
+    let group = |rate| VatGroup {
+        rate,
+        lines_amount: Decimal::ZERO,
+        discount: Decimal::ZERO,
+        taxable_amount: Decimal::ZERO,
+        tax_amount: Decimal::ZERO,
+    };
+    let mut groups: Vec<VatGroup> = if single { vec![group(invoices)] } else { Vec::new() };
     for item in items {
-        let rate = item.vat.resolve(vat, rule.percentage());
+        let rate = if single { groups[0].rate.clone() } else { item.vat.resolve(vat, rule.percentage()) };
         match groups.iter_mut().find(|group| group.rate == rate) {
-            Some(group) => group.taxable_amount += item.amount,
-            None => groups.push(VatGroup { rate, taxable_amount: item.amount, tax_amount: Decimal::ZERO }),
+            Some(group) => group.lines_amount += item.net_amount(),
+            None => groups.push(VatGroup { lines_amount: item.net_amount(), ..group(rate) }),
         }
     }
     let out_of_scope = groups.iter().any(|group| group.rate.category == VatCategory::OutOfScope);
@@ -419,9 +483,24 @@ pub fn breakdown(
         return Err(InvoiceRule::LineVat { line: line.unwrap_or_default(), rule: VatRule::OutOfScopeMixed });
     }
     for group in &mut groups {
-        group.taxable_amount = round_to_minor(group.taxable_amount, currency);
-        group.tax_amount = percentage_of(group.taxable_amount, group.rate.percentage, currency)
-            .ok_or(InvoiceRule::TaxTooLarge)?;
+        group.lines_amount = round_to_minor(group.lines_amount, currency);
+    }
+    if let Some(discount) = discount {
+        let bases: Vec<Decimal> = groups.iter().map(|group| group.lines_amount).collect();
+        let net = round_to_minor(bases.iter().sum(), currency);
+        let shares = crate::discount::allocate(discount, &bases, currency)
+            .ok_or(InvoiceRule::DiscountTooLarge { net })?;
+        for (group, share) in groups.iter_mut().zip(shares) {
+            group.discount = share;
+        }
+    }
+    for group in &mut groups {
+        group.taxable_amount = round_to_minor(group.lines_amount - group.discount, currency);
+        group.tax_amount = match rule {
+            TaxRule::Flat(flat) if single => round_to_minor(flat, currency),
+            _ => percentage_of(group.taxable_amount, group.rate.percentage, currency)
+                .ok_or(InvoiceRule::TaxTooLarge)?,
+        };
         // The lines that follow an invoice of a category without VAT at a percentage.
         if !group.rate.category.charges_vat() && !group.tax_amount.is_zero() {
             return Err(InvoiceRule::TaxOutsideStandard(group.rate.category));
@@ -483,6 +562,8 @@ pub struct Invoice {
     /// The team's currency when the invoice was made.
     pub currency: Currency,
     pub tax_rule: TaxRule,
+    /// Its own discount (EN 16931 BG-20), beside its lines'.
+    pub discount: Option<Discount>,
     pub totals: Totals,
     /// What its ledger leaves: paid, credited, written off, due. Its `total` is
     /// `totals.total`.
@@ -523,7 +604,18 @@ impl Invoice {
     /// Its VAT breakdown: one group per category, percentage and reason of its lines.
     pub fn vat_breakdown(&self) -> Vec<VatGroup> {
         // Its totals were computed from the same breakdown when it was written.
-        breakdown(&self.line_items, &self.vat, self.tax_rule, self.currency).unwrap_or_default()
+        self.pricing().breakdown().unwrap_or_default()
+    }
+
+    /// What its figures come from.
+    pub fn pricing(&self) -> Pricing<'_> {
+        Pricing {
+            items: &self.line_items,
+            vat: &self.vat,
+            rule: self.tax_rule,
+            discount: self.discount,
+            currency: self.currency,
+        }
     }
 
     /// The status reported at `now`: a PENDING invoice whose due date has passed is
@@ -618,6 +710,7 @@ mod tests {
 
     fn line(unit_price: &str, quantity: &str, amount: &str) -> LineInput {
         LineInput {
+            discount: None,
             description: Description::parse("Work").unwrap(),
             unit_price: dec(unit_price),
             quantity: dec(quantity),
@@ -723,6 +816,7 @@ mod tests {
         let now = Utc::now();
         let items = price_lines(vec![line("1", "1", "1")], currency("EUR"), now).unwrap();
         let mut invoice = Invoice {
+            discount: None,
             id: kernel::Id::generate(),
             team_id: kernel::Id::generate(),
             serial: Serial::FIRST,
@@ -793,6 +887,7 @@ mod tests {
         ) {
             let currency = currency(code);
             let inputs = lines.iter().map(|(price, quantity)| LineInput {
+                discount: None,
                 description: Description::parse("x").unwrap(),
                 unit_price: *price,
                 quantity: *quantity,
@@ -814,5 +909,251 @@ mod tests {
                 prop_assert_eq!(Some(item.amount), line_amount(item.unit_price, item.quantity, currency));
             }
         }
+
+        #[test]
+        fn discounted_groups_agree_with_a_model_in_minor_units(
+            lines in prop::collection::vec(model_line(), 1..12),
+            document in model_discount(),
+            code in prop::sample::select(vec!["EUR", "JPY", "KWD"]),
+        ) {
+            let currency = currency(code);
+            let minor = currency.minor_unit();
+            let inputs: Vec<LineInput> = lines.iter().map(|line| line.input(minor)).collect();
+            let items = price_lines(inputs, currency, Utc::now()).unwrap();
+            let discount = document.map(|d| d.discount(minor));
+            let pricing =
+                Pricing { items: &items, vat: &Vat::default(), rule: TaxRule::Percentage(dec("19")), discount, currency };
+            let model = Model::of(&lines, document);
+            match (pricing.totals(None), model) {
+                (Ok(totals), Some(model)) => {
+                    let units = |value: Decimal| (value * Decimal::from(10_i64.pow(minor))).normalize();
+                    let groups: Vec<(String, Decimal, Decimal, Decimal)> = pricing
+                        .breakdown()
+                        .unwrap()
+                        .iter()
+                        .map(|g| (g.rate.percentage.to_string(), units(g.discount), units(g.taxable_amount), units(g.tax_amount)))
+                        .collect();
+                    let expected: Vec<(String, Decimal, Decimal, Decimal)> = model
+                        .groups
+                        .iter()
+                        .map(|g| (g.rate.to_string(), g.discount.into(), g.taxable.into(), g.tax.into()))
+                        .collect();
+                    prop_assert_eq!(groups, expected);
+                    prop_assert_eq!(units(totals.subtotal), Decimal::from(model.subtotal));
+                    prop_assert_eq!(units(totals.discount_total), Decimal::from(model.discount_total));
+                    prop_assert_eq!(units(totals.tax), Decimal::from(model.tax));
+                    prop_assert_eq!(units(totals.total), Decimal::from(model.subtotal - model.discount_total + model.tax));
+                    prop_assert!(totals.taxable_amount() >= Decimal::ZERO && totals.total >= Decimal::ZERO);
+                    for (item, line) in items.iter().zip(&lines) {
+                        prop_assert_eq!(units(item.net_amount()), Decimal::from(line.net()));
+                    }
+                }
+                (Err(InvoiceRule::DiscountTooLarge { .. }), None) => {}
+                (got, model) => prop_assert!(false, "got {:?}, the model says {:?}", got, model.map(|m| m.tax)),
+            }
+        }
+    }
+
+    /// A line of the model: its price in minor units, a whole quantity, a rate (19 is the
+    /// invoice's), and a discount within its amount.
+    #[derive(Debug, Clone)]
+    struct ModelLine {
+        price: i64,
+        quantity: i64,
+        rate: i64,
+        discount: Option<ModelDiscount>,
+    }
+
+    /// A discount: hundredths of a percent, or minor units.
+    #[derive(Debug, Clone, Copy)]
+    enum ModelDiscount {
+        Percent(i64),
+        Units(i64),
+    }
+
+    impl ModelDiscount {
+        fn discount(self, minor: u32) -> Discount {
+            match self {
+                Self::Percent(hundredths) => Discount::Percentage(Decimal::new(hundredths, 2)),
+                Self::Units(units) => Discount::Amount(Decimal::new(units, minor)),
+            }
+        }
+
+        /// What it takes off `base` (minor units), rounded half away from zero.
+        fn off(self, base: i64) -> i64 {
+            match self {
+                Self::Percent(hundredths) => (base * hundredths + 5_000) / 10_000,
+                Self::Units(units) => units,
+            }
+        }
+    }
+
+    impl ModelLine {
+        fn amount(&self) -> i64 {
+            self.price * self.quantity
+        }
+
+        fn net(&self) -> i64 {
+            self.amount() - self.discount.map_or(0, |d| d.off(self.amount()))
+        }
+
+        fn input(&self, minor: u32) -> LineInput {
+            LineInput {
+                description: Description::parse("x").unwrap(),
+                unit_price: Decimal::new(self.price, minor),
+                quantity: Decimal::from(self.quantity),
+                amount: None,
+                unit_code: None,
+                vat: LineVat { percentage: Some(Decimal::from(self.rate)), ..LineVat::default() },
+                discount: self.discount.map(|d| d.discount(minor)),
+            }
+        }
+    }
+
+    fn model_discount() -> impl Strategy<Value = Option<ModelDiscount>> {
+        prop_oneof![
+            Just(None),
+            (1_i64..=10_000).prop_map(|p| Some(ModelDiscount::Percent(p))),
+            (1_i64..=200_000).prop_map(|u| Some(ModelDiscount::Units(u))),
+        ]
+    }
+
+    fn model_line() -> impl Strategy<Value = ModelLine> {
+        (0_i64..100_000, 1_i64..20, prop::sample::select(vec![7_i64, 19, 10, 20]), model_discount()).prop_map(
+            |(price, quantity, rate, discount)| {
+                let amount = price * quantity;
+                // Within the line's amount, as a caller's valid request keeps it.
+                let discount = discount.map(|d| match d {
+                    ModelDiscount::Units(units) if units > amount => ModelDiscount::Units(amount),
+                    d => d,
+                });
+                let discount = discount.filter(|d| !matches!(d, ModelDiscount::Units(0)));
+                ModelLine { price, quantity, rate, discount }
+            },
+        )
+    }
+
+    #[derive(Debug)]
+    struct ModelGroup {
+        rate: i64,
+        discount: i64,
+        taxable: i64,
+        tax: i64,
+    }
+
+    struct Model {
+        groups: Vec<ModelGroup>,
+        subtotal: i64,
+        discount_total: i64,
+        tax: i64,
+    }
+
+    impl Model {
+        /// The groups and totals by integer arithmetic; `None` when the document's discount
+        /// is more than the lines' net amounts.
+        fn of(lines: &[ModelLine], document: Option<ModelDiscount>) -> Option<Self> {
+            let mut groups: Vec<(i64, i64)> = Vec::new();
+            for line in lines {
+                match groups.iter_mut().find(|(rate, _)| *rate == line.rate) {
+                    Some(group) => group.1 += line.net(),
+                    None => groups.push((line.rate, line.net())),
+                }
+            }
+            let net: i64 = groups.iter().map(|(_, base)| base).sum();
+            let shares: Vec<i64> = match document {
+                None => vec![0; groups.len()],
+                Some(ModelDiscount::Percent(p)) => {
+                    groups.iter().map(|(_, base)| ModelDiscount::Percent(p).off(*base)).collect()
+                }
+                Some(ModelDiscount::Units(units)) if units > net => return None,
+                Some(ModelDiscount::Units(units)) => largest_remainders(units, &groups),
+            };
+            let groups: Vec<ModelGroup> = groups
+                .iter()
+                .zip(shares)
+                .map(|((rate, base), discount)| {
+                    let taxable = base - discount;
+                    ModelGroup { rate: *rate, discount, taxable, tax: (taxable * rate + 50) / 100 }
+                })
+                .collect();
+            let subtotal = lines.iter().map(ModelLine::amount).sum();
+            let line_discounts: i64 = lines.iter().map(|l| l.amount() - l.net()).sum();
+            let document_discount: i64 = groups.iter().map(|g| g.discount).sum();
+            let tax = groups.iter().map(|g| g.tax).sum();
+            Some(Self { groups, subtotal, discount_total: line_discounts + document_discount, tax })
+        }
+    }
+
+    /// `units` split over the groups' bases in proportion, the rest to the largest
+    /// remainders, the first on a tie.
+    fn largest_remainders(units: i64, groups: &[(i64, i64)]) -> Vec<i64> {
+        let net: i64 = groups.iter().map(|(_, base)| base).sum();
+        if net == 0 {
+            return vec![0; groups.len()];
+        }
+        let mut shares: Vec<(i64, i64)> =
+            groups.iter().map(|(_, base)| (units * base / net, units * base % net)).collect();
+        let mut left = units - shares.iter().map(|(share, _)| share).sum::<i64>();
+        let mut order: Vec<usize> = (0..shares.len()).collect();
+        order.sort_by_key(|index| std::cmp::Reverse(shares[*index].1));
+        for index in order.into_iter().take(usize::try_from(left).unwrap()) {
+            shares[index].0 += 1;
+            left -= 1;
+        }
+        assert_eq!(left, 0);
+        shares.into_iter().map(|(share, _)| share).collect()
+    }
+
+    #[test]
+    fn a_worked_example_of_two_rates_and_three_discounts() {
+        let eur = currency("EUR");
+        let line = |price: &str, rate: &str, discount: Option<Discount>| LineInput {
+            description: Description::parse("x").unwrap(),
+            unit_price: dec(price),
+            quantity: Decimal::ONE,
+            amount: None,
+            unit_code: None,
+            vat: LineVat { percentage: Some(dec(rate)), ..LineVat::default() },
+            discount,
+        };
+        // A book at 7 % with 10 % off, a workshop at 19 % with 5.00 off, and 10.00 off it all.
+        let items = price_lines(
+            vec![
+                line("20.00", "7", Some(Discount::Percentage(dec("10")))),
+                line("100.00", "19", Some(Discount::Amount(dec("5")))),
+            ],
+            eur,
+            Utc::now(),
+        )
+        .unwrap();
+        assert_eq!(items.iter().map(|i| i.net_amount().to_string()).collect::<Vec<_>>(), ["18.00", "95.00"]);
+        let pricing = Pricing {
+            items: &items,
+            vat: &Vat::default(),
+            rule: TaxRule::Percentage(dec("19")),
+            discount: Some(Discount::Amount(dec("10"))),
+            currency: eur,
+        };
+        let groups: Vec<_> = pricing
+            .breakdown()
+            .unwrap()
+            .iter()
+            .map(|g| (g.discount.to_string(), g.taxable_amount.to_string(), g.tax_amount.to_string()))
+            .collect();
+        // 10.00 over 18.00 and 95.00: 1.59 and 8.41 (1.5929… and 8.4070…).
+        assert_eq!(
+            groups,
+            [("1.59".into(), "16.41".into(), "1.15".into()), ("8.41".into(), "86.59".into(), "16.45".into())]
+        );
+        let totals = pricing.totals(None).unwrap();
+        assert_eq!(
+            (totals.subtotal, totals.discount_total, totals.taxable_amount(), totals.tax, totals.total),
+            (dec("120.00"), dec("17.00"), dec("103.00"), dec("17.60"), dec("120.60"))
+        );
+        let too_much = Pricing { discount: Some(Discount::Amount(dec("113.01"))), ..pricing };
+        assert_eq!(too_much.totals(None), Err(InvoiceRule::DiscountTooLarge { net: dec("113.00") }));
+        let over_a_line =
+            price_lines(vec![line("20.00", "7", Some(Discount::Amount(dec("20.01"))))], eur, Utc::now());
+        assert_eq!(over_a_line, Err(InvoiceRule::LineDiscountTooLarge { line: 0, amount: dec("20.00") }));
     }
 }

@@ -4,6 +4,7 @@
 
 pub mod client;
 pub mod credit;
+pub mod discount;
 pub mod document;
 pub mod einvoice;
 pub mod invoice;
@@ -12,6 +13,7 @@ pub mod ledger;
 pub mod money;
 pub mod numbering;
 pub mod party;
+pub mod peppol;
 pub mod receivables;
 pub mod sender;
 pub mod service;
@@ -26,9 +28,9 @@ pub use client::{
 };
 pub use document::{InvoiceDocument, InvoiceRenderer, RenderError};
 pub use invoice::{
-    Chasing, Exchange, Invoice, InvoiceFilter, InvoiceId, InvoicePosition, InvoiceRule, InvoiceStatus,
-    LineInput, LineItem, LineItemId, Recurrence, RecurringInvoiceId, Serial, TaxRule, Totals, Vat,
-    VatCategory,
+    Allowance, Chasing, Discount, Exchange, Invoice, InvoiceFilter, InvoiceId, InvoicePosition, InvoiceRule,
+    InvoiceStatus, LineInput, LineItem, LineItemId, Pricing, Recurrence, RecurringInvoiceId, Serial, TaxRule,
+    Totals, Vat, VatCategory,
 };
 pub use ledger::{
     Balance, EntryAmount, EntryKind, LedgerEntry, LedgerEntryId, LedgerRule, NewEntry, PaymentMethod,

@@ -2,6 +2,8 @@
 //! `RE{YY}{000}`) and the numbers it makes. Each series counts on its own, gapless; a
 //! pattern with a year counts each year from 1, by the issue date's year in UTC.
 
+use std::collections::BTreeMap;
+
 use chrono::{DateTime, Datelike, Utc};
 use kernel::InvalidValue;
 
@@ -208,6 +210,39 @@ impl Numbering {
             Series::CreditNotes => self.credit_notes = pattern,
             Series::Quotes => self.quotes = pattern,
         }
+    }
+}
+
+/// A change of a team's numbering: the series it names take their new patterns, the others
+/// keep theirs. Stored as it is, so that two changes of different series both hold.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct NumberingChange(BTreeMap<Series, NumberingPattern>);
+
+impl NumberingChange {
+    /// Every series, as `numbering` has it.
+    pub fn all(numbering: &Numbering) -> Self {
+        Self(Series::ALL.into_iter().map(|series| (series, numbering.of(series).clone())).collect())
+    }
+
+    pub fn set(&mut self, series: Series, pattern: NumberingPattern) {
+        self.0.insert(series, pattern);
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// The series it changes, with their new patterns.
+    pub fn patterns(&self) -> impl Iterator<Item = (Series, &NumberingPattern)> {
+        self.0.iter().map(|(series, pattern)| (*series, pattern))
+    }
+
+    /// `numbering` after the change.
+    pub fn applied_to(&self, mut numbering: Numbering) -> Numbering {
+        for (series, pattern) in self.patterns() {
+            numbering.set(series, pattern.clone());
+        }
+        numbering
     }
 }
 

@@ -137,12 +137,15 @@ pub struct SenderDetails {
     pub contact_name: OptionalText,
     pub contact_phone: OptionalText,
     pub contact_email: Option<Email>,
+    /// Its address in the Peppol network (BT-34), which a Peppol BIS e-invoice names.
+    pub peppol_id: Option<crate::peppol::PeppolId>,
 }
 
 impl SenderDetails {
     /// A sender known only by its name, as a new team's default starts out.
     pub fn named(name: RequiredText) -> Self {
         Self {
+            peppol_id: None,
             name,
             line1: OptionalText::empty(),
             line2: OptionalText::empty(),
@@ -183,6 +186,7 @@ pub struct SenderChange {
     pub contact_name: Option<String>,
     pub contact_phone: Option<String>,
     pub contact_email: Option<String>,
+    pub peppol_id: Option<String>,
 }
 
 /// A part of a sender's details, as a refused change names it.
@@ -203,6 +207,7 @@ pub enum SenderField {
     ContactName,
     ContactPhone,
     ContactEmail,
+    PeppolId,
 }
 
 /// `text` parsed by `parse`, or `None` when empty (a change that removes the part).
@@ -259,6 +264,10 @@ impl SenderDetails {
         }
         if let Some(bic) = change.bic {
             details.bic = removable(&bic, crate::party::Bic::parse).map_err(at(SenderField::Bic))?;
+        }
+        if let Some(id) = change.peppol_id {
+            details.peppol_id =
+                removable(&id, crate::peppol::PeppolId::parse).map_err(at(SenderField::PeppolId))?;
         }
         Ok(details)
     }

@@ -14,7 +14,7 @@ use crate::store::{
 };
 use crate::{
     ClientId, Invoice, InvoiceId, InvoiceStatus, LedgerEntryId, LineInput, SenderAddress, SenderAddressId,
-    SenderDetails, TaxRule, Totals,
+    SenderDetails, TaxRule,
 };
 
 /// Why an invoice use case refused.
@@ -117,6 +117,8 @@ pub struct InvoiceDraft {
     /// is billed in another currency than the team's, refused otherwise.
     pub exchange_rate: Option<Decimal>,
     pub supply: crate::Supply,
+    /// The discount of the whole invoice, beside its lines'.
+    pub discount: Option<crate::Discount>,
 }
 
 /// A partial update: `None` leaves a field; `Some(None)` clears a nullable one.
@@ -140,6 +142,8 @@ pub struct InvoiceChanges {
     pub service: Option<Option<crate::ServiceTime>>,
     /// `Some(None)` removes it.
     pub purchase_order: Option<Option<crate::PurchaseOrder>>,
+    /// `Some(None)` removes it.
+    pub discount: Option<Option<crate::Discount>>,
 }
 
 /// The team's default sender address, made from the team's name if the team has none yet
@@ -268,7 +272,9 @@ pub async fn new_invoice(
     let line_items = price_lines(draft.line_items, currency, now)?;
     let tax_rule = TaxRule::changed(None, draft.tax_percentage, draft.tax);
     let vat = draft.vat.unwrap_or_default();
-    let totals = Totals::compute(&line_items, &vat, tax_rule, draft.tax, currency)?;
+    let discount = draft.discount;
+    let totals = crate::Pricing { items: &line_items, vat: &vat, rule: tax_rule, discount, currency }
+        .totals(draft.tax)?;
     exchange.in_team_currency(totals.total).ok_or(InvoiceRule::TeamTotalTooLarge)?;
     if crate::invoice::names_parties(&line_items, &vat, tax_rule) {
         let client = match (existing_client, &draft.bill_to) {
@@ -301,6 +307,7 @@ pub async fn new_invoice(
         due_date,
         currency,
         tax_rule,
+        discount,
         totals,
         line_items,
         created_at: now,
@@ -331,7 +338,15 @@ pub async fn update_invoice(
     };
     let tax_rule = TaxRule::changed(Some(current.tax_rule), changes.tax_percentage, changes.tax);
     let vat = changes.vat.unwrap_or_else(|| current.vat.clone());
-    let totals = Totals::compute(&line_items, &vat, tax_rule, changes.tax, current.currency)?;
+    let discount = changes.discount.unwrap_or(current.discount);
+    let totals = crate::Pricing {
+        items: &line_items,
+        vat: &vat,
+        rule: tax_rule,
+        discount,
+        currency: current.currency,
+    }
+    .totals(changes.tax)?;
     let issue_date = changes.issue_date.unwrap_or(current.issue_date);
     let due_date = changes.due_date.unwrap_or(current.due_date);
     check_dates(issue_date, due_date)?;
@@ -376,6 +391,7 @@ pub async fn update_invoice(
             purchase_order: changes.purchase_order.unwrap_or_else(|| current.supply.purchase_order.clone()),
         },
         tax_rule,
+        discount,
         totals,
         line_items,
         updated_at: now,

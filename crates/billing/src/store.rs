@@ -47,6 +47,8 @@ pub struct NewInvoice {
     pub due_date: Option<DateTime<Utc>>,
     pub currency: Currency,
     pub tax_rule: TaxRule,
+    /// The discount of the whole invoice, beside its lines'.
+    pub discount: Option<crate::Discount>,
     pub totals: Totals,
     pub line_items: Vec<LineItem>,
     pub created_at: DateTime<Utc>,
@@ -126,6 +128,7 @@ impl NewInvoice {
             status: ledger.balance().status(),
             currency: self.currency,
             tax_rule: self.tax_rule,
+            discount: self.discount,
             totals: self.totals,
             balance: ledger.balance(),
             client_id,
@@ -378,7 +381,8 @@ pub fn credit(
     serial: crate::credit::CreditSerial,
     number: crate::numbering::DocumentNumber,
 ) -> Result<(CreditNote, Balance), LedgerError> {
-    let (line_items, tax_rule, totals) = crate::credit::price_credit(invoice, &note.lines, note.created_at)?;
+    let crate::credit::PricedCredit { items: line_items, tax_rule, discount, totals } =
+        crate::credit::price_credit(invoice, &note.lines, note.created_at)?;
     let mut ledger = Ledger::resume(invoice.balance, invoice.currency);
     let position = ledger.next_position();
     let application = ledger.credit(totals.total, invoice.balance.credit_notes_total())?;
@@ -394,6 +398,7 @@ pub fn credit(
         tax_rule,
         vat: invoice.vat.clone(),
         line_items,
+        discount,
         totals,
         reason: note.reason,
         application,
@@ -469,10 +474,11 @@ pub trait NumberingRepository: Send + Sync {
     /// The team's patterns: the defaults of the series it chose none for.
     async fn numbering(&self, team: TeamId) -> Result<crate::numbering::Numbering, StoreError>;
 
-    /// Sets the team's patterns: its next documents take them.
+    /// Sets the patterns of the series `change` names: the team's next documents of them
+    /// take them; the other series keep theirs, whatever changed them meanwhile.
     async fn set_numbering(
         &self,
         team: TeamId,
-        numbering: &crate::numbering::Numbering,
+        change: &crate::numbering::NumberingChange,
     ) -> Result<(), StoreError>;
 }

@@ -172,7 +172,13 @@ pub enum VatRule {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct VatGroup {
     pub rate: VatRate,
-    /// Σ the group's line amounts, at the minor unit (BT-116).
+    /// Σ the group's line net amounts, at the minor unit: what the document's discount is
+    /// allocated by.
+    pub lines_amount: Decimal,
+    /// The share of the document's discount it carries (a BG-20 allowance), at the minor
+    /// unit; 0 without one.
+    pub discount: Decimal,
+    /// `lines_amount − discount` (BT-116).
     pub taxable_amount: Decimal,
     /// `taxable_amount × percentage / 100` at the minor unit, or the invoice's flat tax
     /// (BT-117).
@@ -203,6 +209,7 @@ mod tests {
 
     fn line(price: &str, vat: LineVat) -> LineInput {
         LineInput {
+            discount: None,
             description: Description::parse("Work").unwrap(),
             unit_price: dec(price),
             quantity: Decimal::ONE,
@@ -223,7 +230,7 @@ mod tests {
     fn groups_of(lines: Vec<LineInput>, rule: TaxRule) -> Result<Vec<VatGroup>, InvoiceRule> {
         let eur = Currency::parse("EUR").unwrap();
         let items = price_lines(lines, eur, Utc::now()).unwrap();
-        breakdown(&items, &Vat::default(), rule, eur)
+        breakdown(&items, &Vat::default(), rule, None, eur)
     }
 
     #[test]
@@ -296,6 +303,7 @@ mod tests {
         .unwrap();
         let text = |value: &str| crate::client::OptionalText::parse(value).unwrap();
         let mut client = ClientDetails {
+            peppol_id: None,
             name: crate::client::RequiredText::parse("Client").unwrap(),
             email: kernel::Email::parse("client@example.com").unwrap(),
             phone: text(""),
@@ -358,6 +366,7 @@ mod tests {
             let inputs = lines.iter().map(|&(units, quantity, which)| {
                 let (category, basis_points, why) = rates[which];
                 LineInput {
+                    discount: None,
                     description: Description::parse("x").unwrap(),
                     unit_price: Decimal::new(units, minor),
                     quantity: Decimal::from(quantity),
@@ -373,7 +382,7 @@ mod tests {
             let items = price_lines(inputs, currency, Utc::now()).unwrap();
             let invoice = Vat::default();
             let rule = TaxRule::Percentage(dec("19"));
-            let groups = breakdown(&items, &invoice, rule, currency).unwrap();
+            let groups = breakdown(&items, &invoice, rule, None, currency).unwrap();
             let totals = Totals::compute(&items, &invoice, rule, None, currency).unwrap();
 
             let mut model: Vec<(usize, i128)> = Vec::new();

@@ -1,7 +1,9 @@
 //! UN/CEFACT Cross Industry Invoice D16B, as XRechnung and Factur-X carry it, in the
 //! element order the schema fixes. A credit note is the same document with type code 381.
 
-use billing::einvoice::{Contact, EInvoice, Line, Party, PayeeAccount, VatBreakdown};
+use billing::einvoice::{
+    Allowance, Contact, DISCOUNT_REASON, EInvoice, Line, Party, PayeeAccount, VatBreakdown,
+};
 use rust_decimal::Decimal;
 
 use crate::xml::{Element, element, text};
@@ -69,6 +71,20 @@ fn header_tax(group: &VatBreakdown) -> Element {
     ])
 }
 
+/// A discount (BG-20, BG-27); a document's names its VAT category after it.
+fn allowance_charge(allowance: &Allowance) -> Element {
+    let (code, reason) = DISCOUNT_REASON;
+    let (base, percentage) = allowance.base_and_percentage.unzip();
+    element("ram:SpecifiedTradeAllowanceCharge").children([
+        Some(element("ram:ChargeIndicator").child(text("udt:Indicator", "false"))),
+        percentage.map(|percentage| text("ram:CalculationPercent", percentage.to_string())),
+        base.map(|base| amount("ram:BasisAmount", base)),
+        Some(amount("ram:ActualAmount", allowance.amount)),
+        Some(text("ram:ReasonCode", code)),
+        Some(text("ram:Reason", reason)),
+    ])
+}
+
 /// A line's VAT (BG-30).
 fn line_tax(line: &Line) -> Element {
     element("ram:ApplicableTradeTax").children([
@@ -89,10 +105,13 @@ fn line_item(line: &Line) -> Element {
             text("ram:BilledQuantity", line.quantity.to_string()).attribute("unitCode", &line.unit_code),
         ))
         .child(
-            element("ram:SpecifiedLineTradeSettlement").child(line_tax(line)).child(
-                element("ram:SpecifiedTradeSettlementLineMonetarySummation")
-                    .child(amount("ram:LineTotalAmount", line.amount)),
-            ),
+            element("ram:SpecifiedLineTradeSettlement")
+                .child(line_tax(line))
+                .children([line.allowance.as_ref().map(allowance_charge)])
+                .child(
+                    element("ram:SpecifiedTradeSettlementLineMonetarySummation")
+                        .child(amount("ram:LineTotalAmount", line.amount)),
+                ),
         )
 }
 
@@ -121,7 +140,7 @@ fn trade_party(name: &'static str, party: &Party, contact: Option<&Contact>) -> 
         Some(address),
         party.electronic_address.as_ref().map(|address| {
             element("ram:URIUniversalCommunication")
-                .child(text("ram:URIID", address).attribute("schemeID", "EM"))
+                .child(text("ram:URIID", &address.id).attribute("schemeID", address.scheme))
         }),
         party.vat_id.as_ref().map(|id| {
             element("ram:SpecifiedTaxRegistration").child(text("ram:ID", id).attribute("schemeID", "VA"))
@@ -188,12 +207,24 @@ fn settlement(invoice: &EInvoice) -> Element {
             .child(date_time("ram:StartDateTime", "udt:DateTimeString", start))
             .child(date_time("ram:EndDateTime", "udt:DateTimeString", end))
     });
-    invoice.vat.iter().fold(settlement, |settlement, group| settlement.child(header_tax(group))).children([
-        period,
-        terms,
-        Some(element("ram:SpecifiedTradeSettlementHeaderMonetarySummation").children(
-            [
+    let allowances = invoice.allowances.iter().map(|allowance| {
+        Some(allowance_charge(&allowance.allowance).child(element("ram:CategoryTradeTax").children([
+            Some(text("ram:TypeCode", "VAT")),
+            Some(text("ram:CategoryCode", allowance.category.as_str())),
+            allowance.rate.map(|rate| text("ram:RateApplicablePercent", rate.to_string())),
+        ])))
+    });
+    invoice
+        .vat
+        .iter()
+        .fold(settlement, |settlement, group| settlement.child(header_tax(group)))
+        .children([period])
+        .children(allowances)
+        .children([
+            terms,
+            Some(element("ram:SpecifiedTradeSettlementHeaderMonetarySummation").children([
                 Some(amount("ram:LineTotalAmount", totals.lines)),
+                totals.allowances.map(|total| amount("ram:AllowanceTotalAmount", total)),
                 Some(amount("ram:TaxBasisTotalAmount", totals.tax_exclusive)),
                 Some(amount("ram:TaxTotalAmount", totals.tax).attribute("currencyID", invoice.currency)),
                 invoice.tax_currency.map(|(currency, tax)| {
@@ -202,12 +233,11 @@ fn settlement(invoice: &EInvoice) -> Element {
                 Some(amount("ram:GrandTotalAmount", totals.tax_inclusive)),
                 (!totals.prepaid.is_zero()).then(|| amount("ram:TotalPrepaidAmount", totals.prepaid)),
                 Some(amount("ram:DuePayableAmount", totals.payable)),
-            ],
-        )),
-        invoice.preceding_invoice.as_ref().map(|(number, issued)| {
-            element("ram:InvoiceReferencedDocument")
-                .child(text("ram:IssuerAssignedID", number))
-                .child(date_time("ram:FormattedIssueDateTime", "qdt:DateTimeString", *issued))
-        }),
-    ])
+            ])),
+            invoice.preceding_invoice.as_ref().map(|(number, issued)| {
+                element("ram:InvoiceReferencedDocument")
+                    .child(text("ram:IssuerAssignedID", number))
+                    .child(date_time("ram:FormattedIssueDateTime", "qdt:DateTimeString", *issued))
+            }),
+        ])
 }

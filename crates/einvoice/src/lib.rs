@@ -8,7 +8,8 @@ mod xml;
 
 use billing::einvoice::{EInvoice, Format};
 
-/// The XML writer of every [`Format`]: UBL for XRechnung in UBL, CII for the others.
+/// The XML writer of every [`Format`]: UBL for XRechnung in UBL and Peppol BIS, CII for the
+/// others.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Xml;
 
@@ -21,7 +22,7 @@ impl billing::einvoice::XmlWriter for Xml {
 /// `invoice`, which [`billing::einvoice`] made for `format`'s profile, as XML.
 pub fn write(format: Format, invoice: &EInvoice) -> String {
     match format {
-        Format::XRechnungUbl => ubl::write(invoice),
+        Format::XRechnungUbl | Format::PeppolBis => ubl::write(invoice),
         Format::XRechnungCii | Format::FacturX => cii::write(invoice),
     }
 }

@@ -2,7 +2,9 @@
 //! schema fixes.
 
 use billing::VatCategory;
-use billing::einvoice::{Contact, DocumentKind, EInvoice, Line, Party, PayeeAccount};
+use billing::einvoice::{
+    Allowance, Contact, DISCOUNT_REASON, DocumentKind, EInvoice, Line, Party, PayeeAccount,
+};
 use rust_decimal::Decimal;
 
 use crate::xml::{Element, element, text};
@@ -72,6 +74,16 @@ pub(crate) fn write(invoice: &EInvoice) -> String {
                 .payment_terms
                 .as_ref()
                 .map(|terms| element("cac:PaymentTerms").child(text("cbc:Note", terms))),
+        ])
+        .children(invoice.allowances.iter().map(|allowance| {
+            Some(allowance_charge(&allowance.allowance, invoice.currency).child(tax_category(
+                "cac:TaxCategory",
+                allowance.category,
+                allowance.rate,
+                None,
+            )))
+        }))
+        .children([
             Some(tax_total(invoice)),
             invoice.tax_currency.map(|(currency, tax)| {
                 element("cac:TaxTotal").child(amount_element("cbc:TaxAmount", tax, currency))
@@ -81,6 +93,7 @@ pub(crate) fn write(invoice: &EInvoice) -> String {
                     Some(money("cbc:LineExtensionAmount", invoice.totals.lines)),
                     Some(money("cbc:TaxExclusiveAmount", invoice.totals.tax_exclusive)),
                     Some(money("cbc:TaxInclusiveAmount", invoice.totals.tax_inclusive)),
+                    invoice.totals.allowances.map(|total| money("cbc:AllowanceTotalAmount", total)),
                     (!invoice.totals.prepaid.is_zero())
                         .then(|| money("cbc:PrepaidAmount", invoice.totals.prepaid)),
                     Some(money("cbc:PayableAmount", invoice.totals.payable)),
@@ -119,7 +132,7 @@ fn party(party: &Party, contact: Option<&Contact>) -> Element {
         party
             .electronic_address
             .as_ref()
-            .map(|address| text("cbc:EndpointID", address).attribute("schemeID", "EM")),
+            .map(|address| text("cbc:EndpointID", &address.id).attribute("schemeID", address.scheme)),
         Some(address),
         party.vat_id.as_ref().map(|id| {
             element("cac:PartyTaxScheme")
@@ -165,6 +178,20 @@ fn tax_category(
     ])
 }
 
+/// A discount (BG-20, BG-27), its VAT category left to the caller (a document's has one).
+fn allowance_charge(allowance: &Allowance, currency: &str) -> Element {
+    let (code, reason) = DISCOUNT_REASON;
+    let (base, percentage) = allowance.base_and_percentage.unzip();
+    element("cac:AllowanceCharge").children([
+        Some(text("cbc:ChargeIndicator", "false")),
+        Some(text("cbc:AllowanceChargeReasonCode", code)),
+        Some(text("cbc:AllowanceChargeReason", reason)),
+        percentage.map(|percentage| text("cbc:MultiplierFactorNumeric", percentage.to_string())),
+        Some(amount_element("cbc:Amount", allowance.amount, currency)),
+        base.map(|base| amount_element("cbc:BaseAmount", base, currency)),
+    ])
+}
+
 /// The tax total and a subtotal per group of the breakdown.
 fn tax_total(invoice: &EInvoice) -> Element {
     invoice.vat.iter().fold(
@@ -195,6 +222,7 @@ fn invoice_line(invoice: &EInvoice, line: &Line, credit: bool) -> Element {
         .child(text("cbc:ID", line.id.to_string()))
         .child(text(quantity, line.quantity.to_string()).attribute("unitCode", &line.unit_code))
         .child(amount_element("cbc:LineExtensionAmount", line.amount, invoice.currency))
+        .children([line.allowance.as_ref().map(|allowance| allowance_charge(allowance, invoice.currency))])
         .child(element("cac:Item").child(text("cbc:Name", &line.name)).child(tax_category(
             "cac:ClassifiedTaxCategory",
             line.category,

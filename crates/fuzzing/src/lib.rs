@@ -92,6 +92,7 @@ pub fn money(data: &[u8]) {
         let inputs = lines
             .iter()
             .map(|(price, quantity)| billing::LineInput {
+                discount: None,
                 description: billing::invoice::Description::parse("x").expect("a description"),
                 unit_price: *price,
                 quantity: *quantity,

@@ -132,6 +132,18 @@ pub enum Term {
     Quantity,
     UnitPrice,
     Amount,
+    /// The header of the lines' VAT rates.
+    VatColumn,
+    /// `rate`, a percentage without its sign: a line's VAT rate.
+    Percent,
+    /// A discount of an amount.
+    Discount,
+    /// `rate`: a discount of a percentage.
+    DiscountRate,
+    /// `label` (a discount's), `amount`: what it takes off, under a line.
+    Less,
+    /// What the tax is computed on, after the discounts.
+    TaxableAmount,
     Subtotal,
     Tax,
     /// `rate`, a percentage without its sign.
@@ -159,7 +171,7 @@ pub enum Term {
 }
 
 impl Term {
-    pub const ALL: [Self; 40] = [
+    pub const ALL: [Self; 46] = [
         Self::InvoiceTitle,
         Self::CreditNoteTitle,
         Self::ContinuedTitle,
@@ -181,6 +193,12 @@ impl Term {
         Self::Quantity,
         Self::UnitPrice,
         Self::Amount,
+        Self::VatColumn,
+        Self::Percent,
+        Self::Discount,
+        Self::DiscountRate,
+        Self::Less,
+        Self::TaxableAmount,
         Self::Subtotal,
         Self::Tax,
         Self::TaxRate,
@@ -226,6 +244,12 @@ impl Term {
             Self::Quantity => "quantity",
             Self::UnitPrice => "unit-price",
             Self::Amount => "amount",
+            Self::VatColumn => "vat-column",
+            Self::Percent => "percent",
+            Self::Discount => "discount",
+            Self::DiscountRate => "discount-rate",
+            Self::Less => "less",
+            Self::TaxableAmount => "taxable-amount",
             Self::Subtotal => "subtotal",
             Self::Tax => "tax",
             Self::TaxRate => "tax-rate",

@@ -127,6 +127,8 @@ pub struct Template {
     pub due_days: Option<DueDays>,
     /// Each invoice's VAT category (standard by default).
     pub vat: billing::Vat,
+    /// Each invoice's discount of the whole, beside its lines'.
+    pub discount: Option<billing::Discount>,
 }
 
 /// The unbilled time a period adds to its invoice: the billable time not yet billed of the
@@ -375,6 +377,7 @@ impl RecurringInvoice {
             line_items: self.template.line_items.clone(),
             time_entries: Vec::new(),
             vat: Some(self.template.vat.clone()),
+            discount: self.template.discount,
             // A recurring invoice bills a client in the team's currency (its create refuses
             // others), so there is no rate to state.
             exchange_rate: None,
@@ -437,6 +440,7 @@ mod tests {
 
     fn line() -> LineInput {
         LineInput {
+            discount: None,
             description: Description::parse("Retainer").unwrap(),
             unit_price: Decimal::new(150_000, 2),
             quantity: Decimal::ONE,
@@ -448,6 +452,7 @@ mod tests {
 
     fn template(due_days: Option<i64>) -> Template {
         Template {
+            discount: None,
             description: None,
             line_items: vec![line()],
             tax_percentage: None,

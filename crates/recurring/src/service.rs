@@ -194,6 +194,7 @@ async fn check_template(
         vat: Some(template.vat.clone()),
         exchange_rate: None,
         supply: billing::Supply::default(),
+        discount: template.discount,
     };
     match billing::service::new_invoice(ports.billing, ports.accounts, team, draft, now).await {
         Ok(_) => Ok(()),

@@ -86,12 +86,14 @@ fn document(items: usize, paid: bool, work: impl Fn(usize) -> (&'static str, u64
                 quantity: quantity(tenths),
                 unit_price: euros(unit),
                 amount: euros(amount),
+                vat_rate: None,
             }
         })
         .collect();
     // 19 %, rounded half up to the cent.
     let tax = (subtotal * 19 + 50) / 100;
     InvoiceDocument {
+        discounts: Vec::new(),
         title: None,
         corrects: None,
         serial: "INV-0042".to_owned(),

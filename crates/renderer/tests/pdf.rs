@@ -145,6 +145,7 @@ fn a_description_longer_than_a_page_is_printed_whole() {
         quantity: "1".to_owned(),
         unit_price: "10.00 EUR".to_owned(),
         amount: "10.00 EUR".to_owned(),
+        vat_rate: None,
     };
     let pdf = render_pdf(&document).unwrap();
     assert_valid(&pdf);

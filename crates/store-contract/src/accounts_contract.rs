@@ -12,6 +12,7 @@ use kernel::{Clock, Email, Id, SystemClock};
 
 fn details(name: &str) -> ClientDetails {
     ClientDetails {
+        peppol_id: Some(billing::peppol::PeppolId::parse("9933:EL123456789").unwrap()),
         name: RequiredText::parse(name).unwrap(),
         email: Email::parse("zoe@example.com").unwrap(),
         phone: OptionalText::parse("+30 210 000 0000").unwrap(),

@@ -47,6 +47,7 @@ pub fn eur() -> Currency {
 
 pub fn client_details(name: &str, email: &str) -> ClientDetails {
     ClientDetails {
+        peppol_id: None,
         name: RequiredText::parse(name).unwrap(),
         email: Email::parse(email).unwrap(),
         phone: OptionalText::empty(),
@@ -109,6 +110,7 @@ pub fn lines(items: &[(&str, &str, &str)]) -> Vec<LineInput> {
         .map(|(description, price, quantity)| {
             let (unit_price, quantity) = (parse_decimal(price).unwrap(), parse_decimal(quantity).unwrap());
             LineInput {
+                discount: None,
                 description: Description::parse(*description).unwrap(),
                 unit_price,
                 quantity,
@@ -126,6 +128,7 @@ impl Fixture {
         let line_items = price_lines(lines(items), eur(), now).unwrap();
         let tax_rule = TaxRule::Percentage(parse_decimal("19").unwrap());
         NewInvoice {
+            discount: None,
             id: InvoiceId::generate(),
             team_id: self.team,
             bill_to,
@@ -231,6 +234,86 @@ pub async fn lines_keep_their_own_vat(store: Ports) {
         stored.line_items.iter().map(|line| &line.vat).collect::<Vec<_>>()
     );
     assert_eq!(note.vat_breakdown(), stored.vat_breakdown());
+}
+
+pub async fn discounts_round_trip_and_credit_notes_take_them(store: Ports) {
+    let f = fixture(store).await;
+    let d = |text: &str| parse_decimal(text).unwrap();
+    let mut draft =
+        f.draft(BillTo::Existing(f.client), "2026-11-20", &[("Buch", "20", "1"), ("Kurs", "100", "1")]);
+    let mut inputs = lines(&[("Buch", "20", "1"), ("Kurs", "100", "1")]);
+    inputs[0].vat.percentage = Some(d("7"));
+    inputs[0].discount = Some(billing::Discount::Percentage(d("12.5")));
+    inputs[1].discount = Some(billing::Discount::Amount(d("5")));
+    draft.line_items = price_lines(inputs, eur(), draft.created_at).unwrap();
+    draft.discount = Some(billing::Discount::Amount(d("10")));
+    draft.totals = billing::Pricing {
+        items: &draft.line_items,
+        vat: &draft.vat,
+        rule: draft.tax_rule,
+        discount: draft.discount,
+        currency: eur(),
+    }
+    .totals(None)
+    .unwrap();
+    // 17.50 and 95.00 net; 10.00 off them as 1.56 and 8.44.
+    assert_eq!(
+        (draft.totals.discount_total, draft.totals.tax, draft.totals.total),
+        (d("17.50"), d("17.57"), d("120.07"))
+    );
+    // The same invoice again, its lines their own.
+    let mut second = NewInvoice { id: InvoiceId::generate(), ..draft.clone() };
+    for line in &mut second.line_items {
+        line.id = kernel::Id::generate();
+    }
+    let invoice = f.billing.create_invoice(draft).await.unwrap();
+    let stored = f.billing.get_invoice(f.team, invoice.id).await.unwrap().unwrap();
+    assert_eq!(stored, invoice);
+    assert_eq!(
+        stored.line_items[0].discount,
+        Some(billing::Allowance { percentage: Some(d("12.5")), amount: d("2.50") })
+    );
+    assert_eq!(stored.totals.discount_total, d("17.50"));
+
+    // A discount of the whole changed to a percentage, then removed: each kept as written.
+    let mut changed = stored.clone();
+    changed.discount = Some(billing::Discount::Percentage(d("10")));
+    changed.totals = changed.pricing().totals(None).unwrap();
+    let replaced =
+        f.billing.replace_invoice(&changed, false, billing::store::StatusWrite::Keep).await.unwrap();
+    assert_eq!((replaced.discount, replaced.totals), (changed.discount, changed.totals));
+    assert_eq!(
+        f.billing.get_invoice(f.team, invoice.id).await.unwrap().unwrap().totals.discount_total,
+        d("18.75")
+    );
+
+    // A full note credits the invoice's discounts; a note of lines takes its own.
+    let note = |lines| billing::credit::NewCreditNote {
+        id: kernel::Id::generate(),
+        lines,
+        reason: None,
+        created_at: at("2026-11-21T10:00:00Z"),
+    };
+    let part = billing::credit::CreditLines::Discounted(
+        lines(&[("Kurs", "50", "1")]),
+        billing::Discount::Percentage(d("20")),
+    );
+    let (partial, _) = f.billing.issue_credit_note(f.team, invoice.id, note(part)).await.unwrap();
+    assert_eq!((partial.totals.discount_total, partial.totals.total), (d("10.00"), d("47.60")));
+    let second = f.billing.create_invoice(second).await.unwrap();
+    let (full, _) = f
+        .billing
+        .issue_credit_note(f.team, second.id, note(billing::credit::CreditLines::Full))
+        .await
+        .unwrap();
+    let listed =
+        f.billing.list_credit_notes(f.team, &billing::credit::CreditNoteFilter::default()).await.unwrap();
+    assert_eq!(listed, [full.clone(), partial]);
+    assert_eq!((full.discount, full.totals), (second.discount, second.totals));
+    assert_eq!(
+        full.line_items.iter().map(|l| l.discount).collect::<Vec<_>>(),
+        second.line_items.iter().map(|l| l.discount).collect::<Vec<_>>()
+    );
 }
 
 pub async fn serials_are_gapless_under_concurrency(store: Ports) {

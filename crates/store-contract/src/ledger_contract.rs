@@ -163,6 +163,7 @@ pub async fn updates_keep_the_total_above_what_was_recorded(store: Ports) {
     let lower = |amount: &str| {
         let line_items = price_lines(
             vec![LineInput {
+                discount: None,
                 description: Description::parse("Work").unwrap(),
                 unit_price: d(amount),
                 quantity: Decimal::ONE,
@@ -227,6 +228,7 @@ pub async fn credit_notes_take_their_own_serials_and_lower_what_is_due(store: Po
         created_at: at("2026-11-03T10:00:00Z") + TimeDelta::minutes(i64::from(minute)),
     };
     let part = CreditLines::Lines(vec![LineInput {
+        discount: None,
         description: Description::parse("Not delivered").unwrap(),
         unit_price: d("50"),
         quantity: Decimal::ONE,
@@ -257,6 +259,7 @@ pub async fn credit_notes_take_their_own_serials_and_lower_what_is_due(store: Po
     );
     // All of an invoice's credit notes stay within its total.
     let too_much = CreditLines::Lines(vec![LineInput {
+        discount: None,
         description: Description::parse("More").unwrap(),
         unit_price: d("50.01"),
         quantity: Decimal::ONE,
@@ -282,7 +285,13 @@ pub async fn credit_notes_take_their_own_serials_and_lower_what_is_due(store: Po
     assert_eq!(f.billing.list_credit_notes(f.team, &of_invoice).await.unwrap(), std::slice::from_ref(&first));
     let after_full =
         CreditNoteFilter { before_serial: Some(full.serial), limit: Some(1), ..Default::default() };
-    assert_eq!(f.billing.list_credit_notes(f.team, &after_full).await.unwrap(), [first]);
+    assert_eq!(f.billing.list_credit_notes(f.team, &after_full).await.unwrap(), std::slice::from_ref(&first));
+    // By the instant they were issued: from is inclusive, before exclusive.
+    let full_issued = Some(full.issue_date);
+    let from_full = CreditNoteFilter { issued_from: full_issued, ..Default::default() };
+    assert_eq!(f.billing.list_credit_notes(f.team, &from_full).await.unwrap(), std::slice::from_ref(&full));
+    let before_full = CreditNoteFilter { issued_before: full_issued, ..Default::default() };
+    assert_eq!(f.billing.list_credit_notes(f.team, &before_full).await.unwrap(), [first]);
     assert!(matches!(
         f.billing.delete_invoice(f.team, other.id, chrono::Utc::now()).await,
         Err(DeleteInvoiceError::HasMoney)

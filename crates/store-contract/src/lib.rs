@@ -245,6 +245,7 @@ macro_rules! contract_suite {
             invoices::{
                 invoices_round_trip_with_items_in_order,
                 lines_keep_their_own_vat,
+                discounts_round_trip_and_credit_notes_take_them,
                 serials_are_gapless_under_concurrency,
                 a_refused_create_writes_nothing_and_gives_its_serial_back,
                 a_recurring_invoice_has_one_invoice_per_sequence,
@@ -277,6 +278,7 @@ macro_rules! contract_suite {
                 documents_take_the_teams_pattern_and_count_by_issue_year,
                 a_number_taken_already_is_refused_and_its_count_given_back,
                 yearly_counts_stay_gapless_under_concurrency,
+                changes_of_different_series_all_hold,
             },
             timers::{
                 a_timer_round_trips_with_its_tags_current,

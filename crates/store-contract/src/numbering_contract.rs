@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use accounts::TeamId;
 use billing::credit::{CreditLines, NewCreditNote};
-use billing::numbering::{Numbering, NumberingPattern};
+use billing::numbering::{Numbering, NumberingChange, NumberingPattern, Series};
 use billing::store::{BillTo, CreateInvoiceError, LedgerError};
 use billing::{BillingStore, InvoiceFilter};
 use kernel::{Id, SearchText};
@@ -45,7 +45,7 @@ pub async fn documents_take_the_teams_pattern_and_count_by_issue_year(store: Por
         credit_notes: pattern("CN{YY}{000}"),
         quotes: pattern("A/{0}"),
     };
-    f.billing.set_numbering(f.team, &yearly).await.unwrap();
+    f.billing.set_numbering(f.team, &NumberingChange::all(&yearly)).await.unwrap();
     assert_eq!(f.billing.numbering(f.team).await.unwrap(), yearly);
     let mut numbers = Vec::new();
     // By the issue date's year in UTC: 23:30 at UTC-02:00 on New Year's Eve is next year.
@@ -56,7 +56,7 @@ pub async fn documents_take_the_teams_pattern_and_count_by_issue_year(store: Por
 
     // Back to a pattern without a year: its count goes on where it stopped.
     let running = Numbering { invoices: pattern("INV-{0000}"), ..yearly };
-    f.billing.set_numbering(f.team, &running).await.unwrap();
+    f.billing.set_numbering(f.team, &NumberingChange::all(&running)).await.unwrap();
     assert_eq!(f.invoice("2026-11-22").await.number.as_str(), "INV-0002");
 
     // Credit notes count on their own; a note names its invoice's number.
@@ -89,7 +89,7 @@ pub async fn a_number_taken_already_is_refused_and_its_count_given_back(store: P
         credit_notes: pattern(credit_notes),
         ..Numbering::default()
     };
-    f.billing.set_numbering(f.team, &set("{YYYY}-{0}", "{YYYY}-{0}")).await.unwrap();
+    f.billing.set_numbering(f.team, &NumberingChange::all(&set("{YYYY}-{0}", "{YYYY}-{0}"))).await.unwrap();
     let invoice = f.invoice("2026-11-20").await;
     assert_eq!(invoice.number.as_str(), "2026-1");
     let (note, _) =
@@ -97,7 +97,7 @@ pub async fn a_number_taken_already_is_refused_and_its_count_given_back(store: P
     assert_eq!(note.number.as_str(), "2026-1", "each series counts on its own");
 
     // A pattern without a year that makes the same text: refused, nothing made.
-    f.billing.set_numbering(f.team, &set("2026-{0}", "2026-{0}")).await.unwrap();
+    f.billing.set_numbering(f.team, &NumberingChange::all(&set("2026-{0}", "2026-{0}"))).await.unwrap();
     let draft = f.draft(BillTo::Existing(f.client), "2026-11-22", &[("Work", "10", "1")]);
     match f.billing.create_invoice(draft).await {
         Err(CreateInvoiceError::NumberTaken(taken)) => assert_eq!(taken.number.as_str(), "2026-1"),
@@ -105,7 +105,7 @@ pub async fn a_number_taken_already_is_refused_and_its_count_given_back(store: P
     }
     assert_eq!(f.serials().await, [1]);
     // Its count was given back: the next pattern's first number is 1.
-    f.billing.set_numbering(f.team, &set("R-{0}", "2026-{0}")).await.unwrap();
+    f.billing.set_numbering(f.team, &NumberingChange::all(&set("R-{0}", "2026-{0}"))).await.unwrap();
     assert_eq!(f.invoice("2026-11-22").await.number.as_str(), "R-1");
     let refused = f.billing.issue_credit_note(f.team, invoice.id, note_at("2026-11-23T10:00:00Z")).await;
     match refused {
@@ -120,7 +120,7 @@ pub async fn a_number_taken_already_is_refused_and_its_count_given_back(store: P
 pub async fn yearly_counts_stay_gapless_under_concurrency(store: Ports) {
     let f = Arc::new(fixture(store).await);
     let numbering = Numbering { invoices: pattern("{YYYY}-{0000}"), ..Numbering::default() };
-    f.billing.set_numbering(f.team, &numbering).await.unwrap();
+    f.billing.set_numbering(f.team, &NumberingChange::all(&numbering)).await.unwrap();
     let tasks: Vec<_> = (0..8)
         .map(|task| {
             let f = f.clone();
@@ -140,4 +140,38 @@ pub async fn yearly_counts_stay_gapless_under_concurrency(store: Ports) {
     let expected: Vec<String> =
         ["2026", "2027"].iter().flat_map(|year| (1..=24).map(move |n| format!("{year}-{n:04}"))).collect();
     assert_eq!(numbers, expected);
+}
+
+pub async fn changes_of_different_series_all_hold(store: Ports) {
+    let f = Arc::new(fixture(store).await);
+    let one = |series: Series, text: &str| {
+        let mut change = NumberingChange::default();
+        change.set(series, pattern(text));
+        change
+    };
+    // Set at once, each naming its own series: none undoes another.
+    let changes = [
+        one(Series::Invoices, "R{YY}-{000}"),
+        one(Series::CreditNotes, "G{YY}-{000}"),
+        one(Series::Quotes, "A{YY}-{000}"),
+    ];
+    let tasks: Vec<_> = changes
+        .into_iter()
+        .map(|change| {
+            let f = f.clone();
+            tokio::spawn(async move { f.billing.set_numbering(f.team, &change).await.unwrap() })
+        })
+        .collect();
+    for task in tasks {
+        task.await.unwrap();
+    }
+    let expected = Numbering {
+        invoices: pattern("R{YY}-{000}"),
+        credit_notes: pattern("G{YY}-{000}"),
+        quotes: pattern("A{YY}-{000}"),
+    };
+    assert_eq!(f.billing.numbering(f.team).await.unwrap(), expected);
+    // A change naming no series changes nothing.
+    f.billing.set_numbering(f.team, &NumberingChange::default()).await.unwrap();
+    assert_eq!(f.billing.numbering(f.team).await.unwrap(), expected);
 }

@@ -35,9 +35,12 @@ fn monthly(starts_on: &str, count: Option<i64>) -> Schedule {
 
 /// A recurring invoice of the fixture's client with every part given.
 fn retainer(f: &Fixture, schedule: Schedule, today: &str) -> RecurringInvoice {
+    let mut line_items = lines(&[("Hosting", "49.9", "1"), ("Support", "80", "2.5")]);
+    line_items[1].discount = Some(billing::Discount::Amount(Decimal::new(1250, 2)));
     let template = Template {
+        discount: Some(billing::Discount::Percentage(Decimal::new(25, 1))),
         description: Some(billing::invoice::Description::parse("Retainer — Ёлка").unwrap()),
-        line_items: lines(&[("Hosting", "49.9", "1"), ("Support", "80", "2.5")]),
+        line_items,
         tax_percentage: Some(Decimal::new(19, 0)),
         tax: None,
         due_days: Some(DueDays::new(14).unwrap()),
@@ -233,7 +236,12 @@ pub async fn racing_passes_make_each_period_s_invoice_once_and_skip_the_missed_o
     assert_eq!(april.recurrence.map(|r| (r.recurring_invoice_id, r.sequence)), Some((made.id, 2)));
     assert_eq!(april.issue_date, at("2027-04-30"));
     assert_eq!(april.due_date, Some(at("2027-05-14")));
-    assert_eq!(april.totals.total, Decimal::new(178_500, 2), "1500 and 19% tax");
+    // The template's discount of the whole reaches each invoice: 1500 less 2.5 %, and 19 % tax.
+    assert_eq!(april.discount, Some(billing::Discount::Percentage(Decimal::new(25, 1))));
+    assert_eq!(
+        (april.totals.discount_total, april.totals.total),
+        (Decimal::new(3750, 2), Decimal::new(174_038, 2))
+    );
     let runs = recurring.list_runs(f.team, made.id, None, 10).await.unwrap();
     assert_eq!(
         statuses(&runs),

@@ -3,7 +3,7 @@
 use accounts::TeamId;
 use async_trait::async_trait;
 use billing::NumberingRepository;
-use billing::numbering::{DocumentNumber, NumberTaken, Numbering, Series};
+use billing::numbering::{DocumentNumber, NumberTaken, Numbering, NumberingChange, Series};
 use chrono::{DateTime, Utc};
 use kernel::StoreError;
 
@@ -47,8 +47,10 @@ impl NumberingRepository for MemoryStore {
         Ok(self.state().numbering.get(&team).cloned().unwrap_or_default())
     }
 
-    async fn set_numbering(&self, team: TeamId, numbering: &Numbering) -> Result<(), StoreError> {
-        self.state().numbering.insert(team, numbering.clone());
+    async fn set_numbering(&self, team: TeamId, change: &NumberingChange) -> Result<(), StoreError> {
+        let mut state = self.state();
+        let numbering = state.numbering.remove(&team).unwrap_or_default();
+        state.numbering.insert(team, change.applied_to(numbering));
         Ok(())
     }
 }

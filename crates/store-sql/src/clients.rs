@@ -39,6 +39,7 @@ pub(crate) struct ClientRow {
     buyer_reference: String,
     currency: Option<String>,
     payment_terms_days: Option<i32>,
+    peppol_id: Option<String>,
 }
 
 impl TryFrom<ClientRow> for Client {
@@ -63,6 +64,7 @@ impl TryFrom<ClientRow> for Client {
                     .payment_terms_days
                     .map(|days| billing::client::PaymentTerms::new(i64::from(days)))
                     .transpose()?,
+                peppol_id: row.peppol_id.as_deref().map(billing::peppol::PeppolId::parse).transpose()?,
             })
         })()
         .map_err(|e| StoreError::Unexpected(anyhow::anyhow!("stored client is invalid: {e}")))?;
@@ -94,6 +96,7 @@ macro_rules! details_values {
             clients::buyer_reference.eq($details.buyer_reference.as_str()),
             clients::currency.eq($details.currency.map(|currency| currency.as_str())),
             clients::payment_terms_days.eq($details.payment_terms.map(|terms| i32::from(terms.days()))),
+            clients::peppol_id.eq($details.peppol_id.as_ref().map(ToString::to_string)),
         )
     };
 }

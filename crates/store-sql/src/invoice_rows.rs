@@ -57,6 +57,8 @@ pub(crate) struct InvoiceRow {
     service_to: Option<NaiveDate>,
     service_is_period: bool,
     purchase_order: Option<String>,
+    discount_percentage: Option<DbDecimal>,
+    discount_amount: Option<DbDecimal>,
 }
 
 /// A row of `line_items`, or of `credit_note_lines`, whose columns are the same.
@@ -78,6 +80,8 @@ pub(crate) struct LineRow {
     vat_category: Option<String>,
     tax_percentage: Option<DbDecimal>,
     vat_exemption_reason: Option<String>,
+    discount_percentage: Option<DbDecimal>,
+    discount_amount: Option<DbDecimal>,
 }
 
 impl TryFrom<LineRow> for LineItem {
@@ -94,6 +98,13 @@ impl TryFrom<LineRow> for LineItem {
             unit_code: billing::UnitCode::parse(&row.unit_code)
                 .map_err(|e| corrupt("line item unit code", e))?,
             vat: line_vat(row.vat_category.as_deref(), row.tax_percentage, row.vat_exemption_reason)?,
+            discount: match (row.discount_percentage, row.discount_amount) {
+                (percentage, Some(amount)) => {
+                    Some(billing::Allowance { percentage: percentage.map(|p| p.0), amount: amount.0 })
+                }
+                (None, None) => None,
+                (Some(_), None) => return Err(corrupt("line discount", "a percentage without its amount")),
+            },
             created_at: row.created_at,
             updated_at: row.updated_at,
         })
@@ -172,7 +183,8 @@ pub(crate) fn invoice_from(row: InvoiceRow, line_items: Vec<LineItem>) -> Result
         status: InvoiceStatus::parse(&row.status).map_err(|e| corrupt("status", e))?,
         currency: Currency::parse(&row.currency).map_err(|e| corrupt("currency", e))?,
         tax_rule: TaxRule::from_stored(row.tax_percentage.0, row.tax.0),
-        totals: Totals { subtotal: row.subtotal.0, tax: row.tax.0, total: row.total.0 },
+        discount: discount_of(row.discount_percentage, row.discount_amount)?,
+        totals: totals_of(&row.subtotal, &row.tax, &row.total),
         balance: Balance {
             total: row.total.0,
             paid: row.amount_paid.0,
@@ -239,6 +251,37 @@ pub(crate) fn supply_columns(
     (days.map(|d| d.0), days.map(|d| d.1), is_period, order)
 }
 
+/// A document's totals from its columns: what its discounts come to is what its subtotal
+/// and tax come to beyond its total.
+pub(crate) fn totals_of(subtotal: &DbDecimal, tax: &DbDecimal, total: &DbDecimal) -> Totals {
+    let (subtotal, tax, total) = (subtotal.0, tax.0, total.0);
+    Totals { subtotal, discount_total: subtotal + tax - total, tax, total }
+}
+
+/// A document's own discount from its columns, checked again.
+pub(crate) fn discount_of(
+    percentage: Option<DbDecimal>,
+    amount: Option<DbDecimal>,
+) -> Result<Option<billing::Discount>, StoreError> {
+    match (percentage, amount) {
+        (None, None) => Ok(None),
+        (Some(p), None) => billing::Discount::percentage(p.0).map(Some).map_err(|e| corrupt("discount", e)),
+        (None, Some(a)) => billing::Discount::amount(a.0).map(Some).map_err(|e| corrupt("discount", e)),
+        (Some(_), Some(_)) => Err(corrupt("discount", "both a percentage and an amount")),
+    }
+}
+
+/// A document's own discount as its columns hold it: a percentage or an amount.
+pub(crate) fn discount_columns(
+    discount: Option<billing::Discount>,
+) -> (Option<DbDecimal>, Option<DbDecimal>) {
+    match discount {
+        Some(billing::Discount::Percentage(p)) => (Some(DbDecimal(p)), None),
+        Some(billing::Discount::Amount(a)) => (None, Some(DbDecimal(a))),
+        None => (None, None),
+    }
+}
+
 /// Invoices from their rows and all their items' rows (items in position order).
 /// An invoice's stored VAT category and exemption reason, checked again.
 pub(crate) fn vat_of(category: &str, reason: Option<String>) -> Result<billing::Vat, StoreError> {
@@ -302,6 +345,8 @@ macro_rules! insert_lines {
                         .exemption_reason
                         .as_ref()
                         .map(kernel::Text::as_str)),
+                    $table::discount_percentage.eq(item.discount.and_then(|d| d.percentage).map(DbDecimal)),
+                    $table::discount_amount.eq(item.discount.map(|d| DbDecimal(d.amount))),
                 ))
                 .execute($conn)
                 .await?;

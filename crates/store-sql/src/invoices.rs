@@ -172,6 +172,10 @@ macro_rules! invoice_values {
                     invoices::purchase_order.eq(order),
                 )
             },
+            {
+                let (percentage, amount) = $crate::invoice_rows::discount_columns($invoice.discount);
+                (invoices::discount_percentage.eq(percentage), invoices::discount_amount.eq(amount))
+            },
         )
     };
 }
@@ -533,6 +537,7 @@ struct SenderRow {
     contact_name: String,
     contact_phone: String,
     contact_email: Option<String>,
+    peppol_id: Option<String>,
 }
 
 impl TryFrom<SenderRow> for SenderAddress {
@@ -556,6 +561,7 @@ impl TryFrom<SenderRow> for SenderAddress {
                 contact_name: OptionalText::from_stored(row.contact_name)?,
                 contact_phone: OptionalText::from_stored(row.contact_phone)?,
                 contact_email: row.contact_email.map(Email::parse).transpose()?,
+                peppol_id: row.peppol_id.as_deref().map(billing::peppol::PeppolId::parse).transpose()?,
             })
         })()
         .map_err(|e| corrupt("sender address", e))?;
@@ -588,6 +594,7 @@ macro_rules! sender_values {
             sender_addresses::contact_name.eq($details.contact_name.as_str()),
             sender_addresses::contact_phone.eq($details.contact_phone.as_str()),
             sender_addresses::contact_email.eq($details.contact_email.as_ref().map(Email::as_str)),
+            sender_addresses::peppol_id.eq($details.peppol_id.as_ref().map(ToString::to_string)),
         )
     };
 }

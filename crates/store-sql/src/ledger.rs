@@ -14,7 +14,7 @@ use billing::ledger::{CreditApplication, EntryFilter, EntryKind, NewEntry, Notes
 use billing::numbering::{NumberTaken, Series};
 use billing::receivables::{Age, Receivable};
 use billing::store::LedgerError;
-use billing::{Invoice, InvoiceId, LedgerEntry, LedgerEntryId, LedgerRepository, LineItem, TaxRule, Totals};
+use billing::{Invoice, InvoiceId, LedgerEntry, LedgerEntryId, LedgerRepository, LineItem, TaxRule};
 use chrono::{DateTime, NaiveDate, Utc};
 use diesel::prelude::*;
 use diesel_async::{AsyncConnection, RunQueryDsl};
@@ -260,6 +260,8 @@ struct CreditNoteRow {
     applied: DbDecimal,
     refundable: DbDecimal,
     created_at: DateTime<Utc>,
+    discount_percentage: Option<DbDecimal>,
+    discount_amount: Option<DbDecimal>,
 }
 
 /// What a credit note reads of its invoice: its number and counter, VAT category and
@@ -298,7 +300,8 @@ fn credit_notes_from(
                 tax_rule: TaxRule::from_stored(row.tax_percentage.0, row.tax.0),
                 vat: crate::invoice_rows::vat_of(category, reason.clone())?,
                 line_items: items.remove(&row.id).unwrap_or_default(),
-                totals: Totals { subtotal: row.subtotal.0, tax: row.tax.0, total: row.total.0 },
+                discount: crate::invoice_rows::discount_of(row.discount_percentage, row.discount_amount)?,
+                totals: crate::invoice_rows::totals_of(&row.subtotal, &row.tax, &row.total),
                 reason: row
                     .reason
                     .map(Notes::from_stored)
@@ -574,6 +577,13 @@ impl LedgerRepository for SqlStore {
                         credit_notes::applied.eq(DbDecimal(note.application.applied)),
                         credit_notes::refundable.eq(DbDecimal(note.application.refundable)),
                         credit_notes::created_at.eq(note.created_at),
+                        {
+                            let (percentage, amount) = crate::invoice_rows::discount_columns(note.discount);
+                            (
+                                credit_notes::discount_percentage.eq(percentage),
+                                credit_notes::discount_amount.eq(amount),
+                            )
+                        },
                     ))
                     .execute(conn)
                     .await?;
@@ -638,6 +648,12 @@ impl LedgerRepository for SqlStore {
             if let Some(before) = filter.before_serial {
                 notes =
                     notes.filter(credit_notes::serial.lt(i32::try_from(before.number()).unwrap_or(i32::MAX)));
+            }
+            if let Some(from) = filter.issued_from {
+                notes = notes.filter(credit_notes::issue_date.ge(from));
+            }
+            if let Some(before) = filter.issued_before {
+                notes = notes.filter(credit_notes::issue_date.lt(before));
             }
             if let Some(limit) = filter.limit {
                 notes = notes.limit(i64::from(limit));

@@ -4,7 +4,7 @@
 use accounts::TeamId;
 use async_trait::async_trait;
 use billing::NumberingRepository;
-use billing::numbering::{Numbering, NumberingPattern, Series};
+use billing::numbering::{Numbering, NumberingChange, NumberingPattern, Series};
 use diesel::prelude::*;
 use diesel_async::{AsyncConnection, RunQueryDsl};
 use kernel::StoreError;
@@ -79,19 +79,19 @@ impl NumberingRepository for SqlStore {
         Ok(numbering)
     }
 
-    async fn set_numbering(&self, team: TeamId, numbering: &Numbering) -> Result<(), StoreError> {
+    async fn set_numbering(&self, team: TeamId, change: &NumberingChange) -> Result<(), StoreError> {
         db_run!(self, |conn| conn
             .transaction(async |conn| {
-                for series in Series::ALL {
+                for (series, pattern) in change.patterns() {
                     diesel::insert_into(numbering_patterns::table)
                         .values((
                             numbering_patterns::team_id.eq(DbUuid::of(team)),
                             numbering_patterns::series.eq(series.key()),
-                            numbering_patterns::pattern.eq(numbering.of(series).as_str()),
+                            numbering_patterns::pattern.eq(pattern.as_str()),
                         ))
                         .on_conflict((numbering_patterns::team_id, numbering_patterns::series))
                         .do_update()
-                        .set(numbering_patterns::pattern.eq(numbering.of(series).as_str()))
+                        .set(numbering_patterns::pattern.eq(pattern.as_str()))
                         .execute(conn)
                         .await?;
                 }

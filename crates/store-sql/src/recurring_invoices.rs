@@ -79,6 +79,7 @@ fn template_json(template: &Template) -> String {
                 "vatCategory": line.vat.category.map(billing::VatCategory::as_str),
                 "taxPercentage": line.vat.percentage.map(decimal_text),
                 "vatExemptionReason": line.vat.exemption_reason.as_ref().map(kernel::Text::as_str),
+                "discount": discount_json(line.discount),
             })
         })
         .collect();
@@ -90,8 +91,31 @@ fn template_json(template: &Template) -> String {
         "dueDays": template.due_days.map(DueDays::days),
         "vatCategory": template.vat.category().as_str(),
         "vatExemptionReason": template.vat.exemption_reason().map(kernel::Text::as_str),
+        "discount": discount_json(template.discount),
     })
     .to_string()
+}
+
+/// A discount as a template stores it: `{"percentage": "10"}` or `{"amount": "5"}`.
+fn discount_json(discount: Option<billing::Discount>) -> Value {
+    match discount {
+        Some(billing::Discount::Percentage(p)) => json!({"percentage": decimal_text(p)}),
+        Some(billing::Discount::Amount(a)) => json!({"amount": decimal_text(a)}),
+        None => Value::Null,
+    }
+}
+
+/// A stored discount, checked again; none where the template has none (or was stored before
+/// discounts).
+fn discount_from(value: &Value) -> Result<Option<billing::Discount>, StoreError> {
+    let percentage = decimal_of(&value["percentage"], "discount percentage")?;
+    let amount = decimal_of(&value["amount"], "discount amount")?;
+    match (percentage, amount) {
+        (Some(p), None) => billing::Discount::percentage(p).map(Some).map_err(|e| corrupt("discount", e)),
+        (None, Some(a)) => billing::Discount::amount(a).map(Some).map_err(|e| corrupt("discount", e)),
+        (None, None) => Ok(None),
+        (Some(_), Some(_)) => Err(corrupt("discount", value)),
+    }
 }
 
 fn unbilled_json(unbilled: &UnbilledTime) -> String {
@@ -152,6 +176,7 @@ fn template_from(text: &str) -> Result<Template, StoreError> {
                     .transpose()
                     .map_err(|e| corrupt("line VAT exemption reason", e))?,
             },
+            discount: discount_from(&line["discount"])?,
         });
     }
     let due_days =
@@ -168,6 +193,7 @@ fn template_from(text: &str) -> Result<Template, StoreError> {
     let vat = billing::Vat::new(vat_category, vat_reason).map_err(|e| corrupt("template VAT", e))?;
     Ok(Template {
         vat,
+        discount: discount_from(&value["discount"])?,
         description,
         line_items,
         tax_percentage: decimal_of(&value["taxPercentage"], "tax percentage")?,

@@ -62,6 +62,7 @@ macro_rules! tables {
                 buyer_reference -> Text,
                 currency -> Nullable<Text>,
                 payment_terms_days -> Nullable<Integer>,
+                peppol_id -> Nullable<Text>,
             }
         }
 
@@ -194,6 +195,7 @@ macro_rules! tables {
                 contact_name -> Text,
                 contact_phone -> Text,
                 contact_email -> Nullable<Text>,
+                peppol_id -> Nullable<Text>,
             }
         }
 
@@ -262,6 +264,8 @@ macro_rules! tables {
                 service_to -> Nullable<Date>,
                 service_is_period -> Bool,
                 purchase_order -> Nullable<Text>,
+                discount_percentage -> Nullable<$num>,
+                discount_amount -> Nullable<$num>,
             }
         }
 
@@ -309,6 +313,8 @@ macro_rules! tables {
                 applied -> $num,
                 refundable -> $num,
                 created_at -> $ts,
+                discount_percentage -> Nullable<$num>,
+                discount_amount -> Nullable<$num>,
             }
         }
 
@@ -328,6 +334,8 @@ macro_rules! tables {
                 vat_category -> Nullable<Text>,
                 tax_percentage -> Nullable<$num>,
                 vat_exemption_reason -> Nullable<Text>,
+                discount_percentage -> Nullable<$num>,
+                discount_amount -> Nullable<$num>,
             }
         }
 
@@ -347,6 +355,8 @@ macro_rules! tables {
                 vat_category -> Nullable<Text>,
                 tax_percentage -> Nullable<$num>,
                 vat_exemption_reason -> Nullable<Text>,
+                discount_percentage -> Nullable<$num>,
+                discount_amount -> Nullable<$num>,
             }
         }
 

@@ -6,7 +6,7 @@ mod support;
 
 use accounts::Role;
 use billing::ledger::{EntryAmount, EntryFilter, EntryKind, NewEntry, PaymentMethod};
-use billing::money::parse_decimal;
+use billing::money::{Decimal, parse_decimal};
 use billing::{InvoiceStatus, LedgerEntryId};
 use diesel::Connection;
 use diesel::connection::SimpleConnection;
@@ -374,4 +374,59 @@ async fn on_sqlite_documents_keep_their_numbers_and_series_go_on() {
 #[tokio::test]
 async fn on_postgres_documents_keep_their_numbers_and_series_go_on() {
     documents_keep_their_numbers_and_series_go_on(Database::postgres().await).await;
+}
+
+/// Invoices, their lines and credit notes made before discounts and Peppol addresses read
+/// back as they were: no discount, every total the same; clients and senders have no
+/// Peppol address; and the next invoice may take discounts.
+async fn documents_before_discounts_keep_every_figure(database: Database) {
+    let f = fixture(support::open_url(&database.url).await.1).await;
+    let team = f.team;
+    let invoice = f.invoice("2026-10-01").await;
+    let note = billing::credit::NewCreditNote {
+        id: Id::generate(),
+        lines: billing::credit::CreditLines::Full,
+        reason: None,
+        created_at: at("2026-10-03T00:00:00Z"),
+    };
+    let (note, _) = f.billing.issue_credit_note(team, invoice.id, note).await.unwrap();
+    let client = f.billing.get(team, f.client).await.unwrap().unwrap();
+    let invoice = f.billing.get_invoice(team, invoice.id).await.unwrap().unwrap();
+    drop(f);
+    as_before(&database.url, "000038", String::new()).await;
+    let f = fixture_for(support::open(database).await.1, team).await;
+    let after = f.billing.get_invoice(team, invoice.id).await.unwrap().unwrap();
+    assert_eq!(after, invoice);
+    assert_eq!((after.discount, after.totals.discount_total), (None, Decimal::ZERO));
+    assert!(after.line_items.iter().all(|line| line.discount.is_none() && line.net_amount() == line.amount));
+    let notes =
+        f.billing.list_credit_notes(team, &billing::credit::CreditNoteFilter::default()).await.unwrap();
+    assert_eq!(notes, [note]);
+    assert_eq!(f.billing.get(team, client.id).await.unwrap().unwrap(), client);
+    assert_eq!(client.details.peppol_id, None);
+    let mut draft =
+        f.draft(billing::store::BillTo::Existing(f.client), "2026-10-04", &[("Work", "100", "1")]);
+    draft.discount = Some(billing::Discount::Percentage(Decimal::new(10, 0)));
+    draft.totals = billing::Pricing {
+        items: &draft.line_items,
+        vat: &draft.vat,
+        rule: draft.tax_rule,
+        discount: draft.discount,
+        currency: draft.currency,
+    }
+    .totals(None)
+    .unwrap();
+    let discounted = f.billing.create_invoice(draft).await.unwrap();
+    assert_eq!(f.billing.get_invoice(team, discounted.id).await.unwrap().unwrap(), discounted);
+    assert_eq!(discounted.totals.total, Decimal::new(10_710, 2), "90.00 and 19 %");
+}
+
+#[tokio::test]
+async fn on_sqlite_documents_before_discounts_keep_every_figure() {
+    documents_before_discounts_keep_every_figure(Database::sqlite()).await;
+}
+
+#[tokio::test]
+async fn on_postgres_documents_before_discounts_keep_every_figure() {
+    documents_before_discounts_keep_every_figure(Database::postgres().await).await;
 }

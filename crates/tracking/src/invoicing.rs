@@ -223,6 +223,7 @@ impl TimeLine {
     /// The invoice line: `hours` at `rate`; the amount follows the invoice's rule.
     pub fn line_input(&self) -> LineInput {
         LineInput {
+            discount: None,
             description: self.description.clone(),
             unit_price: self.rate.amount(),
             quantity: self.hours,

@@ -27,7 +27,7 @@ use crate::rest::collection;
 use crate::rest::paging::{self, Page};
 use crate::rest::routes::track::{projects, reports, sections, tags, time};
 use crate::rest::routes::{
-    billed_time, clients, credit_notes, einvoices, invoices, messages, payments, recurring,
+    billed_time, clients, credit_notes, einvoices, invoices, messages, payments, recurring, vat_report,
 };
 use crate::rest::state::ApiState;
 
@@ -81,7 +81,7 @@ use Permission::{
 };
 
 /// Every built-in tool, one row each: adding a tool is adding a row.
-pub static CATALOGUE: [BuiltinTool; 31] = [
+pub static CATALOGUE: [BuiltinTool; 32] = [
     tool("list_clients", &[ClientsRead], ("get", "/v1/invoices/clients"), |state, who, a| {
         paged(collection::page::<clients::Clients>(state, who, a.rest))
     }),
@@ -128,6 +128,9 @@ pub static CATALOGUE: [BuiltinTool; 31] = [
     }),
     tool("receivables", &[InvoicesRead], ("get", "/v1/invoices/receivables"), |state, who, a| {
         answer(async move { payments::receivables(state, who, a.rest).await })
+    }),
+    tool("vat_return", &[InvoicesRead], ("get", "/v1/reports/vat"), |state, who, a| {
+        answer(async move { vat_report::vat_lines(state, who, a.rest).await })
     }),
     tool("send_invoice", &[InvoicesWrite], ("post", "/v1/invoices/{id}/send"), |state, who, a| {
         answer(async move {

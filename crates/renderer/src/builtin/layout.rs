@@ -272,6 +272,8 @@ fn plan(rows: &[Vec<TextLine>], first_table_top: f32, closing: f32) -> Vec<Vec<F
 struct Columns {
     description_left: f32,
     description_width: f32,
+    /// The lines' VAT rates, where they are taxed at more than one.
+    rate_right: Option<f32>,
     quantity_right: f32,
     price_right: f32,
     amount_right: f32,
@@ -293,10 +295,17 @@ impl Columns {
         let amount_right = RIGHT - CELL_PADDING;
         let price_right = amount_right - amount - COLUMN_GAP;
         let quantity_right = price_right - price - COLUMN_GAP;
+        let rates = document.lines.iter().any(|line| line.vat_rate.is_some());
+        let (rate_right, left_of_numbers) = if rates {
+            let rate = widest(Term::VatColumn, |l| l.vat_rate.as_deref().unwrap_or_default());
+            let rate_right = quantity_right - quantity - COLUMN_GAP;
+            (Some(rate_right), rate_right - rate)
+        } else {
+            (None, quantity_right - quantity)
+        };
         let description_left = MARGIN + CELL_PADDING;
-        let description_width =
-            (quantity_right - quantity - COLUMN_GAP - description_left).max(MIN_DESCRIPTION_WIDTH);
-        Self { description_left, description_width, quantity_right, price_right, amount_right }
+        let description_width = (left_of_numbers - COLUMN_GAP - description_left).max(MIN_DESCRIPTION_WIDTH);
+        Self { description_left, description_width, rate_right, quantity_right, price_right, amount_right }
     }
 }
 
@@ -463,6 +472,9 @@ impl Pen {
         let y = top + 15.5;
         let size = TABLE_HEADER_SIZE;
         self.text(columns.description_left, y, &words.term(Term::Description), Weight::Bold, size, INK);
+        if let Some(rate_right) = columns.rate_right {
+            self.right(rate_right, y, &words.term(Term::VatColumn), Weight::Bold, size, INK);
+        }
         self.right(columns.quantity_right, y, &words.term(Term::Quantity), Weight::Bold, size, INK);
         self.right(columns.price_right, y, &words.term(Term::UnitPrice), Weight::Bold, size, INK);
         self.right(columns.amount_right, y, &words.term(Term::Amount), Weight::Bold, size, INK);
@@ -484,6 +496,9 @@ impl Pen {
             self.line(left, width, y + LINE * count(i), text, Weight::Regular, BODY, INK);
         }
         if fragment.lines.start == 0 {
+            if let (Some(rate_right), Some(rate)) = (columns.rate_right, &line.vat_rate) {
+                self.right(rate_right, y, rate, Weight::Regular, BODY, INK);
+            }
             self.right(columns.quantity_right, y, &line.quantity, Weight::Regular, BODY, INK);
             self.right(columns.price_right, y, &line.unit_price, Weight::Regular, BODY, INK);
             self.right(columns.amount_right, y, &line.amount, Weight::Regular, BODY, INK);
@@ -500,6 +515,7 @@ impl Pen {
         let (subtotal, total) = (words.term(Term::Subtotal), words.term(Term::Total));
         // One tax row, or one per rate where the lines are taxed at several.
         let mut rows = vec![(subtotal.as_str(), document.subtotal.as_str())];
+        rows.extend(document.discounts.iter().map(|row| (row.label.as_str(), row.value.as_str())));
         if document.tax_rows.is_empty() {
             rows.push((document.tax_label.as_str(), document.tax.as_str()));
         } else {

@@ -400,7 +400,7 @@ async fn the_format_is_one_of_three_and_three_decimals_are_beyond_en16931() {
     let (_, key, body) = plain_setup(&app).await;
     let invoice = post(&app, &key, "/v1/invoices", &body).await;
     let path = format!("/v1/invoices/{}/e-invoice", invoice["id"].as_str().unwrap());
-    let formats = "format: must be one of xrechnung-ubl, xrechnung-cii, facturx";
+    let formats = "format: must be one of xrechnung-ubl, xrechnung-cii, facturx, peppol-bis";
     for query in ["", "?format=pdf", "?format=FACTURX"] {
         assert_eq!(
             refusal(&app, &key, &format!("{path}{query}")).await,
@@ -464,7 +464,10 @@ async fn the_e_invoice_tool_answers_the_xml_the_endpoint_does() {
     }
     let refused = app.call_tool(&key, "e_invoice", json!({"id": id, "format": "pdf"})).await;
     assert_eq!(refused["isError"], true);
-    assert_eq!(refused["content"][0]["text"], "format: must be one of xrechnung-ubl, xrechnung-cii, facturx");
+    assert_eq!(
+        refused["content"][0]["text"],
+        "format: must be one of xrechnung-ubl, xrechnung-cii, facturx, peppol-bis"
+    );
 }
 
 #[tokio::test]
@@ -492,7 +495,10 @@ async fn a_mail_carries_the_xrechnung_xml_or_the_facturx_pdf() {
             json!({"eInvoice": "facturx", "attachPdf": false}),
             "eInvoice: facturx is carried by the PDF: leave attachPdf true",
         ),
-        (json!({"eInvoice": "zugferd"}), "eInvoice: must be one of xrechnung-ubl, xrechnung-cii, facturx"),
+        (
+            json!({"eInvoice": "zugferd"}),
+            "eInvoice: must be one of xrechnung-ubl, xrechnung-cii, facturx, peppol-bis",
+        ),
     ] {
         let response = send(body).await;
         assert_eq!((response.status().as_u16(), error_of(response).await), (400, error.to_owned()));

@@ -12,7 +12,7 @@ use super::einvoices::{
 use super::error_of;
 
 /// A German client with all an XRechnung needs.
-async fn public_buyer(app: &TestApp, key: &str) -> String {
+pub(super) async fn public_buyer(app: &TestApp, key: &str) -> String {
     client(
         app,
         key,
@@ -163,7 +163,7 @@ async fn exempt_zero_rated_and_reverse_charge_lines_sit_beside_standard_ones() {
     check_officially(&documents);
 }
 
-async fn refused(app: &TestApp, key: &str, method: Method, path: &str, body: &Value) -> String {
+pub(super) async fn refused(app: &TestApp, key: &str, method: Method, path: &str, body: &Value) -> String {
     let response = app.request(method, path, key).json(body).send().await.unwrap();
     assert_eq!(response.status(), 400, "{path} {body}");
     error_of(response).await

@@ -20,7 +20,9 @@ use crate::conventions::error::{ApiError, ErrorBody};
 use crate::rest::auth::{Auth, InvoicesRead, InvoicesWrite};
 use crate::rest::openapi::{Binary, VatCategory as VatCategorySchema};
 use crate::rest::paging::{self, Page};
-use crate::rest::routes::invoices::{Exact, LineItemInput, VatGroupBody, line_rate, lines};
+use crate::rest::routes::discounts::{DiscountBody, DiscountInput};
+use crate::rest::routes::invoices::{LineItemInput, VatGroupBody, line_rate, lines};
+use crate::rest::routes::numbers::Exact;
 use crate::rest::routes::refusals::books_refusal;
 use crate::rest::routes::{
     BodyErrors, KeyedErrors, NotFound, QueryErrors, Timestamp, created, not_found, path_id, pdf, query_id,
@@ -37,6 +39,11 @@ pub(crate) struct CreditLineBody {
     quantity: Exact,
     /// `unitPrice × quantity`, rounded to the currency's minor unit.
     amount: Exact,
+    /// The line's discount as given; null for none.
+    #[schema(required = true)]
+    discount: Option<DiscountBody>,
+    /// `amount` less what its discount takes.
+    net_amount: Exact,
     position: u32,
     /// What `quantity` counts (UN/ECE Recommendation 20), as on the invoice's lines.
     #[schema(example = "C62")]
@@ -67,10 +74,20 @@ pub(crate) struct CreditNoteBody {
     #[schema(example = "EUR")]
     currency: &'static str,
     line_items: Vec<CreditLineBody>,
+    /// Σ `lineItems[].amount`: before any discount.
     subtotal: Exact,
+    /// The discount of the whole note as given (the invoice's, for a full note); null for
+    /// none.
+    #[schema(required = true)]
+    discount: Option<DiscountBody>,
+    /// What the lines' discounts and the note's take off the subtotal.
+    discount_total: Exact,
+    /// `subtotal − discountTotal`.
+    taxable_amount: Exact,
     /// The invoice's.
     tax_percentage: Exact,
     tax: Exact,
+    /// `subtotal − discountTotal + tax`.
     total: Exact,
     /// The tax per VAT category, rate and reason of its lines, as on invoices.
     vat_breakdown: Vec<VatGroupBody>,
@@ -95,12 +112,15 @@ impl From<CreditNote> for CreditNoteBody {
         let line = |item: LineItem| {
             let (vat_category, tax_percentage, vat_exemption_reason) =
                 line_rate(&item, &note.vat, note.tax_rule);
+            let net_amount = money(item.net_amount());
             CreditLineBody {
                 id: item.id.as_uuid(),
                 description: item.description.into_string(),
                 unit_price: Exact(item.unit_price.normalize()),
                 quantity: Exact(item.quantity.normalize()),
                 amount: money(item.amount),
+                discount: item.discount.map(|d| DiscountBody::of_line(d, currency)),
+                net_amount,
                 position: item.position,
                 unit_code: item.unit_code.as_str().to_owned(),
                 vat_category,
@@ -117,6 +137,9 @@ impl From<CreditNote> for CreditNoteBody {
             currency: currency.as_str(),
             line_items: note.line_items.into_iter().map(line).collect(),
             subtotal: money(note.totals.subtotal),
+            discount: note.discount.map(|d| DiscountBody::of(d, currency)),
+            discount_total: money(note.totals.discount_total),
+            taxable_amount: money(note.totals.taxable_amount()),
             tax_percentage: Exact(note.tax_rule.percentage().normalize()),
             tax: money(note.totals.tax),
             total: money(note.totals.total),
@@ -130,8 +153,9 @@ impl From<CreditNote> for CreditNoteBody {
     }
 }
 
-/// A credit note to issue: the whole invoice (`full: true`: its lines and its tax), or
-/// the `lineItems` given, taxed at the invoice's tax percentage (none when its tax is flat).
+/// A credit note to issue: the whole invoice (`full: true`: its lines, its discount and its
+/// tax), or the `lineItems` given, taxed at the invoice's tax percentage (none when its tax
+/// is flat), less the note's own `discount`, if any.
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 #[schema(example = json!({"lineItems": [{"description": "Hosting, not delivered", "unitPrice": 0.5, "quantity": 3}], "reason": "Hosting cancelled"}))]
@@ -149,16 +173,29 @@ pub(crate) struct CreditNoteInput {
         nullable
     )]
     reason: Option<String>,
+    /// A discount of the whole note, after its lines' own, as on invoices; not with
+    /// `full: true`, which takes the invoice's.
+    #[serde(default)]
+    discount: Option<DiscountInput>,
 }
 
 impl CreditNoteInput {
     fn parse(self, now: chrono::DateTime<chrono::Utc>) -> Result<NewCreditNote, FieldError> {
         let lines = match (self.full, self.line_items) {
+            (Some(true), None) if self.discount.is_some() => {
+                return Err(FieldError::new(
+                    "discount",
+                    "must be left out with full: true, which takes the invoice's",
+                ));
+            }
             (Some(true), None) => CreditLines::Full,
             (Some(true), Some(_)) => {
                 return Err(FieldError::new("lineItems", "must be left out with full: true"));
             }
-            (Some(false) | None, Some(items)) => CreditLines::Lines(lines(items)?),
+            (Some(false) | None, Some(items)) => match self.discount {
+                None => CreditLines::Lines(lines(items)?),
+                Some(discount) => CreditLines::Discounted(lines(items)?, discount.parse("discount")?),
+            },
             (Some(false), None) => {
                 return Err(FieldError::new("lineItems", "is required when full is false"));
             }
@@ -295,7 +332,7 @@ pub(crate) async fn list(
     };
     let cursor = |note: &CreditNote| paging::encode_cursor(&[note.serial.number().to_string()]);
     let page = paging::page_from_store(&page, position, cursor, |before_serial, limit| async move {
-        let filter = CreditNoteFilter { invoice, before_serial, limit };
+        let filter = CreditNoteFilter { invoice, before_serial, limit, ..CreditNoteFilter::default() };
         Ok(state.stores.billing.list_credit_notes(who.team_id, &filter).await?)
     })
     .await?;

@@ -41,7 +41,7 @@ impl FormatQuery {
     }
 }
 
-/// What `format` must be: `must be one of xrechnung-ubl, xrechnung-cii, facturx`.
+/// What `format` must be: `must be one of xrechnung-ubl, xrechnung-cii, facturx, peppol-bis`.
 fn formats() -> String {
     let words: Vec<&str> = Format::ALL.iter().map(|format| format.as_str()).collect();
     format!("must be one of {}", words.join(", "))

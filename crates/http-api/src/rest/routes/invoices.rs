@@ -1,4 +1,8 @@
 //! `/v1/invoices`: invoices with their line items, and the public PDF link.
+#![expect(
+    clippy::large_stack_arrays,
+    reason = "utoipa's ToSchema derive builds InvoiceBody's schema, forty-odd fields, in one array: once, when the description is made"
+)]
 
 use accounts::Principal;
 use actix_web::{HttpRequest, HttpResponse, delete, get, patch, post, web};
@@ -6,8 +10,7 @@ use billing::client::{KeptPostalCode, OptionalText, RequiredText};
 use billing::invoice::{Description, InvoiceRule};
 use billing::issue::DocumentRef;
 use billing::money::{
-    AMOUNT, Bound, Decimal, EXCHANGE_RATE, MAX_LINE_ITEMS, QUANTITY, TAX_PERCENTAGE, UNIT_PRICE,
-    round_to_minor,
+    AMOUNT, Decimal, EXCHANGE_RATE, MAX_LINE_ITEMS, QUANTITY, TAX_PERCENTAGE, UNIT_PRICE, round_to_minor,
 };
 use billing::service::{self, BillingError, InvoiceChanges, InvoiceDraft};
 use billing::store::BillTo;
@@ -29,31 +32,13 @@ use crate::rest::openapi::{
     Binary, InstantInput, InvoiceStatus as InvoiceStatusSchema, VatCategory as VatCategorySchema,
 };
 use crate::rest::paging::{self, Page};
+use crate::rest::routes::discounts::{DiscountBody, DiscountInput};
+use crate::rest::routes::numbers::{Exact, number};
 use crate::rest::routes::{
     BodyErrors, Deleted, KeyedErrors, NotFound, QueryErrors, Timestamp, body_id, created, midnight, no_such,
     not_found, path_id, pdf, query_day, query_id, query_search, refusals,
 };
 use crate::rest::state::ApiState;
-
-/// An exact decimal, written as a JSON number with every digit it has (`10.50`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Exact(pub(crate) Decimal);
-
-impl Serialize for Exact {
-    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        // serde_json keeps a number's text exactly (`arbitrary_precision`).
-        let number: Number = self.0.to_string().parse().map_err(serde::ser::Error::custom)?;
-        number.serialize(serializer)
-    }
-}
-
-impl utoipa::PartialSchema for Exact {
-    fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
-        utoipa::openapi::ObjectBuilder::new().schema_type(utoipa::openapi::schema::Type::Number).into()
-    }
-}
-
-impl ToSchema for Exact {}
 
 /// A line item of an invoice.
 #[derive(Debug, Serialize, ToSchema)]
@@ -66,6 +51,12 @@ pub(crate) struct LineItemBody {
     quantity: Exact,
     /// `unitPrice × quantity`, rounded to the currency's minor unit half away from zero.
     amount: Exact,
+    /// The line's discount as given; null for none.
+    #[schema(required = true)]
+    discount: Option<DiscountBody>,
+    /// `amount` less what its discount takes (a percentage of it rounded to the minor
+    /// unit, or the amount given): what the line adds to its VAT group.
+    net_amount: Exact,
     /// 0-based index in the request's `lineItems` array.
     position: u32,
     /// What `quantity` counts (UN/ECE Recommendation 20): `HUR` (hours) on lines billed
@@ -93,7 +84,7 @@ pub(crate) struct VatGroupBody {
     #[schema(value_type = VatCategorySchema)]
     vat_category: &'static str,
     tax_percentage: Exact,
-    /// Σ the group's line amounts.
+    /// Σ the group's line net amounts, less its share of the document's discount.
     taxable_amount: Exact,
     /// `taxableAmount × taxPercentage / 100`, rounded once to the minor unit (or, on an
     /// invoice whose lines all take its own rate, its flat tax).
@@ -160,13 +151,25 @@ pub(crate) struct InvoiceBody {
     /// The team's ISO 4217 currency, which `totalInTeamCurrency` is in.
     #[schema(example = "EUR")]
     team_currency: &'static str,
-    /// Σ `lineItems[].amount`.
+    /// Σ `lineItems[].amount`: before any discount.
     subtotal: Exact,
-    /// When greater than 0, `tax` = `subtotal × taxPercentage / 100`, rounded.
+    /// The discount of the whole invoice as given; null for none. It is allocated to the
+    /// VAT groups in proportion to their net amounts (a percentage takes its share of
+    /// each group).
+    #[schema(required = true)]
+    discount: Option<DiscountBody>,
+    /// What the lines' discounts and the invoice's take off the subtotal.
+    discount_total: Exact,
+    /// `subtotal − discountTotal`: what the tax is computed on (Σ
+    /// `vatBreakdown[].taxableAmount`).
+    taxable_amount: Exact,
+    /// When greater than 0, the rate of the lines that state none: each VAT group's tax is
+    /// its taxable amount × its rate / 100, rounded once.
     tax_percentage: Exact,
-    /// Computed from `taxPercentage` when that is greater than 0; else the flat tax given.
+    /// Σ `vatBreakdown[].taxAmount`; with `taxPercentage` 0 and no line rate of its own,
+    /// the flat tax given.
     tax: Exact,
-    /// `subtotal + tax`.
+    /// `subtotal − discountTotal + tax`.
     total: Exact,
     /// Payments less refunds.
     amount_paid: Exact,
@@ -205,7 +208,7 @@ pub(crate) struct InvoiceBody {
     #[schema(required = true)]
     vat_exemption_reason: Option<String>,
     /// The tax per VAT category, rate and reason of its lines (EN 16931 BG-23): `tax` is
-    /// the sum of their `taxAmount`s, `subtotal` of their `taxableAmount`s.
+    /// the sum of their `taxAmount`s, `taxableAmount` of their `taxableAmount`s.
     vat_breakdown: Vec<VatGroupBody>,
     /// The day the service was rendered (EN 16931 BT-72); null when a period, or nothing,
     /// is stated.
@@ -278,12 +281,15 @@ impl InvoiceBody {
         let (vat, rule) = (invoice.vat.clone(), invoice.tax_rule);
         let line = |item: LineItem| {
             let (vat_category, tax_percentage, vat_exemption_reason) = line_rate(&item, &vat, rule);
+            let net_amount = Exact(round_to_minor(item.net_amount(), invoice.currency));
             LineItemBody {
                 id: item.id.as_uuid(),
                 description: item.description.into_string(),
                 unit_price: Exact(item.unit_price.normalize()),
                 quantity: Exact(item.quantity.normalize()),
                 amount: Exact(round_to_minor(item.amount, invoice.currency)),
+                discount: item.discount.map(|d| DiscountBody::of_line(d, invoice.currency)),
+                net_amount,
                 position: item.position,
                 unit_code: item.unit_code.as_str().to_owned(),
                 vat_category,
@@ -313,6 +319,9 @@ impl InvoiceBody {
             team_currency: invoice.exchange.team_currency.as_str(),
             // Rounded again on the way out: a store may read `0.00` back as `0`.
             subtotal: Exact(round_to_minor(invoice.totals.subtotal, invoice.currency)),
+            discount: invoice.discount.map(|d| DiscountBody::of(d, invoice.currency)),
+            discount_total: Exact(round_to_minor(invoice.totals.discount_total, invoice.currency)),
+            taxable_amount: Exact(round_to_minor(invoice.totals.taxable_amount(), invoice.currency)),
             tax_percentage: Exact(invoice.tax_rule.percentage().normalize()),
             tax: Exact(round_to_minor(invoice.totals.tax, invoice.currency)),
             total: Exact(round_to_minor(invoice.totals.total, invoice.currency)),
@@ -392,6 +401,11 @@ pub(crate) struct LineItemInput {
         max_length = 1000
     )]
     vat_exemption_reason: Option<String>,
+    /// The line's discount (EN 16931 BG-27): `{"percentage": 10}` or `{"amount": 5.00}`, at
+    /// most the line's amount. `amount` stays `unitPrice × quantity`; `netAmount` is after
+    /// the discount.
+    #[serde(default)]
+    discount: Option<DiscountInput>,
 }
 
 /// The address of an inline client; every line may be left out.
@@ -521,6 +535,11 @@ macro_rules! invoice_body {
             #[serde(default)]
             #[schema(pattern = r"^[^\u0000-\u0008\u000B\u000C\u000E-\u001F\uFFFE\uFFFF]*$", min_length = 1, max_length = 200)]
             purchase_order: Option<String>,
+            /// A discount of the whole invoice (EN 16931 BG-20), after the lines' own:
+            /// `{"percentage": 10}` or `{"amount": 50.00}`, at most what the lines come to.
+            /// It is allocated to the VAT groups in proportion to their net amounts.
+            #[serde(default)]
+            discount: Option<$crate::rest::routes::discounts::DiscountInput>,
         }
 
         impl $name {
@@ -541,6 +560,7 @@ macro_rules! invoice_body {
                     service_date: self.service_date.take(),
                     service_period: self.service_period.take(),
                     purchase_order: self.purchase_order.take(),
+                    discount: self.discount.take(),
                 }
             }
         }
@@ -640,11 +660,10 @@ pub(crate) struct InvoicePatch {
     #[serde(default)]
     #[schema(value_type = Option<String>, pattern = r"^[^\u0000-\u0008\u000B\u000C\u000E-\u001F\uFFFE\uFFFF]*$", min_length = 1, max_length = 200)]
     purchase_order: Patch<String>,
-}
-
-/// A number field as an exact decimal within `bound`.
-pub(crate) fn number(value: &Number, field: &str, bound: Bound) -> Result<Decimal, FieldError> {
-    bound.parse(&value.to_string()).map_err(|e| e.at(field))
+    /// Replaces the discount of the whole invoice; `null` removes it.
+    #[serde(default)]
+    #[schema(value_type = Option<DiscountInput>)]
+    discount: Patch<DiscountInput>,
 }
 
 pub(crate) fn lines(inputs: Vec<LineItemInput>) -> Result<Vec<LineInput>, FieldError> {
@@ -658,6 +677,7 @@ pub(crate) fn lines(inputs: Vec<LineItemInput>) -> Result<Vec<LineInput>, FieldE
             let amount =
                 input.amount.as_ref().map(|amount| number(amount, &at("amount"), AMOUNT)).transpose()?;
             Ok(LineInput {
+                discount: input.discount.map(|d| d.parse(&at("discount"))).transpose()?,
                 description: Description::parse(input.description).map_err(|e| e.at(at("description")))?,
                 unit_price,
                 quantity,
@@ -727,6 +747,7 @@ impl InlineClientInput {
         // The address is optional: a client made without one has empty address fields.
         let address = self.address.unwrap_or_default();
         let details = ClientDetails {
+            peppol_id: None,
             name,
             email: email.clone(),
             phone: OptionalText::empty(),
@@ -765,6 +786,7 @@ pub(crate) struct InvoiceHead {
     pub(crate) service_date: Option<String>,
     pub(crate) service_period: Option<ServicePeriodBody>,
     pub(crate) purchase_order: Option<String>,
+    pub(crate) discount: Option<DiscountInput>,
 }
 
 /// The VAT of a body: `vatCategory` (standard when `None`) and its exemption reason.
@@ -804,6 +826,7 @@ impl InvoiceHead {
             (None, None) => return Err(FieldError::new("clientId", "is required when client is not given")),
         };
         Ok(InvoiceDraft {
+            discount: self.discount.map(|d| d.parse("discount")).transpose()?,
             bill_to,
             issue_date: self.issue_date.as_deref().map(|d| instant(d, "issueDate")).transpose()?,
             due_date: self.due_date.as_deref().map(|d| instant(d, "dueDate")).transpose()?,
@@ -848,6 +871,11 @@ impl InvoiceInput {
 impl InvoicePatch {
     fn parse(self) -> Result<InvoiceChanges, FieldError> {
         Ok(InvoiceChanges {
+            discount: self
+                .discount
+                .nullable()
+                .map(|d| d.map(|d| d.parse("discount")).transpose())
+                .transpose()?,
             client_id: self.client_id.required("clientId")?.as_deref().map(client).transpose()?,
             issue_date: self
                 .issue_date
@@ -1003,6 +1031,14 @@ pub(crate) fn invoice_rule(rule: &InvoiceRule) -> FieldError {
         InvoiceRule::FlatTaxWithLineRates => FieldError::new(
             "tax",
             "a line states its own VAT rate, so the tax is computed per rate: leave tax out, or give taxPercentage",
+        ),
+        InvoiceRule::LineDiscountTooLarge { line, amount } => FieldError::new(
+            format!("lineItems[{line}].discount"),
+            format!("must take at most the line's amount, {amount}"),
+        ),
+        InvoiceRule::DiscountTooLarge { net } => FieldError::new(
+            "discount",
+            format!("must take at most what the lines come to after their own discounts, {net}"),
         ),
         InvoiceRule::LineVat { line, rule } => line_vat_rule(*line, *rule),
         InvoiceRule::DueBeforeIssue => FieldError::new("dueDate", "must not be before issueDate"),
@@ -1160,6 +1196,8 @@ impl csv::PagedListing for InvoicesCsv {
             "teamCurrency",
             "totalInTeamCurrency",
             "taxInTeamCurrency",
+            "discountTotal",
+            "taxableAmount",
         ]
     }
 
@@ -1186,6 +1224,8 @@ impl csv::PagedListing for InvoicesCsv {
             invoice.exchange.team_currency.as_str().to_owned(),
             invoice.exchange.in_team_currency(invoice.totals.total).unwrap_or_default().to_string(),
             invoice.exchange.in_team_currency(invoice.totals.tax).unwrap_or_default().to_string(),
+            money(invoice.totals.discount_total),
+            money(invoice.totals.taxable_amount()),
         ]
     }
 }

@@ -25,7 +25,8 @@ use crate::rest::auth::{Auth, InvoicesRead, InvoicesWrite, PaymentsWrite, requir
 use crate::rest::csv;
 use crate::rest::openapi::{EntryKind as EntryKindSchema, PaymentMethod as PaymentMethodSchema};
 use crate::rest::paging::{self, Page};
-use crate::rest::routes::invoices::{Exact, InvoiceBody};
+use crate::rest::routes::invoices::InvoiceBody;
+use crate::rest::routes::numbers::Exact;
 use crate::rest::routes::refusals::books_refusal;
 use crate::rest::routes::{
     BodyErrors, KeyedErrors, NotFound, QueryErrors, Timestamp, created, not_found, path_id, query_day,

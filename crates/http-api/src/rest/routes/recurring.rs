@@ -30,7 +30,9 @@ use crate::rest::openapi::{
 };
 use crate::rest::paging::{self, Page};
 use crate::rest::routes::billed_time::{RoundingInput, project_ids, rounding, time_billing_rule};
-use crate::rest::routes::invoices::{Exact, LineItemInput, invoice_rule, lines, number, vat};
+use crate::rest::routes::discounts::{DiscountBody, DiscountInput};
+use crate::rest::routes::invoices::{LineItemInput, invoice_rule, lines, vat};
+use crate::rest::routes::numbers::{Exact, number};
 use crate::rest::routes::track::projects::rate;
 use crate::rest::routes::{
     BodyErrors, Deleted, KeyedErrors, NotFound, QueryErrors, Timestamp, body_id, created, not_found, path_id,
@@ -81,6 +83,9 @@ pub(crate) struct TemplateInput {
         max_length = 1000
     )]
     vat_exemption_reason: Option<String>,
+    /// Each invoice's discount of the whole, as on `POST /v1/invoices`.
+    #[serde(default)]
+    discount: Option<DiscountInput>,
 }
 
 /// Which days a recurring invoice bills on.
@@ -228,6 +233,9 @@ pub(crate) struct TemplateBody {
     vat_category: &'static str,
     #[schema(required = true)]
     vat_exemption_reason: Option<String>,
+    /// Each invoice's discount of the whole, as given; null for none.
+    #[schema(required = true)]
+    discount: Option<DiscountBody>,
 }
 
 /// A template's line, as given.
@@ -251,6 +259,9 @@ pub(crate) struct TemplateLineBody {
     /// The line's own exemption reason, as given.
     #[schema(required = true)]
     vat_exemption_reason: Option<String>,
+    /// The line's discount, as given; null for none.
+    #[schema(required = true)]
+    discount: Option<DiscountBody>,
 }
 
 /// A schedule as answers show it, every part spelled out.
@@ -369,6 +380,7 @@ impl From<&RecurringInvoice> for RecurringBody {
                             .exemption_reason
                             .as_ref()
                             .map(|r| r.as_str().to_owned()),
+                        discount: line.discount.map(DiscountBody::as_given),
                     })
                     .collect(),
                 tax_percentage: template.tax_percentage.map(exact),
@@ -376,6 +388,7 @@ impl From<&RecurringInvoice> for RecurringBody {
                 due_days: template.due_days.map(DueDays::days),
                 vat_category: template.vat.category().as_str(),
                 vat_exemption_reason: template.vat.exemption_reason().map(|r| r.as_str().to_owned()),
+                discount: template.discount.map(DiscountBody::as_given),
             },
             schedule: ScheduleAnswer {
                 frequency: schedule.pattern().frequency().as_str(),
@@ -426,6 +439,7 @@ impl TemplateInput {
     fn parse(self) -> Result<Template, FieldError> {
         let vat = vat(self.vat_category.as_deref(), self.vat_exemption_reason).map_err(in_template)?;
         Ok(Template {
+            discount: self.discount.map(|d| d.parse("template.discount")).transpose()?,
             vat: vat.unwrap_or_default(),
             description: self
                 .description

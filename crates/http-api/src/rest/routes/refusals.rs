@@ -72,6 +72,11 @@ fn field_of(datum: Datum) -> (String, &'static str) {
         Datum::SenderContactName => sender("contactName"),
         Datum::SenderContactPhone => sender("contactPhone"),
         Datum::SenderContactEmail => sender("contactEmail"),
+        Datum::ClientPeppolId => ("peppolId", CLIENT),
+        Datum::SenderPeppolId => sender("peppolId"),
+        Datum::BuyerReferenceOrPurchaseOrder => {
+            ("buyerReference", "set it on the client, or give the invoice a purchaseOrder")
+        }
         Datum::LineDescription(line) => {
             return (format!("lineItems[{line}].description"), "give the line a description");
         }

@@ -5,7 +5,7 @@ use accounts::{Principal, TeamChange, UpdateTeamError};
 use actix_web::http::StatusCode;
 use actix_web::{get, patch, web};
 use billing::SenderAddress;
-use billing::numbering::{Numbering, NumberingPattern, Series};
+use billing::numbering::{NumberingChange, NumberingPattern, Series};
 use billing::sender::{SenderChange, SenderField};
 use kernel::{FieldError, Id};
 use serde::{Deserialize, Serialize};
@@ -65,18 +65,19 @@ pub(crate) struct NumberingPatch {
 }
 
 impl NumberingPatch {
-    /// `numbering` with the patterns given.
-    fn apply(self, mut numbering: Numbering) -> Result<Numbering, FieldError> {
+    /// The change of the series given.
+    fn change(self) -> Result<NumberingChange, FieldError> {
+        let mut change = NumberingChange::default();
         for (series, patch, field) in [
             (Series::Invoices, self.invoices, "numbering.invoices"),
             (Series::CreditNotes, self.credit_notes, "numbering.creditNotes"),
             (Series::Quotes, self.quotes, "numbering.quotes"),
         ] {
             if let Some(text) = patch.required(field)? {
-                numbering.set(series, NumberingPattern::parse(&text).map_err(|e| e.at(field))?);
+                change.set(series, NumberingPattern::parse(&text).map_err(|e| e.at(field))?);
             }
         }
-        Ok(numbering)
+        Ok(change)
     }
 }
 
@@ -107,6 +108,9 @@ pub(crate) struct SenderBody {
     contact_phone: String,
     #[schema(required = true)]
     contact_email: Option<String>,
+    /// Its Peppol address, `scheme:identifier` (EN 16931 BT-34); null for none.
+    #[schema(required = true, example = "9930:DE123456789")]
+    peppol_id: Option<String>,
     /// Whether a logo is printed on its invoices (set with `billable teams sender --logo`).
     has_logo: bool,
 }
@@ -131,6 +135,7 @@ impl From<&SenderAddress> for SenderBody {
             contact_name: d.contact_name.as_str().to_owned(),
             contact_phone: d.contact_phone.as_str().to_owned(),
             contact_email: d.contact_email.as_ref().map(|e| e.as_str().to_owned()),
+            peppol_id: d.peppol_id.as_ref().map(ToString::to_string),
             has_logo: d.logo.is_some(),
         }
     }
@@ -213,6 +218,10 @@ pub(crate) struct SenderPatch {
     #[serde(default)]
     #[schema(value_type = String, pattern = r"^[^\u0000-\u0008\u000B\u000C\u000E-\u001F\uFFFE\uFFFF]*$", max_length = 254)]
     contact_email: Patch<String>,
+    /// Its Peppol address, `scheme:identifier` (as a client's `peppolId`), or `""`.
+    #[serde(default)]
+    #[schema(value_type = String, pattern = r"^([0-9]{4}:[A-Za-z0-9._-]{1,135})?$", example = "9930:DE123456789")]
+    peppol_id: Patch<String>,
 }
 
 impl SenderPatch {
@@ -234,6 +243,7 @@ impl SenderPatch {
             contact_name: self.contact_name.required(&at("contactName"))?,
             contact_phone: self.contact_phone.required(&at("contactPhone"))?,
             contact_email: self.contact_email.required(&at("contactEmail"))?,
+            peppol_id: self.peppol_id.required(&at("peppolId"))?,
         })
     }
 }
@@ -256,6 +266,7 @@ fn sender_field(field: SenderField) -> &'static str {
         SenderField::ContactName => "sender.contactName",
         SenderField::ContactPhone => "sender.contactPhone",
         SenderField::ContactEmail => "sender.contactEmail",
+        SenderField::PeppolId => "sender.peppolId",
     }
 }
 
@@ -358,7 +369,7 @@ pub(crate) async fn update_team(
     };
     let numbering = match input.numbering.required("numbering")? {
         None => None,
-        Some(patch) => Some(patch.apply(billing.numbering(who.team_id).await?)?),
+        Some(patch) => Some(patch.change()?),
     };
     let mut renamed = None;
     if change != TeamChange::default() {

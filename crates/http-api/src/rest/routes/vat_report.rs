@@ -16,7 +16,7 @@ use crate::conventions::error::ApiError;
 use crate::rest::auth::{Auth, InvoicesRead};
 use crate::rest::csv;
 use crate::rest::paging;
-use crate::rest::routes::invoices::Exact;
+use crate::rest::routes::numbers::Exact;
 use crate::rest::routes::{KeyedErrors, QueryErrors, query_day};
 use crate::rest::state::ApiState;
 
@@ -114,15 +114,17 @@ pub(crate) async fn vat_lines(
     let currency =
         query.currency.map(|code| Currency::parse(&code).map_err(|e| e.at("currency"))).transpose()?;
     let start = |day: chrono::NaiveDate| day.and_hms_opt(0, 0, 0).map(|at| at.and_utc());
-    let filter = InvoiceFilter {
-        issued_from: start(period.from()),
-        issued_before: period.to().succ_opt().and_then(start),
-        now: state.clock.now(),
-        ..InvoiceFilter::default()
-    };
+    let (issued_from, issued_before) = (start(period.from()), period.to().succ_opt().and_then(start));
+    let filter =
+        InvoiceFilter { issued_from, issued_before, now: state.clock.now(), ..InvoiceFilter::default() };
     let billing = &*state.stores.billing;
     let invoices = billing.list_invoices(who.team_id, &filter).await?;
-    let notes = billing.list_credit_notes(who.team_id, &CreditNoteFilter::default()).await?;
+    let notes = billing
+        .list_credit_notes(
+            who.team_id,
+            &CreditNoteFilter { issued_from, issued_before, ..CreditNoteFilter::default() },
+        )
+        .await?;
     Ok(vat_return(period, currency, &invoices, &notes)
         .into_iter()
         .map(|line| VatReturnLine {

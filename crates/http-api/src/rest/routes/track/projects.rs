@@ -22,7 +22,7 @@ use crate::rest::auth::{Auth, TrackRead, TrackWrite};
 use crate::rest::collection::Collection;
 use crate::rest::openapi::ProjectStatus as ProjectStatusSchema;
 use crate::rest::paging;
-use crate::rest::routes::invoices::Exact;
+use crate::rest::routes::numbers::Exact;
 use crate::rest::routes::{
     BodyErrors, Deleted, KeyedErrors, NotFound, QueryErrors, Timestamp, body_id, created, no_such, not_found,
     path_id, query_id, query_search,
