@@ -4,21 +4,23 @@ SHELL := /bin/bash
 CARGO ?= cargo
 export TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/postgres
 
-.PHONY: help run test einvoice-rules lint fmt fmt-check clippy layering deny test-all mcp-servers pdf-tools openapi schemathesis mcp bench audit doc fuzz
+.PHONY: help run test test-full einvoice-rules lint fmt fmt-check clippy layering deny test-all mcp-servers pdf-tools openapi schemathesis mcp bench audit doc fuzz
 
 help:
 	@echo "make run     build and serve on the embedded SQLite default (http://127.0.0.1:3000)"
 	@echo "make test    everything CI checks: lint, tests on every adapter, cargo deny, the OpenAPI"
 	@echo "             description from outside (linters, generated clients, the reference in"
 	@echo "             Chromium), schemathesis, /mcp through the MCP Python SDK"
+	@echo "make test-full  make test, then the e-invoice corpus at 1,000 invoices and their credit notes"
 	@echo "make lint    fmt check, clippy -D warnings, docs, layering check"
-	@echo "make einvoice-rules  the e-invoice checker (official XSDs, EN 16931 and XRechnung rules) on KoSIT's samples"
+	@echo "make einvoice-rules  the e-invoice checker (official XSDs, EN 16931, XRechnung and Peppol rules) on KoSIT's and OpenPeppol's samples"
 	@echo "make fmt     format the code"
 	@echo "make bench   release build on PostgreSQL under load, with pgbench beside it; PDF render times;"
 	@echo "             the agent's webhook trigger beside a bare actix-web handler; a year's time"
 	@echo "             report beside pgbench on its SQL, and billing a month of 5,000 entries;"
 	@echo "             payments at 64 connections beside pgbench's durable insert and their own SQL;"
-	@echo "             e-invoice XML and the Factur-X PDF beside the plain PDF"
+	@echo "             e-invoice XML and the Factur-X PDF beside the plain PDF; 1,000 lines over"
+	@echo "             5 rates beside one rate"
 	@echo "make fuzz    each cargo-fuzz target for FUZZ_SECONDS (default 60) on nightly"
 
 # `make run ARGS="--agent examples/agent.yaml"` passes options on to `serve`.
@@ -26,6 +28,12 @@ run:
 	$(CARGO) run --release -p app --bin billable -- serve $(ARGS)
 
 test: lint einvoice-rules test-all deny openapi schemathesis mcp
+
+# `make test`, then the e-invoice corpus at 1,000 generated invoices and their credit notes
+# (1,500 documents, each in every format), held to the official rules and read back by
+# drafthorse and factur-x (`make test` makes 150 and their 75 credit notes).
+test-full: test
+	BILLABLE_CORPUS=1000 $(CARGO) test --locked -p acceptance -- --exact http::einvoice_corpus::generated_documents_pass_every_formats_rules_and_read_back_the_same
 
 lint: fmt-check clippy doc layering
 

@@ -185,6 +185,7 @@ async fn a_discount_changes_with_the_invoice_and_never_takes_more_than_there_is(
     let row: Vec<&str> = csv.lines().nth(1).unwrap().split(',').collect();
     let cell = |name: &str| row[header.iter().position(|column| *column == name).unwrap()];
     assert_eq!((cell("discountTotal"), cell("taxableAmount")), ("104.00", "1135.98"));
+    assert_eq!(cell("vatBreakdown"), "S 7% 35.98 2.52; S 19% 1100.00 209.00");
 
     let with = |change: Value| {
         let mut body = book_and_workshop(&buyer);

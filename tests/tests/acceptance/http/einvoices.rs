@@ -105,7 +105,7 @@ fn run_checker(documents: &[(String, Vec<u8>)]) -> (bool, String) {
 }
 
 /// [`run_checker`] with the checker's `options` (`--warnings`).
-fn run_checker_with(options: &[&str], documents: &[(String, Vec<u8>)]) -> (bool, String) {
+pub(super) fn run_checker_with(options: &[&str], documents: &[(String, Vec<u8>)]) -> (bool, String) {
     let dir = std::env::temp_dir().join(format!("billable-einvoices-{}", uuid::Uuid::new_v4()));
     std::fs::create_dir_all(&dir).unwrap();
     let files: Vec<_> = documents
@@ -845,7 +845,7 @@ async fn xml_of_note(app: &TestApp, key: &str, note: &str, format: &str) -> Stri
 }
 
 /// A small deterministic generator: the same invoices on every run.
-struct Draws(u64);
+pub(super) struct Draws(pub(super) u64);
 
 impl Draws {
     fn next(&mut self) -> u64 {
@@ -856,12 +856,12 @@ impl Draws {
         self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
     }
 
-    fn below(&mut self, n: u64) -> u64 {
+    pub(super) fn below(&mut self, n: u64) -> u64 {
         self.next() % n
     }
 
     /// A number of up to `decimals` decimals between 0 and `whole` units.
-    fn decimal(&mut self, whole: u64, decimals: u32) -> String {
+    pub(super) fn decimal(&mut self, whole: u64, decimals: u32) -> String {
         let scale = 10_u64.pow(self.below(u64::from(decimals) + 1).try_into().unwrap());
         let value = self.below(whole * scale) + 1;
         let (units, fraction) = (value / scale, value % scale);

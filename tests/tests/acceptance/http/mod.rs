@@ -7,6 +7,7 @@ mod clients;
 mod conventions;
 mod dates;
 mod discounts;
+mod einvoice_corpus;
 mod einvoices;
 mod idempotency;
 mod invoices;

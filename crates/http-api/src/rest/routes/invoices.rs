@@ -1198,6 +1198,7 @@ impl csv::PagedListing for InvoicesCsv {
             "taxInTeamCurrency",
             "discountTotal",
             "taxableAmount",
+            "vatBreakdown",
         ]
     }
 
@@ -1226,6 +1227,20 @@ impl csv::PagedListing for InvoicesCsv {
             invoice.exchange.in_team_currency(invoice.totals.tax).unwrap_or_default().to_string(),
             money(invoice.totals.discount_total),
             money(invoice.totals.taxable_amount()),
+            // `S 7% 34.18 2.39; S 19% 1045.00 198.55`: category, rate, taxable amount, tax.
+            invoice
+                .vat_breakdown()
+                .iter()
+                .map(|group| {
+                    let (rate, taxable, tax) = (
+                        group.rate.percentage.normalize(),
+                        money(group.taxable_amount),
+                        money(group.tax_amount),
+                    );
+                    format!("{} {rate}% {taxable} {tax}", group.rate.category.as_str())
+                })
+                .collect::<Vec<_>>()
+                .join("; "),
         ]
     }
 }
