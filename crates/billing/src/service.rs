@@ -458,12 +458,26 @@ pub async fn void_entry(
     Ok(store.void_entry(team, entry, reason, now).await?)
 }
 
-/// Issues a credit note against the team's invoice `invoice`.
+/// Issues a credit note against the team's invoice `invoice`. Lines of its own that state
+/// a category naming the parties (reverse charge, intra-community supply) are held to the
+/// invoice's client and sender first, as an invoice's are when it is made.
 pub async fn issue_credit_note(
     store: &dyn BillingStore,
     team: TeamId,
     invoice: InvoiceId,
     note: crate::credit::NewCreditNote,
 ) -> Result<(crate::credit::CreditNote, Invoice), BillingError> {
+    use crate::credit::CreditLines;
+    if let CreditLines::Lines(inputs) | CreditLines::Discounted(inputs, _) = &note.lines {
+        let current = store.get_invoice(team, invoice).await?.ok_or(BillingError::NotFound)?;
+        let items = price_lines(inputs.clone(), current.currency, note.created_at)?;
+        let rule = TaxRule::Percentage(current.tax_rule.percentage());
+        if crate::invoice::names_parties(&items, &current.vat, rule) {
+            let client = store.get(team, current.client_id).await?.ok_or(InvoiceRule::UnknownClient)?;
+            let sender =
+                store.get_sender(team, current.sender_id).await?.ok_or(InvoiceRule::UnknownSender)?;
+            crate::invoice::check_parties(&items, &current.vat, rule, &client.details, &sender.details)?;
+        }
+    }
     Ok(store.issue_credit_note(team, invoice, note).await?)
 }

@@ -364,3 +364,39 @@ async fn the_service_time_and_the_purchase_order_reach_every_format_and_pass_its
     assert!(text.contains("Service date") && text.contains("the issue date"), "{text}");
     check_officially(&documents);
 }
+
+/// A credit note's own lines are held to the parties as an invoice's are: reverse charge
+/// needs the client's VAT number when the note is issued, not only when it is exported.
+#[tokio::test]
+async fn a_credit_notes_reverse_charge_line_needs_the_clients_vat_number() {
+    let app = spawn_app().await;
+    let (_, key) = e_invoicing_team(&app, "EUR", "DE").await;
+    let bare = client(
+        &app,
+        &key,
+        &json!({"name": "Ohne USt-IdNr.", "postalCode": "10115", "city": "Berlin",
+                                           "countryCode": "DE"}),
+    )
+    .await;
+    let invoice = post(
+        &app,
+        &key,
+        "/v1/invoices",
+        &json!({"clientId": bare, "taxPercentage": 19,
+        "lineItems": [{"description": "Beratung", "unitPrice": 100, "quantity": 1}]}),
+    )
+    .await;
+    let path = format!("/v1/invoices/{}/credit-notes", invoice["id"].as_str().unwrap());
+    let reverse_charge = json!({"lineItems": [{"description": "Beratung", "unitPrice": 10, "quantity": 1,
+        "vatCategory": "AE", "taxPercentage": 0, "vatExemptionReason": "Reverse charge"}]});
+    assert_eq!(
+        refused(&app, &key, Method::POST, &path, &reverse_charge).await,
+        "lineItems[0].vatCategory: AE names the buyer's VAT number: set the client's vatNumber first"
+    );
+    let notes = get(&app, &key, "/v1/credit-notes").await;
+    assert_eq!(notes.as_array().map(Vec::len), Some(0), "nothing was issued");
+    // Lines at the invoice's own rate are not held to it.
+    let plain = json!({"lineItems": [{"description": "Beratung", "unitPrice": 10, "quantity": 1}]});
+    let response = app.request(Method::POST, &path, &key).json(&plain).send().await.unwrap();
+    assert_eq!(response.status(), 201);
+}
