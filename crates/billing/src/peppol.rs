@@ -190,7 +190,7 @@ mod tests {
 
     #[test]
     fn the_schemes_are_those_of_the_vendored_peppol_rules() {
-        let rules = include_str!("../../../tests/einvoice/rules/xrechnung/build/bis/PEPPOL-EN16931-UBL.sch");
+        let rules = include_str!("../../../tests/einvoice/rules/peppol/PEPPOL-EN16931-UBL.sch");
         let list =
             rules.split("<let name=\"eaid\" value=\"tokenize('").nth(1).unwrap().split('\'').next().unwrap();
         let listed: Vec<&str> = list.split_whitespace().collect();
