@@ -180,6 +180,13 @@ pub struct SenderArgs {
     /// BIS e-invoices name; empty to remove.
     #[arg(long)]
     peppol_id: Option<String>,
+    /// The language of the team's documents and mails for clients that name none: en, de,
+    /// fr, it, es or nl.
+    #[arg(long)]
+    language: Option<String>,
+    /// The payment QR code of its invoices' PDFs: auto, epc, swiss or none.
+    #[arg(long)]
+    payment_qr: Option<String>,
 }
 
 #[derive(Debug, Subcommand)]
@@ -371,6 +378,8 @@ async fn set_default_sender(
         contact_phone,
         contact_email,
         peppol_id,
+        language,
+        payment_qr,
     } = args;
     let team = lookup::team(accounts, "--team", &team).await?;
     let billing = store.billing();
@@ -393,6 +402,8 @@ async fn set_default_sender(
         contact_phone,
         contact_email,
         peppol_id,
+        language,
+        payment_qr,
     };
     let mut details = sender
         .details
@@ -431,6 +442,8 @@ fn flag_of(field: billing::sender::SenderField) -> &'static str {
         F::ContactPhone => "--contact-phone",
         F::ContactEmail => "--contact-email",
         F::PeppolId => "--peppol-id",
+        F::Language => "--language",
+        F::PaymentQr => "--payment-qr",
     }
 }
 

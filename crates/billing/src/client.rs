@@ -48,6 +48,19 @@ pub struct ClientDetails {
     pub payment_terms: Option<PaymentTerms>,
     /// Its address in the Peppol network (BT-49), which a Peppol BIS e-invoice is sent to.
     pub peppol_id: Option<crate::peppol::PeppolId>,
+    /// The language its documents, mails and page speak; its sender's (the team's) when
+    /// `None`.
+    pub language: Option<locale::Language>,
+}
+
+/// The language of BCP 47 `code`, one of those billable speaks.
+pub fn language(code: &str) -> Result<locale::Language, kernel::InvalidValue> {
+    locale::Language::from_code(code).ok_or_else(|| {
+        kernel::InvalidValue::new(format!(
+            "must be a language billable speaks: one of {}",
+            locale::Language::codes()
+        ))
+    })
 }
 
 /// Days to pay: 0 to 365.
@@ -189,6 +202,7 @@ mod tests {
     fn client(name: &str) -> Client {
         let details = ClientDetails {
             peppol_id: None,
+            language: None,
             name: RequiredText::parse(name).unwrap(),
             email: Email::parse("a@example.com").unwrap(),
             phone: OptionalText::parse("").unwrap(),

@@ -45,6 +45,16 @@ pub struct DocumentLine {
     pub vat_rate: Option<String>,
 }
 
+/// A row of the VAT breakdown table: one VAT group of the document (EN 16931 BG-23).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct VatRow {
+    /// `7%`, or `0% reverse charge` for a category other than the standard rate.
+    pub rate: String,
+    pub taxable_amount: String,
+    pub tax: String,
+}
+
 /// A figure printed under the total: what was paid, credited or written off, and what is
 /// due.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -65,7 +75,8 @@ pub struct InvoiceDocument {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub corrects: Option<String>,
     pub serial: String,
-    /// The status reported when the document was made (`OVERDUE` included).
+    /// The status reported when the document was made (overdue included), in its
+    /// language: `Open`, `Paid`, `Overdue`.
     pub status: String,
     /// Whether to print the PAID mark.
     pub paid: bool,
@@ -88,14 +99,14 @@ pub struct InvoiceDocument {
     /// taxable amount it leaves. Left out of the JSON when empty, as `settlement` is.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub discounts: Vec<SettledLine>,
-    /// `Tax (19%)`, or `Tax` for a flat amount.
+    /// `Tax (19%)`; `Tax` for a flat amount or a document of several rates.
     pub tax_label: String,
     pub tax: String,
-    /// The tax of each rate, where the lines are taxed at more than one (`Tax (7%) on
-    /// 20.04 €`), printed instead of the one tax row. Left out of the JSON when empty, as
-    /// `settlement` is.
+    /// The VAT groups, where the lines are taxed at more than one rate or category: a table
+    /// under the totals (rate, taxable amount, VAT), whose one tax row is their sum. Left
+    /// out of the JSON when empty, as `settlement` is.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub tax_rows: Vec<SettledLine>,
+    pub vat_breakdown: Vec<VatRow>,
     pub total: String,
     /// Printed under the total whenever what is due differs from it: what was paid,
     /// credited and written off, then the amount due (last). Left out of the JSON when
@@ -121,6 +132,146 @@ pub struct InvoiceDocument {
     /// reads English documents).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub language: Option<String>,
+    /// The payment QR code printed on it (an EPC code beside the payment details, or the
+    /// Swiss QR-bill at the foot of a page). Left out of the JSON when there is none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub payment_qr: Option<DocumentQr>,
+}
+
+/// A payment QR code as a document carries it: what the code encodes, and the words
+/// printed with it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DocumentQr {
+    /// `epc` or `swiss`.
+    pub format: String,
+    /// The bytes the code encodes, base64 (standard alphabet, padded): an EPC payload may
+    /// be ISO 8859-1.
+    pub payload: String,
+    /// Printed under an EPC code: what to do with it.
+    pub caption: String,
+    /// The Swiss QR-bill's receipt and payment part, worded; none for an EPC code.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub slip: Option<SwissSlipText>,
+}
+
+impl DocumentQr {
+    /// The bytes the code encodes; `None` when `payload` is not base64.
+    pub fn decoded(&self) -> Option<Vec<u8>> {
+        BASE64.decode(&self.payload).ok()
+    }
+}
+
+/// The Swiss QR-bill's receipt and payment part as printed (SIX IG 2.3, section 3).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SwissSlipText {
+    pub labels: SlipLabels,
+    /// The account (the IBAN in groups of four), then the creditor's name and address.
+    pub account: Vec<String>,
+    /// The reference in groups (`21 00000 00003 …`, `RF18 5390 …`).
+    pub reference: Option<String>,
+    /// The unstructured message: the invoice's number.
+    pub information: String,
+    /// The debtor's name and address; empty for a box the payer writes them in.
+    pub debtor: Vec<String>,
+    pub currency: String,
+    /// `1 949.75`, as SIX writes amounts; none for a box.
+    pub amount: Option<String>,
+}
+
+/// The QR-bill's fixed headings, in the document's language (SIX's wording; English for a
+/// language SIX has none in).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SlipLabels {
+    pub receipt: String,
+    pub payment_part: String,
+    pub account_payable_to: String,
+    pub reference: String,
+    pub additional_information: String,
+    pub payable_by: String,
+    pub payable_by_name_address: String,
+    pub currency: String,
+    pub amount: String,
+    pub acceptance_point: String,
+    pub separate: String,
+}
+
+impl SlipLabels {
+    fn of(words: Language) -> Self {
+        Self {
+            receipt: words.term(Term::QrReceipt),
+            payment_part: words.term(Term::QrPaymentPart),
+            account_payable_to: words.term(Term::QrAccountPayableTo),
+            reference: words.term(Term::QrReference),
+            additional_information: words.term(Term::QrAdditionalInformation),
+            payable_by: words.term(Term::QrPayableBy),
+            payable_by_name_address: words.term(Term::QrPayableByNameAddress),
+            currency: words.term(Term::QrCurrency),
+            amount: words.term(Term::QrAmount),
+            acceptance_point: words.term(Term::QrAcceptancePoint),
+            separate: words.term(Term::QrSeparateBeforePaying),
+        }
+    }
+}
+
+/// `1949.75` as the QR-bill prints it: `1 949.75`, a space between thousands.
+fn slip_amount(amount: rust_decimal::Decimal) -> String {
+    let fixed = format!("{amount:.2}");
+    let (whole, cents) = fixed.split_once('.').unwrap_or((&fixed, "00"));
+    let mut grouped = String::with_capacity(fixed.len() + whole.len() / 3);
+    for (i, digit) in whole.chars().enumerate() {
+        if i > 0 && (whole.len() - i).is_multiple_of(3) {
+            grouped.push(' ');
+        }
+        grouped.push(digit);
+    }
+    format!("{grouped}.{cents}")
+}
+
+/// An address on the QR-bill: the name, the street, the postal code and town (after the
+/// country's code, abroad).
+fn slip_address(address: &crate::payment_qr::QrAddress) -> Vec<String> {
+    let town = if matches!(address.country.as_str(), "CH" | "LI") {
+        format!("{} {}", address.postal_code, address.city)
+    } else {
+        format!("{}-{} {}", address.country, address.postal_code, address.city)
+    };
+    [address.name.clone(), address.street.clone(), town].into_iter().filter(|line| !line.is_empty()).collect()
+}
+
+impl DocumentQr {
+    /// `qr` as `words` print it.
+    pub fn of(
+        words: Language,
+        qr: &crate::payment_qr::PaymentQr,
+        slip: Option<&crate::payment_qr::SwissSlip>,
+    ) -> Self {
+        let slip = slip.map(|slip| {
+            let iban: Vec<String> = slip
+                .iban
+                .as_bytes()
+                .chunks(4)
+                .map(|chunk| String::from_utf8_lossy(chunk).into_owned())
+                .collect();
+            SwissSlipText {
+                labels: SlipLabels::of(words),
+                account: std::iter::once(iban.join(" ")).chain(slip_address(&slip.creditor)).collect(),
+                reference: Some(slip.reference.printed()),
+                information: slip.additional_information.clone(),
+                debtor: slip.debtor.as_ref().map(slip_address).unwrap_or_default(),
+                currency: slip.currency.as_str().to_owned(),
+                amount: Some(slip_amount(slip.amount)),
+            }
+        });
+        Self {
+            format: qr.format.as_str().to_owned(),
+            payload: BASE64.encode(&qr.payload),
+            caption: words.term(Term::PageScanToPay),
+            slip,
+        }
+    }
 }
 
 /// A logo as a document carries it: its format and its bytes in base64, so that the
@@ -207,15 +358,22 @@ fn settlement(
     lines
 }
 
-fn party(name: String, lines: [String; 4], email: Option<String>, vat_number: &str) -> Party {
+fn party(name: String, lines: [String; 5], email: Option<String>, vat_number: &str) -> Party {
     Party { name, address: non_empty(lines), email, vat_number: optional(vat_number) }
+}
+
+/// The last lines of an address: the postal code and city on one, then the country.
+fn city_lines(postal_code: &str, city: &str, country: Option<crate::party::CountryCode>) -> [String; 2] {
+    let town = format!("{} {}", postal_code.trim(), city.trim()).trim().to_owned();
+    [town, country.map(crate::party::CountryCode::address_name).unwrap_or_default()]
 }
 
 fn sender_party(sender: &SenderAddress) -> Party {
     let s = &sender.details;
+    let [town, country] = city_lines(s.postal_code.as_str(), s.city.as_str(), s.country_code);
     party(
         s.name.to_string(),
-        [s.line1.to_string(), s.line2.to_string(), s.line3.to_string(), s.postal_code.to_string()],
+        [s.line1.to_string(), s.line2.to_string(), s.line3.to_string(), town, country],
         s.email.as_ref().map(|e| e.as_str().to_owned()),
         s.vat_number.as_str(),
     )
@@ -223,25 +381,86 @@ fn sender_party(sender: &SenderAddress) -> Party {
 
 fn client_party(client: &Client) -> Party {
     let c = &client.details;
+    let [town, country] = city_lines(c.postal_code.as_str(), c.city.as_str(), c.country_code);
     party(
         c.name.to_string(),
-        [c.line1.to_string(), c.line2.to_string(), c.line3.to_string(), c.postal_code.to_string()],
+        [c.line1.to_string(), c.line2.to_string(), c.line3.to_string(), town, country],
         Some(c.email.as_str().to_owned()),
         c.vat_number.as_str(),
     )
 }
 
-/// What a document's figures print as: its lines, its subtotal, its discount rows and its
-/// tax rows.
+/// What an invoice states for paying it, under its supply: the client's reference, the
+/// exchange rate and the VAT in the team's currency (for an invoice in another), and the
+/// payment reference.
+fn payment_lines(words: Language, invoice: &Invoice, client: &Client) -> Vec<SettledLine> {
+    let line = |term: Term, value: String| SettledLine { label: words.term(term), value };
+    let reference = optional(client.details.buyer_reference.as_str()).map(|r| line(Term::BuyerReference, r));
+    let exchange = invoice.exchange.rate.map(|rate| {
+        let team = invoice.exchange.team_currency;
+        let vat = invoice.exchange.in_team_currency(invoice.totals.tax).unwrap_or_default();
+        [
+            line(
+                Term::ExchangeRate,
+                words.phrase(
+                    Term::ExchangeRateValue,
+                    &[
+                        ("from", invoice.currency.as_str()),
+                        ("rate", &words.decimal(&rate.normalize().to_string())),
+                        ("to", team.as_str()),
+                    ],
+                ),
+            ),
+            SettledLine {
+                label: words.phrase(Term::VatInCurrency, &[("currency", team.as_str())]),
+                value: format_money(words, vat, team),
+            },
+        ]
+    });
+    let payment = line(Term::PaymentReference, invoice.payment_reference.printed());
+    reference.into_iter().chain(exchange.into_iter().flatten()).chain([payment]).collect()
+}
+
+/// A line's quantity with its unit, as people write it: `7 h`, `2 d`, `3` for pieces,
+/// the UN/ECE code otherwise (`12 KGM`).
+fn quantity(words: Language, item: &crate::LineItem) -> String {
+    let number = words.decimal(&item.quantity.normalize().to_string());
+    match item.unit_code.as_str() {
+        "C62" => number,
+        "HUR" => format!("{number} {}", words.term(Term::UnitHour)),
+        "DAY" => format!("{number} {}", words.term(Term::UnitDay)),
+        code => format!("{number} {code}"),
+    }
+}
+
+/// An invoice's status as its reader's language says it.
+fn status_word(words: Language, status: InvoiceStatus) -> String {
+    words.term(match status {
+        InvoiceStatus::Pending => Term::PageStatusOpen,
+        InvoiceStatus::Paid => Term::PageStatusPaid,
+        InvoiceStatus::PaidPartial => Term::PageStatusPartiallyPaid,
+        InvoiceStatus::Overdue => Term::PageStatusOverdue,
+        InvoiceStatus::Expired => Term::PageStatusVoid,
+    })
+}
+
+/// What a document's figures print as: its lines, its subtotal, its discount rows, its tax
+/// row's label and its VAT breakdown.
 struct Figures {
     lines: Vec<DocumentLine>,
     subtotal: String,
     discounts: Vec<SettledLine>,
-    tax_rows: Vec<SettledLine>,
+    tax_label: String,
+    vat_breakdown: Vec<VatRow>,
 }
 
 impl Figures {
-    fn of(words: Language, pricing: &crate::Pricing<'_>, totals: &crate::Totals) -> Self {
+    fn of(
+        words: Language,
+        pricing: &crate::Pricing<'_>,
+        totals: &crate::Totals,
+        rule: crate::TaxRule,
+    ) -> Self {
         let currency = pricing.currency;
         let money = |amount| format_money(words, amount, currency);
         let breakdown = pricing.breakdown().unwrap_or_default();
@@ -272,7 +491,7 @@ impl Figures {
                 }
                 DocumentLine {
                     description,
-                    quantity: item.quantity.normalize().to_string(),
+                    quantity: quantity(words, item),
                     unit_price: format_price(words, item.unit_price, currency),
                     amount: money(item.net_amount()),
                     vat_rate: several_rates.then(|| {
@@ -301,37 +520,44 @@ impl Figures {
             }
             _ => Vec::new(),
         };
+        let vat_breakdown = if several_rates {
+            breakdown
+                .iter()
+                .map(|group| VatRow {
+                    rate: rate_label(words, &group.rate),
+                    taxable_amount: money(group.taxable_amount),
+                    tax: money(group.tax_amount),
+                })
+                .collect()
+        } else {
+            Vec::new()
+        };
         Self {
             lines,
             subtotal: money(totals.taxable_amount() + document_discount),
             discounts,
-            tax_rows: tax_rows(words, &breakdown, currency),
+            tax_label: if several_rates { words.term(Term::Tax) } else { tax_label(words, rule) },
+            vat_breakdown,
         }
     }
 }
 
-/// A row per group of `breakdown`, where it has more than one.
-fn tax_rows(
-    words: Language,
-    breakdown: &[crate::VatGroup],
-    currency: crate::money::Currency,
-) -> Vec<SettledLine> {
-    if breakdown.len() < 2 {
-        return Vec::new();
-    }
-    breakdown
-        .iter()
-        .map(|group| SettledLine {
-            label: words.phrase(
-                Term::TaxRateOn,
-                &[
-                    ("rate", &words.decimal(&group.rate.percentage.normalize().to_string())),
-                    ("base", &format_money(words, group.taxable_amount, currency)),
-                ],
-            ),
-            value: format_money(words, group.tax_amount, currency),
-        })
-        .collect()
+/// A VAT group's rate as its row of the breakdown names it: `7%`, or with its category
+/// where that is not the standard rate (`0% reverse charge`).
+fn rate_label(words: Language, rate: &crate::VatRate) -> String {
+    let percentage = words.decimal(&rate.percentage.normalize().to_string());
+    let category = match rate.category {
+        crate::VatCategory::Standard => {
+            return words.phrase(Term::Percent, &[("rate", &percentage)]);
+        }
+        crate::VatCategory::ZeroRated => Term::CategoryZeroRated,
+        crate::VatCategory::Exempt => Term::CategoryExempt,
+        crate::VatCategory::ReverseCharge => Term::CategoryReverseCharge,
+        crate::VatCategory::IntraCommunity => Term::CategoryIntraCommunity,
+        crate::VatCategory::Export => Term::CategoryExport,
+        crate::VatCategory::OutOfScope => Term::CategoryOutOfScope,
+    };
+    words.phrase(Term::RateOfCategory, &[("rate", &percentage), ("category", &words.term(category))])
 }
 
 fn tax_label(words: Language, rule: crate::TaxRule) -> String {
@@ -363,7 +589,7 @@ impl InvoiceDocument {
         sender: &SenderAddress,
     ) -> Self {
         let currency = note.currency;
-        let figures = Figures::of(words, &note.pricing(), &note.totals);
+        let figures = Figures::of(words, &note.pricing(), &note.totals, note.tax_rule);
         Self {
             title: Some(words.term(Term::CreditNoteTitle)),
             corrects: Some(note.invoice_number.to_string()),
@@ -379,15 +605,16 @@ impl InvoiceDocument {
             lines: figures.lines,
             subtotal: figures.subtotal,
             discounts: figures.discounts,
-            tax_label: tax_label(words, note.tax_rule),
+            tax_label: figures.tax_label,
             tax: format_money(words, note.totals.tax, currency),
-            tax_rows: figures.tax_rows,
+            vat_breakdown: figures.vat_breakdown,
             total: format_money(words, note.totals.total, currency),
             settlement: Vec::new(),
             payment_details: None,
             logo: sender.details.logo.as_ref().map(DocumentLogo::of),
             facturx_xml: None,
             language: language_code(words),
+            payment_qr: None,
         }
     }
 
@@ -402,31 +629,35 @@ impl InvoiceDocument {
         let currency = invoice.currency;
         let status = invoice.status_at(now);
         let s = &sender.details;
-        let figures = Figures::of(words, &invoice.pricing(), &invoice.totals);
+        let figures = Figures::of(words, &invoice.pricing(), &invoice.totals, invoice.tax_rule);
         Self {
             title: None,
             corrects: None,
             serial: invoice.number.to_string(),
-            status: status.as_str().to_owned(),
+            status: status_word(words, status),
             paid: status == InvoiceStatus::Paid,
             issue_date: words.day(invoice.issue_date.date_naive()),
             due_date: invoice.due_date.map(|due| words.day(due.date_naive())),
-            supply: supply_lines(words, &invoice.supply, client.details.payment_terms),
+            supply: supply_lines(words, &invoice.supply, client.details.payment_terms)
+                .into_iter()
+                .chain(payment_lines(words, invoice, client))
+                .collect(),
             description: invoice.description.as_ref().and_then(|d| optional(d.as_str())),
             sender: sender_party(sender),
             client: client_party(client),
             lines: figures.lines,
             subtotal: figures.subtotal,
             discounts: figures.discounts,
-            tax_label: tax_label(words, invoice.tax_rule),
+            tax_label: figures.tax_label,
             tax: format_money(words, invoice.totals.tax, currency),
-            tax_rows: figures.tax_rows,
+            vat_breakdown: figures.vat_breakdown,
             total: format_money(words, invoice.totals.total, currency),
             settlement: settlement(words, &invoice.balance, currency),
             payment_details: optional(s.payment_details.as_str()),
             logo: s.logo.as_ref().map(DocumentLogo::of),
             facturx_xml: None,
             language: language_code(words),
+            payment_qr: None,
         }
     }
 }
@@ -436,6 +667,13 @@ impl InvoiceDocument {
 #[derive(Debug, thiserror::Error)]
 #[error("failed to generate PDF: {0:#}")]
 pub struct RenderError(pub anyhow::Error);
+
+impl RenderError {
+    /// A failure that `message` explains.
+    pub fn saying(message: String) -> Self {
+        Self(anyhow::anyhow!(message))
+    }
+}
 
 /// Turns an invoice document into PDF bytes.
 #[async_trait]

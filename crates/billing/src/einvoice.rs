@@ -352,6 +352,8 @@ pub struct EInvoice {
     pub seller_contact: Option<Contact>,
     pub buyer: Party,
     pub payee_account: Option<PayeeAccount>,
+    /// BT-83: the invoice's payment reference; none on a credit note.
+    pub payment_reference: Option<String>,
     /// When it was delivered (BT-72), and where, which an intra-community supply states
     /// (BR-IC-11, BR-IC-12).
     pub delivery: Option<Delivery>,
@@ -406,6 +408,7 @@ impl EInvoice {
         let frame = Frame {
             kind: DocumentKind::Invoice,
             number: invoice.number.to_string(),
+            payment_reference: Some(invoice.payment_reference.to_string()),
             issue_date: invoice.issue_date.date_naive(),
             due_date: invoice.due_date.map(|due| due.date_naive()),
             note: invoice.description.as_ref().and_then(|text| given(text.as_str())),
@@ -434,6 +437,7 @@ impl EInvoice {
         let frame = Frame {
             kind: DocumentKind::CreditNote,
             number: note.number.to_string(),
+            payment_reference: None,
             issue_date: note.issue_date.date_naive(),
             due_date: None,
             note: note.reason.as_ref().and_then(|text| given(text.as_str())),
@@ -458,6 +462,7 @@ impl EInvoice {
 struct Frame<'a> {
     kind: DocumentKind,
     number: String,
+    payment_reference: Option<String>,
     issue_date: NaiveDate,
     due_date: Option<NaiveDate>,
     note: Option<String>,
@@ -572,6 +577,7 @@ impl Frame<'_> {
             seller_contact,
             buyer,
             payee_account,
+            payment_reference: self.payment_reference,
             delivery,
             vat,
             allowances,
@@ -779,7 +785,7 @@ fn buyer(rules: &Requirements, client: &Client, categories: &[VatCategory]) -> R
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use accounts::TeamId;
     use chrono::{TimeZone, Utc};
     use kernel::{Email, Id};
@@ -795,7 +801,8 @@ mod tests {
         OptionalText::parse(value).unwrap()
     }
 
-    fn parties(team: TeamId) -> (Client, SenderAddress) {
+    /// A German seller and a public buyer in Bonn, as e-invoices (and payment codes) need them.
+    pub(crate) fn parties(team: TeamId) -> (Client, SenderAddress) {
         let now = Utc::now();
         let mut sender = SenderDetails::named(RequiredText::parse("Muster GmbH").unwrap());
         sender.city = text("Berlin");
@@ -814,6 +821,7 @@ mod tests {
             updated_at: now,
         };
         let details = ClientDetails {
+            language: None,
             peppol_id: None,
             name: RequiredText::parse("Amt").unwrap(),
             email: Email::parse("amt@buyer.example").unwrap(),
@@ -833,7 +841,8 @@ mod tests {
         (Client::new(team, details, now), sender)
     }
 
-    fn invoice(team: TeamId, vat: Vat, tax_rule: TaxRule, paid: Decimal) -> Invoice {
+    /// An invoice in EUR of one line, 2 × 120.50, with `paid` paid.
+    pub(crate) fn invoice(team: TeamId, vat: Vat, tax_rule: TaxRule, paid: Decimal) -> Invoice {
         let now = Utc.with_ymd_and_hms(2026, 11, 2, 9, 0, 0).unwrap();
         let currency = Currency::parse("EUR").unwrap();
         let input = LineInput {
@@ -855,6 +864,7 @@ mod tests {
             team_id: team,
             serial: Serial::FIRST,
             number: crate::Series::Invoices.default_pattern().number(1, now),
+            payment_reference: crate::PaymentReference::creditor("INV-0001"),
             description: None,
             issue_date: now,
             due_date: None,

@@ -553,6 +553,9 @@ pub struct Invoice {
     pub serial: Serial,
     /// Its number as issued, by the team's pattern then.
     pub number: crate::numbering::DocumentNumber,
+    /// What its client quotes with a transfer (EN 16931 BT-83): made from its number when
+    /// it was made, and never changed.
+    pub payment_reference: crate::PaymentReference,
     pub description: Option<Description>,
     pub issue_date: DateTime<Utc>,
     pub due_date: Option<DateTime<Utc>>,
@@ -821,6 +824,7 @@ mod tests {
             team_id: kernel::Id::generate(),
             serial: Serial::FIRST,
             number: crate::Series::Invoices.default_pattern().number(1, now),
+            payment_reference: crate::PaymentReference::creditor("INV-0001"),
             description: None,
             issue_date: now,
             due_date: Some(now + chrono::TimeDelta::days(1)),

@@ -92,6 +92,9 @@ pub enum FileError {
     /// The renderer failed; the cause is for the log, not for the client.
     #[error(transparent)]
     Render(#[from] RenderError),
+    /// The payment QR code asked for needs what the invoice lacks.
+    #[error("the payment QR code cannot be made: {0:?}")]
+    Qr(crate::payment_qr::QrRefusal),
 }
 
 /// A document as stored, with the invoice it belongs to and the parties it names: all its
@@ -113,9 +116,32 @@ impl Issued {
         }
     }
 
-    /// The language its client reads it in.
+    /// The language its client reads it in: the client's own, or its sender's (the
+    /// team's).
     pub fn language(&self) -> Language {
-        Language::default()
+        self.client.details.language.unwrap_or(self.sender.details.language)
+    }
+
+    /// The payment QR code its PDF carries, as `qr` asks (the sender's choice when
+    /// `None`); none on a credit note.
+    pub fn payment_qr(
+        &self,
+        qr: Option<crate::payment_qr::QrChoice>,
+    ) -> Result<Option<crate::document::DocumentQr>, FileError> {
+        if self.credit_note.is_some() {
+            return Ok(None);
+        }
+        let choice = qr.unwrap_or(self.sender.details.payment_qr);
+        let code = match crate::payment_qr::chosen(choice, &self.invoice, &self.client, &self.sender) {
+            Ok(code) => code,
+            Err(refusal) if qr.is_some() => return Err(FileError::Qr(refusal)),
+            // The team's standing choice prints what each invoice allows.
+            Err(_) => None,
+        };
+        Ok(code.map(|code| {
+            let slip = crate::payment_qr::SwissSlip::of(&code, &self.invoice, &self.client, &self.sender);
+            crate::document::DocumentQr::of(self.language(), &code, slip.as_ref())
+        }))
     }
 
     /// The document put into words for print, its status as of `now`.
@@ -185,14 +211,18 @@ impl Printer {
         Self { renderer, xml }
     }
 
-    /// `issued`'s PDF in `format`, its status as of `now`.
+    /// `issued`'s PDF in `format`, its status as of `now`, with the payment QR code `qr`
+    /// asks for: the sender's choice when `None`, which prints what the invoice allows; an
+    /// explicit choice the invoice lacks data for is refused.
     pub async fn pdf(
         &self,
         issued: &Issued,
         format: PdfFormat,
+        qr: Option<crate::payment_qr::QrChoice>,
         now: DateTime<Utc>,
     ) -> Result<DocumentFile, FileError> {
         let mut document = issued.printed(now);
+        document.payment_qr = issued.payment_qr(qr)?;
         if format == PdfFormat::FacturX {
             let e_invoice = issued.e_invoice(Format::FacturX.profile())?;
             document.facturx_xml = Some(self.xml.write(Format::FacturX, &e_invoice));
@@ -227,7 +257,7 @@ impl Printer {
     ) -> Result<Vec<DocumentFile>, FileError> {
         let xml = files.xml.map(|format| self.xml(issued, format)).transpose()?;
         let pdf = match files.pdf {
-            Some(format) => Some(self.pdf(issued, format, now).await?),
+            Some(format) => Some(self.pdf(issued, format, None, now).await?),
             None => None,
         };
         Ok(pdf.into_iter().chain(xml).collect())

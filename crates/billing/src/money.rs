@@ -193,7 +193,7 @@ pub fn format_price(language: Language, price: Decimal, currency: Currency) -> S
 }
 
 fn grouped(language: Language, value: &Decimal, currency: Currency) -> String {
-    format!("{} {}", language.grouped(&value.to_string()), currency.as_str())
+    language.money(&value.to_string(), currency.as_str())
 }
 
 #[cfg(test)]

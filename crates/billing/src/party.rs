@@ -18,6 +18,12 @@ impl CountryCode {
         })
     }
 
+    /// Its English short name in capitals, as the last line of an address abroad has it
+    /// (`GERMANY`).
+    pub fn address_name(self) -> String {
+        self.0.name().to_uppercase()
+    }
+
     pub fn as_str(self) -> &'static str {
         self.0.alpha2()
     }
@@ -39,6 +45,28 @@ impl Iban {
 
     pub fn as_str(&self) -> &str {
         &self.0
+    }
+
+    /// Its country: the first two letters.
+    pub fn country(&self) -> &str {
+        &self.0[..2]
+    }
+
+    /// Whether it is a Swiss or Liechtenstein account, which a Swiss QR-bill pays to.
+    pub fn is_swiss(&self) -> bool {
+        matches!(self.country(), "CH" | "LI")
+    }
+
+    /// Whether it is a QR-IBAN: a Swiss or Liechtenstein IBAN whose institution
+    /// identification (its 5th to 9th characters) is 30000 to 31999. Payments to one
+    /// carry a QR reference, and only one.
+    pub fn is_qr_iban(&self) -> bool {
+        self.is_swiss()
+            && self
+                .0
+                .get(4..9)
+                .and_then(|iid| iid.parse::<u32>().ok())
+                .is_some_and(|iid| (30000..=31999).contains(&iid))
     }
 }
 
@@ -124,6 +152,12 @@ mod tests {
         assert_eq!(iban.as_str(), "DE44500105175407324931");
         assert!(Iban::parse("DE45500105175407324931").is_err(), "a wrong check digit");
         assert!(Iban::parse("not an iban").is_err());
+        // SIX's example QR-IBAN, and an ordinary Swiss IBAN.
+        let qr = Iban::parse("CH44 3199 9123 0008 8901 2").unwrap();
+        assert!(qr.is_swiss() && qr.is_qr_iban());
+        let plain = Iban::parse("CH93 0076 2011 6238 5295 7").unwrap();
+        assert!(plain.is_swiss() && !plain.is_qr_iban());
+        assert!(!iban.is_swiss() && !iban.is_qr_iban());
     }
 
     #[test]

@@ -139,6 +139,11 @@ pub struct SenderDetails {
     pub contact_email: Option<Email>,
     /// Its address in the Peppol network (BT-34), which a Peppol BIS e-invoice names.
     pub peppol_id: Option<crate::peppol::PeppolId>,
+    /// The language its documents and mails speak to clients that name none: the team's
+    /// language, for its default sender.
+    pub language: locale::Language,
+    /// The payment QR code its invoices' PDFs carry unless a request asks for another.
+    pub payment_qr: crate::qr_choice::QrChoice,
 }
 
 impl SenderDetails {
@@ -146,6 +151,8 @@ impl SenderDetails {
     pub fn named(name: RequiredText) -> Self {
         Self {
             peppol_id: None,
+            language: locale::Language::default(),
+            payment_qr: crate::qr_choice::QrChoice::default(),
             name,
             line1: OptionalText::empty(),
             line2: OptionalText::empty(),
@@ -187,6 +194,8 @@ pub struct SenderChange {
     pub contact_phone: Option<String>,
     pub contact_email: Option<String>,
     pub peppol_id: Option<String>,
+    pub language: Option<String>,
+    pub payment_qr: Option<String>,
 }
 
 /// A part of a sender's details, as a refused change names it.
@@ -208,6 +217,8 @@ pub enum SenderField {
     ContactPhone,
     ContactEmail,
     PeppolId,
+    Language,
+    PaymentQr,
 }
 
 /// `text` parsed by `parse`, or `None` when empty (a change that removes the part).
@@ -268,6 +279,13 @@ impl SenderDetails {
         if let Some(id) = change.peppol_id {
             details.peppol_id =
                 removable(&id, crate::peppol::PeppolId::parse).map_err(at(SenderField::PeppolId))?;
+        }
+        if let Some(choice) = change.payment_qr {
+            details.payment_qr = <crate::qr_choice::QrChoice as kernel::Words>::parse_word(&choice)
+                .map_err(at(SenderField::PaymentQr))?;
+        }
+        if let Some(code) = change.language {
+            details.language = crate::client::language(&code).map_err(at(SenderField::Language))?;
         }
         Ok(details)
     }

@@ -276,6 +276,10 @@ pub async fn new_invoice(
     let totals = crate::Pricing { items: &line_items, vat: &vat, rule: tax_rule, discount, currency }
         .totals(draft.tax)?;
     exchange.in_team_currency(totals.total).ok_or(InvoiceRule::TeamTotalTooLarge)?;
+    let sender = match draft.sender_id {
+        Some(id) => store.get_sender(team, id).await?.ok_or(InvoiceRule::UnknownSender)?,
+        None => store.default_sender(team).await?.unwrap_or_else(|| named_sender(&the_team, now)),
+    };
     if crate::invoice::names_parties(&line_items, &vat, tax_rule) {
         let client = match (existing_client, &draft.bill_to) {
             (Some(client), _) => client,
@@ -285,12 +289,9 @@ pub async fn new_invoice(
             }
             (None, BillTo::Existing(_)) => return Err(InvoiceRule::UnknownClient.into()),
         };
-        let sender = match draft.sender_id {
-            Some(id) => store.get_sender(team, id).await?.ok_or(InvoiceRule::UnknownSender)?,
-            None => store.default_sender(team).await?.unwrap_or_else(|| named_sender(&the_team, now)),
-        };
         crate::invoice::check_parties(&line_items, &vat, tax_rule, &client.details, &sender.details)?;
     }
+    let qr_reference = sender.details.iban.as_ref().is_some_and(crate::Iban::is_qr_iban);
     // A team without a default sender gets one in the invoice's transaction, so that a
     // refused create or a preview leaves none behind.
     let sender = match draft.sender_id {
@@ -317,6 +318,7 @@ pub async fn new_invoice(
         vat,
         exchange,
         supply: draft.supply,
+        qr_reference,
     })
 }
 

@@ -67,6 +67,9 @@ pub struct NewInvoice {
     /// currency than `currency` ([`CreateInvoiceError::ClientCurrencyDiffers`]).
     pub exchange: crate::invoice::Exchange,
     pub supply: crate::Supply,
+    /// Whether its sender is paid to a QR-IBAN, whose payments carry a QR reference: the
+    /// kind of payment reference it gets with its number.
+    pub qr_reference: bool,
 }
 
 impl NewInvoice {
@@ -121,6 +124,11 @@ impl NewInvoice {
             id: self.id,
             team_id: self.team_id,
             serial,
+            payment_reference: if self.qr_reference {
+                crate::PaymentReference::qr(number.as_str())
+            } else {
+                crate::PaymentReference::creditor(number.as_str())
+            },
             number,
             description: self.description,
             issue_date: self.issue_date,

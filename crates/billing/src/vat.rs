@@ -303,6 +303,7 @@ mod tests {
         .unwrap();
         let text = |value: &str| crate::client::OptionalText::parse(value).unwrap();
         let mut client = ClientDetails {
+            language: None,
             peppol_id: None,
             name: crate::client::RequiredText::parse("Client").unwrap(),
             email: kernel::Email::parse("client@example.com").unwrap(),

@@ -88,6 +88,7 @@ fn made_and_exported(rates: usize) -> anyhow::Result<usize> {
     let totals = valid(pricing.totals(None))?;
     let (client, sender) = parties(now)?;
     let invoice = billing::Invoice {
+        payment_reference: billing::PaymentReference::creditor("INV-0001"),
         id: Id::generate(),
         team_id: Id::generate(),
         serial: billing::Serial::FIRST,
@@ -146,6 +147,7 @@ fn parties(now: chrono::DateTime<chrono::Utc>) -> anyhow::Result<(billing::Clien
         updated_at: now,
     };
     let client = billing::ClientDetails {
+        language: None,
         name: valid(RequiredText::parse("Bundesamt"))?,
         email: valid(Email::parse("amt@buyer.example"))?,
         phone: text("")?,
@@ -227,6 +229,7 @@ fn e_invoice(profile: Profile, lines: u32) -> EInvoice {
         }),
         buyer: party("Bundesamt für Beispiele", "Bonn", "DE"),
         payee_account: Some(PayeeAccount { iban: "DE02120300000000202051".to_owned(), bic: None }),
+        payment_reference: Some("RF97INV0042".to_owned()),
         delivery: None,
         vat: vec![VatBreakdown {
             category: VatCategory::Standard,

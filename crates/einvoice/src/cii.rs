@@ -198,6 +198,7 @@ fn settlement(invoice: &EInvoice) -> Element {
         ])
     });
     let settlement = element("ram:ApplicableHeaderTradeSettlement").children([
+        invoice.payment_reference.as_ref().map(|reference| text("ram:PaymentReference", reference)),
         invoice.tax_currency.map(|(currency, _)| text("ram:TaxCurrencyCode", currency)),
         Some(text("ram:InvoiceCurrencyCode", invoice.currency)),
         invoice.payee_account.as_ref().map(payment_means),

@@ -69,7 +69,10 @@ pub(crate) fn write(invoice: &EInvoice) -> String {
                     }),
                 ])
             }),
-            invoice.payee_account.as_ref().map(payment_means),
+            invoice
+                .payee_account
+                .as_ref()
+                .map(|account| payment_means(account, invoice.payment_reference.as_deref())),
             invoice
                 .payment_terms
                 .as_ref()
@@ -150,16 +153,20 @@ fn party(party: &Party, contact: Option<&Contact>) -> Element {
     ])
 }
 
-fn payment_means(account: &PayeeAccount) -> Element {
-    element("cac:PaymentMeans").child(text("cbc:PaymentMeansCode", "58")).child(
-        element("cac:PayeeFinancialAccount").children([
-            Some(text("cbc:ID", &account.iban)),
-            account
-                .bic
-                .as_ref()
-                .map(|bic| element("cac:FinancialInstitutionBranch").child(text("cbc:ID", bic))),
-        ]),
-    )
+/// A SEPA credit transfer to `account` (BG-16), with the payment reference (BT-83).
+fn payment_means(account: &PayeeAccount, reference: Option<&str>) -> Element {
+    element("cac:PaymentMeans")
+        .child(text("cbc:PaymentMeansCode", "58"))
+        .children([reference.map(|reference| text("cbc:PaymentID", reference))])
+        .child(
+            element("cac:PayeeFinancialAccount").children([
+                Some(text("cbc:ID", &account.iban)),
+                account
+                    .bic
+                    .as_ref()
+                    .map(|bic| element("cac:FinancialInstitutionBranch").child(text("cbc:ID", bic))),
+            ]),
+        )
 }
 
 /// A VAT category (BG-23's BT-118 to BT-121, a line's BT-151 and BT-152): the reason only

@@ -33,7 +33,6 @@ taxable-amount = Taxable amount
 subtotal = Subtotal
 tax = Tax
 tax-rate = Tax ({ $rate }%)
-tax-rate-on = Tax ({ $rate }%) on { $base }
 total = Total
 paid = Paid
 credited = Credited
@@ -42,6 +41,70 @@ amount-due = Amount due
 payment-details = PAYMENT DETAILS
 page-of = Page { $page } of { $pages }
 paid-stamp = PAID
+# The table of the VAT groups under the totals: one row per category and rate.
+vat-breakdown = VAT breakdown
+vat-rate = VAT rate
+# A row of the table whose category is not the standard rate: `rate` without its sign,
+# `category` one of the category-… terms below.
+rate-of-category = { $rate }% { $category }
+category-zero-rated = zero rated
+category-exempt = exempt
+category-reverse-charge = reverse charge
+category-intra-community = intra-community supply
+category-export = export
+category-out-of-scope = not subject to VAT
+payment-reference = Payment reference
+buyer-reference = Your reference
+exchange-rate = Exchange rate
+# `from`, `to`: currency codes; `rate`: units of `to` per unit of `from`.
+exchange-rate-value = 1 { $from } = { $rate } { $to }
+# The VAT in the team's currency, `currency`, on an invoice in another.
+vat-in-currency = VAT in { $currency }
+# Short units after a quantity ("7 h"); other units print their UN/ECE code.
+unit-hour = h
+unit-day = d
+
+## The Swiss QR-bill's payment part and receipt. Its wording is fixed by the SIX
+## Implementation Guidelines (2.3, section 3.4), which allow only German, French, Italian
+## and English: a language without an official wording uses the English one.
+
+qr-receipt = Receipt
+qr-payment-part = Payment part
+qr-account-payable-to = Account / Payable to
+qr-reference = Reference
+qr-additional-information = Additional information
+qr-payable-by = Payable by
+qr-payable-by-name-address = Payable by (name/address)
+qr-currency = Currency
+qr-amount = Amount
+qr-acceptance-point = Acceptance point
+qr-separate-before-paying = Separate before paying in
+
+## The client's page of an invoice
+
+# `serial`, `sender`: the page's title.
+page-title = Invoice { $serial } from { $sender }
+page-status-open = Open
+page-status-paid = Paid
+page-status-partially-paid = Partially paid
+page-status-overdue = Overdue
+page-status-void = Cancelled
+page-download-pdf = Download PDF
+# `format`: an e-invoice format's name, such as XRechnung.
+page-download-einvoice = Download { $format }
+page-downloads = Downloads
+page-lines = Invoice lines
+page-pay-by-transfer = Pay by bank transfer
+page-scan-to-pay = Scan with your banking app to pay
+page-account-holder = Account holder
+page-iban = IBAN
+page-bic = BIC
+page-pay-by-card = Pay by card
+page-paid-thanks = Thank you: this invoice is paid.
+page-payment-received = Payment received. Thank you!
+page-payment-pending = Your payment is being processed; this page shows it once it arrives.
+page-payment-cancelled = The card payment was cancelled; nothing was charged.
+page-nothing-due = Nothing is due on this invoice.
 
 ## Mail: the default wording of each kind of message. A body ends with a line break, which
 ## the code adds (a message file cannot end a value with one).
@@ -52,6 +115,8 @@ mail-invoice-body =
 
     please find invoice { $serial } attached: { $amountDue }, due { $dueDate }.
 
+    Payment reference: { $paymentReference }
+
     You can also view it at { $pdfUrl }
 
     Thank you!
@@ -60,6 +125,8 @@ mail-reminder-body =
     Hello { $client },
 
     this is a friendly reminder that { $amountDue } of invoice { $serial } is still open (due { $dueDate }).
+
+    Payment reference: { $paymentReference }
 
     You can view the invoice at { $pdfUrl }
 

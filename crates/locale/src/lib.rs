@@ -9,25 +9,41 @@
 use std::borrow::Cow;
 use std::sync::LazyLock;
 
-use chrono::NaiveDate;
+use chrono::{Datelike as _, NaiveDate};
 use fluent_bundle::concurrent::FluentBundle;
 use fluent_bundle::{FluentArgs, FluentResource};
+use icu_calendar::{Date, Gregorian};
+use icu_datetime::FixedCalendarDateTimeFormatter;
+use icu_datetime::fieldsets::YMD;
+use icu_decimal::DecimalFormatter;
+use icu_decimal::options::{DecimalFormatterOptions, GroupingStrategy};
 
 /// A language billable speaks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub enum Language {
     #[default]
     English,
+    German,
+    French,
+    Italian,
+    Spanish,
+    Dutch,
 }
 
 impl Language {
     /// Every language, in the order they are listed to people.
-    pub const ALL: [Self; 1] = [Self::English];
+    pub const ALL: [Self; 6] =
+        [Self::English, Self::German, Self::French, Self::Italian, Self::Spanish, Self::Dutch];
 
     /// The language's BCP 47 code: `en`.
     pub fn code(self) -> &'static str {
         match self {
             Self::English => "en",
+            Self::German => "de",
+            Self::French => "fr",
+            Self::Italian => "it",
+            Self::Spanish => "es",
+            Self::Dutch => "nl",
         }
     }
 
@@ -36,18 +52,49 @@ impl Language {
         Self::ALL.into_iter().find(|language| language.code() == code)
     }
 
+    /// The codes of every language, as a list for people: `en, de, fr, it, es, nl`.
+    pub fn codes() -> String {
+        Self::ALL.map(Self::code).join(", ")
+    }
+
     /// Its message file, as compiled in.
     fn messages(self) -> &'static str {
         match self {
             Self::English => include_str!("../messages/en.ftl"),
+            Self::German => include_str!("../messages/de.ftl"),
+            Self::French => include_str!("../messages/fr.ftl"),
+            Self::Italian => include_str!("../messages/it.ftl"),
+            Self::Spanish => include_str!("../messages/es.ftl"),
+            Self::Dutch => include_str!("../messages/nl.ftl"),
         }
     }
 
     fn catalogue(self) -> &'static Catalogue {
-        static CATALOGUES: LazyLock<Vec<Catalogue>> =
-            LazyLock::new(|| Language::ALL.into_iter().map(Catalogue::of).collect());
+        static CATALOGUES: [LazyLock<Catalogue>; 6] = [
+            LazyLock::new(|| Catalogue::of(Language::English)),
+            LazyLock::new(|| Catalogue::of(Language::German)),
+            LazyLock::new(|| Catalogue::of(Language::French)),
+            LazyLock::new(|| Catalogue::of(Language::Italian)),
+            LazyLock::new(|| Catalogue::of(Language::Spanish)),
+            LazyLock::new(|| Catalogue::of(Language::Dutch)),
+        ];
         let index = Self::ALL.iter().position(|language| *language == self).unwrap_or(0);
         &CATALOGUES[index]
+    }
+
+    /// Its CLDR formats; `None` only were ICU4X's compiled data to lack the language,
+    /// which the tests rule out (numbers and days are then written as given, in ISO 8601).
+    fn formats(self) -> Option<&'static Formats> {
+        static FORMATS: [LazyLock<Option<Formats>>; 6] = [
+            LazyLock::new(|| Formats::of(Language::English)),
+            LazyLock::new(|| Formats::of(Language::German)),
+            LazyLock::new(|| Formats::of(Language::French)),
+            LazyLock::new(|| Formats::of(Language::Italian)),
+            LazyLock::new(|| Formats::of(Language::Spanish)),
+            LazyLock::new(|| Formats::of(Language::Dutch)),
+        ];
+        let index = Self::ALL.iter().position(|language| *language == self).unwrap_or(0);
+        FORMATS[index].as_ref()
     }
 
     /// What `term` says in this language.
@@ -62,41 +109,87 @@ impl Language {
     }
 
     /// `number`, a plain decimal (`-1234.5`), with this language's digit grouping and
-    /// decimal mark: `-1,234.5`.
+    /// decimal mark (CLDR's, through ICU4X): `-1,234.5`, `-1.234,5`.
     pub fn grouped(self, number: &str) -> String {
-        let (group, mark) = match self {
-            Self::English => (',', '.'),
-        };
-        let (sign, digits) = number.strip_prefix('-').map_or(("", number), |rest| ("-", rest));
-        let (whole, fraction) = digits.split_once('.').map_or((digits, None), |(w, f)| (w, Some(f)));
-        let mut out = String::with_capacity(number.len() + whole.len() / 3 + 1);
-        out.push_str(sign);
-        for (i, digit) in whole.chars().enumerate() {
-            if i > 0 && (whole.len() - i).is_multiple_of(3) {
-                out.push(group);
-            }
-            out.push(digit);
-        }
-        if let Some(fraction) = fraction {
-            out.push(mark);
-            out.push_str(fraction);
-        }
-        out
+        self.formats().map_or_else(|| number.to_owned(), |formats| formats.number(number, true))
     }
 
     /// `number`, a plain decimal (`-1234.5`), with this language's decimal mark and no
-    /// grouping, as running text writes an amount: `-1234.5`.
+    /// grouping, as running text writes an amount or a rate: `-1234.5`, `-1234,5`.
     pub fn decimal(self, number: &str) -> String {
+        self.formats().map_or_else(|| number.to_owned(), |formats| formats.number(number, false))
+    }
+
+    /// An amount of money, `number` a plain decimal already at the currency's minor unit,
+    /// as this language writes it: the number grouped, and the currency where CLDR's
+    /// pattern for the language puts it, with its symbol where it has one every reader of
+    /// the language knows (`€`, `£`) and its ISO 4217 code otherwise. English keeps the
+    /// code after the amount (`1,234.56 EUR`), as billable has always printed it.
+    pub fn money(self, number: &str, currency: &str) -> String {
+        let grouped = self.grouped(number);
+        let symbol = match (self, currency) {
+            (Self::English, _) => currency,
+            (_, "EUR") => "€",
+            (_, "GBP") => "£",
+            _ => currency,
+        };
         match self {
-            Self::English => number.to_owned(),
+            Self::English => format!("{grouped} {symbol}"),
+            // CLDR nl: `¤ #,##0.00`, the sign after the symbol.
+            Self::Dutch => format!("{symbol}\u{a0}{grouped}"),
+            // CLDR de, fr, it, es: `#,##0.00 ¤`.
+            Self::German | Self::French | Self::Italian | Self::Spanish => format!("{grouped}\u{a0}{symbol}"),
         }
     }
 
-    /// A day as this language writes it on a document or in a mail.
+    /// A day as this language writes it on a document or in a mail: CLDR's long date
+    /// (`27. November 2026`, `27 novembre 2026`); English keeps ISO 8601, which reads the
+    /// same to every English reader.
     pub fn day(self, day: NaiveDate) -> String {
         match self {
-            // ISO 8601, which reads the same to every English reader.
             Self::English => day.format("%Y-%m-%d").to_string(),
+            _ => {
+                self.formats().map_or_else(|| day.format("%Y-%m-%d").to_string(), |formats| formats.day(day))
+            }
+        }
+    }
+}
+
+/// How one language writes numbers and days, from ICU4X's compiled CLDR data.
+struct Formats {
+    grouped: DecimalFormatter,
+    plain: DecimalFormatter,
+    days: FixedCalendarDateTimeFormatter<Gregorian, YMD>,
+}
+
+impl Formats {
+    fn of(language: Language) -> Option<Self> {
+        let locale: icu_locale_core::Locale = language.code().parse().ok()?;
+        let mut plain = DecimalFormatterOptions::default();
+        plain.grouping_strategy = Some(GroupingStrategy::Never);
+        Some(Self {
+            grouped: DecimalFormatter::try_new((&locale).into(), DecimalFormatterOptions::default()).ok()?,
+            plain: DecimalFormatter::try_new((&locale).into(), plain).ok()?,
+            days: FixedCalendarDateTimeFormatter::try_new((&locale).into(), YMD::long()).ok()?,
+        })
+    }
+
+    /// `number` (a plain decimal) written with the language's marks; as given when it is
+    /// no decimal.
+    fn number(&self, number: &str, grouped: bool) -> String {
+        let Ok(value) = number.parse::<icu_decimal::input::Decimal>() else { return number.to_owned() };
+        let formatter = if grouped { &self.grouped } else { &self.plain };
+        formatter.format(&value).to_string()
+    }
+
+    fn day(&self, day: NaiveDate) -> String {
+        let date = u8::try_from(day.month())
+            .ok()
+            .zip(u8::try_from(day.day()).ok())
+            .and_then(|(month, of_month)| Date::try_new_gregorian(day.year(), month, of_month).ok());
+        match date {
+            Some(date) => self.days.format(&date).to_string(),
+            None => day.format("%Y-%m-%d").to_string(),
         }
     }
 }
@@ -148,8 +241,6 @@ pub enum Term {
     Tax,
     /// `rate`, a percentage without its sign.
     TaxRate,
-    /// One rate's tax on a document of several: `rate`, and `base`, the amount it is on.
-    TaxRateOn,
     Total,
     Paid,
     Credited,
@@ -159,6 +250,62 @@ pub enum Term {
     /// `page`, `pages`.
     PageOf,
     PaidStamp,
+    VatBreakdown,
+    VatRate,
+    /// `rate` (without its sign) and `category`: a VAT breakdown row of a category other
+    /// than the standard rate.
+    RateOfCategory,
+    CategoryZeroRated,
+    CategoryExempt,
+    CategoryReverseCharge,
+    CategoryIntraCommunity,
+    CategoryExport,
+    CategoryOutOfScope,
+    PaymentReference,
+    BuyerReference,
+    ExchangeRate,
+    /// `from`, `to` (currency codes) and `rate`, units of `to` per unit of `from`.
+    ExchangeRateValue,
+    /// `currency`: the VAT in the team's currency, on an invoice in another.
+    VatInCurrency,
+    /// Short units after a quantity (`7 h`).
+    UnitHour,
+    UnitDay,
+    /// The Swiss QR-bill's fixed wording (SIX Implementation Guidelines 2.3, 3.4).
+    QrReceipt,
+    QrPaymentPart,
+    QrAccountPayableTo,
+    QrReference,
+    QrAdditionalInformation,
+    QrPayableBy,
+    QrPayableByNameAddress,
+    QrCurrency,
+    QrAmount,
+    QrAcceptancePoint,
+    QrSeparateBeforePaying,
+    /// `serial`, `sender`: the title of the client's page of an invoice.
+    PageTitle,
+    PageStatusOpen,
+    PageStatusPaid,
+    PageStatusPartiallyPaid,
+    PageStatusOverdue,
+    PageStatusVoid,
+    PageDownloadPdf,
+    /// `format`: an e-invoice format's name.
+    PageDownloadEinvoice,
+    PageDownloads,
+    PageLines,
+    PagePayByTransfer,
+    PageScanToPay,
+    PageAccountHolder,
+    PageIban,
+    PageBic,
+    PagePayByCard,
+    PagePaidThanks,
+    PagePaymentReceived,
+    PagePaymentPending,
+    PagePaymentCancelled,
+    PageNothingDue,
     /// The mail's default wording; `serial`, `amountDue`, `dueDate`, `client`, `pdfUrl`.
     MailInvoiceSubject,
     MailInvoiceBody,
@@ -171,7 +318,7 @@ pub enum Term {
 }
 
 impl Term {
-    pub const ALL: [Self; 46] = [
+    pub const ALL: [Self; 93] = [
         Self::InvoiceTitle,
         Self::CreditNoteTitle,
         Self::ContinuedTitle,
@@ -202,7 +349,6 @@ impl Term {
         Self::Subtotal,
         Self::Tax,
         Self::TaxRate,
-        Self::TaxRateOn,
         Self::Total,
         Self::Paid,
         Self::Credited,
@@ -211,6 +357,54 @@ impl Term {
         Self::PaymentDetails,
         Self::PageOf,
         Self::PaidStamp,
+        Self::VatBreakdown,
+        Self::VatRate,
+        Self::RateOfCategory,
+        Self::CategoryZeroRated,
+        Self::CategoryExempt,
+        Self::CategoryReverseCharge,
+        Self::CategoryIntraCommunity,
+        Self::CategoryExport,
+        Self::CategoryOutOfScope,
+        Self::PaymentReference,
+        Self::BuyerReference,
+        Self::ExchangeRate,
+        Self::ExchangeRateValue,
+        Self::VatInCurrency,
+        Self::UnitHour,
+        Self::UnitDay,
+        Self::QrReceipt,
+        Self::QrPaymentPart,
+        Self::QrAccountPayableTo,
+        Self::QrReference,
+        Self::QrAdditionalInformation,
+        Self::QrPayableBy,
+        Self::QrPayableByNameAddress,
+        Self::QrCurrency,
+        Self::QrAmount,
+        Self::QrAcceptancePoint,
+        Self::QrSeparateBeforePaying,
+        Self::PageTitle,
+        Self::PageStatusOpen,
+        Self::PageStatusPaid,
+        Self::PageStatusPartiallyPaid,
+        Self::PageStatusOverdue,
+        Self::PageStatusVoid,
+        Self::PageDownloadPdf,
+        Self::PageDownloadEinvoice,
+        Self::PageDownloads,
+        Self::PageLines,
+        Self::PagePayByTransfer,
+        Self::PageScanToPay,
+        Self::PageAccountHolder,
+        Self::PageIban,
+        Self::PageBic,
+        Self::PagePayByCard,
+        Self::PagePaidThanks,
+        Self::PagePaymentReceived,
+        Self::PagePaymentPending,
+        Self::PagePaymentCancelled,
+        Self::PageNothingDue,
         Self::MailInvoiceSubject,
         Self::MailInvoiceBody,
         Self::MailReminderSubject,
@@ -253,7 +447,6 @@ impl Term {
             Self::Subtotal => "subtotal",
             Self::Tax => "tax",
             Self::TaxRate => "tax-rate",
-            Self::TaxRateOn => "tax-rate-on",
             Self::Total => "total",
             Self::Paid => "paid",
             Self::Credited => "credited",
@@ -262,6 +455,54 @@ impl Term {
             Self::PaymentDetails => "payment-details",
             Self::PageOf => "page-of",
             Self::PaidStamp => "paid-stamp",
+            Self::VatBreakdown => "vat-breakdown",
+            Self::VatRate => "vat-rate",
+            Self::RateOfCategory => "rate-of-category",
+            Self::CategoryZeroRated => "category-zero-rated",
+            Self::CategoryExempt => "category-exempt",
+            Self::CategoryReverseCharge => "category-reverse-charge",
+            Self::CategoryIntraCommunity => "category-intra-community",
+            Self::CategoryExport => "category-export",
+            Self::CategoryOutOfScope => "category-out-of-scope",
+            Self::PaymentReference => "payment-reference",
+            Self::BuyerReference => "buyer-reference",
+            Self::ExchangeRate => "exchange-rate",
+            Self::ExchangeRateValue => "exchange-rate-value",
+            Self::VatInCurrency => "vat-in-currency",
+            Self::UnitHour => "unit-hour",
+            Self::UnitDay => "unit-day",
+            Self::QrReceipt => "qr-receipt",
+            Self::QrPaymentPart => "qr-payment-part",
+            Self::QrAccountPayableTo => "qr-account-payable-to",
+            Self::QrReference => "qr-reference",
+            Self::QrAdditionalInformation => "qr-additional-information",
+            Self::QrPayableBy => "qr-payable-by",
+            Self::QrPayableByNameAddress => "qr-payable-by-name-address",
+            Self::QrCurrency => "qr-currency",
+            Self::QrAmount => "qr-amount",
+            Self::QrAcceptancePoint => "qr-acceptance-point",
+            Self::QrSeparateBeforePaying => "qr-separate-before-paying",
+            Self::PageTitle => "page-title",
+            Self::PageStatusOpen => "page-status-open",
+            Self::PageStatusPaid => "page-status-paid",
+            Self::PageStatusPartiallyPaid => "page-status-partially-paid",
+            Self::PageStatusOverdue => "page-status-overdue",
+            Self::PageStatusVoid => "page-status-void",
+            Self::PageDownloadPdf => "page-download-pdf",
+            Self::PageDownloadEinvoice => "page-download-einvoice",
+            Self::PageDownloads => "page-downloads",
+            Self::PageLines => "page-lines",
+            Self::PagePayByTransfer => "page-pay-by-transfer",
+            Self::PageScanToPay => "page-scan-to-pay",
+            Self::PageAccountHolder => "page-account-holder",
+            Self::PageIban => "page-iban",
+            Self::PageBic => "page-bic",
+            Self::PagePayByCard => "page-pay-by-card",
+            Self::PagePaidThanks => "page-paid-thanks",
+            Self::PagePaymentReceived => "page-payment-received",
+            Self::PagePaymentPending => "page-payment-pending",
+            Self::PagePaymentCancelled => "page-payment-cancelled",
+            Self::PageNothingDue => "page-nothing-due",
             Self::MailInvoiceSubject => "mail-invoice-subject",
             Self::MailInvoiceBody => "mail-invoice-body",
             Self::MailReminderSubject => "mail-reminder-subject",
@@ -389,5 +630,34 @@ mod tests {
         assert_eq!(english.day(NaiveDate::from_ymd_opt(2026, 11, 28).unwrap()), "2026-11-28");
         assert_eq!(Language::from_code("en"), Some(Language::English));
         assert_eq!(Language::from_code("xx"), None);
+    }
+
+    #[test]
+    fn each_language_writes_money_and_days_as_cldr_has_it() {
+        let day = NaiveDate::from_ymd_opt(2026, 11, 27).unwrap();
+        let cases = [
+            (Language::English, "1,234.56 EUR", "-1,234.5", "2026-11-27"),
+            (Language::German, "1.234,56\u{a0}€", "-1.234,5", "27. November 2026"),
+            (Language::French, "1\u{202f}234,56\u{a0}€", "-1\u{202f}234,5", "27 novembre 2026"),
+            (Language::Italian, "1234,56\u{a0}€", "-1234,5", "27 novembre 2026"),
+            (Language::Spanish, "1234,56\u{a0}€", "-1234,5", "27 de noviembre de 2026"),
+            (Language::Dutch, "€\u{a0}1.234,56", "-1.234,5", "27 november 2026"),
+        ];
+        for (language, money, grouped, written) in cases {
+            assert_eq!(language.money("1234.56", "EUR"), money, "{language:?}");
+            assert_eq!(language.grouped("-1234.5"), grouped, "{language:?}");
+            assert_eq!(language.day(day), written, "{language:?}");
+        }
+        // Spanish and Italian group from five digits on, as CLDR's minimum grouping digits
+        // say.
+        assert_eq!(Language::Spanish.grouped("12345.6"), "12.345,6");
+        assert_eq!(Language::Italian.grouped("12345.6"), "12.345,6");
+        assert_eq!(Language::German.decimal("-1234.5"), "-1234,5");
+        assert_eq!(Language::German.money("7", "CHF"), "7\u{a0}CHF");
+        assert_eq!(Language::German.money("7", "GBP"), "7\u{a0}£");
+        for language in Language::ALL {
+            assert_eq!(Language::from_code(language.code()), Some(language));
+        }
+        assert_eq!(Language::codes(), "en, de, fr, it, es, nl");
     }
 }

@@ -284,6 +284,8 @@ pub struct Facts {
     pub client: String,
     /// The public link of the PDF.
     pub pdf_url: String,
+    /// The invoice's payment reference, as printed (`RF97 INV0 042`).
+    pub payment_reference: String,
 }
 
 impl Facts {
@@ -298,14 +300,15 @@ impl Facts {
                 .map_or_else(|| language.term(Term::NoDueDate), |due| language.day(due.date_naive())),
             client: client.to_owned(),
             pdf_url,
+            payment_reference: invoice.payment_reference.printed(),
         }
     }
 }
 
-/// `amount` at `currency`'s minor unit with its code, as `language` writes a decimal in
-/// running text (ungrouped): `42.80 EUR`.
+/// `amount` at `currency`'s minor unit, as `language` writes money: `42.80 EUR`,
+/// `1.234,56 €`.
 pub fn money(language: Language, amount: rust_decimal::Decimal, currency: accounts::Currency) -> String {
-    format!("{} {}", language.decimal(&round_to_minor(amount, currency).to_string()), currency.as_str())
+    language.money(&round_to_minor(amount, currency).to_string(), currency.as_str())
 }
 
 /// What a template may say in braces: each stands for a fact of the message's document.
@@ -316,6 +319,7 @@ pub enum Placeholder {
     DueDate,
     Client,
     PdfUrl,
+    PaymentReference,
 }
 
 words!(Placeholder {
@@ -324,6 +328,7 @@ words!(Placeholder {
     DueDate => "dueDate",
     Client => "client",
     PdfUrl => "pdfUrl",
+    PaymentReference => "paymentReference",
 });
 
 impl Placeholder {
@@ -345,6 +350,7 @@ impl Placeholder {
             Self::DueDate => &facts.due_date,
             Self::Client => &facts.client,
             Self::PdfUrl => &facts.pdf_url,
+            Self::PaymentReference => &facts.payment_reference,
         }
     }
 }
@@ -512,6 +518,7 @@ mod tests {
             due_date: "2026-12-20".into(),
             client: "Zoë".into(),
             pdf_url: "https://billable.example/v1/invoices/pdf?id=x".into(),
+            payment_reference: "RF97 INV0 007".into(),
         }
     }
 
@@ -588,9 +595,10 @@ mod tests {
         }
     }
 
-    /// The English wording is the catalogue's now, and says what it always said.
+    /// The English wording is the catalogue's, and says what it always said, with the
+    /// payment reference to quote.
     #[test]
-    fn the_english_wording_is_as_it_was() {
+    fn the_english_wording_is_as_it_was_with_the_payment_reference() {
         let wording = |kind: MessageKind| {
             let (subject, body) = kind.default_templates(Language::English);
             (subject.as_str().to_owned(), body.as_str().to_owned())
@@ -600,7 +608,8 @@ mod tests {
             (
                 "Invoice {serial}".to_owned(),
                 "Hello {client},\n\nplease find invoice {serial} attached: {amountDue}, due \
-                 {dueDate}.\n\nYou can also view it at {pdfUrl}\n\nThank you!\n"
+                 {dueDate}.\n\nPayment reference: {paymentReference}\n\nYou can also view it at \
+                 {pdfUrl}\n\nThank you!\n"
                     .to_owned()
             )
         );
@@ -609,7 +618,8 @@ mod tests {
             (
                 "Reminder: invoice {serial}, {amountDue} due".to_owned(),
                 "Hello {client},\n\nthis is a friendly reminder that {amountDue} of invoice \
-                 {serial} is still open (due {dueDate}).\n\nYou can view the invoice at \
+                 {serial} is still open (due {dueDate}).\n\nPayment reference: \
+                 {paymentReference}\n\nYou can view the invoice at \
                  {pdfUrl}\n\nIf you have paid already, please ignore this message. Thank you!\n"
                     .to_owned()
             )

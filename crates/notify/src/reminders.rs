@@ -243,10 +243,19 @@ pub fn reminder_message(
     pdf_url: String,
     now: DateTime<Utc>,
 ) -> Option<crate::mail::NewMessage> {
-    let language = locale::Language::default();
+    let language = client.details.language.unwrap_or_default();
     let facts = crate::mail::Facts::of_invoice(language, invoice, client.details.name.as_str(), pdf_url);
-    let subject = crate::mail::MailSubject::clipped(&policy.subject.fill(&facts))?;
-    let body = crate::mail::clip_body(&policy.body.fill(&facts))?;
+    // A policy still worded as billable words it speaks each client's language; a team's
+    // own wording is sent as the team wrote it.
+    let (default_subject, default_body) =
+        MessageKind::Reminder.default_templates(locale::Language::default());
+    let (subject, body) = if policy.subject == default_subject && policy.body == default_body {
+        MessageKind::Reminder.default_templates(language)
+    } else {
+        (policy.subject.clone(), policy.body.clone())
+    };
+    let subject = crate::mail::MailSubject::clipped(&subject.fill(&facts))?;
+    let body = crate::mail::clip_body(&body.fill(&facts))?;
     let recipients = crate::mail::Recipients::new(vec![client.details.email.clone()], Vec::new()).ok()?;
     let mut message = crate::mail::Message::queued(
         invoice.team_id,

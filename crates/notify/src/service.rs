@@ -120,6 +120,11 @@ impl From<FileError> for SendError {
         match error {
             FileError::Refused(refusal) => Self::Refused(refusal),
             FileError::Render(error) => Self::Render(error),
+            // Mails carry the team's standing choice, which prints what each invoice allows
+            // and refuses nothing; were it to, the PDF could not be made.
+            FileError::Qr(refusal) => {
+                Self::Render(billing::RenderError::saying(format!("the payment QR code: {refusal:?}")))
+            }
         }
     }
 }

@@ -93,6 +93,7 @@ fn document(items: usize, paid: bool, work: impl Fn(usize) -> (&'static str, u64
     // 19 %, rounded half up to the cent.
     let tax = (subtotal * 19 + 50) / 100;
     InvoiceDocument {
+        payment_qr: None,
         discounts: Vec::new(),
         title: None,
         corrects: None,
@@ -134,8 +135,53 @@ fn document(items: usize, paid: bool, work: impl Fn(usize) -> (&'static str, u64
         ),
         logo: None,
         facturx_xml: None,
-        tax_rows: Vec::new(),
+        vat_breakdown: Vec::new(),
         language: None,
+    }
+}
+
+/// An EPC QR code of the sample invoice, as billing makes it.
+#[cfg(test)]
+pub(crate) fn epc_code() -> billing::document::DocumentQr {
+    billing::document::DocumentQr {
+        format: "epc".to_owned(),
+        payload: "QkNECjAwMgoyClNDVApCWUxBREVNMTAwMQpCaWxsYWJsZSBTdHVkaW8gR21iSApERTAyMTIwMzAwMDAwMDAwMjAyMDUxCkVVUjE2NDgwLjMxCgpSRjQwSU5WMDAwMQ==".to_owned(),
+        caption: "Scan with your banking app to pay".to_owned(),
+        slip: None,
+    }
+}
+
+/// The Swiss QR-bill of the sample invoice, to a QR-IBAN, as billing makes it.
+#[cfg(test)]
+pub(crate) fn swiss_bill() -> billing::document::DocumentQr {
+    let labels = billing::document::SlipLabels {
+        receipt: "Receipt".to_owned(),
+        payment_part: "Payment part".to_owned(),
+        account_payable_to: "Account / Payable to".to_owned(),
+        reference: "Reference".to_owned(),
+        additional_information: "Additional information".to_owned(),
+        payable_by: "Payable by".to_owned(),
+        payable_by_name_address: "Payable by (name/address)".to_owned(),
+        currency: "Currency".to_owned(),
+        amount: "Amount".to_owned(),
+        acceptance_point: "Acceptance point".to_owned(),
+        separate: "Separate before paying in".to_owned(),
+    };
+    billing::document::DocumentQr {
+        format: "swiss".to_owned(),
+        payload: "U1BDDQowMjAwDQoxDQpDSDQ0MzE5OTkxMjMwMDA4ODkwMTINClMNCkJpbGxhYmxlIFN0dWRpbyBBRw0KQmFobmhvZnN0cmFzc2UgMQ0KDQo4MDAxDQpaw7xyaWNoDQpDSA0KDQoNCg0KDQoNCg0KDQoxNjQ4MC4zMQ0KQ0hGDQpTDQpQaWEgUnV0c2NobWFubg0KTWFya3RnYXNzZSAyOA0KDQo5NDAwDQpSb3JzY2hhY2gNCkNIDQpRUlINCjk5OTk5OTk5OTk5OTE4MjMzMTAwMDAwMDAxMQ0KSU5WLTAwMDENCkVQRA==".to_owned(),
+        caption: "Scan with your banking app to pay".to_owned(),
+        slip: Some(billing::document::SwissSlipText {
+            labels,
+            account: ["CH44 3199 9123 0008 8901 2", "Billable Studio AG", "Bahnhofstrasse 1", "8001 Zürich"]
+                .map(str::to_owned)
+                .to_vec(),
+            reference: Some("99 99999 99999 91823 31000 00001 1".to_owned()),
+            information: "INV-0001".to_owned(),
+            debtor: ["Pia Rutschmann", "Marktgasse 28", "9400 Rorschach"].map(str::to_owned).to_vec(),
+            currency: "CHF".to_owned(),
+            amount: Some("16 480.31".to_owned()),
+        }),
     }
 }
 

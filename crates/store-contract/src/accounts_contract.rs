@@ -12,6 +12,7 @@ use kernel::{Clock, Email, Id, SystemClock};
 
 fn details(name: &str) -> ClientDetails {
     ClientDetails {
+        language: Some(locale::Language::Dutch),
         peppol_id: Some(billing::peppol::PeppolId::parse("9933:EL123456789").unwrap()),
         name: RequiredText::parse(name).unwrap(),
         email: Email::parse("zoe@example.com").unwrap(),

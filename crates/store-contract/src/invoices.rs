@@ -47,6 +47,7 @@ pub fn eur() -> Currency {
 
 pub fn client_details(name: &str, email: &str) -> ClientDetails {
     ClientDetails {
+        language: None,
         peppol_id: None,
         name: RequiredText::parse(name).unwrap(),
         email: Email::parse(email).unwrap(),
@@ -128,6 +129,7 @@ impl Fixture {
         let line_items = price_lines(lines(items), eur(), now).unwrap();
         let tax_rule = TaxRule::Percentage(parse_decimal("19").unwrap());
         NewInvoice {
+            qr_reference: false,
             discount: None,
             id: InvoiceId::generate(),
             team_id: self.team,
@@ -671,6 +673,8 @@ pub async fn a_team_has_one_default_sender(store: Ports) {
         billing::sender::PaymentDetails::parse("IBAN DE89 3704 0044 0532 0130 00\nBIC COBADEFFXXX — 14 Tage")
             .unwrap();
     details.logo = Some(billing::sender::Logo::parse(LOGO.to_vec()).unwrap());
+    details.language = locale::Language::Italian;
+    details.payment_qr = billing::payment_qr::QrChoice::Swiss;
     let updated = billing.update_sender(team, a.id, &details, now).await.unwrap().unwrap();
     assert_eq!(updated.details, details);
     assert_eq!(billing.default_sender(team).await.unwrap(), Some(updated.clone()));

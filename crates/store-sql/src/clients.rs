@@ -40,6 +40,7 @@ pub(crate) struct ClientRow {
     currency: Option<String>,
     payment_terms_days: Option<i32>,
     peppol_id: Option<String>,
+    language: Option<String>,
 }
 
 impl TryFrom<ClientRow> for Client {
@@ -65,6 +66,7 @@ impl TryFrom<ClientRow> for Client {
                     .map(|days| billing::client::PaymentTerms::new(i64::from(days)))
                     .transpose()?,
                 peppol_id: row.peppol_id.as_deref().map(billing::peppol::PeppolId::parse).transpose()?,
+                language: row.language.as_deref().map(billing::client::language).transpose()?,
             })
         })()
         .map_err(|e| StoreError::Unexpected(anyhow::anyhow!("stored client is invalid: {e}")))?;
@@ -97,6 +99,7 @@ macro_rules! details_values {
             clients::currency.eq($details.currency.map(|currency| currency.as_str())),
             clients::payment_terms_days.eq($details.payment_terms.map(|terms| i32::from(terms.days()))),
             clients::peppol_id.eq($details.peppol_id.as_ref().map(ToString::to_string)),
+            clients::language.eq($details.language.map(|language| language.code())),
         )
     };
 }

@@ -59,6 +59,9 @@ pub(crate) struct InvoiceRow {
     purchase_order: Option<String>,
     discount_percentage: Option<DbDecimal>,
     discount_amount: Option<DbDecimal>,
+    /// NULL for an invoice made before references were kept: its number's creditor
+    /// reference.
+    payment_reference: Option<String>,
 }
 
 /// A row of `line_items`, or of `credit_note_lines`, whose columns are the same.
@@ -168,11 +171,18 @@ pub(crate) fn client_currency(stored: Option<&str>) -> Result<Option<Currency>, 
 pub(crate) fn invoice_from(row: InvoiceRow, line_items: Vec<LineItem>) -> Result<Invoice, StoreError> {
     let serial =
         u32::try_from(row.serial).ok().and_then(Serial::new).ok_or_else(|| corrupt("serial", row.serial))?;
+    let number = number_of(row.number, row.number_counter)?;
     Ok(Invoice {
         id: row.id.into_id(),
         team_id: row.team_id.into_id(),
         serial,
-        number: number_of(row.number, row.number_counter)?,
+        payment_reference: match row.payment_reference {
+            Some(stored) => {
+                billing::PaymentReference::parse(&stored).map_err(|e| corrupt("payment reference", e))?
+            }
+            None => billing::PaymentReference::creditor(number.as_str()),
+        },
+        number,
         description: row
             .description
             .map(Description::from_stored)

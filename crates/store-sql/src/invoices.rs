@@ -538,6 +538,8 @@ struct SenderRow {
     contact_phone: String,
     contact_email: Option<String>,
     peppol_id: Option<String>,
+    language: String,
+    payment_qr: String,
 }
 
 impl TryFrom<SenderRow> for SenderAddress {
@@ -562,6 +564,8 @@ impl TryFrom<SenderRow> for SenderAddress {
                 contact_phone: OptionalText::from_stored(row.contact_phone)?,
                 contact_email: row.contact_email.map(Email::parse).transpose()?,
                 peppol_id: row.peppol_id.as_deref().map(billing::peppol::PeppolId::parse).transpose()?,
+                language: billing::client::language(&row.language)?,
+                payment_qr: <billing::payment_qr::QrChoice as kernel::Words>::parse_word(&row.payment_qr)?,
             })
         })()
         .map_err(|e| corrupt("sender address", e))?;
@@ -595,6 +599,8 @@ macro_rules! sender_values {
             sender_addresses::contact_phone.eq($details.contact_phone.as_str()),
             sender_addresses::contact_email.eq($details.contact_email.as_ref().map(Email::as_str)),
             sender_addresses::peppol_id.eq($details.peppol_id.as_ref().map(ToString::to_string)),
+            sender_addresses::language.eq($details.language.code()),
+            sender_addresses::payment_qr.eq($details.payment_qr.as_str()),
         )
     };
 }
@@ -674,6 +680,7 @@ macro_rules! insert_invoice {
                 invoices::number.eq(invoice.number.as_str()),
                 invoices::number_counter.eq(i32::try_from(invoice.number.counter()).unwrap_or(i32::MAX)),
                 invoices::number_key.eq(invoice.number.search_key()),
+                invoices::payment_reference.eq(invoice.payment_reference.as_str()),
                 invoices::currency.eq(invoice.currency.as_str()),
                 invoices::created_at.eq(invoice.created_at),
                 invoices::recurring_invoice_id

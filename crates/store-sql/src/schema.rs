@@ -63,6 +63,7 @@ macro_rules! tables {
                 currency -> Nullable<Text>,
                 payment_terms_days -> Nullable<Integer>,
                 peppol_id -> Nullable<Text>,
+                language -> Nullable<Text>,
             }
         }
 
@@ -196,6 +197,8 @@ macro_rules! tables {
                 contact_phone -> Text,
                 contact_email -> Nullable<Text>,
                 peppol_id -> Nullable<Text>,
+                language -> Text,
+                payment_qr -> Text,
             }
         }
 
@@ -266,6 +269,7 @@ macro_rules! tables {
                 purchase_order -> Nullable<Text>,
                 discount_percentage -> Nullable<$num>,
                 discount_amount -> Nullable<$num>,
+                payment_reference -> Nullable<Text>,
             }
         }
 

@@ -430,3 +430,39 @@ async fn on_sqlite_documents_before_discounts_keep_every_figure() {
 async fn on_postgres_documents_before_discounts_keep_every_figure() {
     documents_before_discounts_keep_every_figure(Database::postgres().await).await;
 }
+
+/// Invoices, clients and senders made before languages and payment references: the
+/// invoices answer their number's creditor reference, clients the team's language, senders
+/// English and the `auto` payment QR code; new rows keep what they are given.
+async fn rows_before_languages_read_as_they_did(database: Database) {
+    let f = fixture(support::open_url(&database.url).await.1).await;
+    let team = f.team;
+    let invoice = f.invoice("2026-10-01").await;
+    let client = f.billing.get(team, f.client).await.unwrap().unwrap();
+    let sender = f.billing.default_sender(team).await.unwrap().unwrap();
+    drop(f);
+    as_before(&database.url, "000040", String::new()).await;
+    let f = fixture_for(support::open(database).await.1, team).await;
+    let after = f.billing.get_invoice(team, invoice.id).await.unwrap().unwrap();
+    assert_eq!(after, invoice);
+    assert_eq!(after.payment_reference, billing::PaymentReference::creditor(invoice.number.as_str()));
+    assert_eq!(f.billing.get(team, client.id).await.unwrap().unwrap().details.language, None);
+    let sender = f.billing.get_sender(team, sender.id).await.unwrap().unwrap();
+    assert_eq!(sender.details.language, locale::Language::English);
+    assert_eq!(sender.details.payment_qr, billing::payment_qr::QrChoice::Auto);
+    let mut details = client.details.clone();
+    details.language = Some(locale::Language::German);
+    let changed = f.billing.replace(team, client.id, &details, at("2026-10-05T00:00:00Z")).await.unwrap();
+    assert_eq!(changed.details.language, Some(locale::Language::German));
+    assert_eq!(f.billing.get(team, client.id).await.unwrap().unwrap(), changed);
+}
+
+#[tokio::test]
+async fn on_sqlite_rows_before_languages_read_as_they_did() {
+    rows_before_languages_read_as_they_did(Database::sqlite()).await;
+}
+
+#[tokio::test]
+async fn on_postgres_rows_before_languages_read_as_they_did() {
+    rows_before_languages_read_as_they_did(Database::postgres().await).await;
+}

@@ -82,6 +82,7 @@ where
                 .service(ledger.check(routes::payments::write_off))
                 .service(ledger.check(routes::credit_notes::create_credit_note))
                 .service(ledger.check(routes::einvoices::invoice_e_invoice))
+                .service(ledger.check(routes::payment_qr::invoice_payment_qr))
                 .service(ledger.check(routes::messages::send_invoice))
                 .service(ledger.check(routes::messages::mark_invoice_sent))
                 .service(ledger.check(routes::messages::remind_invoice))

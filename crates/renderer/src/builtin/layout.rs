@@ -17,10 +17,10 @@ use billing::document::{DocumentLine, Party};
 use locale::{Language, Term};
 
 use super::font::{Fonts, Weight, one_line};
-use super::shape::{Shaped, TextLine, shape};
+use super::page::{HAIRLINE, HEADER_FILL, INK, MUTED, Modules, Op, PAGE_HEIGHT, PAGE_WIDTH, Pen};
+use super::qr::{EPC_SIZE, SLIP_TOP};
+use super::shape::TextLine;
 
-pub(super) const PAGE_WIDTH: f32 = 595.28;
-pub(super) const PAGE_HEIGHT: f32 = 841.89;
 const MARGIN: f32 = 50.0;
 const RIGHT: f32 = PAGE_WIDTH - MARGIN;
 /// No table row or totals line goes below this; under it are the footer and some air.
@@ -70,13 +70,9 @@ const PAYMENT_LABEL_GAP: f32 = 30.0;
 /// From the total's baseline to the first settled figure's.
 const SETTLEMENT_GAP: f32 = 8.0;
 const TOTAL_SIZE: f32 = 12.0;
-
-pub(super) type Rgb = (u8, u8, u8);
-pub(super) const INK: Rgb = (33, 37, 41);
-pub(super) const MUTED: Rgb = (108, 117, 125);
-const HAIRLINE: Rgb = (222, 226, 230);
-const HEADER_FILL: Rgb = (241, 243, 245);
-pub(super) const PAID_GREEN: Rgb = (25, 135, 84);
+/// The VAT breakdown's table: a shaded header, then a row per VAT group.
+const BREAKDOWN_HEADER_HEIGHT: f32 = 18.0;
+const BREAKDOWN_ROW: f32 = LINE + 4.0;
 
 /// The PAID stamp: a frame around the word, turned a little, as if stamped by hand.
 pub(super) const STAMP_WIDTH: f32 = 118.0;
@@ -84,19 +80,10 @@ pub(super) const STAMP_HEIGHT: f32 = 42.0;
 pub(super) const STAMP_ANGLE: f32 = -12.0;
 pub(super) const STAMP_SIZE: f32 = 28.0;
 
-/// One drawing operation, already positioned.
-#[derive(Debug, Clone)]
-pub(super) enum Op {
-    /// One shaped line of text with its left end at `x` and its baseline at `y`.
-    Text { x: f32, y: f32, line: Shaped, size: f32, color: Rgb },
-    /// A horizontal line.
-    Rule { y: f32, from: f32, to: f32, width: f32, color: Rgb },
-    /// A filled rectangle.
-    Rect { x: f32, y: f32, width: f32, height: f32, color: Rgb },
-    /// The PAID stamp, centred on (`x`, `y`).
-    Stamp { x: f32, y: f32, text: String },
-    /// The sender's logo, its top-left corner at (`x`, `y`).
-    Logo { x: f32, y: f32, width: f32, height: f32 },
+/// The width and height of the box the turned stamp covers.
+fn stamp_bounds() -> (f32, f32) {
+    let (sin, cos) = STAMP_ANGLE.to_radians().abs().sin_cos();
+    (STAMP_WIDTH * cos + STAMP_HEIGHT * sin, STAMP_WIDTH * sin + STAMP_HEIGHT * cos)
 }
 
 /// The pages of `document`, each a list of operations in drawing order. `logo`: the
@@ -112,11 +99,19 @@ pub(super) fn lay_out(
         .iter()
         .map(|line| fonts.regular.wrap(&line.description, BODY, columns.description_width))
         .collect();
-    let payment = payment_lines(document, fonts);
+    let code = document.payment_qr.as_ref().and_then(|qr| Some((qr, Modules::of(qr)?)));
+    let epc = code.as_ref().filter(|(qr, _)| qr.slip.is_none());
+    // Beside an EPC code the payment details take what is left of the width.
+    let details_width = if epc.is_some() { RIGHT - MARGIN - EPC_SIZE - 20.0 } else { RIGHT - MARGIN };
+    let payment = payment_lines(document, fonts, details_width);
     let mut pen = Pen::new(fonts, logo.map(logo_box));
     let table_top = pen.first_page_header(document);
-    let closing =
-        TOTALS_HEIGHT + tax_rows_height(document) + settlement_height(document) + payment_height(&payment);
+    let payment_room = if epc.is_some() {
+        payment_height(&payment).max(PAYMENT_LABEL_GAP + EPC_SIZE + 14.0)
+    } else {
+        payment_height(&payment)
+    };
+    let closing = TOTALS_HEIGHT + breakdown_height(document) + settlement_height(document) + payment_room;
     let plan = plan(&rows, table_top, closing);
 
     let last = plan.len() - 1;
@@ -134,20 +129,56 @@ pub(super) fn lay_out(
         }
         if index == last {
             let total = pen.totals(document, &columns, y);
-            pen.payment_details(&language(document).term(Term::PaymentDetails), &payment, total);
+            let above = pen.vat_breakdown(document, &columns, total);
+            pen.payment_details(&language(document).term(Term::PaymentDetails), &payment, above);
+            if let Some((qr, modules)) = epc {
+                pen.epc_code(modules.clone(), &qr.caption, RIGHT, above + PAYMENT_LABEL_GAP - 8.0);
+            }
         }
-        if index == 0 && document.paid {
-            pen.stamp(document);
+        if index == 0
+            && let Some((x, y)) = pen.stamp_at
+        {
+            let text = language(document).term(Term::PaidStamp);
+            pen.ops.push(Op::Stamp { x, y, text });
         }
         pages.push(std::mem::take(&mut pen.ops));
     }
 
+    // The Swiss QR-bill at the foot of the last page, or of a page of its own where the
+    // last has no room for it.
+    let mut slip_page = None;
+    if let Some((qr, modules)) = &code
+        && let Some(slip) = &qr.slip
+    {
+        let bottom = pages.last().map_or(0.0, |ops| lowest_text(ops));
+        if bottom + 24.0 > SLIP_TOP {
+            pen.continued_header(document);
+            pages.push(std::mem::take(&mut pen.ops));
+        }
+        pen.swiss_slip(slip, modules.clone());
+        let last = pages.len() - 1;
+        pages[last].append(&mut pen.ops);
+        slip_page = Some(last);
+    }
+
     let count = pages.len();
     for (index, ops) in pages.iter_mut().enumerate() {
-        pen.footer(document, index + 1, count);
+        // Above the QR-bill on its page, which takes the page's foot.
+        let baseline = if slip_page == Some(index) { SLIP_TOP - 16.0 } else { FOOTER_BASELINE };
+        pen.footer(document, index + 1, count, baseline);
         ops.append(&mut pen.ops);
     }
     pages
+}
+
+/// The lowest baseline of the text on a page.
+fn lowest_text(ops: &[Op]) -> f32 {
+    ops.iter()
+        .filter_map(|op| match op {
+            Op::Text { y, .. } => Some(*y),
+            _ => None,
+        })
+        .fold(0.0, f32::max)
 }
 
 /// The language the document's labels are in.
@@ -163,15 +194,22 @@ pub(super) fn document_title(document: &InvoiceDocument) -> Cow<'_, str> {
     }
 }
 
-/// The sender's payment details, each of its lines wrapped to the page's width.
-fn payment_lines(document: &InvoiceDocument, fonts: &'static Fonts) -> Vec<TextLine> {
+/// The sender's payment details, each of its lines wrapped to `width`.
+fn payment_lines(document: &InvoiceDocument, fonts: &'static Fonts, width: f32) -> Vec<TextLine> {
     let details = document.payment_details.as_deref().unwrap_or_default();
-    details.lines().flat_map(|line| fonts.regular.wrap(line, BODY, RIGHT - MARGIN)).collect()
+    details.lines().flat_map(|line| fonts.regular.wrap(line, BODY, width)).collect()
 }
 
-/// Room the tax rows of a document of several rates take beyond the one tax row.
-fn tax_rows_height(document: &InvoiceDocument) -> f32 {
-    count(document.tax_rows.len().saturating_sub(1)) * (LINE + 2.0)
+/// Room the VAT breakdown takes under the totals: its label, its header and its rows.
+fn breakdown_height(document: &InvoiceDocument) -> f32 {
+    if document.vat_breakdown.is_empty() {
+        0.0
+    } else {
+        PAYMENT_LABEL_GAP
+            + BREAKDOWN_HEADER_HEIGHT
+            + 6.0
+            + count(document.vat_breakdown.len()) * BREAKDOWN_ROW
+    }
 }
 
 /// Room the settled figures take under the total: a row each, and a gap above them.
@@ -309,68 +347,10 @@ impl Columns {
     }
 }
 
-/// Collects one page's operations.
-struct Pen {
-    fonts: &'static Fonts,
-    ops: Vec<Op>,
-    /// The size the logo is drawn at, if there is one.
-    logo: Option<(f32, f32)>,
-}
-
 impl Pen {
-    fn new(fonts: &'static Fonts, logo: Option<(f32, f32)>) -> Self {
-        Self { fonts, ops: Vec::new(), logo }
-    }
-
     /// The title's baseline: under the logo when there is one.
     fn title_baseline(&self) -> f32 {
         self.logo.map_or(TITLE_BASELINE, |(_, height)| LOGO_TOP + height + LOGO_TITLE_GAP)
-    }
-
-    fn shape(&self, text: &str, weight: Weight, rtl: Option<bool>) -> Shaped {
-        shape(&one_line(text), self.fonts.face(weight), rtl)
-    }
-
-    fn push(&mut self, x: f32, y: f32, line: Shaped, size: f32, color: Rgb) {
-        if !line.text.trim().is_empty() {
-            self.ops.push(Op::Text { x, y, line, size, color });
-        }
-    }
-
-    /// Text starting at `x`, whatever its direction (labels, dates).
-    fn text(&mut self, x: f32, y: f32, text: &str, weight: Weight, size: f32, color: Rgb) {
-        let line = self.shape(text, weight, None);
-        self.push(x, y, line, size, color);
-    }
-
-    /// Text ending at `right`; returns where it starts.
-    fn right(&mut self, right: f32, y: f32, text: &str, weight: Weight, size: f32, color: Rgb) -> f32 {
-        let line = self.shape(text, weight, None);
-        let x = right - line.width(size);
-        self.push(x, y, line, size, color);
-        x
-    }
-
-    /// A line of a paragraph in a column `width` wide from `left`: at its left edge, or at
-    /// its right edge when the paragraph runs right to left.
-    #[expect(clippy::too_many_arguments, reason = "a position, a box and a style")]
-    fn line(
-        &mut self,
-        left: f32,
-        width: f32,
-        y: f32,
-        line: &TextLine,
-        weight: Weight,
-        size: f32,
-        color: Rgb,
-    ) {
-        let shaped = self.shape(&line.text, weight, Some(line.rtl));
-        let x = if shaped.rtl { left + width - shaped.width(size) } else { left };
-        self.push(x, y, shaped, size, color);
-    }
-
-    fn rule(&mut self, y: f32, from: f32, to: f32, width: f32, color: Rgb) {
-        self.ops.push(Op::Rule { y, from, to, width, color });
     }
 
     /// Title, serial, dates and status, both parties and the description. Returns where
@@ -399,13 +379,23 @@ impl Pen {
             facts.push((words.term(Term::Status), document.status.as_str()));
         }
         let values = facts.iter().map(|(_, value)| self.fonts.regular.width(value, BODY)).fold(0.0, f32::max);
-        let mut y = 92.0;
+        let labels = facts.iter().map(|(label, _)| self.fonts.regular.width(label, BODY)).fold(0.0, f32::max);
+        // Beside the title, or under it where a long title and long facts would meet.
+        let title_end = MARGIN + self.fonts.bold.width(&document_title(document), 26.0);
+        let beside = title_end + 12.0 <= RIGHT - values - 14.0 - labels;
+        let mut y = if beside { 92.0 } else { title + 24.0 };
+        let mut facts_left = RIGHT - values;
         for (label, value) in facts {
-            self.right(RIGHT - values - 14.0, y, &label, Weight::Regular, BODY, MUTED);
+            facts_left =
+                facts_left.min(self.right(RIGHT - values - 14.0, y, &label, Weight::Regular, BODY, MUTED));
             self.right(RIGHT, y, value, Weight::Regular, BODY, INK);
             y += LINE;
         }
-        let rule = y.max(128.0).max(title + 16.0) + 12.0;
+        let mut rule = y.max(128.0).max(title + 16.0) + 12.0;
+        if document.paid {
+            let stamp = self.place_stamp(document, facts_left);
+            rule = rule.max(stamp + 10.0);
+        }
         self.rule(rule, MARGIN, RIGHT, 0.8, HAIRLINE);
 
         let top = rule + 22.0;
@@ -513,14 +503,9 @@ impl Pen {
         let (regular, bold) = (&self.fonts.regular, &self.fonts.bold);
         let words = language(document);
         let (subtotal, total) = (words.term(Term::Subtotal), words.term(Term::Total));
-        // One tax row, or one per rate where the lines are taxed at several.
         let mut rows = vec![(subtotal.as_str(), document.subtotal.as_str())];
         rows.extend(document.discounts.iter().map(|row| (row.label.as_str(), row.value.as_str())));
-        if document.tax_rows.is_empty() {
-            rows.push((document.tax_label.as_str(), document.tax.as_str()));
-        } else {
-            rows.extend(document.tax_rows.iter().map(|row| (row.label.as_str(), row.value.as_str())));
-        }
+        rows.push((document.tax_label.as_str(), document.tax.as_str()));
         let values = rows
             .iter()
             .map(|(_, value)| regular.width(value, BODY))
@@ -552,6 +537,39 @@ impl Pen {
         if document.settlement.is_empty() { y - SETTLEMENT_GAP } else { y }
     }
 
+    /// The VAT breakdown's table under the totals (whose last baseline is `above`), its
+    /// figures under the table's price and amount columns; returns its last baseline.
+    fn vat_breakdown(&mut self, document: &InvoiceDocument, columns: &Columns, above: f32) -> f32 {
+        if document.vat_breakdown.is_empty() {
+            return above;
+        }
+        let words = language(document);
+        let label = above + PAYMENT_LABEL_GAP;
+        self.text(MARGIN, label, &words.term(Term::VatBreakdown), Weight::Bold, SMALL, MUTED);
+        let top = label + 6.0;
+        self.ops.push(Op::Rect {
+            x: MARGIN,
+            y: top,
+            width: RIGHT - MARGIN,
+            height: BREAKDOWN_HEADER_HEIGHT,
+            color: HEADER_FILL,
+        });
+        let (size, header) = (TABLE_HEADER_SIZE, top + 12.5);
+        self.text(columns.description_left, header, &words.term(Term::VatRate), Weight::Bold, size, INK);
+        self.right(columns.price_right, header, &words.term(Term::TaxableAmount), Weight::Bold, size, INK);
+        self.right(columns.amount_right, header, &words.term(Term::VatColumn), Weight::Bold, size, INK);
+        let mut bottom = top + BREAKDOWN_HEADER_HEIGHT;
+        for row in &document.vat_breakdown {
+            let y = bottom + BREAKDOWN_ROW - 5.0;
+            self.text(columns.description_left, y, &row.rate, Weight::Regular, BODY, INK);
+            self.right(columns.price_right, y, &row.taxable_amount, Weight::Regular, BODY, INK);
+            self.right(columns.amount_right, y, &row.tax, Weight::Regular, BODY, INK);
+            bottom += BREAKDOWN_ROW;
+            self.rule(bottom, MARGIN, RIGHT, 0.5, HAIRLINE);
+        }
+        bottom - 5.0
+    }
+
     /// The sender's payment details under the totals (whose last baseline is `above`).
     fn payment_details(&mut self, label: &str, lines: &[TextLine], above: f32) {
         if lines.is_empty() {
@@ -565,31 +583,40 @@ impl Pen {
         }
     }
 
-    /// The PAID stamp, in the free space between the title and the serial.
-    fn stamp(&mut self, document: &InvoiceDocument) {
+    /// Finds the PAID stamp room: beside the title, between it and the serial and the
+    /// facts (which start at `facts_left`), or, where a long title or long facts leave too
+    /// little, under the title. Returns the stamp's bottom.
+    fn place_stamp(&mut self, document: &InvoiceDocument, facts_left: f32) -> f32 {
+        const AIR: f32 = 12.0;
+        let (width, height) = stamp_bounds();
+        let title = self.title_baseline();
         let title_end = MARGIN + self.fonts.bold.width(&document_title(document), 26.0);
         let serial = self.fonts.bold.truncate(&one_line(&document.serial), 14.0, 220.0);
-        let serial_start = RIGHT - self.fonts.bold.width(&serial, 14.0);
-        // The labels of the dates start about 150 pt from the right edge.
-        let free_end = serial_start.min(RIGHT - 160.0);
-        let x = f32::midpoint(title_end, free_end).max(title_end + STAMP_WIDTH / 2.0 + 20.0);
-        let text = language(document).term(Term::PaidStamp);
-        self.ops.push(Op::Stamp { x, y: self.title_baseline() + 12.0, text });
+        let free_end = facts_left.min(RIGHT - self.fonts.bold.width(&serial, 14.0));
+        let (x, y) = if free_end - title_end >= width + 2.0 * AIR {
+            (f32::midpoint(title_end, free_end), title + 12.0)
+        } else {
+            (MARGIN + width / 2.0, title + AIR + height / 2.0)
+        };
+        self.stamp_at = Some((x, y));
+        y + height / 2.0
     }
 
-    fn footer(&mut self, document: &InvoiceDocument, page: usize, pages: usize) {
-        self.rule(FOOTER_BASELINE - 14.0, MARGIN, RIGHT, 0.5, HAIRLINE);
+    fn footer(&mut self, document: &InvoiceDocument, page: usize, pages: usize, baseline: f32) {
+        self.rule(baseline - 14.0, MARGIN, RIGHT, 0.5, HAIRLINE);
         let (page, pages) = (page.to_string(), pages.to_string());
         let number = language(document).phrase(Term::PageOf, &[("page", &page), ("pages", &pages)]);
-        let start = self.right(RIGHT, FOOTER_BASELINE, &number, Weight::Regular, SMALL, MUTED);
+        let start = self.right(RIGHT, baseline, &number, Weight::Regular, SMALL, MUTED);
         let left = format!("{} · {}", one_line(&document.serial), one_line(&document.sender.name));
         let left = self.fonts.regular.truncate(&left, SMALL, start - MARGIN - 24.0);
-        self.text(MARGIN, FOOTER_BASELINE, &left, Weight::Regular, SMALL, MUTED);
+        self.text(MARGIN, baseline, &left, Weight::Regular, SMALL, MUTED);
     }
 }
 
 #[cfg(test)]
 mod tests {
+
+    use billing::document::SettledLine;
 
     use super::*;
     use crate::sample::sample_document;
@@ -618,7 +645,19 @@ mod tests {
     fn assert_clean(pages: &[Vec<Op>]) {
         for (number, page) in pages.iter().enumerate() {
             let boxes: Vec<_> = page.iter().filter_map(text_box).collect();
+            // A Swiss QR-bill takes the foot of its page, to the paper's edges.
+            let slip = page.iter().any(|op| matches!(op, Op::Qr { cross: true, .. }));
             for &(left, top, right, bottom, text) in &boxes {
+                if slip && top >= SLIP_TOP - 10.0 {
+                    assert!(
+                        left >= 0.0 && right <= PAGE_WIDTH && bottom <= PAGE_HEIGHT,
+                        "{text:?} leaves the slip"
+                    );
+                    continue;
+                }
+                if slip {
+                    assert!(bottom <= SLIP_TOP - 2.0, "page {number}: {text:?} runs into the QR-bill");
+                }
                 assert!(
                     left >= MARGIN - 0.01 && right <= RIGHT + 0.01,
                     "page {number}: {text:?} leaves the margins"
@@ -635,6 +674,32 @@ mod tests {
                 for b in &boxes[i + 1..] {
                     let apart = a.2 <= b.0 || b.2 <= a.0 || a.3 <= b.1 || b.3 <= a.1;
                     assert!(apart, "page {number}: {:?} overlaps {:?}", a.4, b.4);
+                }
+            }
+            for (x, y, size) in page.iter().filter_map(|op| match op {
+                Op::Qr { x, y, size, .. } => Some((*x, *y, *size)),
+                _ => None,
+            }) {
+                assert!(
+                    x >= 0.0 && x + size <= PAGE_WIDTH && y + size <= PAGE_HEIGHT,
+                    "the code leaves the page"
+                );
+                for b in &boxes {
+                    let apart = x + size <= b.0 || b.2 <= x || y + size <= b.1 || b.3 <= y;
+                    assert!(apart, "page {number}: the QR code covers {:?}", b.4);
+                }
+            }
+            for (x, y) in page.iter().filter_map(|op| match op {
+                Op::Stamp { x, y, .. } => Some((*x, *y)),
+                _ => None,
+            }) {
+                let (width, height) = stamp_bounds();
+                let (left, top, right, bottom) =
+                    (x - width / 2.0, y - height / 2.0, x + width / 2.0, y + height / 2.0);
+                assert!(left >= MARGIN - 0.01 && right <= RIGHT + 0.01, "the stamp leaves the margins");
+                for b in &boxes {
+                    let apart = right <= b.0 || b.2 <= left || bottom <= b.1 || b.3 <= top;
+                    assert!(apart, "page {number}: the stamp covers {:?}", b.4);
                 }
             }
         }
@@ -680,17 +745,38 @@ mod tests {
         }
     }
 
+    fn stamp_of(page: &[Op]) -> (f32, f32) {
+        page.iter()
+            .find_map(|op| match op {
+                Op::Stamp { x, y, .. } => Some((*x, *y)),
+                _ => None,
+            })
+            .expect("a stamp")
+    }
+
     #[test]
-    fn the_stamp_clears_the_title_and_the_dates() {
-        let pages = lay_out(&sample_document(1, true), fonts(), None);
-        let Some(&Op::Stamp { x, .. }) = pages[0].iter().find(|op| matches!(op, Op::Stamp { .. })) else {
-            panic!("no stamp")
-        };
+    fn the_stamp_sits_beside_the_title_or_under_it_where_the_facts_are_long() {
+        let mut short = sample_document(1, true);
+        short.supply.clear();
+        let pages = lay_out(&short, fonts(), None);
+        assert_clean(&pages);
+        let (x, _) = stamp_of(&pages[0]);
         let title_end = MARGIN + fonts().bold.width("Invoice", 26.0);
-        // The turned frame's half-width, with room to spare.
-        let half = STAMP_WIDTH / 2.0 + 8.0;
-        assert!(x - half > title_end, "stamp over the title");
-        assert!(x + half < RIGHT - 150.0, "stamp over the dates");
+        assert!(x - stamp_bounds().0 / 2.0 > title_end, "beside the title");
+
+        // A long title and long facts leave no room beside it: it goes under the title, and
+        // the parties move down to make room.
+        let mut long = sample_document(1, true);
+        long.title = Some("Rechnungskorrektur".to_owned());
+        long.supply.push(SettledLine {
+            label: "Leistungszeitraum".to_owned(),
+            value: "1. November 2026 bis 30. November 2026".to_owned(),
+        });
+        let pages = lay_out(&long, fonts(), None);
+        assert_clean(&pages);
+        let (x, y) = stamp_of(&pages[0]);
+        assert!(x < MARGIN + stamp_bounds().0, "under the title");
+        assert!(y > TITLE_BASELINE, "under the title");
     }
 
     #[test]
@@ -773,6 +859,101 @@ mod tests {
         let mut none = sample_document(3, false);
         none.payment_details = None;
         assert!(!texts(&lay_out(&none, fonts(), None)[0]).contains(&"PAYMENT DETAILS"));
+    }
+
+    #[test]
+    fn the_vat_breakdown_is_a_table_between_the_totals_and_the_payment_details() {
+        let with_breakdown = |items| {
+            let mut document = sample_document(items, false);
+            document.tax_label = "Tax".to_owned();
+            document.vat_breakdown = ["7%", "19%", "0% reverse charge"]
+                .map(|rate| billing::document::VatRow {
+                    rate: rate.to_owned(),
+                    taxable_amount: "1,234.56 EUR".to_owned(),
+                    tax: "86.42 EUR".to_owned(),
+                })
+                .to_vec();
+            document
+        };
+        let document = with_breakdown(3);
+        let columns = Columns::measure(&document, fonts());
+        let page = &lay_out(&document, fonts(), None)[0];
+        let shown = texts(page);
+        let at = |wanted: &str| shown.iter().position(|t| *t == wanted).unwrap_or_else(|| panic!("{wanted}"));
+        assert!(at("Total") < at("VAT breakdown") && at("VAT breakdown") < at("PAYMENT DETAILS"));
+        assert_eq!(&shown[at("VAT rate")..at("VAT rate") + 3], ["VAT rate", "Taxable amount", "VAT"]);
+        assert_eq!(shown.iter().filter(|t| **t == "86.42 EUR").count(), 3);
+        assert!(shown.contains(&"0% reverse charge"));
+        let ends: Vec<f32> = page
+            .iter()
+            .filter_map(|op| match op {
+                Op::Text { x, line, size, .. } if line.text == "86.42 EUR" => Some(x + line.width(*size)),
+                _ => None,
+            })
+            .collect();
+        assert!(ends.iter().all(|end| (end - columns.amount_right).abs() < 1e-3), "under the amounts");
+        // It moves with the totals, and never into the footer.
+        for items in 20..60 {
+            let pages = lay_out(&with_breakdown(items), fonts(), None);
+            let last = texts(pages.last().unwrap());
+            assert!(last.contains(&"Total") && last.contains(&"VAT breakdown"), "{items} items");
+            assert_clean(&pages);
+        }
+    }
+
+    fn codes(pages: &[Vec<Op>]) -> Vec<(usize, f32, f32, bool)> {
+        pages
+            .iter()
+            .enumerate()
+            .flat_map(|(index, page)| {
+                page.iter().filter_map(move |op| match op {
+                    Op::Qr { x, y, cross, .. } => Some((index, *x, *y, *cross)),
+                    _ => None,
+                })
+            })
+            .collect()
+    }
+
+    #[test]
+    fn an_epc_code_stands_beside_the_payment_details_on_the_last_page() {
+        for items in [3, 20, 30, 40, 50] {
+            let mut document = sample_document(items, false);
+            document.payment_qr = Some(crate::sample::epc_code());
+            let pages = lay_out(&document, fonts(), None);
+            assert_clean(&pages);
+            let [(page, x, _, cross)] = codes(&pages)[..] else { panic!("one code") };
+            assert_eq!((page, cross), (pages.len() - 1, false), "{items} items");
+            assert!((x + EPC_SIZE - RIGHT).abs() < 0.01, "at the right edge");
+            assert!(texts(&pages[page]).contains(&"Scan with your banking app to pay"));
+        }
+    }
+
+    #[test]
+    fn a_swiss_qr_bill_takes_the_foot_of_the_last_page_or_a_page_of_its_own() {
+        let mut fitted = false;
+        let mut own_page = false;
+        for items in 1..40 {
+            let mut document = sample_document(items, false);
+            document.payment_qr = Some(crate::sample::swiss_bill());
+            let pages = lay_out(&document, fonts(), None);
+            assert_clean(&pages);
+            let [(page, x, y, cross)] = codes(&pages)[..] else { panic!("one code") };
+            assert!(cross && page == pages.len() - 1, "{items} items");
+            // SIX: the code 67 mm from the left edge and 17 mm below the slip's top.
+            assert!(
+                (x - 67.0 * super::super::qr::MM).abs() < 0.01
+                    && (y - SLIP_TOP - 17.0 * super::super::qr::MM).abs() < 0.01
+            );
+            let shown = texts(&pages[page]);
+            for label in ["Receipt", "Payment part", "Account / Payable to", "Acceptance point", "16 480.31"]
+            {
+                assert!(shown.contains(&label), "{label} in {shown:?}");
+            }
+            let totals_here = shown.contains(&"Total");
+            fitted |= totals_here;
+            own_page |= !totals_here;
+        }
+        assert!(fitted && own_page, "both placements were tried");
     }
 
     #[test]

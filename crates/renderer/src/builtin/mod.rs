@@ -10,6 +10,8 @@ mod fallback;
 mod font;
 mod layout;
 mod logo;
+mod page;
+mod qr;
 mod shape;
 
 pub use fallback::FONT_DIRS_VARIABLE;
@@ -52,12 +54,12 @@ fn read_logo(document: &InvoiceDocument) -> Option<Logo> {
     .ok()
 }
 
-fn report_missing(document: &InvoiceDocument, pages: &[Vec<layout::Op>]) {
+fn report_missing(document: &InvoiceDocument, pages: &[Vec<page::Op>]) {
     let missing: BTreeSet<char> = pages
         .iter()
         .flatten()
         .filter_map(|op| match op {
-            layout::Op::Text { line, .. } => Some(&line.missing),
+            page::Op::Text { line, .. } => Some(&line.missing),
             _ => None,
         })
         .flatten()

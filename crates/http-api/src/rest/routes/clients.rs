@@ -58,6 +58,9 @@ pub(crate) struct ClientBody {
     /// Its Peppol address, `scheme:identifier` (EN 16931 BT-49); null for none.
     #[schema(required = true, example = "0208:0123456749")]
     peppol_id: Option<String>,
+    /// The language of its documents, mails and page (BCP 47); null: the team's.
+    #[schema(required = true, example = "de", pattern = "^(en|de|fr|it|es|nl)$")]
+    language: Option<&'static str>,
     team_id: Uuid,
     created_at: Timestamp,
     updated_at: Timestamp,
@@ -83,6 +86,7 @@ impl From<Client> for ClientBody {
             currency: d.currency.map(|currency| currency.as_str().to_owned()).unwrap_or_default(),
             payment_terms_days: d.payment_terms.map(billing::client::PaymentTerms::days),
             peppol_id: d.peppol_id.map(|id| id.to_string()),
+            language: d.language.map(locale::Language::code),
             team_id: client.team_id.as_uuid(),
             created_at: Timestamp(client.created_at),
             updated_at: Timestamp(client.updated_at),
@@ -189,6 +193,11 @@ pub(crate) struct ClientInput {
     #[serde(default)]
     #[schema(pattern = r"^([0-9]{4}:[A-Za-z0-9._-]{1,135})?$", example = "0208:0123456749")]
     peppol_id: Option<String>,
+    /// The language its PDFs, mails and page speak: `en`, `de`, `fr`, `it`, `es` or `nl`.
+    /// Empty for the team's; left out: the team's on a create, unchanged on a replacement.
+    #[serde(default)]
+    #[schema(pattern = "^(en|de|fr|it|es|nl)?$", example = "de")]
+    language: Option<String>,
 }
 
 impl ClientInput {
@@ -202,6 +211,7 @@ impl ClientInput {
             || self.buyer_reference.is_none()
             || matches!(self.payment_terms_days, Patch::Absent)
             || self.peppol_id.is_none()
+            || self.language.is_none()
     }
 
     /// The details given; a field left out takes `kept`'s (a replacement's current client),
@@ -229,11 +239,17 @@ impl ClientInput {
             Some("") => None,
             Some(id) => Some(billing::peppol::PeppolId::parse(id).map_err(|e| e.at("peppolId"))?),
         };
+        let language = match self.language.as_deref() {
+            None => kept.and_then(|kept| kept.language),
+            Some("") => None,
+            Some(code) => Some(billing::client::language(code).map_err(|e| e.at("language"))?),
+        };
         let text = |given: Option<String>, field: &str, kept: Option<&OptionalText>| match given {
             Some(text) => OptionalText::parse(text).map_err(|e| e.at(field)),
             None => Ok(kept.cloned().unwrap_or_else(OptionalText::empty)),
         };
         Ok(ClientDetails {
+            language,
             city: text(self.city, "city", kept.map(|kept| &kept.city))?,
             country_code,
             buyer_reference: text(

@@ -128,6 +128,12 @@ pub(crate) struct InvoiceBody {
     /// Per team, gapless: `INV-0001`, `INV-0002`, …
     #[schema(example = "INV-0001")]
     serial: String,
+    /// What the client quotes with a bank transfer (EN 16931 BT-83), made from `serial`
+    /// when the invoice was made and never changed: an ISO 11649 creditor reference
+    /// (`RF97INV0042`), or, when the team's sender was paid to a Swiss QR-IBAN, a 27-digit
+    /// QR reference. In its electronic form, without spaces.
+    #[schema(example = "RF97INV0042")]
+    payment_reference: String,
     #[schema(required = true)]
     description: Option<String>,
     issue_date: Timestamp,
@@ -303,6 +309,7 @@ impl InvoiceBody {
         Self {
             id: invoice_id,
             serial: invoice.number.to_string(),
+            payment_reference: invoice.payment_reference.to_string(),
             description: invoice.description.map(Description::into_string),
             issue_date: Timestamp(invoice.issue_date),
             due_date: invoice.due_date.map(Timestamp),
@@ -747,6 +754,7 @@ impl InlineClientInput {
         // The address is optional: a client made without one has empty address fields.
         let address = self.address.unwrap_or_default();
         let details = ClientDetails {
+            language: None,
             peppol_id: None,
             name,
             email: email.clone(),

@@ -5,6 +5,7 @@ use actix_web::http::header;
 use actix_web::{HttpRequest, HttpResponse, web};
 use billing::einvoice::Format;
 use billing::issue::{self, DocumentRef, Reader};
+use billing::payment_qr::QrChoice;
 use kernel::FieldError;
 use serde::Deserialize;
 
@@ -31,6 +32,13 @@ pub(crate) struct PdfQuery {
     /// with the document's XML embedded as `factur-x.xml`. Left out, a plain PDF.
     #[param(required = false, value_type = Option<PdfFormat>, example = "facturx")]
     format: Option<String>,
+    /// The payment QR code to print on an invoice: `auto` (the Swiss QR-bill to a Swiss
+    /// account, else the EPC QR code where the invoice has what it needs, else none),
+    /// `epc`, `swiss` or `none`. Left out: the team's choice (`sender.paymentQr`), which
+    /// prints what each invoice allows; an explicit `epc` or `swiss` the invoice lacks data
+    /// for is a 422 naming it. A paid invoice carries none.
+    #[param(required = false, value_type = Option<String>, pattern = "^(auto|epc|swiss|none)$", example = "epc")]
+    qr: Option<String>,
 }
 
 /// The query of a PDF link, as read.
@@ -40,6 +48,7 @@ struct PdfParams {
     id: Option<String>,
     download: Option<String>,
     format: Option<String>,
+    qr: Option<String>,
 }
 
 /// What a PDF link asks for: the document's id as given, whether to download it, and how
@@ -49,6 +58,7 @@ pub(crate) struct PdfAsked {
     pub(crate) id: String,
     download: bool,
     format: issue::PdfFormat,
+    qr: Option<QrChoice>,
 }
 
 /// Limits the caller per IP, then reads the query: so a 429 comes before a 400.
@@ -77,7 +87,13 @@ pub(crate) async fn asked(req: &HttpRequest, state: &ApiState) -> Result<PdfAske
             .into());
         }
     };
-    Ok(PdfAsked { id, download, format })
+    let qr = query
+        .qr
+        .as_deref()
+        .map(<QrChoice as kernel::Words>::parse_word)
+        .transpose()
+        .map_err(|error| error.at("qr"))?;
+    Ok(PdfAsked { id, download, format, qr })
 }
 
 /// The PDF of `document` as asked: inline or as a download named after its serial. No such
@@ -90,7 +106,8 @@ pub(crate) async fn answer(
 ) -> Result<HttpResponse, ApiError> {
     let issued = issue::load(&*state.stores.billing, document, Reader::ByLink).await?;
     let issued = issued.ok_or_else(|| not_found(noun(document.kind())))?;
-    let pdf = state.printer.pdf(&issued, asked.format, state.clock.now()).await.map_err(file_refused)?;
+    let pdf =
+        state.printer.pdf(&issued, asked.format, asked.qr, state.clock.now()).await.map_err(file_refused)?;
     let disposition = if asked.download { "attachment" } else { "inline" };
     Ok(HttpResponse::Ok()
         .content_type(pdf.media_type.as_str())

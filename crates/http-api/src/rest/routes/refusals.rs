@@ -5,6 +5,7 @@ use actix_web::http::StatusCode;
 use billing::einvoice::{Datum, LINE_AMOUNT_RULE, Refusal};
 use billing::issue::{DocumentKind, FileError};
 use billing::ledger::LedgerRule;
+use billing::payment_qr::{AddressPart, QrFormat, QrRefusal};
 use billing::{InvoiceStatus, RenderError};
 use kernel::FieldError;
 
@@ -118,7 +119,52 @@ pub(crate) fn file_refused(error: FileError) -> ApiError {
     match error {
         FileError::Refused(refusal) => einvoice_refusal(&refusal),
         FileError::Render(error) => render_failed(&error),
+        FileError::Qr(refusal) => qr_refusal(&refusal),
     }
+}
+
+/// 422 naming what a payment QR code needs and the invoice lacks.
+pub(crate) fn qr_refusal(refusal: &QrRefusal) -> ApiError {
+    let sender_field = |part: AddressPart| match part {
+        AddressPart::Name => "sender.name",
+        AddressPart::Street => "sender.line1",
+        AddressPart::PostalCode => "sender.postalCode",
+        AddressPart::City => "sender.city",
+        AddressPart::Country => "sender.countryCode",
+    };
+    let message = match refusal {
+        QrRefusal::NothingDue => {
+            "nothing is due on this invoice: a paid invoice carries no payment QR code".to_owned()
+        }
+        QrRefusal::Currency { format, currency } => {
+            let takes = match format {
+                QrFormat::Epc => "EUR",
+                QrFormat::Swiss => "CHF or EUR",
+            };
+            format!("currency: {} takes {takes}; the invoice is in {currency}", format.name())
+        }
+        QrRefusal::NoAccount { format } => {
+            format!("sender.iban is required for {}: set it with PATCH /v1/team", format.name())
+        }
+        QrRefusal::AccountCountry { format: QrFormat::Swiss, country } => format!(
+            "sender.iban must be a Swiss or Liechtenstein account (CH, LI) for a Swiss QR-bill; it is a {country} account"
+        ),
+        QrRefusal::AccountCountry { format: QrFormat::Epc, country } => format!(
+            "sender.iban must be an account in a SEPA country for an EPC QR code; it is a {country} account"
+        ),
+        QrRefusal::SenderMissing { format, part } => {
+            format!("{} is required for {}: set it with PATCH /v1/team", sender_field(*part), format.name())
+        }
+        QrRefusal::SenderTooLong { format, part, max } => {
+            format!("{} is longer than the {max} characters {} takes", sender_field(*part), format.name())
+        }
+        QrRefusal::SenderUnwritable { format, part } => format!(
+            "{} holds characters {} cannot carry: it takes Latin letters only",
+            sender_field(*part),
+            format.name()
+        ),
+    };
+    ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, message)
 }
 
 /// The 500 of a renderer's failure, which says only so; its cause is logged.

@@ -111,6 +111,15 @@ pub(crate) struct SenderBody {
     /// Its Peppol address, `scheme:identifier` (EN 16931 BT-34); null for none.
     #[schema(required = true, example = "9930:DE123456789")]
     peppol_id: Option<String>,
+    /// The language of its documents and mails for clients that name none (BCP 47): the
+    /// team's language.
+    #[schema(example = "de", pattern = "^(en|de|fr|it|es|nl)$")]
+    language: &'static str,
+    /// The payment QR code its invoices' PDFs carry unless a request asks for another
+    /// (`?qr=`): `auto` (the Swiss QR-bill to a Swiss account, else the EPC QR code where
+    /// the invoice has what it needs, else none), `epc`, `swiss` or `none`.
+    #[schema(example = "auto", pattern = "^(auto|epc|swiss|none)$")]
+    payment_qr: &'static str,
     /// Whether a logo is printed on its invoices (set with `billable teams sender --logo`).
     has_logo: bool,
 }
@@ -136,6 +145,8 @@ impl From<&SenderAddress> for SenderBody {
             contact_phone: d.contact_phone.as_str().to_owned(),
             contact_email: d.contact_email.as_ref().map(|e| e.as_str().to_owned()),
             peppol_id: d.peppol_id.as_ref().map(ToString::to_string),
+            language: d.language.code(),
+            payment_qr: d.payment_qr.as_str(),
             has_logo: d.logo.is_some(),
         }
     }
@@ -222,12 +233,23 @@ pub(crate) struct SenderPatch {
     #[serde(default)]
     #[schema(value_type = String, pattern = r"^([0-9]{4}:[A-Za-z0-9._-]{1,135})?$", example = "9930:DE123456789")]
     peppol_id: Patch<String>,
+    /// The language of the team's documents, mails and pages for clients that name none:
+    /// `en`, `de`, `fr`, `it`, `es` or `nl`.
+    #[serde(default)]
+    #[schema(value_type = String, pattern = "^(en|de|fr|it|es|nl)$", example = "de")]
+    language: Patch<String>,
+    /// The payment QR code of the team's invoice PDFs: `auto`, `epc`, `swiss` or `none`.
+    #[serde(default)]
+    #[schema(value_type = String, pattern = "^(auto|epc|swiss|none)$", example = "auto")]
+    payment_qr: Patch<String>,
 }
 
 impl SenderPatch {
     fn change(self) -> Result<SenderChange, FieldError> {
         let at = |field: &str| format!("sender.{field}");
         Ok(SenderChange {
+            language: self.language.required(&at("language"))?,
+            payment_qr: self.payment_qr.required(&at("paymentQr"))?,
             name: self.name.required(&at("name"))?,
             line1: self.line1.required(&at("line1"))?,
             line2: self.line2.required(&at("line2"))?,
@@ -267,6 +289,8 @@ fn sender_field(field: SenderField) -> &'static str {
         SenderField::ContactPhone => "sender.contactPhone",
         SenderField::ContactEmail => "sender.contactEmail",
         SenderField::PeppolId => "sender.peppolId",
+        SenderField::Language => "sender.language",
+        SenderField::PaymentQr => "sender.paymentQr",
     }
 }
 
