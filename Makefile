@@ -4,7 +4,7 @@ SHELL := /bin/bash
 CARGO ?= cargo
 export TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/postgres
 
-.PHONY: help run test test-full einvoice-rules lint fmt fmt-check clippy layering deny test-all mcp-servers pdf-tools openapi schemathesis mcp bench audit doc fuzz
+.PHONY: help run test test-full einvoice-rules lint fmt fmt-check clippy layering deny test-all mcp-servers pdf-tools openapi pages schemathesis mcp bench audit doc fuzz
 
 help:
 	@echo "make run     build and serve on the embedded SQLite default (http://127.0.0.1:3000)"
@@ -27,7 +27,7 @@ help:
 run:
 	$(CARGO) run --release -p app --bin billable -- serve $(ARGS)
 
-test: lint einvoice-rules test-all deny openapi schemathesis mcp
+test: lint einvoice-rules test-all deny openapi schemathesis mcp pages
 
 # `make test`, then the e-invoice corpus at 1,000 generated invoices and their credit notes
 # (1,500 documents, each in every format), held to the official rules and read back by
@@ -91,6 +91,12 @@ openapi:
 	./scripts/openapi-lint.sh
 	./scripts/generated-clients.sh
 	./scripts/reference-check.sh
+
+# The client's page of an invoice in headless Chromium at a desktop's and a phone's width:
+# what it shows, nothing loaded from elsewhere, and axe-core's WCAG 2.1 AA rules; its
+# screenshots go to target/page-screenshots/.
+pages:
+	./scripts/page-check.sh
 
 schemathesis:
 	./scripts/schemathesis.sh

@@ -20,9 +20,10 @@ fail() { echo "layering: $*"; failed=1; }
 
 # Each crate's normal dependencies among ours, as docs/ARCHITECTURE.md draws them.
 allowed_graph='
-app: http-api store-sql store-memory renderer einvoice agent outbound recurring notify tracking triggers billing accounts kernel
+app: http-api store-sql store-memory renderer pages einvoice agent outbound recurring notify tracking triggers billing accounts kernel
 http-api: recurring notify billing tracking triggers accounts locale kernel
 renderer: billing locale
+pages: billing locale
 einvoice: billing kernel
 agent: triggers accounts kernel
 outbound: notify triggers kernel
@@ -37,7 +38,7 @@ triggers: accounts kernel
 accounts: kernel
 kernel:
 locale:
-fuzzing: http-api store-memory renderer einvoice notify triggers billing accounts kernel
+fuzzing: http-api store-memory renderer pages einvoice notify triggers billing accounts kernel
 acceptance: app agent outbound http-api store-sql store-memory store-contract renderer einvoice notify recurring billing tracking triggers accounts locale kernel
 '
 graph_problems=$($CARGO metadata --locked --no-deps --format-version 1 | ALLOWED="$allowed_graph" python3 -c '

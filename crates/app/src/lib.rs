@@ -174,7 +174,7 @@ fn job_parts(
 
 /// Prints documents as `config` says: the PDF in process or through a renderer service.
 fn printer(config: &ServeConfig) -> anyhow::Result<Printer> {
-    Ok(Printer::new(config.renderer()?, Arc::new(einvoice::Xml)))
+    Ok(Printer::new(config.renderer()?, Arc::new(einvoice::Xml), Arc::new(pages::Pages)))
 }
 
 impl std::fmt::Debug for Application {

@@ -662,6 +662,89 @@ impl InvoiceDocument {
     }
 }
 
+/// An invoice's page for its client, in words: the document as printed, and what the page
+/// adds (what is due, how to pay, where to download it).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InvoicePage {
+    /// The invoice put into words, its payment QR code included.
+    pub document: InvoiceDocument,
+    /// How the status reads to the eye: `open`, `partially-paid`, `paid`, `overdue`,
+    /// `void`.
+    pub state: &'static str,
+    /// What is due now, as the client's language writes money.
+    pub amount_due: String,
+    /// Nothing is due.
+    pub settled: bool,
+    /// How to pay by transfer; none when nothing is due or the sender has no IBAN.
+    pub bank: Option<BankDetails>,
+    /// The PDF and the Factur-X PDF, relative to the server's address.
+    pub pdf_url: String,
+    pub facturx_url: String,
+}
+
+/// What a bank transfer to the sender needs, as printed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BankDetails {
+    pub holder: String,
+    /// In groups of four.
+    pub iban: String,
+    pub bic: Option<String>,
+    /// The payment reference, in groups.
+    pub reference: String,
+}
+
+/// Renders a client's page as HTML: the port of the `pages` adapter.
+pub trait PageRenderer: Send + Sync + std::fmt::Debug {
+    /// `page` as a complete HTML document.
+    fn invoice_page(&self, page: &InvoicePage) -> String;
+
+    /// The Content-Security-Policy its pages are served with.
+    fn content_security_policy(&self) -> String;
+}
+
+impl InvoicePage {
+    /// The page of `invoice`, whose document as printed is `document`.
+    pub fn new(
+        document: InvoiceDocument,
+        invoice: &Invoice,
+        sender: &SenderAddress,
+        now: DateTime<Utc>,
+    ) -> Self {
+        let words = Language::from_code(document.language()).unwrap_or_default();
+        let due = invoice.balance.due();
+        let settled = due <= rust_decimal::Decimal::ZERO;
+        let state = match invoice.status_at(now) {
+            InvoiceStatus::Pending => "open",
+            InvoiceStatus::PaidPartial => "partially-paid",
+            InvoiceStatus::Paid => "paid",
+            InvoiceStatus::Overdue => "overdue",
+            InvoiceStatus::Expired => "void",
+        };
+        let bank = sender.details.iban.as_ref().filter(|_| !settled).map(|iban| BankDetails {
+            holder: sender.details.name.to_string(),
+            iban: iban
+                .as_str()
+                .as_bytes()
+                .chunks(4)
+                .map(|chunk| String::from_utf8_lossy(chunk))
+                .collect::<Vec<_>>()
+                .join(" "),
+            bic: sender.details.bic.as_ref().map(|bic| bic.as_str().to_owned()),
+            reference: invoice.payment_reference.printed(),
+        });
+        let links = format!("/v1/invoices/pdf?id={}", invoice.id);
+        Self {
+            document,
+            state,
+            amount_due: format_money(words, due, invoice.currency),
+            settled,
+            bank,
+            facturx_url: format!("{links}&format=facturx"),
+            pdf_url: links,
+        }
+    }
+}
+
 /// Why a PDF could not be made. The HTTP adapter answers 500 "failed to generate PDF"
 /// whatever the cause, and logs the cause.
 #[derive(Debug, thiserror::Error)]

@@ -144,6 +144,18 @@ impl Issued {
         }))
     }
 
+    /// The client's page of an invoice, its status as of `now`, with the payment QR code the
+    /// team chose; `None` for a credit note, which has no page.
+    pub fn page(&self, now: DateTime<Utc>) -> Option<crate::document::InvoicePage> {
+        if self.credit_note.is_some() {
+            return None;
+        }
+        let mut document = self.printed(now);
+        // The team's standing choice refuses nothing: what it cannot print, it leaves out.
+        document.payment_qr = self.payment_qr(None).ok().flatten();
+        Some(crate::document::InvoicePage::new(document, &self.invoice, &self.sender, now))
+    }
+
     /// The document put into words for print, its status as of `now`.
     pub fn printed(&self, now: DateTime<Utc>) -> InvoiceDocument {
         let words = self.language();
@@ -204,11 +216,27 @@ pub async fn load(
 pub struct Printer {
     renderer: Arc<dyn InvoiceRenderer>,
     xml: Arc<dyn XmlWriter>,
+    pages: Arc<dyn crate::document::PageRenderer>,
 }
 
 impl Printer {
-    pub fn new(renderer: Arc<dyn InvoiceRenderer>, xml: Arc<dyn XmlWriter>) -> Self {
-        Self { renderer, xml }
+    pub fn new(
+        renderer: Arc<dyn InvoiceRenderer>,
+        xml: Arc<dyn XmlWriter>,
+        pages: Arc<dyn crate::document::PageRenderer>,
+    ) -> Self {
+        Self { renderer, xml, pages }
+    }
+
+    /// The client's page of `issued` as HTML, its status as of `now`; `None` for a credit
+    /// note.
+    pub fn page(&self, issued: &Issued, now: DateTime<Utc>) -> Option<String> {
+        issued.page(now).map(|page| self.pages.invoice_page(&page))
+    }
+
+    /// The Content-Security-Policy pages are served with.
+    pub fn page_policy(&self) -> String {
+        self.pages.content_security_policy()
     }
 
     /// `issued`'s PDF in `format`, its status as of `now`, with the payment QR code `qr`

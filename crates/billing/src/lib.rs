@@ -29,7 +29,7 @@ pub use client::{
     Client, ClientDetails, ClientId, ClientRepository, DeleteClientError, ReplaceClientError,
     sort_for_listing,
 };
-pub use document::{InvoiceDocument, InvoiceRenderer, RenderError};
+pub use document::{InvoiceDocument, InvoicePage, InvoiceRenderer, PageRenderer, RenderError};
 pub use invoice::{
     Allowance, Chasing, Discount, Exchange, Invoice, InvoiceFilter, InvoiceId, InvoicePosition, InvoiceRule,
     InvoiceStatus, LineInput, LineItem, LineItemId, Pricing, Recurrence, RecurringInvoiceId, Serial, TaxRule,

@@ -107,8 +107,11 @@ impl Harness {
                 },
             };
             let clock: Arc<dyn kernel::Clock> = Arc::new(kernel::SystemClock);
-            let printer =
-                billing::issue::Printer::new(Arc::new(renderer::BuiltinRenderer), Arc::new(einvoice::Xml));
+            let printer = billing::issue::Printer::new(
+                Arc::new(renderer::BuiltinRenderer),
+                Arc::new(einvoice::Xml),
+                Arc::new(pages::Pages),
+            );
             let state = ApiState::new(stores, printer, clock, settings);
             let app = std::rc::Rc::new(test::init_service(http_api::app(Data::new(state))).await);
             let call: Call = Box::new(move |request: TestRequest| {

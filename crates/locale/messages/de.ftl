@@ -118,7 +118,7 @@ mail-invoice-body =
 
     Verwendungszweck: { $paymentReference }
 
-    Sie können die Rechnung hier ansehen: { $pdfUrl }
+    Sie können die Rechnung hier ansehen und bezahlen: { $hostedUrl }
 
     Vielen Dank!
 mail-reminder-subject = Zahlungserinnerung: Rechnung { $serial }, { $amountDue } offen
@@ -129,7 +129,7 @@ mail-reminder-body =
 
     Verwendungszweck: { $paymentReference }
 
-    Sie können die Rechnung hier ansehen: { $pdfUrl }
+    Sie können die Rechnung hier ansehen und bezahlen: { $hostedUrl }
 
     Sollten Sie bereits bezahlt haben, betrachten Sie diese Nachricht bitte als gegenstandslos. Vielen Dank!
 mail-credit-note-subject = Rechnungskorrektur { $serial }

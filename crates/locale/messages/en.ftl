@@ -117,7 +117,7 @@ mail-invoice-body =
 
     Payment reference: { $paymentReference }
 
-    You can also view it at { $pdfUrl }
+    You can view and pay it at { $hostedUrl }
 
     Thank you!
 mail-reminder-subject = Reminder: invoice { $serial }, { $amountDue } due
@@ -128,7 +128,7 @@ mail-reminder-body =
 
     Payment reference: { $paymentReference }
 
-    You can view the invoice at { $pdfUrl }
+    You can view and pay the invoice at { $hostedUrl }
 
     If you have paid already, please ignore this message. Thank you!
 mail-credit-note-subject = Credit note { $serial }

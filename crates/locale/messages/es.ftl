@@ -119,7 +119,7 @@ mail-invoice-body =
 
     Referencia de pago: { $paymentReference }
 
-    Puede consultarla aquí: { $pdfUrl }
+    Puede consultarla y pagarla aquí: { $hostedUrl }
 
     ¡Muchas gracias!
 mail-reminder-subject = Recordatorio: factura { $serial }, { $amountDue } pendiente
@@ -130,7 +130,7 @@ mail-reminder-body =
 
     Referencia de pago: { $paymentReference }
 
-    Puede consultar la factura aquí: { $pdfUrl }
+    Puede consultar y pagar la factura aquí: { $hostedUrl }
 
     Si ya ha realizado el pago, le rogamos que ignore este mensaje. ¡Muchas gracias!
 mail-credit-note-subject = Factura rectificativa { $serial }

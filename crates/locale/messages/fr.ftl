@@ -118,7 +118,7 @@ mail-invoice-body =
 
     Référence de paiement : { $paymentReference }
 
-    Vous pouvez la consulter ici : { $pdfUrl }
+    Vous pouvez la consulter et la régler ici : { $hostedUrl }
 
     Merci !
 mail-reminder-subject = Rappel : facture { $serial }, { $amountDue } à régler
@@ -129,7 +129,7 @@ mail-reminder-body =
 
     Référence de paiement : { $paymentReference }
 
-    Vous pouvez consulter la facture ici : { $pdfUrl }
+    Vous pouvez consulter et régler la facture ici : { $hostedUrl }
 
     Si vous avez déjà procédé au règlement, veuillez ne pas tenir compte de ce message. Merci !
 mail-credit-note-subject = Avoir { $serial }

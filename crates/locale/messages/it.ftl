@@ -117,7 +117,7 @@ mail-invoice-body =
 
     Causale: { $paymentReference }
 
-    Può visualizzarla qui: { $pdfUrl }
+    Può visualizzarla e pagarla qui: { $hostedUrl }
 
     Grazie!
 mail-reminder-subject = Promemoria: fattura { $serial }, { $amountDue } da saldare
@@ -128,7 +128,7 @@ mail-reminder-body =
 
     Causale: { $paymentReference }
 
-    Può visualizzare la fattura qui: { $pdfUrl }
+    Può visualizzare e pagare la fattura qui: { $hostedUrl }
 
     Se ha già provveduto al pagamento, non tenga conto di questo messaggio. Grazie!
 mail-credit-note-subject = Nota di credito { $serial }

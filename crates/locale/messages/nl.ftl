@@ -118,7 +118,7 @@ mail-invoice-body =
 
     Betalingskenmerk: { $paymentReference }
 
-    U kunt de factuur hier bekijken: { $pdfUrl }
+    U kunt de factuur hier bekijken en betalen: { $hostedUrl }
 
     Hartelijk dank!
 mail-reminder-subject = Betalingsherinnering: factuur { $serial }, { $amountDue } openstaand
@@ -129,7 +129,7 @@ mail-reminder-body =
 
     Betalingskenmerk: { $paymentReference }
 
-    U kunt de factuur hier bekijken: { $pdfUrl }
+    U kunt de factuur hier bekijken en betalen: { $hostedUrl }
 
     Mocht u inmiddels al betaald hebben, dan kunt u dit bericht als niet verzonden beschouwen. Hartelijk dank!
 mail-credit-note-subject = Creditnota { $serial }

@@ -271,6 +271,14 @@ pub struct MessageFilter {
     pub limit: u32,
 }
 
+/// The public links a mail of an invoice carries: its document's PDF, and the invoice's
+/// page for its client.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DocumentLinks {
+    pub pdf: String,
+    pub page: String,
+}
+
 /// What the placeholders of a template stand for.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Facts {
@@ -286,12 +294,14 @@ pub struct Facts {
     pub pdf_url: String,
     /// The invoice's payment reference, as printed (`RF97 INV0 042`).
     pub payment_reference: String,
+    /// The public link of the invoice's page for its client.
+    pub hosted_url: String,
 }
 
 impl Facts {
     /// The facts of `invoice` billed to `client`, its PDF at `pdf_url`, as `language` says
     /// them.
-    pub fn of_invoice(language: Language, invoice: &Invoice, client: &str, pdf_url: String) -> Self {
+    pub fn of_invoice(language: Language, invoice: &Invoice, client: &str, links: DocumentLinks) -> Self {
         Self {
             serial: invoice.number.to_string(),
             amount_due: money(language, invoice.balance.due(), invoice.currency),
@@ -299,8 +309,9 @@ impl Facts {
                 .due_date
                 .map_or_else(|| language.term(Term::NoDueDate), |due| language.day(due.date_naive())),
             client: client.to_owned(),
-            pdf_url,
+            pdf_url: links.pdf,
             payment_reference: invoice.payment_reference.printed(),
+            hosted_url: links.page,
         }
     }
 }
@@ -320,6 +331,7 @@ pub enum Placeholder {
     Client,
     PdfUrl,
     PaymentReference,
+    HostedUrl,
 }
 
 words!(Placeholder {
@@ -329,6 +341,7 @@ words!(Placeholder {
     Client => "client",
     PdfUrl => "pdfUrl",
     PaymentReference => "paymentReference",
+    HostedUrl => "hostedUrl",
 });
 
 impl Placeholder {
@@ -351,6 +364,7 @@ impl Placeholder {
             Self::Client => &facts.client,
             Self::PdfUrl => &facts.pdf_url,
             Self::PaymentReference => &facts.payment_reference,
+            Self::HostedUrl => &facts.hosted_url,
         }
     }
 }
@@ -519,6 +533,7 @@ mod tests {
             client: "Zoë".into(),
             pdf_url: "https://billable.example/v1/invoices/pdf?id=x".into(),
             payment_reference: "RF97 INV0 007".into(),
+            hosted_url: "https://billable.example/invoices/x".into(),
         }
     }
 
@@ -608,8 +623,8 @@ mod tests {
             (
                 "Invoice {serial}".to_owned(),
                 "Hello {client},\n\nplease find invoice {serial} attached: {amountDue}, due \
-                 {dueDate}.\n\nPayment reference: {paymentReference}\n\nYou can also view it at \
-                 {pdfUrl}\n\nThank you!\n"
+                 {dueDate}.\n\nPayment reference: {paymentReference}\n\nYou can view and pay it at \
+                 {hostedUrl}\n\nThank you!\n"
                     .to_owned()
             )
         );
@@ -619,8 +634,8 @@ mod tests {
                 "Reminder: invoice {serial}, {amountDue} due".to_owned(),
                 "Hello {client},\n\nthis is a friendly reminder that {amountDue} of invoice \
                  {serial} is still open (due {dueDate}).\n\nPayment reference: \
-                 {paymentReference}\n\nYou can view the invoice at \
-                 {pdfUrl}\n\nIf you have paid already, please ignore this message. Thank you!\n"
+                 {paymentReference}\n\nYou can view and pay the invoice at \
+                 {hostedUrl}\n\nIf you have paid already, please ignore this message. Thank you!\n"
                     .to_owned()
             )
         );

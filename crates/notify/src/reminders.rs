@@ -231,8 +231,8 @@ pub trait ComposeReminder: Send + Sync {
     ) -> Option<crate::mail::NewMessage>;
 }
 
-/// The reminder of `invoice` to `client` under `policy` (its wording filled in, the PDF
-/// at `pdf_url`), from `from`, for the policy's `step` or, `None`, sent by hand. A subject or
+/// The reminder of `invoice` to `client` under `policy` (its wording filled in, with its
+/// `links`), from `from`, for the policy's `step` or, `None`, sent by hand. A subject or
 /// body that filling made too long is cut to fit.
 pub fn reminder_message(
     policy: &ReminderPolicy,
@@ -240,11 +240,11 @@ pub fn reminder_message(
     client: &billing::Client,
     step: Option<ReminderStep>,
     from: &kernel::Email,
-    pdf_url: String,
+    links: crate::mail::DocumentLinks,
     now: DateTime<Utc>,
 ) -> Option<crate::mail::NewMessage> {
     let language = client.details.language.unwrap_or_default();
-    let facts = crate::mail::Facts::of_invoice(language, invoice, client.details.name.as_str(), pdf_url);
+    let facts = crate::mail::Facts::of_invoice(language, invoice, client.details.name.as_str(), links);
     // A policy still worded as billable words it speaks each client's language; a team's
     // own wording is sent as the team wrote it.
     let (default_subject, default_body) =

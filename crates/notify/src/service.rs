@@ -50,6 +50,16 @@ impl Links {
             DocumentRef::CreditNote(id) => format!("{}/v1/credit-notes/pdf?id={id}", self.base),
         }
     }
+
+    /// The public link of `invoice`'s page for its client.
+    pub fn page(&self, invoice: billing::InvoiceId) -> String {
+        format!("{}/invoices/{invoice}", self.base)
+    }
+
+    /// The links a mail of `document`, of `invoice`, carries.
+    pub fn of(&self, document: DocumentRef, invoice: billing::InvoiceId) -> crate::mail::DocumentLinks {
+        crate::mail::DocumentLinks { pdf: self.pdf(document), page: self.page(invoice) }
+    }
 }
 
 /// What e-mailing needs: where documents and messages are, how files are made, who mail is
@@ -145,7 +155,7 @@ impl Facts {
     pub fn of_document(issued: &Issued, links: &Links) -> Self {
         let invoice = &issued.invoice;
         let (language, client) = (issued.language(), issued.client.details.name.as_str());
-        let facts = Self::of_invoice(language, invoice, client, links.pdf(issued.reference()));
+        let facts = Self::of_invoice(language, invoice, client, links.of(issued.reference(), invoice.id));
         match &issued.credit_note {
             Some(note) => Self {
                 serial: note.number.to_string(),
@@ -302,7 +312,7 @@ impl ComposeReminder for PolicyReminders {
         step: ReminderStep,
         now: DateTime<Utc>,
     ) -> Option<NewMessage> {
-        let pdf_url = self.links.pdf(DocumentRef::Invoice(invoice.id));
-        reminder_message(policy, invoice, client, Some(step), &self.from, pdf_url, now)
+        let links = self.links.of(DocumentRef::Invoice(invoice.id), invoice.id);
+        reminder_message(policy, invoice, client, Some(step), &self.from, links, now)
     }
 }

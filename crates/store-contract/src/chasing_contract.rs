@@ -102,7 +102,10 @@ impl ComposeReminder for Reminders {
             client,
             Some(step),
             &from,
-            "https://x.example/pdf".into(),
+            notify::mail::DocumentLinks {
+                pdf: "https://x.example/pdf".into(),
+                page: "https://x.example/invoices/x".into(),
+            },
             now,
         )
     }

@@ -50,6 +50,7 @@ where
         // A scope of its own, before the keyed `/v1/invoices` one, so that `/{id}` there
         // never sees `pdf` (another method on it is a 405 here).
         .service(scope("/v1/invoices/pdf").service(ledger.check(routes::invoices::invoice_pdf)))
+        .service(scope("/invoices").service(ledger.check(routes::page::invoice_page)))
         .service(
             scope("/v1/invoices/receivables")
                 .wrap(from_fn(auth::require_api_key))

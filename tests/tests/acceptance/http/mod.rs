@@ -10,6 +10,7 @@ mod discounts;
 mod einvoice_corpus;
 mod einvoices;
 mod idempotency;
+mod invoice_page;
 mod invoices;
 mod languages;
 mod ledger_property;

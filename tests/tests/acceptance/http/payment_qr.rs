@@ -89,7 +89,8 @@ fn oracle(expect: &Value, pdf: &[u8], payload: &[u8]) -> (bool, String) {
     (output.status.success(), report)
 }
 
-fn invoice_body(client: &str) -> Value {
+/// An invoice of 1,439.90 (a workshop and seven hours, 19 %) to `client`, due in a month.
+pub(super) fn invoice_body(client: &str) -> Value {
     json!({"clientId": client, "issueDate": "2026-11-27", "dueDate": "2026-12-27", "taxPercentage": 19,
            "lineItems": [{"description": "Workshop", "unitPrice": 1000, "quantity": 1},
                          {"description": "Beratung", "unitPrice": 30, "quantity": 7, "unitCode": "HUR"}]})

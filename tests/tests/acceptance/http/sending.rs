@@ -78,10 +78,7 @@ async fn an_invoice_is_mailed_with_its_pdf_and_logged() {
     assert_eq!(attachment["size"], pdf.len());
     assert_eq!(attachment["sha256"], sha256(&pdf), "the PDF GET /v1/invoices/pdf serves");
     assert!(
-        message["body"]
-            .as_str()
-            .unwrap()
-            .contains(&format!("https://billing.example.com/v1/invoices/pdf?id={id}"))
+        message["body"].as_str().unwrap().contains(&format!("https://billing.example.com/invoices/{id}"))
     );
     assert!(smtp.received().is_empty(), "sent by the job queue, not by the request");
 

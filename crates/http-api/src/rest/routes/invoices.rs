@@ -231,6 +231,11 @@ pub(crate) struct InvoiceBody {
     /// key (the id is the secret); add `&download=true` for a download.
     #[schema(example = "/v1/invoices/pdf?id=0193d2c4-5f6a-7b8c-9d0e-1f2a3b4c5d6e")]
     pdf_url: String,
+    /// Its page for the client, relative to the server's address: `/invoices/{id}`, which
+    /// needs no key (the id is the secret): what is due, how to pay it, the lines and the
+    /// downloads, in the client's language.
+    #[schema(example = "/invoices/0193d2c4-5f6a-7b8c-9d0e-1f2a3b4c5d6e")]
+    hosted_url: String,
     created_at: Timestamp,
     updated_at: Timestamp,
 }
@@ -359,6 +364,7 @@ impl InvoiceBody {
             },
             purchase_order: invoice.supply.purchase_order.map(PurchaseOrder::into_string),
             pdf_url: notify::service::Links::relative().pdf(DocumentRef::Invoice(invoice.id)),
+            hosted_url: format!("/invoices/{}", invoice.id),
             created_at: Timestamp(invoice.created_at),
             updated_at: Timestamp(invoice.updated_at),
         }

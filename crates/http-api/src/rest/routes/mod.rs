@@ -11,6 +11,7 @@ pub(crate) mod invoices;
 pub(crate) mod messages;
 pub(crate) mod numbers;
 pub(crate) mod ops;
+pub(crate) mod page;
 pub(crate) mod payment_qr;
 pub(crate) mod payments;
 pub(crate) mod pdf;

@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# The client's page of an invoice in headless Chromium against a throwaway server: a German
+# team's invoice to a German client, with an EPC QR code, at a desktop's and a phone's width
+# (tests/clients/typescript/invoice-page.mjs): it reads "Rechnung" and "1.439,90 €", loads
+# nothing from another host, and axe-core finds no WCAG 2.1 A or AA violation. Screenshots
+# go to target/page-screenshots/ (CI keeps them).
+#
+# Needs node (20 or later), npm and Chromium (CHROMIUM, default /usr/bin/chromium).
+# BILLABLE_BIN names a built binary (else it is built).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+source scripts/test-server.sh
+
+node_tools
+export CHROMIUM=${CHROMIUM:-/usr/bin/chromium}
+[[ -x $CHROMIUM ]] || { echo "no Chromium at $CHROMIUM (apt-get install chromium)" >&2; exit 1; }
+
+start_test_server
+api() {
+    curl -fsS -H "X-API-Key: $API_KEY" -H 'Content-Type: application/json' "$@"
+}
+api -X PATCH "$BASE_URL/v1/team" -d '{"currency": "EUR", "sender": {"name": "Muster & Söhne GmbH", "line1": "Hauptstraße 1",
+    "postalCode": "10115", "city": "Berlin", "countryCode": "DE", "language": "de",
+    "iban": "DE02 1203 0000 0000 2020 51", "bic": "BYLADEM1001"}}' >/dev/null
+client=$(api -X POST "$BASE_URL/v1/invoices/clients" -d '{"name": "Müller GmbH", "email": "buch@mueller.example",
+    "line1": "Marktplatz 5", "postalCode": "80331", "city": "München", "countryCode": "DE"}' \
+    | python3 -c 'import json,sys; print(json.load(sys.stdin)["id"])')
+hosted=$(api -X POST "$BASE_URL/v1/invoices" -d '{"clientId": "'"$client"'", "issueDate": "2026-11-27",
+    "dueDate": "2026-12-27", "taxPercentage": 19, "servicePeriod": {"from": "2026-11-01", "to": "2026-11-30"},
+    "lineItems": [{"description": "Workshop „Barrierefreie Rechnungen“", "unitPrice": 1000, "quantity": 1},
+                  {"description": "Beratung", "unitPrice": 30, "quantity": 7, "unitCode": "HUR"}]}' \
+    | python3 -c 'import json,sys; print(json.load(sys.stdin)["hostedUrl"])')
+
+PAGE_URL="$BASE_URL$hosted" PAGE_EXPECT="Rechnung INV-0001|1.439,90 €|RF40 INV0 001|Offen|Scannen Sie den Code" \
+    SHOTS_DIR="${SHOTS_DIR:-target/page-screenshots}" node "$NODE_TOOLS/invoice-page.mjs"
