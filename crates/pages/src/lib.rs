@@ -66,7 +66,6 @@ struct Labels {
     reference: String,
     amount: String,
     scan_to_pay: String,
-    details: String,
     lines: String,
     description: String,
     vat: String,
@@ -91,7 +90,6 @@ impl Labels {
             reference: words.term(Term::PaymentReference),
             amount: words.term(Term::Amount),
             scan_to_pay: words.term(Term::PageScanToPay),
-            details: words.term(Term::Status),
             lines: words.term(Term::PageLines),
             description: words.term(Term::Description),
             vat: words.term(Term::VatColumn),
@@ -154,10 +152,15 @@ impl<'a> InvoiceHtml<'a> {
         let mut totals = vec![pair(&words.term(Term::Subtotal), &document.subtotal)];
         totals.extend(document.discounts.iter().map(|row| pair(&row.label, &row.value)));
         totals.push(pair(&document.tax_label, &document.tax));
-        totals.extend(document.vat_breakdown.iter().map(|row| {
-            let label = words.phrase(Term::TaxRate, &[("rate", row.rate.trim_end_matches('%').trim())]);
-            (format!("{label} · {}", row.taxable_amount), row.tax.clone())
-        }));
+        // A VAT group's row: its rate as the PDF's breakdown words it (`7%`, `0% reverse
+        // charge`), and the amount it is on.
+        let vat = words.term(Term::VatColumn);
+        totals.extend(
+            document
+                .vat_breakdown
+                .iter()
+                .map(|row| (format!("{vat} {} · {}", row.rate, row.taxable_amount), row.tax.clone())),
+        );
         Self {
             lang: words.code(),
             title: words

@@ -65,6 +65,15 @@ async fn a_german_clients_page_shows_what_is_due_and_how_to_pay_it_and_loads_not
     assert!(html.contains("state-paid") && html.contains("0,00\u{a0}€"), "{html}");
     assert!(!html.contains("<svg") && !html.contains("DE02 1203"), "{html}");
 
+    // Two rates: a row per VAT group, worded as the PDF's breakdown words it.
+    let mut two_rates = super::payment_qr::invoice_body(&buyer);
+    two_rates["lineItems"][1]["taxPercentage"] = json!(7);
+    let two_rates = post(&app, &key, "/v1/invoices", &two_rates).await;
+    let (_, _, html) = page(&app, two_rates["hostedUrl"].as_str().unwrap()).await;
+    for row in ["USt. 7\u{a0}% · 210,00\u{a0}€", "USt. 19\u{a0}% · 1.000,00\u{a0}€", "14,70\u{a0}€"] {
+        assert!(html.contains(row), "{row:?} in\n{html}");
+    }
+
     for unknown in ["/invoices/not-an-id", "/invoices/0193d2c4-5f6a-7b8c-9d0e-1f2a3b4c5d6e"] {
         assert_eq!(page(&app, unknown).await.0, 404, "{unknown}");
     }

@@ -364,7 +364,7 @@ impl InvoiceBody {
             },
             purchase_order: invoice.supply.purchase_order.map(PurchaseOrder::into_string),
             pdf_url: notify::service::Links::relative().pdf(DocumentRef::Invoice(invoice.id)),
-            hosted_url: format!("/invoices/{}", invoice.id),
+            hosted_url: notify::service::Links::relative().page(invoice.id),
             created_at: Timestamp(invoice.created_at),
             updated_at: Timestamp(invoice.updated_at),
         }
