@@ -4,7 +4,7 @@ SHELL := /bin/bash
 CARGO ?= cargo
 export TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/postgres
 
-.PHONY: help run test test-full einvoice-rules lint fmt fmt-check clippy layering deny test-all mcp-servers pdf-tools openapi pages schemathesis mcp bench audit doc fuzz
+.PHONY: help run test test-full einvoice-rules lint fmt fmt-check clippy layering deny test-all mcp-servers payment-tools pdf-tools openapi pages schemathesis mcp bench audit doc fuzz
 
 help:
 	@echo "make run     build and serve on the embedded SQLite default (http://127.0.0.1:3000)"
@@ -60,13 +60,20 @@ mcp-servers:
 	  npm ci --prefix tests/mcp --ignore-scripts --no-audit --no-fund; \
 	fi
 
+# Stripe's official library, which signs the card payment tests' webhook deliveries, from
+# tests/payments/package-lock.json.
+payment-tools:
+	@if [ ! tests/payments/node_modules/.package-lock.json -nt tests/payments/package-lock.json ]; then \
+	  npm ci --prefix tests/payments --ignore-scripts --no-audit --no-fund; \
+	fi
+
 # poppler-utils, qpdf, Chromium and the Noto fonts, which the renderer's tests compare with.
 pdf-tools:
 	@bash scripts/pdf-tools.sh
 
 # Unit tests and the contract suites (each adapter runs them from its own tests), then the
 # HTTP suite on each backend.
-test-all: mcp-servers pdf-tools
+test-all: mcp-servers payment-tools pdf-tools
 	$(CARGO) test --workspace --locked
 	TEST_BACKEND=postgres $(CARGO) test --locked -p acceptance -- http:: agent::
 	TEST_BACKEND=memory $(CARGO) test --locked -p acceptance http::

@@ -20,11 +20,12 @@ fail() { echo "layering: $*"; failed=1; }
 
 # Each crate's normal dependencies among ours, as docs/ARCHITECTURE.md draws them.
 allowed_graph='
-app: http-api store-sql store-memory renderer pages einvoice agent outbound recurring notify tracking triggers billing accounts kernel
+app: http-api store-sql store-memory renderer pages einvoice card-stripe agent outbound recurring notify tracking triggers billing accounts kernel
 http-api: recurring notify billing tracking triggers accounts locale kernel
 renderer: billing locale
 pages: billing locale
 einvoice: billing kernel
+card-stripe: billing kernel
 agent: triggers accounts kernel
 outbound: notify triggers kernel
 store-sql: notify recurring billing tracking triggers accounts kernel

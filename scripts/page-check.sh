@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The client's page of an invoice in headless Chromium against a throwaway server: a German
 # team's invoice to a German client, with an EPC QR code, at a desktop's and a phone's width
-# (tests/clients/typescript/invoice-page.mjs): it reads "Rechnung" and "1.439,90 €", loads
-# nothing from another host, and axe-core finds no WCAG 2.1 A or AA violation. Screenshots
+# (tests/clients/typescript/invoice-page.mjs): it reads "Rechnung" and "1.439,90 €", offers
+# "Pay by card", loads nothing from another host, and axe-core finds no WCAG 2.1 A or AA
+# violation; then, paid, the receipt a client back from Stripe sees. Screenshots
 # go to target/page-screenshots/ (CI keeps them).
 #
 # Needs node (20 or later), npm and Chromium (CHROMIUM, default /usr/bin/chromium).
@@ -31,5 +32,18 @@ hosted=$(api -X POST "$BASE_URL/v1/invoices" -d '{"clientId": "'"$client"'", "is
                   {"description": "Beratung", "unitPrice": 30, "quantity": 7, "unitCode": "HUR"}]}' \
     | python3 -c 'import json,sys; print(json.load(sys.stdin)["hostedUrl"])')
 
-PAGE_URL="$BASE_URL$hosted" PAGE_EXPECT="Rechnung INV-0001|1.439,90 €|RF40 INV0 001|Offen|Scannen Sie den Code" \
-    SHOTS_DIR="${SHOTS_DIR:-target/page-screenshots}" node "$NODE_TOOLS/invoice-page.mjs"
+# The team takes cards: the page offers "Pay by card" (no Stripe is called to show it).
+api -X PUT "$BASE_URL/v1/payment-providers/stripe" \
+    -d '{"secretKey": "sk_test_page_check", "webhookSecret": "whsec_page_check"}' >/dev/null
+
+export SHOTS_DIR="${SHOTS_DIR:-target/page-screenshots}"
+PAGE_URL="$BASE_URL$hosted" SHOT_NAME=invoice-page \
+    PAGE_EXPECT="Rechnung INV-0001|1.439,90 €|RF40 INV0 001|Offen|Scannen Sie den Code|Mit Karte bezahlen" \
+    node "$NODE_TOOLS/invoice-page.mjs"
+
+# Paid, and the client back from Stripe's Checkout: the receipt.
+invoice_id=${hosted##*/}
+api -X POST "$BASE_URL/v1/invoices/$invoice_id/payments" -d '{"amount": 1439.90, "method": "card"}' >/dev/null
+PAGE_URL="$BASE_URL$hosted?payment=paid" SHOT_NAME=invoice-receipt \
+    PAGE_EXPECT="Zahlung erhalten. Vielen Dank!|Bezahlt|0,00 €" \
+    node "$NODE_TOOLS/invoice-page.mjs"

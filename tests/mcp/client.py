@@ -69,6 +69,12 @@ async def main(base_url: str, key: str, mails: str) -> None:
                 again = await session.call_tool("bill_time", {**month, "clientId": client["id"]})
                 check(again.is_error and "no billable time" in text_of(again), f"billed twice: {text_of(again)}")
 
+                # What to send the client so that it pays: its page and what is due.
+                link = json.loads(text_of(await session.call_tool("payment_link", {"id": invoice["id"]})))
+                check(link["url"].endswith(f"/invoices/{invoice['id']}") and link["amountDue"] == 112.5
+                      and link["paymentReference"] == invoice["paymentReference"] and link["payByCard"] is False,
+                      f"payment_link: {link}")
+
                 # Paid in part, through the tools: the books and what the client owes follow.
                 paid = await session.call_tool("record_payment", {"id": invoice["id"], "amount": 12.5,
                                                                   "method": "bank_transfer"})

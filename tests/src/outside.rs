@@ -199,3 +199,91 @@ impl Drop for WebhookReceiver {
         let _ = self.child.wait();
     }
 }
+
+/// A local stateful Stripe: the Python package `localstripe` with a stand-in for Checkout Sessions, each
+/// backed by a real localstripe `PaymentIntent` (`tests/payments/fake_stripe.py`).
+#[derive(Debug)]
+pub struct FakeStripe {
+    child: Child,
+    pub port: u16,
+    http: reqwest::Client,
+}
+
+impl FakeStripe {
+    pub fn start() -> Self {
+        let (child, port) = spawn("payments/fake_stripe.py", &[]);
+        Self { child, port, http: reqwest::Client::new() }
+    }
+
+    /// `BILLABLE_STRIPE_API_BASE` for it.
+    pub fn url(&self) -> String {
+        format!("http://127.0.0.1:{}", self.port)
+    }
+
+    /// The Checkout Session `id`, as Stripe's API answers it.
+    pub async fn session(&self, id: &str) -> Value {
+        let answer = self
+            .http
+            .get(format!("{}/v1/checkout/sessions/{id}", self.url()))
+            .bearer_auth("sk_test_fake")
+            .send()
+            .await;
+        answer.unwrap().json().await.unwrap()
+    }
+
+    /// The client pays the session at `checkout_url` with Stripe's test card: the events
+    /// Stripe would send, `checkout.session.completed` and `payment_intent.succeeded`.
+    pub async fn pay(&self, checkout_url: &str) -> (Value, Value) {
+        let answer = self.http.post(format!("{checkout_url}/pay")).send().await.unwrap();
+        assert_eq!(answer.status(), 200, "paying {checkout_url}");
+        let events: Value = answer.json().await.unwrap();
+        (events["checkout.session.completed"].clone(), events["payment_intent.succeeded"].clone())
+    }
+
+    /// Refunds `amount` minor units of the `PaymentIntent` through Stripe's API, and answers
+    /// the `charge.refunded` event Stripe would send.
+    pub async fn refund(&self, payment_intent: &str, amount: u64) -> Value {
+        let refund = self
+            .http
+            .post(format!("{}/v1/refunds", self.url()))
+            .bearer_auth("sk_test_fake")
+            .form(&[("payment_intent", payment_intent.to_owned()), ("amount", amount.to_string())])
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(refund.status(), 200, "refunding {payment_intent}");
+        let event = self
+            .http
+            .post(format!("{}/_events/charge.refunded", self.url()))
+            .json(&serde_json::json!({"payment_intent": payment_intent}))
+            .send()
+            .await
+            .unwrap();
+        event.json().await.unwrap()
+    }
+}
+
+impl Drop for FakeStripe {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// The `Stripe-Signature` of `payload` under `secret` at `timestamp`, made by the official
+/// `stripe` npm library (`tests/payments/sign_stripe.mjs`, installed by `make payment-tools`).
+pub fn stripe_signature(secret: &str, payload: &str, timestamp: i64) -> String {
+    use std::io::Write;
+    let script = format!("{}/payments/sign_stripe.mjs", env!("CARGO_MANIFEST_DIR"));
+    let mut child = Command::new("node")
+        .args([script.as_str(), "--secret", secret, "--timestamp", &timestamp.to_string()])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .unwrap_or_else(|e| panic!("node {script}: {e} (make payment-tools installs what it needs)"));
+    child.stdin.take().unwrap().write_all(payload.as_bytes()).unwrap();
+    let output = child.wait_with_output().unwrap();
+    assert!(output.status.success(), "{script} signs");
+    String::from_utf8(output.stdout).unwrap().trim().to_owned()
+}

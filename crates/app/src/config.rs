@@ -195,6 +195,10 @@ pub struct SendingConfig {
     /// receiver on the same network). Off by default: such endpoints are refused.
     #[arg(long, env = "BILLABLE_WEBHOOK_ALLOW_PRIVATE", default_value_t = false)]
     pub webhook_allow_private: bool,
+    /// Where Stripe's API is, for card payments [default: `https://api.stripe.com`]; a stand-in's
+    /// address in tests.
+    #[arg(long, env = "BILLABLE_STRIPE_API_BASE")]
+    pub stripe_api_base: Option<String>,
 }
 
 /// The job queue's runner in this process.
@@ -294,6 +298,14 @@ impl SendingConfig {
             outbound::Mailer::new(settings, from).map_err(|e| anyhow::anyhow!("BILLABLE_SMTP_URL: {e}"))?;
         let reminders = Arc::new(notify::service::PolicyReminders::new(from.clone(), sending.links.clone()));
         Ok(Some(outbound::MailJobs { mailer, reminders }))
+    }
+
+    /// The card processor: Stripe, at its API or at `BILLABLE_STRIPE_API_BASE`.
+    pub fn card_processor(&self) -> anyhow::Result<Arc<dyn billing::cards::CardProcessor>> {
+        let base = self.stripe_api_base.as_deref().unwrap_or(card_stripe::API_BASE);
+        let stripe = card_stripe::Stripe::new(base)
+            .map_err(|e| anyhow::anyhow!("BILLABLE_STRIPE_API_BASE (--stripe-api-base): {e}"))?;
+        Ok(Arc::new(stripe))
     }
 
     /// The webhook sender this configuration allows.

@@ -192,8 +192,10 @@ impl Application {
         let listener = bind(config.listen, "--listen (BILLABLE_LISTEN)")?;
         let port = listener.local_addr()?.port();
         let printer = printer(config)?;
-        let state =
-            web::Data::new(ApiState::new(store.stores(), printer.clone(), clock, config.http_settings()?));
+        let state = web::Data::new(
+            ApiState::new(store.stores(), printer.clone(), clock, config.http_settings()?)
+                .with_cards(config.sending.card_processor()?),
+        );
         spawn_sweeps(state.clone(), |state| state.limits.sweep());
         spawn_idempotency_purge(state.clone());
         let watched = state.clone();

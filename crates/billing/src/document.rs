@@ -680,6 +680,54 @@ pub struct InvoicePage {
     /// The PDF and the Factur-X PDF, relative to the server's address.
     pub pdf_url: String,
     pub facturx_url: String,
+    /// Where the "Pay by card" button posts, when the team takes cards and something is due.
+    pub pay_by_card: Option<String>,
+    /// What the page tells a client back from the card processor's page.
+    pub notice: Option<PageNotice>,
+}
+
+/// How a client came back from the card processor's page.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CardReturn {
+    /// It paid there.
+    Paid,
+    /// It gave up there.
+    Cancelled,
+    /// The processor could not make a checkout.
+    Failed,
+}
+
+/// What the page says above everything else.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PageNotice {
+    /// Paid, and the payment booked: the receipt.
+    PaymentReceived,
+    /// Paid, and the processor's report not in yet.
+    PaymentPending,
+    PaymentCancelled,
+    CardUnavailable,
+}
+
+impl PageNotice {
+    /// What the page says of `returned` on an invoice that is (or is not) settled.
+    pub fn of(returned: CardReturn, settled: bool) -> Self {
+        match returned {
+            CardReturn::Paid if settled => Self::PaymentReceived,
+            CardReturn::Paid => Self::PaymentPending,
+            CardReturn::Cancelled => Self::PaymentCancelled,
+            CardReturn::Failed => Self::CardUnavailable,
+        }
+    }
+
+    /// The words of the notice.
+    pub fn term(self) -> locale::Term {
+        match self {
+            Self::PaymentReceived => locale::Term::PagePaymentReceived,
+            Self::PaymentPending => locale::Term::PagePaymentPending,
+            Self::PaymentCancelled => locale::Term::PagePaymentCancelled,
+            Self::CardUnavailable => locale::Term::PageCardUnavailable,
+        }
+    }
 }
 
 /// What a bank transfer to the sender needs, as printed.
@@ -741,6 +789,25 @@ impl InvoicePage {
             bank,
             facturx_url: format!("{links}&format=facturx"),
             pdf_url: links,
+            pay_by_card: None,
+            notice: None,
+        }
+    }
+
+    /// The page of a team that takes card payments: a "Pay by card" button while something
+    /// is due, and the notice of how the client came back from the processor's page.
+    #[must_use]
+    pub fn with_cards(
+        self,
+        invoice: crate::InvoiceId,
+        takes_cards: bool,
+        returned: Option<CardReturn>,
+    ) -> Self {
+        let payable = takes_cards && !self.settled && self.state != "void";
+        Self {
+            pay_by_card: payable.then(|| format!("/invoices/{invoice}/pay")),
+            notice: returned.map(|returned| PageNotice::of(returned, self.settled)),
+            ..self
         }
     }
 }

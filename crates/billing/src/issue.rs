@@ -228,10 +228,19 @@ impl Printer {
         Self { renderer, xml, pages }
     }
 
-    /// The client's page of `issued` as HTML, its status as of `now`; `None` for a credit
-    /// note.
-    pub fn page(&self, issued: &Issued, now: DateTime<Utc>) -> Option<String> {
-        issued.page(now).map(|page| self.pages.invoice_page(&page))
+    /// The client's page of `issued` as HTML, its status as of `now`, with a "Pay by card"
+    /// button when its team `takes_cards`, and the notice of how the client `returned` from
+    /// the card processor's page; `None` for a credit note.
+    pub fn page(
+        &self,
+        issued: &Issued,
+        now: DateTime<Utc>,
+        takes_cards: bool,
+        returned: Option<crate::document::CardReturn>,
+    ) -> Option<String> {
+        issued
+            .page(now)
+            .map(|page| self.pages.invoice_page(&page.with_cards(issued.invoice.id, takes_cards, returned)))
     }
 
     /// The Content-Security-Policy pages are served with.

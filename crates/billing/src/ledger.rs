@@ -179,6 +179,9 @@ pub enum LedgerRule {
     ExceedsPaid { paid: Decimal },
     #[error("nothing is due")]
     NothingDue,
+    /// More than the client's credit in the invoice's currency.
+    #[error("the amount exceeds the client's credit, {available}")]
+    CreditShort { available: Decimal },
     /// The invoice's credit notes would come to more than its total.
     #[error("the credit notes would come to {credited}, more than the invoice's total {total}")]
     CreditExceedsTotal { credited: Decimal, total: Decimal },

@@ -2,6 +2,7 @@
 //! renders invoices as PDF. Pure types and rules plus the repository ports that adapters
 //! implement; this crate knows nothing of HTTP, SQL or PDF libraries.
 
+pub mod cards;
 pub mod client;
 pub mod credit;
 pub mod discount;
@@ -42,6 +43,6 @@ pub use numbering::{DocumentNumber, Numbering, NumberingPattern, Series};
 pub use party::{Bic, CountryCode, Iban, UnitCode};
 pub use reference::PaymentReference;
 pub use sender::{SenderAddress, SenderAddressId, SenderDetails, SenderRepository};
-pub use store::{BillingStore, InvoiceRepository, LedgerRepository, NumberingRepository};
+pub use store::{BillingStore, CardRepository, InvoiceRepository, LedgerRepository, NumberingRepository};
 pub use supply::{PurchaseOrder, ServicePeriod, ServiceTime, Supply};
 pub use vat::{LineVat, VatGroup, VatRate};

@@ -9,8 +9,8 @@ use rust_decimal::Decimal;
 use crate::invoice::{Description, InvoiceRule, check_dates, price_lines};
 use crate::ledger::{EntryAmount, EntryKind, LedgerRule, NewEntry, PaymentMethod};
 use crate::store::{
-    BillTo, BillingStore, CreateInvoiceError, DeleteInvoiceError, NewInvoice, SaveInvoiceError, SenderChoice,
-    StatusWrite,
+    BillTo, BillingStore, CreateInvoiceError, DeleteInvoiceError, LedgerError, NewInvoice, SaveInvoiceError,
+    SenderChoice, StatusWrite,
 };
 use crate::{
     ClientId, Invoice, InvoiceId, InvoiceStatus, LedgerEntryId, LineInput, SenderAddress, SenderAddressId,
@@ -482,4 +482,140 @@ pub async fn issue_credit_note(
         }
     }
     Ok(store.issue_credit_note(team, invoice, note).await?)
+}
+
+/// Connects the team's Stripe account: answers the token of the webhook address to register
+/// at Stripe, new each time (the address of an earlier connection stops working).
+pub async fn connect_stripe(
+    store: &dyn BillingStore,
+    team: TeamId,
+    secret_key: crate::cards::ProcessorSecret,
+    webhook_secret: crate::cards::ProcessorSecret,
+    now: DateTime<Utc>,
+) -> Result<crate::cards::WebhookToken, StoreError> {
+    let token = crate::cards::WebhookToken::generate();
+    let account = crate::cards::CardAccount {
+        team_id: team,
+        processor: crate::cards::Processor::Stripe,
+        secret_key,
+        webhook_secret,
+        token_hash: token.hash(),
+        created_at: now,
+        updated_at: now,
+    };
+    store.connect_card_account(&account).await?;
+    Ok(token)
+}
+
+/// Why a client cannot pay an invoice by card, or a processor's delivery was not taken.
+#[derive(Debug, thiserror::Error)]
+pub enum CardError {
+    #[error("invoice not found")]
+    NotFound,
+    /// The team has connected no card processor.
+    #[error("the team takes no card payments")]
+    NotOffered,
+    #[error("nothing is due")]
+    NothingDue,
+    #[error(transparent)]
+    Checkout(#[from] crate::cards::CheckoutError),
+    /// No account has the delivery's webhook token.
+    #[error("no account has this webhook address")]
+    UnknownAccount,
+    #[error(transparent)]
+    Delivery(#[from] crate::cards::DeliveryRefusal),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// Where the processor sends the client back to.
+#[derive(Debug, Clone)]
+pub struct ReturnLinks {
+    pub paid: String,
+    pub cancelled: String,
+}
+
+/// A checkout of what the invoice (found by its unguessable id, as its page is) has due,
+/// on its team's Stripe account.
+pub async fn card_checkout(
+    store: &dyn BillingStore,
+    processor: &dyn crate::cards::CardProcessor,
+    invoice: InvoiceId,
+    links: ReturnLinks,
+) -> Result<crate::cards::Checkout, CardError> {
+    let invoice = store.find_invoice(invoice).await?.ok_or(CardError::NotFound)?;
+    let account = store
+        .card_account(invoice.team_id, crate::cards::Processor::Stripe)
+        .await?
+        .ok_or(CardError::NotOffered)?;
+    let due = invoice.balance.due();
+    if due <= Decimal::ZERO {
+        return Err(CardError::NothingDue);
+    }
+    let client = store.get(invoice.team_id, invoice.client_id).await?.ok_or(CardError::NotFound)?;
+    let request = crate::cards::CheckoutRequest {
+        team_id: invoice.team_id,
+        invoice_id: invoice.id,
+        invoice_number: invoice.number.to_string(),
+        amount: due,
+        currency: invoice.currency,
+        client_email: client.details.email.as_str().to_owned(),
+        success_url: links.paid,
+        cancel_url: links.cancelled,
+        language: client.details.language.map_or("auto", locale::Language::code),
+    };
+    Ok(processor.checkout(&account, &request).await?)
+}
+
+/// What a processor's delivery did to the books.
+#[derive(Debug)]
+pub enum Received {
+    /// What the payment or refund it reported did.
+    Booked(crate::cards::Booked),
+    /// An event billable does not book.
+    Ignored(String),
+    /// Reported money the books cannot take (an invoice since deleted, a refund beyond
+    /// what was paid): acknowledged, so the processor stops retrying, and to be booked by hand.
+    Unbookable(LedgerError),
+}
+
+/// Reads and books a processor's delivery to the webhook address of `token`.
+pub async fn receive_card_delivery(
+    store: &dyn BillingStore,
+    processor: &dyn crate::cards::CardProcessor,
+    token: &str,
+    payload: &[u8],
+    signature: &str,
+    now: DateTime<Utc>,
+) -> Result<Received, CardError> {
+    use crate::cards::{CardEvent, Processor, WebhookToken};
+    let token = WebhookToken::parse(token).ok_or(CardError::UnknownAccount)?;
+    let account = store.card_account_by_token(token.hash()).await?.ok_or(CardError::UnknownAccount)?;
+    let team = account.team_id;
+    let booked = match processor.read_delivery(&account, payload, signature, now)? {
+        CardEvent::Other { kind } => return Ok(Received::Ignored(kind)),
+        CardEvent::Paid(payment) => {
+            store.book_card_payment(team, Processor::Stripe, payment, LedgerEntryId::generate(), now).await
+        }
+        CardEvent::Refunded(refund) => {
+            store.book_card_refund(team, Processor::Stripe, refund, LedgerEntryId::generate(), now).await
+        }
+    };
+    match booked {
+        Ok(booked) => Ok(Received::Booked(booked)),
+        Err(LedgerError::Store(error)) => Err(error.into()),
+        Err(refused) => Ok(Received::Unbookable(refused)),
+    }
+}
+
+/// Pays `amount` of the team's invoice from its client's credit in the invoice's currency.
+pub async fn apply_credit(
+    store: &dyn BillingStore,
+    team: TeamId,
+    invoice: InvoiceId,
+    amount: Decimal,
+    now: DateTime<Utc>,
+) -> Result<(crate::LedgerEntry, Invoice), BillingError> {
+    let entry = crate::cards::credit_entry(LedgerEntryId::generate(), amount, now);
+    Ok(store.apply_credit(team, invoice, entry).await?)
 }

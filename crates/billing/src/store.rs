@@ -6,6 +6,7 @@ use chrono::{DateTime, NaiveDate, Utc};
 use kernel::{Email, StoreError};
 use rust_decimal::Decimal;
 
+use crate::cards::{Booked, CardAccount, CardPayment, CardRefund, CreditBalance, Processor, TokenHash};
 use crate::credit::{CreditNote, CreditNoteFilter, CreditNoteId, NewCreditNote};
 use crate::invoice::{Description, InvoiceRule};
 use crate::ledger::{Balance, EntryFilter, Ledger, LedgerEntry, LedgerEntryId, LedgerRule, NewEntry, Notes};
@@ -463,14 +464,86 @@ pub fn rebalance(
     Ok((ledger.balance(), entry))
 }
 
+/// A team's processor accounts, and the books' side of what processors report.
+#[async_trait]
+pub trait CardRepository: Send + Sync {
+    /// Connects the team's account with `account.processor`, replacing the one it had.
+    async fn connect_card_account(&self, account: &CardAccount) -> Result<(), StoreError>;
+
+    async fn card_account(
+        &self,
+        team: TeamId,
+        processor: Processor,
+    ) -> Result<Option<CardAccount>, StoreError>;
+
+    /// The account whose webhook token hashes to `hash`, whatever its team.
+    async fn card_account_by_token(&self, hash: TokenHash) -> Result<Option<CardAccount>, StoreError>;
+
+    /// Disconnects it; `false` when the team had none.
+    async fn disconnect_card_account(&self, team: TeamId, processor: Processor) -> Result<bool, StoreError>;
+
+    /// Books `payment` of the team's invoice exactly once (by its processor and reference):
+    /// under the invoice's lock, what is due as a card payment ([`crate::cards::split_payment`]), the
+    /// rest as the client's credit with an `invoice.overpaid` event. A payment in another
+    /// currency than the invoice's is all credit.
+    async fn book_card_payment(
+        &self,
+        team: TeamId,
+        processor: Processor,
+        payment: CardPayment,
+        entry: LedgerEntryId,
+        at: DateTime<Utc>,
+    ) -> Result<Booked, LedgerError>;
+
+    /// Books what `refund` says was refunded beyond the refunds booked of its payment, as
+    /// one refund ([`crate::cards::split_refund`]), once. `NotFound` when no payment of that reference
+    /// was booked; [`Booked::Already`] when nothing more was refunded.
+    async fn book_card_refund(
+        &self,
+        team: TeamId,
+        processor: Processor,
+        refund: CardRefund,
+        entry: LedgerEntryId,
+        at: DateTime<Utc>,
+    ) -> Result<Booked, LedgerError>;
+
+    /// Books `entry` ([`crate::cards::credit_entry`]) on the team's invoice from its client's credit in the invoice's
+    /// currency: refused ([`crate::LedgerRule::CreditShort`]) beyond that credit or
+    /// ([`crate::LedgerRule::ExceedsDue`]) beyond what is due.
+    async fn apply_credit(
+        &self,
+        team: TeamId,
+        invoice: InvoiceId,
+        entry: NewEntry,
+    ) -> Result<(LedgerEntry, Invoice), LedgerError>;
+
+    /// The credit the team's clients hold (of `client` only, when given), none at 0.
+    async fn credit_balances(
+        &self,
+        team: TeamId,
+        client: Option<ClientId>,
+    ) -> Result<Vec<CreditBalance>, StoreError>;
+}
+
 /// Everything the billing use cases store.
 pub trait BillingStore:
-    ClientRepository + InvoiceRepository + SenderRepository + LedgerRepository + NumberingRepository
+    ClientRepository
+    + InvoiceRepository
+    + SenderRepository
+    + LedgerRepository
+    + NumberingRepository
+    + CardRepository
 {
 }
 
-impl<T: ClientRepository + InvoiceRepository + SenderRepository + LedgerRepository + NumberingRepository>
-    BillingStore for T
+impl<
+    T: ClientRepository
+        + InvoiceRepository
+        + SenderRepository
+        + LedgerRepository
+        + NumberingRepository
+        + CardRepository,
+> BillingStore for T
 {
 }
 

@@ -106,6 +106,7 @@ page-payment-received = Zahlung erhalten. Vielen Dank!
 page-payment-pending = Ihre Zahlung wird bearbeitet; sobald sie eingegangen ist, zeigt diese Seite sie an.
 page-payment-cancelled = Die Kartenzahlung wurde abgebrochen; es wurde nichts belastet.
 page-nothing-due = Für diese Rechnung ist kein Betrag offen.
+page-card-unavailable = Die Kartenzahlung ist gerade nicht verfügbar; bitte zahlen Sie per Überweisung.
 
 ## Mail: the default wording of each kind of message. A body ends with a line break, which
 ## the code adds (a message file cannot end a value with one).

@@ -105,6 +105,7 @@ page-payment-received = Payment received. Thank you!
 page-payment-pending = Your payment is being processed; this page shows it once it arrives.
 page-payment-cancelled = The card payment was cancelled; nothing was charged.
 page-nothing-due = Nothing is due on this invoice.
+page-card-unavailable = Card payment is not available right now; please pay by bank transfer.
 
 ## Mail: the default wording of each kind of message. A body ends with a line break, which
 ## the code adds (a message file cannot end a value with one).

@@ -107,6 +107,7 @@ page-payment-received = Pago recibido. ¡Gracias!
 page-payment-pending = Su pago se está procesando; esta página lo mostrará en cuanto se reciba.
 page-payment-cancelled = El pago con tarjeta se ha cancelado; no se ha realizado ningún cargo.
 page-nothing-due = No hay ningún importe pendiente en esta factura.
+page-card-unavailable = El pago con tarjeta no está disponible en este momento; pague por transferencia.
 
 ## Mail: the default wording of each kind of message. A body ends with a line break, which
 ## the code adds (a message file cannot end a value with one).

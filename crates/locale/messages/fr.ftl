@@ -106,6 +106,7 @@ page-payment-received = Paiement reçu. Merci !
 page-payment-pending = Votre paiement est en cours de traitement ; il apparaîtra sur cette page dès sa réception.
 page-payment-cancelled = Le paiement par carte a été annulé ; aucun montant n'a été débité.
 page-nothing-due = Aucun montant n'est dû sur cette facture.
+page-card-unavailable = Le paiement par carte n'est pas disponible pour le moment ; veuillez payer par virement.
 
 ## Mail: the default wording of each kind of message. A body ends with a line break, which
 ## the code adds (a message file cannot end a value with one).

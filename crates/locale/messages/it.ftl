@@ -105,6 +105,7 @@ page-payment-received = Pagamento ricevuto. Grazie!
 page-payment-pending = Il pagamento è in corso di elaborazione; questa pagina lo mostrerà non appena sarà ricevuto.
 page-payment-cancelled = Il pagamento con carta è stato annullato; non è stato addebitato nulla.
 page-nothing-due = Non c'è nulla da pagare per questa fattura.
+page-card-unavailable = Il pagamento con carta non è disponibile al momento; si prega di pagare con bonifico.
 
 ## Mail: the default wording of each kind of message. A body ends with a line break, which
 ## the code adds (a message file cannot end a value with one).

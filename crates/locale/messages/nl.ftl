@@ -106,6 +106,7 @@ page-payment-received = Betaling ontvangen. Bedankt!
 page-payment-pending = Uw betaling wordt verwerkt; zodra deze binnen is, ziet u dat op deze pagina.
 page-payment-cancelled = De kaartbetaling is geannuleerd; er is niets afgeschreven.
 page-nothing-due = Op deze factuur staat niets meer open.
+page-card-unavailable = Betalen met een kaart is nu niet mogelijk; betaal alstublieft per overschrijving.
 
 ## Mail: the default wording of each kind of message. A body ends with a line break, which
 ## the code adds (a message file cannot end a value with one).

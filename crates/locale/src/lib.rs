@@ -306,6 +306,7 @@ pub enum Term {
     PagePaymentPending,
     PagePaymentCancelled,
     PageNothingDue,
+    PageCardUnavailable,
     /// The mail's default wording; `serial`, `amountDue`, `dueDate`, `client`, `pdfUrl`.
     MailInvoiceSubject,
     MailInvoiceBody,
@@ -318,7 +319,7 @@ pub enum Term {
 }
 
 impl Term {
-    pub const ALL: [Self; 93] = [
+    pub const ALL: [Self; 94] = [
         Self::InvoiceTitle,
         Self::CreditNoteTitle,
         Self::ContinuedTitle,
@@ -405,6 +406,7 @@ impl Term {
         Self::PagePaymentPending,
         Self::PagePaymentCancelled,
         Self::PageNothingDue,
+        Self::PageCardUnavailable,
         Self::MailInvoiceSubject,
         Self::MailInvoiceBody,
         Self::MailReminderSubject,
@@ -503,6 +505,7 @@ impl Term {
             Self::PagePaymentPending => "page-payment-pending",
             Self::PagePaymentCancelled => "page-payment-cancelled",
             Self::PageNothingDue => "page-nothing-due",
+            Self::PageCardUnavailable => "page-card-unavailable",
             Self::MailInvoiceSubject => "mail-invoice-subject",
             Self::MailInvoiceBody => "mail-invoice-body",
             Self::MailReminderSubject => "mail-reminder-subject",

@@ -32,6 +32,8 @@ pub enum EventType {
     InvoiceOverdue,
     InvoiceReminderSent,
     InvoiceWrittenOff,
+    /// Money for the invoice beyond what it owed, kept as its client's credit.
+    InvoiceOverpaid,
     PaymentCreated,
     PaymentRefunded,
     PaymentVoided,
@@ -58,6 +60,7 @@ words!(EventType {
     InvoiceOverdue => "invoice.overdue",
     InvoiceReminderSent => "invoice.reminder_sent",
     InvoiceWrittenOff => "invoice.written_off",
+    InvoiceOverpaid => "invoice.overpaid",
     PaymentCreated => "payment.created",
     PaymentRefunded => "payment.refunded",
     PaymentVoided => "payment.voided",
@@ -96,7 +99,8 @@ impl EventType {
             | Self::InvoicePaid
             | Self::InvoiceOverdue
             | Self::InvoiceReminderSent
-            | Self::InvoiceWrittenOff => EventFamily::Invoice,
+            | Self::InvoiceWrittenOff
+            | Self::InvoiceOverpaid => EventFamily::Invoice,
             Self::PaymentCreated | Self::PaymentRefunded | Self::PaymentVoided => EventFamily::Payment,
             Self::CreditNoteCreated => EventFamily::CreditNote,
             Self::MessageFailed => EventFamily::Message,

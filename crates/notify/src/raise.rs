@@ -94,6 +94,21 @@ pub fn entry_recorded<'a>(entry: &'a LedgerEntry, before: InvoiceStatus, invoice
     entry_events(Raised::default(), entry, before, invoice)
 }
 
+/// A card payment booked on `invoice`, whose status was `before`: its entry's events (none
+/// when all of it went to credit), then `invoice.overpaid` when some did.
+pub fn card_payment_booked<'a>(
+    entry: Option<&'a LedgerEntry>,
+    overpaid: bool,
+    before: InvoiceStatus,
+    invoice: &'a Invoice,
+) -> Raised<'a> {
+    let raised = match entry {
+        Some(entry) => entry_events(Raised::default(), entry, before, invoice),
+        None => Raised::default(),
+    };
+    raised.with_if(overpaid, EventType::InvoiceOverpaid, Resource::Invoice(invoice))
+}
+
 /// A voided entry.
 pub fn entry_voided(entry: &LedgerEntry) -> Raised<'_> {
     Raised::default().with(EventType::PaymentVoided, Resource::Payment(entry))

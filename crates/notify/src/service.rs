@@ -51,6 +51,11 @@ impl Links {
         }
     }
 
+    /// `path` (from `/`) on where people reach this server.
+    pub fn absolute(&self, path: &str) -> String {
+        format!("{}{path}", self.base)
+    }
+
     /// The public link of `invoice`'s page for its client.
     pub fn page(&self, invoice: billing::InvoiceId) -> String {
         format!("{}/invoices/{invoice}", self.base)

@@ -33,7 +33,7 @@ impl billing::PageRenderer for Pages {
         let hash = BASE64.encode(Sha256::digest(STYLE.as_bytes()));
         format!(
             "default-src 'none'; style-src 'sha256-{hash}'; img-src 'self' data:; base-uri 'none'; \
-             form-action 'self'; frame-ancestors 'none'"
+             form-action 'self' https://checkout.stripe.com; frame-ancestors 'none'"
         )
     }
 }
@@ -75,6 +75,7 @@ struct Labels {
     downloads: String,
     download_pdf: String,
     download_facturx: String,
+    pay_by_card: String,
 }
 
 impl Labels {
@@ -99,6 +100,7 @@ impl Labels {
             downloads: words.term(Term::PageDownloads),
             download_pdf: words.term(Term::PageDownloadPdf),
             download_facturx: words.phrase(Term::PageDownloadEinvoice, &[("format", "Factur-X (PDF)")]),
+            pay_by_card: words.term(Term::PagePayByCard),
         }
     }
 }
@@ -128,6 +130,8 @@ struct InvoiceHtml<'a> {
     settlement: Vec<(String, String)>,
     pdf_url: &'a str,
     facturx_url: &'a str,
+    pay_by_card: Option<&'a str>,
+    notice: Option<String>,
     labels: Labels,
 }
 
@@ -195,6 +199,8 @@ impl<'a> InvoiceHtml<'a> {
             settlement: document.settlement.iter().map(|row| pair(&row.label, &row.value)).collect(),
             pdf_url: &page.pdf_url,
             facturx_url: &page.facturx_url,
+            pay_by_card: page.pay_by_card.as_deref(),
+            notice: page.notice.map(|notice| words.term(notice.term())),
             labels: Labels::of(words),
         }
     }

@@ -36,6 +36,7 @@ use triggers::{AgentStore, ConversationTurns};
 
 pub mod accounts_contract;
 pub mod agent;
+pub mod cards_contract;
 pub mod chasing_contract;
 mod database;
 pub mod deliveries;
@@ -217,6 +218,13 @@ macro_rules! contract_suite {
                 clients_list_in_name_order,
                 replace_changes_details_and_keeps_creation,
                 delete_is_permanent_and_scoped,
+            },
+            cards_contract::{
+                a_card_payment_is_booked_once,
+                money_beyond_what_is_due_becomes_the_clients_credit,
+                a_card_refund_gives_back_the_credit_first_once,
+                concurrent_reports_of_one_payment_book_it_once,
+                card_accounts_are_found_by_their_tokens_hash,
             },
             agent::{
                 memory_gives_the_last_messages_in_order,

@@ -41,6 +41,22 @@ impl State {
         (entries, credits)
     }
 
+    /// Records `entry` on `current` (the invoice as it stands): the entry, the balance and
+    /// the next reminder; answers the entry and the invoice after it.
+    pub(crate) fn book(
+        &mut self,
+        current: &Invoice,
+        entry: NewEntry,
+    ) -> Result<(LedgerEntry, Invoice), billing::LedgerRule> {
+        let at = entry.created_at;
+        let (entry, balance) = billing::store::record(current, entry)?;
+        if let Some(stored) = self.invoice_mut(current.team_id, current.id) {
+            balanced(stored, balance, at);
+        }
+        self.ledger.push(entry.clone());
+        Ok((entry, self.rebalanced(current)))
+    }
+
     fn invoice_mut(&mut self, team: TeamId, id: InvoiceId) -> Option<&mut Invoice> {
         self.invoices.iter_mut().find(|i| i.team_id == team && i.id == id)
     }

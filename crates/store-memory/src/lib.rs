@@ -16,6 +16,7 @@ use chrono::{DateTime, Utc};
 use kernel::{StoreError, StoreHealth, StoreStatus};
 
 mod agent;
+mod cards;
 mod chasing;
 mod deliveries;
 mod idempotency;
@@ -63,6 +64,8 @@ struct State {
     recurring: Vec<recurring::RecurringInvoice>,
     /// The runs of each recurring invoice, in the order they were recorded.
     recurring_runs: Vec<(TeamId, recurring::RecurringInvoiceId, recurring::Run)>,
+    /// Card processor accounts, what they reported, and the credit clients hold.
+    cards: cards::Cards,
 }
 
 /// All ports over one in-process state.

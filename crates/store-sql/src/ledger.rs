@@ -187,6 +187,7 @@ macro_rules! lock_invoice {
         invoice_from(row, lines).map_err(|error| TxError::Refused(error.into()))?
     }};
 }
+pub(crate) use lock_invoice;
 
 /// Writes `$balance` on the team's invoice `$id`.
 macro_rules! write_balance {
@@ -196,11 +197,12 @@ macro_rules! write_balance {
                 .filter(invoices::team_id.eq(DbUuid::of($team)))
                 .filter(invoices::id.eq(DbUuid::of($id))),
         )
-        .set(balance_values!($balance))
+        .set($crate::ledger::balance_values!($balance))
         .execute($conn)
         .await?
     };
 }
+pub(crate) use write_balance;
 
 /// The invoice `$current` (as locked) once its books leave `$balance`, its next reminder
 /// kept: none once nothing is due, the policy's again when something is due once more.
@@ -240,6 +242,7 @@ macro_rules! rebalanced {
         }
     }};
 }
+pub(crate) use rebalanced;
 
 #[derive(Queryable)]
 struct CreditNoteRow {

@@ -16,6 +16,7 @@
 
 mod accounts;
 mod agent;
+mod cards;
 mod chasing;
 mod clients;
 mod deliveries;

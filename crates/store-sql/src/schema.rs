@@ -599,6 +599,45 @@ macro_rules! tables {
             }
         }
 
+        diesel::table! {
+            card_accounts (team_id, processor) {
+                team_id -> $uuid,
+                processor -> Text,
+                secret_key -> Text,
+                webhook_secret -> Text,
+                webhook_token_hash -> $blob,
+                created_at -> $ts,
+                updated_at -> $ts,
+            }
+        }
+
+        diesel::table! {
+            card_receipts (team_id, processor, reference) {
+                team_id -> $uuid,
+                processor -> Text,
+                reference -> Text,
+                kind -> Text,
+                payment -> Text,
+                invoice_id -> $uuid,
+                client_id -> $uuid,
+                currency -> Text,
+                amount -> $num,
+                booked -> $num,
+                credited -> $num,
+                created_at -> $ts,
+            }
+        }
+
+        diesel::table! {
+            client_credits (team_id, client_id, currency) {
+                team_id -> $uuid,
+                client_id -> $uuid,
+                currency -> Text,
+                balance -> $num,
+                updated_at -> $ts,
+            }
+        }
+
         diesel::allow_tables_to_appear_in_same_query!(
             teams,
             users,
@@ -638,6 +677,9 @@ macro_rules! tables {
             webhook_deliveries,
             recurring_invoices,
             recurring_runs,
+            card_accounts,
+            card_receipts,
+            client_credits,
         );
     };
 }

@@ -3,7 +3,7 @@
 // host, runs with JavaScript off as on, and axe-core finds no WCAG 2.1 A or AA violation.
 // A screenshot of each width goes to SHOTS_DIR (CI keeps them).
 //
-//   PAGE_URL=http://127.0.0.1:3000/invoices/… PAGE_EXPECT='Rechnung|1.439,90 €' SHOTS_DIR=… node invoice-page.mjs
+//   PAGE_URL=http://127.0.0.1:3000/invoices/… PAGE_EXPECT='Rechnung|1.439,90 €' SHOTS_DIR=… [SHOT_NAME=…] node invoice-page.mjs
 //
 // CHROMIUM names the browser (default /usr/bin/chromium). Prints one line per step and a
 // last line `N passed, M failed`; exits 1 when any failed.
@@ -18,6 +18,8 @@ import { check, runner } from "./runner.mjs";
 const pageUrl = process.env.PAGE_URL;
 const expected = (process.env.PAGE_EXPECT || "").split("|").filter(Boolean);
 const shots = process.env.SHOTS_DIR || "target/page-screenshots";
+// What the screenshots are called: SHOT_NAME-desktop.png, SHOT_NAME-phone.png.
+const shotName = process.env.SHOT_NAME || "invoice-page";
 const executablePath = process.env.CHROMIUM || "/usr/bin/chromium";
 if (!pageUrl) {
   console.error("PAGE_URL is not set");
@@ -62,8 +64,8 @@ try {
       check(elsewhere.length === 0, `loaded from elsewhere: ${elsewhere.join(", ")}`);
       check(violations.length === 0, `the browser refused: ${violations.join("; ")}`);
       const width = await page.evaluate(() => document.documentElement.scrollWidth).catch(() => viewport.width);
-      await page.screenshot({ path: join(shots, `invoice-page-${name}.png`), fullPage: true });
-      console.log(`     screenshot: ${join(shots, `invoice-page-${name}.png`)} (${width}px wide)`);
+      await page.screenshot({ path: join(shots, `${shotName}-${name}.png`), fullPage: true });
+      console.log(`     screenshot: ${join(shots, `${shotName}-${name}.png`)} (${width}px wide)`);
     });
 
     await step(`${name}: axe-core finds no WCAG 2.1 AA violation`, async () => {

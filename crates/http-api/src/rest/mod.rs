@@ -36,6 +36,11 @@ where
     T: ServiceFactory<ServiceRequest, Config = (), Error = actix_web::Error, InitError = ()>,
 {
     let app = team_routes(app.openapi(ApiDoc::openapi()), ledger);
+    let app = credit_note_routes(page_routes(app, ledger), ledger).service(
+        scope("/v1/reports")
+            .wrap(from_fn(auth::require_api_key))
+            .service(ledger.check(routes::vat_report::vat_report)),
+    );
     recurring_routes(tracking_routes(app, ledger), ledger)
         .service(
             scope("/v1/invoices/clients")
@@ -50,16 +55,10 @@ where
         // A scope of its own, before the keyed `/v1/invoices` one, so that `/{id}` there
         // never sees `pdf` (another method on it is a 405 here).
         .service(scope("/v1/invoices/pdf").service(ledger.check(routes::invoices::invoice_pdf)))
-        .service(scope("/invoices").service(ledger.check(routes::page::invoice_page)))
         .service(
             scope("/v1/invoices/receivables")
                 .wrap(from_fn(auth::require_api_key))
                 .service(ledger.check(routes::payments::receivables_report)),
-        )
-        .service(
-            scope("/v1/reports")
-                .wrap(from_fn(auth::require_api_key))
-                .service(ledger.check(routes::vat_report::vat_report)),
         )
         .service(
             scope("/v1/invoices/from-time")
@@ -81,9 +80,11 @@ where
                 .service(ledger.check(routes::payments::list_invoice_payments))
                 .service(ledger.check(routes::payments::record_refund))
                 .service(ledger.check(routes::payments::write_off))
+                .service(ledger.check(routes::payments::apply_credit))
                 .service(ledger.check(routes::credit_notes::create_credit_note))
                 .service(ledger.check(routes::einvoices::invoice_e_invoice))
                 .service(ledger.check(routes::payment_qr::invoice_payment_qr))
+                .service(ledger.check(routes::cards::payment_link))
                 .service(ledger.check(routes::messages::send_invoice))
                 .service(ledger.check(routes::messages::mark_invoice_sent))
                 .service(ledger.check(routes::messages::remind_invoice))
@@ -125,7 +126,17 @@ where
                 .service(ledger.check(routes::payments::get_payment))
                 .service(ledger.check(routes::payments::void_payment)),
         )
-        // Public, before the keyed scope, as the invoice PDF is.
+        .service(ledger.check(routes::ops::healthz))
+        .service(ledger.check(routes::ops::readyz))
+        .service(ledger.check(routes::ops::metrics))
+}
+
+/// Credit notes: their public PDF, and the keyed `/v1/credit-notes`.
+fn credit_note_routes<T>(app: UtoipaApp<T>, ledger: &Rc<SchemaLedger>) -> UtoipaApp<T>
+where
+    T: ServiceFactory<ServiceRequest, Config = (), Error = actix_web::Error, InitError = ()>,
+{
+    app        // Public, before the keyed scope, as the invoice PDF is.
         .service(scope("/v1/credit-notes/pdf").service(ledger.check(routes::credit_notes::credit_note_pdf)))
         .service(
             scope("/v1/credit-notes")
@@ -136,12 +147,22 @@ where
                 .service(ledger.check(routes::einvoices::credit_note_e_invoice))
                 .service(ledger.check(routes::messages::send_credit_note)),
         )
-        .service(ledger.check(routes::ops::healthz))
-        .service(ledger.check(routes::ops::readyz))
-        .service(ledger.check(routes::ops::metrics))
 }
 
-/// The team's own settings: `/v1/team` and `/v1/reminder-policy`.
+/// The client's pages: an invoice's, and its "Pay by card".
+fn page_routes<T>(app: UtoipaApp<T>, ledger: &Rc<SchemaLedger>) -> UtoipaApp<T>
+where
+    T: ServiceFactory<ServiceRequest, Config = (), Error = actix_web::Error, InitError = ()>,
+{
+    app.service(
+        scope("/invoices")
+            .service(ledger.check(routes::page::invoice_page))
+            .service(ledger.check(routes::cards::pay_by_card)),
+    )
+}
+
+/// The team's own settings: `/v1/team`, `/v1/payment-providers/stripe` and
+/// `/v1/reminder-policy`.
 fn team_routes<T>(app: UtoipaApp<T>, ledger: &Rc<SchemaLedger>) -> UtoipaApp<T>
 where
     T: ServiceFactory<ServiceRequest, Config = (), Error = actix_web::Error, InitError = ()>,
@@ -152,6 +173,18 @@ where
             .wrap(from_fn(auth::require_api_key))
             .service(ledger.check(routes::team::get_team))
             .service(ledger.check(routes::team::update_team)),
+    )
+    // Public, before the keyed scope: Stripe's deliveries carry no key.
+    .service(
+        scope("/v1/payment-providers/stripe/webhook").service(ledger.check(routes::cards::stripe_webhook)),
+    )
+    .service(
+        scope("/v1/payment-providers/stripe")
+            .wrap(from_fn(idempotency::replay_retries))
+            .wrap(from_fn(auth::require_api_key))
+            .service(ledger.check(routes::cards::connect_stripe))
+            .service(ledger.check(routes::cards::get_stripe))
+            .service(ledger.check(routes::cards::disconnect_stripe)),
     )
     .service(
         scope("/v1/reminder-policy")

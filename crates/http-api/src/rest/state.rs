@@ -91,6 +91,9 @@ pub struct ApiState {
     pub listings: ListingCache,
     /// Listing revision reads, shared by concurrent requests of a team.
     pub revisions: RevisionReads,
+    /// The card processor pages' "Pay by card" and its webhooks go through; none, no card
+    /// payments.
+    pub cards: Option<Arc<dyn billing::cards::CardProcessor>>,
 }
 
 impl std::fmt::Debug for ApiState {
@@ -100,6 +103,12 @@ impl std::fmt::Debug for ApiState {
 }
 
 impl ApiState {
+    /// The same state, taking card payments through `processor`.
+    #[must_use]
+    pub fn with_cards(self, processor: Arc<dyn billing::cards::CardProcessor>) -> Self {
+        Self { cards: Some(processor), ..self }
+    }
+
     pub fn new(stores: Stores, printer: Printer, clock: Arc<dyn Clock>, settings: HttpSettings) -> Self {
         let authenticator =
             Authenticator::new(stores.accounts.clone(), clock.clone(), settings.key_cache_ttl);
@@ -107,6 +116,7 @@ impl ApiState {
             limits: RateLimits::new(settings.key_rate, settings.ip_rate, settings.shared_limits.as_ref()),
             listings: ListingCache::new(settings.listing_cache_bytes),
             revisions: RevisionReads::of(stores.track.clone()),
+            cards: None,
             metrics: Metrics::new(),
             room: DiskRoom::default(),
             authenticator,

@@ -27,7 +27,7 @@ use crate::rest::collection;
 use crate::rest::paging::{self, Page};
 use crate::rest::routes::track::{projects, reports, sections, tags, time};
 use crate::rest::routes::{
-    billed_time, clients, credit_notes, einvoices, invoices, messages, payments, recurring, vat_report,
+    billed_time, cards, clients, credit_notes, einvoices, invoices, messages, payments, recurring, vat_report,
 };
 use crate::rest::state::ApiState;
 
@@ -81,7 +81,7 @@ use Permission::{
 };
 
 /// Every built-in tool, one row each: adding a tool is adding a row.
-pub static CATALOGUE: [BuiltinTool; 32] = [
+pub static CATALOGUE: [BuiltinTool; 33] = [
     tool("list_clients", &[ClientsRead], ("get", "/v1/invoices/clients"), |state, who, a| {
         paged(collection::page::<clients::Clients>(state, who, a.rest))
     }),
@@ -105,6 +105,9 @@ pub static CATALOGUE: [BuiltinTool; 32] = [
     }),
     tool("mark_invoice_paid", &[InvoicesWrite], ("patch", "/v1/invoices/{id}/mark"), |state, who, a| {
         answer(async move { invoices::mark_paid(state, who, &id_of(a.id)?).await })
+    }),
+    tool("payment_link", &[InvoicesRead], ("get", "/v1/invoices/{id}/payment-link"), |state, who, a| {
+        answer(async move { cards::link(state, who, &id_of(a.id)?).await })
     }),
     tool("record_payment", &[PaymentsWrite], ("post", "/v1/invoices/{id}/payments"), |state, who, a| {
         answer(async move { payments::pay(state, who, &id_of(a.id)?, body(a.rest)?).await })

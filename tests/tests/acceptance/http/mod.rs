@@ -3,6 +3,7 @@
 
 mod auth;
 mod billed_time;
+mod card_payments;
 mod clients;
 mod conventions;
 mod dates;

@@ -3,6 +3,7 @@
 
 pub(crate) mod agent;
 pub(crate) mod billed_time;
+pub(crate) mod cards;
 pub(crate) mod clients;
 pub(crate) mod credit_notes;
 pub(crate) mod discounts;

@@ -136,6 +136,17 @@ pub(crate) struct RefundInput {
     reason: Option<String>,
 }
 
+/// What to take from the client's credit.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[schema(example = json!({"amount": 25.5}))]
+pub(crate) struct CreditInput {
+    /// Greater than 0, at most the client's `creditBalance` in the invoice's currency and
+    /// at most `amountDue`.
+    #[schema(value_type = f64, exclusive_minimum = 0, maximum = 1e24)]
+    amount: Number,
+}
+
 /// Why: kept with the write-off or the void.
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
@@ -302,6 +313,46 @@ pub(crate) async fn record_refund(
     let entry = input.parse(state.clock.now())?;
     let refund = PaymentBody::from(record(&state, &auth.principal, &path, entry).await?.0);
     Ok(created(format!("/v1/payments/{}", refund.id), refund))
+}
+
+/// Pay an invoice from its client's credit
+///
+/// Takes `amount` from the client's `creditBalance` in the invoice's currency (what card
+/// payments brought beyond what their invoices owed) and records it as a payment of the
+/// invoice (method `other`, reference `client-credit`). More than that credit, or more
+/// than `amountDue`, is a 409 naming the figure. Needs `payments:write`.
+#[utoipa::path(
+    tag = "Payments",
+    params(("id" = Uuid, Path, description = "Invoice id")),
+    request_body = CreditInput,
+    responses(
+        (status = 201, description = "Recorded", body = PaymentBody, headers(("Location" = String, description = "URL of the new payment"))),
+        (status = 409, description = "The amount exceeds the client's credit or what is due", body = ErrorBody),
+        BodyErrors,
+        NotFound,
+        KeyedErrors,
+    )
+)]
+#[post("/{id}/apply-credit")]
+pub(crate) async fn apply_credit(
+    auth: Auth<PaymentsWrite>,
+    Json(input): Json<CreditInput>,
+    path: web::Path<String>,
+    state: web::Data<ApiState>,
+) -> Result<HttpResponse, ApiError> {
+    let amount = amount(&input.amount)?;
+    let invoice: InvoiceId = path_id(&path, "invoice")?;
+    let (entry, _) = service::apply_credit(
+        &*state.stores.billing,
+        auth.principal.team_id,
+        invoice,
+        amount,
+        state.clock.now(),
+    )
+    .await
+    .map_err(|error| refused(error, "invoice"))?;
+    let payment = PaymentBody::from(entry);
+    Ok(created(format!("/v1/payments/{}", payment.id), payment))
 }
 
 /// Write an invoice off

@@ -16,6 +16,9 @@ pub(crate) fn books_refusal(rule: &LedgerRule) -> ApiError {
     match rule {
         LedgerRule::ExceedsDue { due } => ApiError::conflict(format!("amount: exceeds amountDue {due}")),
         LedgerRule::ExceedsPaid { paid } => ApiError::conflict(format!("amount: exceeds amountPaid {paid}")),
+        LedgerRule::CreditShort { available } => ApiError::conflict(format!(
+            "amount: exceeds the client's creditBalance in the invoice's currency, {available}"
+        )),
         LedgerRule::NothingDue => {
             ApiError::conflict("status: nothing is due on this invoice (amountDue is 0)")
         }

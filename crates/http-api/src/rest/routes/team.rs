@@ -295,7 +295,7 @@ fn sender_field(field: SenderField) -> &'static str {
 }
 
 /// 403 unless the caller is an owner or admin of the team: the team is theirs to keep.
-fn keeper(who: &Principal) -> Result<(), ApiError> {
+pub(crate) fn keeper(who: &Principal) -> Result<(), ApiError> {
     if who.role.may_act_for_others() {
         return Ok(());
     }

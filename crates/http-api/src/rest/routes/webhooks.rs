@@ -238,6 +238,9 @@ pub(crate) fn describe_type(kind: EventType) -> &'static str {
             "A reminder's e-mail was accepted by the SMTP server. data: the invoice."
         }
         EventType::InvoiceWrittenOff => "What was due on an invoice was written off. data: the invoice.",
+        EventType::InvoiceOverpaid => {
+            "A card payment brought more than the invoice owed; the rest became its client's creditBalance. data: the invoice."
+        }
         EventType::PaymentCreated => "A payment was recorded. data: the payment.",
         EventType::PaymentRefunded => "A refund was recorded. data: the refund.",
         EventType::PaymentVoided => "A payment, refund or write-off was voided. data: the voided entry.",
