@@ -75,6 +75,9 @@ async def main(base_url: str, key: str, mails: str) -> None:
                       and link["paymentReference"] == invoice["paymentReference"] and link["payByCard"] is False,
                       f"payment_link: {link}")
 
+                credit = json.loads(text_of(await session.call_tool("client_credit", {"id": client["id"]})))
+                check(credit == {"clientId": client["id"], "creditBalance": []}, f"client_credit: {credit}")
+
                 # Paid in part, through the tools: the books and what the client owes follow.
                 paid = await session.call_tool("record_payment", {"id": invoice["id"], "amount": 12.5,
                                                                   "method": "bank_transfer"})

@@ -49,6 +49,7 @@ where
                 .service(ledger.check(routes::clients::list_clients))
                 .service(ledger.check(routes::clients::create_client))
                 .service(ledger.check(routes::clients::get_client))
+                .service(ledger.check(routes::cards::client_credit))
                 .service(ledger.check(routes::clients::replace_client))
                 .service(ledger.check(routes::clients::delete_client)),
         )

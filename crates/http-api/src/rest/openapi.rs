@@ -56,6 +56,8 @@ pub(crate) const METHODS: [&str; 5] = ["get", "post", "put", "patch", "delete"];
         (name = "Invoices", description = "Invoices with line items and exact money; PDFs by public link"),
         (name = "Payments", description = "The books of each invoice: payments, refunds, write-offs and voids, \
             and what each client owes. Recording money needs `payments:write` (which `invoices:write` implies)"),
+        (name = "Card payments", description = "A team's Stripe account, and the webhook Stripe books \
+            card payments and refunds through"),
         (name = "Credit notes", description = "Corrections of issued invoices, in a numbered series of their own; \
             never changed or deleted; PDFs by public link"),
         (name = "Recurring invoices", description = "Invoices that bill themselves once per period \

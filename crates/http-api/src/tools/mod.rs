@@ -81,12 +81,15 @@ use Permission::{
 };
 
 /// Every built-in tool, one row each: adding a tool is adding a row.
-pub static CATALOGUE: [BuiltinTool; 33] = [
+pub static CATALOGUE: [BuiltinTool; 34] = [
     tool("list_clients", &[ClientsRead], ("get", "/v1/invoices/clients"), |state, who, a| {
         paged(collection::page::<clients::Clients>(state, who, a.rest))
     }),
     tool("get_client", &[ClientsRead], ("get", "/v1/invoices/clients/{id}"), |state, who, a| {
         answer(async move { clients::get(state, who, &id_of(a.id)?).await })
+    }),
+    tool("client_credit", &[ClientsRead], ("get", "/v1/invoices/clients/{id}/credit"), |state, who, a| {
+        answer(async move { cards::credit(state, who, &id_of(a.id)?).await })
     }),
     tool("create_client", &[ClientsWrite], ("post", "/v1/invoices/clients"), |state, who, a| {
         answer(async move { clients::create(state, who, body(a.rest)?).await })

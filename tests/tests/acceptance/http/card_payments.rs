@@ -202,7 +202,7 @@ async fn money_for_a_settled_invoice_becomes_credit_that_pays_another() {
     assert_eq!(deliver(&webhook, &completed).await, 200);
     assert_eq!(payments(&app, &key, &invoice).await.len(), 1, "the card payment is credit, not a payment");
     let client_id = invoice["clientId"].as_str().unwrap();
-    let buyer = get(&app, &key, &format!("/v1/invoices/clients/{client_id}")).await;
+    let buyer = get(&app, &key, &format!("/v1/invoices/clients/{client_id}/credit")).await;
     assert_eq!(credit(&buyer), [("EUR".to_owned(), "1439.90".to_owned())]);
     let events = app.store.notify().list_events(team, 100).await.unwrap();
     assert!(events.iter().any(|event| event.kind == notify::EventType::InvoiceOverpaid), "invoice.overpaid");
@@ -232,7 +232,7 @@ async fn money_for_a_settled_invoice_becomes_credit_that_pays_another() {
         (applied["amount"].to_string(), &applied["reference"]),
         ("1000.00".to_owned(), &json!("client-credit"))
     );
-    let buyer = get(&app, &key, &format!("/v1/invoices/clients/{client_id}")).await;
+    let buyer = get(&app, &key, &format!("/v1/invoices/clients/{client_id}/credit")).await;
     assert_eq!(credit(&buyer), [("EUR".to_owned(), "439.90".to_owned())]);
 }
 

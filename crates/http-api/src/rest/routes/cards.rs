@@ -151,6 +151,23 @@ pub(crate) async fn disconnect_stripe(
     }
 }
 
+/// A Stripe event as Stripe sends it: the handler reads the raw body, checks its signature,
+/// then the event; this describes it for the OpenAPI description.
+#[derive(Debug, Deserialize, ToSchema)]
+#[schema(example = json!({"id": "evt_1Q", "object": "event", "type": "checkout.session.completed", "created": 1_795_000_000,
+    "data": {"object": {"object": "checkout.session", "payment_status": "paid", "payment_intent": "pi_3Q",
+        "amount_total": 143_990, "currency": "eur",
+        "metadata": {"team_id": "0193d2c4-5f6a-7b8c-9d0e-1f2a3b4c5d6e", "invoice_id": "0193d2c4-5f6a-7b8c-9d0e-1f2a3b4c5d6f"}}}}))]
+#[expect(dead_code, reason = "it describes the body; the handler reads the raw bytes")]
+pub(crate) struct StripeEvent {
+    id: String,
+    #[serde(rename = "type")]
+    kind: String,
+    created: i64,
+    /// `object`: what the event is about (a Checkout Session, a `PaymentIntent`, a charge).
+    data: serde_json::Map<String, serde_json::Value>,
+}
+
 /// What billable answers Stripe.
 #[derive(Debug, Serialize, ToSchema)]
 pub(crate) struct ReceivedBody {
@@ -174,7 +191,7 @@ pub(crate) struct ReceivedBody {
         ("token" = String, Path, description = "The token of the team's webhook address", example = "Jx3kq9ZtY0bV5wN8mR2pL7cH4sD6fG1aE9uT3yQ5xWz"),
         ("Stripe-Signature" = String, Header, description = "Stripe's signature of the body: `t=` the time it signed, `v1=` an HMAC-SHA256 of `{t}.{body}` under the endpoint's signing secret", example = "t=1795000000,v1=5257a869e7ecebeda32affa62cdca3fa51cad7e77a0e56ff536d0ce8e108d8bd"),
     ),
-    request_body(content = Object, description = "A Stripe event, as Stripe sends it", content_type = "application/json"),
+    request_body(content = StripeEvent, description = "A Stripe event, as Stripe sends it", content_type = "application/json"),
     extensions(("x-billable-public" = json!(true))),
     responses(
         (status = 200, description = "Taken (booked, booked before, or not an event billable books)", body = ReceivedBody),
@@ -359,5 +376,70 @@ pub(crate) async fn link(
         currency: invoice.currency.as_str(),
         payment_reference: invoice.payment_reference.to_string(),
         pay_by_card: takes_cards && due > billing::money::Decimal::ZERO,
+    })
+}
+
+/// What a client holds as credit.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct ClientCreditBody {
+    client_id: uuid::Uuid,
+    /// What the client paid by card beyond what its invoices owed, per currency, to apply
+    /// to an invoice (`POST /v1/invoices/{id}/apply-credit`) or refund; `[]` when none.
+    credit_balance: Vec<CreditBody>,
+}
+
+/// Credit a client holds in one currency.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct CreditBody {
+    #[schema(example = "EUR")]
+    currency: &'static str,
+    /// Greater than 0, at the currency's minor unit.
+    amount: crate::rest::routes::numbers::Exact,
+}
+
+/// Get a client's credit
+///
+/// The client's `creditBalance`: what card payments brought beyond what its invoices owed,
+/// per currency. A client of another team is a 404 like an unknown one. Needs
+/// `clients:read`.
+#[utoipa::path(
+    tag = "Clients",
+    params(("id" = Uuid, Path, description = "Client id")),
+    responses(
+        (status = 200, description = "The client's credit", body = ClientCreditBody),
+        crate::rest::routes::NotFound,
+        KeyedErrors,
+    )
+)]
+#[get("/{id}/credit")]
+pub(crate) async fn client_credit(
+    auth: Auth<crate::rest::auth::ClientsRead>,
+    path: web::Path<String>,
+    state: web::Data<ApiState>,
+) -> Result<web::Json<ClientCreditBody>, ApiError> {
+    Ok(web::Json(credit(&state, &auth.principal, &path).await?))
+}
+
+/// The credit of the caller's team's client `id` (as written in a path).
+pub(crate) async fn credit(
+    state: &ApiState,
+    who: &accounts::Principal,
+    id: &str,
+) -> Result<ClientCreditBody, ApiError> {
+    let client: billing::ClientId = path_id(id, "client")?;
+    let billing = &*state.stores.billing;
+    billing.get(who.team_id, client).await?.ok_or_else(|| not_found("client"))?;
+    let balances = billing.credit_balances(who.team_id, Some(client)).await?;
+    Ok(ClientCreditBody {
+        client_id: kernel::Id::as_uuid(&client),
+        credit_balance: balances
+            .into_iter()
+            .map(|credit| CreditBody {
+                currency: credit.currency.as_str(),
+                amount: crate::rest::routes::numbers::Exact(credit.amount),
+            })
+            .collect(),
     })
 }

@@ -64,21 +64,6 @@ pub(crate) struct ClientBody {
     team_id: Uuid,
     created_at: Timestamp,
     updated_at: Timestamp,
-    /// What the client paid by card beyond what its invoices owed, per currency, to apply
-    /// to an invoice (`POST /v1/invoices/{id}/apply-credit`) or refund; `[]` when none.
-    /// Answered by `GET /v1/invoices/clients/{id}` only.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    credit_balance: Option<Vec<CreditBody>>,
-}
-
-/// Credit a client holds in one currency.
-#[derive(Debug, Serialize, ToSchema)]
-#[serde(rename_all = "camelCase")]
-pub(crate) struct CreditBody {
-    #[schema(example = "EUR")]
-    currency: &'static str,
-    /// Greater than 0, at the currency's minor unit.
-    amount: crate::rest::routes::numbers::Exact,
 }
 
 impl From<Client> for ClientBody {
@@ -105,7 +90,6 @@ impl From<Client> for ClientBody {
             team_id: client.team_id.as_uuid(),
             created_at: Timestamp(client.created_at),
             updated_at: Timestamp(client.updated_at),
-            credit_balance: None,
         }
     }
 }
@@ -396,8 +380,8 @@ pub(crate) async fn create(
 
 /// Get a client
 ///
-/// Returns one client of the key's team, with its `creditBalance`; a client of another team
-/// is a 404 like an unknown one. Needs `clients:read`.
+/// Returns one client of the key's team; a client of another team is a 404 like an unknown
+/// one. Needs `clients:read`.
 #[utoipa::path(
     tag = "Clients",
     params(("id" = Uuid, Path, description = "Client id")),
@@ -419,19 +403,7 @@ pub(crate) async fn get_client(
 /// The caller's team's client `id` (as written in a path).
 pub(crate) async fn get(state: &ApiState, who: &Principal, id: &str) -> Result<ClientBody, ApiError> {
     let client = state.stores.billing.get(who.team_id, client_id(id)?).await?.ok_or_else(client_not_found)?;
-    let credit = state.stores.billing.credit_balances(who.team_id, Some(client.id)).await?;
-    Ok(ClientBody {
-        credit_balance: Some(
-            credit
-                .into_iter()
-                .map(|credit| CreditBody {
-                    currency: credit.currency.as_str(),
-                    amount: crate::rest::routes::numbers::Exact(credit.amount),
-                })
-                .collect(),
-        ),
-        ..client.into()
-    })
+    Ok(client.into())
 }
 
 /// Replace a client
