@@ -23,7 +23,7 @@ use crate::rest::state::ApiState;
 /// webhook endpoint's signing secret). Both are write-only: never answered, never logged.
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
-#[schema(example = json!({"secretKey": "sk_test_51Hx…", "webhookSecret": "whsec_3f…"}))]
+#[schema(example = json!({"secretKey": "sk_test_51HxExampleKey", "webhookSecret": "whsec_3fExampleSecret"}))]
 pub(crate) struct StripeInput {
     /// A secret key (`sk_live_…`, `sk_test_…`) or a restricted key (`rk_…`) that may write
     /// Checkout Sessions.
