@@ -16,7 +16,9 @@ use sha2::{Digest, Sha256};
 
 use crate::client::ClientId;
 use crate::invoice::{Invoice, InvoiceId};
-use crate::ledger::{EntryAmount, EntryKind, LedgerEntry, LedgerEntryId, NewEntry, PaymentMethod, Reference};
+use crate::ledger::{
+    EntryAmount, EntryKind, LedgerEntry, LedgerEntryId, LedgerRule, NewEntry, PaymentMethod, Reference,
+};
 use crate::money::Currency;
 
 /// A card processor billable speaks.
@@ -273,6 +275,58 @@ pub fn split_payment(due: Decimal, amount: Decimal) -> Split {
 pub fn split_refund(amount: Decimal, payment_credit: Decimal, client_credit: Decimal) -> Split {
     let credit = amount.min(payment_credit).min(client_credit).max(Decimal::ZERO);
     Split { invoice: amount - credit, credit }
+}
+
+/// How `payment` divides on `invoice` (as read under its lock): what the invoice has due,
+/// when the payment is in its currency, and the rest is the client's credit.
+pub fn payment_split(invoice: &Invoice, payment: &CardPayment) -> Split {
+    let due = if payment.currency == invoice.currency { invoice.balance.due() } else { Decimal::ZERO };
+    split_payment(due, payment.amount)
+}
+
+/// One booking of what a processor reported of a payment: the payment's, or a refund's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Booking {
+    pub kind: EntryKind,
+    pub amount: Decimal,
+    /// What went to the client's credit (a payment's) or came back from it (a refund's).
+    pub credited: Decimal,
+}
+
+/// A refund to book: what it adds to the refunds booked of its payment, and how that divides.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RefundBooking {
+    pub amount: Decimal,
+    pub split: Split,
+}
+
+/// What `refund` books on `invoice` (its payment's, as read under its lock), given the
+/// bookings of that payment so far and the client's credit in the refund's currency:
+/// `None` when it adds nothing to the refunds booked (a report again, or an earlier one that
+/// arrived late). A part the credit does not cover goes on the invoice, refused when the
+/// refund is in another currency than the invoice (that payment paid it nothing).
+pub fn refund_booking(
+    invoice: &Invoice,
+    refund: &CardRefund,
+    bookings: &[Booking],
+    client_credit: Decimal,
+) -> Result<Option<RefundBooking>, LedgerRule> {
+    let (refunded, payment_credit) =
+        bookings.iter().fold((Decimal::ZERO, Decimal::ZERO), |(refunded, credit), booking| {
+            match booking.kind {
+                EntryKind::Payment => (refunded, credit + booking.credited),
+                _ => (refunded + booking.amount, credit - booking.credited),
+            }
+        });
+    let amount = refund.refunded - refunded;
+    if amount <= Decimal::ZERO {
+        return Ok(None);
+    }
+    let split = split_refund(amount, payment_credit, client_credit);
+    if split.invoice > Decimal::ZERO && refund.currency != invoice.currency {
+        return Err(LedgerRule::ExceedsPaid { paid: Decimal::ZERO });
+    }
+    Ok(Some(RefundBooking { amount, split }))
 }
 
 /// The entry of the part of a card payment or refund that goes on an invoice's books.

@@ -588,17 +588,17 @@ pub async fn receive_card_delivery(
     signature: &str,
     now: DateTime<Utc>,
 ) -> Result<Received, CardError> {
-    use crate::cards::{CardEvent, Processor, WebhookToken};
+    use crate::cards::{CardEvent, WebhookToken};
     let token = WebhookToken::parse(token).ok_or(CardError::UnknownAccount)?;
     let account = store.card_account_by_token(token.hash()).await?.ok_or(CardError::UnknownAccount)?;
     let team = account.team_id;
     let booked = match processor.read_delivery(&account, payload, signature, now)? {
         CardEvent::Other { kind } => return Ok(Received::Ignored(kind)),
         CardEvent::Paid(payment) => {
-            store.book_card_payment(team, Processor::Stripe, payment, LedgerEntryId::generate(), now).await
+            store.book_card_payment(team, account.processor, payment, LedgerEntryId::generate(), now).await
         }
         CardEvent::Refunded(refund) => {
-            store.book_card_refund(team, Processor::Stripe, refund, LedgerEntryId::generate(), now).await
+            store.book_card_refund(team, account.processor, refund, LedgerEntryId::generate(), now).await
         }
     };
     match booked {
@@ -616,6 +616,5 @@ pub async fn apply_credit(
     amount: Decimal,
     now: DateTime<Utc>,
 ) -> Result<(crate::LedgerEntry, Invoice), BillingError> {
-    let entry = crate::cards::credit_entry(LedgerEntryId::generate(), amount, now);
-    Ok(store.apply_credit(team, invoice, entry).await?)
+    Ok(store.apply_credit(team, invoice, amount, LedgerEntryId::generate(), now).await?)
 }

@@ -507,14 +507,16 @@ pub trait CardRepository: Send + Sync {
         at: DateTime<Utc>,
     ) -> Result<Booked, LedgerError>;
 
-    /// Books `entry` ([`crate::cards::credit_entry`]) on the team's invoice from its client's credit in the invoice's
-    /// currency: refused ([`crate::LedgerRule::CreditShort`]) beyond that credit or
-    /// ([`crate::LedgerRule::ExceedsDue`]) beyond what is due.
+    /// Pays `amount` of the team's invoice from its client's credit in the invoice's
+    /// currency ([`crate::cards::credit_entry`]): refused ([`LedgerRule::CreditShort`])
+    /// beyond that credit or ([`LedgerRule::ExceedsDue`]) beyond what is due.
     async fn apply_credit(
         &self,
         team: TeamId,
         invoice: InvoiceId,
-        entry: NewEntry,
+        amount: Decimal,
+        entry: LedgerEntryId,
+        at: DateTime<Utc>,
     ) -> Result<(LedgerEntry, Invoice), LedgerError>;
 
     /// The credit the team's clients hold (of `client` only, when given), none at 0.

@@ -3,7 +3,7 @@
 //! client's credit, which a later invoice takes; accounts are found by their token's hash.
 
 use billing::cards::{
-    Booked, CardAccount, CardPayment, CardRefund, Processor, WebhookToken, credit_entry, stripe_secret_key,
+    Booked, CardAccount, CardPayment, CardRefund, Processor, WebhookToken, stripe_secret_key,
     stripe_webhook_secret,
 };
 use billing::ledger::{LedgerRule, PaymentMethod, Reference};
@@ -68,6 +68,18 @@ async fn book(f: &Fixture, payment: CardPayment) -> Booked {
         .unwrap()
 }
 
+async fn report_refund(f: &Fixture, refund: CardRefund) -> Result<Booked, LedgerError> {
+    f.billing
+        .book_card_refund(
+            f.team,
+            Processor::Stripe,
+            refund,
+            LedgerEntryId::generate(),
+            at("2026-11-21T10:00:00Z"),
+        )
+        .await
+}
+
 async fn credit_of(f: &Fixture) -> Vec<Decimal> {
     let balances = f.billing.credit_balances(f.team, Some(f.client)).await.unwrap();
     balances.into_iter().map(|credit| credit.amount).collect()
@@ -113,18 +125,12 @@ pub async fn money_beyond_what_is_due_becomes_the_clients_credit(store: Ports) {
     assert_eq!(kinds.iter().filter(|kind| **kind == EventType::InvoiceOverpaid).count(), 2);
     // The credit pays the second invoice, never beyond what the client holds or what is due.
     let now = at("2026-11-22T10:00:00Z");
-    let (entry, second) = f
-        .billing
-        .apply_credit(f.team, second.id, credit_entry(LedgerEntryId::generate(), d("50.00"), now))
-        .await
-        .unwrap();
+    let (entry, second) =
+        f.billing.apply_credit(f.team, second.id, d("50.00"), LedgerEntryId::generate(), now).await.unwrap();
     assert_eq!((entry.amount, second.status), (d("50.00"), InvoiceStatus::Paid));
     assert_eq!(credit_of(&f).await, vec![d("15.00")]);
     let third = invoice_of(&f, "20.00").await;
-    let short = f
-        .billing
-        .apply_credit(f.team, third.id, credit_entry(LedgerEntryId::generate(), d("15.01"), now))
-        .await;
+    let short = f.billing.apply_credit(f.team, third.id, d("15.01"), LedgerEntryId::generate(), now).await;
     assert!(
         matches!(short, Err(LedgerError::Rule(LedgerRule::CreditShort { available })) if available == d("15.00"))
     );
@@ -139,22 +145,7 @@ pub async fn a_card_refund_gives_back_the_credit_first_once(store: Ports) {
     let invoice = invoice_of(&f, "100.00").await;
     book(&f, paid(&invoice, "pi_1", "130.00")).await;
     assert_eq!(credit_of(&f).await, vec![d("30.00")]);
-    let refund = |total: &str| {
-        let billing = f.billing.clone();
-        let refund = refunded("pi_1", total);
-        let team = f.team;
-        async move {
-            billing
-                .book_card_refund(
-                    team,
-                    Processor::Stripe,
-                    refund,
-                    LedgerEntryId::generate(),
-                    at("2026-11-21T10:00:00Z"),
-                )
-                .await
-        }
-    };
+    let refund = |total: &str| report_refund(&f, refunded("pi_1", total));
     let Ok(Booked::Now { entry: Some(entry), credit, invoice: after }) = refund("50.00").await else {
         panic!("booked")
     };
@@ -168,18 +159,38 @@ pub async fn a_card_refund_gives_back_the_credit_first_once(store: Ports) {
     let Ok(Booked::Now { entry: Some(entry), .. }) = refund("60.00").await else { panic!("booked") };
     assert_eq!(entry.amount, d("10.00"));
     assert!(matches!(refund("131.00").await, Err(LedgerError::Rule(LedgerRule::ExceedsPaid { .. }))));
-    let unknown = refunded("pi_unknown", "1.00");
-    let unknown = f
-        .billing
-        .book_card_refund(
-            f.team,
-            Processor::Stripe,
-            unknown,
-            LedgerEntryId::generate(),
-            at("2026-11-21T10:00:00Z"),
-        )
-        .await;
+    let unknown = report_refund(&f, refunded("pi_unknown", "1.00")).await;
     assert!(matches!(unknown, Err(LedgerError::NotFound)));
+}
+
+pub async fn a_payment_in_another_currency_is_credit_in_that_currency_and_so_is_its_refund(store: Ports) {
+    let f = fixture(store).await;
+    let invoice = invoice_of(&f, "100.00").await;
+    let chf = billing::money::Currency::parse("CHF").unwrap();
+    let francs = CardPayment { currency: chf, ..paid(&invoice, "pi_chf", "30.00") };
+    let Booked::Now { entry: None, credit, invoice: after } = book(&f, francs).await else {
+        panic!("all of it is credit")
+    };
+    assert_eq!((credit, after.status), (d("30.00"), InvoiceStatus::Pending));
+    let held = |f: &Fixture| {
+        let billing = f.billing.clone();
+        let (team, client) = (f.team, f.client);
+        async move {
+            let balances = billing.credit_balances(team, Some(client)).await.unwrap();
+            balances.into_iter().map(|credit| (credit.currency, credit.amount)).collect::<Vec<_>>()
+        }
+    };
+    assert_eq!(held(&f).await, vec![(chf, d("30.00"))]);
+    let refund = |total: &str| report_refund(&f, CardRefund { currency: chf, ..refunded("pi_chf", total) });
+    let Ok(Booked::Now { entry: None, credit, .. }) = refund("10.00").await else {
+        panic!("from the credit")
+    };
+    assert_eq!((credit, held(&f).await), (d("10.00"), vec![(chf, d("20.00"))]));
+    // Beyond the payment's credit it would go on a euro invoice it never paid: refused, nothing written.
+    assert!(matches!(refund("35.00").await, Err(LedgerError::Rule(LedgerRule::ExceedsPaid { .. }))));
+    assert_eq!(held(&f).await, vec![(chf, d("20.00"))]);
+    let euros = f.billing.get_invoice(f.team, invoice.id).await.unwrap().unwrap();
+    assert_eq!((euros.balance.paid, euros.status), (Decimal::ZERO, InvoiceStatus::Pending));
 }
 
 pub async fn concurrent_reports_of_one_payment_book_it_once(store: Ports) {

@@ -6,10 +6,10 @@ use std::collections::HashMap;
 use accounts::TeamId;
 use async_trait::async_trait;
 use billing::cards::{
-    Booked, CardAccount, CardPayment, CardRefund, CreditBalance, Processor, TokenHash, card_entry,
-    split_payment, split_refund,
+    Booked, Booking, CardAccount, CardPayment, CardRefund, CreditBalance, Processor, RefundBooking,
+    TokenHash, card_entry, credit_entry, payment_split, refund_booking,
 };
-use billing::ledger::{EntryAmount, EntryKind, NewEntry, Reference};
+use billing::ledger::{EntryKind, Reference};
 use billing::money::Currency;
 use billing::store::LedgerError;
 use billing::{CardRepository, ClientId, Invoice, InvoiceId, LedgerEntry, LedgerEntryId, LedgerRule};
@@ -105,9 +105,7 @@ impl CardRepository for MemoryStore {
             if state.cards.booked(team, processor, &payment.reference) {
                 return Ok(Booked::Already);
             }
-            let due =
-                if payment.currency == current.currency { current.balance.due() } else { Decimal::ZERO };
-            let split = split_payment(due, payment.amount);
+            let split = payment_split(&current, &payment);
             let (entry, after) = if split.invoice > Decimal::ZERO {
                 let new =
                     card_entry(entry, EntryKind::Payment, split.invoice, &payment.reference, payment.on, at);
@@ -158,23 +156,18 @@ impl CardRepository for MemoryStore {
                 .map(|r| r.invoice)
                 .ok_or(LedgerError::NotFound)?;
             let current = state.invoice_of(team, invoice)?;
-            let (refunded, payment_credit) = state.cards.receipts.iter().filter(of_payment).fold(
-                (Decimal::ZERO, Decimal::ZERO),
-                |(refunded, credit), r| match r.kind {
-                    EntryKind::Payment => (refunded, credit + r.credited),
-                    _ => (refunded + r.amount, credit - r.credited),
-                },
-            );
-            let more = refund.refunded - refunded;
-            if more <= Decimal::ZERO {
+            let bookings: Vec<Booking> = state
+                .cards
+                .receipts
+                .iter()
+                .filter(of_payment)
+                .map(|r| Booking { kind: r.kind, amount: r.amount, credited: r.credited })
+                .collect();
+            let held = *state.cards.credit(team, current.client_id, refund.currency);
+            let Some(RefundBooking { amount, split }) = refund_booking(&current, &refund, &bookings, held)?
+            else {
                 return Ok(Booked::Already);
-            }
-            let held = if refund.currency == current.currency {
-                *state.cards.credit(team, current.client_id, current.currency)
-            } else {
-                Decimal::ZERO
             };
-            let split = split_refund(more, payment_credit, held);
             let (entry, after) = if split.invoice > Decimal::ZERO {
                 let new = card_entry(entry, EntryKind::Refund, split.invoice, &refund.charge, refund.on, at);
                 let (entry, after) = state.book(&current, new)?;
@@ -186,7 +179,7 @@ impl CardRepository for MemoryStore {
                 (None, current.clone())
             };
             if split.credit > Decimal::ZERO {
-                *state.cards.credit(team, current.client_id, current.currency) -= split.credit;
+                *state.cards.credit(team, current.client_id, refund.currency) -= split.credit;
             }
             state.cards.receipts.push(Receipt {
                 team,
@@ -195,7 +188,7 @@ impl CardRepository for MemoryStore {
                 kind: EntryKind::Refund,
                 payment: refund.payment.clone(),
                 invoice,
-                amount: more,
+                amount,
                 credited: split.credit,
             });
             Ok(Booked::Now { entry, credit: split.credit, invoice: Box::new(after) })
@@ -206,15 +199,10 @@ impl CardRepository for MemoryStore {
         &self,
         team: TeamId,
         invoice: InvoiceId,
-        entry: NewEntry,
+        amount: Decimal,
+        entry: LedgerEntryId,
+        at: DateTime<Utc>,
     ) -> Result<(LedgerEntry, Invoice), LedgerError> {
-        let (at, amount) = (
-            entry.created_at,
-            match entry.amount {
-                EntryAmount::Exactly(amount) => amount,
-                EntryAmount::AllDue => Decimal::ZERO,
-            },
-        );
         let describe = self.describe.clone();
         self.changed(|state| {
             let current = state.invoice_of(team, invoice)?;
@@ -222,7 +210,7 @@ impl CardRepository for MemoryStore {
             if amount > held {
                 return Err(LedgerError::Rule(LedgerRule::CreditShort { available: held }));
             }
-            let (entry, after) = state.book(&current, entry)?;
+            let (entry, after) = state.book(&current, credit_entry(entry, amount, at))?;
             *state.cards.credit(team, current.client_id, current.currency) -= entry.amount;
             state
                 .record(notify::raise::entry_recorded(&entry, current.status, &after).events(&*describe, at));

@@ -11,10 +11,10 @@
 use accounts::TeamId;
 use async_trait::async_trait;
 use billing::cards::{
-    Booked, CardAccount, CardPayment, CardRefund, CreditBalance, Processor, ProcessorSecret, TokenHash,
-    card_entry, split_payment, split_refund,
+    Booked, Booking, CardAccount, CardPayment, CardRefund, CreditBalance, Processor, ProcessorSecret,
+    RefundBooking, TokenHash, card_entry, credit_entry, payment_split, refund_booking,
 };
-use billing::ledger::{EntryAmount, EntryKind, NewEntry, Reference};
+use billing::ledger::{EntryKind, Reference};
 use billing::store::LedgerError;
 use billing::{
     CardRepository, ClientId, Invoice, InvoiceId, LedgerEntry, LedgerEntryId, LedgerRule, LineItem,
@@ -126,6 +126,8 @@ struct Receipt<'a> {
     kind: EntryKind,
     payment: &'a Reference,
     invoice: &'a Invoice,
+    /// The payment's or refund's, which its credit is in.
+    currency: billing::money::Currency,
     amount: Decimal,
     booked: Decimal,
     credited: Decimal,
@@ -144,7 +146,7 @@ macro_rules! insert_receipt {
                 card_receipts::payment.eq(receipt.payment.as_str()),
                 card_receipts::invoice_id.eq(DbUuid::of(receipt.invoice.id)),
                 card_receipts::client_id.eq(DbUuid::of(receipt.invoice.client_id)),
-                card_receipts::currency.eq(receipt.invoice.currency.as_str()),
+                card_receipts::currency.eq(receipt.currency.as_str()),
                 card_receipts::amount.eq(DbDecimal(receipt.amount)),
                 card_receipts::booked.eq(DbDecimal(receipt.booked)),
                 card_receipts::credited.eq(DbDecimal(receipt.credited)),
@@ -249,11 +251,7 @@ impl CardRepository for SqlStore {
                     return Ok(Booked::Already);
                 }
                 let before = current.status;
-                let split = if payment.currency == current.currency {
-                    split_payment(current.balance.due(), payment.amount)
-                } else {
-                    split_payment(Decimal::ZERO, payment.amount)
-                };
+                let split = payment_split(&current, &payment);
                 let (client, currency) = (current.client_id, payment.currency);
                 let (entry, after) = if split.invoice > Decimal::ZERO {
                     let new = card_entry(
@@ -282,6 +280,7 @@ impl CardRepository for SqlStore {
                         kind: EntryKind::Payment,
                         payment: &payment.reference,
                         invoice: &after,
+                        currency,
                         amount: payment.amount,
                         booked: split.invoice,
                         credited: split.credit,
@@ -328,32 +327,24 @@ impl CardRepository for SqlStore {
                         .select(card_receipts::invoice_id),
                 );
                 let current = lock_invoice!(@which conn, team, of_payment, at);
-                let booked: Vec<(String, DbDecimal, DbDecimal)> = receipts
+                let rows: Vec<(String, DbDecimal, DbDecimal)> = receipts
                     .filter(card_receipts::payment.eq(refund.payment.as_str()))
                     .select((card_receipts::kind, card_receipts::amount, card_receipts::credited))
                     .load(conn)
                     .await?;
-                let (refunded, payment_credit) = booked.iter().fold(
-                    (Decimal::ZERO, Decimal::ZERO),
-                    |(refunded, credit), (kind, amount, credited)| {
-                        if kind == EntryKind::Payment.as_str() {
-                            (refunded, credit + credited.0)
-                        } else {
-                            (refunded + amount.0, credit - credited.0)
-                        }
-                    },
-                );
-                let more = refund.refunded - refunded;
-                if more <= Decimal::ZERO {
-                    return Ok(Booked::Already);
-                }
-                let (client, currency) = (current.client_id, current.currency);
-                let held = if refund.currency == currency {
-                    lock_credit!(conn, team, client, currency, at)
-                } else {
-                    Decimal::ZERO
-                };
-                let split = split_refund(more, payment_credit, held);
+                let bookings = rows
+                    .into_iter()
+                    .map(|(kind, amount, credited)| {
+                        let kind = <EntryKind as kernel::Words>::parse_word(&kind)
+                            .map_err(|e| TxError::Refused(corrupt("card receipt kind", e).into()))?;
+                        Ok(Booking { kind, amount: amount.0, credited: credited.0 })
+                    })
+                    .collect::<Result<Vec<_>, TxError<LedgerError>>>()?;
+                let (client, currency) = (current.client_id, refund.currency);
+                let held = lock_credit!(conn, team, client, currency, at);
+                let booking = refund_booking(&current, &refund, &bookings, held)
+                    .map_err(|rule| TxError::Refused(LedgerError::Rule(rule)))?;
+                let Some(RefundBooking { amount, split }) = booking else { return Ok(Booked::Already) };
                 if split.credit > Decimal::ZERO {
                     write_credit!(conn, team, client, currency, held - split.credit);
                 }
@@ -379,7 +370,8 @@ impl CardRepository for SqlStore {
                         kind: EntryKind::Refund,
                         payment: &refund.payment,
                         invoice: &after,
-                        amount: more,
+                        currency,
+                        amount,
                         booked: split.invoice,
                         credited: split.credit,
                         at,
@@ -401,15 +393,10 @@ impl CardRepository for SqlStore {
         &self,
         team: TeamId,
         invoice: InvoiceId,
-        entry: NewEntry,
+        amount: Decimal,
+        entry: LedgerEntryId,
+        at: DateTime<Utc>,
     ) -> Result<(LedgerEntry, Invoice), LedgerError> {
-        let (at, amount) = (
-            entry.created_at,
-            match entry.amount {
-                EntryAmount::Exactly(amount) => amount,
-                EntryAmount::AllDue => Decimal::ZERO,
-            },
-        );
         let done = db_run!(self, |conn| conn
             .transaction(async |conn| {
                 let current = lock_invoice!(conn, team, invoice, at);
@@ -421,7 +408,7 @@ impl CardRepository for SqlStore {
                     })));
                 }
                 let before = current.status;
-                let (entry, after) = book_entry!(conn, team, current, entry.clone());
+                let (entry, after) = book_entry!(conn, team, current, credit_entry(entry, amount, at));
                 write_credit!(conn, team, client, currency, held - entry.amount);
                 record_events!(
                     conn,

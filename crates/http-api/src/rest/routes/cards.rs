@@ -168,6 +168,12 @@ pub(crate) struct StripeEvent {
     data: serde_json::Map<String, serde_json::Value>,
 }
 
+/// Whether the team's clients can pay by card: this server has a card processor and the
+/// team connected its account.
+pub(crate) async fn takes_cards(state: &ApiState, team: accounts::TeamId) -> Result<bool, ApiError> {
+    Ok(state.cards.is_some() && state.stores.billing.card_account(team, Processor::Stripe).await?.is_some())
+}
+
 /// What billable answers Stripe.
 #[derive(Debug, Serialize, ToSchema)]
 pub(crate) struct ReceivedBody {
@@ -363,8 +369,7 @@ pub(crate) async fn link(
     let invoice =
         state.stores.billing.get_invoice(who.team_id, id).await?.ok_or_else(|| not_found("invoice"))?;
     let due = invoice.balance.due();
-    let takes_cards = state.cards.is_some()
-        && state.stores.billing.card_account(who.team_id, Processor::Stripe).await?.is_some();
+    let takes_cards = takes_cards(state, who.team_id).await?;
     let links = &state.settings.sending.links;
     Ok(PaymentLinkBody {
         url: links.page(id),

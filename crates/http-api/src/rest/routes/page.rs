@@ -4,7 +4,6 @@
 use actix_web::http::header;
 use actix_web::{HttpRequest, HttpResponse, get, web};
 use billing::InvoiceId;
-use billing::cards::Processor;
 use billing::document::CardReturn;
 use billing::issue::{self, DocumentRef, Reader};
 
@@ -56,8 +55,7 @@ pub(crate) async fn invoice_page(
     let id: InvoiceId = path_id(&path, "invoice")?;
     let issued = issue::load(&*state.stores.billing, DocumentRef::Invoice(id), Reader::ByLink).await?;
     let issued = issued.ok_or_else(|| not_found("invoice"))?;
-    let takes_cards = state.cards.is_some()
-        && state.stores.billing.card_account(issued.invoice.team_id, Processor::Stripe).await?.is_some();
+    let takes_cards = crate::rest::routes::cards::takes_cards(&state, issued.invoice.team_id).await?;
     // Any other word is as none: the page is for people, and says nothing of it.
     let returned = match query.payment.as_deref() {
         Some("paid") => Some(CardReturn::Paid),
