@@ -219,31 +219,36 @@ pub trait ReminderStore: Send + Sync {
 }
 
 /// Words a reminder of a policy's step: the message to queue, from the invoice and its
-/// client as the pass reads them.
+/// client as the pass reads them, and the language of the invoice's sender (the team's),
+/// which a client without one of its own reads.
 pub trait ComposeReminder: Send + Sync {
     fn compose(
         &self,
         policy: &ReminderPolicy,
         invoice: &Invoice,
         client: &billing::Client,
+        team_language: locale::Language,
         step: ReminderStep,
         now: DateTime<Utc>,
     ) -> Option<crate::mail::NewMessage>;
 }
 
 /// The reminder of `invoice` to `client` under `policy` (its wording filled in, with its
-/// `links`), from `from`, for the policy's `step` or, `None`, sent by hand. A subject or
-/// body that filling made too long is cut to fit.
+/// `links`), from `from`, for the policy's `step` or, `None`, sent by hand, in the client's
+/// language or else `team_language`. A subject or body that filling made too long is cut
+/// to fit.
+#[expect(clippy::too_many_arguments, reason = "each is a fact of the reminder, read by the caller")]
 pub fn reminder_message(
     policy: &ReminderPolicy,
     invoice: &Invoice,
     client: &billing::Client,
+    team_language: locale::Language,
     step: Option<ReminderStep>,
     from: &kernel::Email,
     links: crate::mail::DocumentLinks,
     now: DateTime<Utc>,
 ) -> Option<crate::mail::NewMessage> {
-    let language = client.details.language.unwrap_or_default();
+    let language = client.details.language.unwrap_or(team_language);
     let facts = crate::mail::Facts::of_invoice(language, invoice, client.details.name.as_str(), links);
     // A policy still worded as billable words it speaks each client's language; a team's
     // own wording is sent as the team wrote it.

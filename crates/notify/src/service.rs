@@ -314,10 +314,11 @@ impl ComposeReminder for PolicyReminders {
         policy: &ReminderPolicy,
         invoice: &billing::Invoice,
         client: &billing::Client,
+        team_language: locale::Language,
         step: ReminderStep,
         now: DateTime<Utc>,
     ) -> Option<NewMessage> {
         let links = self.links.of(DocumentRef::Invoice(invoice.id), invoice.id);
-        reminder_message(policy, invoice, client, Some(step), &self.from, links, now)
+        reminder_message(policy, invoice, client, team_language, Some(step), &self.from, links, now)
     }
 }

@@ -92,6 +92,7 @@ impl ComposeReminder for Reminders {
         policy: &ReminderPolicy,
         invoice: &Invoice,
         client: &Client,
+        team_language: locale::Language,
         step: ReminderStep,
         now: DateTime<Utc>,
     ) -> Option<NewMessage> {
@@ -100,6 +101,7 @@ impl ComposeReminder for Reminders {
             policy,
             invoice,
             client,
+            team_language,
             Some(step),
             &from,
             notify::mail::DocumentLinks {
@@ -639,6 +641,37 @@ pub async fn reminders_follow_the_policy_once_per_step(store: Ports) {
         f.billing.get_invoice(f.team, third.id).await.unwrap().unwrap().chasing.next_reminder_at,
         None
     );
+}
+
+/// A reminder on the default wording speaks its client's language, and a client without one
+/// reads the team's: the language of the invoice's sender.
+pub async fn a_reminder_speaks_the_clients_language_or_else_the_teams(store: Ports) {
+    let f = fixture(store).await;
+    let notify = f.store.notify();
+    let invoice = due_invoice(&f).await;
+    let sender = f.billing.get_sender(f.team, invoice.sender_id).await.unwrap().unwrap();
+    let mut details = sender.details.clone();
+    details.language = locale::Language::German;
+    f.billing.update_sender(f.team, sender.id, &details, at("2026-11-20")).await.unwrap().unwrap();
+    notify.set_reminder_policy(f.team, &policy(true, &[0, 7]), at("2026-11-20")).await.unwrap();
+    notify.mark_sent(f.team, invoice.id, at("2026-11-21")).await.unwrap().unwrap();
+    let reminded = async |day: &str| {
+        assert_eq!(notify.queue_due_reminders(at(day), &Reminders, 100).await.unwrap(), 1);
+        let filter = MessageFilter { invoice: Some(invoice.id), status: None, before: None, limit: 1 };
+        notify.list_messages(f.team, &filter).await.unwrap().remove(0).subject.as_str().to_owned()
+    };
+    let subject_in = |language| {
+        let (subject, _) = MessageKind::Reminder.default_templates(language);
+        subject.as_str().split('{').next().unwrap().to_owned()
+    };
+    let german = reminded("2026-12-10").await;
+    assert!(german.starts_with(&subject_in(locale::Language::German)), "{german:?}");
+    assert_ne!(subject_in(locale::Language::German), subject_in(locale::Language::English));
+    let mut client = client_details("Zoë Łukasiewicz — Ёлка ΑΒΓ", "zoe@example.com");
+    client.language = Some(locale::Language::French);
+    f.billing.replace(f.team, f.client, &client, at("2026-12-11")).await.unwrap();
+    let french = reminded("2026-12-17").await;
+    assert!(french.starts_with(&subject_in(locale::Language::French)), "{french:?}");
 }
 
 /// Marking an invoice sent sets `sent_at` once, raises `invoice.sent` once, and schedules

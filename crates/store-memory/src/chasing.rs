@@ -623,8 +623,15 @@ impl ReminderStore for MemoryStore {
                     && let Some(step) =
                         Schedule::of(&invoice, client.details.reminders_enabled, done).step_due(&policy, now)
                 {
+                    let team_language = state
+                        .senders
+                        .iter()
+                        .find(|s| s.team_id == team && s.id == invoice.sender_id)
+                        .map(|s| s.details.language)
+                        .unwrap_or_default();
                     if state.chasing.reminder_steps.insert((id, step.days_after_due()))
-                        && let Some(message) = compose.compose(&policy, &invoice, &client, step, now)
+                        && let Some(message) =
+                            compose.compose(&policy, &invoice, &client, team_language, step, now)
                     {
                         state.insert_message(&message);
                         queued += 1;

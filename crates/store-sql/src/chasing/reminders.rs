@@ -114,7 +114,18 @@ impl ReminderStore for SqlStore {
                     });
                     let mut sent = false;
                     if let (Some(step), Some(client)) = (step, &client) {
-                        let message = compose.compose(&policy, &invoice, client, step, now);
+                        let team_language: Option<String> = sender_addresses::table
+                            .filter(sender_addresses::team_id.eq(team))
+                            .filter(sender_addresses::id.eq(DbUuid::of(invoice.sender_id)))
+                            .select(sender_addresses::language)
+                            .first(conn)
+                            .await
+                            .optional()?;
+                        // A sender's language is one billable speaks, as it was written.
+                        let team_language = team_language
+                            .and_then(|code| billing::client::language(&code).ok())
+                            .unwrap_or_default();
+                        let message = compose.compose(&policy, &invoice, client, team_language, step, now);
                         let message_id =
                             message.as_ref().map_or_else(kernel::mint_uuid, |m| m.message.id.as_uuid());
                         let claimed = diesel::insert_into(invoice_reminders::table)
