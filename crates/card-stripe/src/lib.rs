@@ -60,15 +60,31 @@ impl Stripe {
     }
 }
 
-/// `amount` in the currency's minor unit, as Stripe counts it (`12.30 EUR` is `1230`).
-fn minor_units(amount: Decimal, currency: Currency) -> Option<i64> {
-    let scaled = amount * Decimal::from(10_i64.pow(currency.minor_unit()));
-    scaled.fract().is_zero().then(|| i64::try_from(scaled.trunc()).ok()).flatten()
+/// The decimals Stripe's API counts `currency` in: ISO 4217's minor unit, but for the two
+/// currencies that lost theirs and that Stripe still counts in hundredths, always `00`
+/// (ISK and UGX, Stripe's "special cases"). HUF and TWD keep ISO's two decimals in charges;
+/// Stripe treats them as whole only in payouts, which billable does not make.
+fn stripe_decimals(currency: Currency) -> u32 {
+    match currency.as_str() {
+        "ISK" | "UGX" => 2,
+        _ => currency.minor_unit(),
+    }
 }
 
-/// A number of minor units of `currency` Stripe sent, as an amount.
+/// `amount` in the currency's minor unit, as Stripe counts it (`12.30 EUR` is `1230`, and
+/// `500 ISK` is `50000`); none for a fraction of what the currency can hold.
+fn minor_units(amount: Decimal, currency: Currency) -> Option<i64> {
+    let whole = amount * Decimal::from(10_i64.pow(currency.minor_unit()));
+    if !whole.fract().is_zero() {
+        return None;
+    }
+    let scaled = amount * Decimal::from(10_i64.pow(stripe_decimals(currency)));
+    i64::try_from(scaled.trunc()).ok()
+}
+
+/// A number of minor units of `currency` Stripe sent, as an amount of it.
 fn from_minor_units(units: i64, currency: Currency) -> Decimal {
-    Decimal::new(units, currency.minor_unit())
+    Decimal::new(units, stripe_decimals(currency)).round_dp(currency.minor_unit())
 }
 
 #[async_trait]
@@ -303,6 +319,19 @@ mod tests {
         assert_eq!(minor_units("1200".parse().unwrap(), jpy), Some(1200));
         assert_eq!(minor_units("0.001".parse().unwrap(), eur), None);
         assert_eq!(from_minor_units(143_990, eur), "1439.90".parse::<Decimal>().unwrap());
+    }
+
+    #[test]
+    fn icelandic_kronur_and_ugandan_shillings_are_counted_in_hundredths_that_are_always_zero() {
+        let isk = Currency::parse("ISK").unwrap();
+        let ugx = Currency::parse("UGX").unwrap();
+        let huf = Currency::parse("HUF").unwrap();
+        assert_eq!(minor_units("500".parse().unwrap(), isk), Some(50_000));
+        assert_eq!(minor_units("500.5".parse().unwrap(), isk), None);
+        assert_eq!(minor_units("12000".parse().unwrap(), ugx), Some(1_200_000));
+        assert_eq!(from_minor_units(50_000, isk), Decimal::from(500));
+        assert_eq!(minor_units("1500.25".parse().unwrap(), huf), Some(150_025));
+        assert_eq!(from_minor_units(150_025, huf), "1500.25".parse::<Decimal>().unwrap());
     }
 
     #[test]
