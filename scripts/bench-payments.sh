@@ -4,6 +4,8 @@
 #     pgbench's durable one-row INSERT at the same concurrency: target >= 0.5 x its rate
 #   - the same on one invoice, where every payment waits for the one before it (each locks
 #     the invoice it pays): its rate and p99
+#   - Stripe's webhook taking signed payment_intent.succeeded events, each a payment of its
+#     own on the invoices in turn, beside the same pgbench figure
 # Each payment is one transaction: lock the invoice row, read its balance, insert the entry,
 # write the balance the ledger leaves. After the runs the books are checked: every invoice's
 # amountPaid is the sum of its entries, and no invoice took more than its total.
@@ -65,27 +67,39 @@ psql_bench -c "SELECT id FROM invoices ORDER BY serial" >"$WORK/invoices.txt"
 ONE_INVOICE=$(head -n 1 "$WORK/invoices.txt")
 psql_bench -c "VACUUM ANALYZE"
 
-# payment_script NAME : a wrk Lua script at $WORK/NAME.lua paying 0.01 by bank transfer on
-# the invoices of $WORK/NAME.ids, in turn: each thread walks the list from its own offset,
-# so the requests in flight at any moment pay distinct invoices.
-payment_script() {
-    cat >"$WORK/$1.lua" <<LUA
-local ids = {}
-for line in io.lines("$WORK/$1.ids") do ids[#ids + 1] = line end
+# lua_in_turn FILE : the start of a wrk Lua script whose next_item() answers the lines of
+# FILE in turn: each thread walks them from its own offset, so the requests in flight at any
+# moment take distinct lines.
+lua_in_turn() {
+    cat <<LUA
+local items = {}
+for line in io.lines("$1") do items[#items + 1] = line end
 local threads = 0
 function setup(thread)
     thread:set("offset", threads)
     threads = threads + 1
 end
 local sent = 0
+local function next_item()
+    sent = sent + 1
+    return items[(sent * ${THREADS} + (offset or 0)) % #items + 1]
+end
+LUA
+}
+
+# payment_script NAME : a wrk Lua script at $WORK/NAME.lua paying 0.01 by bank transfer on
+# the invoices of $WORK/NAME.ids, in turn.
+payment_script() {
+    {
+        lua_in_turn "$WORK/$1.ids"
+        cat <<LUA
 local headers = { ["Content-Type"] = "application/json", ["X-API-Key"] = "${KEY}" }
 local body = '{"amount": 0.01, "method": "bank_transfer"}'
 function request()
-    sent = sent + 1
-    local id = ids[(sent * ${THREADS} + (offset or 0)) % #ids + 1]
-    return wrk.format("POST", "/v1/invoices/" .. id .. "/payments", headers, body)
+    return wrk.format("POST", "/v1/invoices/" .. next_item() .. "/payments", headers, body)
 end
 LUA
+    } >"$WORK/$1.lua"
 }
 cp "$WORK/invoices.txt" "$WORK/distinct.ids"
 payment_script distinct
@@ -103,6 +117,52 @@ echo
 echo "=== POST /v1/invoices/{id}/payments, one invoice (wrk, ${CONNECTIONS} connections, ${DURATION}s) ==="
 run_wrk one -s "$WORK/one.lua" "$BASE"
 ONE_ENTRIES=$(psql_bench -c "SELECT count(*) FROM ledger_entries WHERE invoice_id = '${ONE_INVOICE}'")
+
+# Stripe's webhook: the team connects Stripe, and the load is signed payment_intent.succeeded
+# events, each a PaymentIntent of its own paying 0.01 on the fixture's invoices in turn. Each
+# is verified (HMAC-SHA256, constant time), its account found by its address's token, and
+# booked as the payment above is, keyed by the PaymentIntent so that it books once.
+STRIPE_URL=$(curl -fsS -X PUT -H "X-API-Key: $KEY" -H 'Content-Type: application/json' \
+    -d '{"secretKey":"sk_test_bench","webhookSecret":"whsec_bench"}' "$BASE/v1/payment-providers/stripe" \
+    | python3 -c 'import json, sys; print(json.load(sys.stdin)["webhookUrl"])')
+STRIPE_PATH="/v1/payment-providers/stripe/webhook/${STRIPE_URL##*/}"
+CURRENCY=$(psql_bench -c "SELECT lower(currency) FROM invoices LIMIT 1")
+# Enough distinct events for the warm-up and the run at several thousand a second; they are
+# signed now, and Stripe's tolerance is 300 s, so the runs must start within it.
+STRIPE_EVENTS=$(( (DURATION + WARMUP) * 4000 ))
+log "signing ${STRIPE_EVENTS} Stripe events"
+python3 - "$WORK/invoices.txt" "$CURRENCY" "$STRIPE_EVENTS" >"$WORK/stripe.events" <<'PY'
+import hashlib, hmac, json, sys, time
+invoices = open(sys.argv[1]).read().split()
+currency, count, now = sys.argv[2], int(sys.argv[3]), int(time.time())
+for n in range(count):
+    body = json.dumps({"id": f"evt_bench_{n}", "type": "payment_intent.succeeded", "created": now,
+        "data": {"object": {"id": f"pi_bench_{n}", "object": "payment_intent", "amount": 1,
+            "amount_received": 1, "currency": currency,
+            "metadata": {"invoice_id": invoices[n % len(invoices)]}}}}, separators=(",", ":"))
+    mac = hmac.new(b"whsec_bench", f"{now}.{body}".encode(), hashlib.sha256).hexdigest()
+    print(f"t={now},v1={mac}\t{body}")
+PY
+{
+    lua_in_turn "$WORK/stripe.events"
+    cat <<LUA
+function request()
+    local event = next_item()
+    local tab = event:find("\t", 1, true)
+    local headers = { ["Content-Type"] = "application/json", ["Stripe-Signature"] = event:sub(1, tab - 1) }
+    return wrk.format("POST", "${STRIPE_PATH}", headers, event:sub(tab + 1))
+end
+LUA
+} >"$WORK/stripe.lua"
+log "warm-up (${WARMUP}s)"
+wrk -t"$THREADS" -c"$CONNECTIONS" -d"${WARMUP}s" -s "$WORK/stripe.lua" "$BASE" >/dev/null
+echo
+echo "=== POST ${STRIPE_PATH%/*}/{token}, signed events (wrk, ${CONNECTIONS} connections, ${DURATION}s) ==="
+run_wrk stripe -s "$WORK/stripe.lua" "$BASE"
+STRIPE_BOOKED=$(psql_bench -c "SELECT count(*) FROM card_receipts")
+[[ $(psql_bench -c "SELECT count(DISTINCT payment) FROM card_receipts") == "$STRIPE_BOOKED" ]] \
+    || die "a PaymentIntent was booked twice"
+(( STRIPE_BOOKED > 0 )) || die "no Stripe event was booked"
 
 # The books after the load: each invoice's amount_paid is what its entries sum to, within
 # its total.
@@ -154,7 +214,11 @@ echo "=== Summary ($(nproc) cores, ${CONNECTIONS} connections, pool ${POOL_SIZE}
 figures "payments, distinct invoices:" distinct
 figures "payments, one invoice:" one
 printf '%-36s %s entries on it, books balanced\n' "  the one invoice after the runs:" "$ONE_ENTRIES"
+figures "Stripe webhook, distinct payments:" stripe
+printf '%-36s %s PaymentIntents, each once\n' "  booked after warm-up and run:" "$STRIPE_BOOKED"
 printf '%-36s %s tps\n' "pgbench durable one-row INSERT:" "$PG_TPS"
 printf '%-36s %s tps\n' "pgbench, the payment's transaction:" "$PG_PAYMENT_TPS"
 printf '%-36s %s (target >= 0.5: %s)\n' "ratio distinct payments / pgbench:" "$RATIO" "$ratio_met"
 printf '%-36s %s\n' "  to the payment's transaction:" "$SAME_RATIO"
+STRIPE_RATIO=$(awk -v a="$(wrk_rps stripe)" -v b="$PG_TPS" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "n/a" }')
+printf '%-36s %s\n' "ratio Stripe webhook / pgbench:" "$STRIPE_RATIO"

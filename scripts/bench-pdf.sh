@@ -4,7 +4,9 @@
 #
 #   1. builds and runs `render_bench` in release: median and p99 per document for a 1-page
 #      and a 10-page invoice, and writes the same invoices as HTML;
-#   2. if Chromium is installed (or can be installed with apt-get), times
+#   2. times the client's page (HTML, `pages`) beside the PDF of the same invoice with its
+#      payment QR code, EPC and Swiss, in one process (`page_bench`): target under 1/5;
+#   3. if Chromium is installed (or can be installed with apt-get), times
 #      `chromium --headless --print-to-pdf` on the 1-page HTML: wall clock including
 #      start-up, median of BENCH_PDF_CHROMIUM_RUNS (5) runs; prints the ratio.
 #
@@ -27,6 +29,10 @@ if [[ -z "$builtin_ms" ]]; then
     echo "could not read the 1-page median from render_bench's output" >&2
     exit 1
 fi
+
+echo
+echo "== the client's page beside the PDF of the same invoice (target: under a fifth)"
+cargo run --release --quiet -p app --example page_bench -- --runs "$RUNS"
 
 find_chromium() {
     local name

@@ -210,16 +210,18 @@ impl<'a> InvoiceHtml<'a> {
 /// one rectangle), with a quiet zone of four modules and, for the Swiss QR-bill, its cross.
 fn svg(qr: &DocumentQr, label: &str) -> Option<String> {
     let payload = qr.decoded()?;
-    let code = qrcode::QrCode::with_error_correction_level(&payload, qrcode::EcLevel::M).ok()?;
-    let width = code.width();
-    let colors = code.to_colors();
+    // Level M, which both payment formats require; bytes as they are (an EPC payload may be
+    // ISO 8859-1).
+    let code =
+        fast_qr::QRBuilder::new(payload).ecl(fast_qr::ECL::M).mode(fast_qr::Mode::Byte).build().ok()?;
+    let width = code.size;
     let mut path = String::new();
-    for (row, line) in colors.chunks(width).enumerate() {
+    for (row, line) in code.data[..width * width].chunks(width).enumerate() {
         let mut column = 0;
         while column < line.len() {
-            if line[column] == qrcode::Color::Dark {
+            if line[column].value() {
                 let start = column;
-                while column < line.len() && line[column] == qrcode::Color::Dark {
+                while column < line.len() && line[column].value() {
                     column += 1;
                 }
                 let (x, y, run) = (start + 4, row + 4, column - start);

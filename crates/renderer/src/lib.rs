@@ -15,5 +15,7 @@ pub mod service;
 pub use builtin::{BuiltinRenderer, FONT_DIRS_VARIABLE, check_logo, page_count, render_pdf};
 pub use proxy::ProxyRenderer;
 #[doc(hidden)]
-pub use sample::{SCRIPT_SAMPLES, multilingual_document, sample_document};
+pub use sample::{
+    SCRIPT_SAMPLES, multilingual_document, sample_document, sample_epc_code, sample_swiss_bill,
+};
 pub use service::serve;

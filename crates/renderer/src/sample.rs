@@ -141,8 +141,7 @@ fn document(items: usize, paid: bool, work: impl Fn(usize) -> (&'static str, u64
 }
 
 /// An EPC QR code of the sample invoice, as billing makes it.
-#[cfg(test)]
-pub(crate) fn epc_code() -> billing::document::DocumentQr {
+pub fn sample_epc_code() -> billing::document::DocumentQr {
     billing::document::DocumentQr {
         format: "epc".to_owned(),
         payload: "QkNECjAwMgoyClNDVApCWUxBREVNMTAwMQpCaWxsYWJsZSBTdHVkaW8gR21iSApERTAyMTIwMzAwMDAwMDAwMjAyMDUxCkVVUjE2NDgwLjMxCgpSRjQwSU5WMDAwMQ==".to_owned(),
@@ -152,8 +151,7 @@ pub(crate) fn epc_code() -> billing::document::DocumentQr {
 }
 
 /// The Swiss QR-bill of the sample invoice, to a QR-IBAN, as billing makes it.
-#[cfg(test)]
-pub(crate) fn swiss_bill() -> billing::document::DocumentQr {
+pub fn sample_swiss_bill() -> billing::document::DocumentQr {
     let labels = billing::document::SlipLabels {
         receipt: "Receipt".to_owned(),
         payment_part: "Payment part".to_owned(),

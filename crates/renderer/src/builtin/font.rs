@@ -23,6 +23,26 @@ static FONTS: LazyLock<Result<Fonts, String>> = LazyLock::new(|| {
     })
 });
 
+/// `Liberation Sans` and `Liberation Sans Bold`, the one of the typefaces SIX allows on a
+/// Swiss QR-bill (Arial, Frutiger, Helvetica, Liberation Sans: IG 2.3, 3.4) that may be
+/// embedded freely. SIL Open Font License 1.1, see `fonts/LICENSE-Liberation`.
+static SLIP_FONTS: LazyLock<Result<Fonts, String>> = LazyLock::new(|| {
+    Ok(Fonts {
+        regular: Face::load(
+            "Liberation Sans",
+            include_bytes!("../../fonts/LiberationSans-Regular.ttf"),
+            0,
+            Weight::Regular,
+        )?,
+        bold: Face::load(
+            "Liberation Sans Bold",
+            include_bytes!("../../fonts/LiberationSans-Bold.ttf"),
+            0,
+            Weight::Bold,
+        )?,
+    })
+});
+
 /// The two faces every page is set in.
 pub(super) struct Fonts {
     pub(super) regular: Face,
@@ -34,6 +54,11 @@ impl Fonts {
     /// defect, which every test would show.
     pub(super) fn get() -> anyhow::Result<&'static Fonts> {
         FONTS.as_ref().map_err(|error| anyhow::anyhow!("{error}"))
+    }
+
+    /// The faces a Swiss QR-bill's receipt and payment part are set in.
+    pub(super) fn slip() -> anyhow::Result<&'static Fonts> {
+        SLIP_FONTS.as_ref().map_err(|error| anyhow::anyhow!("{error}"))
     }
 
     pub(super) fn face(&self, weight: Weight) -> &Face {

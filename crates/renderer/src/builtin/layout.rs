@@ -918,7 +918,7 @@ mod tests {
     fn an_epc_code_stands_beside_the_payment_details_on_the_last_page() {
         for items in [3, 20, 30, 40, 50] {
             let mut document = sample_document(items, false);
-            document.payment_qr = Some(crate::sample::epc_code());
+            document.payment_qr = Some(crate::sample::sample_epc_code());
             let pages = lay_out(&document, fonts(), None);
             assert_clean(&pages);
             let [(page, x, _, cross)] = codes(&pages)[..] else { panic!("one code") };
@@ -934,7 +934,7 @@ mod tests {
         let mut own_page = false;
         for items in 1..40 {
             let mut document = sample_document(items, false);
-            document.payment_qr = Some(crate::sample::swiss_bill());
+            document.payment_qr = Some(crate::sample::sample_swiss_bill());
             let pages = lay_out(&document, fonts(), None);
             assert_clean(&pages);
             let [(page, x, y, cross)] = codes(&pages)[..] else { panic!("one code") };
@@ -948,6 +948,16 @@ mod tests {
             for label in ["Receipt", "Payment part", "Account / Payable to", "Acceptance point", "16 480.31"]
             {
                 assert!(shown.contains(&label), "{label} in {shown:?}");
+            }
+            // SIX allows only Arial, Frutiger, Helvetica or Liberation Sans on the slip; the
+            // invoice above it keeps its own face.
+            for op in &pages[page] {
+                if let Op::Text { y, line, .. } = op {
+                    let on_slip = *y >= SLIP_TOP - 4.0;
+                    for run in &line.runs {
+                        assert_eq!(run.face.name.starts_with("Liberation Sans"), on_slip, "{:?}", line.text);
+                    }
+                }
             }
             let totals_here = shown.contains(&"Total");
             fitted |= totals_here;

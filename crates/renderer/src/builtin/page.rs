@@ -51,9 +51,10 @@ impl Modules {
     /// require); `None` when the bytes do not fit a QR code, or the payload is no base64.
     pub(super) fn of(qr: &DocumentQr) -> Option<Self> {
         let payload = qr.decoded()?;
-        let code = qrcode::QrCode::with_error_correction_level(&payload, qrcode::EcLevel::M).ok()?;
-        let dark = code.to_colors().into_iter().map(|color| color == qrcode::Color::Dark).collect();
-        Some(Self { width: code.width(), dark })
+        let code =
+            fast_qr::QRBuilder::new(payload).ecl(fast_qr::ECL::M).mode(fast_qr::Mode::Byte).build().ok()?;
+        let dark = code.data[..code.size * code.size].iter().map(|module| module.value()).collect();
+        Some(Self { width: code.size, dark })
     }
 }
 

@@ -42,6 +42,10 @@ impl Pen {
     /// The Swiss QR-bill: the receipt and the payment part of `slip`, its code `modules`,
     /// in the bottom 105 mm of the page.
     pub(super) fn swiss_slip(&mut self, slip: &SwissSlipText, modules: Modules) {
+        // Set in a typeface SIX allows; in the page's own, were that one unreadable (it is
+        // compiled in, so every test would show it).
+        let page_fonts = self.fonts;
+        self.fonts = super::font::Fonts::slip().unwrap_or(page_fonts);
         let top = SLIP_TOP;
         // Where the bill is to be cut, with the words that say so above it.
         self.rule(top, 0.0, PAGE_WIDTH, 0.5, INK);
@@ -52,6 +56,7 @@ impl Pen {
 
         self.receipt(slip, top);
         self.payment_part(slip, modules, top);
+        self.fonts = page_fonts;
     }
 
     fn receipt(&mut self, slip: &SwissSlipText, top: f32) {
