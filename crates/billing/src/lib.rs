@@ -17,6 +17,7 @@ pub mod party;
 pub mod payment_qr;
 pub mod peppol;
 pub mod qr_choice;
+pub mod quote;
 pub mod receivables;
 pub mod reference;
 pub mod sender;
