@@ -15,7 +15,9 @@ use rust_decimal::Decimal;
 
 use crate::ClientId;
 use crate::discount::{Discount, allocate};
-use crate::invoice::{Description, Exchange, InvoiceId, InvoiceRule, LineItem, Pricing, TaxRule, Totals};
+use crate::invoice::{
+    Description, Exchange, InvoiceId, InvoiceRule, LineInput, LineItem, LineVat, Pricing, TaxRule, Totals,
+};
 use crate::money::{Currency, percentage_of, round_to_minor};
 use crate::numbering::DocumentNumber;
 use crate::vat::{Vat, VatRate};
@@ -166,6 +168,8 @@ pub enum QuoteRule {
         "the deposits would reach the quote's {net} before VAT; {remaining} remains: invoice the rest as the final invoice"
     )]
     DepositTooLarge { net: Decimal, remaining: Decimal },
+    #[error("a deposit cannot split a flat tax: give the quote a tax percentage, or invoice it in full")]
+    FlatTaxDeposit,
     #[error("{0}")]
     Invoice(#[from] InvoiceRule),
 }
@@ -273,6 +277,9 @@ pub struct DepositLine {
 /// deposits together stay below the quote's amount before VAT (its rest is the final
 /// invoice's).
 pub fn deposit_lines(quote: &Quote, size: DepositSize) -> Result<Vec<DepositLine>, QuoteRule> {
+    if matches!(quote.tax_rule, TaxRule::Flat(tax) if tax > Decimal::ZERO) {
+        return Err(QuoteRule::FlatTaxDeposit);
+    }
     let currency = quote.currency;
     let groups = quote.pricing().breakdown()?;
     let bases: Vec<Decimal> = groups.iter().map(|group| group.taxable_amount).collect();
@@ -303,12 +310,97 @@ pub fn deposit_lines(quote: &Quote, size: DepositSize) -> Result<Vec<DepositLine
         .collect())
 }
 
+/// What converting a quote asks for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ConversionMode {
+    /// The whole quote: its full invoice, or its final one after deposits.
+    Full,
+    Deposit(DepositSize),
+}
+
+/// The invoice a conversion makes, before the rules of every invoice (its serial, number,
+/// dates, the client's and sender's checks) apply: it is made in the quote's currency, at
+/// its rate, under its VAT and tax rule.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InvoicePlan {
+    pub kind: ConversionKind,
+    pub lines: Vec<LineInput>,
+    /// The quote's own discount on a full or final invoice; none on a deposit, whose lines
+    /// are shares of what remains after it.
+    pub discount: Option<Discount>,
+    /// What a final invoice deducts: its deposit invoices' totals (EN 16931 BT-113, the
+    /// prepaid amount); 0 on the others.
+    pub deducted: Decimal,
+}
+
+/// The invoice that converting `quote` as `mode` at `now` makes: the quote's lines on a
+/// full or final invoice (a final one deducting the deposits), or a deposit's line per VAT
+/// group ([`deposit_lines`]), each worded by `deposit_line` from its rate.
+pub fn plan_conversion(
+    quote: &Quote,
+    mode: ConversionMode,
+    now: DateTime<Utc>,
+    deposit_line: impl Fn(&VatRate) -> Description,
+) -> Result<InvoicePlan, QuoteRule> {
+    quote.check_convertible(now)?;
+    let plan = match mode {
+        ConversionMode::Full => {
+            let deducted = quote.deposits_total();
+            InvoicePlan {
+                kind: if quote.deposits().next().is_some() {
+                    ConversionKind::Final
+                } else {
+                    ConversionKind::Full
+                },
+                lines: quote.line_items.iter().map(line_input).collect(),
+                discount: quote.discount,
+                deducted,
+            }
+        }
+        ConversionMode::Deposit(size) => InvoicePlan {
+            kind: ConversionKind::Deposit,
+            lines: deposit_lines(quote, size)?
+                .into_iter()
+                .map(|line| LineInput {
+                    description: deposit_line(&line.rate),
+                    unit_price: line.net,
+                    quantity: Decimal::ONE,
+                    amount: Some(line.net),
+                    unit_code: None,
+                    vat: LineVat {
+                        category: Some(line.rate.category),
+                        percentage: Some(line.rate.percentage),
+                        exemption_reason: line.rate.exemption_reason,
+                    },
+                    discount: None,
+                })
+                .collect(),
+            discount: None,
+            deducted: Decimal::ZERO,
+        },
+    };
+    Ok(plan)
+}
+
+/// A quote's line as an invoice is given it.
+fn line_input(item: &LineItem) -> LineInput {
+    LineInput {
+        description: item.description.clone(),
+        unit_price: item.unit_price,
+        quantity: item.quantity,
+        amount: Some(item.amount),
+        unit_code: Some(item.unit_code.clone()),
+        vat: item.vat.clone(),
+        discount: item.discount.map(crate::discount::Allowance::discount),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use kernel::Id as _;
 
-    use crate::invoice::{LineInput, LineVat, price_lines};
+    use crate::invoice::price_lines;
     use crate::vat::VatCategory;
 
     fn dec(text: &str) -> Decimal {
@@ -453,6 +545,60 @@ mod tests {
         // An amount is split in proportion: 100.00 over 1,000 and 500 is 66.67 and 33.33.
         let lines = deposit_lines(&quote, DepositSize::Amount(dec("100"))).unwrap();
         assert_eq!(lines.iter().map(|line| line.net).collect::<Vec<_>>(), [dec("66.67"), dec("33.33")]);
+    }
+
+    #[test]
+    fn a_conversion_repeats_the_quote_or_bills_a_deposit_per_vat_group_and_the_final_deducts_the_deposits() {
+        let now = at("2026-11-10T00:00:00Z");
+        let words = |rate: &VatRate| Description::parse(format!("Deposit at {} %", rate.percentage)).unwrap();
+        let mut quote = accepted(quote(true));
+        assert_eq!(
+            plan_conversion(&sent(self::quote(true)), ConversionMode::Full, now, words),
+            Err(QuoteRule::NotAccepted { status: QuoteStatus::Sent })
+        );
+
+        let deposit =
+            plan_conversion(&quote, ConversionMode::Deposit(DepositSize::Percent(dec("30"))), now, words)
+                .unwrap();
+        assert_eq!(
+            (deposit.kind, deposit.deducted, deposit.discount),
+            (ConversionKind::Deposit, Decimal::ZERO, None)
+        );
+        // Priced as every invoice is, the deposit's lines give each group its share, taxed
+        // at its rate: 300.00 at 19 % and 150.00 at 7 %.
+        let items = price_lines(deposit.lines, quote.currency, now).unwrap();
+        assert_eq!(items[1].description.as_str(), "Deposit at 7 %");
+        let totals = Pricing {
+            items: &items,
+            vat: &quote.vat,
+            rule: quote.tax_rule,
+            discount: None,
+            currency: quote.currency,
+        }
+        .totals(None)
+        .unwrap();
+        assert_eq!((totals.subtotal, totals.tax, totals.total), (dec("450.00"), dec("67.50"), dec("517.50")));
+        quote.invoices.push(invoiced(ConversionKind::Deposit, "450.00", "517.50"));
+
+        let last = plan_conversion(&quote, ConversionMode::Full, now, words).unwrap();
+        assert_eq!((last.kind, last.deducted), (ConversionKind::Final, dec("517.50")));
+        let items = price_lines(last.lines, quote.currency, now).unwrap();
+        assert_eq!(
+            items.iter().map(|item| (item.amount, item.vat.clone())).collect::<Vec<_>>(),
+            quote.line_items.iter().map(|item| (item.amount, item.vat.clone())).collect::<Vec<_>>()
+        );
+
+        let whole = plan_conversion(&accepted(self::quote(false)), ConversionMode::Full, now, words).unwrap();
+        assert_eq!((whole.kind, whole.deducted), (ConversionKind::Full, Decimal::ZERO));
+    }
+
+    #[test]
+    fn a_flat_tax_is_not_split_over_deposits() {
+        let mut quote = accepted(quote(false));
+        quote.tax_rule = TaxRule::Flat(dec("50"));
+        assert_eq!(deposit_lines(&quote, DepositSize::Percent(dec("30"))), Err(QuoteRule::FlatTaxDeposit));
+        quote.tax_rule = TaxRule::Flat(Decimal::ZERO);
+        assert_eq!(deposit_lines(&quote, DepositSize::Percent(dec("30"))).unwrap()[0].net, dec("300.00"));
     }
 
     #[test]
