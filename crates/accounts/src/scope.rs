@@ -20,10 +20,14 @@ pub enum Permission {
     /// Subscribing, changing and deleting webhook endpoints, rotating their secrets,
     /// testing and redelivering.
     WebhooksWrite,
+    /// Reading quotes; `invoices:read` implies it.
+    QuotesRead,
+    /// Writing, sending, deciding and converting quotes; `invoices:write` implies it.
+    QuotesWrite,
 }
 
 impl Permission {
-    pub const ALL: [Self; 10] = [
+    pub const ALL: [Self; 12] = [
         Self::ClientsRead,
         Self::ClientsWrite,
         Self::InvoicesRead,
@@ -34,6 +38,8 @@ impl Permission {
         Self::PaymentsWrite,
         Self::WebhooksRead,
         Self::WebhooksWrite,
+        Self::QuotesRead,
+        Self::QuotesWrite,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -48,6 +54,8 @@ impl Permission {
             Self::PaymentsWrite => "payments:write",
             Self::WebhooksRead => "webhooks:read",
             Self::WebhooksWrite => "webhooks:write",
+            Self::QuotesRead => "quotes:read",
+            Self::QuotesWrite => "quotes:write",
         }
     }
 
@@ -61,19 +69,26 @@ impl Permission {
     pub fn is_read(self) -> bool {
         matches!(
             self,
-            Self::ClientsRead | Self::InvoicesRead | Self::TrackRead | Self::AgentRead | Self::WebhooksRead
+            Self::ClientsRead
+                | Self::InvoicesRead
+                | Self::TrackRead
+                | Self::AgentRead
+                | Self::WebhooksRead
+                | Self::QuotesRead
         )
     }
 
     /// The permissions that imply this one: a write its read, `invoices:write` the
-    /// recording of payments, and recording payments the reading of invoices.
+    /// recording of payments, recording payments the reading of invoices, and invoices'
+    /// permissions the same of quotes.
     fn implied_by(self) -> &'static [Self] {
         match self {
             Self::ClientsRead => &[Self::ClientsWrite],
             Self::InvoicesRead => &[Self::InvoicesWrite, Self::PaymentsWrite],
             Self::TrackRead => &[Self::TrackWrite],
-            Self::PaymentsWrite => &[Self::InvoicesWrite],
+            Self::PaymentsWrite | Self::QuotesWrite => &[Self::InvoicesWrite],
             Self::WebhooksRead => &[Self::WebhooksWrite],
+            Self::QuotesRead => &[Self::QuotesWrite, Self::InvoicesRead, Self::InvoicesWrite],
             _ => &[],
         }
     }
@@ -169,6 +184,17 @@ mod tests {
         let invoicing = Scope::from_parts("restricted", &["invoices:write"]).unwrap();
         assert!(invoicing.allows(Permission::PaymentsWrite));
         assert!(!Scope::ReadOnly.allows(Permission::PaymentsWrite));
+    }
+
+    #[test]
+    fn invoices_permissions_bring_quotes_and_quotes_bring_no_invoices() {
+        let allowed = |scope: &str| {
+            let scope = Scope::from_parts("restricted", &[scope]).unwrap();
+            Permission::ALL.into_iter().filter(|p| scope.allows(*p)).collect::<Vec<_>>()
+        };
+        assert_eq!(allowed("invoices:read"), [Permission::InvoicesRead, Permission::QuotesRead]);
+        assert!(allowed("invoices:write").contains(&Permission::QuotesWrite));
+        assert_eq!(allowed("quotes:write"), [Permission::QuotesRead, Permission::QuotesWrite]);
     }
 
     #[test]

@@ -881,6 +881,7 @@ pub(crate) mod tests {
             vat,
             exchange: crate::Exchange::none(currency),
             supply: crate::Supply::default(),
+            from_quote: None,
             created_at: now,
             updated_at: now,
         }

@@ -202,6 +202,9 @@ pub enum InvoiceRule {
     /// An invoice is in its client's currency: a client billed in another cannot take it.
     #[error("the client is billed in {client}, the invoice is in {invoice}")]
     ClientCurrencyDiffers { client: Currency, invoice: Currency },
+    /// A final invoice's total may not fall below the deposits it deducts.
+    #[error("the total may not fall below the deposits the invoice deducts, {deducted}")]
+    BelowDeposits { deducted: Decimal },
 }
 
 impl InvoiceRule {
@@ -569,7 +572,7 @@ pub struct Invoice {
     pub discount: Option<Discount>,
     pub totals: Totals,
     /// What its ledger leaves: paid, credited, written off, due. Its `total` is
-    /// `totals.total`.
+    /// [`Invoice::payable`].
     pub balance: crate::ledger::Balance,
     pub client_id: ClientId,
     pub sender_id: SenderAddressId,
@@ -585,6 +588,8 @@ pub struct Invoice {
     pub exchange: Exchange,
     /// When the service was rendered, and the buyer's order.
     pub supply: crate::Supply,
+    /// The quote it was made from, if any.
+    pub from_quote: Option<crate::quote::FromQuote>,
     pub created_at: DateTime<Utc>,
     pub updated_at: DateTime<Utc>,
 }
@@ -604,6 +609,17 @@ pub struct Chasing {
 }
 
 impl Invoice {
+    /// What its client is asked to pay, before payments: its total, less the deposits a
+    /// final invoice deducts (EN 16931 BT-115 before BT-113's prepaid amount is taken).
+    pub fn payable(&self) -> Decimal {
+        self.totals.total - self.deposits_deducted()
+    }
+
+    /// What it deducts for the deposit invoices of its quote: 0 but on a final invoice.
+    pub fn deposits_deducted(&self) -> Decimal {
+        self.from_quote.as_ref().map_or(Decimal::ZERO, |link| link.deducted)
+    }
+
     /// Its VAT breakdown: one group per category, percentage and reason of its lines.
     pub fn vat_breakdown(&self) -> Vec<VatGroup> {
         // Its totals were computed from the same breakdown when it was written.
@@ -848,6 +864,7 @@ mod tests {
             vat: Vat::default(),
             exchange: Exchange::none(currency("EUR")),
             supply: crate::Supply::default(),
+            from_quote: None,
             created_at: now,
             updated_at: now,
         };

@@ -18,6 +18,7 @@ pub mod payment_qr;
 pub mod peppol;
 pub mod qr_choice;
 pub mod quote;
+pub mod quoting;
 pub mod receivables;
 pub mod reference;
 pub mod sender;

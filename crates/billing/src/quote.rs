@@ -117,6 +117,17 @@ pub struct QuoteInvoice {
     pub total: Decimal,
 }
 
+/// The quote an invoice was made from, as the invoice keeps it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FromQuote {
+    pub quote_id: QuoteId,
+    pub kind: ConversionKind,
+    /// On a final invoice, the deposit invoices it deducts, in order; none on the others.
+    pub deposit_invoices: Vec<InvoiceId>,
+    /// What it deducts: those deposit invoices' totals (EN 16931 BT-113); 0 on the others.
+    pub deducted: Decimal,
+}
+
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Quote {
     pub id: QuoteId,
@@ -170,6 +181,8 @@ pub enum QuoteRule {
     DepositTooLarge { net: Decimal, remaining: Decimal },
     #[error("a deposit cannot split a flat tax: give the quote a tax percentage, or invoice it in full")]
     FlatTaxDeposit,
+    #[error("the quote it supersedes is not one of the team's")]
+    UnknownSuperseded,
     #[error("{0}")]
     Invoice(#[from] InvoiceRule),
 }
@@ -383,7 +396,7 @@ pub fn plan_conversion(
 }
 
 /// A quote's line as an invoice is given it.
-fn line_input(item: &LineItem) -> LineInput {
+pub fn line_input(item: &LineItem) -> LineInput {
     LineInput {
         description: item.description.clone(),
         unit_price: item.unit_price,

@@ -319,6 +319,7 @@ pub async fn new_invoice(
         exchange,
         supply: draft.supply,
         qr_reference,
+        from_quote: None,
     })
 }
 
@@ -362,6 +363,10 @@ pub async fn update_invoice(
         None => current.exchange,
     };
     exchange.in_team_currency(totals.total).ok_or(InvoiceRule::TeamTotalTooLarge)?;
+    let deducted = current.deposits_deducted();
+    if totals.total < deducted {
+        return Err(InvoiceRule::BelowDeposits { deducted }.into());
+    }
     if let Some(client) = changes.client_id.filter(|client| *client != current.client_id) {
         let billed_in = store.get(team, client).await?.ok_or(InvoiceRule::UnknownClient)?.details.currency;
         let client_currency = billed_in.unwrap_or(current.exchange.team_currency);

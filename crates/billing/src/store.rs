@@ -71,6 +71,8 @@ pub struct NewInvoice {
     /// Whether its sender is paid to a QR-IBAN, whose payments carry a QR reference: the
     /// kind of payment reference it gets with its number.
     pub qr_reference: bool,
+    /// The quote it is made from, if any.
+    pub from_quote: Option<crate::quote::FromQuote>,
 }
 
 impl NewInvoice {
@@ -111,7 +113,8 @@ impl NewInvoice {
         client_id: ClientId,
         sender_id: SenderAddressId,
     ) -> Result<(Invoice, Option<LedgerEntry>), LedgerRule> {
-        let mut ledger = Ledger::new(self.totals.total, self.currency);
+        let deducted = self.from_quote.as_ref().map_or(Decimal::ZERO, |link| link.deducted);
+        let mut ledger = Ledger::new(self.totals.total - deducted, self.currency);
         let opening = match self.opening {
             Some(entry) => {
                 let amount = ledger.amount_of(entry.kind, entry.amount)?;
@@ -148,6 +151,7 @@ impl NewInvoice {
             vat: self.vat,
             exchange: self.exchange,
             supply: self.supply,
+            from_quote: self.from_quote,
             created_at: self.created_at,
             updated_at: self.created_at,
         };
@@ -431,7 +435,7 @@ pub fn void(
         return Err(LedgerRule::AlreadyVoided);
     }
     target.voided_at = Some(at);
-    Ledger::settle(invoice.totals.total, invoice.currency, crate::ledger::events(&played, credits))
+    Ledger::settle(invoice.payable(), invoice.currency, crate::ledger::events(&played, credits))
         .map(|ledger| ledger.balance())
         .map_err(|rule| LedgerRule::VoidBreaks(Box::new(rule)))
 }
@@ -446,7 +450,7 @@ pub fn rebalance(
     status: StatusWrite,
 ) -> Result<(Balance, Option<LedgerEntry>), LedgerRule> {
     let mut ledger =
-        crate::ledger::retotal(updated.totals.total, updated.currency, entries, credits, recorded_before)?;
+        crate::ledger::retotal(updated.payable(), updated.currency, entries, credits, recorded_before)?;
     let entry = match status {
         StatusWrite::Pending if ledger.balance().has_money() => return Err(LedgerRule::MoneyRecorded),
         StatusWrite::Keep | StatusWrite::Pending => None,
@@ -535,6 +539,7 @@ pub trait BillingStore:
     + LedgerRepository
     + NumberingRepository
     + CardRepository
+    + crate::quoting::QuoteRepository
 {
 }
 
@@ -544,7 +549,8 @@ impl<
         + SenderRepository
         + LedgerRepository
         + NumberingRepository
-        + CardRepository,
+        + CardRepository
+        + crate::quoting::QuoteRepository,
 > BillingStore for T
 {
 }

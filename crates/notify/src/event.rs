@@ -8,6 +8,7 @@ use std::fmt;
 
 use accounts::{Permission, TeamId, UserId};
 use billing::credit::CreditNote;
+use billing::quote::Quote;
 use billing::{Client, Invoice, LedgerEntry};
 use chrono::{DateTime, Utc};
 use kernel::{Id, define_id, uuid::Uuid, words};
@@ -38,6 +39,14 @@ pub enum EventType {
     PaymentRefunded,
     PaymentVoided,
     CreditNoteCreated,
+    /// A quote numbered and put before its client.
+    QuoteSent,
+    QuoteAccepted,
+    QuoteDeclined,
+    /// A sent quote past its date, undecided.
+    QuoteExpired,
+    /// A quote's full or final invoice made.
+    QuoteConverted,
     MessageFailed,
     ClientCreated,
     ClientUpdated,
@@ -65,6 +74,11 @@ words!(EventType {
     PaymentRefunded => "payment.refunded",
     PaymentVoided => "payment.voided",
     CreditNoteCreated => "credit_note.created",
+    QuoteSent => "quote.sent",
+    QuoteAccepted => "quote.accepted",
+    QuoteDeclined => "quote.declined",
+    QuoteExpired => "quote.expired",
+    QuoteConverted => "quote.converted",
     MessageFailed => "message.failed",
     ClientCreated => "client.created",
     ClientUpdated => "client.updated",
@@ -103,6 +117,11 @@ impl EventType {
             | Self::InvoiceOverpaid => EventFamily::Invoice,
             Self::PaymentCreated | Self::PaymentRefunded | Self::PaymentVoided => EventFamily::Payment,
             Self::CreditNoteCreated => EventFamily::CreditNote,
+            Self::QuoteSent
+            | Self::QuoteAccepted
+            | Self::QuoteDeclined
+            | Self::QuoteExpired
+            | Self::QuoteConverted => EventFamily::Quote,
             Self::MessageFailed => EventFamily::Message,
             Self::ClientCreated | Self::ClientUpdated | Self::ClientDeleted => EventFamily::Client,
             Self::TimeEntryCreated | Self::TimeEntryUpdated | Self::TimeEntryDeleted => {
@@ -121,6 +140,7 @@ pub enum EventFamily {
     Invoice,
     Payment,
     CreditNote,
+    Quote,
     Message,
     Client,
     TimeEntry,
@@ -132,6 +152,7 @@ words!(EventFamily {
     Invoice => "invoice",
     Payment => "payment",
     CreditNote => "credit_note",
+    Quote => "quote",
     Message => "message",
     Client => "client",
     TimeEntry => "time_entry",
@@ -145,6 +166,7 @@ impl EventFamily {
         match self {
             Self::Client => Permission::ClientsRead,
             Self::TimeEntry | Self::Timer => Permission::TrackRead,
+            Self::Quote => Permission::QuotesRead,
             Self::Invoice | Self::Payment | Self::CreditNote | Self::Message | Self::Webhook => {
                 Permission::InvoicesRead
             }
@@ -275,6 +297,7 @@ pub enum Resource<'a> {
     /// A payment, a refund or a write-off of an invoice's ledger.
     Payment(&'a LedgerEntry),
     CreditNote(&'a CreditNote),
+    Quote(&'a Quote),
     TimeEntry(&'a TimeEntry),
     Timer(&'a RunningTimer),
     Message(&'a Message),
@@ -287,6 +310,7 @@ impl Resource<'_> {
             Self::Client(client) => client.id.as_uuid(),
             Self::Payment(entry) => entry.id.as_uuid(),
             Self::CreditNote(note) => note.id.as_uuid(),
+            Self::Quote(quote) => quote.id.as_uuid(),
             Self::TimeEntry(entry) => entry.id.as_uuid(),
             Self::Timer(timer) => timer.id.as_uuid(),
             Self::Message(message) => message.id.as_uuid(),
@@ -308,6 +332,7 @@ impl Resource<'_> {
             Self::Client(client) => client.team_id,
             Self::Payment(entry) => entry.team_id,
             Self::CreditNote(note) => note.team_id,
+            Self::Quote(quote) => quote.team_id,
             Self::TimeEntry(entry) => entry.team_id,
             Self::Timer(timer) => timer.team_id,
             Self::Message(message) => message.team_id,
@@ -324,6 +349,7 @@ impl Resource<'_> {
             Self::CreditNote(note) => format!("invoice:{}", note.invoice_id),
             Self::Message(message) => format!("invoice:{}", message.invoice_id),
             Self::Client(client) => format!("client:{}", client.id),
+            Self::Quote(quote) => format!("quote:{}", quote.id),
             Self::TimeEntry(entry) => format!("time_entry:{}", entry.id),
             Self::Timer(timer) => format!("timer:{}", timer.id),
         }

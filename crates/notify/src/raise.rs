@@ -5,6 +5,7 @@
 //! `time_entry.updated`: `invoice.created` tells of it, once, rather than an event per entry.
 
 use billing::credit::CreditNote;
+use billing::quote::{Quote, Verdict};
 use billing::{Client, EntryKind, Invoice, InvoiceStatus, LedgerEntry};
 use chrono::{DateTime, Utc};
 use tracking::{RunningTimer, TimeEntry};
@@ -34,6 +35,28 @@ impl<'a> Raised<'a> {
     pub fn kinds(&self) -> Vec<EventType> {
         self.0.iter().map(|(kind, _)| *kind).collect()
     }
+}
+
+/// A quote numbered and put before its client.
+pub fn quote_sent(quote: &Quote) -> Raised<'_> {
+    Raised::default().with(EventType::QuoteSent, Resource::Quote(quote))
+}
+
+/// A client's decision on a quote.
+pub fn quote_decided(quote: &Quote) -> Raised<'_> {
+    let accepted = matches!(quote.decision.as_ref().map(|d| &d.verdict), Some(Verdict::Accepted { .. }));
+    let kind = if accepted { EventType::QuoteAccepted } else { EventType::QuoteDeclined };
+    Raised::default().with(kind, Resource::Quote(quote))
+}
+
+/// A quote's full or final invoice made (the invoice raises its own events).
+pub fn quote_converted(quote: &Quote) -> Raised<'_> {
+    Raised::default().with(EventType::QuoteConverted, Resource::Quote(quote))
+}
+
+/// A sent quote found past its date, undecided.
+pub fn quote_expired(quote: &Quote) -> Raised<'_> {
+    Raised::default().with(EventType::QuoteExpired, Resource::Quote(quote))
 }
 
 /// What the ledger entry `entry` raises on `invoice`, whose status was `before`: a payment

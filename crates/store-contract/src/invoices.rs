@@ -130,6 +130,7 @@ impl Fixture {
         let tax_rule = TaxRule::Percentage(parse_decimal("19").unwrap());
         NewInvoice {
             qr_reference: false,
+            from_quote: None,
             discount: None,
             id: InvoiceId::generate(),
             team_id: self.team,

@@ -44,6 +44,7 @@ pub mod idempotency;
 pub mod invoices;
 pub mod ledger_contract;
 pub mod numbering_contract;
+pub mod quotes_contract;
 pub mod recurring_contract;
 pub mod timers;
 pub mod tracking_contract;
@@ -288,6 +289,16 @@ macro_rules! contract_suite {
                 a_number_taken_already_is_refused_and_its_count_given_back,
                 yearly_counts_stay_gapless_under_concurrency,
                 changes_of_different_series_all_hold,
+            },
+            quotes_contract::{
+                quotes_round_trip_change_while_drafts_and_stay_in_their_team,
+                a_quote_is_numbered_once_and_then_never_changes,
+                concurrent_finalisations_number_quotes_without_gaps,
+                a_decision_is_made_once_on_a_sent_quote_still_valid,
+                an_accepted_quote_takes_deposits_then_its_final_invoice_deducts_them,
+                concurrent_conversions_make_one_invoice,
+                quotes_list_newest_first_filtered_by_status_and_client_and_page,
+                a_conversion_is_refused_as_a_create_would_be,
             },
             timers::{
                 a_timer_round_trips_with_its_tags_current,

@@ -147,6 +147,7 @@ impl InvoiceRepository for MemoryStore {
                 .position(|i| i.team_id == team && i.id == id)
                 .ok_or(DeleteInvoiceError::NotFound)?;
             let gone = state.invoices.remove(index);
+            state.drop_quote_invoice(id);
             // Its messages go with it, as the SQL stores' foreign keys take them.
             state.drop_messages_of(id);
             // Its runs keep their period without it, as the SQL stores' foreign key does.

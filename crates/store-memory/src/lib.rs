@@ -22,6 +22,7 @@ mod deliveries;
 mod idempotency;
 mod invoices;
 mod numbering;
+mod quotes;
 mod recurring_invoices;
 mod time_tracking;
 
@@ -66,6 +67,7 @@ struct State {
     recurring_runs: Vec<(TeamId, recurring::RecurringInvoiceId, recurring::Run)>,
     /// Card processor accounts, what they reported, and the credit clients hold.
     cards: cards::Cards,
+    quotes: Vec<billing::quote::Quote>,
 }
 
 /// All ports over one in-process state.

@@ -62,6 +62,12 @@ pub(crate) struct InvoiceRow {
     /// NULL for an invoice made before references were kept: its number's creditor
     /// reference.
     payment_reference: Option<String>,
+    quote_id: Option<DbUuid>,
+    quote_kind: Option<String>,
+    /// Space-separated.
+    deposit_invoice_ids: Option<String>,
+    deposits_deducted: DbDecimal,
+    payable: DbDecimal,
 }
 
 /// A row of `line_items`, or of `credit_note_lines`, whose columns are the same.
@@ -195,8 +201,14 @@ pub(crate) fn invoice_from(row: InvoiceRow, line_items: Vec<LineItem>) -> Result
         tax_rule: TaxRule::from_stored(row.tax_percentage.0, row.tax.0),
         discount: discount_of(row.discount_percentage, row.discount_amount)?,
         totals: totals_of(&row.subtotal, &row.tax, &row.total),
+        from_quote: from_quote_of(
+            row.quote_id,
+            row.quote_kind,
+            row.deposit_invoice_ids.as_deref(),
+            &row.deposits_deducted,
+        )?,
         balance: Balance {
-            total: row.total.0,
+            total: row.payable.0,
             paid: row.amount_paid.0,
             credited: row.amount_credited.0,
             written_off: row.amount_written_off.0,
@@ -226,6 +238,49 @@ pub(crate) fn invoice_from(row: InvoiceRow, line_items: Vec<LineItem>) -> Result
         created_at: row.created_at,
         updated_at: row.updated_at,
     })
+}
+
+/// The quote an invoice was made from, from its columns, checked again.
+fn from_quote_of(
+    quote: Option<DbUuid>,
+    kind: Option<String>,
+    deposits: Option<&str>,
+    deducted: &DbDecimal,
+) -> Result<Option<billing::quote::FromQuote>, StoreError> {
+    let (Some(quote), Some(kind)) = (quote, kind) else { return Ok(None) };
+    let kind = <billing::quote::ConversionKind as kernel::Words>::from_word(&kind)
+        .ok_or_else(|| corrupt("quote conversion kind", &kind))?;
+    let deposit_invoices = deposits
+        .unwrap_or_default()
+        .split_whitespace()
+        .map(|id| {
+            id.parse::<kernel::uuid::Uuid>()
+                .map(<billing::InvoiceId as kernel::Id>::from_uuid)
+                .map_err(|e| corrupt("deposit invoice id", e))
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(Some(billing::quote::FromQuote {
+        quote_id: quote.into_id(),
+        kind,
+        deposit_invoices,
+        deducted: deducted.0,
+    }))
+}
+
+/// The quote columns of an invoice: the quote, the kind, the deposits and what they come to.
+pub(crate) fn from_quote_columns(
+    link: Option<&billing::quote::FromQuote>,
+) -> (Option<DbUuid>, Option<&'static str>, Option<String>, DbDecimal) {
+    match link {
+        Some(link) => (
+            Some(DbUuid::of(link.quote_id)),
+            Some(link.kind.as_str()),
+            Some(link.deposit_invoices.iter().map(ToString::to_string).collect::<Vec<_>>().join(" "))
+                .filter(|ids| !ids.is_empty()),
+            DbDecimal(link.deducted),
+        ),
+        None => (None, None, None, DbDecimal(billing::money::Decimal::ZERO)),
+    }
 }
 
 /// An invoice's stored supply, checked again: a service day is stored as a period of one

@@ -157,6 +157,7 @@ macro_rules! invoice_values {
             invoices::tax.eq(DbDecimal($invoice.totals.tax)),
             invoices::subtotal.eq(DbDecimal($invoice.totals.subtotal)),
             invoices::total.eq(DbDecimal($invoice.totals.total)),
+            invoices::payable.eq(DbDecimal($invoice.payable())),
             invoices::client_id.eq(DbUuid::of($invoice.client_id)),
             invoices::sender_id.eq(DbUuid::of($invoice.sender_id)),
             invoices::updated_at.eq($invoice.updated_at),
@@ -689,6 +690,16 @@ macro_rules! insert_invoice {
                     .eq(invoice.recurrence.map(|r| i32::try_from(r.sequence).unwrap_or(i32::MAX))),
                 invoice_values!(invoice),
                 balance_values!(invoice.balance),
+                {
+                    let (quote, kind, deposits, deducted) =
+                        $crate::invoice_rows::from_quote_columns(invoice.from_quote.as_ref());
+                    (
+                        invoices::quote_id.eq(quote),
+                        invoices::quote_kind.eq(kind),
+                        invoices::deposit_invoice_ids.eq(deposits),
+                        invoices::deposits_deducted.eq(deducted),
+                    )
+                },
             ))
             .execute($conn)
             .await

@@ -366,7 +366,7 @@ SELECT client_id, currency,
        COALESCE(SUM(due) FILTER (WHERE due_date >= $5 AND due_date < $4), 0) AS days61to90,
        COALESCE(SUM(due) FILTER (WHERE due_date < $5), 0) AS over90
 FROM (SELECT client_id, currency, due_date,
-             total - amount_paid - amount_credited - amount_written_off AS due
+             payable - amount_paid - amount_credited - amount_written_off AS due
       FROM invoices WHERE team_id = $1 AND status IN ('PENDING', 'PAID_PARTIAL')) AS open
 WHERE due > 0
 GROUP BY client_id, currency
@@ -699,7 +699,7 @@ impl LedgerRepository for SqlStore {
                         invoices::client_id,
                         invoices::currency,
                         invoices::due_date,
-                        invoices::total,
+                        invoices::payable,
                         invoices::amount_paid,
                         invoices::amount_credited,
                         invoices::amount_written_off,

@@ -28,6 +28,7 @@ mod ledger;
 mod numbering;
 mod plans;
 mod pool;
+mod quotes;
 mod recurring_invoices;
 mod runtime_pool;
 mod schema;

@@ -270,6 +270,11 @@ macro_rules! tables {
                 discount_percentage -> Nullable<$num>,
                 discount_amount -> Nullable<$num>,
                 payment_reference -> Nullable<Text>,
+                quote_id -> Nullable<$uuid>,
+                quote_kind -> Nullable<Text>,
+                deposit_invoice_ids -> Nullable<Text>,
+                deposits_deducted -> $num,
+                payable -> $num,
             }
         }
 
@@ -638,6 +643,77 @@ macro_rules! tables {
             }
         }
 
+        diesel::table! {
+            quotes (team_id, id) {
+                team_id -> $uuid,
+                id -> $uuid,
+                client_id -> $uuid,
+                number -> Nullable<Text>,
+                number_counter -> Nullable<Integer>,
+                status -> Text,
+                description -> Nullable<Text>,
+                notes -> Nullable<Text>,
+                valid_until -> Nullable<$ts>,
+                currency -> Text,
+                exchange -> Nullable<Text>,
+                vat_category -> Text,
+                vat_exemption_reason -> Nullable<Text>,
+                tax_percentage -> $num,
+                tax -> $num,
+                subtotal -> $num,
+                total -> $num,
+                discount_percentage -> Nullable<$num>,
+                discount_amount -> Nullable<$num>,
+                sent_at -> Nullable<$ts>,
+                verdict -> Nullable<Text>,
+                signer -> Nullable<Text>,
+                decline_reason -> Nullable<Text>,
+                decided_on -> Nullable<Text>,
+                decided_ip -> Nullable<Text>,
+                decided_user_agent -> Nullable<Text>,
+                decided_at -> Nullable<$ts>,
+                expiry_announced_for -> Nullable<$ts>,
+                supersedes -> Nullable<$uuid>,
+                created_at -> $ts,
+                updated_at -> $ts,
+            }
+        }
+
+        diesel::table! {
+            quote_lines (team_id, id) {
+                team_id -> $uuid,
+                quote_id -> $uuid,
+                id -> $uuid,
+                position -> Integer,
+                description -> Text,
+                unit_price -> $num,
+                quantity -> $num,
+                amount -> $num,
+                created_at -> $ts,
+                updated_at -> $ts,
+                unit_code -> Text,
+                vat_category -> Nullable<Text>,
+                tax_percentage -> Nullable<$num>,
+                vat_exemption_reason -> Nullable<Text>,
+                discount_percentage -> Nullable<$num>,
+                discount_amount -> Nullable<$num>,
+            }
+        }
+
+        diesel::table! {
+            quote_invoices (team_id, invoice_id) {
+                team_id -> $uuid,
+                invoice_id -> $uuid,
+                quote_id -> $uuid,
+                position -> Integer,
+                kind -> Text,
+                number -> Text,
+                counter -> Integer,
+                net -> $num,
+                total -> $num,
+            }
+        }
+
         diesel::allow_tables_to_appear_in_same_query!(
             teams,
             users,
@@ -680,6 +756,9 @@ macro_rules! tables {
             card_accounts,
             card_receipts,
             client_credits,
+            quotes,
+            quote_lines,
+            quote_invoices,
         );
     };
 }

@@ -292,7 +292,7 @@ impl MessageStore for SqlStore {
                             .filter(invoices::id.eq(row.invoice_id))
                             .select((
                                 invoices::status,
-                                invoices::total,
+                                invoices::payable,
                                 invoices::amount_paid,
                                 invoices::amount_credited,
                                 invoices::amount_written_off,

@@ -241,7 +241,7 @@ macro_rules! refresh_reminders {
                     invoices::due_date,
                     invoices::sent_at,
                     invoices::status,
-                    invoices::total,
+                    invoices::payable,
                     invoices::amount_paid,
                     invoices::amount_credited,
                     invoices::amount_written_off,

@@ -1,0 +1,504 @@
+//! The quote storage port, and the quote use cases over it: a draft priced as an invoice
+//! is, numbered once it goes before its client, decided once, and converted into invoices
+//! through the same rules and lock as a create ([`crate::service::new_invoice`]).
+
+use accounts::{AccountStore, TeamId};
+use async_trait::async_trait;
+use chrono::{DateTime, Utc};
+use kernel::{Id, StoreError};
+use rust_decimal::Decimal;
+
+use crate::invoice::{Description, InvoiceRule, price_lines};
+use crate::numbering::NumberTaken;
+use crate::quote::{
+    ConversionKind, ConversionMode, Decision, DecisionSource, FromQuote, Quote, QuoteId, QuoteInvoice,
+    QuoteNotes, QuoteRule, QuoteStatus, Verdict, plan_conversion,
+};
+use crate::service::{BillingError, InvoiceDraft, new_invoice};
+use crate::store::{BillTo, BillingStore, CreateInvoiceError, NewInvoice};
+use crate::vat::VatRate;
+use crate::{ClientId, Discount, Exchange, Invoice, LineInput, Pricing, TaxRule, Vat};
+
+/// Which of a team's quotes a listing shows, and how many. The default shows them all.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct QuoteFilter {
+    /// Quotes whose status at `now` is one of these; any status when empty.
+    pub statuses: Vec<QuoteStatus>,
+    /// The instant that decides which sent quotes read EXPIRED.
+    pub now: DateTime<Utc>,
+    pub client: Option<ClientId>,
+    /// Only quotes that come after this position in listing order.
+    pub after: Option<QuotePosition>,
+    /// At most this many; all of them when `None`.
+    pub limit: Option<u32>,
+}
+
+impl QuoteFilter {
+    /// Whether the listing shows `quote` (before `limit` is applied).
+    pub fn matches(&self, quote: &Quote) -> bool {
+        (self.statuses.is_empty() || self.statuses.contains(&quote.status_at(self.now)))
+            && self.client.is_none_or(|client| quote.client_id == client)
+            && self.after.is_none_or(|after| QuotePosition::of(quote) < after)
+    }
+}
+
+/// Where a quote stands in listing order (newest first, so this order reversed).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct QuotePosition {
+    pub created_at: DateTime<Utc>,
+    pub id: QuoteId,
+}
+
+impl QuotePosition {
+    pub fn of(quote: &Quote) -> Self {
+        Self { created_at: quote.created_at, id: quote.id }
+    }
+}
+
+/// Puts quotes in listing order: newest first, then by id, descending.
+pub fn sort_for_listing(quotes: &mut [Quote]) {
+    quotes.sort_by_key(|quote| std::cmp::Reverse(QuotePosition::of(quote)));
+}
+
+/// An invoice to make of a quote, as planned from the quote as it was read.
+#[derive(Debug, Clone)]
+pub struct Conversion {
+    pub kind: ConversionKind,
+    /// The invoice, its `from_quote` set.
+    pub invoice: NewInvoice,
+    /// How many invoices the quote had when the conversion was planned: storage makes
+    /// nothing ([`QuoteStoreError::ChangedMeanwhile`]) when another was made since.
+    pub invoices_before: usize,
+}
+
+/// Why storage refused a write of a quote.
+#[derive(Debug, thiserror::Error)]
+pub enum QuoteStoreError {
+    #[error("quote not found")]
+    NotFound,
+    #[error("no such client in the team")]
+    UnknownClient,
+    /// The quote as locked breaks a rule of quotes for this write.
+    #[error(transparent)]
+    Rule(#[from] QuoteRule),
+    /// Another invoice was made of the quote since the conversion was planned; nothing was
+    /// made.
+    #[error("the quote gained an invoice meanwhile")]
+    ChangedMeanwhile,
+    /// The invoice of a conversion was refused as a create is.
+    #[error(transparent)]
+    Invoice(#[from] CreateInvoiceError),
+    /// The team's numbering pattern makes a number one of its quotes has already; nothing
+    /// was numbered.
+    #[error(transparent)]
+    NumberTaken(#[from] NumberTaken),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// Storage of quotes with their lines, decisions and invoices. Scoped to a team, but for
+/// [`QuoteRepository::find_quote`]: the quote's page carries only its id. Every write locks
+/// the quote and checks its rule on the quote as locked, so that concurrent writes of one
+/// quote are played one after the other.
+#[async_trait]
+pub trait QuoteRepository: Send + Sync {
+    /// Stores a new draft with its lines. MUST check that its client is the team's.
+    async fn create_quote(&self, quote: &Quote) -> Result<Quote, QuoteStoreError>;
+
+    async fn get_quote(&self, team: TeamId, id: QuoteId) -> Result<Option<Quote>, StoreError>;
+
+    /// The quote with this id, whatever its team.
+    async fn find_quote(&self, id: QuoteId) -> Result<Option<Quote>, StoreError>;
+
+    /// The team's quotes `filter` shows, in [`sort_for_listing`] order, at most its `limit`.
+    async fn list_quotes(&self, team: TeamId, filter: &QuoteFilter) -> Result<Vec<Quote>, StoreError>;
+
+    /// Writes every field of the draft `quote` but its identity, number, creation and
+    /// decision, and replaces its lines; refused unless it is still a draft as locked
+    /// ([`QuoteRule::NotADraft`]). MUST check that its client is the team's.
+    async fn replace_quote(&self, quote: &Quote) -> Result<Quote, QuoteStoreError>;
+
+    /// Deletes a draft for good; refused once it is numbered.
+    async fn delete_quote(&self, team: TeamId, id: QuoteId, at: DateTime<Utc>)
+    -> Result<(), QuoteStoreError>;
+
+    /// Numbers a draft with the team's next number of its quote series (gapless under
+    /// concurrency, as invoices' are) and puts it before its client at `at`, raising
+    /// `quote.sent`; a quote numbered already is answered as it is, with `false`.
+    async fn finalize_quote(
+        &self,
+        team: TeamId,
+        id: QuoteId,
+        at: DateTime<Utc>,
+    ) -> Result<(Quote, bool), QuoteStoreError>;
+
+    /// Records its client's decision, final, where [`Quote::check_decidable`] allows it on
+    /// the quote as locked, raising `quote.accepted` or `quote.declined`.
+    async fn decide_quote(
+        &self,
+        team: TeamId,
+        id: QuoteId,
+        decision: &Decision,
+    ) -> Result<Quote, QuoteStoreError>;
+
+    /// Makes `conversion`'s invoice of the quote in one transaction with the quote locked:
+    /// refused by [`Quote::check_convertible`] on the quote as locked (a second full
+    /// conversion names the first's invoice), or [`QuoteStoreError::ChangedMeanwhile`] when
+    /// it gained an invoice since it was planned; else the invoice as
+    /// [`crate::InvoiceRepository::create_invoice`] makes it (its serial, checks and events),
+    /// kept among the quote's invoices, with `quote.converted` once a full or final one is
+    /// made.
+    async fn convert_quote(
+        &self,
+        team: TeamId,
+        id: QuoteId,
+        conversion: &Conversion,
+        at: DateTime<Utc>,
+    ) -> Result<(Quote, Invoice), QuoteStoreError>;
+}
+
+/// Why a quote use case refused.
+#[derive(Debug, thiserror::Error)]
+pub enum QuoteError {
+    #[error("quote not found")]
+    NotFound,
+    #[error(transparent)]
+    Rule(#[from] QuoteRule),
+    /// What converting a quote into an invoice ran into, as creating one does.
+    #[error(transparent)]
+    Billing(#[from] BillingError),
+    #[error(transparent)]
+    NumberTaken(#[from] NumberTaken),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+impl From<InvoiceRule> for QuoteError {
+    fn from(rule: InvoiceRule) -> Self {
+        Self::Rule(QuoteRule::Invoice(rule))
+    }
+}
+
+impl From<QuoteStoreError> for QuoteError {
+    fn from(error: QuoteStoreError) -> Self {
+        match error {
+            QuoteStoreError::NotFound => Self::NotFound,
+            QuoteStoreError::UnknownClient => InvoiceRule::UnknownClient.into(),
+            QuoteStoreError::Rule(rule) => Self::Rule(rule),
+            QuoteStoreError::Invoice(error) => Self::Billing(crate::service::refused(error)),
+            QuoteStoreError::NumberTaken(taken) => Self::NumberTaken(taken),
+            // The use case plans again; past its tries the caller may.
+            QuoteStoreError::ChangedMeanwhile => {
+                Self::Store(StoreError::Unexpected(anyhow::anyhow!("the quote kept changing")))
+            }
+            QuoteStoreError::Store(error) => Self::Store(error),
+        }
+    }
+}
+
+/// A new quote as the caller gave it, each field valid on its own.
+#[derive(Debug, Clone)]
+pub struct QuoteDraft {
+    pub client_id: ClientId,
+    pub line_items: Vec<LineInput>,
+    pub description: Option<Description>,
+    pub notes: Option<QuoteNotes>,
+    pub valid_until: Option<DateTime<Utc>>,
+    pub tax_percentage: Option<Decimal>,
+    pub tax: Option<Decimal>,
+    /// Standard when `None`.
+    pub vat: Option<Vat>,
+    /// As on invoices: required where the client is billed in another currency than the
+    /// team's, refused otherwise.
+    pub exchange_rate: Option<Decimal>,
+    pub discount: Option<Discount>,
+    /// The team's quote this one is a new version of.
+    pub supersedes: Option<QuoteId>,
+}
+
+/// A partial update of a draft: `None` leaves a field; `Some(None)` clears a nullable one.
+#[derive(Debug, Clone, Default)]
+pub struct QuoteChanges {
+    pub client_id: Option<ClientId>,
+    /// Replaces all lines.
+    pub line_items: Option<Vec<LineInput>>,
+    pub description: Option<Option<Description>>,
+    pub notes: Option<Option<QuoteNotes>>,
+    pub valid_until: Option<Option<DateTime<Utc>>>,
+    pub tax_percentage: Option<Decimal>,
+    pub tax: Option<Decimal>,
+    pub vat: Option<Vat>,
+    pub exchange_rate: Option<Decimal>,
+    pub discount: Option<Option<Discount>>,
+}
+
+/// The figures of a quote, priced as an invoice's are.
+struct Priced {
+    currency: crate::money::Currency,
+    exchange: Exchange,
+    line_items: Vec<crate::LineItem>,
+    tax_rule: TaxRule,
+    vat: Vat,
+    discount: Option<Discount>,
+    totals: crate::Totals,
+}
+
+/// Prices `lines` for the team's client `client`, in its currency, as a create of an
+/// invoice would.
+#[expect(clippy::too_many_arguments, reason = "the fields of a quote that its figures come from")]
+async fn price(
+    store: &dyn BillingStore,
+    accounts: &dyn AccountStore,
+    team: TeamId,
+    client: ClientId,
+    lines: Vec<LineInput>,
+    rule: TaxRule,
+    tax: Option<Decimal>,
+    vat: Vat,
+    discount: Option<Discount>,
+    exchange_rate: Option<Decimal>,
+    now: DateTime<Utc>,
+) -> Result<Priced, QuoteError> {
+    let the_team = crate::service::the_team(accounts, team).await?;
+    let client = store.get(team, client).await?.ok_or(InvoiceRule::UnknownClient)?;
+    let currency = client.details.currency.unwrap_or(the_team.currency);
+    let exchange = Exchange::new(currency, the_team.currency, exchange_rate)?;
+    let line_items = price_lines(lines, currency, now)?;
+    let totals = Pricing { items: &line_items, vat: &vat, rule, discount, currency }.totals(tax)?;
+    exchange.in_team_currency(totals.total).ok_or(InvoiceRule::TeamTotalTooLarge)?;
+    if crate::invoice::names_parties(&line_items, &vat, rule) {
+        let sender = crate::service::default_sender(store, accounts, team, now).await?;
+        crate::invoice::check_parties(&line_items, &vat, rule, &client.details, &sender.details)?;
+    }
+    Ok(Priced { currency, exchange, line_items, tax_rule: rule, vat, discount, totals })
+}
+
+/// Creates a draft quote, priced as an invoice for its client would be.
+pub async fn create_quote(
+    store: &dyn BillingStore,
+    accounts: &dyn AccountStore,
+    team: TeamId,
+    draft: QuoteDraft,
+    now: DateTime<Utc>,
+) -> Result<Quote, QuoteError> {
+    if let Some(old) = draft.supersedes
+        && store.get_quote(team, old).await?.is_none()
+    {
+        return Err(QuoteRule::UnknownSuperseded.into());
+    }
+    let rule = TaxRule::changed(None, draft.tax_percentage, draft.tax);
+    let priced = price(
+        store,
+        accounts,
+        team,
+        draft.client_id,
+        draft.line_items,
+        rule,
+        draft.tax,
+        draft.vat.unwrap_or_default(),
+        draft.discount,
+        draft.exchange_rate,
+        now,
+    )
+    .await?;
+    let quote = Quote {
+        id: QuoteId::generate(),
+        team_id: team,
+        client_id: draft.client_id,
+        number: None,
+        description: draft.description,
+        notes: draft.notes,
+        valid_until: draft.valid_until,
+        currency: priced.currency,
+        exchange: priced.exchange,
+        vat: priced.vat,
+        tax_rule: priced.tax_rule,
+        discount: priced.discount,
+        line_items: priced.line_items,
+        totals: priced.totals,
+        sent_at: None,
+        decision: None,
+        supersedes: draft.supersedes,
+        invoices: Vec::new(),
+        created_at: now,
+        updated_at: now,
+    };
+    Ok(store.create_quote(&quote).await?)
+}
+
+/// The team's quote, or [`QuoteError::NotFound`].
+pub async fn the_quote(store: &dyn BillingStore, team: TeamId, id: QuoteId) -> Result<Quote, QuoteError> {
+    store.get_quote(team, id).await?.ok_or(QuoteError::NotFound)
+}
+
+/// Applies `changes` to a draft; its figures are priced again from the result.
+pub async fn update_quote(
+    store: &dyn BillingStore,
+    accounts: &dyn AccountStore,
+    team: TeamId,
+    id: QuoteId,
+    changes: QuoteChanges,
+    now: DateTime<Utc>,
+) -> Result<Quote, QuoteError> {
+    let current = the_quote(store, team, id).await?;
+    current.check_draft(now)?;
+    let client_id = changes.client_id.unwrap_or(current.client_id);
+    let lines = match changes.line_items {
+        Some(lines) => lines,
+        None => current.line_items.iter().map(crate::quote::line_input).collect(),
+    };
+    let rule = TaxRule::changed(Some(current.tax_rule), changes.tax_percentage, changes.tax);
+    let exchange_rate = changes.exchange_rate.or(current.exchange.rate);
+    let priced = price(
+        store,
+        accounts,
+        team,
+        client_id,
+        lines,
+        rule,
+        changes.tax,
+        changes.vat.unwrap_or_else(|| current.vat.clone()),
+        changes.discount.unwrap_or(current.discount),
+        exchange_rate,
+        now,
+    )
+    .await?;
+    let updated = Quote {
+        client_id,
+        description: changes.description.unwrap_or_else(|| current.description.clone()),
+        notes: changes.notes.unwrap_or_else(|| current.notes.clone()),
+        valid_until: changes.valid_until.unwrap_or(current.valid_until),
+        currency: priced.currency,
+        exchange: priced.exchange,
+        vat: priced.vat,
+        tax_rule: priced.tax_rule,
+        discount: priced.discount,
+        line_items: priced.line_items,
+        totals: priced.totals,
+        updated_at: now,
+        ..current
+    };
+    Ok(store.replace_quote(&updated).await?)
+}
+
+pub async fn delete_quote(
+    store: &dyn BillingStore,
+    team: TeamId,
+    id: QuoteId,
+    now: DateTime<Utc>,
+) -> Result<(), QuoteError> {
+    Ok(store.delete_quote(team, id, now).await?)
+}
+
+/// Numbers a draft and puts it before its client; a numbered quote stays as it is. Answers
+/// whether this call numbered it.
+pub async fn finalize_quote(
+    store: &dyn BillingStore,
+    team: TeamId,
+    id: QuoteId,
+    now: DateTime<Utc>,
+) -> Result<(Quote, bool), QuoteError> {
+    Ok(store.finalize_quote(team, id, now).await?)
+}
+
+/// Records the client's decision on a sent quote, final.
+pub async fn decide_quote(
+    store: &dyn BillingStore,
+    team: TeamId,
+    id: QuoteId,
+    verdict: Verdict,
+    source: DecisionSource,
+    now: DateTime<Utc>,
+) -> Result<Quote, QuoteError> {
+    the_quote(store, team, id).await?.check_decidable(now)?;
+    let decision = Decision { verdict, source, at: now };
+    Ok(store.decide_quote(team, id, &decision).await?)
+}
+
+/// How many times a conversion is planned again after another invoice of the quote was made
+/// between its read and its write.
+const CONVERSION_TRIES: usize = 5;
+
+/// Makes the invoice of converting the quote as `mode`: planned by
+/// [`plan_conversion`], made as [`crate::service::create_invoice`] makes one, in the quote's
+/// currency at its rate, with the deposit lines worded by `deposit_line`.
+pub async fn convert_quote(
+    store: &dyn BillingStore,
+    accounts: &dyn AccountStore,
+    team: TeamId,
+    id: QuoteId,
+    mode: ConversionMode,
+    deposit_line: &(dyn Fn(&Quote, &VatRate) -> Description + Send + Sync),
+    now: DateTime<Utc>,
+) -> Result<(Quote, Invoice), QuoteError> {
+    for _ in 0..CONVERSION_TRIES {
+        let quote = the_quote(store, team, id).await?;
+        let plan = plan_conversion(&quote, mode, now, |rate| deposit_line(&quote, rate))?;
+        let (tax_percentage, tax) = match quote.tax_rule {
+            TaxRule::Percentage(percentage) => (Some(percentage), None),
+            TaxRule::Flat(flat) if plan.kind == ConversionKind::Deposit || flat.is_zero() => (None, None),
+            TaxRule::Flat(flat) => (None, Some(flat)),
+        };
+        let draft = InvoiceDraft {
+            bill_to: BillTo::Existing(quote.client_id),
+            issue_date: None,
+            due_date: None,
+            description: quote.description.clone(),
+            status: None,
+            sender_id: None,
+            tax_percentage,
+            tax,
+            line_items: plan.lines,
+            time_entries: Vec::new(),
+            vat: Some(quote.vat.clone()),
+            exchange_rate: quote.exchange.rate,
+            supply: crate::Supply::default(),
+            discount: plan.discount,
+        };
+        let mut invoice = new_invoice(store, accounts, team, draft, now).await?;
+        let deposit_invoices = if plan.kind == ConversionKind::Final {
+            quote.deposits().map(|deposit| deposit.invoice_id).collect()
+        } else {
+            Vec::new()
+        };
+        invoice.from_quote = Some(FromQuote {
+            quote_id: quote.id,
+            kind: plan.kind,
+            deposit_invoices,
+            deducted: plan.deducted,
+        });
+        if invoice.totals.total < plan.deducted {
+            return Err(InvoiceRule::BelowDeposits { deducted: plan.deducted }.into());
+        }
+        let conversion = Conversion { kind: plan.kind, invoice, invoices_before: quote.invoices.len() };
+        match store.convert_quote(team, id, &conversion, now).await {
+            Err(QuoteStoreError::ChangedMeanwhile) => {}
+            done => return Ok(done?),
+        }
+    }
+    Err(QuoteStoreError::ChangedMeanwhile.into())
+}
+
+/// What a conversion adds to the quote it converts, as every adapter keeps it.
+pub fn converted(conversion: &Conversion, invoice: &Invoice) -> QuoteInvoice {
+    QuoteInvoice {
+        invoice_id: invoice.id,
+        number: invoice.number.clone(),
+        kind: conversion.kind,
+        net: invoice.totals.taxable_amount(),
+        total: invoice.totals.total,
+    }
+}
+
+/// The check of a conversion on the quote as locked, as every adapter makes it.
+pub fn check_conversion(
+    locked: &Quote,
+    conversion: &Conversion,
+    at: DateTime<Utc>,
+) -> Result<(), QuoteStoreError> {
+    locked.check_convertible(at)?;
+    if locked.invoices.len() != conversion.invoices_before {
+        return Err(QuoteStoreError::ChangedMeanwhile);
+    }
+    Ok(())
+}
