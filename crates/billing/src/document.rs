@@ -331,14 +331,16 @@ fn optional(text: &str) -> Option<String> {
     (!text.trim().is_empty()).then(|| text.to_owned())
 }
 
-/// The settled figures of `balance` as printed: each that is not 0, then what is due; none
-/// while what is due is the whole total.
+/// The settled figures of `balance` as printed: the deposits a final invoice deducts, each
+/// settled figure that is not 0, then what is due; none while what is due is the whole
+/// total.
 fn settlement(
     words: Language,
     balance: &crate::Balance,
+    deducted: rust_decimal::Decimal,
     currency: crate::money::Currency,
 ) -> Vec<SettledLine> {
-    if balance.due() == balance.total {
+    if balance.due() == balance.total && deducted.is_zero() {
         return Vec::new();
     }
     let line = |label: Term, value| SettledLine {
@@ -346,6 +348,7 @@ fn settlement(
         value: format_money(words, value, currency),
     };
     let mut lines: Vec<SettledLine> = [
+        (Term::DepositsDeducted, deducted),
         (Term::Paid, balance.paid),
         (Term::Credited, balance.credited),
         (Term::WrittenOff, balance.written_off),
@@ -652,7 +655,7 @@ impl InvoiceDocument {
             tax: format_money(words, invoice.totals.tax, currency),
             vat_breakdown: figures.vat_breakdown,
             total: format_money(words, invoice.totals.total, currency),
-            settlement: settlement(words, &invoice.balance, currency),
+            settlement: settlement(words, &invoice.balance, invoice.deposits_deducted(), currency),
             payment_details: optional(s.payment_details.as_str()),
             logo: s.logo.as_ref().map(DocumentLogo::of),
             facturx_xml: None,

@@ -314,7 +314,8 @@ pub struct Totals {
     pub tax: Decimal,
     /// BT-112.
     pub tax_inclusive: Decimal,
-    /// BT-113: what settled part of the invoice already (payments, credit notes, write-offs).
+    /// BT-113: what settled part of the invoice already (payments, credit notes, write-offs,
+    /// and on a final invoice the deposit invoices it deducts).
     pub prepaid: Decimal,
     /// BT-115: the invoice's amount due.
     pub payable: Decimal,
@@ -403,7 +404,8 @@ impl EInvoice {
     /// `invoice` as an e-invoice of `profile`; what is due reflects its ledger (BT-113,
     /// BT-115).
     pub fn of_invoice(profile: Profile, invoice: &Invoice, parties: &Parties<'_>) -> Result<Self, Refusal> {
-        let prepaid = invoice.balance.recorded();
+        // A final invoice's deposits were invoiced (and are paid) on their own invoices.
+        let prepaid = invoice.balance.recorded() + invoice.deposits_deducted();
         let payable = invoice.balance.due();
         let frame = Frame {
             kind: DocumentKind::Invoice,
@@ -926,6 +928,26 @@ pub(crate) mod tests {
             (e.totals.prepaid.to_string(), e.totals.payable.to_string()),
             ("41.00".into(), "200.00".into())
         );
+    }
+
+    #[test]
+    fn a_final_invoice_states_its_deposits_as_prepaid() {
+        let team = TeamId::generate();
+        let (client, sender) = parties(team);
+        let parties = Parties { client: &client, sender: &sender };
+        let mut last = invoice(team, Vat::default(), TaxRule::Percentage(Decimal::from(19)), Decimal::ZERO);
+        let deducted = Decimal::new(5000, 2);
+        last.from_quote = Some(crate::quote::FromQuote {
+            quote_id: crate::quote::QuoteId::generate(),
+            kind: crate::quote::ConversionKind::Final,
+            deposit_invoices: vec![InvoiceId::generate()],
+            deducted,
+        });
+        last.balance = crate::ledger::Ledger::new(last.payable(), last.currency).balance();
+        let e = EInvoice::of_invoice(Profile::En16931, &last, &parties).unwrap();
+        assert_eq!(e.totals.prepaid, Decimal::new(5000, 2));
+        assert_eq!(e.totals.payable, e.totals.tax_inclusive - e.totals.prepaid);
+        assert!(e.totals.payable > Decimal::ZERO);
     }
 
     #[test]

@@ -6,6 +6,7 @@ use accounts::{AccountStore, TeamId};
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use kernel::{Id, StoreError};
+use locale::{Language, Term};
 use rust_decimal::Decimal;
 
 use crate::invoice::{Description, InvoiceRule, price_lines};
@@ -419,21 +420,33 @@ pub async fn decide_quote(
 /// between its read and its write.
 const CONVERSION_TRIES: usize = 5;
 
+/// A deposit invoice's line for `rate` of `quote`, in `language`.
+pub fn deposit_line(language: Language, quote: &Quote, rate: &VatRate) -> Description {
+    let number = quote.number.as_ref().map_or("", |number| number.as_str());
+    let percentage = language.decimal(&rate.percentage.normalize().to_string());
+    let words = language.phrase(Term::DepositLine, &[("quote", number), ("rate", &percentage)]);
+    // The catalogue's words and a number are far below a line's 1,000 characters.
+    Description::parse(words).unwrap_or_else(|_| Description::empty())
+}
+
 /// Makes the invoice of converting the quote as `mode`: planned by
 /// [`plan_conversion`], made as [`crate::service::create_invoice`] makes one, in the quote's
-/// currency at its rate, with the deposit lines worded by `deposit_line`.
+/// currency at its rate, with the deposit lines in its client's language ([`deposit_line`]).
 pub async fn convert_quote(
     store: &dyn BillingStore,
     accounts: &dyn AccountStore,
     team: TeamId,
     id: QuoteId,
     mode: ConversionMode,
-    deposit_line: &(dyn Fn(&Quote, &VatRate) -> Description + Send + Sync),
     now: DateTime<Utc>,
 ) -> Result<(Quote, Invoice), QuoteError> {
     for _ in 0..CONVERSION_TRIES {
         let quote = the_quote(store, team, id).await?;
-        let plan = plan_conversion(&quote, mode, now, |rate| deposit_line(&quote, rate))?;
+        let language = match store.get(team, quote.client_id).await?.and_then(|c| c.details.language) {
+            Some(language) => language,
+            None => store.default_sender(team).await?.map(|s| s.details.language).unwrap_or_default(),
+        };
+        let plan = plan_conversion(&quote, mode, now, |rate| deposit_line(language, &quote, rate))?;
         let (tax_percentage, tax) = match quote.tax_rule {
             TaxRule::Percentage(percentage) => (Some(percentage), None),
             TaxRule::Flat(flat) if plan.kind == ConversionKind::Deposit || flat.is_zero() => (None, None),

@@ -110,6 +110,7 @@ fn made_and_exported(rates: usize) -> anyhow::Result<usize> {
         vat,
         exchange: billing::Exchange::none(currency),
         supply: billing::Supply::default(),
+        from_quote: None,
         created_at: now,
         updated_at: now,
     };

@@ -142,3 +142,8 @@ mail-credit-note-body =
     Sie können sie auch hier ansehen: { $pdfUrl }
 # What a mail says for the due date of an invoice without one: "fällig: sofort nach Erhalt".
 no-due-date = sofort nach Erhalt
+quote-title = Angebot
+valid-until = Gültig bis
+deposit-line = Anzahlung zu Angebot { $quote }, { $rate } % USt.
+deposits-deducted = Abzüglich Anzahlungsrechnungen
+quote-number = Angebot { $serial }

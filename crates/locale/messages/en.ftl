@@ -141,3 +141,8 @@ mail-credit-note-body =
     You can also view it at { $pdfUrl }
 # What a mail says for the due date of an invoice without one: "due upon receipt".
 no-due-date = upon receipt
+quote-title = Quote
+valid-until = Valid until
+deposit-line = Deposit on quote { $quote }, { $rate } % VAT
+deposits-deducted = Less deposits invoiced
+quote-number = Quote { $serial }

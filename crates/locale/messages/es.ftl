@@ -143,3 +143,8 @@ mail-credit-note-body =
     También puede consultarla aquí: { $pdfUrl }
 # What a mail says for the due date of an invoice without one: "vencimiento: a la recepción".
 no-due-date = a la recepción
+quote-title = Presupuesto
+valid-until = Válido hasta
+deposit-line = Anticipo del presupuesto { $quote }, IVA { $rate } %
+deposits-deducted = Menos los anticipos facturados
+quote-number = Presupuesto { $serial }

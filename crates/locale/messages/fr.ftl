@@ -142,3 +142,8 @@ mail-credit-note-body =
     Vous pouvez également le consulter ici : { $pdfUrl }
 # What a mail says for the due date of an invoice without one: "échéance : à réception".
 no-due-date = à réception
+quote-title = Devis
+valid-until = Valable jusqu’au
+deposit-line = Acompte sur le devis { $quote }, TVA { $rate } %
+deposits-deducted = Moins les acomptes facturés
+quote-number = Devis { $serial }

@@ -141,3 +141,8 @@ mail-credit-note-body =
     Può anche visualizzarla qui: { $pdfUrl }
 # What a mail says for the due date of an invoice without one: "scadenza: al ricevimento".
 no-due-date = al ricevimento
+quote-title = Preventivo
+valid-until = Valido fino al
+deposit-line = Acconto sul preventivo { $quote }, IVA { $rate } %
+deposits-deducted = Meno gli acconti fatturati
+quote-number = Preventivo { $serial }

@@ -142,3 +142,8 @@ mail-credit-note-body =
     U kunt deze ook hier bekijken: { $pdfUrl }
 # What a mail says for the due date of an invoice without one: "vervaldatum: bij ontvangst".
 no-due-date = bij ontvangst
+quote-title = Offerte
+valid-until = Geldig tot
+deposit-line = Aanbetaling op offerte { $quote }, { $rate }% btw
+deposits-deducted = Min gefactureerde aanbetalingen
+quote-number = Offerte { $serial }

@@ -316,10 +316,18 @@ pub enum Term {
     MailCreditNoteBody,
     /// What a mail says of the due date of an invoice without one.
     NoDueDate,
+    QuoteTitle,
+    ValidUntil,
+    /// `quote` (its number), `rate` (without its sign): a deposit invoice's line for one VAT rate.
+    DepositLine,
+    /// What a final invoice deducts: the deposit invoices' totals.
+    DepositsDeducted,
+    /// `serial`: what a final invoice says it bills.
+    QuoteNumber,
 }
 
 impl Term {
-    pub const ALL: [Self; 94] = [
+    pub const ALL: [Self; 99] = [
         Self::InvoiceTitle,
         Self::CreditNoteTitle,
         Self::ContinuedTitle,
@@ -414,6 +422,11 @@ impl Term {
         Self::MailCreditNoteSubject,
         Self::MailCreditNoteBody,
         Self::NoDueDate,
+        Self::QuoteTitle,
+        Self::ValidUntil,
+        Self::DepositLine,
+        Self::DepositsDeducted,
+        Self::QuoteNumber,
     ];
 
     /// Its message's id in every file.
@@ -513,6 +526,11 @@ impl Term {
             Self::MailCreditNoteSubject => "mail-credit-note-subject",
             Self::MailCreditNoteBody => "mail-credit-note-body",
             Self::NoDueDate => "no-due-date",
+            Self::QuoteTitle => "quote-title",
+            Self::ValidUntil => "valid-until",
+            Self::DepositLine => "deposit-line",
+            Self::DepositsDeducted => "deposits-deducted",
+            Self::QuoteNumber => "quote-number",
         }
     }
 }

@@ -214,7 +214,8 @@ pub trait ReminderStore: Send + Sync {
     ) -> Result<u32, StoreError>;
 
     /// Raises `invoice.overdue`, once, for up to `limit` open invoices whose due date
-    /// passed before `now`; returns how many.
+    /// passed before `now`, and `quote.expired`, once, for up to `limit` sent quotes left
+    /// undecided past their date; returns how many events it raised.
     async fn mark_overdue(&self, now: DateTime<Utc>, limit: u32) -> Result<u32, StoreError>;
 }
 

@@ -13,7 +13,6 @@ use billing::quote::{
 };
 use billing::quoting::{self, QuoteChanges, QuoteDraft, QuoteError, QuoteFilter};
 use billing::service::BillingError;
-use billing::vat::VatRate;
 use billing::{BillingStore, Discount, Invoice, InvoiceFilter, LineVat};
 use chrono::{DateTime, TimeDelta, Utc};
 use kernel::Id;
@@ -50,11 +49,6 @@ fn accounts(f: &Fixture) -> Arc<dyn AccountStore> {
     f.store.accounts()
 }
 
-fn deposit_line(quote: &Quote, rate: &VatRate) -> Description {
-    let number = quote.number.as_ref().map_or("", |n| n.as_str());
-    Description::parse(format!("Deposit on {number} at {} %", rate.percentage)).unwrap()
-}
-
 async fn create(f: &Fixture) -> Quote {
     quoting::create_quote(&*f.billing, &*accounts(f), f.team, draft(f), at(NOW)).await.unwrap()
 }
@@ -77,16 +71,7 @@ async fn accepted(f: &Fixture) -> Quote {
 
 async fn convert(f: &Fixture, quote: &Quote, mode: ConversionMode) -> Result<(Quote, Invoice), QuoteError> {
     let billing: &dyn BillingStore = &*f.billing;
-    quoting::convert_quote(
-        billing,
-        &*accounts(f),
-        f.team,
-        quote.id,
-        mode,
-        &deposit_line,
-        at("2026-11-22T09:00:00Z"),
-    )
-    .await
+    quoting::convert_quote(billing, &*accounts(f), f.team, quote.id, mode, at("2026-11-22T09:00:00Z")).await
 }
 
 /// What each of `tasks` answered, in order.
@@ -250,7 +235,7 @@ pub async fn an_accepted_quote_takes_deposits_then_its_final_invoice_deducts_the
     // 30 % of each VAT group before VAT: 300.00 at 19 % and 150.00 at 7 %.
     assert_eq!(deposit.line_items.iter().map(|l| l.amount).collect::<Vec<_>>(), [d("300.00"), d("150.00")]);
     assert_eq!((deposit.totals.tax, deposit.totals.total), (d("67.50"), d("517.50")));
-    assert_eq!(deposit.line_items[0].description.as_str(), "Deposit on Q-0002 at 19 %");
+    assert_eq!(deposit.line_items[0].description.as_str(), "Deposit on quote Q-0002, 19 % VAT");
     let link = deposit.from_quote.clone().unwrap();
     assert_eq!((link.quote_id, link.kind, link.deducted), (quote.id, ConversionKind::Deposit, d("0")));
     assert_eq!(after_deposit.status_at(at(NOW)), QuoteStatus::Accepted);
@@ -363,4 +348,58 @@ pub async fn a_conversion_is_refused_as_a_create_would_be(store: Ports) {
     assert!(f.billing.list_invoices(f.team, &InvoiceFilter::default()).await.unwrap().is_empty());
     let stored = f.billing.get_quote(f.team, quote.id).await.unwrap().unwrap();
     assert!(stored.invoices.is_empty());
+}
+
+/// Each write of a quote records its event in its own transaction, and a pass announces a
+/// quote's expiry once, however many passes race.
+pub async fn quote_writes_record_their_events_and_expiry_is_announced_once(store: Ports) {
+    use notify::EventType;
+    let f = fixture(store).await;
+    let notify = f.store.notify();
+    let kinds = || {
+        let notify = notify.clone();
+        async move {
+            let mut events = notify.list_events(f.team, 1000).await.unwrap();
+            events.sort_by_key(|e| (e.occurred_at, e.kind));
+            events
+                .into_iter()
+                .filter(|e| e.kind.as_str().starts_with("quote."))
+                .map(|e| e.kind)
+                .collect::<Vec<_>>()
+        }
+    };
+    let quote = accepted(&f).await;
+    convert(&f, &quote, ConversionMode::Full).await.unwrap();
+    let declined = create(&f).await;
+    quoting::finalize_quote(&*f.billing, f.team, declined.id, at(NOW)).await.unwrap();
+    quoting::decide_quote(
+        &*f.billing,
+        f.team,
+        declined.id,
+        Verdict::Declined { reason: None },
+        DecisionSource::Team,
+        at("2026-11-23T00:00:00Z"),
+    )
+    .await
+    .unwrap();
+    let late = create(&f).await;
+    quoting::finalize_quote(&*f.billing, f.team, late.id, at("2026-11-24T00:00:00Z")).await.unwrap();
+    assert_eq!(
+        kinds().await,
+        [
+            EventType::QuoteSent,
+            EventType::QuoteSent,
+            EventType::QuoteAccepted,
+            EventType::QuoteConverted,
+            EventType::QuoteDeclined,
+            EventType::QuoteSent
+        ]
+    );
+    let before = at("2026-12-31T00:00:00Z");
+    assert_eq!(notify.mark_overdue(before, 100).await.unwrap(), 0, "valid until the year's end");
+    let after = at("2027-01-02T00:00:00Z");
+    let (a, b) = tokio::join!(notify.mark_overdue(after, 100), notify.mark_overdue(after, 100));
+    assert_eq!(a.unwrap() + b.unwrap(), 1, "the undecided quote expires; the decided ones do not");
+    assert_eq!(notify.mark_overdue(after, 100).await.unwrap(), 0, "once");
+    assert_eq!(kinds().await.last(), Some(&EventType::QuoteExpired));
 }

@@ -673,7 +673,7 @@ impl ReminderStore for MemoryStore {
                 state.record(notify::raise::invoice_overdue(&invoice).events(&*describe, now));
                 marked += 1;
             }
-            marked
+            marked + state.mark_expired_quotes(&*describe, now, limit)
         });
         Ok(marked)
     }

@@ -68,6 +68,8 @@ struct State {
     /// Card processor accounts, what they reported, and the credit clients hold.
     cards: cards::Cards,
     quotes: Vec<billing::quote::Quote>,
+    /// The quotes whose expiry was announced.
+    expiries_announced: std::collections::HashSet<billing::quote::QuoteId>,
 }
 
 /// All ports over one in-process state.

@@ -4,7 +4,7 @@
 use accounts::TeamId;
 use async_trait::async_trait;
 use billing::numbering::Series;
-use billing::quote::{Decision, Quote, QuoteId};
+use billing::quote::{Decision, Quote, QuoteId, QuoteStatus};
 use billing::quoting::{
     Conversion, QuoteFilter, QuoteRepository, QuoteStoreError, check_conversion, converted,
 };
@@ -23,6 +23,29 @@ impl State {
     fn check_client(&self, quote: &Quote) -> Result<(), QuoteStoreError> {
         let known = self.clients.iter().any(|c| c.team_id == quote.team_id && c.id == quote.client_id);
         if known { Ok(()) } else { Err(QuoteStoreError::UnknownClient) }
+    }
+
+    /// Raises `quote.expired`, once, for up to `limit` sent quotes undecided past their
+    /// date at `now`; answers how many.
+    pub(crate) fn mark_expired_quotes(
+        &mut self,
+        describe: &dyn notify::Describe,
+        now: DateTime<Utc>,
+        limit: u32,
+    ) -> u32 {
+        let mut expired: Vec<Quote> = self
+            .quotes
+            .iter()
+            .filter(|q| q.status_at(now) == QuoteStatus::Expired && !self.expiries_announced.contains(&q.id))
+            .cloned()
+            .collect();
+        expired.sort_by_key(|q| (q.valid_until, q.id));
+        expired.truncate(limit as usize);
+        for quote in &expired {
+            self.expiries_announced.insert(quote.id);
+            self.record(notify::raise::quote_expired(quote).events(describe, now));
+        }
+        u32::try_from(expired.len()).unwrap_or(u32::MAX)
     }
 
     /// Forgets a deleted invoice among its quote's invoices, as the SQL stores' foreign key

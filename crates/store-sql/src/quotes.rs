@@ -363,6 +363,57 @@ impl SqlStore {
         assemble(rows, lines, invoices)
     }
 
+    /// Raises `quote.expired`, once, for up to `limit` sent quotes undecided past their
+    /// date at `now`; answers how many.
+    pub(crate) async fn mark_expired_quotes(
+        &self,
+        now: DateTime<Utc>,
+        limit: u32,
+    ) -> Result<u32, StoreError> {
+        let candidates: Vec<(DbUuid, DbUuid)> = db_run!(self, |conn| quotes::table
+            .filter(quotes::status.eq(QuoteStatus::Sent.as_str()))
+            .filter(quotes::valid_until.lt(now))
+            .filter(quotes::expiry_announced_for.is_null())
+            .order((quotes::valid_until, quotes::id))
+            .limit(i64::from(limit))
+            .select((quotes::team_id, quotes::id))
+            .load(conn)
+            .await
+            .or_store()?);
+        let mut marked = 0;
+        for (team, id) in candidates {
+            let raised: bool = db_run!(self, |conn| conn
+                .transaction(async |conn| {
+                    // Taken by the pass that marks it: a racing pass finds it marked.
+                    let row: Option<QuoteRow> = diesel::update(
+                        quotes::table
+                            .filter(quotes::team_id.eq(team))
+                            .filter(quotes::id.eq(id))
+                            .filter(quotes::status.eq(QuoteStatus::Sent.as_str()))
+                            .filter(quotes::expiry_announced_for.is_null()),
+                    )
+                    .set(quotes::expiry_announced_for.eq(quotes::valid_until))
+                    .returning(quotes::all_columns)
+                    .get_result(conn)
+                    .await
+                    .optional()?;
+                    let Some(row) = row else { return Ok(false) };
+                    let quote = assemble(vec![row], Vec::new(), Vec::new())
+                        .map_err(|e| TxError::Refused(e))?
+                        .remove(0);
+                    record_events!(conn, notify::raise::quote_expired(&quote).events(&*self.describe, now));
+                    Ok::<_, TxError<StoreError>>(true)
+                })
+                .await
+                .map_err(TxError::into_port)?);
+            marked += u32::from(raised);
+        }
+        if marked > 0 {
+            self.signal.notify_one();
+        }
+        Ok(marked)
+    }
+
     /// A quote write's outcome, its refusals the port's errors.
     fn quote_write<T>(&self, done: Result<T, TxError<QuoteStoreError>>) -> Result<T, QuoteStoreError> {
         self.signalling(done.map_err(TxError::into_port))

@@ -133,6 +133,10 @@ needs!(
     PaymentsWrite => PaymentsWrite,
     WebhooksRead => WebhooksRead,
     WebhooksWrite => WebhooksWrite,
+    QuotesRead => QuotesRead,
+    QuotesWrite => QuotesWrite,
+    // Converting a quote writes it and makes an invoice.
+    ConvertQuotes => QuotesWrite & InvoicesWrite,
     // Billing time reads the team's time and writes an invoice of it.
     BillTime => InvoicesWrite & TrackRead,
 );

@@ -12,6 +12,7 @@ use crate::rest::routes::credit_notes::CreditNoteBody;
 use crate::rest::routes::invoices::InvoiceBody;
 use crate::rest::routes::messages::MessageBody;
 use crate::rest::routes::payments::PaymentBody;
+use crate::rest::routes::quotes::QuoteBody;
 use crate::rest::routes::track::time::TimeEntryBody;
 use crate::rest::routes::track::timer::TimerBody;
 
@@ -28,6 +29,7 @@ impl Describe for ApiBodies {
             Resource::Client(client) => json(&ClientBody::from((*client).clone())),
             Resource::Payment(entry) => json(&PaymentBody::from((*entry).clone())),
             Resource::CreditNote(note) => json(&CreditNoteBody::from((*note).clone())),
+            Resource::Quote(quote) => json(&QuoteBody::new((*quote).clone(), at)),
             Resource::TimeEntry(entry) => json(&TimeEntryBody::shown((*entry).clone(), InvoiceIds::Withheld)),
             Resource::Timer(timer) => json(&TimerBody::of((*timer).clone(), at)),
             Resource::Message(message) => json(&MessageBody::from((*message).clone())),

@@ -92,6 +92,20 @@ where
                 .service(ledger.check(routes::messages::list_invoice_messages)),
         )
         .service(
+            scope("/v1/quotes")
+                .wrap(from_fn(idempotency::replay_retries))
+                .wrap(from_fn(auth::require_api_key))
+                .service(ledger.check(routes::quotes::list_quotes))
+                .service(ledger.check(routes::quotes::create_quote))
+                .service(ledger.check(routes::quotes::get_quote))
+                .service(ledger.check(routes::quotes::update_quote))
+                .service(ledger.check(routes::quotes::delete_quote))
+                .service(ledger.check(routes::quotes::finalize_quote))
+                .service(ledger.check(routes::quotes::accept_quote))
+                .service(ledger.check(routes::quotes::decline_quote))
+                .service(ledger.check(routes::quotes::convert_quote)),
+        )
+        .service(
             scope("/v1/messages")
                 .wrap(from_fn(idempotency::replay_retries))
                 .wrap(from_fn(auth::require_api_key))

@@ -58,6 +58,10 @@ pub(crate) const METHODS: [&str; 5] = ["get", "post", "put", "patch", "delete"];
             and what each client owes. Recording money needs `payments:write` (which `invoices:write` implies)"),
         (name = "Card payments", description = "A team's Stripe account, and the webhook Stripe books \
             card payments and refunds through"),
+        (name = "Quotes", description = "What the work will cost, before the invoice: numbered in a series of \
+            their own once sent, accepted or declined by the client on its page, and converted into invoices \
+            (deposits, then the final invoice). Needs `quotes:read` or `quotes:write`, which `invoices:read` and \
+            `invoices:write` imply"),
         (name = "Credit notes", description = "Corrections of issued invoices, in a numbered series of their own; \
             never changed or deleted; PDFs by public link"),
         (name = "Recurring invoices", description = "Invoices that bill themselves once per period \
@@ -110,6 +114,10 @@ word_schemas! {
     /// (`OVERDUE` past its `dueDate`); paid in part, `PAID_PARTIAL`; nothing left due by
     /// payment, `PAID`; written off or credited in full, `EXPIRED`.
     InvoiceStatus => billing::InvoiceStatus;
+    /// A quote's status: `DRAFT` until numbered, `SENT` before its client (`EXPIRED` past
+    /// its `validUntil`, undecided), then `ACCEPTED` or `DECLINED`, and `CONVERTED` once its
+    /// full or final invoice is made.
+    QuoteStatus => billing::quote::QuoteStatus;
     /// What a ledger entry records: money received, money given back, or what is due
     /// forgiven.
     EntryKind => billing::ledger::EntryKind;

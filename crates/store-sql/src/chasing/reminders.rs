@@ -215,6 +215,7 @@ impl ReminderStore for SqlStore {
                 marked += 1;
             }
         }
+        marked += self.mark_expired_quotes(now, limit).await?;
         if marked > 0 {
             self.signal.notify_one();
         }

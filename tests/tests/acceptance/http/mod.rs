@@ -21,6 +21,7 @@ mod openapi;
 mod payment_qr;
 mod payments;
 mod peppol;
+mod quotes;
 mod recurring;
 mod reminders;
 mod reports;

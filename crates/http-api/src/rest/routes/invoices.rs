@@ -182,8 +182,21 @@ pub(crate) struct InvoiceBody {
     /// What the invoice's credit notes took off what is due.
     amount_credited: Exact,
     amount_written_off: Exact,
-    /// `total − amountPaid − amountCredited − amountWrittenOff`; never below 0.
+    /// `total − depositsDeducted − amountPaid − amountCredited − amountWrittenOff`; never
+    /// below 0.
     amount_due: Exact,
+    /// The quote it was made from; null for an invoice made otherwise.
+    #[schema(required = true)]
+    quote_id: Option<Uuid>,
+    /// How it bills its quote: `deposit`, `final` (the rest after the deposits) or `full`;
+    /// null for an invoice not made from a quote.
+    #[schema(required = true, example = "final")]
+    quote_conversion: Option<&'static str>,
+    /// On a final invoice, its quote's deposit invoices, whose totals it deducts.
+    deposit_invoice_ids: Vec<Uuid>,
+    /// What it deducts for those deposit invoices (EN 16931 BT-113, the prepaid amount);
+    /// 0 on other invoices.
+    deposits_deducted: Exact,
     /// When `amountDue` reached 0 with money paid: the day of the payment that settled it
     /// (00:00 UTC); null otherwise.
     #[schema(required = true)]
@@ -287,6 +300,7 @@ fn purchase_order(text: String) -> Result<PurchaseOrder, FieldError> {
 impl InvoiceBody {
     pub(crate) fn new(invoice: Invoice, now: chrono::DateTime<chrono::Utc>) -> Self {
         let status = invoice.status_at(now).as_str();
+        let deposits_deducted = Exact(round_to_minor(invoice.deposits_deducted(), invoice.currency));
         let invoice_id = invoice.id.as_uuid();
         let vat_breakdown = VatGroupBody::all(invoice.vat_breakdown(), invoice.currency);
         let (vat, rule) = (invoice.vat.clone(), invoice.tax_rule);
@@ -341,6 +355,14 @@ impl InvoiceBody {
             amount_credited: Exact(round_to_minor(invoice.balance.credited, invoice.currency)),
             amount_written_off: Exact(round_to_minor(invoice.balance.written_off, invoice.currency)),
             amount_due: Exact(round_to_minor(invoice.balance.due(), invoice.currency)),
+            quote_id: invoice.from_quote.as_ref().map(|link| link.quote_id.as_uuid()),
+            quote_conversion: invoice.from_quote.as_ref().map(|link| link.kind.as_str()),
+            deposit_invoice_ids: invoice
+                .from_quote
+                .as_ref()
+                .map(|link| link.deposit_invoices.iter().map(|id| id.as_uuid()).collect())
+                .unwrap_or_default(),
+            deposits_deducted,
             paid_at: invoice.balance.paid_on.map(|day| Timestamp(midnight(day))),
             client_id: invoice.client_id.as_uuid(),
             senders_address_id: invoice.sender_id.as_uuid(),
@@ -1087,6 +1109,10 @@ pub(crate) fn invoice_rule(rule: &InvoiceRule) -> FieldError {
         InvoiceRule::TeamTotalTooLarge => {
             FieldError::new("exchangeRate", "total × exchangeRate is too large")
         }
+        InvoiceRule::BelowDeposits { deducted } => FieldError::new(
+            "lineItems",
+            format!("the total may not fall below the deposits the invoice deducts, {deducted}"),
+        ),
         InvoiceRule::ClientCurrencyDiffers { client, invoice } => FieldError::new(
             "clientId",
             format!(

@@ -245,6 +245,21 @@ pub(crate) fn describe_type(kind: EventType) -> &'static str {
         EventType::PaymentRefunded => "A refund was recorded. data: the refund.",
         EventType::PaymentVoided => "A payment, refund or write-off was voided. data: the voided entry.",
         EventType::CreditNoteCreated => "A credit note was issued. data: the credit note.",
+        EventType::QuoteSent => {
+            "A quote was numbered and put before its client (POST /v1/quotes/{id}/finalize or /send). data: the quote."
+        }
+        EventType::QuoteAccepted => {
+            "A quote was accepted, on its page or as the team recorded. data: the quote."
+        }
+        EventType::QuoteDeclined => {
+            "A quote was declined, on its page or as the team recorded. data: the quote."
+        }
+        EventType::QuoteExpired => {
+            "A job pass found a sent quote past its validUntil, undecided (once per validUntil). data: the quote."
+        }
+        EventType::QuoteConverted => {
+            "A quote's full or final invoice was made (POST /v1/quotes/{id}/convert); invoice.created tells of the invoice. data: the quote."
+        }
         EventType::MessageFailed => "An e-mail failed for good. data: the message.",
         EventType::ClientCreated => "A client was made (also inline, by an invoice). data: the client.",
         EventType::ClientUpdated => "A client was changed. data: the client.",
