@@ -621,6 +621,61 @@ impl InvoiceDocument {
         }
     }
 
+    /// A quote as printed in `words`, its status as of `now`: titled so, with the date it
+    /// was sent (or made), how long it is valid, and its terms; no payment details, as it
+    /// asks for no payment.
+    pub fn quote(
+        words: Language,
+        quote: &crate::quote::Quote,
+        client: &Client,
+        sender: &SenderAddress,
+        now: DateTime<Utc>,
+    ) -> Self {
+        use crate::quote::QuoteStatus;
+        let currency = quote.currency;
+        let figures = Figures::of(words, &quote.pricing(), &quote.totals, quote.tax_rule);
+        let status = words.term(match quote.status_at(now) {
+            QuoteStatus::Draft => Term::QuoteStatusDraft,
+            QuoteStatus::Sent => Term::QuoteStatusSent,
+            QuoteStatus::Accepted => Term::QuoteStatusAccepted,
+            QuoteStatus::Declined => Term::QuoteStatusDeclined,
+            QuoteStatus::Expired => Term::QuoteStatusExpired,
+            QuoteStatus::Converted => Term::QuoteStatusConverted,
+        });
+        let line = |label: Term, value: String| SettledLine { label: words.term(label), value };
+        let supply = quote
+            .valid_until
+            .map(|until| line(Term::ValidUntil, words.day(until.date_naive())))
+            .into_iter()
+            .collect();
+        Self {
+            title: Some(words.term(Term::QuoteTitle)),
+            corrects: None,
+            serial: quote.number.as_ref().map(ToString::to_string).unwrap_or_default(),
+            status,
+            paid: false,
+            issue_date: words.day(quote.sent_at.unwrap_or(quote.created_at).date_naive()),
+            due_date: None,
+            supply,
+            description: quote.description.as_ref().and_then(|d| optional(d.as_str())),
+            sender: sender_party(sender),
+            client: client_party(client),
+            lines: figures.lines,
+            subtotal: figures.subtotal,
+            discounts: figures.discounts,
+            tax_label: figures.tax_label,
+            tax: format_money(words, quote.totals.tax, currency),
+            vat_breakdown: figures.vat_breakdown,
+            total: format_money(words, quote.totals.total, currency),
+            settlement: Vec::new(),
+            payment_details: quote.notes.as_ref().and_then(|notes| optional(notes.as_str())),
+            logo: sender.details.logo.as_ref().map(DocumentLogo::of),
+            facturx_xml: None,
+            language: language_code(words),
+            payment_qr: None,
+        }
+    }
+
     /// An invoice as printed in `words`, its status as of `now`.
     pub fn new(
         words: Language,
@@ -749,8 +804,73 @@ pub trait PageRenderer: Send + Sync + std::fmt::Debug {
     /// `page` as a complete HTML document.
     fn invoice_page(&self, page: &InvoicePage) -> String;
 
+    /// `page` as a complete HTML document.
+    fn quote_page(&self, page: &QuotePage) -> String;
+
     /// The Content-Security-Policy its pages are served with.
     fn content_security_policy(&self) -> String;
+}
+
+/// A quote's page for its client, in words: the quote as printed, and where its client
+/// decides on it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct QuotePage {
+    /// The quote put into words; its `payment_details` are its terms.
+    pub document: InvoiceDocument,
+    /// How the status reads to the eye: `open`, `accepted`, `declined`, `expired`,
+    /// `converted`.
+    pub state: &'static str,
+    /// Where the forms post while the client may decide; none once it may not.
+    pub decide: Option<QuoteForms>,
+    /// What was decided, worded: `Accepted by … on …`.
+    pub decision: Option<String>,
+    /// The quote's PDF, relative to the server's address.
+    pub pdf_url: String,
+    /// The page asks again for what an acceptance lacked (a name, the box).
+    pub incomplete: bool,
+}
+
+/// Where a quote page's forms post.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct QuoteForms {
+    pub accept: String,
+    pub decline: String,
+}
+
+impl QuotePage {
+    /// The page of `quote`, whose document as printed is `document`, at `now`.
+    pub fn new(document: InvoiceDocument, quote: &crate::quote::Quote, now: DateTime<Utc>) -> Self {
+        use crate::quote::{QuoteStatus, Verdict};
+        let words = Language::from_code(document.language()).unwrap_or_default();
+        let state = match quote.status_at(now) {
+            QuoteStatus::Draft | QuoteStatus::Sent => "open",
+            QuoteStatus::Accepted => "accepted",
+            QuoteStatus::Declined => "declined",
+            QuoteStatus::Expired => "expired",
+            QuoteStatus::Converted => "converted",
+        };
+        let decision = quote.decision.as_ref().map(|decision| {
+            let date = words.day(decision.at.date_naive());
+            match &decision.verdict {
+                Verdict::Accepted { signer } => {
+                    words.phrase(Term::QuoteAcceptedBy, &[("signer", signer.as_str()), ("date", &date)])
+                }
+                Verdict::Declined { .. } => words.phrase(Term::QuoteDeclinedOn, &[("date", &date)]),
+            }
+        });
+        let base = format!("/quotes/{}", quote.id);
+        Self {
+            document,
+            state,
+            decide: quote
+                .check_decidable(now)
+                .is_ok()
+                .then(|| QuoteForms { accept: format!("{base}/accept"), decline: format!("{base}/decline") }),
+            decision,
+            pdf_url: format!("{base}/pdf"),
+            incomplete: false,
+        }
+    }
 }
 
 impl InvoicePage {

@@ -243,6 +243,41 @@ impl Printer {
             .map(|page| self.pages.invoice_page(&page.with_cards(issued.invoice.id, takes_cards, returned)))
     }
 
+    /// The client's page of `quote`, billed to `client` by `sender`, its status as of
+    /// `now`; with `incomplete`, it asks again for what an acceptance lacked.
+    pub fn quote_page(
+        &self,
+        quote: &crate::quote::Quote,
+        parties: &Parties<'_>,
+        now: DateTime<Utc>,
+        incomplete: bool,
+    ) -> String {
+        let words = parties.client.details.language.unwrap_or(parties.sender.details.language);
+        let document = InvoiceDocument::quote(words, quote, parties.client, parties.sender, now);
+        let page = crate::document::QuotePage {
+            incomplete,
+            ..crate::document::QuotePage::new(document, quote, now)
+        };
+        self.pages.quote_page(&page)
+    }
+
+    /// The PDF of `quote`, in its client's language, its status as of `now`.
+    pub async fn quote_pdf(
+        &self,
+        quote: &crate::quote::Quote,
+        parties: &Parties<'_>,
+        now: DateTime<Utc>,
+    ) -> Result<DocumentFile, RenderError> {
+        let words = parties.client.details.language.unwrap_or(parties.sender.details.language);
+        let document = InvoiceDocument::quote(words, quote, parties.client, parties.sender, now);
+        let bytes = self.renderer.render(&document).await?;
+        let stem = quote
+            .number
+            .as_ref()
+            .map_or_else(|| "quote".to_owned(), |n| crate::numbering::file_stem(n.as_str()));
+        Ok(DocumentFile { name: format!("{stem}.pdf"), media_type: MediaType::Pdf, bytes })
+    }
+
     /// The Content-Security-Policy pages are served with.
     pub fn page_policy(&self) -> String {
         self.pages.content_security_policy()

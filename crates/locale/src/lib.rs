@@ -324,10 +324,31 @@ pub enum Term {
     DepositsDeducted,
     /// `serial`: what a final invoice says it bills.
     QuoteNumber,
+    /// A quote's status, as its page and PDF word it.
+    QuoteStatusDraft,
+    QuoteStatusSent,
+    QuoteStatusAccepted,
+    QuoteStatusDeclined,
+    QuoteStatusExpired,
+    QuoteStatusConverted,
+    /// `serial`, `sender`: the title of the client's page of a quote.
+    QuotePageTitle,
+    QuoteDecide,
+    QuoteSignerName,
+    QuoteAgree,
+    QuoteAccept,
+    QuoteDeclineReason,
+    QuoteDecline,
+    /// `signer`, `date`.
+    QuoteAcceptedBy,
+    /// `date`.
+    QuoteDeclinedOn,
+    QuoteNeedsName,
+    QuoteNotes,
 }
 
 impl Term {
-    pub const ALL: [Self; 99] = [
+    pub const ALL: [Self; 116] = [
         Self::InvoiceTitle,
         Self::CreditNoteTitle,
         Self::ContinuedTitle,
@@ -427,6 +448,23 @@ impl Term {
         Self::DepositLine,
         Self::DepositsDeducted,
         Self::QuoteNumber,
+        Self::QuoteStatusDraft,
+        Self::QuoteStatusSent,
+        Self::QuoteStatusAccepted,
+        Self::QuoteStatusDeclined,
+        Self::QuoteStatusExpired,
+        Self::QuoteStatusConverted,
+        Self::QuotePageTitle,
+        Self::QuoteDecide,
+        Self::QuoteSignerName,
+        Self::QuoteAgree,
+        Self::QuoteAccept,
+        Self::QuoteDeclineReason,
+        Self::QuoteDecline,
+        Self::QuoteAcceptedBy,
+        Self::QuoteDeclinedOn,
+        Self::QuoteNeedsName,
+        Self::QuoteNotes,
     ];
 
     /// Its message's id in every file.
@@ -526,6 +564,23 @@ impl Term {
             Self::MailCreditNoteSubject => "mail-credit-note-subject",
             Self::MailCreditNoteBody => "mail-credit-note-body",
             Self::NoDueDate => "no-due-date",
+            Self::QuoteStatusDraft => "quote-status-draft",
+            Self::QuoteStatusSent => "quote-status-sent",
+            Self::QuoteStatusAccepted => "quote-status-accepted",
+            Self::QuoteStatusDeclined => "quote-status-declined",
+            Self::QuoteStatusExpired => "quote-status-expired",
+            Self::QuoteStatusConverted => "quote-status-converted",
+            Self::QuotePageTitle => "quote-page-title",
+            Self::QuoteDecide => "quote-decide",
+            Self::QuoteSignerName => "quote-signer-name",
+            Self::QuoteAgree => "quote-agree",
+            Self::QuoteAccept => "quote-accept",
+            Self::QuoteDeclineReason => "quote-decline-reason",
+            Self::QuoteDecline => "quote-decline",
+            Self::QuoteAcceptedBy => "quote-accepted-by",
+            Self::QuoteDeclinedOn => "quote-declined-on",
+            Self::QuoteNeedsName => "quote-needs-name",
+            Self::QuoteNotes => "quote-notes",
             Self::QuoteTitle => "quote-title",
             Self::ValidUntil => "valid-until",
             Self::DepositLine => "deposit-line",

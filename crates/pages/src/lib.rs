@@ -8,7 +8,7 @@ use std::fmt::Write as _;
 use askama::Template;
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD as BASE64;
-use billing::document::{DocumentQr, InvoicePage};
+use billing::document::{DocumentQr, InvoiceDocument, InvoicePage, QuotePage};
 use locale::{Language, Term};
 use sha2::{Digest as _, Sha256};
 
@@ -19,12 +19,19 @@ const STYLE: &str = include_str!("../templates/page.css");
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Pages;
 
+/// A page askama rendered; were it to fail (a compiled template renders to a String
+/// without fail), the page says so rather than answering half a document.
+fn rendered(page: &impl Template) -> String {
+    page.render().unwrap_or_else(|error| format!("<!doctype html><title>error</title><p>{error}</p>"))
+}
+
 impl billing::PageRenderer for Pages {
     fn invoice_page(&self, page: &InvoicePage) -> String {
-        let html = InvoiceHtml::of(page);
-        // A template askama compiled renders to a String without fail; were it to fail,
-        // the page says so rather than answering half a document.
-        html.render().unwrap_or_else(|error| format!("<!doctype html><title>error</title><p>{error}</p>"))
+        rendered(&InvoiceHtml::of(page))
+    }
+
+    fn quote_page(&self, page: &QuotePage) -> String {
+        rendered(&QuoteHtml::of(page))
     }
 
     /// Nothing loads, no script runs, the inline style applies only as written (by its
@@ -135,11 +142,18 @@ struct InvoiceHtml<'a> {
     labels: Labels,
 }
 
-impl<'a> InvoiceHtml<'a> {
-    fn of(page: &'a InvoicePage) -> Self {
-        let document = &page.document;
-        let words = Language::from_code(document.language()).unwrap_or_default();
-        let title_word = document.title.clone().unwrap_or_else(|| words.term(Term::InvoiceTitle));
+/// What every page shows of its document: the facts under the title, the parties, the
+/// lines and the totals.
+struct Body {
+    facts: Vec<(String, String)>,
+    parties: Vec<PartyBlock>,
+    rates: bool,
+    lines: Vec<LineRow>,
+    totals: Vec<(String, String)>,
+}
+
+impl Body {
+    fn of(document: &InvoiceDocument, words: Language) -> Self {
         let pair = |label: &str, value: &str| (label.to_owned(), value.to_owned());
         let mut facts = vec![pair(&words.term(Term::IssueDate), &document.issue_date)];
         facts.extend(document.supply.iter().map(|line| pair(&line.label, &line.value)));
@@ -166,22 +180,8 @@ impl<'a> InvoiceHtml<'a> {
                 .map(|row| (format!("{vat} {} · {}", row.rate, row.taxable_amount), row.tax.clone())),
         );
         Self {
-            lang: words.code(),
-            title: words
-                .phrase(Term::PageTitle, &[("serial", &document.serial), ("sender", &document.sender.name)]),
-            style: STYLE,
-            sender: &document.sender.name,
-            heading: format!("{title_word} {}", document.serial),
-            state: page.state,
-            status: &document.status,
-            amount_due: &page.amount_due,
-            due_date: document.due_date.as_deref(),
-            settled: page.settled,
-            bank: page.bank.as_ref(),
-            code: document.payment_qr.as_ref().and_then(|qr| svg(qr, &words.term(Term::PageScanToPay))),
             facts,
             parties: vec![party(Term::From, &document.sender), party(Term::BillTo, &document.client)],
-            description: document.description.as_deref(),
             rates: document.lines.iter().any(|line| line.vat_rate.is_some()),
             lines: document
                 .lines
@@ -195,6 +195,37 @@ impl<'a> InvoiceHtml<'a> {
                 })
                 .collect(),
             totals,
+        }
+    }
+}
+
+impl<'a> InvoiceHtml<'a> {
+    fn of(page: &'a InvoicePage) -> Self {
+        let document = &page.document;
+        let words = Language::from_code(document.language()).unwrap_or_default();
+        let title_word = document.title.clone().unwrap_or_else(|| words.term(Term::InvoiceTitle));
+        let pair = |label: &str, value: &str| (label.to_owned(), value.to_owned());
+        let body = Body::of(document, words);
+        Self {
+            lang: words.code(),
+            title: words
+                .phrase(Term::PageTitle, &[("serial", &document.serial), ("sender", &document.sender.name)]),
+            style: STYLE,
+            sender: &document.sender.name,
+            heading: format!("{title_word} {}", document.serial),
+            state: page.state,
+            status: &document.status,
+            amount_due: &page.amount_due,
+            due_date: document.due_date.as_deref(),
+            settled: page.settled,
+            bank: page.bank.as_ref(),
+            code: document.payment_qr.as_ref().and_then(|qr| svg(qr, &words.term(Term::PageScanToPay))),
+            facts: body.facts,
+            parties: body.parties,
+            description: document.description.as_deref(),
+            rates: body.rates,
+            lines: body.lines,
+            totals: body.totals,
             total: &document.total,
             settlement: document.settlement.iter().map(|row| pair(&row.label, &row.value)).collect(),
             pdf_url: &page.pdf_url,
@@ -202,6 +233,107 @@ impl<'a> InvoiceHtml<'a> {
             pay_by_card: page.pay_by_card.as_deref(),
             notice: page.notice.map(|notice| words.term(notice.term())),
             labels: Labels::of(words),
+        }
+    }
+}
+
+/// A quote page's fixed words.
+struct QuoteLabels {
+    lines: String,
+    description: String,
+    vat: String,
+    quantity: String,
+    unit_price: String,
+    amount: String,
+    total: String,
+    terms: String,
+    decide: String,
+    signer: String,
+    agree: String,
+    accept: String,
+    reason: String,
+    decline: String,
+    incomplete: String,
+    downloads: String,
+    download_pdf: String,
+}
+
+#[derive(Template)]
+#[template(path = "quote.html")]
+struct QuoteHtml<'a> {
+    lang: &'a str,
+    title: String,
+    style: &'static str,
+    sender: &'a str,
+    heading: String,
+    state: &'static str,
+    status: &'a str,
+    decision: Option<&'a str>,
+    decide: Option<&'a billing::document::QuoteForms>,
+    incomplete: bool,
+    facts: Vec<(String, String)>,
+    parties: Vec<PartyBlock>,
+    description: Option<&'a str>,
+    rates: bool,
+    lines: Vec<LineRow>,
+    totals: Vec<(String, String)>,
+    total: &'a str,
+    terms: Vec<String>,
+    pdf_url: &'a str,
+    labels: QuoteLabels,
+}
+
+impl<'a> QuoteHtml<'a> {
+    fn of(page: &'a QuotePage) -> Self {
+        let document = &page.document;
+        let words = Language::from_code(document.language()).unwrap_or_default();
+        let body = Body::of(document, words);
+        Self {
+            lang: words.code(),
+            title: words.phrase(
+                Term::QuotePageTitle,
+                &[("serial", &document.serial), ("sender", &document.sender.name)],
+            ),
+            style: STYLE,
+            sender: &document.sender.name,
+            heading: format!("{} {}", words.term(Term::QuoteTitle), document.serial),
+            state: page.state,
+            status: &document.status,
+            decision: page.decision.as_deref(),
+            decide: page.decide.as_ref(),
+            incomplete: page.incomplete,
+            facts: body.facts,
+            parties: body.parties,
+            description: document.description.as_deref(),
+            rates: body.rates,
+            lines: body.lines,
+            totals: body.totals,
+            total: &document.total,
+            terms: document
+                .payment_details
+                .iter()
+                .flat_map(|terms| terms.lines().map(str::to_owned))
+                .collect(),
+            pdf_url: &page.pdf_url,
+            labels: QuoteLabels {
+                lines: words.term(Term::PageLines),
+                description: words.term(Term::Description),
+                vat: words.term(Term::VatColumn),
+                quantity: words.term(Term::Quantity),
+                unit_price: words.term(Term::UnitPrice),
+                amount: words.term(Term::Amount),
+                total: words.term(Term::Total),
+                terms: words.term(Term::QuoteNotes),
+                decide: words.term(Term::QuoteDecide),
+                signer: words.term(Term::QuoteSignerName),
+                agree: words.term(Term::QuoteAgree),
+                accept: words.term(Term::QuoteAccept),
+                reason: words.term(Term::QuoteDeclineReason),
+                decline: words.term(Term::QuoteDecline),
+                incomplete: words.term(Term::QuoteNeedsName),
+                downloads: words.term(Term::PageDownloads),
+                download_pdf: words.term(Term::PageDownloadPdf),
+            },
         }
     }
 }

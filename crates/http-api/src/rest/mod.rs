@@ -164,7 +164,7 @@ where
         )
 }
 
-/// The client's pages: an invoice's, and its "Pay by card".
+/// The client's pages: an invoice's and its "Pay by card", a quote's with its decision and PDF.
 fn page_routes<T>(app: UtoipaApp<T>, ledger: &Rc<SchemaLedger>) -> UtoipaApp<T>
 where
     T: ServiceFactory<ServiceRequest, Config = (), Error = actix_web::Error, InitError = ()>,
@@ -173,6 +173,13 @@ where
         scope("/invoices")
             .service(ledger.check(routes::page::invoice_page))
             .service(ledger.check(routes::cards::pay_by_card)),
+    )
+    .service(
+        scope("/quotes")
+            .service(ledger.check(routes::quote_page::quote_page))
+            .service(ledger.check(routes::quote_page::quote_pdf))
+            .service(ledger.check(routes::quote_page::accept_on_page))
+            .service(ledger.check(routes::quote_page::decline_on_page)),
     )
 }
 

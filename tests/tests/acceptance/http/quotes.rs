@@ -178,3 +178,79 @@ async fn invoices_permissions_bring_quotes_and_another_team_sees_none() {
     let (status, error) = refusal(&app, &other, Method::POST, "/v1/quotes", &website(&buyer)).await;
     assert_eq!((status, error.as_str()), (400, "clientId: no such client in the team"));
 }
+
+#[tokio::test]
+async fn the_client_accepts_on_the_page_in_its_language_and_reads_the_pdf() {
+    let app = spawn_app().await;
+    let (_, key) = e_invoicing_team(&app, "EUR", "DE").await;
+    let buyer = public_buyer(&app, &key).await;
+    call(
+        &app,
+        &key,
+        Method::PATCH,
+        &format!("/v1/invoices/clients/{buyer}"),
+        &json!({
+        "name": "Bundesamt für Beispiele", "email": "einkauf@buyer.example", "line1": "Amtsweg 2",
+        "postalCode": "53113", "city": "Bonn", "countryCode": "DE", "vatNumber": "DE987654321",
+        "buyerReference": "04011000-12345-34", "language": "de"}),
+    )
+    .await;
+    let quote = post(&app, &key, "/v1/quotes", &website(&buyer)).await;
+    let id = quote["id"].as_str().unwrap();
+    let page = format!("/quotes/{id}");
+    // A draft has no page.
+    assert_eq!(app.http.get(app.url(&page)).send().await.unwrap().status(), 404);
+    call(&app, &key, Method::POST, &format!("/v1/quotes/{id}/finalize"), &json!({})).await;
+
+    let shown = app.http.get(app.url(&page)).send().await.unwrap();
+    assert_eq!(shown.status(), 200);
+    let csp = shown.headers()["content-security-policy"].to_str().unwrap().to_owned();
+    assert!(csp.contains("form-action 'self'"), "{csp}");
+    let html = shown.text().await.unwrap().replace('\u{a0}', " ").replace('\u{202f}', " ");
+    for words in ["Angebot Q-0001", "4.845,60 €", "Ihre Entscheidung", "Angebot annehmen", "Gültig bis"] {
+        assert!(html.contains(words), "{words} is not on the page");
+    }
+
+    let pdf = app.http.get(app.url(&format!("{page}/pdf"))).send().await.unwrap();
+    assert_eq!(pdf.headers()["content-type"], "application/pdf");
+    let text = super::payments::pdf_text(&pdf.bytes().await.unwrap()).replace('\u{a0}', " ");
+    for words in ["Angebot", "Q-0001", "Gültig bis", "31. Dezember 2099", "4.845,60 €"] {
+        assert!(text.contains(words), "{words} is not in the PDF:\n{text}");
+    }
+
+    // Without the box ticked, the page asks again and nothing is recorded.
+    let no_box =
+        app.http.post(app.url(&format!("{page}/accept"))).form(&[("signer", "Erika")]).send().await.unwrap();
+    assert_eq!(no_box.status(), 200);
+    let asked = no_box.text().await.unwrap();
+    assert!(asked.contains("setzen Sie das Häkchen"), "{asked}");
+    assert_eq!(get(&app, &key, &format!("/v1/quotes/{id}")).await["status"], "SENT");
+
+    let client = reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).build().unwrap();
+    let accepted = client
+        .post(app.url(&format!("{page}/accept")))
+        .header("user-agent", "Mozilla/5.0 (quote test)")
+        .form(&[("signer", "Dr. Erika Beispiel"), ("agree", "yes")])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        (accepted.status().as_u16(), accepted.headers()["location"].to_str().unwrap()),
+        (303, page.as_str())
+    );
+    let decided = get(&app, &key, &format!("/v1/quotes/{id}")).await;
+    assert_eq!(decided["status"], "ACCEPTED");
+    let decision = &decided["decision"];
+    assert_eq!(
+        (&decision["source"], &decision["signerName"], &decision["userAgent"]),
+        (&json!("page"), &json!("Dr. Erika Beispiel"), &json!("Mozilla/5.0 (quote test)"))
+    );
+    assert!(!decision["ipAddress"].as_str().unwrap().is_empty());
+    // Final: a decline afterwards changes nothing, and the page no longer offers the forms.
+    let declined =
+        client.post(app.url(&format!("{page}/decline"))).form(&[("reason", "")]).send().await.unwrap();
+    assert_eq!(declined.status(), 303);
+    assert_eq!(get(&app, &key, &format!("/v1/quotes/{id}")).await["status"], "ACCEPTED");
+    let html = app.http.get(app.url(&page)).send().await.unwrap().text().await.unwrap();
+    assert!(html.contains("Angenommen von Dr. Erika Beispiel") && !html.contains("Angebot annehmen"));
+}

@@ -16,6 +16,7 @@ pub(crate) mod page;
 pub(crate) mod payment_qr;
 pub(crate) mod payments;
 pub(crate) mod pdf;
+pub(crate) mod quote_page;
 pub(crate) mod quotes;
 pub(crate) mod recurring;
 pub(crate) mod refusals;
