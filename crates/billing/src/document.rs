@@ -71,6 +71,10 @@ pub struct InvoiceDocument {
     /// (of the JSON too, so a renderer service of an earlier release reads invoices).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub title: Option<String>,
+    /// A quote: its date and its client are labelled as a quote's, not an invoice's. Left
+    /// out of the JSON when false.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub quote: bool,
     /// The serial of the invoice this document corrects (a credit note's).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub corrects: Option<String>,
@@ -595,6 +599,7 @@ impl InvoiceDocument {
         let figures = Figures::of(words, &note.pricing(), &note.totals, note.tax_rule);
         Self {
             title: Some(words.term(Term::CreditNoteTitle)),
+            quote: false,
             corrects: Some(note.invoice_number.to_string()),
             serial: note.number.to_string(),
             status: String::new(),
@@ -650,6 +655,7 @@ impl InvoiceDocument {
             .collect();
         Self {
             title: Some(words.term(Term::QuoteTitle)),
+            quote: true,
             corrects: None,
             serial: quote.number.as_ref().map(ToString::to_string).unwrap_or_default(),
             status,
@@ -690,6 +696,7 @@ impl InvoiceDocument {
         let figures = Figures::of(words, &invoice.pricing(), &invoice.totals, invoice.tax_rule);
         Self {
             title: None,
+            quote: false,
             corrects: None,
             serial: invoice.number.to_string(),
             status: status_word(words, status),

@@ -164,3 +164,6 @@ quote-accepted-by = Angenommen von { $signer } am { $date }.
 quote-declined-on = Abgelehnt am { $date }.
 quote-needs-name = Zum Annehmen geben Sie Ihren Namen ein und setzen Sie das Häkchen.
 quote-notes = Bedingungen
+quote-date = Angebotsdatum
+quote-for = Angebot für
+quote-lines = Positionen

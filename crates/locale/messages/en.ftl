@@ -163,3 +163,6 @@ quote-accepted-by = Accepted by { $signer } on { $date }.
 quote-declined-on = Declined on { $date }.
 quote-needs-name = To accept, type your name and tick the box.
 quote-notes = Terms
+quote-date = Quote date
+quote-for = Quote for
+quote-lines = Items

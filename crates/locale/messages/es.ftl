@@ -165,3 +165,6 @@ quote-accepted-by = Aceptado por { $signer } el { $date }.
 quote-declined-on = Rechazado el { $date }.
 quote-needs-name = Para aceptar, escriba su nombre y marque la casilla.
 quote-notes = Condiciones
+quote-date = Fecha del presupuesto
+quote-for = Presupuesto para
+quote-lines = Partidas

@@ -164,3 +164,6 @@ quote-accepted-by = Accepté par { $signer } le { $date }.
 quote-declined-on = Refusé le { $date }.
 quote-needs-name = Pour accepter, saisissez votre nom et cochez la case.
 quote-notes = Conditions
+quote-date = Date du devis
+quote-for = Devis pour
+quote-lines = Postes

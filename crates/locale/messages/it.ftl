@@ -163,3 +163,6 @@ quote-accepted-by = Accettato da { $signer } il { $date }.
 quote-declined-on = Rifiutato il { $date }.
 quote-needs-name = Per accettare, scriva il Suo nome e spunti la casella.
 quote-notes = Condizioni
+quote-date = Data del preventivo
+quote-for = Preventivo per
+quote-lines = Voci

@@ -164,3 +164,6 @@ quote-accepted-by = Aanvaard door { $signer } op { $date }.
 quote-declined-on = Afgewezen op { $date }.
 quote-needs-name = Om te aanvaarden, typ uw naam en vink het vakje aan.
 quote-notes = Voorwaarden
+quote-date = Offertedatum
+quote-for = Offerte voor
+quote-lines = Posten

@@ -345,10 +345,14 @@ pub enum Term {
     QuoteDeclinedOn,
     QuoteNeedsName,
     QuoteNotes,
+    /// What a quote's date is called, beside an invoice's issue date.
+    QuoteDate,
+    QuoteFor,
+    QuoteLines,
 }
 
 impl Term {
-    pub const ALL: [Self; 116] = [
+    pub const ALL: [Self; 119] = [
         Self::InvoiceTitle,
         Self::CreditNoteTitle,
         Self::ContinuedTitle,
@@ -465,6 +469,9 @@ impl Term {
         Self::QuoteDeclinedOn,
         Self::QuoteNeedsName,
         Self::QuoteNotes,
+        Self::QuoteDate,
+        Self::QuoteFor,
+        Self::QuoteLines,
     ];
 
     /// Its message's id in every file.
@@ -581,6 +588,9 @@ impl Term {
             Self::QuoteDeclinedOn => "quote-declined-on",
             Self::QuoteNeedsName => "quote-needs-name",
             Self::QuoteNotes => "quote-notes",
+            Self::QuoteDate => "quote-date",
+            Self::QuoteFor => "quote-for",
+            Self::QuoteLines => "quote-lines",
             Self::QuoteTitle => "quote-title",
             Self::ValidUntil => "valid-until",
             Self::DepositLine => "deposit-line",

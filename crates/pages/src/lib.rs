@@ -155,7 +155,9 @@ struct Body {
 impl Body {
     fn of(document: &InvoiceDocument, words: Language) -> Self {
         let pair = |label: &str, value: &str| (label.to_owned(), value.to_owned());
-        let mut facts = vec![pair(&words.term(Term::IssueDate), &document.issue_date)];
+        let (dated, billed) =
+            if document.quote { (Term::QuoteDate, Term::QuoteFor) } else { (Term::IssueDate, Term::BillTo) };
+        let mut facts = vec![pair(&words.term(dated), &document.issue_date)];
         facts.extend(document.supply.iter().map(|line| pair(&line.label, &line.value)));
         let party = |label: Term, party: &billing::document::Party| PartyBlock {
             label: words.term(label),
@@ -181,7 +183,7 @@ impl Body {
         );
         Self {
             facts,
-            parties: vec![party(Term::From, &document.sender), party(Term::BillTo, &document.client)],
+            parties: vec![party(Term::From, &document.sender), party(billed, &document.client)],
             rates: document.lines.iter().any(|line| line.vat_rate.is_some()),
             lines: document
                 .lines
@@ -316,7 +318,7 @@ impl<'a> QuoteHtml<'a> {
                 .collect(),
             pdf_url: &page.pdf_url,
             labels: QuoteLabels {
-                lines: words.term(Term::PageLines),
+                lines: words.term(Term::QuoteLines),
                 description: words.term(Term::Description),
                 vat: words.term(Term::VatColumn),
                 quantity: words.term(Term::Quantity),

@@ -96,6 +96,7 @@ fn document(items: usize, paid: bool, work: impl Fn(usize) -> (&'static str, u64
         payment_qr: None,
         discounts: Vec::new(),
         title: None,
+        quote: false,
         corrects: None,
         serial: "INV-0042".to_owned(),
         status: if paid { "PAID" } else { "SENT" }.to_owned(),

@@ -27,7 +27,8 @@ use crate::rest::collection;
 use crate::rest::paging::{self, Page};
 use crate::rest::routes::track::{projects, reports, sections, tags, time};
 use crate::rest::routes::{
-    billed_time, cards, clients, credit_notes, einvoices, invoices, messages, payments, recurring, vat_report,
+    billed_time, cards, clients, credit_notes, einvoices, invoices, messages, payments, quotes, recurring,
+    vat_report,
 };
 use crate::rest::state::ApiState;
 
@@ -77,11 +78,12 @@ const fn tool(
 }
 
 use Permission::{
-    ClientsRead, ClientsWrite, InvoicesRead, InvoicesWrite, PaymentsWrite, TrackRead, TrackWrite,
+    ClientsRead, ClientsWrite, InvoicesRead, InvoicesWrite, PaymentsWrite, QuotesRead, QuotesWrite,
+    TrackRead, TrackWrite,
 };
 
 /// Every built-in tool, one row each: adding a tool is adding a row.
-pub static CATALOGUE: [BuiltinTool; 34] = [
+pub static CATALOGUE: [BuiltinTool; 38] = [
     tool("list_clients", &[ClientsRead], ("get", "/v1/invoices/clients"), |state, who, a| {
         paged(collection::page::<clients::Clients>(state, who, a.rest))
     }),
@@ -138,6 +140,23 @@ pub static CATALOGUE: [BuiltinTool; 34] = [
     tool("vat_return", &[InvoicesRead], ("get", "/v1/reports/vat"), |state, who, a| {
         answer(async move { vat_report::vat_lines(state, who, a.rest).await })
     }),
+    tool("list_quotes", &[QuotesRead], ("get", "/v1/quotes"), |state, who, a| {
+        paged(quotes::list(state, who, a.rest))
+    }),
+    tool("create_quote", &[QuotesWrite], ("post", "/v1/quotes"), |state, who, a| {
+        answer(async move { quotes::create(state, who, body(a.rest)?).await })
+    }),
+    tool("finalize_quote", &[QuotesWrite], ("post", "/v1/quotes/{id}/finalize"), |state, who, a| {
+        answer(async move { quotes::finalize(state, who, &id_of(a.id)?).await })
+    }),
+    tool(
+        "convert_quote",
+        &[QuotesWrite, InvoicesWrite],
+        ("post", "/v1/quotes/{id}/convert"),
+        |state, who, a| {
+            answer(async move { quotes::convert(state, who, &id_of(a.id)?, body(a.rest)?).await })
+        },
+    ),
     tool("send_invoice", &[InvoicesWrite], ("post", "/v1/invoices/{id}/send"), |state, who, a| {
         answer(async move {
             let id: billing::InvoiceId = crate::rest::routes::path_id(&id_of(a.id)?, "invoice")?;

@@ -365,7 +365,9 @@ impl Pen {
         self.right(RIGHT, 72.0, &serial, Weight::Bold, 14.0, INK);
 
         let words = language(document);
-        let mut facts = vec![(words.term(Term::IssueDate), document.issue_date.as_str())];
+        let (dated, billed) =
+            if document.quote { (Term::QuoteDate, Term::QuoteFor) } else { (Term::IssueDate, Term::BillTo) };
+        let mut facts = vec![(words.term(dated), document.issue_date.as_str())];
         if let Some(due) = &document.due_date {
             facts.push((words.term(Term::DueDate), due.as_str()));
         }
@@ -400,7 +402,7 @@ impl Pen {
 
         let top = rule + 22.0;
         let from = self.party(MARGIN, top, &words.term(Term::From), words, &document.sender);
-        let bill_to = self.party(BILL_TO_LEFT, top, &words.term(Term::BillTo), words, &document.client);
+        let bill_to = self.party(BILL_TO_LEFT, top, &words.term(billed), words, &document.client);
         let mut y = from.max(bill_to) + 14.0;
 
         if let Some(description) = &document.description {

@@ -800,14 +800,6 @@ impl ConvertInput {
     }
 }
 
-/// What a conversion answers: the invoice made, and the quote after it.
-#[derive(Debug, Serialize, ToSchema)]
-#[serde(rename_all = "camelCase")]
-pub(crate) struct ConversionBody {
-    invoice: InvoiceBody,
-    quote: QuoteBody,
-}
-
 /// Convert a quote into an invoice
 ///
 /// Makes an invoice of the accepted quote through the same rules and lock as
@@ -823,7 +815,7 @@ pub(crate) struct ConversionBody {
     params(("id" = Uuid, Path, description = "Quote id")),
     request_body = ConvertInput,
     responses(
-        (status = 201, description = "The invoice made, and the quote", body = ConversionBody, headers(("Location" = String, description = "URL of the new invoice"))),
+        (status = 201, description = "The invoice made (its `quoteId` names the quote, whose `invoiceIds` now hold it)", body = InvoiceBody, headers(("Location" = String, description = "URL of the new invoice"))),
         (status = 409, description = "The quote is not accepted, was invoiced in full already, or the deposits would reach its amount", body = ErrorBody),
         BodyErrors,
         NotFound,
@@ -837,8 +829,8 @@ pub(crate) async fn convert_quote(
     path: web::Path<String>,
     state: web::Data<ApiState>,
 ) -> Result<HttpResponse, ApiError> {
-    let done = convert(&state, &auth.principal, &path, input).await?;
-    Ok(created(format!("/v1/invoices/{}", done.invoice.id), done))
+    let invoice = convert(&state, &auth.principal, &path, input).await?;
+    Ok(created(format!("/v1/invoices/{}", invoice.id), invoice))
 }
 
 /// Converts the caller's team's quote `id` as `input` asks.
@@ -847,13 +839,13 @@ pub(crate) async fn convert(
     who: &Principal,
     id: &str,
     input: ConvertInput,
-) -> Result<ConversionBody, ApiError> {
+) -> Result<InvoiceBody, ApiError> {
     let id = quote_id(id)?;
     let mode = input.parse()?;
     let (stores, now) = (&state.stores, state.clock.now());
-    let (quote, invoice) =
+    let (_, invoice) =
         quoting::convert_quote(&*stores.billing, &*stores.accounts, who.team_id, id, mode, now).await?;
-    Ok(ConversionBody { invoice: InvoiceBody::new(invoice, now), quote: QuoteBody::new(quote, now) })
+    Ok(InvoiceBody::new(invoice, now))
 }
 
 /// The quote listing's filters.

@@ -246,7 +246,7 @@ pub(crate) fn describe_type(kind: EventType) -> &'static str {
         EventType::PaymentVoided => "A payment, refund or write-off was voided. data: the voided entry.",
         EventType::CreditNoteCreated => "A credit note was issued. data: the credit note.",
         EventType::QuoteSent => {
-            "A quote was numbered and put before its client (POST /v1/quotes/{id}/finalize or /send). data: the quote."
+            "A quote was numbered and put before its client (POST /v1/quotes/{id}/finalize). data: the quote."
         }
         EventType::QuoteAccepted => {
             "A quote was accepted, on its page or as the team recorded. data: the quote."
