@@ -398,9 +398,8 @@ impl SqlStore {
                     .await
                     .optional()?;
                     let Some(row) = row else { return Ok(false) };
-                    let quote = assemble(vec![row], Vec::new(), Vec::new())
-                        .map_err(|e| TxError::Refused(e))?
-                        .remove(0);
+                    let quote =
+                        assemble(vec![row], Vec::new(), Vec::new()).map_err(TxError::Refused)?.remove(0);
                     record_events!(conn, notify::raise::quote_expired(&quote).events(&*self.describe, now));
                     Ok::<_, TxError<StoreError>>(true)
                 })

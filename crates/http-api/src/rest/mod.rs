@@ -36,7 +36,7 @@ where
     T: ServiceFactory<ServiceRequest, Config = (), Error = actix_web::Error, InitError = ()>,
 {
     let app = team_routes(app.openapi(ApiDoc::openapi()), ledger);
-    let app = credit_note_routes(page_routes(app, ledger), ledger).service(
+    let app = quote_routes(credit_note_routes(page_routes(app, ledger), ledger), ledger).service(
         scope("/v1/reports")
             .wrap(from_fn(auth::require_api_key))
             .service(ledger.check(routes::vat_report::vat_report)),
@@ -92,20 +92,6 @@ where
                 .service(ledger.check(routes::messages::list_invoice_messages)),
         )
         .service(
-            scope("/v1/quotes")
-                .wrap(from_fn(idempotency::replay_retries))
-                .wrap(from_fn(auth::require_api_key))
-                .service(ledger.check(routes::quotes::list_quotes))
-                .service(ledger.check(routes::quotes::create_quote))
-                .service(ledger.check(routes::quotes::get_quote))
-                .service(ledger.check(routes::quotes::update_quote))
-                .service(ledger.check(routes::quotes::delete_quote))
-                .service(ledger.check(routes::quotes::finalize_quote))
-                .service(ledger.check(routes::quotes::accept_quote))
-                .service(ledger.check(routes::quotes::decline_quote))
-                .service(ledger.check(routes::quotes::convert_quote)),
-        )
-        .service(
             scope("/v1/messages")
                 .wrap(from_fn(idempotency::replay_retries))
                 .wrap(from_fn(auth::require_api_key))
@@ -144,6 +130,27 @@ where
         .service(ledger.check(routes::ops::healthz))
         .service(ledger.check(routes::ops::readyz))
         .service(ledger.check(routes::ops::metrics))
+}
+
+/// Quotes: the keyed `/v1/quotes` (their public pages are among the client's pages).
+fn quote_routes<T>(app: UtoipaApp<T>, ledger: &Rc<SchemaLedger>) -> UtoipaApp<T>
+where
+    T: ServiceFactory<ServiceRequest, Config = (), Error = actix_web::Error, InitError = ()>,
+{
+    app.service(
+        scope("/v1/quotes")
+            .wrap(from_fn(idempotency::replay_retries))
+            .wrap(from_fn(auth::require_api_key))
+            .service(ledger.check(routes::quotes::list_quotes))
+            .service(ledger.check(routes::quotes::create_quote))
+            .service(ledger.check(routes::quotes::get_quote))
+            .service(ledger.check(routes::quotes::update_quote))
+            .service(ledger.check(routes::quotes::delete_quote))
+            .service(ledger.check(routes::quotes::finalize_quote))
+            .service(ledger.check(routes::quotes::accept_quote))
+            .service(ledger.check(routes::quotes::decline_quote))
+            .service(ledger.check(routes::quotes::convert_quote)),
+    )
 }
 
 /// Credit notes: their public PDF, and the keyed `/v1/credit-notes`.

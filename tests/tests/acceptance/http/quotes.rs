@@ -205,7 +205,7 @@ async fn the_client_accepts_on_the_page_in_its_language_and_reads_the_pdf() {
     assert_eq!(shown.status(), 200);
     let csp = shown.headers()["content-security-policy"].to_str().unwrap().to_owned();
     assert!(csp.contains("form-action 'self'"), "{csp}");
-    let html = shown.text().await.unwrap().replace('\u{a0}', " ").replace('\u{202f}', " ");
+    let html = shown.text().await.unwrap().replace(['\u{a0}', '\u{202f}'], " ");
     for words in ["Angebot Q-0001", "4.845,60 €", "Ihre Entscheidung", "Angebot annehmen", "Gültig bis"] {
         assert!(html.contains(words), "{words} is not on the page");
     }

@@ -360,7 +360,7 @@ impl InvoiceBody {
             deposit_invoice_ids: invoice
                 .from_quote
                 .as_ref()
-                .map(|link| link.deposit_invoices.iter().map(|id| id.as_uuid()).collect())
+                .map(|link| link.deposit_invoices.iter().map(kernel::Id::as_uuid).collect())
                 .unwrap_or_default(),
             deposits_deducted,
             paid_at: invoice.balance.paid_on.map(|day| Timestamp(midnight(day))),

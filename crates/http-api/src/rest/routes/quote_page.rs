@@ -111,7 +111,7 @@ pub(crate) async fn quote_pdf(
         .await
         .map_err(|error| crate::rest::routes::refusals::render_failed(&error))?;
     Ok(HttpResponse::Ok()
-        .content_type("application/pdf")
+        .content_type(file.media_type.as_str())
         .insert_header((header::CONTENT_DISPOSITION, format!("inline; filename=\"{}\"", file.name)))
         .insert_header((header::CACHE_CONTROL, "no-store"))
         .body(file.bytes))
@@ -211,15 +211,13 @@ pub(crate) async fn accept_on_page(
 ) -> Result<HttpResponse, ApiError> {
     let (quote, client, sender) = sent_quote(&req, &state, &path).await?;
     let signer = field(&body, "signer").and_then(|name| SignerName::parse(name.trim()).ok());
-    match (signer, field(&body, "agree").as_deref()) {
-        (Some(signer), Some("yes")) => decide(&state, &req, &quote, Verdict::Accepted { signer }).await,
-        _ => {
-            let parties = Parties { client: &client, sender: &sender };
-            let html = state.printer.quote_page(&quote, &parties, state.clock.now(), true);
-            // A page for people, answered as a page (the API's JSON errors are not theirs).
-            Ok(page(&state, actix_web::http::StatusCode::OK, html))
-        }
+    if let (Some(signer), Some("yes")) = (signer, field(&body, "agree").as_deref()) {
+        return decide(&state, &req, &quote, Verdict::Accepted { signer }).await;
     }
+    let parties = Parties { client: &client, sender: &sender };
+    let html = state.printer.quote_page(&quote, &parties, state.clock.now(), true);
+    // A page for people, answered as a page (the API's JSON errors are not theirs).
+    Ok(page(&state, actix_web::http::StatusCode::OK, html))
 }
 
 /// Decline a quote on its page
