@@ -589,7 +589,7 @@ pub struct Invoice {
     /// When the service was rendered, and the buyer's order.
     pub supply: crate::Supply,
     /// The quote it was made from, if any.
-    pub from_quote: Option<crate::quote::FromQuote>,
+    pub from_quote: Option<FromQuote>,
     pub created_at: DateTime<Utc>,
     pub updated_at: DateTime<Utc>,
 }
@@ -710,6 +710,39 @@ impl InvoiceFilter {
             })
             && self.after.is_none_or(|after| InvoicePosition::of(invoice) < after)
     }
+}
+
+define_id!(
+    /// Identifies a quote. Unguessable, as an invoice's id is.
+    QuoteId
+);
+
+/// How an invoice made from a quote bills it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ConversionKind {
+    /// The whole quote, with no deposit before it.
+    Full,
+    /// A share of the quote, paid ahead of the work.
+    Deposit,
+    /// The whole quote less the deposits invoiced before it.
+    Final,
+}
+
+kernel::words!(ConversionKind {
+    Full => "full",
+    Deposit => "deposit",
+    Final => "final",
+});
+
+/// The quote an invoice was made from, as the invoice keeps it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FromQuote {
+    pub quote_id: QuoteId,
+    pub kind: ConversionKind,
+    /// On a final invoice, the deposit invoices it deducts, in order; none on the others.
+    pub deposit_invoices: Vec<InvoiceId>,
+    /// What it deducts: those deposit invoices' totals (EN 16931 BT-113); 0 on the others.
+    pub deducted: Decimal,
 }
 
 #[cfg(test)]

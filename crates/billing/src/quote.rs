@@ -10,22 +10,18 @@
 
 use accounts::TeamId;
 use chrono::{DateTime, Utc};
-use kernel::{Text, define_id};
+use kernel::Text;
 use rust_decimal::Decimal;
 
 use crate::ClientId;
 use crate::discount::{Discount, allocate};
+pub use crate::invoice::{ConversionKind, FromQuote, QuoteId};
 use crate::invoice::{
     Description, Exchange, InvoiceId, InvoiceRule, LineInput, LineItem, LineVat, Pricing, TaxRule, Totals,
 };
 use crate::money::{Currency, percentage_of, round_to_minor};
 use crate::numbering::DocumentNumber;
 use crate::vat::{Vat, VatRate};
-
-define_id!(
-    /// Identifies a quote. Unguessable, as an invoice's id is.
-    QuoteId
-);
 
 /// The terms a quote states below its lines: up to 5,000 characters.
 pub type QuoteNotes = Text<0, 5000>;
@@ -88,23 +84,6 @@ pub struct Decision {
     pub at: DateTime<Utc>,
 }
 
-/// How an invoice made from a quote bills it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum ConversionKind {
-    /// The whole quote, with no deposit before it.
-    Full,
-    /// A share of the quote, paid ahead of the work.
-    Deposit,
-    /// The whole quote less the deposits invoiced before it.
-    Final,
-}
-
-kernel::words!(ConversionKind {
-    Full => "full",
-    Deposit => "deposit",
-    Final => "final",
-});
-
 /// An invoice made from a quote, as the quote keeps it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct QuoteInvoice {
@@ -115,17 +94,6 @@ pub struct QuoteInvoice {
     pub net: Decimal,
     /// What it asks the client for: what a final invoice deducts of a deposit.
     pub total: Decimal,
-}
-
-/// The quote an invoice was made from, as the invoice keeps it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct FromQuote {
-    pub quote_id: QuoteId,
-    pub kind: ConversionKind,
-    /// On a final invoice, the deposit invoices it deducts, in order; none on the others.
-    pub deposit_invoices: Vec<InvoiceId>,
-    /// What it deducts: those deposit invoices' totals (EN 16931 BT-113); 0 on the others.
-    pub deducted: Decimal,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -406,6 +374,47 @@ pub fn line_input(item: &LineItem) -> LineInput {
         vat: item.vat.clone(),
         discount: item.discount.map(crate::discount::Allowance::discount),
     }
+}
+
+/// Which of a team's quotes a listing shows, and how many. The default shows them all.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct QuoteFilter {
+    /// Quotes whose status at `now` is one of these; any status when empty.
+    pub statuses: Vec<QuoteStatus>,
+    /// The instant that decides which sent quotes read EXPIRED.
+    pub now: DateTime<Utc>,
+    pub client: Option<ClientId>,
+    /// Only quotes that come after this position in listing order.
+    pub after: Option<QuotePosition>,
+    /// At most this many; all of them when `None`.
+    pub limit: Option<u32>,
+}
+
+impl QuoteFilter {
+    /// Whether the listing shows `quote` (before `limit` is applied).
+    pub fn matches(&self, quote: &Quote) -> bool {
+        (self.statuses.is_empty() || self.statuses.contains(&quote.status_at(self.now)))
+            && self.client.is_none_or(|client| quote.client_id == client)
+            && self.after.is_none_or(|after| QuotePosition::of(quote) < after)
+    }
+}
+
+/// Where a quote stands in listing order (newest first, so this order reversed).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct QuotePosition {
+    pub created_at: DateTime<Utc>,
+    pub id: QuoteId,
+}
+
+impl QuotePosition {
+    pub fn of(quote: &Quote) -> Self {
+        Self { created_at: quote.created_at, id: quote.id }
+    }
+}
+
+/// Puts quotes in listing order: newest first, then by id, descending.
+pub fn sort_for_listing(quotes: &mut [Quote]) {
+    quotes.sort_by_key(|quote| std::cmp::Reverse(QuotePosition::of(quote)));
 }
 
 #[cfg(test)]

@@ -3,7 +3,6 @@
 //! through the same rules and lock as a create ([`crate::service::new_invoice`]).
 
 use accounts::{AccountStore, TeamId};
-use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use kernel::{Id, StoreError};
 use locale::{Language, Term};
@@ -12,151 +11,15 @@ use rust_decimal::Decimal;
 use crate::invoice::{Description, InvoiceRule, price_lines};
 use crate::numbering::NumberTaken;
 use crate::quote::{
-    ConversionKind, ConversionMode, Decision, DecisionSource, FromQuote, Quote, QuoteId, QuoteInvoice,
-    QuoteNotes, QuoteRule, QuoteStatus, Verdict, plan_conversion,
+    ConversionKind, ConversionMode, Decision, DecisionSource, FromQuote, Quote, QuoteId, QuoteNotes,
+    QuoteRule, Verdict, plan_conversion,
 };
+pub use crate::quote::{QuoteFilter, QuotePosition, sort_for_listing};
 use crate::service::{BillingError, InvoiceDraft, new_invoice};
-use crate::store::{BillTo, BillingStore, CreateInvoiceError, NewInvoice};
+use crate::store::{BillTo, BillingStore};
+pub use crate::store::{Conversion, QuoteRepository, QuoteStoreError, check_conversion, converted};
 use crate::vat::VatRate;
 use crate::{ClientId, Discount, Exchange, Invoice, LineInput, Pricing, TaxRule, Vat};
-
-/// Which of a team's quotes a listing shows, and how many. The default shows them all.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct QuoteFilter {
-    /// Quotes whose status at `now` is one of these; any status when empty.
-    pub statuses: Vec<QuoteStatus>,
-    /// The instant that decides which sent quotes read EXPIRED.
-    pub now: DateTime<Utc>,
-    pub client: Option<ClientId>,
-    /// Only quotes that come after this position in listing order.
-    pub after: Option<QuotePosition>,
-    /// At most this many; all of them when `None`.
-    pub limit: Option<u32>,
-}
-
-impl QuoteFilter {
-    /// Whether the listing shows `quote` (before `limit` is applied).
-    pub fn matches(&self, quote: &Quote) -> bool {
-        (self.statuses.is_empty() || self.statuses.contains(&quote.status_at(self.now)))
-            && self.client.is_none_or(|client| quote.client_id == client)
-            && self.after.is_none_or(|after| QuotePosition::of(quote) < after)
-    }
-}
-
-/// Where a quote stands in listing order (newest first, so this order reversed).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct QuotePosition {
-    pub created_at: DateTime<Utc>,
-    pub id: QuoteId,
-}
-
-impl QuotePosition {
-    pub fn of(quote: &Quote) -> Self {
-        Self { created_at: quote.created_at, id: quote.id }
-    }
-}
-
-/// Puts quotes in listing order: newest first, then by id, descending.
-pub fn sort_for_listing(quotes: &mut [Quote]) {
-    quotes.sort_by_key(|quote| std::cmp::Reverse(QuotePosition::of(quote)));
-}
-
-/// An invoice to make of a quote, as planned from the quote as it was read.
-#[derive(Debug, Clone)]
-pub struct Conversion {
-    pub kind: ConversionKind,
-    /// The invoice, its `from_quote` set.
-    pub invoice: NewInvoice,
-    /// How many invoices the quote had when the conversion was planned: storage makes
-    /// nothing ([`QuoteStoreError::ChangedMeanwhile`]) when another was made since.
-    pub invoices_before: usize,
-}
-
-/// Why storage refused a write of a quote.
-#[derive(Debug, thiserror::Error)]
-pub enum QuoteStoreError {
-    #[error("quote not found")]
-    NotFound,
-    #[error("no such client in the team")]
-    UnknownClient,
-    /// The quote as locked breaks a rule of quotes for this write.
-    #[error(transparent)]
-    Rule(#[from] QuoteRule),
-    /// Another invoice was made of the quote since the conversion was planned; nothing was
-    /// made.
-    #[error("the quote gained an invoice meanwhile")]
-    ChangedMeanwhile,
-    /// The invoice of a conversion was refused as a create is.
-    #[error(transparent)]
-    Invoice(#[from] CreateInvoiceError),
-    /// The team's numbering pattern makes a number one of its quotes has already; nothing
-    /// was numbered.
-    #[error(transparent)]
-    NumberTaken(#[from] NumberTaken),
-    #[error(transparent)]
-    Store(#[from] StoreError),
-}
-
-/// Storage of quotes with their lines, decisions and invoices. Scoped to a team, but for
-/// [`QuoteRepository::find_quote`]: the quote's page carries only its id. Every write locks
-/// the quote and checks its rule on the quote as locked, so that concurrent writes of one
-/// quote are played one after the other.
-#[async_trait]
-pub trait QuoteRepository: Send + Sync {
-    /// Stores a new draft with its lines. MUST check that its client is the team's.
-    async fn create_quote(&self, quote: &Quote) -> Result<Quote, QuoteStoreError>;
-
-    async fn get_quote(&self, team: TeamId, id: QuoteId) -> Result<Option<Quote>, StoreError>;
-
-    /// The quote with this id, whatever its team.
-    async fn find_quote(&self, id: QuoteId) -> Result<Option<Quote>, StoreError>;
-
-    /// The team's quotes `filter` shows, in [`sort_for_listing`] order, at most its `limit`.
-    async fn list_quotes(&self, team: TeamId, filter: &QuoteFilter) -> Result<Vec<Quote>, StoreError>;
-
-    /// Writes every field of the draft `quote` but its identity, number, creation and
-    /// decision, and replaces its lines; refused unless it is still a draft as locked
-    /// ([`QuoteRule::NotADraft`]). MUST check that its client is the team's.
-    async fn replace_quote(&self, quote: &Quote) -> Result<Quote, QuoteStoreError>;
-
-    /// Deletes a draft for good; refused once it is numbered.
-    async fn delete_quote(&self, team: TeamId, id: QuoteId, at: DateTime<Utc>)
-    -> Result<(), QuoteStoreError>;
-
-    /// Numbers a draft with the team's next number of its quote series (gapless under
-    /// concurrency, as invoices' are) and puts it before its client at `at`, raising
-    /// `quote.sent`; a quote numbered already is answered as it is, with `false`.
-    async fn finalize_quote(
-        &self,
-        team: TeamId,
-        id: QuoteId,
-        at: DateTime<Utc>,
-    ) -> Result<(Quote, bool), QuoteStoreError>;
-
-    /// Records its client's decision, final, where [`Quote::check_decidable`] allows it on
-    /// the quote as locked, raising `quote.accepted` or `quote.declined`.
-    async fn decide_quote(
-        &self,
-        team: TeamId,
-        id: QuoteId,
-        decision: &Decision,
-    ) -> Result<Quote, QuoteStoreError>;
-
-    /// Makes `conversion`'s invoice of the quote in one transaction with the quote locked:
-    /// refused by [`Quote::check_convertible`] on the quote as locked (a second full
-    /// conversion names the first's invoice), or [`QuoteStoreError::ChangedMeanwhile`] when
-    /// it gained an invoice since it was planned; else the invoice as
-    /// [`crate::InvoiceRepository::create_invoice`] makes it (its serial, checks and events),
-    /// kept among the quote's invoices, with `quote.converted` once a full or final one is
-    /// made.
-    async fn convert_quote(
-        &self,
-        team: TeamId,
-        id: QuoteId,
-        conversion: &Conversion,
-        at: DateTime<Utc>,
-    ) -> Result<(Quote, Invoice), QuoteStoreError>;
-}
 
 /// Why a quote use case refused.
 #[derive(Debug, thiserror::Error)]
@@ -490,28 +353,4 @@ pub async fn convert_quote(
         }
     }
     Err(QuoteStoreError::ChangedMeanwhile.into())
-}
-
-/// What a conversion adds to the quote it converts, as every adapter keeps it.
-pub fn converted(conversion: &Conversion, invoice: &Invoice) -> QuoteInvoice {
-    QuoteInvoice {
-        invoice_id: invoice.id,
-        number: invoice.number.clone(),
-        kind: conversion.kind,
-        net: invoice.totals.taxable_amount(),
-        total: invoice.totals.total,
-    }
-}
-
-/// The check of a conversion on the quote as locked, as every adapter makes it.
-pub fn check_conversion(
-    locked: &Quote,
-    conversion: &Conversion,
-    at: DateTime<Utc>,
-) -> Result<(), QuoteStoreError> {
-    locked.check_convertible(at)?;
-    if locked.invoices.len() != conversion.invoices_before {
-        return Err(QuoteStoreError::ChangedMeanwhile);
-    }
-    Ok(())
 }

@@ -69,6 +69,7 @@ KEYED_OPERATIONS = [
     "list_projects", "create_project", "update_project", "delete_project",
     "list_sections", "create_section", "update_section", "delete_section",
     "invoice_time", "get_report",
+    "list_quotes", "create_quote", "get_quote", "finalize_quote", "accept_quote", "convert_quote",
     "record_payment", "list_invoice_payments", "record_refund", "write_off", "void_payment",
     "get_payment", "list_payments", "receivables_report",
     "create_credit_note", "list_credit_notes", "get_credit_note",
@@ -1170,6 +1171,47 @@ def _(s: dict[str, Any]) -> None:
     d = call("delete_recurring_invoice", 200, model("Deleted"), id=s["recurring"].id).parsed
     check(d.message == "recurring invoice deleted", f"message {d.message!r}")
     error_call("get_recurring_invoice", 404, "recurring invoice not found", id=s["recurring"].id)
+
+
+# Quotes
+
+
+@step("a quote from draft to accepted, a 30 % deposit and the final invoice that deducts it (QuoteBody, InvoiceBody)")
+def _(s: dict[str, Any]) -> None:
+    who = model("ClientInput")(name="Initech", email="ap@initech.example")
+    buyer = call("create_client", 201, model("ClientBody"), body=who).parsed
+    body = model("QuoteInput")(
+        client_id=str(buyer.id),
+        line_items=[line("Design", 800, 5), line("Hosting", 40, 2)],
+        tax_percentage=10,
+        description="Website redesign",
+    )
+    q = call("create_quote", 201, model("QuoteBody"), body=body).parsed
+    check(q.serial is None and (q.subtotal, q.tax, q.total) == (4080, 408, 4488), f"draft {q}")
+    enum_value(q.status, "QuoteStatus", "DRAFT", "status")
+    q = call("finalize_quote", 200, model("QuoteBody"), id=q.id).parsed
+    check(re.fullmatch(r"Q-\d{4}", q.serial or "") is not None, f"serial {q.serial!r}")
+    enum_value(q.status, "QuoteStatus", "SENT", "status")
+    accept = model("AcceptInput")(signer_name="Bill Lumbergh")
+    q = call("accept_quote", 200, model("QuoteBody"), id=q.id, body=accept).parsed
+    enum_value(q.status, "QuoteStatus", "ACCEPTED", "status")
+    check(q.decision.signer_name == "Bill Lumbergh" and q.decision.source == "team", f"decision {q.decision}")
+    deposit = call(
+        "convert_quote", 201, model("InvoiceBody"), id=q.id,
+        body=model("ConvertInput")(mode="deposit", deposit_percent=30),
+    ).parsed
+    check(deposit.quote_conversion == "deposit" and deposit.quote_id == q.id, f"deposit {deposit}")
+    check((deposit.taxable_amount, deposit.tax, deposit.total) == (1224, 122.4, 1346.4), f"deposit {deposit.total}")
+    last = call(
+        "convert_quote", 201, model("InvoiceBody"), id=q.id, body=model("ConvertInput")(mode="full")
+    ).parsed
+    check(last.quote_conversion == "final" and last.deposit_invoice_ids == [deposit.id], f"final {last}")
+    check((last.total, last.deposits_deducted, last.amount_due) == (4488, 1346.4, 3141.6), f"final {last.amount_due}")
+    error_call("convert_quote", 409, f"status: the quote was invoiced in full as {last.serial}", id=q.id,
+               body=model("ConvertInput")(mode="full"))
+    q = call("get_quote", 200, model("QuoteBody"), id=q.id).parsed
+    enum_value(q.status, "QuoteStatus", "CONVERTED", "status")
+    check(q.invoice_ids == [deposit.id, last.id], f"invoiceIds {q.invoice_ids}")
 
 
 # Rate limit: last, since it spends the key's allowance.

@@ -1008,6 +1008,76 @@ await step("a monthly retainer on the last day: made, previewed, changed, paused
   equal(refused(again, 404, "deleted recurring invoice").error, "recurring invoice not found", "error");
 });
 
+// ---- Quotes: from draft to a deposit and the final invoice --------------------------------
+
+await step("a quote: drafted, finalised, accepted, a 30 % deposit, then the final invoice deducting it", async () => {
+  const buyer = typed(
+    ok(
+      await api.POST("/v1/invoices/clients", {
+        body: body("/v1/invoices/clients", "post", { name: "Initrode", email: "ap@initrode.example" }),
+      }),
+      201,
+      "create client",
+    ),
+  );
+  const created = await api.POST("/v1/quotes", {
+    body: body("/v1/quotes", "post", {
+      clientId: buyer.id,
+      taxPercentage: 10,
+      lineItems: [
+        { description: "Design", unitPrice: 800, quantity: 5 },
+        { description: "Hosting", unitPrice: 40, quantity: 2 },
+      ],
+    }),
+  });
+  const draft = typed(ok(created, 201, "create quote"));
+  equal(draft.status, "DRAFT", "status");
+  equal(draft.serial, null, "a draft's serial");
+  equal(draft.total, 4488, "total");
+  const path = { params: { path: { id: draft.id } } };
+  const sent = typed(ok(await api.POST("/v1/quotes/{id}/finalize", path), 200, "finalize"));
+  check(/^Q-\d{4}$/.test(sent.serial ?? ""), `serial ${sent.serial}`);
+  const accepted = await api.POST("/v1/quotes/{id}/accept", {
+    ...path,
+    body: body("/v1/quotes/{id}/accept", "post", { signerName: "Peter Gibbons" }),
+  });
+  equal(typed(ok(accepted, 200, "accept")).status, "ACCEPTED", "status");
+  const deposit = typed(
+    ok(
+      await api.POST("/v1/quotes/{id}/convert", {
+        ...path,
+        body: body("/v1/quotes/{id}/convert", "post", { mode: "deposit", depositPercent: 30 }),
+      }),
+      201,
+      "deposit",
+    ),
+  );
+  equal(deposit.quoteConversion, "deposit", "quoteConversion");
+  equal(deposit.total, 1346.4, "the deposit's total");
+  const last = typed(
+    ok(
+      await api.POST("/v1/quotes/{id}/convert", {
+        ...path,
+        body: body("/v1/quotes/{id}/convert", "post", { mode: "full" }),
+      }),
+      201,
+      "final",
+    ),
+  );
+  equal(last.quoteConversion, "final", "quoteConversion");
+  equal(last.depositsDeducted, 1346.4, "depositsDeducted");
+  equal(last.amountDue, 3141.6, "amountDue");
+  equal(last.depositInvoiceIds.join(), deposit.id, "depositInvoiceIds");
+  const again = await api.POST("/v1/quotes/{id}/convert", {
+    ...path,
+    body: body("/v1/quotes/{id}/convert", "post", { mode: "full" }),
+  });
+  equal(refused(again, 409, "second full conversion").error, `status: the quote was invoiced in full as ${last.serial}`, "error");
+  const converted = typed(ok(await api.GET("/v1/quotes/{id}", path), 200, "get quote"));
+  equal(converted.status, "CONVERTED", "status");
+  equal(converted.invoiceIds.join(), [deposit.id, last.id].join(), "invoiceIds");
+});
+
 await step("a request without a key is a 401", async () => {
   const error: ErrorBody = refused(await anonymous.GET("/v1/invoices"), 401, "no key");
   equal(error.error, "missing X-API-Key header", "error");
