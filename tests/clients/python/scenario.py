@@ -1178,7 +1178,9 @@ def _(s: dict[str, Any]) -> None:
 
 @step("a quote from draft to accepted, a 30 % deposit and the final invoice that deducts it (QuoteBody, InvoiceBody)")
 def _(s: dict[str, Any]) -> None:
-    who = model("ClientInput")(name="Initech", email="ap@initech.example")
+    who = model("ClientInput")(
+        name="Initech", email="ap@initech.example", line1="4120 Freidrich Lane", postal_code="78744"
+    )
     buyer = call("create_client", 201, model("ClientBody"), body=who).parsed
     body = model("QuoteInput")(
         client_id=str(buyer.id),

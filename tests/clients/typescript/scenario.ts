@@ -1014,7 +1014,12 @@ await step("a quote: drafted, finalised, accepted, a 30 % deposit, then the fina
   const buyer = typed(
     ok(
       await api.POST("/v1/invoices/clients", {
-        body: body("/v1/invoices/clients", "post", { name: "Initrode", email: "ap@initrode.example" }),
+        body: body("/v1/invoices/clients", "post", {
+          name: "Initrode",
+          email: "ap@initrode.example",
+          line1: "1 Initrode Way",
+          postalCode: "78701",
+        }),
       }),
       201,
       "create client",
