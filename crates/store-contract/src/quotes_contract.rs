@@ -262,6 +262,18 @@ pub async fn an_accepted_quote_takes_deposits_then_its_final_invoice_deducts_the
     );
     let refused = convert(&f, &quote, ConversionMode::Full).await.unwrap_err();
     assert_eq!(rule(refused), QuoteRule::AlreadyConverted { invoice: last.number.as_str().to_owned() });
+
+    // The final invoice deleted (nothing was paid on it), the quote is accepted again, and
+    // lists so; converting it again makes a new final invoice.
+    f.billing.delete_invoice(f.team, last.id, at("2026-11-23T00:00:00Z")).await.unwrap();
+    let again = f.billing.get_quote(f.team, quote.id).await.unwrap().unwrap();
+    assert_eq!((again.status_at(at(NOW)), again.invoices.len()), (QuoteStatus::Accepted, 1));
+    let accepted =
+        QuoteFilter { statuses: vec![QuoteStatus::Accepted], now: at(NOW), ..QuoteFilter::default() };
+    let listed = f.billing.list_quotes(f.team, &accepted).await.unwrap();
+    assert_eq!(listed.iter().map(|q| q.id).collect::<Vec<_>>(), [quote.id]);
+    let (_, remade) = convert(&f, &quote, ConversionMode::Full).await.unwrap();
+    assert_eq!(remade.from_quote.unwrap().deducted, d("517.50"));
 }
 
 pub async fn concurrent_conversions_make_one_invoice(store: Ports) {

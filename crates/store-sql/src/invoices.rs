@@ -9,6 +9,7 @@
 use accounts::TeamId;
 use async_trait::async_trait;
 use billing::client::{OptionalText, RequiredText};
+use billing::quote::{ConversionKind, QuoteStatus};
 use billing::sender::{Logo, PaymentDetails, SenderPostalCode};
 use billing::store::{
     BillTo, CreateInvoiceError, DeleteInvoiceError, NewInvoice, SaveInvoiceError, SenderChoice, StatusWrite,
@@ -505,6 +506,21 @@ impl InvoiceRepository for SqlStore {
                         return Err(TxError::Refused(DeleteInvoiceError::HasMoney));
                     }
                     Err(error) => return Err(error.into()),
+                }
+                // Its quote's row goes with it (ON DELETE CASCADE); a quote whose full or final
+                // invoice went is accepted again, and lists so.
+                if let Some(link) =
+                    gone.from_quote.as_ref().filter(|link| link.kind != ConversionKind::Deposit)
+                {
+                    diesel::update(
+                        quotes::table
+                            .filter(quotes::team_id.eq(DbUuid::of(team)))
+                            .filter(quotes::id.eq(DbUuid::of(link.quote_id)))
+                            .filter(quotes::status.eq(QuoteStatus::Converted.as_str())),
+                    )
+                    .set(quotes::status.eq(QuoteStatus::Accepted.as_str()))
+                    .execute(conn)
+                    .await?;
                 }
                 record_events!(conn, notify::raise::invoice_deleted(&gone).events(&*self.describe, at));
                 Ok(())
