@@ -131,7 +131,11 @@ async fn price(
     let totals = Pricing { items: &line_items, vat: &vat, rule, discount, currency }.totals(tax)?;
     exchange.in_team_currency(totals.total).ok_or(InvoiceRule::TeamTotalTooLarge)?;
     if crate::invoice::names_parties(&line_items, &vat, rule) {
-        let sender = crate::service::default_sender(store, accounts, team, now).await?;
+        // Read, never made here: a refused quote leaves no default sender behind.
+        let sender = match store.default_sender(team).await? {
+            Some(sender) => sender,
+            None => crate::service::named_sender(&the_team, now),
+        };
         crate::invoice::check_parties(&line_items, &vat, rule, &client.details, &sender.details)?;
     }
     Ok(Priced { currency, exchange, line_items, tax_rule: rule, vat, discount, totals })

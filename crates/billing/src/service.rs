@@ -179,7 +179,7 @@ pub async fn follow_rename(
 }
 
 /// A sender address made from the team's name: what a team without one gets as its default.
-fn named_sender(team: &Team, now: DateTime<Utc>) -> SenderAddress {
+pub(crate) fn named_sender(team: &Team, now: DateTime<Utc>) -> SenderAddress {
     SenderAddress {
         id: SenderAddressId::generate(),
         team_id: team.id,
