@@ -41,6 +41,9 @@ pub enum BillingError {
     /// The invoice has payments, write-offs or credit notes, and cannot be deleted.
     #[error("the invoice has payments, write-offs or credit notes")]
     HasMoney,
+    /// A deposit invoice its quote's final invoice `by` deducts, and cannot be deleted.
+    #[error("the final invoice {by} deducts this deposit invoice")]
+    Deducted { by: crate::DocumentNumber },
     /// The exchange rate of an invoice that was paid, credited, written off or sent stays.
     #[error("the exchange rate is fixed once the invoice was paid, credited, written off or sent")]
     RateLocked,
@@ -158,6 +161,21 @@ pub async fn default_sender(
         return Ok(sender);
     }
     store.ensure_default_sender(&named_sender(&the_team(accounts, team).await?, now)).await
+}
+
+/// The team's default sender address as it stands, written nowhere: a team that has none
+/// yet is named as a new one would be. What reads need (a page, a mail), which must not
+/// write.
+pub async fn sender_as_it_stands(
+    store: &dyn BillingStore,
+    accounts: &dyn AccountStore,
+    team: TeamId,
+    now: DateTime<Utc>,
+) -> Result<SenderAddress, StoreError> {
+    match store.default_sender(team).await? {
+        Some(sender) => Ok(sender),
+        None => Ok(named_sender(&the_team(accounts, team).await?, now)),
+    }
 }
 
 /// After `team` was renamed from `old`: its default sender address, if it still bears the
@@ -427,6 +445,7 @@ pub async fn delete_invoice(
     store.delete_invoice(team, id, now).await.map_err(|error| match error {
         DeleteInvoiceError::NotFound => BillingError::NotFound,
         DeleteInvoiceError::HasMoney => BillingError::HasMoney,
+        DeleteInvoiceError::Deducted { by } => BillingError::Deducted { by },
         DeleteInvoiceError::Store(error) => error.into(),
     })
 }

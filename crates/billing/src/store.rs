@@ -246,6 +246,10 @@ pub enum DeleteInvoiceError {
     /// Its ledger has entries or it has credit notes: the books keep it.
     #[error("the invoice has payments, write-offs or credit notes")]
     HasMoney,
+    /// A deposit invoice the final invoice `by` of its quote deducts: the final invoice's
+    /// amount due counts on it.
+    #[error("the final invoice {by} deducts this deposit invoice")]
+    Deducted { by: crate::DocumentNumber },
     #[error(transparent)]
     Store(#[from] StoreError),
 }

@@ -167,3 +167,10 @@ quote-notes = Bedingungen
 quote-date = Angebotsdatum
 quote-for = Angebot für
 quote-lines = Positionen
+mail-quote-subject = Angebot { $serial }
+mail-quote-body =
+    Guten Tag { $client },
+
+    anbei erhalten Sie unser Angebot { $serial }: { $amountDue }.
+
+    Sie können es hier ansehen und annehmen oder ablehnen: { $hostedUrl }

@@ -166,3 +166,10 @@ quote-notes = Terms
 quote-date = Quote date
 quote-for = Quote for
 quote-lines = Items
+mail-quote-subject = Quote { $serial }
+mail-quote-body =
+    Hello { $client },
+
+    please find quote { $serial } attached: { $amountDue }.
+
+    You can read it, and accept or decline it, at { $hostedUrl }

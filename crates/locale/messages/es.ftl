@@ -168,3 +168,10 @@ quote-notes = Condiciones
 quote-date = Fecha del presupuesto
 quote-for = Presupuesto para
 quote-lines = Partidas
+mail-quote-subject = Presupuesto { $serial }
+mail-quote-body =
+    Buenos días, { $client }:
+
+    Le adjuntamos el presupuesto { $serial }: { $amountDue }.
+
+    Puede consultarlo, aceptarlo o rechazarlo aquí: { $hostedUrl }

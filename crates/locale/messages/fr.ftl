@@ -167,3 +167,10 @@ quote-notes = Conditions
 quote-date = Date du devis
 quote-for = Devis pour
 quote-lines = Postes
+mail-quote-subject = Devis { $serial }
+mail-quote-body =
+    Bonjour { $client },
+
+    Veuillez trouver ci-joint le devis { $serial } : { $amountDue }.
+
+    Vous pouvez le consulter, l'accepter ou le refuser ici : { $hostedUrl }

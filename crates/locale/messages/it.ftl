@@ -166,3 +166,10 @@ quote-notes = Condizioni
 quote-date = Data del preventivo
 quote-for = Preventivo per
 quote-lines = Voci
+mail-quote-subject = Preventivo { $serial }
+mail-quote-body =
+    Gentile { $client },
+
+    in allegato trova il preventivo { $serial }: { $amountDue }.
+
+    Può visualizzarlo, accettarlo o rifiutarlo qui: { $hostedUrl }

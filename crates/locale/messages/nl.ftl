@@ -167,3 +167,10 @@ quote-notes = Voorwaarden
 quote-date = Offertedatum
 quote-for = Offerte voor
 quote-lines = Posten
+mail-quote-subject = Offerte { $serial }
+mail-quote-body =
+    Beste { $client },
+
+    Hierbij ontvangt u offerte { $serial }: { $amountDue }.
+
+    U kunt deze hier bekijken en aanvaarden of afwijzen: { $hostedUrl }

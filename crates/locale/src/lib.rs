@@ -349,10 +349,13 @@ pub enum Term {
     QuoteDate,
     QuoteFor,
     QuoteLines,
+    /// A quote's e-mail: its subject, and its body.
+    MailQuoteSubject,
+    MailQuoteBody,
 }
 
 impl Term {
-    pub const ALL: [Self; 119] = [
+    pub const ALL: [Self; 121] = [
         Self::InvoiceTitle,
         Self::CreditNoteTitle,
         Self::ContinuedTitle,
@@ -472,6 +475,8 @@ impl Term {
         Self::QuoteDate,
         Self::QuoteFor,
         Self::QuoteLines,
+        Self::MailQuoteSubject,
+        Self::MailQuoteBody,
     ];
 
     /// Its message's id in every file.
@@ -592,6 +597,8 @@ impl Term {
             Self::QuoteDate => "quote-date",
             Self::QuoteFor => "quote-for",
             Self::QuoteLines => "quote-lines",
+            Self::MailQuoteSubject => "mail-quote-subject",
+            Self::MailQuoteBody => "mail-quote-body",
             Self::QuoteTitle => "quote-title",
             Self::ValidUntil => "valid-until",
             Self::DepositLine => "deposit-line",

@@ -347,7 +347,7 @@ impl Resource<'_> {
             Self::Invoice(invoice) => format!("invoice:{}", invoice.id),
             Self::Payment(entry) => format!("invoice:{}", entry.invoice_id),
             Self::CreditNote(note) => format!("invoice:{}", note.invoice_id),
-            Self::Message(message) => format!("invoice:{}", message.invoice_id),
+            Self::Message(message) => message.about.thread(),
             Self::Client(client) => format!("client:{}", client.id),
             Self::Quote(quote) => format!("quote:{}", quote.id),
             Self::TimeEntry(entry) => format!("time_entry:{}", entry.id),

@@ -1,5 +1,6 @@
 //! E-mail: the messages billable sends about invoices (the invoice itself, reminders of it,
-//! its credit notes), what they say, and the port that queues, sends and logs them.
+//! its credit notes) and quotes, what they say, and the port that queues, sends and logs
+//! them.
 //!
 //! A message is written whole when it is queued: its recipients, its subject and body with
 //! every placeholder filled in, its `Message-ID` and the bytes of its attachments. Each
@@ -12,6 +13,7 @@ use accounts::TeamId;
 use async_trait::async_trait;
 use billing::credit::CreditNoteId;
 use billing::money::round_to_minor;
+use billing::quote::QuoteId;
 use billing::{Invoice, InvoiceId};
 use chrono::{DateTime, Utc};
 use kernel::{Email, StoreError, Text, define_id, words};
@@ -31,9 +33,70 @@ pub enum MessageKind {
     Invoice,
     Reminder,
     CreditNote,
+    Quote,
 }
 
-words!(MessageKind { Invoice => "invoice", Reminder => "reminder", CreditNote => "credit_note" });
+words!(MessageKind { Invoice => "invoice", Reminder => "reminder", CreditNote => "credit_note", Quote => "quote" });
+
+/// The document a message is about.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Concerning {
+    /// An invoice (the invoice itself, or a reminder of it).
+    Invoice(InvoiceId),
+    /// A credit note, and the invoice it corrects.
+    CreditNote {
+        invoice: InvoiceId,
+        note: CreditNoteId,
+    },
+    Quote(QuoteId),
+}
+
+impl Concerning {
+    /// The invoice: the one it is about, or the one its credit note corrects.
+    pub fn invoice(self) -> Option<InvoiceId> {
+        match self {
+            Self::Invoice(invoice) | Self::CreditNote { invoice, .. } => Some(invoice),
+            Self::Quote(_) => None,
+        }
+    }
+
+    pub fn credit_note(self) -> Option<CreditNoteId> {
+        match self {
+            Self::CreditNote { note, .. } => Some(note),
+            Self::Invoice(_) | Self::Quote(_) => None,
+        }
+    }
+
+    pub fn quote(self) -> Option<QuoteId> {
+        match self {
+            Self::Quote(quote) => Some(quote),
+            Self::Invoice(_) | Self::CreditNote { .. } => None,
+        }
+    }
+
+    /// What a stored message's columns name: an invoice (with a credit note of it, or
+    /// none) or a quote; `None` for any other mix.
+    pub fn from_columns(
+        invoice: Option<InvoiceId>,
+        note: Option<CreditNoteId>,
+        quote: Option<QuoteId>,
+    ) -> Option<Self> {
+        match (invoice, note, quote) {
+            (Some(invoice), None, None) => Some(Self::Invoice(invoice)),
+            (Some(invoice), Some(note), None) => Some(Self::CreditNote { invoice, note }),
+            (None, None, Some(quote)) => Some(Self::Quote(quote)),
+            _ => None,
+        }
+    }
+
+    /// The thread of events it belongs to: its invoice's, or its quote's.
+    pub fn thread(self) -> String {
+        match self {
+            Self::Invoice(invoice) | Self::CreditNote { invoice, .. } => format!("invoice:{invoice}"),
+            Self::Quote(quote) => format!("quote:{quote}"),
+        }
+    }
+}
 
 /// Where a message stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -184,9 +247,7 @@ pub fn sha256_hex(bytes: &[u8]) -> String {
 pub struct Message {
     pub id: MessageId,
     pub team_id: TeamId,
-    /// The invoice it is about (a credit note's invoice, for a credit note).
-    pub invoice_id: InvoiceId,
-    pub credit_note_id: Option<CreditNoteId>,
+    pub about: Concerning,
     pub kind: MessageKind,
     pub recipients: Recipients,
     pub subject: MailSubject,
@@ -206,12 +267,12 @@ pub struct Message {
 }
 
 impl Message {
-    /// A queued message of `kind` about `invoice_id`, with a `Message-ID` of its own on the
+    /// A queued message of `kind` about `about`, with a `Message-ID` of its own on the
     /// domain of `from`.
     #[expect(clippy::too_many_arguments, reason = "a message's fields, each given once")]
     pub fn queued(
         team_id: TeamId,
-        invoice_id: InvoiceId,
+        about: Concerning,
         kind: MessageKind,
         recipients: Recipients,
         subject: MailSubject,
@@ -226,8 +287,7 @@ impl Message {
         Self {
             id,
             team_id,
-            invoice_id,
-            credit_note_id: None,
+            about,
             kind,
             recipients,
             subject,
@@ -264,7 +324,10 @@ pub struct OutgoingMail {
 /// Which messages to list, newest first.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct MessageFilter {
+    /// Only those about this invoice (itself, its reminders, its credit notes).
     pub invoice: Option<InvoiceId>,
+    /// Only those about this quote.
+    pub quote: Option<QuoteId>,
     pub status: Option<MessageStatus>,
     /// Only messages queued before this one (the next page).
     pub before: Option<MessageId>,
@@ -436,6 +499,7 @@ impl MessageKind {
             Self::Invoice => (Term::MailInvoiceSubject, Term::MailInvoiceBody),
             Self::Reminder => (Term::MailReminderSubject, Term::MailReminderBody),
             Self::CreditNote => (Term::MailCreditNoteSubject, Term::MailCreditNoteBody),
+            Self::Quote => (Term::MailQuoteSubject, Term::MailQuoteBody),
         };
         // The catalogue's `{ $serial }` becomes the template's `{serial}`.
         let written: Vec<(&str, String)> =
@@ -452,7 +516,7 @@ impl MessageKind {
 /// Why a message could not be queued.
 #[derive(Debug, thiserror::Error)]
 pub enum QueueMessageError {
-    /// Its invoice (or credit note) is not the team's.
+    /// Its invoice (or credit note, or quote) is not the team's.
     #[error("not found")]
     NotFound,
     #[error(transparent)]

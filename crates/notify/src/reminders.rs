@@ -265,7 +265,7 @@ pub fn reminder_message(
     let recipients = crate::mail::Recipients::new(vec![client.details.email.clone()], Vec::new()).ok()?;
     let mut message = crate::mail::Message::queued(
         invoice.team_id,
-        invoice.id,
+        crate::mail::Concerning::Invoice(invoice.id),
         MessageKind::Reminder,
         recipients,
         subject,

@@ -12,14 +12,16 @@ pub use endpoints::{
 };
 
 use accounts::TeamId;
+use billing::einvoice::Parties;
 use billing::issue::{self, DocumentFile, DocumentRef, FileError, Files, Issued, Printer, Reader};
+use billing::quote::{Quote, QuoteId};
 use billing::{BillingStore, InvoiceId, InvoiceStatus, RenderError};
 use chrono::{DateTime, Utc};
 use kernel::{Email, InvalidValue, StoreError};
 
 use crate::mail::{
-    Attachment, Facts, MailBody, MailRule, MailSubject, Message, MessageKind, NewMessage, QueueMessageError,
-    Recipients, Template, money,
+    Attachment, Concerning, Facts, MailBody, MailRule, MailSubject, Message, MessageKind, NewMessage,
+    QueueMessageError, Recipients, Template, money,
 };
 use crate::reminders::{ComposeReminder, ReminderPolicy, ReminderStep, is_open, reminder_message};
 use crate::store::NotifyStore;
@@ -59,6 +61,15 @@ impl Links {
     /// The public link of `invoice`'s page for its client.
     pub fn page(&self, invoice: billing::InvoiceId) -> String {
         format!("{}/invoices/{invoice}", self.base)
+    }
+
+    /// The public links of a sent `quote`: its page, where the client accepts or declines
+    /// it, and its PDF.
+    pub fn quote(&self, quote: QuoteId) -> crate::mail::DocumentLinks {
+        crate::mail::DocumentLinks {
+            pdf: format!("{}/quotes/{quote}/pdf", self.base),
+            page: format!("{}/quotes/{quote}", self.base),
+        }
     }
 
     /// The links a mail of `document`, of `invoice`, carries.
@@ -178,14 +189,34 @@ impl From<DocumentFile> for Attachment {
     }
 }
 
+/// The document a message is about, as its wording needs it: whose, which, and the
+/// client's address it goes to unless asked otherwise.
+#[derive(Debug, Clone, Copy)]
+struct Addressed<'a> {
+    team: TeamId,
+    about: Concerning,
+    client_email: &'a Email,
+}
+
+impl<'a> Addressed<'a> {
+    fn issued(issued: &'a Issued) -> Self {
+        let invoice = issued.invoice.id;
+        let about = match &issued.credit_note {
+            Some(note) => Concerning::CreditNote { invoice, note: note.id },
+            None => Concerning::Invoice(invoice),
+        };
+        Self { team: issued.invoice.team_id, about, client_email: &issued.client.details.email }
+    }
+}
+
 impl Asked {
-    /// The message of `kind` about `issued`, its wording filled with `facts` (the caller's,
+    /// The message of `kind` about `to`, its wording filled with `facts` (the caller's,
     /// else `default`), from `from`, at `now`.
     #[expect(clippy::too_many_arguments, reason = "each part of a message, given once")]
     fn message(
         self,
         kind: MessageKind,
-        issued: &Issued,
+        to: Addressed<'_>,
         facts: &Facts,
         default: (&Template, &Template),
         attachments: &[Attachment],
@@ -196,28 +227,16 @@ impl Asked {
         let subject = MailSubject::parse(subject).map_err(SendError::Subject)?;
         let body = self.body.as_ref().unwrap_or(default.1).fill(facts);
         let body = MailBody::parse(body).map_err(SendError::Body)?;
-        let to = self.to.unwrap_or_else(|| vec![issued.client.details.email.clone()]);
+        let recipients = self.to.unwrap_or_else(|| vec![to.client_email.clone()]);
         // Too many in `to` alone, or no one there, is `to`'s fault; else `cc` made it too many.
-        let list = if to.is_empty() || to.len() > crate::mail::MAX_RECIPIENTS {
+        let list = if recipients.is_empty() || recipients.len() > crate::mail::MAX_RECIPIENTS {
             RecipientList::To
         } else {
             RecipientList::Cc
         };
-        let recipients = Recipients::new(to, self.cc).map_err(|rule| SendError::Recipients { list, rule })?;
-        let invoice = &issued.invoice;
-        let mut message = Message::queued(
-            invoice.team_id,
-            invoice.id,
-            kind,
-            recipients,
-            subject,
-            body,
-            attachments,
-            from,
-            now,
-        );
-        message.credit_note_id = issued.credit_note.as_ref().map(|note| note.id);
-        Ok(message)
+        let recipients =
+            Recipients::new(recipients, self.cc).map_err(|rule| SendError::Recipients { list, rule })?;
+        Ok(Message::queued(to.team, to.about, kind, recipients, subject, body, attachments, from, now))
     }
 }
 
@@ -237,8 +256,92 @@ pub async fn send(
     let kind = MessageKind::sending(document);
     let (subject, body) = kind.default_templates(issued.language());
     let facts = Facts::of_document(&issued, mail.links);
-    let message = asked.message(kind, &issued, &facts, (&subject, &body), &attachments, mail.from, now)?;
+    let to = Addressed::issued(&issued);
+    let message = asked.message(kind, to, &facts, (&subject, &body), &attachments, mail.from, now)?;
     queue(mail.store, message, attachments).await
+}
+
+/// The longest serial a document may have: what a quote's placeholders are checked with
+/// before it is numbered.
+const LONGEST_SERIAL: usize = 64;
+
+/// A quote to e-mail: the quote as it is (a draft, or numbered already), its parties, and
+/// the files and wording asked.
+#[derive(Debug)]
+pub struct QuoteMail<'a> {
+    pub quote: &'a Quote,
+    pub parties: Parties<'a>,
+}
+
+impl QuoteMail<'_> {
+    /// What its placeholders say: its serial, its total as `{amountDue}`, its valid-until
+    /// date as `{dueDate}`, its page and PDF.
+    fn facts(&self, links: &Links, serial: String) -> Facts {
+        let language = self.language();
+        let quote = self.quote;
+        let links = links.quote(quote.id);
+        Facts {
+            serial,
+            amount_due: money(language, quote.totals.total, quote.currency),
+            due_date: quote
+                .valid_until
+                .map_or_else(|| language.term(locale::Term::NoDueDate), |day| language.day(day.date_naive())),
+            client: self.parties.client.details.name.as_str().to_owned(),
+            pdf_url: links.pdf,
+            payment_reference: String::new(),
+            hosted_url: links.page,
+        }
+    }
+
+    fn language(&self) -> locale::Language {
+        self.parties.client.details.language.unwrap_or(self.parties.sender.details.language)
+    }
+
+    /// Refuses what `asked` would make of this quote before it is numbered: the message
+    /// its longest serial would give. A draft is numbered only once its mail is sure to be
+    /// queued, so a refused send leaves it a draft.
+    pub fn check(&self, mail: Mail<'_>, asked: &Asked, now: DateTime<Utc>) -> Result<(), SendError> {
+        let facts = self.facts(mail.links, "Q".repeat(LONGEST_SERIAL));
+        let (subject, body) = MessageKind::Quote.default_templates(self.language());
+        let to = self.addressed();
+        asked
+            .clone()
+            .message(MessageKind::Quote, to, &facts, (&subject, &body), &[], mail.from, now)
+            .map(drop)
+    }
+
+    fn addressed(&self) -> Addressed<'_> {
+        Addressed {
+            team: self.quote.team_id,
+            about: Concerning::Quote(self.quote.id),
+            client_email: &self.parties.client.details.email,
+        }
+    }
+
+    /// E-mails the quote, numbered now, with its PDF (in its client's language) when
+    /// `attach_pdf`, worded as `asked` says or by default.
+    pub async fn send(
+        self,
+        mail: Mail<'_>,
+        attach_pdf: bool,
+        asked: Asked,
+        now: DateTime<Utc>,
+    ) -> Result<Message, SendError> {
+        let Some(number) = &self.quote.number else {
+            return Err(SendError::NotFound);
+        };
+        let attachments: Vec<Attachment> = if attach_pdf {
+            vec![mail.printer.quote_pdf(self.quote, &self.parties, now).await?.into()]
+        } else {
+            Vec::new()
+        };
+        let facts = self.facts(mail.links, number.to_string());
+        let (subject, body) = MessageKind::Quote.default_templates(self.language());
+        let to = self.addressed();
+        let message =
+            asked.message(MessageKind::Quote, to, &facts, (&subject, &body), &attachments, mail.from, now)?;
+        queue(mail.store, message, attachments).await
+    }
 }
 
 /// Reminds the client of the team's `invoice` now, worded as `asked` says or as the team's
@@ -263,7 +366,7 @@ pub async fn remind(
     let facts = Facts::of_document(&issued, mail.links);
     let message = asked.message(
         MessageKind::Reminder,
-        &issued,
+        Addressed::issued(&issued),
         &facts,
         (&policy.subject, &policy.body),
         &[],

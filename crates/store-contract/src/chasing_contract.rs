@@ -66,7 +66,7 @@ fn message(invoice: &Invoice, kind: MessageKind, queued_at: DateTime<Utc>) -> Ne
     };
     let message = Message::queued(
         invoice.team_id,
-        invoice.id,
+        notify::mail::Concerning::Invoice(invoice.id),
         kind,
         Recipients::new(vec![email("zoe@example.com")], vec![email("books@example.com")]).unwrap(),
         MailSubject::parse(format!("Rechnung {} für Zoë", invoice.number)).unwrap(),
@@ -542,7 +542,8 @@ pub async fn messages_are_queued_sent_failed_and_retried(store: Ports) {
         (MessageStatus::Sent, 2, reminder.message_id)
     );
 
-    let filter = |status| MessageFilter { invoice: Some(invoice.id), status, before: None, limit: 10 };
+    let filter =
+        |status| MessageFilter { invoice: Some(invoice.id), quote: None, status, before: None, limit: 10 };
     let listed = notify.list_messages(f.team, &filter(None)).await.unwrap();
     assert_eq!(listed.iter().map(|m| m.id).collect::<Vec<_>>(), [reminder.id, queued.id], "newest first");
     assert_eq!(notify.list_messages(other, &filter(None)).await.unwrap(), []);
@@ -599,7 +600,7 @@ pub async fn reminders_follow_the_policy_once_per_step(store: Ports) {
     let messages = notify
         .list_messages(
             f.team,
-            &MessageFilter { invoice: Some(invoice.id), status: None, before: None, limit: 10 },
+            &MessageFilter { invoice: Some(invoice.id), quote: None, status: None, before: None, limit: 10 },
         )
         .await
         .unwrap();
@@ -657,7 +658,8 @@ pub async fn a_reminder_speaks_the_clients_language_or_else_the_teams(store: Por
     notify.mark_sent(f.team, invoice.id, at("2026-11-21")).await.unwrap().unwrap();
     let reminded = async |day: &str| {
         assert_eq!(notify.queue_due_reminders(at(day), &Reminders, 100).await.unwrap(), 1);
-        let filter = MessageFilter { invoice: Some(invoice.id), status: None, before: None, limit: 1 };
+        let filter =
+            MessageFilter { invoice: Some(invoice.id), quote: None, status: None, before: None, limit: 1 };
         notify.list_messages(f.team, &filter).await.unwrap().remove(0).subject.as_str().to_owned()
     };
     let subject_in = |language| {
@@ -739,13 +741,16 @@ pub async fn concurrent_reminder_passes_send_each_step_once(store: Ports) {
         assert_eq!(a.unwrap() + b.unwrap() + c.unwrap(), 5, "{day}: one reminder per invoice");
     }
     let all = notify
-        .list_messages(f.team, &MessageFilter { invoice: None, status: None, before: None, limit: 100 })
+        .list_messages(
+            f.team,
+            &MessageFilter { invoice: None, quote: None, status: None, before: None, limit: 100 },
+        )
         .await
         .unwrap();
     assert_eq!(all.len(), 10);
     for invoice in &invoices {
         let mut steps: Vec<Option<i32>> =
-            all.iter().filter(|m| m.invoice_id == invoice.id).map(|m| m.reminder_step).collect();
+            all.iter().filter(|m| m.about.invoice() == Some(invoice.id)).map(|m| m.reminder_step).collect();
         steps.sort();
         assert_eq!(steps, [Some(0), Some(7)]);
     }

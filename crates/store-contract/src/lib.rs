@@ -300,6 +300,7 @@ macro_rules! contract_suite {
                 quotes_list_newest_first_filtered_by_status_and_client_and_page,
                 a_conversion_is_refused_as_a_create_would_be,
                 quote_writes_record_their_events_and_expiry_is_announced_once,
+                a_quote_is_mailed_in_a_thread_of_its_own,
             },
             timers::{
                 a_timer_round_trips_with_its_tags_current,

@@ -13,6 +13,7 @@ use billing::quote::{
 };
 use billing::quoting::{self, QuoteChanges, QuoteDraft, QuoteError, QuoteFilter};
 use billing::service::BillingError;
+use billing::store::DeleteInvoiceError;
 use billing::{BillingStore, Discount, Invoice, InvoiceFilter, LineVat};
 use chrono::{DateTime, TimeDelta, Utc};
 use kernel::Id;
@@ -262,6 +263,10 @@ pub async fn an_accepted_quote_takes_deposits_then_its_final_invoice_deducts_the
     );
     let refused = convert(&f, &quote, ConversionMode::Full).await.unwrap_err();
     assert_eq!(rule(refused), QuoteRule::AlreadyConverted { invoice: last.number.as_str().to_owned() });
+    // The deposit stays while the final invoice deducts it.
+    let kept = f.billing.delete_invoice(f.team, deposit.id, at("2026-11-23T00:00:00Z")).await;
+    assert!(matches!(kept, Err(DeleteInvoiceError::Deducted { ref by }) if *by == last.number), "{kept:?}");
+    assert!(f.billing.get_invoice(f.team, deposit.id).await.unwrap().is_some());
 
     // The final invoice deleted (nothing was paid on it), the quote is accepted again, and
     // lists so; converting it again makes a new final invoice.
@@ -414,4 +419,65 @@ pub async fn quote_writes_record_their_events_and_expiry_is_announced_once(store
     assert_eq!(a.unwrap() + b.unwrap(), 1, "the undecided quote expires; the decided ones do not");
     assert_eq!(notify.mark_overdue(after, 100).await.unwrap(), 0, "once");
     assert_eq!(kinds().await.last(), Some(&EventType::QuoteExpired));
+}
+
+pub async fn a_quote_is_mailed_in_a_thread_of_its_own(store: Ports) {
+    use notify::mail::{Concerning, QueueMessageError, Recipients};
+    use notify::{EventType, Finish, JobKind, MailBody, MailSubject, Message, MessageFilter, MessageKind};
+    use notify::{MessageStatus, NewMessage, jobs::Claim};
+
+    let f = fixture(store).await;
+    let notify = f.store.notify();
+    let (quote, _) =
+        quoting::finalize_quote(&*f.billing, f.team, create(&f).await.id, at(NOW)).await.unwrap();
+    let message = |team| {
+        let email = |text| kernel::Email::parse(text).unwrap();
+        let message = Message::queued(
+            team,
+            Concerning::Quote(quote.id),
+            MessageKind::Quote,
+            Recipients::new(vec![email("zoe@example.com")], Vec::new()).unwrap(),
+            MailSubject::parse("Angebot Q-0001").unwrap(),
+            MailBody::parse("Anbei unser Angebot.").unwrap(),
+            &[],
+            &email("billing@acme.example"),
+            at(NOW),
+        );
+        NewMessage { message, attachments: Vec::new() }
+    };
+    let other = create_team(&f.store, "Other").await;
+    assert!(matches!(notify.queue_message(&message(other)).await, Err(QueueMessageError::NotFound)));
+    let queued = notify.queue_message(&message(f.team)).await.unwrap();
+    assert_eq!(queued.about.quote(), Some(quote.id));
+
+    let filter =
+        MessageFilter { invoice: None, quote: Some(quote.id), status: None, before: None, limit: 10 };
+    let listed: Vec<_> =
+        notify.list_messages(f.team, &filter).await.unwrap().into_iter().map(|m| m.id).collect();
+    assert_eq!(listed, [queued.id]);
+    let of_an_invoice =
+        MessageFilter { invoice: Some(f.invoice("2026-11-20").await.id), quote: None, ..filter };
+    assert_eq!(notify.list_messages(f.team, &of_an_invoice).await.unwrap(), []);
+
+    // Its failure is told in the quote's thread; no invoice is touched.
+    let claim = Claim {
+        kinds: vec![JobKind::Mail],
+        due: at(NOW),
+        now: at(NOW),
+        lease_until: at(NOW) + TimeDelta::seconds(30),
+        limit: 10,
+    };
+    let job = notify.claim_jobs(&claim).await.unwrap().pop().unwrap();
+    let outgoing = notify.start_sending(&job).await.unwrap().unwrap();
+    assert_eq!((outgoing.message.id, outgoing.moot), (queued.id, None));
+    let failed = Finish::Failed { error: "550 5.1.1 no such mailbox".into() };
+    assert!(notify.finish_sending(&job, &failed, at(NOW)).await.unwrap());
+    let stored = notify.get_message(f.team, queued.id).await.unwrap().unwrap();
+    assert_eq!((stored.status, stored.about), (MessageStatus::Failed, Concerning::Quote(quote.id)));
+    let events = notify.list_events(f.team, 100).await.unwrap();
+    let told = events.iter().find(|e| e.kind == EventType::MessageFailed).unwrap();
+    assert_eq!(
+        (told.subject, told.thread.as_str()),
+        (queued.id.as_uuid(), format!("quote:{}", quote.id).as_str())
+    );
 }

@@ -12,7 +12,7 @@ use chrono::{DateTime, Utc};
 use kernel::Replaced;
 use kernel::{Id, StoreError};
 use notify::jobs::{Claim, NewJob};
-use notify::mail::{QueueMessageError, RetryMessageError};
+use notify::mail::{Concerning, QueueMessageError, RetryMessageError};
 use notify::reminders::{ComposeReminder, ReminderStep, ReminderStore};
 use notify::store::EventStore;
 use notify::webhooks::{AttemptReport, DeliveryFilter, Disabled, OutgoingDelivery, RedeliverError, is_for};
@@ -103,7 +103,7 @@ impl State {
 
     /// Drops the messages of a deleted invoice.
     pub(crate) fn drop_messages_of(&mut self, invoice: InvoiceId) {
-        self.chasing.messages.retain(|(m, _)| m.invoice_id != invoice);
+        self.chasing.messages.retain(|(m, _)| m.about.invoice() != Some(invoice));
     }
 
     /// Sets the next reminder of the team's invoices that `pick` picks, as the policy, their
@@ -408,12 +408,16 @@ impl MessageStore for MemoryStore {
     async fn queue_message(&self, new: &NewMessage) -> Result<Message, QueueMessageError> {
         let mut state = self.state();
         let message = &new.message;
-        if state.invoice(message.team_id, message.invoice_id).is_none() {
-            return Err(QueueMessageError::NotFound);
-        }
-        if let Some(note) = message.credit_note_id
-            && !state.credit_notes.iter().any(|n| n.team_id == message.team_id && n.id == note)
-        {
+        let team = message.team_id;
+        let found = match message.about {
+            Concerning::Invoice(invoice) => state.invoice(team, invoice).is_some(),
+            Concerning::CreditNote { invoice, note } => {
+                state.invoice(team, invoice).is_some()
+                    && state.credit_notes.iter().any(|n| n.team_id == team && n.id == note)
+            }
+            Concerning::Quote(quote) => state.quotes.iter().any(|q| q.team_id == team && q.id == quote),
+        };
+        if !found {
             return Err(QueueMessageError::NotFound);
         }
         state.insert_message(new);
@@ -441,7 +445,8 @@ impl MessageStore for MemoryStore {
             .map(|(m, _)| m)
             .filter(|m| {
                 m.team_id == team
-                    && filter.invoice.is_none_or(|invoice| m.invoice_id == invoice)
+                    && filter.invoice.is_none_or(|invoice| m.about.invoice() == Some(invoice))
+                    && filter.quote.is_none_or(|quote| m.about.quote() == Some(quote))
                     && filter.status.is_none_or(|status| m.status == status)
                     && filter.before.is_none_or(|before| m.id < before)
             })
@@ -465,14 +470,16 @@ impl MessageStore for MemoryStore {
         message.attempts += 1;
         let (message, attachments) = (message.clone(), attachments.clone());
         let moot = if message.kind == MessageKind::Reminder {
-            state.invoice(message.team_id, message.invoice_id).and_then(|invoice| {
-                let consent = state
-                    .clients
-                    .iter()
-                    .find(|c| c.team_id == invoice.team_id && c.id == invoice.client_id)
-                    .is_none_or(|client| client.details.reminders_enabled);
-                notify::reminders::moot(invoice.balance.due().is_zero(), invoice.status, consent)
-            })
+            message.about.invoice().and_then(|invoice| state.invoice(message.team_id, invoice)).and_then(
+                |invoice| {
+                    let consent = state
+                        .clients
+                        .iter()
+                        .find(|c| c.team_id == invoice.team_id && c.id == invoice.client_id)
+                        .is_none_or(|client| client.details.reminders_enabled);
+                    notify::reminders::moot(invoice.balance.due().is_zero(), invoice.status, consent)
+                },
+            )
         } else {
             None
         };
@@ -511,8 +518,9 @@ impl MessageStore for MemoryStore {
                 }
             }
             let message = message.clone();
-            let invoice_id = message.invoice_id;
-            if let Some(invoice) = state.invoices.iter_mut().find(|i| i.team_id == team && i.id == invoice_id)
+            let invoice_id = message.about.invoice();
+            if let Some(invoice) =
+                state.invoices.iter_mut().find(|i| i.team_id == team && Some(i.id) == invoice_id)
             {
                 match (message.status, message.kind) {
                     (MessageStatus::Sent, MessageKind::Invoice) => {
@@ -528,9 +536,9 @@ impl MessageStore for MemoryStore {
             }
             // Reminders start once the client has the invoice.
             if message.status == MessageStatus::Sent {
-                state.refresh_reminders(team, |i| i.id == invoice_id);
+                state.refresh_reminders(team, |i| Some(i.id) == invoice_id);
             }
-            let invoice = state.invoice(team, invoice_id).cloned();
+            let invoice = invoice_id.and_then(|invoice| state.invoice(team, invoice)).cloned();
             let events = notify::raise::message_finished(&message, invoice.as_ref()).events(&*describe, at);
             state.record(events);
             true

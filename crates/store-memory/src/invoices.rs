@@ -141,6 +141,9 @@ impl InvoiceRepository for MemoryStore {
             if has_books {
                 return Err(DeleteInvoiceError::HasMoney);
             }
+            if let Some(by) = deducted_by(state, team, id) {
+                return Err(DeleteInvoiceError::Deducted { by });
+            }
             let index = state
                 .invoices
                 .iter()
@@ -520,4 +523,14 @@ impl LedgerRepository for MemoryStore {
             .map(|i| (i.client_id, i.currency, i.due_date, i.balance.due()));
         Ok(billing::receivables::sum_by_age(dues, as_of))
     }
+}
+
+/// The final invoice that deducts the team's deposit invoice `id`, if one does.
+fn deducted_by(state: &State, team: TeamId, id: InvoiceId) -> Option<billing::DocumentNumber> {
+    state
+        .invoices
+        .iter()
+        .filter(|i| i.team_id == team)
+        .find(|i| i.from_quote.as_ref().is_some_and(|link| link.deposit_invoices.contains(&id)))
+        .map(|i| i.number.clone())
 }

@@ -499,6 +499,33 @@ impl InvoiceRepository for SqlStore {
                     .map_err(|e| TxError::Refused(e.into()))?
                     .pop()
                     .ok_or(TxError::Refused(DeleteInvoiceError::NotFound))?;
+                if let Some(link) =
+                    gone.from_quote.as_ref().filter(|link| link.kind == ConversionKind::Deposit)
+                {
+                    // The quote's lock keeps out a final invoice made meanwhile, which would
+                    // deduct what is being deleted.
+                    let quote = DbUuid::of(link.quote_id);
+                    diesel::update(
+                        quotes::table
+                            .filter(quotes::team_id.eq(DbUuid::of(team)))
+                            .filter(quotes::id.eq(quote)),
+                    )
+                    .set(quotes::updated_at.eq(quotes::updated_at))
+                    .execute(conn)
+                    .await?;
+                    let deducting: Option<(String, i32)> = invoices::table
+                        .filter(invoices::team_id.eq(DbUuid::of(team)))
+                        .filter(invoices::quote_id.eq(quote))
+                        .filter(invoices::quote_kind.eq(ConversionKind::Final.as_str()))
+                        .select((invoices::number, invoices::number_counter))
+                        .first(conn)
+                        .await
+                        .optional()?;
+                    if let Some((text, counter)) = deducting {
+                        let by = billing::DocumentNumber::stored(text, counter.unsigned_abs());
+                        return Err(TxError::Refused(DeleteInvoiceError::Deducted { by }));
+                    }
+                }
                 match diesel::delete(mine).execute(conn).await {
                     Ok(_) => {}
                     // Ledger entries or credit notes: their keys restrict the delete.

@@ -491,7 +491,7 @@ macro_rules! tables {
             messages (team_id, id) {
                 team_id -> $uuid,
                 id -> $uuid,
-                invoice_id -> $uuid,
+                invoice_id -> Nullable<$uuid>,
                 credit_note_id -> Nullable<$uuid>,
                 kind -> Text,
                 recipients_to -> Text,
@@ -505,6 +505,7 @@ macro_rules! tables {
                 reminder_step -> Nullable<Integer>,
                 queued_at -> $ts,
                 sent_at -> Nullable<$ts>,
+                quote_id -> Nullable<$uuid>,
             }
         }
 

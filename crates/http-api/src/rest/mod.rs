@@ -149,7 +149,8 @@ where
             .service(ledger.check(routes::quotes::finalize_quote))
             .service(ledger.check(routes::quotes::accept_quote))
             .service(ledger.check(routes::quotes::decline_quote))
-            .service(ledger.check(routes::quotes::convert_quote)),
+            .service(ledger.check(routes::quotes::convert_quote))
+            .service(ledger.check(routes::messages::send_quote)),
     )
 }
 

@@ -146,7 +146,7 @@ word_schemas! {
     Verdict => triggers::Verdict;
     /// Where an accepted delivery stands.
     DeliveryState => triggers::DeliveryState;
-    /// What a message is about: the invoice itself, a reminder of it, or a credit note.
+    /// What a message is about: the invoice itself, a reminder of it, a credit note, or a quote.
     MessageKind => notify::MessageKind;
     /// Where a message stands: `queued` (waiting for its next attempt), `sending`, `sent`
     /// (the SMTP server took it), `failed` (refused for good, or every attempt failed).

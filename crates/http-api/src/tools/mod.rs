@@ -83,7 +83,7 @@ use Permission::{
 };
 
 /// Every built-in tool, one row each: adding a tool is adding a row.
-pub static CATALOGUE: [BuiltinTool; 38] = [
+pub static CATALOGUE: [BuiltinTool; 39] = [
     tool("list_clients", &[ClientsRead], ("get", "/v1/invoices/clients"), |state, who, a| {
         paged(collection::page::<clients::Clients>(state, who, a.rest))
     }),
@@ -148,6 +148,9 @@ pub static CATALOGUE: [BuiltinTool; 38] = [
     }),
     tool("finalize_quote", &[QuotesWrite], ("post", "/v1/quotes/{id}/finalize"), |state, who, a| {
         answer(async move { quotes::finalize(state, who, &id_of(a.id)?).await })
+    }),
+    tool("send_quote", &[QuotesWrite], ("post", "/v1/quotes/{id}/send"), |state, who, a| {
+        answer(async move { messages::mail_quote(state, who.team_id, &id_of(a.id)?, body(a.rest)?).await })
     }),
     tool(
         "convert_quote",

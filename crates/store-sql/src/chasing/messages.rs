@@ -33,7 +33,7 @@ type Standing = (String, DbDecimal, DbDecimal, DbDecimal, DbDecimal, bool);
 pub(crate) struct MessageRow {
     team_id: DbUuid,
     id: DbUuid,
-    invoice_id: DbUuid,
+    invoice_id: Option<DbUuid>,
     credit_note_id: Option<DbUuid>,
     kind: String,
     recipients_to: String,
@@ -47,6 +47,7 @@ pub(crate) struct MessageRow {
     reminder_step: Option<i32>,
     queued_at: DateTime<Utc>,
     sent_at: Option<DateTime<Utc>>,
+    quote_id: Option<DbUuid>,
 }
 
 /// An attachment's row without its bytes: message, position, filename, content type, sha256
@@ -67,8 +68,12 @@ pub(crate) fn message_from(row: MessageRow, attachments: Vec<AttachmentInfo>) ->
     Ok(Message {
         id: row.id.into_id(),
         team_id: row.team_id.into_id(),
-        invoice_id: row.invoice_id.into_id(),
-        credit_note_id: row.credit_note_id.map(DbUuid::into_id),
+        about: notify::mail::Concerning::from_columns(
+            row.invoice_id.map(DbUuid::into_id),
+            row.credit_note_id.map(DbUuid::into_id),
+            row.quote_id.map(DbUuid::into_id),
+        )
+        .ok_or_else(|| corrupt("message's document", row.id.0))?,
         kind: MessageKind::from_word(&row.kind).ok_or_else(|| corrupt("message kind", &row.kind))?,
         recipients,
         subject: MailSubject::from_stored(row.subject).map_err(|e| corrupt("subject", e))?,
@@ -135,8 +140,9 @@ macro_rules! insert_message {
             .values((
                 messages::team_id.eq(team),
                 messages::id.eq(DbUuid::of(message.id)),
-                messages::invoice_id.eq(DbUuid::of(message.invoice_id)),
-                messages::credit_note_id.eq(message.credit_note_id.map(DbUuid::of)),
+                messages::invoice_id.eq(message.about.invoice().map(DbUuid::of)),
+                messages::credit_note_id.eq(message.about.credit_note().map(DbUuid::of)),
+                messages::quote_id.eq(message.about.quote().map(DbUuid::of)),
                 messages::kind.eq(message.kind.as_str()),
                 messages::recipients_to
                     .eq($crate::chasing::messages::address_column_of(message.recipients.to())),
@@ -240,6 +246,9 @@ impl MessageStore for SqlStore {
             if let Some(invoice) = filter.invoice {
                 query = query.filter(messages::invoice_id.eq(DbUuid::of(invoice)));
             }
+            if let Some(quote) = filter.quote {
+                query = query.filter(messages::quote_id.eq(DbUuid::of(quote)));
+            }
             if let Some(status) = filter.status {
                 query = query.filter(messages::status.eq(status.as_str()));
             }
@@ -289,7 +298,7 @@ impl MessageStore for SqlStore {
                                     .and(clients::id.eq(invoices::client_id))),
                             )
                             .filter(invoices::team_id.eq(team))
-                            .filter(invoices::id.eq(row.invoice_id))
+                            .filter(invoices::id.nullable().eq(row.invoice_id))
                             .select((
                                 invoices::status,
                                 invoices::payable,
@@ -389,13 +398,14 @@ impl MessageStore for SqlStore {
                     return Ok(true);
                 }
                 let message = message_from(row, Vec::new()).map_err(TxError::Refused)?;
-                // The invoice's row lock keeps its thread's events in order.
-                let touched = touch_invoice!(
-                    conn,
-                    team,
-                    message.invoice_id,
-                    invoices::updated_at.eq(invoices::updated_at)
-                );
+                // The invoice's row lock keeps its thread's events in order (a quote's
+                // message has none: its only event is its failure).
+                let touched = match message.about.invoice() {
+                    Some(invoice) => {
+                        touch_invoice!(conn, team, invoice, invoices::updated_at.eq(invoices::updated_at))
+                    }
+                    None => None,
+                };
                 let mut invoice = match (touched, message.status, message.kind) {
                     (Some(mut invoice), MessageStatus::Sent, MessageKind::Invoice)
                         if invoice.chasing.sent_at.is_none() =>

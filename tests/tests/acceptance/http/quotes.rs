@@ -1,9 +1,12 @@
 //! Quotes through the real server: a draft that changes, its number once sent, the client's
 //! decision recorded once, a paid deposit and the final invoice that deducts it (its
-//! e-invoice held to the official rules), and what each key may do.
+//! e-invoice held to the official rules), its e-mail in the client's language, and what
+//! each key may do.
 
-use acceptance::{TestApp, create_key, create_user, spawn_app};
+use acceptance::outside::SmtpServer;
+use acceptance::{TestApp, create_key, create_user, mailing_config, spawn_app, spawn_app_with};
 use accounts::{Role, Scope};
+use base64::Engine;
 use reqwest::Method;
 use serde_json::{Value, json};
 
@@ -254,4 +257,72 @@ async fn the_client_accepts_on_the_page_in_its_language_and_reads_the_pdf() {
     assert_eq!(get(&app, &key, &format!("/v1/quotes/{id}")).await["status"], "ACCEPTED");
     let html = app.http.get(app.url(&page)).send().await.unwrap().text().await.unwrap();
     assert!(html.contains("Angenommen von Dr. Erika Beispiel") && !html.contains("Angebot annehmen"));
+}
+
+#[tokio::test]
+async fn a_quote_is_mailed_in_its_clients_language_with_its_pdf_and_numbered_by_the_send() {
+    let smtp = SmtpServer::start();
+    let app = spawn_app_with(mailing_config(&smtp)).await;
+    let key = app.key.clone();
+    let client = json!({"name": "Müller GmbH", "email": "einkauf@mueller.example", "language": "de",
+                        "line1": "Hauptstraße 5", "postalCode": "10115", "city": "Berlin", "countryCode": "DE"});
+    let client = post(&app, &key, "/v1/invoices/clients", &client).await;
+    let quote = post(&app, &key, "/v1/quotes", &website(client["id"].as_str().unwrap())).await;
+    let id = quote["id"].as_str().unwrap();
+    let send = format!("/v1/quotes/{id}/send");
+
+    // A subject that would not fit with the longest serial is refused, and the draft stays one.
+    let long = json!({"subject": format!("{} {{serial}}", "x".repeat(200))});
+    let (status, error) = refusal(&app, &key, Method::POST, &send, &long).await;
+    assert_eq!((status, error.starts_with("subject: once filled in, ")), (400, true), "{error}");
+    let (status, error) = refusal(&app, &key, Method::POST, &send, &json!({"to": ["nobody"]})).await;
+    assert_eq!((status, error.as_str()), (400, "to[0]: must be a valid email address"));
+    let draft = get(&app, &key, &format!("/v1/quotes/{id}")).await;
+    assert_eq!((&draft["status"], &draft["serial"]), (&json!("DRAFT"), &Value::Null));
+
+    let response = app.request(Method::POST, &send, &key).json(&json!({})).send().await.unwrap();
+    assert_eq!(response.status(), 202);
+    let message: Value = response.json().await.unwrap();
+    assert_eq!(
+        (&message["kind"], &message["quoteId"], &message["invoiceId"], &message["subject"]),
+        (&json!("quote"), &json!(id), &Value::Null, &json!("Angebot Q-0001"))
+    );
+    let body = message["body"].as_str().unwrap().replace('\u{a0}', " ");
+    for said in [
+        "Guten Tag Müller GmbH",
+        "Angebot Q-0001",
+        "4.845,60 €",
+        &format!("https://billing.example.com/quotes/{id}"),
+    ] {
+        assert!(body.contains(said), "{said:?} in\n{body}");
+    }
+    let numbered = get(&app, &key, &format!("/v1/quotes/{id}")).await;
+    assert_eq!((&numbered["status"], &numbered["serial"]), (&json!("SENT"), &json!("Q-0001")));
+
+    assert_eq!(app.run_jobs().await.done, 1);
+    let [mail] = smtp.received().try_into().unwrap();
+    assert_eq!(
+        (&mail["subject"], &mail["rcpt_tos"]),
+        (&json!("Angebot Q-0001"), &json!(["einkauf@mueller.example"]))
+    );
+    let attached = &mail["attachments"][0];
+    assert_eq!(attached["filename"], "Q-0001.pdf");
+    let pdf = base64::engine::general_purpose::STANDARD.decode(attached["base64"].as_str().unwrap()).unwrap();
+    let text = super::payments::pdf_text(&pdf).replace('\u{a0}', " ");
+    for words in ["Angebot", "Q-0001", "Angebot für", "Gültig bis", "4.845,60 €"] {
+        assert!(text.contains(words), "{words} is not in the PDF:\n{text}");
+    }
+
+    // A numbered quote may be sent again; its messages list by quote.
+    let again =
+        app.request(Method::POST, &send, &key).json(&json!({"attachPdf": false})).send().await.unwrap();
+    assert_eq!(again.status(), 202);
+    let listed = get(&app, &key, &format!("/v1/messages?quoteId={id}")).await;
+    let listed: Vec<_> =
+        listed.as_array().unwrap().iter().map(|m| (m["kind"].clone(), m["status"].clone())).collect();
+    assert_eq!(listed, [(json!("quote"), json!("queued")), (json!("quote"), json!("sent"))]);
+    assert_eq!(get(&app, &key, &format!("/v1/quotes/{id}")).await["serial"], "Q-0001");
+    let (_, other) = e_invoicing_team(&app, "EUR", "DE").await;
+    let (status, _) = refusal(&app, &other, Method::POST, &send, &json!({})).await;
+    assert_eq!(status, 404, "another team's quote does not exist");
 }

@@ -986,6 +986,9 @@ impl From<BillingError> for ApiError {
             BillingError::HasMoney => ApiError::conflict(
                 "invoice: it has payments, write-offs or credit notes, which the books keep; it cannot be deleted",
             ),
+            BillingError::Deducted { by } => ApiError::conflict(format!(
+                "invoice: the final invoice {by} of its quote deducts this deposit; delete {by} first, or keep both"
+            )),
             BillingError::TeamCurrencyChanged => ApiError::conflict(
                 "currency: the team's currency changed while the invoice was made; nothing was made, send it again",
             ),

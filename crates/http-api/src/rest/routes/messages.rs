@@ -1,5 +1,5 @@
 //! E-mail: `POST /v1/invoices/{id}/send` and `/remind`, `POST /v1/credit-notes/{id}/send`,
-//! the message log (`/v1/invoices/{id}/messages`, `/v1/messages`) and retries.
+//! `POST /v1/quotes/{id}/send`, the message log (`/v1/invoices/{id}/messages`, `/v1/messages`) and retries.
 //!
 //! A send answers 202 at once: the message is stored whole (its PDF rendered now) with the
 //! job that sends it, and a job pass hands it to the SMTP server.
@@ -9,11 +9,14 @@ use actix_web::{HttpResponse, get, post, web};
 use billing::InvoiceId;
 use billing::credit::CreditNoteId;
 use billing::einvoice::Format;
+use billing::einvoice::Parties;
 use billing::issue::{DocumentKind, DocumentRef, Files, PdfFormat};
+use billing::quote::QuoteId;
+use billing::quoting;
 use kernel::{Email, FieldError, Id, Words};
 use locale::Language;
 use notify::mail::{MailRule, Placeholder, RetryMessageError, Template};
-use notify::service::{self, Asked, Mail, RecipientList, SendError};
+use notify::service::{self, Asked, Mail, QuoteMail, RecipientList, SendError};
 use notify::{MailSubject, Message, MessageFilter, MessageId, MessageKind, MessageStatus};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -22,7 +25,7 @@ use uuid::Uuid;
 
 use crate::conventions::body::OptionalJson;
 use crate::conventions::error::{ApiError, ErrorBody};
-use crate::rest::auth::{Auth, InvoicesRead, InvoicesWrite};
+use crate::rest::auth::{Auth, InvoicesRead, InvoicesWrite, QuotesWrite};
 use crate::rest::openapi::{MessageKind as MessageKindSchema, MessageStatus as MessageStatusSchema};
 use crate::rest::paging::{self, Page};
 use crate::rest::routes::invoices::InvoiceBody;
@@ -46,16 +49,21 @@ pub(crate) struct AttachmentBody {
     sha256: String,
 }
 
-/// An e-mail message about an invoice (the invoice itself, a reminder of it) or a credit
-/// note, and where it stands.
+/// An e-mail message about an invoice (the invoice itself, a reminder of it), a credit
+/// note or a quote, and where it stands.
 #[derive(Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub(crate) struct MessageBody {
     id: Uuid,
-    /// The invoice it is about (a credit note's invoice, for a credit note).
-    invoice_id: Uuid,
+    /// The invoice it is about (a credit note's invoice, for a credit note); `null` for a
+    /// quote's.
+    #[schema(required = true)]
+    invoice_id: Option<Uuid>,
     #[schema(required = true)]
     credit_note_id: Option<Uuid>,
+    /// The quote it sends; `null` for an invoice's or a credit note's.
+    #[schema(required = true)]
+    quote_id: Option<Uuid>,
     #[schema(value_type = MessageKindSchema)]
     kind: &'static str,
     to: Vec<String>,
@@ -86,8 +94,9 @@ impl From<Message> for MessageBody {
         let addresses = |list: &[Email]| list.iter().map(|e| e.as_str().to_owned()).collect();
         Self {
             id: message.id.as_uuid(),
-            invoice_id: message.invoice_id.as_uuid(),
-            credit_note_id: message.credit_note_id.map(|id| id.as_uuid()),
+            invoice_id: message.about.invoice().map(|id| id.as_uuid()),
+            credit_note_id: message.about.credit_note().map(|id| id.as_uuid()),
+            quote_id: message.about.quote().map(|id| id.as_uuid()),
             kind: message.kind.as_str(),
             to: addresses(message.recipients.to()),
             cc: addresses(message.recipients.cc()),
@@ -276,10 +285,10 @@ fn mail(state: &ApiState) -> Result<Mail<'_>, ApiError> {
     })
 }
 
-/// A message not queued, in the API's words; `document` is what was to be sent.
-fn refused(error: SendError, document: DocumentKind) -> ApiError {
+/// A message not queued, in the API's words; `document` names what was to be sent.
+fn refused(error: SendError, document: &str) -> ApiError {
     match error {
-        SendError::NotFound => not_found(noun(document)),
+        SendError::NotFound => not_found(document),
         SendError::Refused(refusal) => einvoice_refusal(&refusal),
         SendError::Render(error) => render_failed(&error),
         SendError::Subject(MailRule::Subject(reason)) => {
@@ -392,7 +401,7 @@ async fn send_document(
     let files = files(input.attach_pdf, input.e_invoice.as_deref())?;
     let asked = asked(input.to, input.cc, input.subject, input.body)?;
     let sent = service::send(mail, team, document, files, asked, state.clock.now()).await;
-    Ok(sent.map_err(|error| refused(error, document.kind()))?.into())
+    Ok(sent.map_err(|error| refused(error, noun(document.kind())))?.into())
 }
 
 /// Send a reminder of an invoice now
@@ -435,7 +444,7 @@ pub(crate) async fn remind(
     let asked = asked(input.to, input.cc, input.subject, input.body)?;
     let id: InvoiceId = path_id(id, "invoice")?;
     let reminded = service::remind(mail, who.team_id, id, asked, state.clock.now()).await;
-    Ok(reminded.map_err(|error| refused(error, DocumentKind::Invoice))?.into())
+    Ok(reminded.map_err(|error| refused(error, noun(DocumentKind::Invoice)))?.into())
 }
 
 /// Send a credit note by e-mail
@@ -467,6 +476,71 @@ pub(crate) async fn send_credit_note(
     Ok(accepted(send_document(&state, auth.principal.team_id, DocumentRef::CreditNote(id), input).await?))
 }
 
+/// Send a quote by e-mail
+///
+/// Queues the quote's message (202) in its client's language, as sending an invoice does,
+/// with its PDF (unless `attachPdf` is `false`) and a link to its page, where the client
+/// accepts or declines it. The placeholders are an invoice's: `{amountDue}` is the quote's
+/// total, `{dueDate}` the day it is valid until, `{hostedUrl}` its page. A quote carries
+/// no e-invoice (`eInvoice` is refused). A draft is numbered first, as
+/// `POST /v1/quotes/{id}/finalize` numbers it (raising `quote.sent`); a refused send
+/// leaves it a draft, so a draft's subject must fit with a serial of up to 64 characters.
+/// A numbered quote may be sent again. 409 when this server has no SMTP server
+/// configured. Needs `quotes:write`.
+#[utoipa::path(
+    tag = "Quotes",
+    params(("id" = Uuid, Path, description = "Quote id")),
+    request_body(content = SendInput, description = "Every field may be left out (an empty body too)"),
+    responses(
+        (status = 202, description = "Queued", body = MessageBody, headers(("Location" = String, description = "URL of the message"))),
+        (status = 409, description = "E-mail is not configured on this server, or the team's numbering pattern repeats a serial", body = ErrorBody),
+        (status = 500, description = "`failed to generate PDF`", body = ErrorBody),
+        BodyErrors,
+        NotFound,
+        KeyedErrors,
+    )
+)]
+#[post("/{id}/send")]
+pub(crate) async fn send_quote(
+    auth: Auth<QuotesWrite>,
+    path: web::Path<String>,
+    OptionalJson(input): OptionalJson<SendInput>,
+    state: web::Data<ApiState>,
+) -> Result<HttpResponse, ApiError> {
+    Ok(accepted(mail_quote(&state, auth.principal.team_id, &path, input).await?))
+}
+
+/// E-mails the team's quote `id` (as written in a path) as `input` asks, numbering a draft.
+pub(crate) async fn mail_quote(
+    state: &ApiState,
+    team: TeamId,
+    id: &str,
+    input: SendInput,
+) -> Result<MessageBody, ApiError> {
+    let mail = mail(state)?;
+    if input.e_invoice.is_some() {
+        return Err(FieldError::new("eInvoice", "a quote carries no e-invoice; leave it out").into());
+    }
+    let asked = asked(input.to, input.cc, input.subject, input.body)?;
+    let id: QuoteId = path_id(id, "quote")?;
+    let now = state.clock.now();
+    let stores = &state.stores;
+    let quote = quoting::the_quote(&*stores.billing, team, id).await?;
+    let client = stores.billing.get(team, quote.client_id).await?.ok_or_else(|| not_found("quote"))?;
+    let sender =
+        billing::service::sender_as_it_stands(&*stores.billing, &*stores.accounts, team, now).await?;
+    let parties = Parties { client: &client, sender: &sender };
+    let quote = if quote.number.is_some() {
+        quote
+    } else {
+        QuoteMail { quote: &quote, parties }.check(mail, &asked, now).map_err(|e| refused(e, "quote"))?;
+        quoting::finalize_quote(&*stores.billing, team, id, now).await?.0
+    };
+    let attach_pdf = input.attach_pdf.unwrap_or(true);
+    let sent = QuoteMail { quote: &quote, parties }.send(mail, attach_pdf, asked, now).await;
+    Ok(sent.map_err(|e| refused(e, "quote"))?.into())
+}
+
 /// The message listing's filters.
 #[derive(Debug, Deserialize, IntoParams)]
 #[serde(rename_all = "camelCase")]
@@ -478,6 +552,9 @@ pub(crate) struct MessageQuery {
     /// Only messages about this invoice.
     #[param(format = Uuid)]
     invoice_id: Option<String>,
+    /// Only messages about this quote.
+    #[param(format = Uuid)]
+    quote_id: Option<String>,
 }
 
 /// List messages
@@ -520,6 +597,7 @@ pub(crate) async fn list(
         Some(invoice) => Some(invoice),
         None => query_id(query.invoice_id.as_deref(), "invoiceId")?,
     };
+    let quote = query_id(query.quote_id.as_deref(), "quoteId")?;
     let position = |cursor: &str| {
         let parts = paging::decode_cursor(cursor)?;
         match parts.as_slice() {
@@ -529,7 +607,7 @@ pub(crate) async fn list(
     };
     let cursor = |message: &Message| paging::encode_cursor(&[message.id.to_string()]);
     let page = paging::page_from_store(&page, position, cursor, |before, limit| async move {
-        let filter = MessageFilter { invoice, status, before, limit: limit.unwrap_or(u32::MAX) };
+        let filter = MessageFilter { invoice, quote, status, before, limit: limit.unwrap_or(u32::MAX) };
         Ok(state.stores.notify.list_messages(who.team_id, &filter).await?)
     })
     .await?;

@@ -31,7 +31,7 @@ async fn sent_quote(
     let quote = quote.ok_or_else(|| not_found("quote"))?;
     let client =
         stores.billing.get(quote.team_id, quote.client_id).await?.ok_or_else(|| not_found("quote"))?;
-    let sender = billing::service::default_sender(
+    let sender = billing::service::sender_as_it_stands(
         &*stores.billing,
         &*stores.accounts,
         quote.team_id,
