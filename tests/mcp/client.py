@@ -38,7 +38,7 @@ async def main(base_url: str, key: str, mails: str) -> None:
                 init = await session.initialize()
                 check(init.server_info.name == "billable", f"server name: {init.server_info}")
                 tools = {tool.name: tool for tool in (await session.list_tools()).tools}
-                check(len(tools) == 39, f"a write key sees the 39 tools: {sorted(tools)}")
+                check(len(tools) == 41, f"a write key sees the 41 tools: {sorted(tools)}")
                 schema = tools["create_client"].input_schema
                 check({"name", "email"} <= set(schema["required"]), f"create_client's schema: {schema}")
 

@@ -153,6 +153,7 @@ pub fn serve_config() -> ServeConfig {
         max_connections: 10_000,
         trust_forwarded: false,
         listing_cache_mb: 32,
+        statement_limit_mb: 50,
         idempotency_ttl: Duration::from_hours(24),
         pdf_renderer_url: None,
         pdf_renderer_timeout: Duration::from_secs(10),

@@ -24,10 +24,14 @@ pub enum Permission {
     QuotesRead,
     /// Writing, sending, deciding and converting quotes; `invoices:write` implies it.
     QuotesWrite,
+    /// Reading bank statements and their transactions.
+    BankingRead,
+    /// Importing bank statements and booking their transactions as payments.
+    BankingWrite,
 }
 
 impl Permission {
-    pub const ALL: [Self; 12] = [
+    pub const ALL: [Self; 14] = [
         Self::ClientsRead,
         Self::ClientsWrite,
         Self::InvoicesRead,
@@ -40,6 +44,8 @@ impl Permission {
         Self::WebhooksWrite,
         Self::QuotesRead,
         Self::QuotesWrite,
+        Self::BankingRead,
+        Self::BankingWrite,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -56,6 +62,8 @@ impl Permission {
             Self::WebhooksWrite => "webhooks:write",
             Self::QuotesRead => "quotes:read",
             Self::QuotesWrite => "quotes:write",
+            Self::BankingRead => "banking:read",
+            Self::BankingWrite => "banking:write",
         }
     }
 
@@ -75,6 +83,7 @@ impl Permission {
                 | Self::AgentRead
                 | Self::WebhooksRead
                 | Self::QuotesRead
+                | Self::BankingRead
         )
     }
 
@@ -88,6 +97,7 @@ impl Permission {
             Self::TrackRead => &[Self::TrackWrite],
             Self::PaymentsWrite | Self::QuotesWrite => &[Self::InvoicesWrite],
             Self::WebhooksRead => &[Self::WebhooksWrite],
+            Self::BankingRead => &[Self::BankingWrite],
             Self::QuotesRead => &[Self::QuotesWrite, Self::InvoicesRead, Self::InvoicesWrite],
             _ => &[],
         }

@@ -117,6 +117,10 @@ pub struct ServeConfig {
     /// none. A kept listing is served while nothing it shows has changed.
     #[arg(long, env = "BILLABLE_LISTING_CACHE_MB", default_value_t = 32)]
     pub listing_cache_mb: u64,
+    /// The largest bank statement file `POST /v1/bank-statements` takes, in MiB (1 to 500);
+    /// every other body stays within 1 MiB.
+    #[arg(long, env = "BILLABLE_STATEMENT_LIMIT_MB", default_value_t = 50, value_parser = clap::value_parser!(u64).range(1..=500))]
+    pub statement_limit_mb: u64,
     /// How long an Idempotency-Key and the answer it got are kept: a retry within this
     /// time gets the first answer. From 1 min to 30 days.
     #[arg(long, env = "BILLABLE_IDEMPOTENCY_TTL", default_value = "24h", value_parser = parse_idempotency_ttl)]
@@ -363,6 +367,8 @@ impl ServeConfig {
             key_cache_ttl: self.key_cache_ttl,
             trust_forwarded: self.trust_forwarded,
             listing_cache_bytes: self.listing_cache_mb.saturating_mul(1 << 20),
+            statement_limit: usize::try_from(self.statement_limit_mb.saturating_mul(1 << 20))
+                .unwrap_or(usize::MAX),
             idempotency_ttl: self.idempotency_ttl,
             mcp_origins: self.mcp_allowed_origins.clone(),
             sending: self.sending.sending(self.listen)?,

@@ -2,6 +2,7 @@
 //! renders invoices as PDF. Pure types and rules plus the repository ports that adapters
 //! implement; this crate knows nothing of HTTP, SQL or PDF libraries.
 
+pub mod banking;
 pub mod cards;
 pub mod client;
 pub mod credit;
@@ -20,6 +21,7 @@ pub mod qr_choice;
 pub mod quote;
 pub mod quoting;
 pub mod receivables;
+pub mod reconciling;
 pub mod reference;
 pub mod sender;
 pub mod service;

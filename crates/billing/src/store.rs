@@ -546,6 +546,7 @@ pub trait BillingStore:
     + NumberingRepository
     + CardRepository
     + QuoteRepository
+    + crate::banking::BankRepository
 {
 }
 
@@ -556,7 +557,8 @@ impl<
         + LedgerRepository
         + NumberingRepository
         + CardRepository
-        + QuoteRepository,
+        + QuoteRepository
+        + crate::banking::BankRepository,
 > BillingStore for T
 {
 }
@@ -697,4 +699,18 @@ pub fn check_conversion(
         return Err(QuoteStoreError::ChangedMeanwhile);
     }
     Ok(())
+}
+
+/// A ledger write's refusal within a bank booking.
+impl From<LedgerError> for crate::banking::BankError {
+    fn from(error: LedgerError) -> Self {
+        match error {
+            LedgerError::Rule(rule) => Self::Books(rule),
+            LedgerError::Store(error) => Self::Store(error),
+            LedgerError::NotFound => Self::NotFound,
+            other => {
+                Self::Store(StoreError::Unexpected(anyhow::anyhow!("a bank booking's ledger write: {other}")))
+            }
+        }
+    }
 }

@@ -96,6 +96,7 @@ impl Harness {
                 key_cache_ttl: std::time::Duration::from_mins(1),
                 trust_forwarded: false,
                 listing_cache_bytes: 1 << 20,
+                statement_limit: 1 << 20,
                 idempotency_ttl: std::time::Duration::from_hours(1),
                 mcp_origins: http_api::AllowedOrigins::default(),
                 // E-mail is not configured (sending answers 409); webhooks go to public

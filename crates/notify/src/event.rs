@@ -7,6 +7,7 @@
 use std::fmt;
 
 use accounts::{Permission, TeamId, UserId};
+use billing::banking::BankTransaction;
 use billing::credit::CreditNote;
 use billing::quote::Quote;
 use billing::{Client, Invoice, LedgerEntry};
@@ -47,6 +48,8 @@ pub enum EventType {
     QuoteExpired,
     /// A quote's full or final invoice made.
     QuoteConverted,
+    /// Money in that an import left for a person: nothing booked, or only suggested.
+    BankTransactionUnmatched,
     MessageFailed,
     ClientCreated,
     ClientUpdated,
@@ -79,6 +82,7 @@ words!(EventType {
     QuoteDeclined => "quote.declined",
     QuoteExpired => "quote.expired",
     QuoteConverted => "quote.converted",
+    BankTransactionUnmatched => "bank_transaction.unmatched",
     MessageFailed => "message.failed",
     ClientCreated => "client.created",
     ClientUpdated => "client.updated",
@@ -122,6 +126,7 @@ impl EventType {
             | Self::QuoteDeclined
             | Self::QuoteExpired
             | Self::QuoteConverted => EventFamily::Quote,
+            Self::BankTransactionUnmatched => EventFamily::BankTransaction,
             Self::MessageFailed => EventFamily::Message,
             Self::ClientCreated | Self::ClientUpdated | Self::ClientDeleted => EventFamily::Client,
             Self::TimeEntryCreated | Self::TimeEntryUpdated | Self::TimeEntryDeleted => {
@@ -141,6 +146,7 @@ pub enum EventFamily {
     Payment,
     CreditNote,
     Quote,
+    BankTransaction,
     Message,
     Client,
     TimeEntry,
@@ -153,6 +159,7 @@ words!(EventFamily {
     Payment => "payment",
     CreditNote => "credit_note",
     Quote => "quote",
+    BankTransaction => "bank_transaction",
     Message => "message",
     Client => "client",
     TimeEntry => "time_entry",
@@ -167,6 +174,7 @@ impl EventFamily {
             Self::Client => Permission::ClientsRead,
             Self::TimeEntry | Self::Timer => Permission::TrackRead,
             Self::Quote => Permission::QuotesRead,
+            Self::BankTransaction => Permission::BankingRead,
             Self::Invoice | Self::Payment | Self::CreditNote | Self::Message | Self::Webhook => {
                 Permission::InvoicesRead
             }
@@ -298,6 +306,7 @@ pub enum Resource<'a> {
     Payment(&'a LedgerEntry),
     CreditNote(&'a CreditNote),
     Quote(&'a Quote),
+    BankTransaction(&'a BankTransaction),
     TimeEntry(&'a TimeEntry),
     Timer(&'a RunningTimer),
     Message(&'a Message),
@@ -311,6 +320,7 @@ impl Resource<'_> {
             Self::Payment(entry) => entry.id.as_uuid(),
             Self::CreditNote(note) => note.id.as_uuid(),
             Self::Quote(quote) => quote.id.as_uuid(),
+            Self::BankTransaction(transaction) => transaction.id.as_uuid(),
             Self::TimeEntry(entry) => entry.id.as_uuid(),
             Self::Timer(timer) => timer.id.as_uuid(),
             Self::Message(message) => message.id.as_uuid(),
@@ -333,6 +343,7 @@ impl Resource<'_> {
             Self::Payment(entry) => entry.team_id,
             Self::CreditNote(note) => note.team_id,
             Self::Quote(quote) => quote.team_id,
+            Self::BankTransaction(transaction) => transaction.team_id,
             Self::TimeEntry(entry) => entry.team_id,
             Self::Timer(timer) => timer.team_id,
             Self::Message(message) => message.team_id,
@@ -350,6 +361,7 @@ impl Resource<'_> {
             Self::Message(message) => message.about.thread(),
             Self::Client(client) => format!("client:{}", client.id),
             Self::Quote(quote) => format!("quote:{}", quote.id),
+            Self::BankTransaction(transaction) => format!("bank_transaction:{}", transaction.id),
             Self::TimeEntry(entry) => format!("time_entry:{}", entry.id),
             Self::Timer(timer) => format!("timer:{}", timer.id),
         }

@@ -54,6 +54,11 @@ pub fn quote_converted(quote: &Quote) -> Raised<'_> {
     Raised::default().with(EventType::QuoteConverted, Resource::Quote(quote))
 }
 
+/// Money in that an import left for a person.
+pub fn bank_transaction_unmatched(transaction: &billing::banking::BankTransaction) -> Raised<'_> {
+    Raised::default().with(EventType::BankTransactionUnmatched, Resource::BankTransaction(transaction))
+}
+
 /// A sent quote found past its date, undecided.
 pub fn quote_expired(quote: &Quote) -> Raised<'_> {
     Raised::default().with(EventType::QuoteExpired, Resource::Quote(quote))

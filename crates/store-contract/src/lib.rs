@@ -36,6 +36,7 @@ use triggers::{AgentStore, ConversationTurns};
 
 pub mod accounts_contract;
 pub mod agent;
+pub mod banking_contract;
 pub mod cards_contract;
 pub mod chasing_contract;
 mod database;
@@ -301,6 +302,12 @@ macro_rules! contract_suite {
                 a_conversion_is_refused_as_a_create_would_be,
                 quote_writes_record_their_events_and_expiry_is_announced_once,
                 a_quote_is_mailed_in_a_thread_of_its_own,
+            },
+            banking_contract::{
+                a_statement_is_kept_once_however_often_it_is_imported,
+                a_transaction_pays_once_and_what_is_above_the_due_is_credit,
+                money_out_and_strangers_invoices_are_never_booked,
+                a_csv_mapping_round_trips,
             },
             timers::{
                 a_timer_round_trips_with_its_tags_current,

@@ -43,7 +43,7 @@ impl Cards {
         self.receipts.iter().any(|r| r.team == team && r.processor == processor && &r.reference == reference)
     }
 
-    fn credit(&mut self, team: TeamId, client: ClientId, currency: Currency) -> &mut Decimal {
+    pub(crate) fn credit(&mut self, team: TeamId, client: ClientId, currency: Currency) -> &mut Decimal {
         self.credits.entry((team, client, currency)).or_default()
     }
 }

@@ -30,7 +30,10 @@ impl State {
     }
 
     /// The ledger entries and credit notes of an invoice, as the ledger plays them.
-    fn books_of(&self, invoice: InvoiceId) -> (Vec<LedgerEntry>, Vec<(CreditApplication, Position)>) {
+    pub(crate) fn books_of(
+        &self,
+        invoice: InvoiceId,
+    ) -> (Vec<LedgerEntry>, Vec<(CreditApplication, Position)>) {
         let entries = self.ledger.iter().filter(|e| e.invoice_id == invoice).cloned().collect();
         let credits = self
             .credit_notes
@@ -39,6 +42,32 @@ impl State {
             .map(|n| (n.application, n.position))
             .collect();
         (entries, credits)
+    }
+
+    /// Voids the team's entry `entry` by the ledger's rules: it stays, and no longer counts.
+    pub(crate) fn void(
+        &mut self,
+        team: TeamId,
+        entry: LedgerEntryId,
+        reason: Option<Notes>,
+        at: DateTime<Utc>,
+        describe: &dyn notify::Describe,
+    ) -> Result<(LedgerEntry, Invoice), LedgerError> {
+        let target = self.ledger.iter().find(|e| e.team_id == team && e.id == entry).cloned();
+        let target = target.ok_or(LedgerError::NotFound)?;
+        let current = self.invoices.iter().find(|i| i.team_id == team && i.id == target.invoice_id).cloned();
+        let current = current.ok_or(LedgerError::NotFound)?;
+        let (entries, credits) = self.books_of(target.invoice_id);
+        let balance = billing::store::void(&current, &entries, &credits, entry, at)?;
+        let stored = self.invoice_mut(team, target.invoice_id).ok_or(LedgerError::NotFound)?;
+        balanced(stored, balance, at);
+        let voided = self.ledger.iter_mut().find(|e| e.id == entry).ok_or(LedgerError::NotFound)?;
+        voided.voided_at = Some(at);
+        voided.void_reason = reason;
+        let voided = voided.clone();
+        let invoice = self.rebalanced(&current);
+        self.record(notify::raise::entry_voided(&voided).events(describe, at));
+        Ok((voided, invoice))
     }
 
     /// Records `entry` on `current` (the invoice as it stands): the entry, the balance and
@@ -420,24 +449,7 @@ impl LedgerRepository for MemoryStore {
         at: DateTime<Utc>,
     ) -> Result<(LedgerEntry, Invoice), LedgerError> {
         let describe = self.describe.clone();
-        self.changed(|state| {
-            let target = state.ledger.iter().find(|e| e.team_id == team && e.id == entry).cloned();
-            let target = target.ok_or(LedgerError::NotFound)?;
-            let current =
-                state.invoices.iter().find(|i| i.team_id == team && i.id == target.invoice_id).cloned();
-            let current = current.ok_or(LedgerError::NotFound)?;
-            let (entries, credits) = state.books_of(target.invoice_id);
-            let balance = billing::store::void(&current, &entries, &credits, entry, at)?;
-            let stored = state.invoice_mut(team, target.invoice_id).ok_or(LedgerError::NotFound)?;
-            balanced(stored, balance, at);
-            let voided = state.ledger.iter_mut().find(|e| e.id == entry).ok_or(LedgerError::NotFound)?;
-            voided.voided_at = Some(at);
-            voided.void_reason = reason;
-            let voided = voided.clone();
-            let invoice = state.rebalanced(&current);
-            state.record(notify::raise::entry_voided(&voided).events(&*describe, at));
-            Ok((voided, invoice))
-        })
+        self.changed(|state| state.void(team, entry, reason, at, &*describe))
     }
 
     async fn get_entry(&self, team: TeamId, id: LedgerEntryId) -> Result<Option<LedgerEntry>, StoreError> {

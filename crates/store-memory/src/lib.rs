@@ -16,6 +16,7 @@ use chrono::{DateTime, Utc};
 use kernel::{StoreError, StoreHealth, StoreStatus};
 
 mod agent;
+mod banking;
 mod cards;
 mod chasing;
 mod deliveries;
@@ -68,6 +69,7 @@ struct State {
     /// Card processor accounts, what they reported, and the credit clients hold.
     cards: cards::Cards,
     quotes: Vec<billing::quote::Quote>,
+    banking: banking::Banking,
     /// The quotes whose expiry was announced.
     expiries_announced: std::collections::HashSet<billing::quote::QuoteId>,
 }

@@ -87,6 +87,7 @@ macro_rules! lock_credit {
         balance.0
     }};
 }
+pub(crate) use lock_credit;
 
 /// Sets the client's credit in the currency (locked by [`lock_credit`]) to `$balance`.
 macro_rules! write_credit {
@@ -102,6 +103,7 @@ macro_rules! write_credit {
         .await?
     };
 }
+pub(crate) use write_credit;
 
 /// Whether the processor's `$reference` was booked already.
 macro_rules! booked_before {
@@ -170,6 +172,7 @@ macro_rules! book_entry {
         (entry, after)
     }};
 }
+pub(crate) use book_entry;
 
 #[async_trait]
 impl CardRepository for SqlStore {

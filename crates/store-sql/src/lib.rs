@@ -16,6 +16,7 @@
 
 mod accounts;
 mod agent;
+mod banking;
 mod cards;
 mod chasing;
 mod clients;

@@ -715,6 +715,67 @@ macro_rules! tables {
             }
         }
 
+        diesel::table! {
+            bank_statements (team_id, id) {
+                team_id -> $uuid,
+                id -> $uuid,
+                format -> Text,
+                account -> Nullable<Text>,
+                currency -> Text,
+                opening_balance -> Nullable<$num>,
+                closing_balance -> Nullable<$num>,
+                from_day -> Nullable<Date>,
+                to_day -> Nullable<Date>,
+                entries -> Integer,
+                duplicates -> Integer,
+                matched -> Integer,
+                suggested -> Integer,
+                imported_at -> $ts,
+            }
+        }
+
+        diesel::table! {
+            bank_transactions (team_id, id) {
+                team_id -> $uuid,
+                id -> $uuid,
+                statement_id -> $uuid,
+                entry_key -> Text,
+                account -> Nullable<Text>,
+                booked_on -> Date,
+                value_on -> Nullable<Date>,
+                amount -> $num,
+                currency -> Text,
+                counterparty_name -> Nullable<Text>,
+                counterparty_iban -> Nullable<Text>,
+                remittance -> Text,
+                reference -> Nullable<Text>,
+                bank_reference -> Nullable<Text>,
+                status -> Text,
+                suggested_invoice_id -> Nullable<$uuid>,
+                credited -> $num,
+                credited_client_id -> Nullable<$uuid>,
+                created_at -> $ts,
+            }
+        }
+
+        diesel::table! {
+            bank_payments (team_id, entry_id) {
+                team_id -> $uuid,
+                transaction_id -> $uuid,
+                entry_id -> $uuid,
+                invoice_id -> $uuid,
+                amount -> $num,
+            }
+        }
+
+        diesel::table! {
+            bank_csv_mappings (team_id) {
+                team_id -> $uuid,
+                mapping -> Text,
+                updated_at -> $ts,
+            }
+        }
+
         diesel::allow_tables_to_appear_in_same_query!(
             teams,
             users,
@@ -757,6 +818,10 @@ macro_rules! tables {
             card_accounts,
             card_receipts,
             client_credits,
+            bank_statements,
+            bank_transactions,
+            bank_payments,
+            bank_csv_mappings,
             quotes,
             quote_lines,
             quote_invoices,

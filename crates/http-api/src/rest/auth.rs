@@ -135,6 +135,8 @@ needs!(
     WebhooksWrite => WebhooksWrite,
     QuotesRead => QuotesRead,
     QuotesWrite => QuotesWrite,
+    BankingRead => BankingRead,
+    BankingWrite => BankingWrite,
     // Converting a quote writes it and makes an invoice.
     ConvertQuotes => QuotesWrite & InvoicesWrite,
     // Billing time reads the team's time and writes an invoice of it.

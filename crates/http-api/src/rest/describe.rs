@@ -30,6 +30,9 @@ impl Describe for ApiBodies {
             Resource::Payment(entry) => json(&PaymentBody::from((*entry).clone())),
             Resource::CreditNote(note) => json(&CreditNoteBody::from((*note).clone())),
             Resource::Quote(quote) => json(&QuoteBody::new((*quote).clone(), at)),
+            Resource::BankTransaction(transaction) => {
+                json(&crate::rest::routes::banking::BankTransactionBody::from((*transaction).clone()))
+            }
             Resource::TimeEntry(entry) => json(&TimeEntryBody::shown((*entry).clone(), InvoiceIds::Withheld)),
             Resource::Timer(timer) => json(&TimerBody::of((*timer).clone(), at)),
             Resource::Message(message) => json(&MessageBody::from((*message).clone())),

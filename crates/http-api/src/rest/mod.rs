@@ -36,7 +36,9 @@ where
     T: ServiceFactory<ServiceRequest, Config = (), Error = actix_web::Error, InitError = ()>,
 {
     let app = team_routes(app.openapi(ApiDoc::openapi()), ledger);
-    let app = quote_routes(credit_note_routes(page_routes(app, ledger), ledger), ledger).service(
+    let app =
+        banking_routes(quote_routes(credit_note_routes(page_routes(app, ledger), ledger), ledger), ledger);
+    let app = app.service(
         scope("/v1/reports")
             .wrap(from_fn(auth::require_api_key))
             .service(ledger.check(routes::vat_report::vat_report)),
@@ -151,6 +153,37 @@ where
             .service(ledger.check(routes::quotes::decline_quote))
             .service(ledger.check(routes::quotes::convert_quote))
             .service(ledger.check(routes::messages::send_quote)),
+    )
+}
+
+/// Banking: statements imported as files (read to a limit of their own, and not replayed
+/// for retries: an import keeps each transaction once by itself) and their transactions.
+fn banking_routes<T>(app: UtoipaApp<T>, ledger: &Rc<SchemaLedger>) -> UtoipaApp<T>
+where
+    T: ServiceFactory<ServiceRequest, Config = (), Error = actix_web::Error, InitError = ()>,
+{
+    app.service(
+        scope("/v1/bank-statements/csv-mapping")
+            .wrap(from_fn(idempotency::replay_retries))
+            .wrap(from_fn(auth::require_api_key))
+            .service(ledger.check(routes::banking::put_csv_mapping))
+            .service(ledger.check(routes::banking::get_csv_mapping)),
+    )
+    .service(
+        scope("/v1/bank-statements")
+            .wrap(from_fn(auth::require_api_key))
+            .service(ledger.check(routes::banking::import_statement))
+            .service(ledger.check(routes::banking::get_statement)),
+    )
+    .service(
+        scope("/v1/bank-transactions")
+            .wrap(from_fn(idempotency::replay_retries))
+            .wrap(from_fn(auth::require_api_key))
+            .service(ledger.check(routes::banking::list_transactions))
+            .service(ledger.check(routes::banking::match_pending))
+            .service(ledger.check(routes::banking::get_transaction))
+            .service(ledger.check(routes::banking::match_transaction))
+            .service(ledger.check(routes::banking::unmatch_transaction)),
     )
 }
 

@@ -62,6 +62,9 @@ pub(crate) const METHODS: [&str; 5] = ["get", "post", "put", "patch", "delete"];
             their own once sent, accepted or declined by the client on its page, and converted into invoices \
             (deposits, then the final invoice). Needs `quotes:read` or `quotes:write`, which `invoices:read` and \
             `invoices:write` imply"),
+        (name = "Banking", description = "Bank statements (camt.053, camt.054, MT940, CSV) imported once, \
+            and their transactions matched to open invoices by payment reference or serial, or booked by hand. \
+            Needs `banking:read` or `banking:write`"),
         (name = "Credit notes", description = "Corrections of issued invoices, in a numbered series of their own; \
             never changed or deleted; PDFs by public link"),
         (name = "Recurring invoices", description = "Invoices that bill themselves once per period \
@@ -118,6 +121,12 @@ word_schemas! {
     /// its `validUntil`, undecided), then `ACCEPTED` or `DECLINED`, and `CONVERTED` once its
     /// full or final invoice is made.
     QuoteStatus => billing::quote::QuoteStatus;
+    /// A bank statement file's format.
+    StatementFormat => billing::banking::StatementFormat;
+    /// Where a bank transaction stands: `unmatched` (money in nothing settled),
+    /// `suggested` (one open invoice probably is for it; waits for a person), `matched`
+    /// (booked as payments), `ignored` (money out).
+    TransactionStatus => billing::banking::TransactionStatus;
     /// What a ledger entry records: money received, money given back, or what is due
     /// forgiven.
     EntryKind => billing::ledger::EntryKind;
@@ -346,7 +355,7 @@ pub(crate) fn finish(doc: &mut Value) {
 
 /// The request bodies an operation takes through `OptionalJson`: a request may leave them
 /// out. utoipa marks every request body required.
-const OPTIONAL_BODIES: [&str; 3] = ["SendInput", "RemindInput", "RotateInput"];
+const OPTIONAL_BODIES: [&str; 4] = ["SendInput", "RemindInput", "RotateInput", "MatchInput"];
 
 fn optional_bodies(doc: &mut Value) {
     for (_, item) in paths_mut(doc) {

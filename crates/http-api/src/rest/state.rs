@@ -31,6 +31,8 @@ pub struct HttpSettings {
     pub trust_forwarded: bool,
     /// Bytes of rendered time-entry listings kept for repeated requests; 0 keeps none.
     pub listing_cache_bytes: u64,
+    /// The largest bank statement file taken, in bytes.
+    pub statement_limit: usize,
     /// How long an `Idempotency-Key` and its answer are kept.
     pub idempotency_ttl: Duration,
     /// Browser origins allowed to call `/mcp`; none by default.
@@ -94,6 +96,8 @@ pub struct ApiState {
     /// The card processor pages' "Pay by card" and its webhooks go through; none, no card
     /// payments.
     pub cards: Option<Arc<dyn billing::cards::CardProcessor>>,
+    /// Reads banks' statement files.
+    pub statements: Arc<dyn billing::banking::StatementReader>,
 }
 
 impl std::fmt::Debug for ApiState {
@@ -117,6 +121,7 @@ impl ApiState {
             listings: ListingCache::new(settings.listing_cache_bytes),
             revisions: RevisionReads::of(stores.track.clone()),
             cards: None,
+            statements: Arc::new(statements::Reader),
             metrics: Metrics::new(),
             room: DiskRoom::default(),
             authenticator,

@@ -27,8 +27,8 @@ use crate::rest::collection;
 use crate::rest::paging::{self, Page};
 use crate::rest::routes::track::{projects, reports, sections, tags, time};
 use crate::rest::routes::{
-    billed_time, cards, clients, credit_notes, einvoices, invoices, messages, payments, quotes, recurring,
-    vat_report,
+    banking, billed_time, cards, clients, credit_notes, einvoices, invoices, messages, payments, quotes,
+    recurring, vat_report,
 };
 use crate::rest::state::ApiState;
 
@@ -78,12 +78,12 @@ const fn tool(
 }
 
 use Permission::{
-    ClientsRead, ClientsWrite, InvoicesRead, InvoicesWrite, PaymentsWrite, QuotesRead, QuotesWrite,
-    TrackRead, TrackWrite,
+    BankingRead, BankingWrite, ClientsRead, ClientsWrite, InvoicesRead, InvoicesWrite, PaymentsWrite,
+    QuotesRead, QuotesWrite, TrackRead, TrackWrite,
 };
 
 /// Every built-in tool, one row each: adding a tool is adding a row.
-pub static CATALOGUE: [BuiltinTool; 39] = [
+pub static CATALOGUE: [BuiltinTool; 41] = [
     tool("list_clients", &[ClientsRead], ("get", "/v1/invoices/clients"), |state, who, a| {
         paged(collection::page::<clients::Clients>(state, who, a.rest))
     }),
@@ -158,6 +158,24 @@ pub static CATALOGUE: [BuiltinTool; 39] = [
         ("post", "/v1/quotes/{id}/convert"),
         |state, who, a| {
             answer(async move { quotes::convert(state, who, &id_of(a.id)?, body(a.rest)?).await })
+        },
+    ),
+    tool(
+        "list_unmatched_transactions",
+        &[BankingRead],
+        ("get", "/v1/bank-transactions"),
+        |state, who, mut a| {
+            // Money in that waits for a person, unless another status is asked for.
+            a.rest.entry("status").or_insert_with(|| json!(["unmatched", "suggested"]));
+            paged(banking::list(state, who, a.rest))
+        },
+    ),
+    tool(
+        "match_transaction",
+        &[BankingWrite],
+        ("post", "/v1/bank-transactions/{id}/match"),
+        |state, who, a| {
+            answer(async move { banking::match_by_hand(state, who, &id_of(a.id)?, body(a.rest)?).await })
         },
     ),
     tool("send_invoice", &[InvoicesWrite], ("post", "/v1/invoices/{id}/send"), |state, who, a| {

@@ -44,7 +44,7 @@ async fn endpoints_are_subscribed_listed_changed_and_deleted() {
     ] {
         assert!(names.contains(&expected), "{expected} in {names:?}");
     }
-    assert_eq!(names.len(), 27);
+    assert_eq!(names.len(), 28);
     assert!(!names.contains(&"webhook.test"));
 
     let (endpoint, _) =

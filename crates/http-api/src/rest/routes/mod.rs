@@ -2,6 +2,7 @@
 //! keyed endpoint documents, id parsing, timestamps.
 
 pub(crate) mod agent;
+pub(crate) mod banking;
 pub(crate) mod billed_time;
 pub(crate) mod cards;
 pub(crate) mod clients;

@@ -260,6 +260,9 @@ pub(crate) fn describe_type(kind: EventType) -> &'static str {
         EventType::QuoteConverted => {
             "A quote's full or final invoice was made (POST /v1/quotes/{id}/convert); invoice.created tells of the invoice. data: the quote."
         }
+        EventType::BankTransactionUnmatched => {
+            "An imported bank statement left money in for a person: nothing booked it, or it only suggests an invoice (POST /v1/bank-statements). data: the transaction."
+        }
         EventType::MessageFailed => "An e-mail failed for good. data: the message.",
         EventType::ClientCreated => "A client was made (also inline, by an invoice). data: the client.",
         EventType::ClientUpdated => "A client was changed. data: the client.",
