@@ -21,10 +21,11 @@ fail() { echo "layering: $*"; failed=1; }
 # Each crate's normal dependencies among ours, as docs/ARCHITECTURE.md draws them.
 allowed_graph='
 app: http-api store-sql store-memory renderer pages einvoice card-stripe agent outbound recurring notify tracking triggers billing accounts kernel
-http-api: recurring notify billing tracking triggers accounts locale kernel
+http-api: statements recurring notify billing tracking triggers accounts locale kernel
 renderer: billing locale
 pages: billing locale
 einvoice: billing kernel
+statements: billing accounts
 card-stripe: billing kernel
 agent: triggers accounts kernel
 outbound: notify triggers kernel
