@@ -581,6 +581,8 @@ pub trait StatementReader: Send + Sync {
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct TransactionFilter {
     pub statuses: Vec<TransactionStatus>,
+    /// Only those this statement added.
+    pub statement: Option<BankStatementId>,
     /// Only those booked before this one (newest first: day, then id).
     pub after: Option<(NaiveDate, BankTransactionId)>,
     pub limit: u32,

@@ -128,6 +128,7 @@ pub async fn match_pending(
 ) -> Result<Vec<Matched>, StoreError> {
     let filter = TransactionFilter {
         statuses: vec![TransactionStatus::Unmatched, TransactionStatus::Suggested],
+        statement: None,
         after: None,
         limit: MATCH_LIMIT,
     };

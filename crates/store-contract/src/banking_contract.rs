@@ -70,7 +70,7 @@ fn bank(f: &Fixture) -> Arc<dyn billing::BillingStore> {
 }
 
 async fn listed(f: &Fixture, statuses: &[TransactionStatus]) -> usize {
-    let filter = TransactionFilter { statuses: statuses.to_vec(), after: None, limit: 1000 };
+    let filter = TransactionFilter { statuses: statuses.to_vec(), statement: None, after: None, limit: 1000 };
     f.billing.list_transactions(f.team, &filter).await.unwrap().len()
 }
 

@@ -134,6 +134,7 @@ impl BankRepository for MemoryStore {
             .iter()
             .filter(|t| t.team_id == team)
             .filter(|t| filter.statuses.is_empty() || filter.statuses.contains(&t.status))
+            .filter(|t| filter.statement.is_none_or(|statement| t.statement_id == statement))
             .filter(|t| filter.after.is_none_or(|after| (t.entry.booked_on, t.id) < after))
             .cloned()
             .collect();

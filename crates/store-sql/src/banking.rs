@@ -470,6 +470,9 @@ impl BankRepository for SqlStore {
             if !statuses.is_empty() {
                 query = query.filter(bank_transactions::status.eq_any(statuses.clone()));
             }
+            if let Some(statement) = filter.statement {
+                query = query.filter(bank_transactions::statement_id.eq(DbUuid::of(statement)));
+            }
             if let Some((day, id)) = filter.after {
                 query =
                     query.filter(bank_transactions::booked_on.lt(day).or(

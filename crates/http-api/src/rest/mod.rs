@@ -173,14 +173,20 @@ where
         scope("/v1/bank-statements")
             .wrap(from_fn(auth::require_api_key))
             .service(ledger.check(routes::banking::import_statement))
-            .service(ledger.check(routes::banking::get_statement)),
+            .service(ledger.check(routes::banking::get_statement))
+            .service(ledger.check(routes::banking::list_statement_transactions)),
+    )
+    .service(
+        scope("/v1/bank-transactions/match")
+            .wrap(from_fn(idempotency::replay_retries))
+            .wrap(from_fn(auth::require_api_key))
+            .service(ledger.check(routes::banking::match_pending)),
     )
     .service(
         scope("/v1/bank-transactions")
             .wrap(from_fn(idempotency::replay_retries))
             .wrap(from_fn(auth::require_api_key))
             .service(ledger.check(routes::banking::list_transactions))
-            .service(ledger.check(routes::banking::match_pending))
             .service(ledger.check(routes::banking::get_transaction))
             .service(ledger.check(routes::banking::match_transaction))
             .service(ledger.check(routes::banking::unmatch_transaction)),

@@ -381,7 +381,8 @@ pub(crate) const EXAMPLE_ID: &str = "0193d2c4-5f6a-7b8c-9d0e-1f2a3b4c5d6e";
 /// its example at the route.
 fn parameter_example(name: &str) -> Option<Value> {
     Some(match name {
-        "id" | "clientId" | "projectId" | "sectionId" | "tagId" | "userId" | "invoiceId" | "deliveryId" => {
+        "id" | "clientId" | "projectId" | "sectionId" | "tagId" | "userId" | "invoiceId" | "quoteId"
+        | "deliveryId" => {
             json!(EXAMPLE_ID)
         }
         "limit" => json!(50),

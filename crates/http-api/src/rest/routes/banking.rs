@@ -279,6 +279,37 @@ pub(crate) async fn get_statement(
     Ok(web::Json(found.ok_or_else(|| not_found("statement"))?.into()))
 }
 
+/// List a statement's transactions
+///
+/// The transactions a statement added (those it repeated belong to the statement that
+/// added them first), newest booking first, paged as every listing is. Needs
+/// `banking:read`.
+#[utoipa::path(
+    tag = "Banking",
+    params(("id" = Uuid, Path, description = "Statement id"), TransactionQuery, paging::PageQuery),
+    responses(
+        (status = 200, description = "The statement's transactions", body = Vec<BankTransactionBody>,
+         headers(("Link" = String, description = "`<URL of the next page>; rel=\"next\"`, on a page with more after it"))),
+        QueryErrors,
+        NotFound,
+        KeyedErrors,
+    )
+)]
+#[get("/{id}/transactions")]
+pub(crate) async fn list_statement_transactions(
+    auth: Auth<BankingRead>,
+    path: web::Path<String>,
+    listing: paging::Listing,
+    state: web::Data<ApiState>,
+) -> Result<HttpResponse, ApiError> {
+    let id: BankStatementId = path_id(&path, "statement")?;
+    let team = auth.principal.team_id;
+    if state.stores.billing.get_statement(team, id).await?.is_none() {
+        return Err(not_found("statement"));
+    }
+    listing.respond(list_of(&state, &auth.principal, Some(id), listing.parameters.clone()).await)
+}
+
 /// The columns of a team's CSV exports, by their headers.
 #[derive(Debug, Serialize, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
@@ -435,7 +466,7 @@ fn filter_of(query: TransactionQuery) -> Result<TransactionFilter, FieldError> {
         .iter()
         .map(|s| TransactionStatus::parse_word(s).map_err(|e| e.at("status")))
         .collect::<Result<_, _>>()?;
-    Ok(TransactionFilter { statuses, after: None, limit: u32::MAX })
+    Ok(TransactionFilter { statuses, statement: None, after: None, limit: u32::MAX })
 }
 
 /// List bank transactions
@@ -536,8 +567,18 @@ pub(crate) async fn list(
     who: &Principal,
     query: Map<String, Value>,
 ) -> Result<Page<BankTransactionBody>, ApiError> {
+    list_of(state, who, None, query).await
+}
+
+/// The team's transactions (of `statement` only, when given) that `query` asks for.
+async fn list_of(
+    state: &ApiState,
+    who: &Principal,
+    statement: Option<BankStatementId>,
+    query: Map<String, Value>,
+) -> Result<Page<BankTransactionBody>, ApiError> {
     let (query, page) = paging::read_listing::<TransactionQuery>(query)?;
-    let filter = filter_of(query)?;
+    let filter = TransactionFilter { statement, ..filter_of(query)? };
     let page = paging::page_from_store(
         &page,
         position,
@@ -625,7 +666,7 @@ pub(crate) struct MatchBody {
     request_body(content = MatchInput, description = "May be left out"),
     responses((status = 200, description = "What was (or would be) booked and suggested", body = Vec<MatchBody>), BodyErrors, KeyedErrors)
 )]
-#[post("/match")]
+#[post("")]
 pub(crate) async fn match_pending(
     auth: Auth<BankingWrite>,
     OptionalJson(input): OptionalJson<MatchInput>,
