@@ -209,11 +209,11 @@ fn refused_import(error: ImportError) -> ApiError {
 #[utoipa::path(
     tag = "Banking",
     params(ImportQuery),
-    request_body(content(
-        (String = "application/xml", example = "<Document xmlns=\"urn:iso:std:iso:20022:tech:xsd:camt.053.001.02\">…</Document>"),
-        (String = "text/plain", example = ":20:STARTUMS\r\n:25:DE44500105175407324931\r\n…"),
-        (String = "text/csv", example = "Buchungstag;Betrag;Verwendungszweck\n20.11.2026;119,00;INV-0001\n"),
-    )),
+    request_body(
+        content = inline(crate::rest::openapi::Binary),
+        content_type = "application/octet-stream",
+        description = "The bank's file as it came, under any media type (camt as `application/xml`, MT940 as `text/plain`, CSV as `text/csv`)"
+    ),
     responses(
         (status = 201, description = "Imported", body = ImportBody, headers(("Location" = String, description = "URL of the (first) statement"))),
         (status = 413, description = "Over the statement body limit, or over 100,000 entries", body = ErrorBody),
@@ -337,7 +337,8 @@ pub(crate) struct CsvColumnsInput {
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 #[schema(example = json!({"delimiter": ";", "decimalSeparator": ",", "dateFormat": "%d.%m.%Y",
     "columns": {"date": "Buchungstag", "amount": "Betrag", "currency": "Währung",
-                "counterpartyName": "Name", "text": "Verwendungszweck"}}))]
+                "counterpartyName": "Name", "counterpartyIban": "IBAN", "text": "Verwendungszweck",
+                "reference": "Referenz"}}))]
 pub(crate) struct CsvMappingInput {
     /// One character: `;`, `,`, or a tab.
     #[schema(min_length = 1, max_length = 1)]
