@@ -320,6 +320,26 @@ pub enum Decision {
     Leave,
 }
 
+/// What matching does with a transaction it found something for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Placement {
+    Book,
+    Suggest,
+}
+
+words!(Placement { Book => "book", Suggest => "suggest" });
+
+impl Decision {
+    /// What it does, unless it leaves the transaction as it is.
+    pub fn placement(&self) -> Option<Placement> {
+        match self {
+            Self::Book(_) => Some(Placement::Book),
+            Self::Suggest(_) => Some(Placement::Suggest),
+            Self::Leave => None,
+        }
+    }
+}
+
 /// A serial or a reference compared as people mistype them least: letters and digits only,
 /// in capitals (`inv-0042` and `INV0042` are `INV0042`).
 fn compact(text: &str) -> String {

@@ -28,7 +28,7 @@ use rust_decimal::Decimal;
 use crate::cards::{book_entry, lock_credit, write_credit};
 use crate::chasing::record_events;
 use crate::invoice_rows::{InvoiceRow, LineRow, invoice_from};
-use crate::ledger::{EntryRow, insert_entry, load_books, lock_invoice, rebalanced, write_balance};
+use crate::ledger::{insert_entry, lock_invoice, rebalanced, void_locked_entry, write_balance};
 use crate::types::{DbDecimal, DbUuid};
 use crate::{OrStoreError, SqlStore, TxError, corrupt, db_run};
 
@@ -648,30 +648,8 @@ impl BankRepository for SqlStore {
                     let invoice = payment.invoice_id;
                     let voided: Result<(), TxError<LedgerError>> = async {
                         let current = lock_invoice!(conn, team, invoice, at);
-                        let (entries, credits) = load_books!(conn, team, invoice);
-                        let balance =
-                            billing::store::void(&current, &entries, &credits, payment.entry_id, at)
-                                .map_err(|rule| TxError::Refused(LedgerError::Rule(rule)))?;
-                        let row: EntryRow = diesel::update(
-                            ledger_entries::table
-                                .filter(ledger_entries::team_id.eq(DbUuid::of(team)))
-                                .filter(ledger_entries::id.eq(DbUuid::of(payment.entry_id))),
-                        )
-                        .set((
-                            ledger_entries::voided_at.eq(Some(at)),
-                            ledger_entries::void_reason.eq(Some("bank transaction unmatched")),
-                        ))
-                        .returning(ledger_entries::all_columns)
-                        .get_result(conn)
-                        .await?;
-                        write_balance!(conn, team, invoice, balance);
-                        let voided =
-                            LedgerEntry::try_from(row).map_err(|error| TxError::Refused(error.into()))?;
-                        let _after = rebalanced!(conn, team, current, balance);
-                        record_events!(
-                            conn,
-                            notify::raise::entry_voided(&voided).events(&*self.describe, at)
-                        );
+                        let reason = Some("bank transaction unmatched");
+                        let _ = void_locked_entry!(conn, self, team, current, payment.entry_id, reason, at);
                         Ok(())
                     }
                     .await;

@@ -244,6 +244,37 @@ macro_rules! rebalanced {
 }
 pub(crate) use rebalanced;
 
+/// Voids `$entry` of the invoice `$current` (locked by the caller): the books' rules checked,
+/// the entry marked with `$reason`, the invoice's balance and status written and
+/// `entry.voided` recorded. Answers the voided entry and the invoice after it.
+macro_rules! void_locked_entry {
+    ($conn:ident, $store:expr, $team:expr, $current:expr, $entry:expr, $reason:expr, $at:expr) => {{
+        let current: Invoice = $current;
+        let invoice = current.id;
+        let (entries, credits) = $crate::ledger::load_books!($conn, $team, invoice);
+        let balance = billing::store::void(&current, &entries, &credits, $entry, $at)
+            .map_err(|rule| TxError::Refused(LedgerError::Rule(rule)))?;
+        let row: $crate::ledger::EntryRow = diesel::update(
+            ledger_entries::table
+                .filter(ledger_entries::team_id.eq(DbUuid::of($team)))
+                .filter(ledger_entries::id.eq(DbUuid::of($entry))),
+        )
+        .set((ledger_entries::voided_at.eq(Some($at)), ledger_entries::void_reason.eq($reason)))
+        .returning(ledger_entries::all_columns)
+        .get_result($conn)
+        .await?;
+        $crate::ledger::write_balance!($conn, $team, invoice, balance);
+        let voided = LedgerEntry::try_from(row).map_err(|error| TxError::Refused(error.into()))?;
+        let after = $crate::ledger::rebalanced!($conn, $team, current, balance);
+        $crate::chasing::record_events!(
+            $conn,
+            notify::raise::entry_voided(&voided).events(&*$store.describe, $at)
+        );
+        (voided, after)
+    }};
+}
+pub(crate) use void_locked_entry;
+
 #[derive(Queryable)]
 struct CreditNoteRow {
     team_id: DbUuid,
@@ -443,22 +474,8 @@ impl LedgerRepository for SqlStore {
                 // the first write would fail ("database is locked") after another write.
                 let of_entry = invoices::id.eq_any(mine.select(ledger_entries::invoice_id));
                 let current = lock_invoice!(@which conn, team, of_entry, at);
-                let invoice = current.id;
-                let (entries, credits) = load_books!(conn, team, invoice);
-                let balance = billing::store::void(&current, &entries, &credits, entry, at)
-                    .map_err(|rule| TxError::Refused(LedgerError::Rule(rule)))?;
-                let row: EntryRow = diesel::update(mine)
-                    .set((
-                        ledger_entries::voided_at.eq(Some(at)),
-                        ledger_entries::void_reason.eq(reason.as_ref().map(kernel::Text::as_str)),
-                    ))
-                    .returning(ledger_entries::all_columns)
-                    .get_result(conn)
-                    .await?;
-                write_balance!(conn, team, invoice, balance);
-                let voided = LedgerEntry::try_from(row).map_err(|error| TxError::Refused(error.into()))?;
-                let after = rebalanced!(conn, team, current, balance);
-                record_events!(conn, notify::raise::entry_voided(&voided).events(&*self.describe, at));
+                let reason = reason.as_ref().map(kernel::Text::as_str);
+                let (voided, after) = void_locked_entry!(conn, self, team, current, entry, reason, at);
                 Ok::<_, TxError<LedgerError>>((voided, after))
             })
             .await

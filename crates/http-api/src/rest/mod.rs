@@ -367,8 +367,13 @@ where
     let ledger = Rc::new(SchemaLedger::default());
     let (app, doc) = register(app, &ledger).split_for_parts();
     let mut doc = serde_json::to_value(doc).unwrap_or_default();
-    openapi::finish(&mut doc);
-    (app, doc, ledger.clashes())
+    let two_faced = openapi::finish(&mut doc);
+    let clashes = ledger.clashes().into_iter().chain(
+        two_faced
+            .into_iter()
+            .map(|name| format!("{name} (a request may leave out what a response always holds)")),
+    );
+    (app, doc, clashes.collect())
 }
 
 /// The OpenAPI description, generated from the routes themselves.
@@ -376,8 +381,10 @@ pub fn openapi() -> Value {
     build(App::new().into_utoipa_app()).1
 }
 
-/// Component names that two different schemas claimed while the description was built:
-/// each is a type whose schema the description lost. Empty when the description is sound.
+/// Component names that two different schemas claimed while the description was built
+/// (each a type whose schema the description lost), and schemas that both a request and a
+/// response reach while a request may leave some property out (the description marks
+/// every property of a response required). Empty when the description is sound.
 pub fn schema_name_clashes() -> Vec<String> {
     build(App::new().into_utoipa_app()).2
 }

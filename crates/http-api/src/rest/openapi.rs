@@ -127,6 +127,10 @@ word_schemas! {
     /// `suggested` (one open invoice probably is for it; waits for a person), `matched`
     /// (booked as payments), `ignored` (money out).
     TransactionStatus => billing::banking::TransactionStatus;
+    /// What matching did (or would do) with a transaction: `book` (payments made as its
+    /// allocations say) or `suggest` (the invoice it probably pays, booked by nobody until
+    /// confirmed).
+    Placement => billing::banking::Placement;
     /// What a ledger entry records: money received, money given back, or what is due
     /// forgiven.
     EntryKind => billing::ledger::EntryKind;
@@ -325,8 +329,9 @@ fn needs_key(path: &str, operation: &mut Value) -> bool {
     path == MCP_PATH || (path.starts_with("/v1/") && !public)
 }
 
-/// Adds to the generated description what holds across operations.
-pub(crate) fn finish(doc: &mut Value) {
+/// Adds to the generated description what holds across operations, and answers the
+/// schemas it found two-faced ([`require_response_fields`]).
+pub(crate) fn finish(doc: &mut Value) -> Vec<String> {
     declare_key_scheme(doc);
     declare_mcp(doc);
     for (path, item) in paths_mut(doc) {
@@ -349,8 +354,9 @@ pub(crate) fn finish(doc: &mut Value) {
     }
     exemplify_parameters(doc);
     link_collections(doc);
-    require_response_fields(doc);
+    let two_faced = require_response_fields(doc);
     optional_bodies(doc);
+    two_faced
 }
 
 /// The request bodies an operation takes through `OptionalJson`: a request may leave them
@@ -731,30 +737,39 @@ fn link_collections(doc: &mut Value) {
 }
 
 /// Every field of a response is always present (`null` where it has no value), so every
-/// property of every schema a response reaches is required.
-fn require_response_fields(doc: &mut Value) {
-    let mut pending: Vec<String> = Vec::new();
-    if let Some(paths) = doc.get("paths") {
-        for item in paths.as_object().into_iter().flat_map(|p| p.values()) {
+/// property of every schema a response reaches is required. Answers the schemas a request
+/// body reaches too while it may leave some property out: one schema cannot say both, so
+/// each of them needs a response type of its own.
+fn require_response_fields(doc: &mut Value) -> Vec<String> {
+    let reached_by = |part: &str| {
+        let mut pending: Vec<String> = Vec::new();
+        for item in doc["paths"].as_object().into_iter().flat_map(|p| p.values()) {
             for method in METHODS {
-                collect_refs(&item[method]["responses"], &mut pending);
+                collect_refs(&item[method][part], &mut pending);
             }
         }
-    }
-    let mut reached: Vec<String> = Vec::new();
-    while let Some(name) = pending.pop() {
-        if reached.contains(&name) {
-            continue;
+        let mut reached: Vec<String> = Vec::new();
+        while let Some(name) = pending.pop() {
+            if !reached.contains(&name) {
+                collect_refs(&doc["components"]["schemas"][&name], &mut pending);
+                reached.push(name);
+            }
         }
-        collect_refs(&doc["components"]["schemas"][&name], &mut pending);
-        reached.push(name);
-    }
-    for name in reached {
+        reached
+    };
+    let requested = reached_by("requestBody");
+    let mut two_faced = Vec::new();
+    for name in reached_by("responses") {
         let schema = &mut doc["components"]["schemas"][&name];
         let Some(properties) = schema.get("properties").and_then(Value::as_object) else { continue };
         let required: Vec<Value> = properties.keys().map(|key| json!(key)).collect();
+        let optional_before = schema["required"].as_array().map_or(0, Vec::len) < required.len();
+        if optional_before && requested.contains(&name) {
+            two_faced.push(name);
+        }
         schema["required"] = Value::Array(required);
     }
+    two_faced
 }
 
 /// The names of the component schemas `value` refers to, anywhere inside it.
@@ -819,7 +834,9 @@ mod tests {
     use utoipa::openapi::RefOr;
     use utoipa::openapi::schema::{ObjectBuilder, Schema, Type};
 
-    use super::SchemaLedger;
+    use serde_json::json;
+
+    use super::{SchemaLedger, require_response_fields};
 
     #[test]
     fn the_ledger_reports_two_schemas_under_one_name() {
@@ -831,5 +848,22 @@ mod tests {
         assert!(ledger.clashes().is_empty(), "the same schema twice is no clash");
         ledger.record(&[("Same".into(), number)]);
         assert_eq!(ledger.clashes(), ["Same"]);
+    }
+
+    #[test]
+    fn a_schema_a_request_may_leave_short_is_no_response_schema() {
+        let body = |name: &str| json!({"content": {"application/json": {"schema": {"$ref": format!("#/components/schemas/{name}")}}}});
+        let mut doc = json!({
+            "paths": {"/v1/things": {"put": {"requestBody": body("Both"), "responses": {"200": body("Both")}},
+                                    "post": {"requestBody": body("Input"), "responses": {"201": body("Thing")}}}},
+            "components": {"schemas": {
+                "Both": {"type": "object", "properties": {"a": {}, "b": {}}, "required": ["a"]},
+                "Input": {"type": "object", "properties": {"a": {}, "b": {}}, "required": ["a"]},
+                "Thing": {"type": "object", "properties": {"a": {}, "b": {}}, "required": ["a"]},
+            }},
+        });
+        assert_eq!(require_response_fields(&mut doc), ["Both"]);
+        assert_eq!(doc["components"]["schemas"]["Thing"]["required"], json!(["a", "b"]));
+        assert_eq!(doc["components"]["schemas"]["Input"]["required"], json!(["a"]));
     }
 }

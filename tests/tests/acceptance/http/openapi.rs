@@ -66,7 +66,8 @@ async fn every_response_field_is_required() {
     }
 }
 
-/// Two Rust types under one component name would overwrite each other's schema.
+/// Two Rust types under one component name would overwrite each other's schema, and one
+/// schema cannot say a request may leave out what a response always holds.
 #[test]
 fn no_two_schemas_share_a_component_name() {
     assert_eq!(http_api::schema_name_clashes(), Vec::<String>::new());

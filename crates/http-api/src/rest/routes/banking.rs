@@ -11,7 +11,7 @@ use billing::banking::{
 };
 use billing::ledger::ENTRY_AMOUNT;
 use billing::money::{Decimal, round_to_minor};
-use billing::reconciling::{self, ImportError};
+use billing::reconciling::{self, ImportError, Matched};
 use kernel::{FieldError, Id, Words};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Number, Value};
@@ -23,7 +23,8 @@ use crate::conventions::error::{ApiError, ErrorBody};
 use crate::rest::auth::{Auth, BankingRead, BankingWrite};
 use crate::rest::csv;
 use crate::rest::openapi::{
-    StatementFormat as StatementFormatSchema, TransactionStatus as TransactionStatusSchema,
+    Placement as PlacementSchema, StatementFormat as StatementFormatSchema,
+    TransactionStatus as TransactionStatusSchema,
 };
 use crate::rest::paging::{self, Page};
 use crate::rest::routes::numbers::Exact;
@@ -311,7 +312,7 @@ pub(crate) async fn list_statement_transactions(
 }
 
 /// The columns of a team's CSV exports, by their headers.
-#[derive(Debug, Serialize, Deserialize, ToSchema)]
+#[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub(crate) struct CsvColumnsInput {
     #[schema(example = "Buchungstag")]
@@ -333,7 +334,7 @@ pub(crate) struct CsvColumnsInput {
 }
 
 /// How the team's CSV exports are read.
-#[derive(Debug, Serialize, Deserialize, ToSchema)]
+#[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 #[schema(example = json!({"delimiter": ";", "decimalSeparator": ",", "dateFormat": "%d.%m.%Y",
     "columns": {"date": "Buchungstag", "amount": "Betrag", "currency": "Währung",
@@ -395,14 +396,39 @@ impl CsvMappingInput {
         mapping.check().map_err(|(field, invalid)| invalid.at(field))?;
         Ok(mapping)
     }
+}
 
+/// The columns of a team's CSV exports, by their headers; `null` for a column not mapped.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct CsvColumnsBody {
+    date: String,
+    amount: String,
+    currency: Option<String>,
+    counterparty_name: Option<String>,
+    counterparty_iban: Option<String>,
+    text: String,
+    reference: Option<String>,
+}
+
+/// How the team's CSV exports are read, as saved.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct CsvMappingBody {
+    delimiter: String,
+    decimal_separator: String,
+    date_format: String,
+    columns: CsvColumnsBody,
+}
+
+impl CsvMappingBody {
     fn of(mapping: CsvMapping) -> Self {
         let columns = mapping.columns;
         Self {
             delimiter: char::from(mapping.delimiter).to_string(),
             decimal_separator: mapping.decimal_separator.to_string(),
             date_format: mapping.date_format,
-            columns: CsvColumnsInput {
+            columns: CsvColumnsBody {
                 date: columns.date,
                 amount: columns.amount,
                 currency: columns.currency,
@@ -422,17 +448,17 @@ impl CsvMappingInput {
 #[utoipa::path(
     tag = "Banking",
     request_body = CsvMappingInput,
-    responses((status = 200, description = "The mapping saved", body = CsvMappingInput), BodyErrors, KeyedErrors)
+    responses((status = 200, description = "The mapping saved", body = CsvMappingBody), BodyErrors, KeyedErrors)
 )]
 #[put("")]
 pub(crate) async fn put_csv_mapping(
     auth: Auth<BankingWrite>,
     Json(input): Json<CsvMappingInput>,
     state: web::Data<ApiState>,
-) -> Result<web::Json<CsvMappingInput>, ApiError> {
+) -> Result<web::Json<CsvMappingBody>, ApiError> {
     let mapping = input.parse()?;
     state.stores.billing.save_csv_mapping(auth.principal.team_id, &mapping, state.clock.now()).await?;
-    Ok(web::Json(CsvMappingInput::of(mapping)))
+    Ok(web::Json(CsvMappingBody::of(mapping)))
 }
 
 /// Get the CSV mapping
@@ -440,15 +466,15 @@ pub(crate) async fn put_csv_mapping(
 /// How the team's CSV exports are read; 404 until one is saved. Needs `banking:read`.
 #[utoipa::path(
     tag = "Banking",
-    responses((status = 200, description = "The mapping", body = CsvMappingInput), NotFound, KeyedErrors)
+    responses((status = 200, description = "The mapping", body = CsvMappingBody), NotFound, KeyedErrors)
 )]
 #[get("")]
 pub(crate) async fn get_csv_mapping(
     auth: Auth<BankingRead>,
     state: web::Data<ApiState>,
-) -> Result<web::Json<CsvMappingInput>, ApiError> {
+) -> Result<web::Json<CsvMappingBody>, ApiError> {
     let mapping = state.stores.billing.csv_mapping(auth.principal.team_id).await?;
-    Ok(web::Json(CsvMappingInput::of(mapping.ok_or_else(|| not_found("CSV mapping"))?)))
+    Ok(web::Json(CsvMappingBody::of(mapping.ok_or_else(|| not_found("CSV mapping"))?)))
 }
 
 /// The transaction listing's filters.
@@ -648,13 +674,35 @@ pub(crate) struct AllocationBody {
 #[serde(rename_all = "camelCase")]
 pub(crate) struct MatchBody {
     transaction_id: Uuid,
-    /// `book`: payments made (or to be made) as `allocations` say; `suggest`: the invoice
-    /// it probably pays, booked by nobody until confirmed.
-    #[schema(example = "book")]
+    #[schema(value_type = PlacementSchema)]
     decision: &'static str,
     allocations: Vec<AllocationBody>,
     #[schema(required = true)]
     suggested_invoice_id: Option<Uuid>,
+}
+
+impl MatchBody {
+    /// What `matched` did, unless it left the transaction as it was.
+    fn of(matched: Matched) -> Option<Self> {
+        let decision = matched.decision.placement()?.as_str();
+        let (allocations, suggested) = match matched.decision {
+            Decision::Book(allocations) => (allocations, None),
+            Decision::Suggest(invoice) => (Vec::new(), Some(invoice.as_uuid())),
+            Decision::Leave => return None,
+        };
+        Some(Self {
+            transaction_id: matched.transaction.as_uuid(),
+            decision,
+            allocations: allocations
+                .into_iter()
+                .map(|a| AllocationBody {
+                    invoice_id: a.invoice.as_uuid(),
+                    amount: a.amount.to_string().parse().unwrap_or_else(|_| Number::from(0)),
+                })
+                .collect(),
+            suggested_invoice_id: suggested,
+        })
+    }
 }
 
 /// Match pending transactions
@@ -676,40 +724,7 @@ pub(crate) async fn match_pending(
     let store = state.stores.billing.clone();
     let decided =
         reconciling::match_pending(&*store, auth.principal.team_id, input.dry_run, state.clock.now()).await?;
-    Ok(web::Json(
-        decided
-            .into_iter()
-            .map(|matched| {
-                let transaction_id = matched.transaction.as_uuid();
-                match matched.decision {
-                    Decision::Book(allocations) => MatchBody {
-                        transaction_id,
-                        decision: "book",
-                        allocations: allocations
-                            .into_iter()
-                            .map(|a| AllocationBody {
-                                invoice_id: a.invoice.as_uuid(),
-                                amount: a.amount.to_string().parse().unwrap_or_else(|_| Number::from(0)),
-                            })
-                            .collect(),
-                        suggested_invoice_id: None,
-                    },
-                    Decision::Suggest(invoice) => MatchBody {
-                        transaction_id,
-                        decision: "suggest",
-                        allocations: Vec::new(),
-                        suggested_invoice_id: Some(invoice.as_uuid()),
-                    },
-                    Decision::Leave => MatchBody {
-                        transaction_id,
-                        decision: "leave",
-                        allocations: Vec::new(),
-                        suggested_invoice_id: None,
-                    },
-                }
-            })
-            .collect(),
-    ))
+    Ok(web::Json(decided.into_iter().filter_map(MatchBody::of).collect()))
 }
 
 /// A transaction to book by hand.
