@@ -434,11 +434,26 @@ impl Matcher {
         Some(Decision::Book(vec![Allocation { invoice: invoice.id, amount: entry.amount }]))
     }
 
+    /// The invoice whose serial `word` is, or starts with where a bank glued the next part
+    /// of the purpose on (`INV-0005KUNDENNR.`), but never a longer serial's start
+    /// (`INV-00051` is not `INV-0005`).
+    fn serial_in(&self, word: &str) -> Option<usize> {
+        let word = compact(word);
+        if let Some(&index) = self.by_serial.get(&word) {
+            return Some(index);
+        }
+        let bytes = word.as_bytes();
+        (1..bytes.len())
+            .rev()
+            .filter(|&end| bytes[end - 1].is_ascii_digit() && !bytes[end].is_ascii_digit())
+            .find_map(|end| self.by_serial.get(&word[..end]).copied())
+    }
+
     fn by_serials(&self, entry: &StatementEntry) -> Option<Decision> {
         let mut found: Vec<&OpenInvoice> = Vec::new();
         for token in entry.text.split(|c: char| c.is_whitespace() || matches!(c, ',' | ';' | ':' | '(' | ')'))
         {
-            let Some(&index) = self.by_serial.get(&compact(token)) else { continue };
+            let Some(index) = self.serial_in(token) else { continue };
             if let Some(invoice) = self.open(index, entry).filter(|i| !found.iter().any(|f| f.id == i.id)) {
                 found.push(invoice);
             }
@@ -782,6 +797,12 @@ mod tests {
             Decision::Book(vec![Allocation { invoice: b.id, amount: d("20.00") }])
         );
         assert_eq!(matcher.decide(&entry("31.00", "INV-0043")), Decision::Suggest(b.id), "above what is due");
+        assert_eq!(matcher.decide(&entry("5.00", "INV-00431")), Decision::Leave, "another serial");
+        assert_eq!(
+            matcher.decide(&entry("5.00", "RECHNUNG NR. INV-0043KUNDENNR. 20417")),
+            Decision::Book(vec![Allocation { invoice: b.id, amount: d("5.00") }]),
+            "the next subfield glued on"
+        );
         assert_eq!(matcher.decide(&entry("-30.00", "INV-0043")), Decision::Leave, "money out");
     }
 

@@ -4,6 +4,7 @@
 //! `?29` purpose, `?31` IBAN, `?32`/`?33` name) gives the remittance text and the payer.
 
 use billing::banking::{ReadError, Statement, StatementEntry};
+use chrono::{Datelike, NaiveDate};
 use mt940::{DebitOrCredit, ExtDebitOrCredit, InformationToAccountOwner};
 
 use crate::currency;
@@ -31,6 +32,18 @@ fn sepa_purpose(purpose: &str) -> String {
     let rest = &purpose[start + "SVWZ+".len()..];
     let end = SEPA_KEYWORDS.iter().filter_map(|keyword| rest.find(keyword)).min().unwrap_or(rest.len());
     rest[..end].trim().to_owned()
+}
+
+/// `:61:` gives the booking date as month and day only: it is of the year that puts it
+/// nearest its value date (booked on 31 December for value on 2 January is of the year
+/// before), whichever year the grammar gave it.
+fn nearest(booked: NaiveDate, value: NaiveDate) -> NaiveDate {
+    let in_year = |year: i32| booked.with_year(year);
+    [in_year(value.year() - 1), in_year(value.year()), in_year(value.year() + 1)]
+        .into_iter()
+        .flatten()
+        .min_by_key(|day| (*day - value).num_days().abs())
+        .unwrap_or(booked)
 }
 
 fn signed(debit: bool, amount: rust_decimal::Decimal) -> rust_decimal::Decimal {
@@ -71,7 +84,7 @@ fn statement(message: mt940::Message) -> Result<Statement, ReadError> {
                 .filter(|r| !r.trim().is_empty())
                 .or_else(|| Some(line.customer_ref.clone()).filter(|r| !r.is_empty() && r != "NONREF"));
             StatementEntry {
-                booked_on: line.entry_date.unwrap_or(line.value_date),
+                booked_on: line.entry_date.map_or(line.value_date, |entry| nearest(entry, line.value_date)),
                 value_on: Some(line.value_date),
                 amount: signed(debit, line.amount),
                 currency: account_currency,
@@ -118,5 +131,13 @@ mod tests {
         assert_eq!(paid.counterparty_name.as_deref(), Some("Mueller GmbH"));
         assert_eq!(paid.bank_reference.as_deref(), Some("B-0001"));
         assert_eq!(spent.amount, "-28.50".parse::<rust_decimal::Decimal>().unwrap());
+    }
+
+    #[test]
+    fn a_booking_date_takes_the_year_nearest_its_value_date() {
+        let day = |text: &str| text.parse::<NaiveDate>().unwrap();
+        assert_eq!(nearest(day("2027-12-31"), day("2027-01-02")), day("2026-12-31"));
+        assert_eq!(nearest(day("2026-01-02"), day("2026-12-31")), day("2027-01-02"));
+        assert_eq!(nearest(day("2026-11-20"), day("2026-11-21")), day("2026-11-20"));
     }
 }

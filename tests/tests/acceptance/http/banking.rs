@@ -13,7 +13,7 @@ use super::error_of;
 
 const IBAN: &str = "DE44500105175407324931";
 
-async fn invoice(app: &TestApp, client: &str, total: &str) -> Value {
+pub(super) async fn invoice(app: &TestApp, client: &str, total: &str) -> Value {
     let body = json!({"clientId": client, "issueDate": "2026-11-01", "dueDate": "2026-12-01",
         "lineItems": [{"description": "Work", "unitPrice": serde_json::from_str::<Value>(total).unwrap(), "quantity": 1}]});
     let response = app.request(Method::POST, "/v1/invoices", &app.key).json(&body).send().await.unwrap();
@@ -21,7 +21,13 @@ async fn invoice(app: &TestApp, client: &str, total: &str) -> Value {
     response.json().await.unwrap()
 }
 
-async fn import(app: &TestApp, key: &str, format: &str, media: &str, body: &str) -> reqwest::Response {
+pub(super) async fn import(
+    app: &TestApp,
+    key: &str,
+    format: &str,
+    media: &str,
+    body: &str,
+) -> reqwest::Response {
     app.request(Method::POST, &format!("/v1/bank-statements?format={format}"), key)
         .header("content-type", media)
         .body(body.to_owned())
@@ -260,12 +266,15 @@ const MT940: &str = ":20:STARTUMS\r\n:25:10020030/1234567890\r\n:28C:00001/001\r
     :86:105?00LASTSCHRIFT?20Server November?32Hosting AG\r\n\
     :62F:C261120EUR190,50\r\n-\r\n";
 
-/// `(date, amount, purpose)` of each transaction of `file`, as the Python package index's `mt-940` reads it.
-fn mt940_oracle(file: &str) -> Vec<(String, String, String)> {
+/// `(booking date, amount, purpose)` of each transaction of `file`, as the Python package
+/// index's `mt-940` reads it (the booking date where `:61:` gives one, else the value date;
+/// the purpose of a structured `:86:`, else its whole text).
+pub(super) fn mt940_oracle(file: &str) -> Vec<(String, String, String)> {
     let script = "import sys, json, mt940\n\
         t = mt940.models.Transactions()\n\
         t.parse(open(sys.argv[1], encoding='utf-8').read())\n\
-        print(json.dumps([[str(x.data['date']), str(x.data['amount'].amount), x.data.get('purpose') or ''] for x in t]))";
+        print(json.dumps([[str(x.data.get('entry_date') or x.data['date']), str(x.data['amount'].amount), \
+            x.data.get('purpose') or x.data.get('transaction_details') or ''] for x in t]))";
     let path = scratch("statement.sta", file);
     let output = std::process::Command::new("python3")
         .args(["-c", script])

@@ -2,6 +2,7 @@
 //! `TEST_BACKEND` names.
 
 mod auth;
+mod bank_files;
 mod banking;
 mod billed_time;
 mod card_payments;
