@@ -36,8 +36,20 @@ pub(super) async fn import(
         .unwrap()
 }
 
-/// A camt.053.001.02 entry crediting (or, negative, debiting) `amount`.
+/// A camt.053.001.02 entry crediting (or, negative, debiting) `amount` on 2026-11-20.
 fn entry(amount: &str, name: &str, reference: Option<&str>, text: &str, bank_reference: &str) -> String {
+    entry_on("2026-11-20", amount, name, reference, text, bank_reference)
+}
+
+/// A camt.053.001.02 entry crediting (or, negative, debiting) `amount` on `day`.
+pub(super) fn entry_on(
+    day: &str,
+    amount: &str,
+    name: &str,
+    reference: Option<&str>,
+    text: &str,
+    bank_reference: &str,
+) -> String {
     let (indicator, amount) = match amount.strip_prefix('-') {
         Some(debit) => ("DBIT", debit),
         None => ("CRDT", amount),
@@ -57,30 +69,45 @@ fn entry(amount: &str, name: &str, reference: Option<&str>, text: &str, bank_ref
     };
     format!(
         "<Ntry><Amt Ccy=\"EUR\">{amount}</Amt><CdtDbtInd>{indicator}</CdtDbtInd><Sts>BOOK</Sts>\
-         <BookgDt><Dt>2026-11-20</Dt></BookgDt><ValDt><Dt>2026-11-20</Dt></ValDt>\
+         <BookgDt><Dt>{day}</Dt></BookgDt><ValDt><Dt>{day}</Dt></ValDt>\
          <AcctSvcrRef>{bank_reference}</AcctSvcrRef>\
          <BkTxCd><Domn><Cd>PMNT</Cd><Fmly><Cd>RCDT</Cd><SubFmlyCd>ESCT</SubFmlyCd></Fmly></Domn></BkTxCd>\
          <NtryDtls><TxDtls><RltdPties>{party}</RltdPties><RmtInf>{remittance}</RmtInf></TxDtls></NtryDtls></Ntry>"
     )
 }
 
-/// A camt.053.001.02 statement of `entries` from `opening` to `closing`.
+/// A camt.053.001.02 statement of `entries` on 2026-11-20, from `opening` to `closing`.
 fn camt053(opening: &str, closing: &str, entries: &[String]) -> String {
-    let balance = |code: &str, amount: &str| {
+    camt053_of(("2026-11-20", "2026-11-20"), opening, closing, entries)
+}
+
+/// A camt.053.001.02 statement of `entries` over the days `from` to `to`, from `opening` to
+/// `closing`.
+pub(super) fn camt053_of(
+    (from, to): (&str, &str),
+    opening: &str,
+    closing: &str,
+    entries: &[String],
+) -> String {
+    let balance = |code: &str, amount: &str, day: &str| {
+        let (indicator, amount) = match amount.strip_prefix('-') {
+            Some(owed) => ("DBIT", owed),
+            None => ("CRDT", amount),
+        };
         format!(
             "<Bal><Tp><CdOrPrtry><Cd>{code}</Cd></CdOrPrtry></Tp><Amt Ccy=\"EUR\">{amount}</Amt>\
-             <CdtDbtInd>CRDT</CdtDbtInd><Dt><Dt>2026-11-20</Dt></Dt></Bal>"
+             <CdtDbtInd>{indicator}</CdtDbtInd><Dt><Dt>{day}</Dt></Dt></Bal>"
         )
     };
     format!(
         "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\
          <Document xmlns=\"urn:iso:std:iso:20022:tech:xsd:camt.053.001.02\"><BkToCstmrStmt>\
-         <GrpHdr><MsgId>M-20261120</MsgId><CreDtTm>2026-11-21T06:00:00</CreDtTm></GrpHdr>\
-         <Stmt><Id>S-20261120</Id><CreDtTm>2026-11-21T06:00:00</CreDtTm>\
-         <FrToDt><FrDtTm>2026-11-20T00:00:00</FrDtTm><ToDtTm>2026-11-20T23:59:59</ToDtTm></FrToDt>\
+         <GrpHdr><MsgId>M-{to}</MsgId><CreDtTm>{to}T23:00:00</CreDtTm></GrpHdr>\
+         <Stmt><Id>S-{to}</Id><CreDtTm>{to}T23:00:00</CreDtTm>\
+         <FrToDt><FrDtTm>{from}T00:00:00</FrDtTm><ToDtTm>{to}T23:59:59</ToDtTm></FrToDt>\
          <Acct><Id><IBAN>{IBAN}</IBAN></Id><Ccy>EUR</Ccy></Acct>{}{}{}</Stmt></BkToCstmrStmt></Document>",
-        balance("OPBD", opening),
-        balance("CLBD", closing),
+        balance("OPBD", opening, from),
+        balance("CLBD", closing, to),
         entries.concat()
     )
 }
@@ -94,7 +121,7 @@ fn scratch(name: &str, text: &str) -> std::path::PathBuf {
 
 /// Whether the ISO 20022 schema (vendored in tests/banking/) accepts `xml`, as the Python package index's
 /// `xmlschema` decides.
-fn valid_camt053(xml: &str) -> Result<(), String> {
+pub(super) fn valid_camt053(xml: &str) -> Result<(), String> {
     let file = scratch("statement.xml", xml);
     let schema = concat!(env!("CARGO_MANIFEST_DIR"), "/banking/camt.053.001.02.xsd");
     let output = std::process::Command::new("python3")
@@ -322,4 +349,51 @@ async fn an_mt940_statement_reads_as_a_second_reader_reads_it_and_settles_by_ser
     assert_eq!(comparable(ours), comparable(theirs));
     let paid = app.get_json(&format!("/v1/invoices/{}", invoice["id"].as_str().unwrap())).await;
     assert_eq!(paid["status"], "PAID");
+}
+
+#[tokio::test]
+async fn a_csv_export_is_read_by_the_teams_mapping_up_to_100000_entries() {
+    let app = spawn_app().await;
+    let response = import(&app, &app.key, "csv", "text/csv", "Buchungstag;Betrag;Verwendungszweck\n").await;
+    assert_eq!(response.status(), 400, "no mapping saved yet");
+    let mapping = json!({"delimiter": ";", "decimalSeparator": ",", "dateFormat": "%d.%m.%Y",
+        "columns": {"date": "Buchungstag", "amount": "Betrag", "counterpartyName": "Name", "text": "Verwendungszweck"}});
+    let response = app
+        .request(Method::PUT, "/v1/bank-statements/csv-mapping", &app.key)
+        .json(&mapping)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 200);
+    let saved = app.get_json("/v1/bank-statements/csv-mapping").await;
+    assert_eq!(saved["columns"]["reference"], Value::Null, "a column not mapped is null");
+    assert_eq!(saved["columns"]["text"], "Verwendungszweck");
+
+    let client = app.create_client(&app.key, "Müller GmbH").await;
+    let paid = invoice(&app, client["id"].as_str().unwrap(), "1190.00").await;
+    let serial = paid["serial"].as_str().unwrap();
+    let file = format!(
+        "Buchungstag;Betrag;Name;Verwendungszweck\n\
+         20.11.2026;1.190,00;Müller GmbH;\"Rechnung {serial}; danke\"\n\
+         21.11.2026;-28,50;Hosting AG;Server November\n"
+    );
+    let response = import(&app, &app.key, "csv", "text/csv", &file).await;
+    assert_eq!(response.status(), 201);
+    let imported: Value = response.json().await.unwrap();
+    assert_eq!(
+        [&imported["entries"], &imported["matched"], &imported["openingBalance"]],
+        [&json!(2), &json!(1), &Value::Null]
+    );
+    assert_eq!(invoice_now(&app, &paid).await["status"], "PAID");
+
+    let row = "22.11.2026;1,00;Zoë;Spende\n";
+    let too_many = format!("Buchungstag;Betrag;Name;Verwendungszweck\n{}", row.repeat(100_001));
+    let response = import(&app, &app.key, "csv", "text/csv", &too_many).await;
+    assert_eq!(response.status(), 413);
+    assert_eq!(error_of(response).await, "body: the file holds more than 100000 entries; split it");
+    assert_eq!(
+        app.get_json("/v1/bank-transactions").await.as_array().unwrap().len(),
+        2,
+        "nothing of it kept"
+    );
 }

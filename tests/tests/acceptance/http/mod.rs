@@ -3,6 +3,7 @@
 
 mod auth;
 mod bank_files;
+mod bank_year;
 mod banking;
 mod billed_time;
 mod card_payments;
