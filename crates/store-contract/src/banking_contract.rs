@@ -235,3 +235,37 @@ pub async fn a_csv_mapping_round_trips(store: Ports) {
     f.billing.save_csv_mapping(f.team, &mapping, at("2026-11-21T06:00:01Z")).await.unwrap();
     assert_eq!(f.billing.csv_mapping(f.team).await.unwrap(), Some(mapping));
 }
+
+pub async fn thousands_of_entries_import_whole_and_each_unmatched_credit_raises_its_event(store: Ports) {
+    let f = fixture(store).await;
+    let entries: Vec<StatementEntry> = (1..=2500)
+        .map(|n| entry(&format!("{n}.00"), &format!("transfer {n}"), Some(&format!("B-{n}"))))
+        .collect();
+    // Every seventh kept before, so that some fall in every thousand the adapter writes at once.
+    let earlier = statement(entries.iter().step_by(7).cloned().collect());
+    f.billing.import_statement(f.team, &new(&earlier)).await.unwrap();
+    let whole = statement(entries);
+    let (imported, added) = f.billing.import_statement(f.team, &new(&whole)).await.unwrap();
+    let kept_before = earlier.entries.len();
+    assert_eq!((imported.entries, imported.duplicates, added.len()), (2500, kept_before, 2500 - kept_before));
+    let mut texts: Vec<&str> = added.iter().map(|t| t.entry.text.as_str()).collect();
+    let mut expected: Vec<String> =
+        (1..=2500).filter(|n| (n - 1) % 7 != 0).map(|n| format!("transfer {n}")).collect();
+    texts.sort_unstable();
+    expected.sort_unstable();
+    assert_eq!(texts, expected, "the new entries, each once");
+
+    f.billing.finish_import(f.team, imported.id, (0, 0), &added, at("2026-11-21T06:00:01Z")).await.unwrap();
+    let events = f.store.notify().list_events(f.team, 5000).await.unwrap();
+    let mut subjects: Vec<uuid::Uuid> = events
+        .iter()
+        .filter(|event| event.kind == notify::EventType::BankTransactionUnmatched)
+        .map(|event| event.subject)
+        .collect();
+    let mut unmatched: Vec<uuid::Uuid> = added.iter().map(|t| t.id.as_uuid()).collect();
+    subjects.sort_unstable();
+    unmatched.sort_unstable();
+    assert_eq!(subjects, unmatched, "an event for each unmatched credit");
+    let all = TransactionFilter { statuses: Vec::new(), statement: None, after: None, limit: 5000 };
+    assert_eq!(f.billing.list_transactions(f.team, &all).await.unwrap().len(), 2500);
+}

@@ -308,6 +308,7 @@ macro_rules! contract_suite {
                 a_transaction_pays_once_and_what_is_above_the_due_is_credit,
                 money_out_and_strangers_invoices_are_never_booked,
                 a_csv_mapping_round_trips,
+                thousands_of_entries_import_whole_and_each_unmatched_credit_raises_its_event,
             },
             timers::{
                 a_timer_round_trips_with_its_tags_current,

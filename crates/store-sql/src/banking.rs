@@ -198,6 +198,41 @@ fn mapping_from(text: &str) -> Result<CsvMapping, StoreError> {
 
 const OPEN: [InvoiceStatus; 3] = [InvoiceStatus::Pending, InvoiceStatus::PaidPartial, InvoiceStatus::Overdue];
 
+/// Inserts `$rows` (value tuples of bank transactions, one per id of `$ids`), skipping each
+/// whose entry key the team keeps already; answers the ids inserted. `batched`: a thousand
+/// rows a statement (seventeen bound parameters a row); `one_by_one`: a statement a row.
+macro_rules! insert_transactions {
+    (batched $conn:ident, $rows:expr, $ids:expr) => {{
+        let mut added: Vec<DbUuid> = Vec::new();
+        for chunk in $rows.chunks(1000) {
+            let inserted: Vec<DbUuid> = diesel::insert_into(bank_transactions::table)
+                .values(chunk.to_vec())
+                .on_conflict((bank_transactions::team_id, bank_transactions::entry_key))
+                .do_nothing()
+                .returning(bank_transactions::id)
+                .get_results($conn)
+                .await?;
+            added.extend(inserted);
+        }
+        added
+    }};
+    (one_by_one $conn:ident, $rows:expr, $ids:expr) => {{
+        let mut added: Vec<DbUuid> = Vec::new();
+        for (row, id) in $rows.into_iter().zip(&$ids) {
+            let inserted = diesel::insert_into(bank_transactions::table)
+                .values(row)
+                .on_conflict((bank_transactions::team_id, bank_transactions::entry_key))
+                .do_nothing()
+                .execute($conn)
+                .await?;
+            if inserted == 1 {
+                added.push(DbUuid::of(*id));
+            }
+        }
+        added
+    }};
+}
+
 #[async_trait]
 impl BankRepository for SqlStore {
     #[tracing::instrument(skip_all, fields(team = %team, statement = %new.id))]
@@ -207,75 +242,79 @@ impl BankRepository for SqlStore {
         new: &NewStatement,
     ) -> Result<(ImportedStatement, Vec<BankTransaction>), StoreError> {
         let statement = &new.statement;
-        let added: Vec<DbUuid> = db_run!(self, |conn| conn
-            .transaction(async |conn| {
-                diesel::insert_into(bank_statements::table)
-                    .values((
-                        bank_statements::team_id.eq(DbUuid::of(team)),
-                        bank_statements::id.eq(DbUuid::of(new.id)),
-                        bank_statements::format.eq(new.format.as_str()),
-                        bank_statements::account.eq(statement.account.as_deref()),
-                        bank_statements::currency.eq(statement.currency.as_str()),
-                        bank_statements::opening_balance.eq(statement.opening.map(DbDecimal)),
-                        bank_statements::closing_balance.eq(statement.closing.map(DbDecimal)),
-                        bank_statements::from_day.eq(statement.from),
-                        bank_statements::to_day.eq(statement.to),
-                        bank_statements::entries
-                            .eq(i32::try_from(statement.entries.len()).unwrap_or(i32::MAX)),
-                        bank_statements::duplicates.eq(0),
-                        bank_statements::imported_at.eq(new.imported_at),
-                    ))
-                    .execute(conn)
-                    .await?;
-                // One row at a time: what is new goes in, what is kept already is skipped.
-                let mut added = Vec::new();
-                for ((entry, key), id) in statement.entries.iter().zip(&new.keys).zip(&new.ids) {
-                    let status = if entry.is_credit() {
-                        TransactionStatus::Unmatched
-                    } else {
-                        TransactionStatus::Ignored
-                    };
-                    let inserted = diesel::insert_into(bank_transactions::table)
+        // On PostgreSQL a thousand rows a statement; on SQLite, which diesel gives no
+        // multi-row insert and where a row costs no round trip, one at a time.
+        macro_rules! import_rows {
+            ($mode:ident $conn:ident) => {
+                $conn.transaction(async |$conn| {
+                    diesel::insert_into(bank_statements::table)
                         .values((
-                            bank_transactions::team_id.eq(DbUuid::of(team)),
-                            bank_transactions::id.eq(DbUuid::of(*id)),
-                            bank_transactions::statement_id.eq(DbUuid::of(new.id)),
-                            bank_transactions::entry_key.eq(key.as_str()),
-                            bank_transactions::account.eq(statement.account.as_deref()),
-                            bank_transactions::booked_on.eq(entry.booked_on),
-                            bank_transactions::value_on.eq(entry.value_on),
-                            bank_transactions::amount.eq(DbDecimal(entry.amount)),
-                            bank_transactions::currency.eq(entry.currency.as_str()),
-                            bank_transactions::counterparty_name.eq(entry.counterparty_name.as_deref()),
-                            bank_transactions::counterparty_iban.eq(entry.counterparty_iban.as_deref()),
-                            bank_transactions::remittance.eq(entry.text.as_str()),
-                            bank_transactions::reference.eq(entry.reference.as_deref()),
-                            bank_transactions::bank_reference.eq(entry.bank_reference.as_deref()),
-                            bank_transactions::status.eq(status.as_str()),
-                            bank_transactions::credited.eq(DbDecimal(Decimal::ZERO)),
-                            bank_transactions::created_at.eq(new.imported_at),
+                            bank_statements::team_id.eq(DbUuid::of(team)),
+                            bank_statements::id.eq(DbUuid::of(new.id)),
+                            bank_statements::format.eq(new.format.as_str()),
+                            bank_statements::account.eq(statement.account.as_deref()),
+                            bank_statements::currency.eq(statement.currency.as_str()),
+                            bank_statements::opening_balance.eq(statement.opening.map(DbDecimal)),
+                            bank_statements::closing_balance.eq(statement.closing.map(DbDecimal)),
+                            bank_statements::from_day.eq(statement.from),
+                            bank_statements::to_day.eq(statement.to),
+                            bank_statements::entries
+                                .eq(i32::try_from(statement.entries.len()).unwrap_or(i32::MAX)),
+                            bank_statements::duplicates.eq(0),
+                            bank_statements::imported_at.eq(new.imported_at),
                         ))
-                        .on_conflict((bank_transactions::team_id, bank_transactions::entry_key))
-                        .do_nothing()
-                        .execute(conn)
+                        .execute($conn)
                         .await?;
-                    if inserted == 1 {
-                        added.push(DbUuid::of(*id));
-                    }
-                }
-                let duplicates = statement.entries.len() - added.len();
-                diesel::update(
-                    bank_statements::table
-                        .filter(bank_statements::team_id.eq(DbUuid::of(team)))
-                        .filter(bank_statements::id.eq(DbUuid::of(new.id))),
-                )
-                .set(bank_statements::duplicates.eq(i32::try_from(duplicates).unwrap_or(i32::MAX)))
-                .execute(conn)
-                .await?;
-                Ok::<_, diesel::result::Error>(added)
-            })
-            .await
-            .or_store()?);
+                    // What is new goes in, what is kept already is skipped.
+                    let rows: Vec<_> = statement
+                        .entries
+                        .iter()
+                        .zip(&new.keys)
+                        .zip(&new.ids)
+                        .map(|((entry, key), id)| {
+                            let status = if entry.is_credit() {
+                                TransactionStatus::Unmatched
+                            } else {
+                                TransactionStatus::Ignored
+                            };
+                            (
+                                bank_transactions::team_id.eq(DbUuid::of(team)),
+                                bank_transactions::id.eq(DbUuid::of(*id)),
+                                bank_transactions::statement_id.eq(DbUuid::of(new.id)),
+                                bank_transactions::entry_key.eq(key.as_str()),
+                                bank_transactions::account.eq(statement.account.as_deref()),
+                                bank_transactions::booked_on.eq(entry.booked_on),
+                                bank_transactions::value_on.eq(entry.value_on),
+                                bank_transactions::amount.eq(DbDecimal(entry.amount)),
+                                bank_transactions::currency.eq(entry.currency.as_str()),
+                                bank_transactions::counterparty_name.eq(entry.counterparty_name.as_deref()),
+                                bank_transactions::counterparty_iban.eq(entry.counterparty_iban.as_deref()),
+                                bank_transactions::remittance.eq(entry.text.as_str()),
+                                bank_transactions::reference.eq(entry.reference.as_deref()),
+                                bank_transactions::bank_reference.eq(entry.bank_reference.as_deref()),
+                                bank_transactions::status.eq(status.as_str()),
+                                bank_transactions::credited.eq(DbDecimal(Decimal::ZERO)),
+                                bank_transactions::created_at.eq(new.imported_at),
+                            )
+                        })
+                        .collect();
+                    let added = insert_transactions!($mode $conn, rows, new.ids);
+                    let duplicates = statement.entries.len() - added.len();
+                    diesel::update(
+                        bank_statements::table
+                            .filter(bank_statements::team_id.eq(DbUuid::of(team)))
+                            .filter(bank_statements::id.eq(DbUuid::of(new.id))),
+                    )
+                    .set(bank_statements::duplicates.eq(i32::try_from(duplicates).unwrap_or(i32::MAX)))
+                    .execute($conn)
+                    .await?;
+                    Ok::<_, diesel::result::Error>(added)
+                })
+                .await
+                .or_store()
+            };
+        }
+        let added: Vec<DbUuid> = db_run!(self, postgres: |conn| import_rows!(batched conn)?, sqlite: |conn| import_rows!(one_by_one conn)?);
         let kept: std::collections::HashSet<DbUuid> = added.iter().copied().collect();
         let transactions: Vec<BankTransaction> = (0..new.ids.len())
             .filter(|index| kept.contains(&DbUuid::of(new.ids[*index])))
@@ -372,29 +411,34 @@ impl BankRepository for SqlStore {
         left: &[BankTransaction],
         at: DateTime<Utc>,
     ) -> Result<(), StoreError> {
-        let done = db_run!(self, |conn| conn
-            .transaction(async |conn| {
-                diesel::update(
-                    bank_statements::table
-                        .filter(bank_statements::team_id.eq(DbUuid::of(team)))
-                        .filter(bank_statements::id.eq(DbUuid::of(statement))),
-                )
-                .set((
-                    bank_statements::matched.eq(i32::try_from(matched).unwrap_or(i32::MAX)),
-                    bank_statements::suggested.eq(i32::try_from(suggested).unwrap_or(i32::MAX)),
-                ))
-                .execute(conn)
-                .await?;
-                for transaction in left {
-                    record_events!(
-                        conn,
-                        notify::raise::bank_transaction_unmatched(transaction).events(&*self.describe, at)
-                    );
-                }
-                Ok::<_, TxError<StoreError>>(())
-            })
-            .await
-            .map_err(TxError::into_port));
+        // Every unmatched credit raises an event: on PostgreSQL, a thousand a statement.
+        macro_rules! finish {
+            ($mode:ident $conn:ident) => {
+                $conn.transaction(async |$conn| {
+                    diesel::update(
+                        bank_statements::table
+                            .filter(bank_statements::team_id.eq(DbUuid::of(team)))
+                            .filter(bank_statements::id.eq(DbUuid::of(statement))),
+                    )
+                    .set((
+                        bank_statements::matched.eq(i32::try_from(matched).unwrap_or(i32::MAX)),
+                        bank_statements::suggested.eq(i32::try_from(suggested).unwrap_or(i32::MAX)),
+                    ))
+                    .execute($conn)
+                    .await?;
+                    let unmatched: Vec<notify::NewEvent> = left
+                        .iter()
+                        .flat_map(|t| notify::raise::bank_transaction_unmatched(t).events(&*self.describe, at))
+                        .collect();
+                    record_events!($mode $conn, unmatched);
+                    Ok::<_, TxError<StoreError>>(())
+                })
+                .await
+                .map_err(TxError::into_port)
+            };
+        }
+        let done =
+            db_run!(self, postgres: |conn| finish!(batched conn), sqlite: |conn| finish!(one_by_one conn));
         self.signalling(done)
     }
 
