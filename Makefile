@@ -128,3 +128,4 @@ bench:
 	./scripts/bench-payments.sh
 	./scripts/bench-sending.sh
 	./scripts/bench-einvoice.sh
+	./scripts/bench-banking.sh

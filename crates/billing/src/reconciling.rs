@@ -5,6 +5,7 @@
 
 use accounts::{Currency, TeamId};
 use chrono::{DateTime, Utc};
+use futures_util::{StreamExt as _, TryStreamExt as _, stream};
 use kernel::{Id, StoreError};
 
 use crate::banking::{
@@ -64,6 +65,29 @@ async fn apply(
     }
 }
 
+/// How many of one pass's bookings run at once. Each takes its own invoice's lock, so
+/// bookings of different invoices go side by side and the database, not a round trip after
+/// another, sets the pace; two of one invoice wait for each other.
+const BOOKINGS_AT_ONCE: usize = 8;
+
+/// Applies each decision (made in order, each seeing the dues the ones before it left),
+/// [`BOOKINGS_AT_ONCE`] at a time; answers each transaction with what was done, in order.
+async fn apply_all(
+    store: &dyn BankRepository,
+    team: TeamId,
+    decided: Vec<(BankTransaction, Decision)>,
+    now: DateTime<Utc>,
+) -> Result<Vec<(BankTransaction, Decision)>, StoreError> {
+    stream::iter(decided)
+        .map(|(transaction, decision)| async move {
+            let done = apply(store, team, &transaction, &decision, now).await?;
+            Ok::<_, StoreError>((transaction, done))
+        })
+        .buffered(BOOKINGS_AT_ONCE)
+        .try_collect()
+        .await
+}
+
 /// Imports the statements `bytes` hold in `format` into the team's books: each new
 /// transaction kept (those kept before counted as duplicates), then every new credit
 /// matched to the team's open invoices as [`Matcher`] says, at `now`.
@@ -96,10 +120,17 @@ pub async fn import(
             imported_at: now,
         };
         let (mut kept, added) = store.import_statement(team, &new).await?;
+        let decided = added
+            .into_iter()
+            .filter(|t| t.status == TransactionStatus::Unmatched)
+            .map(|transaction| {
+                let decision = matcher.decide(&transaction.entry);
+                (transaction, decision)
+            })
+            .collect();
         let mut left = Vec::new();
-        for transaction in added.into_iter().filter(|t| t.status == TransactionStatus::Unmatched) {
-            let decision = matcher.decide(&transaction.entry);
-            match apply(store, team, &transaction, &decision, now).await? {
+        for (transaction, done) in apply_all(store, team, decided, now).await? {
+            match done {
                 Decision::Book(_) => kept.matched += 1,
                 Decision::Suggest(invoice) => {
                     kept.suggested += 1;
@@ -136,16 +167,19 @@ pub async fn match_pending(
     // Oldest first, as the money arrived.
     pending.reverse();
     let mut matcher = Matcher::new(store.open_invoices(team).await?);
-    let mut decided = Vec::new();
-    for transaction in &pending {
-        let decision = matcher.decide(&transaction.entry);
-        let decision =
-            if dry_run { decision } else { apply(store, team, transaction, &decision, now).await? };
-        if decision != Decision::Leave {
-            decided.push(Matched { transaction: transaction.id, decision });
-        }
-    }
-    Ok(decided)
+    let decided: Vec<(BankTransaction, Decision)> = pending
+        .into_iter()
+        .map(|transaction| {
+            let decision = matcher.decide(&transaction.entry);
+            (transaction, decision)
+        })
+        .collect();
+    let done = if dry_run { decided } else { apply_all(store, team, decided, now).await? };
+    Ok(done
+        .into_iter()
+        .filter(|(_, decision)| *decision != Decision::Leave)
+        .map(|(transaction, decision)| Matched { transaction: transaction.id, decision })
+        .collect())
 }
 
 /// Books the team's transaction `id` over `allocations` by hand (a person or the agent
