@@ -4,7 +4,7 @@ SHELL := /bin/bash
 CARGO ?= cargo
 export TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/postgres
 
-.PHONY: help run test test-full einvoice-rules lint fmt fmt-check clippy layering deny test-all mcp-servers payment-tools pdf-tools openapi pages schemathesis mcp bench audit doc fuzz
+.PHONY: help run test test-full einvoice-rules lint fmt fmt-check clippy layering deny test-all mcp-servers payment-tools pdf-tools openapi pages schemathesis mcp bench audit doc fuzz image test-image
 
 help:
 	@echo "make run     build and serve on the embedded SQLite default (http://127.0.0.1:3000)"
@@ -22,7 +22,9 @@ help:
 	@echo "             payments and Stripe's webhook at 64 connections beside pgbench's durable insert"
 	@echo "             and the payment's own SQL;"
 	@echo "             e-invoice XML and the Factur-X PDF beside the plain PDF; 1,000 lines over"
-	@echo "             5 rates beside one rate"
+	@echo "             5 rates beside one rate; a 100,000-entry bank statement beside reading it alone"
+	@echo "make image   the release binary in an OCI image built offline with podman (scripts/image.sh)"
+	@echo "make test-image  the debug binary's image run with podman: SQLite on a volume, replicas on PostgreSQL"
 	@echo "make fuzz    each cargo-fuzz target for FUZZ_SECONDS (default 60) on nightly"
 
 # `make run ARGS="--agent examples/agent.yaml"` passes options on to `serve`.
@@ -118,6 +120,18 @@ einvoice-rules:
 # /mcp through the official MCP Python SDK (tests/mcp).
 mcp:
 	./scripts/mcp-check.sh
+
+# An OCI image of the release binary, built offline (scripts/image.sh).
+image:
+	$(CARGO) build --release -p app
+	./scripts/image.sh
+
+# The image of the debug binary run with podman as self-hosters run it (scripts/image-test.sh):
+# SQLite on a volume, two replicas on PostgreSQL and Redis, SIGTERM under load.
+test-image:
+	$(CARGO) build --locked -p app --bin billable
+	IMAGE_NAME=billable-test ./scripts/image.sh target/debug/billable
+	./scripts/image-test.sh billable-test:latest target/debug/billable
 
 bench:
 	./scripts/bench.sh

@@ -70,6 +70,18 @@ pub enum Command {
         #[arg(long, env = "BILLABLE_RENDERER_LISTEN", default_value = "127.0.0.1:3001", value_parser = crate::config::parse_listen)]
         listen: std::net::SocketAddr,
     },
+    /// Ask the server on this machine whether it is ready (`GET /readyz`): exit 0 when it
+    /// answers ready within --timeout, 1 otherwise. A container's HEALTHCHECK; opens no
+    /// database.
+    Healthcheck {
+        /// The server's address, as `serve --listen` takes it; a server listening on every
+        /// address (0.0.0.0, ::) is asked on loopback.
+        #[arg(long, env = "BILLABLE_LISTEN", default_value = "127.0.0.1:3000", value_parser = crate::config::parse_listen)]
+        listen: std::net::SocketAddr,
+        /// How long to wait for the answer.
+        #[arg(long, default_value = "5s", value_parser = humantime::parse_duration)]
+        timeout: std::time::Duration,
+    },
 }
 
 #[derive(Debug, Subcommand)]
@@ -470,7 +482,10 @@ pub async fn run_admin(database: &DatabaseConfig, command: Command) -> anyhow::R
     let accounts: Arc<dyn AccountStore> = store.accounts();
     let now = SystemClock.now();
     match command {
-        Command::Serve(_) | Command::Renderer { .. } | Command::Jobs(JobsCommand::Run { .. }) => {
+        Command::Serve(_)
+        | Command::Renderer { .. }
+        | Command::Healthcheck { .. }
+        | Command::Jobs(JobsCommand::Run { .. }) => {
             bail!("not an administrative command")
         }
         Command::Jobs(JobsCommand::List { team, state, kind, limit }) => {

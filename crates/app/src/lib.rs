@@ -414,6 +414,23 @@ fn load_agent(config: &ServeConfig, redactions: &redact::Redactions) -> anyhow::
 /// makes due, with the configuration `serve` uses (SMTP, webhooks, the agent's events
 /// trigger) and no listener; prints what it did, or with `dry_run` what is due. Refuses,
 /// running nothing, when work is due that the configuration cannot do.
+/// `billable healthcheck`: whether the server listening on `listen` answers `/readyz`
+/// ready within `timeout` (asked on loopback when it listens on every address).
+pub async fn healthcheck(listen: std::net::SocketAddr, timeout: std::time::Duration) -> anyhow::Result<()> {
+    let mut address = listen;
+    if address.ip().is_unspecified() {
+        address.set_ip(match address {
+            std::net::SocketAddr::V4(_) => std::net::Ipv4Addr::LOCALHOST.into(),
+            std::net::SocketAddr::V6(_) => std::net::Ipv6Addr::LOCALHOST.into(),
+        });
+    }
+    let url = format!("http://{address}/readyz");
+    let client = reqwest::Client::builder().timeout(timeout).build()?;
+    let answer = client.get(&url).send().await.with_context(|| format!("{url} did not answer"))?;
+    anyhow::ensure!(answer.status().is_success(), "{url} answered {}: not ready", answer.status());
+    Ok(())
+}
+
 pub async fn run_jobs(
     database: &DatabaseConfig,
     config: &ServeConfig,

@@ -42,6 +42,7 @@ async fn main() -> std::process::ExitCode {
             app::run_jobs(&cli.database, &serve, at, dry_run, &redactions).await
         }
         Command::Renderer { listen } => renderer::serve(listen).await,
+        Command::Healthcheck { listen, timeout } => app::healthcheck(listen, timeout).await,
         command => app::cli::run_admin(&cli.database, command).await,
     };
     match result {
