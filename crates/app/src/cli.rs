@@ -476,6 +476,28 @@ fn read_logo(path: &std::path::Path) -> anyhow::Result<Logo> {
     Ok(logo)
 }
 
+/// The secret settings given as files (`DATABASE_URL_FILE`, and for the commands that serve
+/// `BILLABLE_REDIS_URL_FILE` and `BILLABLE_SMTP_URL_FILE`), read into `cli` in place of what
+/// the flags and variables said.
+pub fn secrets_from_files(cli: &mut Cli) -> anyhow::Result<()> {
+    if let Some(url) = crate::config::secret_file("DATABASE_URL")? {
+        cli.database.database_url = url;
+    }
+    let served = match &mut cli.command {
+        Command::Serve(config) | Command::Jobs(JobsCommand::Run { serve: config, .. }) => Some(&mut **config),
+        _ => None,
+    };
+    if let Some(config) = served {
+        if let Some(url) = crate::config::secret_file("BILLABLE_REDIS_URL")? {
+            config.redis_url = Some(url);
+        }
+        if let Some(url) = crate::config::secret_file("BILLABLE_SMTP_URL")? {
+            config.sending.smtp_url = Some(url);
+        }
+    }
+    Ok(())
+}
+
 /// Runs an administrative command against the configured store.
 pub async fn run_admin(database: &DatabaseConfig, command: Command) -> anyhow::Result<()> {
     let store = Store::open(database, 1).await?;

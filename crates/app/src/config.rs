@@ -16,6 +16,26 @@ use http_api::triggers::TriggerSettings;
 use http_api::{ClientLimits, HttpSettings, Rate};
 use store_sql::{PoolSettings, SqliteSync};
 
+/// The value of the secret setting `name` from the file `{name}_FILE` names (as container
+/// secrets are mounted, `/run/secrets/…`), without its trailing line break; `None` when
+/// that variable is unset. Both `name` and `{name}_FILE` set is an error, as is a file that
+/// cannot be read.
+pub fn secret_file(name: &str) -> anyhow::Result<Option<String>> {
+    let variable = format!("{name}_FILE");
+    let Some(path) = std::env::var_os(&variable) else { return Ok(None) };
+    anyhow::ensure!(std::env::var_os(name).is_none(), "{name} and {variable} are both set: set one of them");
+    let text = std::fs::read_to_string(&path).map_err(|error| {
+        anyhow::anyhow!("{variable}: cannot read {}: {error}", PathBuf::from(&path).display())
+    })?;
+    Ok(Some(text.trim_end_matches(['\n', '\r']).to_owned()))
+}
+
+/// The secret setting `name`: from the file `{name}_FILE` names ([`secret_file`]), else
+/// from the variable itself.
+pub fn secret_env(name: &str) -> anyhow::Result<Option<String>> {
+    Ok(secret_file(name)?.or_else(|| std::env::var(name).ok()))
+}
+
 /// Where data lives and how connections are pooled.
 #[derive(Debug, Clone, Args)]
 pub struct DatabaseConfig {

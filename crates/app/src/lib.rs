@@ -399,15 +399,23 @@ fn first_start_banner(key: &str, team: accounts::TeamId, owner: accounts::UserId
 /// The agent definition `config` names, its secrets resolved from the environment (and
 /// masked in every log line).
 fn load_agent(config: &ServeConfig, redactions: &redact::Redactions) -> anyhow::Result<Option<AgentSetup>> {
+    let unreadable = std::cell::RefCell::new(None);
     let secret = |name: &str| {
-        let value = std::env::var(name).ok();
+        let value = config::secret_env(name).unwrap_or_else(|error| {
+            unreadable.borrow_mut().get_or_insert(error);
+            None
+        });
         // A variable holding two values during a rotation masks both.
         for part in value.iter().flat_map(|value| value.split(',')) {
             redactions.add(part.trim());
         }
         value
     };
-    config.agent.as_deref().map(|path| AgentSetup::load(path, secret)).transpose()
+    let setup = config.agent.as_deref().map(|path| AgentSetup::load(path, secret)).transpose();
+    match unreadable.into_inner() {
+        Some(error) => Err(error),
+        None => setup,
+    }
 }
 
 /// `billable jobs run`: runs, once, every job due at `at` (now when `None`) and what that

@@ -18,7 +18,11 @@ fn init_tracing(config: &LogConfig, redactions: Redactions) {
 
 #[tokio::main]
 async fn main() -> std::process::ExitCode {
-    let cli = Cli::parse();
+    let mut cli = Cli::parse();
+    if let Err(error) = app::cli::secrets_from_files(&mut cli) {
+        eprintln!("error: {error:#}");
+        return std::process::ExitCode::FAILURE;
+    }
     // The secrets configuration holds, masked in every log line and in the last error.
     let redactions = Redactions::default();
     redactions.add_url(&cli.database.database_url);
