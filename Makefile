@@ -4,7 +4,7 @@ SHELL := /bin/bash
 CARGO ?= cargo
 export TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/postgres
 
-.PHONY: help run test test-full einvoice-rules lint fmt fmt-check clippy layering deny test-all mcp-servers payment-tools pdf-tools openapi pages schemathesis mcp bench audit doc fuzz image test-image
+.PHONY: help run test test-full einvoice-rules lint fmt fmt-check clippy layering deny test-all mcp-servers payment-tools pdf-tools openapi pages schemathesis mcp bench audit doc fuzz image test-image compose-check
 
 help:
 	@echo "make run     build and serve on the embedded SQLite default (http://127.0.0.1:3000)"
@@ -25,6 +25,7 @@ help:
 	@echo "             5 rates beside one rate; a 100,000-entry bank statement beside reading it alone"
 	@echo "make image   the release binary in an OCI image built offline with podman (scripts/image.sh)"
 	@echo "make test-image  the debug binary's image run with podman: SQLite on a volume, replicas on PostgreSQL"
+	@echo "make compose-check  deploy/compose.yaml read by podman-compose"
 	@echo "make fuzz    each cargo-fuzz target for FUZZ_SECONDS (default 60) on nightly"
 
 # `make run ARGS="--agent examples/agent.yaml"` passes options on to `serve`.
@@ -132,6 +133,11 @@ test-image:
 	$(CARGO) build --locked -p app --bin billable
 	IMAGE_NAME=billable-test ./scripts/image.sh target/debug/billable
 	./scripts/image-test.sh billable-test:latest target/debug/billable
+
+# deploy/compose.yaml as podman-compose reads it (deploy/requirements.txt pins it); its
+# PostgreSQL and Redis images cannot be pulled here, so nothing is started.
+compose-check:
+	CONTAINERS_CONF=$(CURDIR)/deploy/containers.conf podman-compose -f deploy/compose.yaml config >/dev/null
 
 bench:
 	./scripts/bench.sh
