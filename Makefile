@@ -32,7 +32,7 @@ help:
 run:
 	$(CARGO) run --release -p app --bin billable -- serve $(ARGS)
 
-test: lint einvoice-rules test-all deny openapi schemathesis mcp pages
+test: lint einvoice-rules test-all deny openapi schemathesis mcp pages compose-check test-image
 
 # `make test`, then the e-invoice corpus at 1,000 generated invoices and their credit notes
 # (1,500 documents, each in every format), held to the official rules and read back by
