@@ -418,10 +418,6 @@ fn load_agent(config: &ServeConfig, redactions: &redact::Redactions) -> anyhow::
     }
 }
 
-/// `billable jobs run`: runs, once, every job due at `at` (now when `None`) and what that
-/// makes due, with the configuration `serve` uses (SMTP, webhooks, the agent's events
-/// trigger) and no listener; prints what it did, or with `dry_run` what is due. Refuses,
-/// running nothing, when work is due that the configuration cannot do.
 /// `billable healthcheck`: whether the server listening on `listen` answers `/readyz`
 /// ready within `timeout` (asked on loopback when it listens on every address).
 pub async fn healthcheck(listen: std::net::SocketAddr, timeout: std::time::Duration) -> anyhow::Result<()> {
@@ -439,6 +435,10 @@ pub async fn healthcheck(listen: std::net::SocketAddr, timeout: std::time::Durat
     Ok(())
 }
 
+/// `billable jobs run`: runs, once, every job due at `at` (now when `None`) and what that
+/// makes due, with the configuration `serve` uses (SMTP, webhooks, the agent's events
+/// trigger) and no listener; prints what it did, or with `dry_run` what is due. Refuses,
+/// running nothing, when work is due that the configuration cannot do.
 pub async fn run_jobs(
     database: &DatabaseConfig,
     config: &ServeConfig,
