@@ -31,6 +31,8 @@ pg_base=${IMAGE_TEST_PG:-postgres://postgres@127.0.0.1:5432}
 redis_url=${IMAGE_TEST_REDIS:-}
 redis_pid=
 grace=10   # podman stop -t: the seconds SIGTERM has before SIGKILL
+# The server's own drain (requests in flight, jobs running) ends within podman's grace.
+drain=(-e BILLABLE_SHUTDOWN_TIMEOUT=8s)
 
 tag=billable-imgtest-$$-$RANDOM
 db=${tag//-/_}
@@ -205,7 +207,7 @@ port=$(free_port)
 base=http://127.0.0.1:$port
 first=$tag-sqlite-1
 # The load below would meet the rate limits (100 per key in 10 s, 60 public PDFs per IP in 60 s).
-limits=(-e BILLABLE_RATE_LIMIT=100000/1s -e BILLABLE_IP_RATE_LIMIT=100000/1s)
+limits=(-e BILLABLE_RATE_LIMIT=100000/1s -e BILLABLE_IP_RATE_LIMIT=100000/1s "${drain[@]}")
 start "$first" -p "127.0.0.1:$port:8080" -v "$volume:/data" "${limits[@]}" "$image"
 wait_ready "$first" "$base/healthz"
 curl -fsS "$base/readyz" >/dev/null || fail "/readyz"
@@ -364,7 +366,7 @@ stop_clean "$second"
 phase "PostgreSQL, two replicas"
 psql "$pg_base/postgres" -qAtX -v ON_ERROR_STOP=1 -c "CREATE DATABASE $db" >/dev/null
 created_db=$db
-env=(-e "DATABASE_URL=$pg_base/$db")
+env=(-e "DATABASE_URL=$pg_base/$db" "${drain[@]}")
 if [[ -z $redis_url ]]; then
     command -v redis-server >/dev/null || fail "redis-server is missing (IMAGE_TEST_REDIS=off leaves Redis out)"
     redis_port=$(free_port)

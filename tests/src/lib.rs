@@ -150,6 +150,7 @@ pub fn serve_config() -> ServeConfig {
         key_cache_ttl: Duration::from_secs(5),
         workers: Some(1),
         body_timeout: Duration::from_secs(30),
+        shutdown_timeout: Duration::from_secs(30),
         max_connections: 10_000,
         trust_forwarded: false,
         listing_cache_mb: 32,

@@ -70,6 +70,27 @@ pub enum Command {
         #[arg(long, env = "BILLABLE_RENDERER_LISTEN", default_value = "127.0.0.1:3001", value_parser = crate::config::parse_listen)]
         listen: std::net::SocketAddr,
     },
+    /// Write a consistent backup of the database to FILE while the service runs, replacing
+    /// FILE only once the backup is complete: a SQLite file (SQLite's VACUUM INTO), or on
+    /// PostgreSQL a pg_dump archive (--format=custom) of the schema DATABASE_URL selects.
+    /// Runs no migration. Prints the backup's size in bytes.
+    Backup {
+        /// The backup file to write.
+        #[arg(long, value_name = "FILE")]
+        to: std::path::PathBuf,
+        #[command(flatten)]
+        tools: PgToolsConfig,
+    },
+    /// Restore a backup `backup` wrote into an empty database (a new SQLite file, or a
+    /// PostgreSQL database or schema without tables), whole or not at all, then migrate it
+    /// to this release's schema.
+    Restore {
+        /// The backup file to read.
+        #[arg(long, value_name = "FILE")]
+        from: std::path::PathBuf,
+        #[command(flatten)]
+        tools: PgToolsConfig,
+    },
     /// Ask the server on this machine whether it is ready (`GET /readyz`): exit 0 when it
     /// answers ready within --timeout, 1 otherwise. A container's HEALTHCHECK; opens no
     /// database.
@@ -82,6 +103,23 @@ pub enum Command {
         #[arg(long, default_value = "5s", value_parser = humantime::parse_duration)]
         timeout: std::time::Duration,
     },
+}
+
+/// The PostgreSQL client programs `backup` and `restore` run.
+#[derive(Debug, Clone, clap::Args)]
+pub struct PgToolsConfig {
+    /// pg_dump, of the server's major version or newer.
+    #[arg(long, env = "BILLABLE_PG_DUMP", default_value = "pg_dump")]
+    pub pg_dump: std::path::PathBuf,
+    /// pg_restore, of the server's major version or newer.
+    #[arg(long, env = "BILLABLE_PG_RESTORE", default_value = "pg_restore")]
+    pub pg_restore: std::path::PathBuf,
+}
+
+impl From<PgToolsConfig> for store_sql::backup::PgTools {
+    fn from(config: PgToolsConfig) -> Self {
+        Self { pg_dump: config.pg_dump, pg_restore: config.pg_restore }
+    }
 }
 
 #[derive(Debug, Subcommand)]
@@ -358,7 +396,7 @@ fn parse_id<I: Id>(what: &str, text: &str) -> anyhow::Result<I> {
     I::parse(text).with_context(|| format!("{what} {text:?} is not an id (a UUID)"))
 }
 
-fn print(line: &str) -> anyhow::Result<()> {
+pub(crate) fn print(line: &str) -> anyhow::Result<()> {
     writeln!(std::io::stdout().lock(), "{line}").context("writing to stdout")
 }
 
@@ -507,6 +545,8 @@ pub async fn run_admin(database: &DatabaseConfig, command: Command) -> anyhow::R
         Command::Serve(_)
         | Command::Renderer { .. }
         | Command::Healthcheck { .. }
+        | Command::Backup { .. }
+        | Command::Restore { .. }
         | Command::Jobs(JobsCommand::Run { .. }) => {
             bail!("not an administrative command")
         }

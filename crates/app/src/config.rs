@@ -145,6 +145,11 @@ pub struct ServeConfig {
     /// time gets the first answer. From 1 min to 30 days.
     #[arg(long, env = "BILLABLE_IDEMPOTENCY_TTL", default_value = "24h", value_parser = parse_idempotency_ttl)]
     pub idempotency_ttl: Duration,
+    /// How long the requests in flight, and the jobs this process runs, have to finish
+    /// after SIGTERM before they are cut short (jobs cut short are taken over once their
+    /// leases end). Give the supervisor's grace period a few seconds more.
+    #[arg(long, env = "BILLABLE_SHUTDOWN_TIMEOUT", default_value = "30s", value_parser = humantime::parse_duration)]
+    pub shutdown_timeout: Duration,
     /// How long a client has to send a request's body once its head has arrived; later,
     /// the answer is 408 and the connection is closed. From 1 s to 10 min.
     #[arg(long, env = "BILLABLE_BODY_TIMEOUT", default_value = "30s", value_parser = parse_body_timeout)]
@@ -366,7 +371,11 @@ impl ServeConfig {
 
     /// How long clients may take and how many this process serves at once.
     pub fn client_limits(&self) -> ClientLimits {
-        ClientLimits { body_deadline: self.body_timeout, max_connections: self.max_connections as usize }
+        ClientLimits {
+            body_deadline: self.body_timeout,
+            max_connections: self.max_connections as usize,
+            shutdown_timeout: self.shutdown_timeout,
+        }
     }
 
     pub fn trigger_settings(&self) -> TriggerSettings {

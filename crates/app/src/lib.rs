@@ -138,8 +138,12 @@ pub struct Application {
     /// What the job runner is made of; it runs in this process when `run_jobs`.
     jobs: JobParts,
     run_jobs: bool,
-    /// The job runner, once running.
-    runner: Option<tokio::task::AbortHandle>,
+    /// The job runner, once running; it stops claiming jobs on SIGTERM.
+    runner: Option<tokio::task::JoinHandle<()>>,
+    /// How long requests in flight, and the jobs running, have after SIGTERM.
+    shutdown_timeout: std::time::Duration,
+    /// Set when the process is told to stop at once (SIGINT), not to drain.
+    interrupted: Arc<std::sync::atomic::AtomicBool>,
 }
 
 /// The job runner's parts over `store`, with `config`'s senders, printing through `printer`.
@@ -211,6 +215,8 @@ impl Application {
             jobs,
             run_jobs: config.jobs.run_jobs,
             runner: None,
+            shutdown_timeout: config.shutdown_timeout,
+            interrupted: Arc::default(),
         })
     }
 
@@ -222,14 +228,14 @@ impl Application {
 
     /// Stops the job runner and the jobs it runs, as a crash would.
     pub fn runner(&self) -> Option<tokio::task::AbortHandle> {
-        self.runner.clone()
+        self.runner.as_ref().map(tokio::task::JoinHandle::abort_handle)
     }
 
     /// Starts the job runner of this process (unless `run_jobs` is off); idempotent.
     pub fn start_jobs(&mut self) {
         if self.run_jobs && self.runner.is_none() {
             let runner = self.jobs.runner(self.state.clock.clone());
-            self.runner = Some(runner.spawn().abort_handle());
+            self.runner = Some(runner.spawn_until(stop_signal(self.interrupted.clone())));
             tracing::info!(
                 mail = self.jobs.mail.is_some(),
                 agent = self.jobs.agent.is_some(),
@@ -295,15 +301,40 @@ impl Application {
         for server in running {
             server.await.context("a server task failed")??;
         }
-        // Runs of deliveries and jobs still under way are cut short, as a crash would; their
-        // leases end and the next start (or another replica) takes them over.
+        // The job runner claimed nothing since SIGTERM, and had the drain to finish what it
+        // ran. Runs of deliveries and jobs still under way are cut short, as a crash would;
+        // their leases end and the next start (or another replica) takes them over.
         if let Some(worker) = self.worker {
             worker.abort();
         }
-        if let Some(runner) = self.runner {
+        if let Some(mut runner) = self.runner {
+            let drain = if self.interrupted.load(std::sync::atomic::Ordering::Relaxed) {
+                std::time::Duration::ZERO
+            } else {
+                self.shutdown_timeout
+            };
+            if tokio::time::timeout(drain, &mut runner).await.is_err() {
+                tracing::warn!("jobs still running at the end of the shutdown timeout are cut short");
+            }
             runner.abort();
         }
         Ok(())
+    }
+}
+
+/// Completes when the process is told to stop, as the servers are: SIGTERM, or SIGINT,
+/// which also sets `interrupted` (never, where the signals cannot be listened for).
+async fn stop_signal(interrupted: Arc<std::sync::atomic::AtomicBool>) {
+    use tokio::signal::unix::{SignalKind, signal};
+    let (Ok(mut terminate), Ok(mut interrupt)) =
+        (signal(SignalKind::terminate()), signal(SignalKind::interrupt()))
+    else {
+        tracing::warn!("cannot listen for SIGTERM and SIGINT: the job runner stops only with the process");
+        return std::future::pending().await;
+    };
+    tokio::select! {
+        _ = terminate.recv() => {}
+        _ = interrupt.recv() => interrupted.store(true, std::sync::atomic::Ordering::Relaxed),
     }
 }
 
@@ -432,6 +463,43 @@ pub async fn healthcheck(listen: std::net::SocketAddr, timeout: std::time::Durat
     let client = reqwest::Client::builder().timeout(timeout).build()?;
     let answer = client.get(&url).send().await.with_context(|| format!("{url} did not answer"))?;
     anyhow::ensure!(answer.status().is_success(), "{url} answered {}: not ready", answer.status());
+    Ok(())
+}
+
+/// The database `billable backup` and `restore` work on; `memory:` keeps nothing.
+fn backed_up(database: &DatabaseConfig) -> anyhow::Result<Backend> {
+    anyhow::ensure!(
+        database.database_url != "memory:",
+        "DATABASE_URL memory: keeps nothing to back up or restore"
+    );
+    Backend::from_url(&database.database_url)
+}
+
+/// `billable backup --to FILE`: a consistent backup of the running database; prints its
+/// size in bytes.
+pub async fn backup(
+    database: &DatabaseConfig,
+    to: &std::path::Path,
+    tools: store_sql::backup::PgTools,
+) -> anyhow::Result<()> {
+    let bytes = store_sql::backup::backup(&backed_up(database)?, to, &tools)
+        .await
+        .with_context(|| format!("backing up into {}", to.display()))?;
+    tracing::info!(file = %to.display(), bytes, "backup written");
+    cli::print(&bytes.to_string())
+}
+
+/// `billable restore --from FILE`: the backup, restored into an empty database and migrated.
+pub async fn restore(
+    database: &DatabaseConfig,
+    from: &std::path::Path,
+    tools: store_sql::backup::PgTools,
+) -> anyhow::Result<()> {
+    store_sql::backup::restore(&backed_up(database)?, from, &tools)
+        .await
+        .with_context(|| format!("restoring {}", from.display()))?;
+    Store::open(database, 1).await.context("migrating the restored database")?;
+    tracing::info!(file = %from.display(), "backup restored");
     Ok(())
 }
 

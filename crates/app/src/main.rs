@@ -47,6 +47,8 @@ async fn main() -> std::process::ExitCode {
         }
         Command::Renderer { listen } => renderer::serve(listen).await,
         Command::Healthcheck { listen, timeout } => app::healthcheck(listen, timeout).await,
+        Command::Backup { to, tools } => app::backup(&cli.database, &to, tools.into()).await,
+        Command::Restore { from, tools } => app::restore(&cli.database, &from, tools.into()).await,
         command => app::cli::run_admin(&cli.database, command).await,
     };
     match result {

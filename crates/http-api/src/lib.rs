@@ -93,7 +93,7 @@ pub fn app(
 }
 
 /// Binds the API to `listener` and returns the running server. On SIGTERM it stops
-/// gracefully: new connections are refused and requests in flight get 30 s to finish.
+/// gracefully: new connections are refused and requests in flight get `limits.shutdown_timeout` to finish.
 /// SIGINT (Ctrl-C) stops at once.
 pub fn serve(
     listener: TcpListener,
@@ -104,7 +104,7 @@ pub fn serve(
     Ok(HttpServer::new(move || app(state.clone()).app_data(web::Data::new(limits)))
         .workers(workers.max(1))
         .max_connections(limits.per_worker(workers))
-        .shutdown_timeout(30)
+        .shutdown_timeout(limits.shutdown_timeout.as_secs())
         .listen(listener)?
         .run())
 }

@@ -155,7 +155,7 @@ pub fn serve_triggers(
     Ok(HttpServer::new(move || trigger_app(state.clone(), routes.clone()).app_data(web::Data::new(limits)))
         .workers(workers.max(1))
         .max_connections(limits.per_worker(workers))
-        .shutdown_timeout(30)
+        .shutdown_timeout(limits.shutdown_timeout.as_secs())
         .listen(listener)?
         .run())
 }

@@ -240,11 +240,22 @@ impl JobRunner {
     /// Runs the queue until the task is aborted (which stops the jobs it runs as a crash
     /// would: their leases end, and another process takes them over).
     pub fn spawn(&self) -> tokio::task::JoinHandle<()> {
-        let runner = self.clone();
-        tokio::spawn(async move { runner.run().await })
+        self.spawn_until(std::future::pending())
     }
 
-    async fn run(self) {
+    /// Runs the queue until `stop` completes, then claims no more jobs, lets the ones it
+    /// runs finish and ends; or until the task is aborted, as [`Self::spawn`].
+    pub fn spawn_until(
+        &self,
+        stop: impl Future<Output = ()> + Send + 'static,
+    ) -> tokio::task::JoinHandle<()> {
+        let runner = self.clone();
+        tokio::spawn(async move { runner.run(stop).await })
+    }
+
+    async fn run(self, stop: impl Future<Output = ()>) {
+        let mut stop = std::pin::pin!(stop);
+        let mut stopping = false;
         let settings = self.inner.settings.clone();
         let mut running: JoinSet<Outcome> = JoinSet::new();
         let mut next_schedules = tokio::time::Instant::now();
@@ -253,6 +264,12 @@ impl JobRunner {
         // finished, whose turn is for claiming the next ones.
         let mut look = true;
         loop {
+            if stopping {
+                let left = running.len();
+                while running.join_next().await.is_some() {}
+                tracing::info!(finished = left, "job runner stopped");
+                return;
+            }
             let now = tokio::time::Instant::now();
             if now >= next_prune {
                 self.prune().await;
@@ -284,6 +301,10 @@ impl JobRunner {
                 }
             }
             look = tokio::select! {
+                () = &mut stop => {
+                    stopping = true;
+                    false
+                }
                 () = self.inner.signal.notified() => true,
                 () = tokio::time::sleep_until(next_schedules) => true,
                 Some(_) = running.join_next(), if !running.is_empty() => false,

@@ -16,6 +16,7 @@
 
 mod accounts;
 mod agent;
+pub mod backup;
 mod banking;
 mod cards;
 mod chasing;

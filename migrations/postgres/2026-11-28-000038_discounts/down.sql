@@ -1,3 +1,7 @@
+-- A discounted document reads, without discounts, as one whose subtotal is what its lines
+-- came to after them.
+UPDATE credit_notes SET subtotal = total - tax WHERE total <> subtotal + tax;
+UPDATE invoices SET subtotal = total - tax WHERE total <> subtotal + tax;
 ALTER TABLE credit_notes DROP CONSTRAINT credit_notes_total_after_discounts;
 ALTER TABLE invoices DROP CONSTRAINT invoices_total_after_discounts;
 ALTER TABLE credit_notes ADD CONSTRAINT credit_notes_check CHECK (total = subtotal + tax);

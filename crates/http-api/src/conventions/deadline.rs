@@ -29,11 +29,17 @@ pub struct ClientLimits {
     pub body_deadline: Duration,
     /// Open connections per listener, over all its workers.
     pub max_connections: usize,
+    /// How long requests in flight have to finish after SIGTERM.
+    pub shutdown_timeout: Duration,
 }
 
 impl Default for ClientLimits {
     fn default() -> Self {
-        Self { body_deadline: Duration::from_secs(30), max_connections: 10_000 }
+        Self {
+            body_deadline: Duration::from_secs(30),
+            max_connections: 10_000,
+            shutdown_timeout: Duration::from_secs(30),
+        }
     }
 }
 
