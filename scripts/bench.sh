@@ -54,8 +54,11 @@ KEY=$(first_start_key server.log)
 # Idle memory: let startup allocations settle, before any load grows buffers and the pool.
 sleep 2
 rss_mb() { awk '/^VmRSS:/ { printf "%.1f", $2 / 1024 }' "/proc/$SERVER_PID/status"; }
+# The anonymous part: what the process allocated, without the binary's pages it mapped.
+anon_mb() { awk '/^RssAnon:/ { printf "%.1f", $2 / 1024 }' "/proc/$SERVER_PID/status"; }
 IDLE_RSS_MB=$(rss_mb)
-log "idle RSS: ${IDLE_RSS_MB} MB"
+IDLE_ANON_MB=$(anon_mb)
+log "idle RSS: ${IDLE_RSS_MB} MB, ${IDLE_ANON_MB} MB anonymous"
 
 # ---------------------------------------------------------------------------------------------
 # Fixture: one client to read back.
@@ -304,4 +307,6 @@ UNCACHED_P99=$(wrk_pct_ms month_uncached 99)
 uncached_met=$(awk -v r="$UNCACHED_RPS" -v p="$UNCACHED_P99" 'BEGIN { print (r + 0 >= 400 && p + 0 < 150) ? "met" : "not met" }')
 printf '%-32s %s (%s req/s, p99 %s ms; pgbench %s tps)\n' "nothing kept >= 400/s, p99 < 150:" "$uncached_met" "$UNCACHED_RPS" "$UNCACHED_P99" "${LISTING_PG_TPS:-?}"
 printf '%-32s %s MB (target < 40 MB: %s)\n' "idle RSS:" "$IDLE_RSS_MB" "$rss_met"
+anon_met=$(awk -v m="$IDLE_ANON_MB" 'BEGIN { print (m + 0 < 24) ? "met" : "not met" }')
+printf '%-32s %s MB (target < 24 MB: %s)\n' "idle anonymous memory:" "$IDLE_ANON_MB" "$anon_met"
 printf '%-32s %s MB\n' "RSS after load:" "$LOADED_RSS_MB"

@@ -64,13 +64,20 @@ pub fn app(
     let table = conventions::RouteTable::new(
         routes.iter().map(|(path, method, query)| (path.as_str(), method.clone(), query.clone())),
     );
+    let description = description(&doc);
     app.app_data(state)
         .app_data(web::Data::new(table))
         .app_data(web::PayloadConfig::new(body::BODY_LIMIT))
         .app_data(web::QueryConfig::default().error_handler(body::query_error))
+        .route(
+            "/openapi.json",
+            web::get().to(move || {
+                let description = description.clone();
+                async move { HttpResponse::Ok().content_type(header::ContentType::json()).body(description) }
+            }),
+        )
         .service(
             SwaggerUi::new("/reference/{_:.*}")
-                .external_url_unchecked("/openapi.json", doc)
                 .config(Config::new(["/openapi.json"]).persist_authorization(true).try_it_out_enabled(true)),
         )
         .service(
@@ -90,6 +97,24 @@ pub fn app(
         .wrap(from_fn(conventions::json_errors))
         .wrap(from_fn(observe::record))
         .wrap(from_fn(conventions::request_id))
+}
+
+/// `/openapi.json` as served: written once per process and shared. Every worker's app
+/// describes the same routes, and the description kept as a JSON tree in each (as the
+/// reference's own handler keeps it) cost several megabytes of memory per worker.
+fn description(doc: &serde_json::Value) -> web::Bytes {
+    static WRITTEN: std::sync::OnceLock<web::Bytes> = std::sync::OnceLock::new();
+    WRITTEN
+        .get_or_init(|| {
+            serde_json::to_vec(doc).map_or_else(
+                |error| {
+                    tracing::error!(%error, "cannot write the OpenAPI description");
+                    web::Bytes::new()
+                },
+                web::Bytes::from,
+            )
+        })
+        .clone()
 }
 
 /// Binds the API to `listener` and returns the running server. On SIGTERM it stops

@@ -88,26 +88,34 @@ macro_rules! balance_values {
 }
 pub(crate) use balance_values;
 
+/// The values of the ledger's row of `$entry` (a `&LedgerEntry`).
+macro_rules! entry_values {
+    ($entry:expr) => {{
+        let entry: &billing::LedgerEntry = $entry;
+        (
+            ledger_entries::team_id.eq(DbUuid::of(entry.team_id)),
+            ledger_entries::id.eq(DbUuid::of(entry.id)),
+            ledger_entries::invoice_id.eq(DbUuid::of(entry.invoice_id)),
+            ledger_entries::position.eq($crate::invoice_rows::position_column(entry.position)),
+            ledger_entries::kind.eq(entry.kind.as_str()),
+            ledger_entries::amount.eq(DbDecimal(entry.amount)),
+            ledger_entries::on_day.eq(entry.on),
+            ledger_entries::method.eq(entry.method.as_str()),
+            ledger_entries::reference.eq(entry.reference.as_ref().map(|r| r.as_str())),
+            ledger_entries::notes.eq(entry.notes.as_ref().map(|n| n.as_str())),
+            ledger_entries::voided_at.eq(entry.voided_at),
+            ledger_entries::void_reason.eq(entry.void_reason.as_ref().map(|n| n.as_str())),
+            ledger_entries::created_at.eq(entry.created_at),
+        )
+    }};
+}
+pub(crate) use entry_values;
+
 /// Inserts the ledger entry `$entry`.
 macro_rules! insert_entry {
     ($conn:ident, $entry:expr) => {{
-        let entry: &billing::LedgerEntry = $entry;
         diesel::insert_into(ledger_entries::table)
-            .values((
-                ledger_entries::team_id.eq(DbUuid::of(entry.team_id)),
-                ledger_entries::id.eq(DbUuid::of(entry.id)),
-                ledger_entries::invoice_id.eq(DbUuid::of(entry.invoice_id)),
-                ledger_entries::position.eq($crate::invoice_rows::position_column(entry.position)),
-                ledger_entries::kind.eq(entry.kind.as_str()),
-                ledger_entries::amount.eq(DbDecimal(entry.amount)),
-                ledger_entries::on_day.eq(entry.on),
-                ledger_entries::method.eq(entry.method.as_str()),
-                ledger_entries::reference.eq(entry.reference.as_ref().map(|r| r.as_str())),
-                ledger_entries::notes.eq(entry.notes.as_ref().map(|n| n.as_str())),
-                ledger_entries::voided_at.eq(entry.voided_at),
-                ledger_entries::void_reason.eq(entry.void_reason.as_ref().map(|n| n.as_str())),
-                ledger_entries::created_at.eq(entry.created_at),
-            ))
+            .values($crate::ledger::entry_values!($entry))
             .execute($conn)
             .await?;
     }};
@@ -164,6 +172,34 @@ macro_rules! lock_invoice {
     ($conn:ident, $team:expr, $id:expr, $at:expr) => {
         lock_invoice!(@which $conn, $team, invoices::id.eq(DbUuid::of($id)), $at)
     };
+    // On PostgreSQL: the lock and the read of the lines in one round trip (pipelined; the
+    // server runs them in order, so the lines are read under the lock).
+    (pipelined $conn:ident, $team:expr, $id:expr, $at:expr) => {{
+        let shared: &diesel_async::AsyncPgConnection = &*$conn;
+        let mine = invoices::table
+            .filter(invoices::team_id.eq(DbUuid::of($team)))
+            .filter(invoices::id.eq(DbUuid::of($id)));
+        let lock = diesel::update(mine)
+            .set(invoices::updated_at.eq($at))
+            .returning(invoices::all_columns)
+            .get_result::<InvoiceRow>(&mut &*shared);
+        let lines = line_items::table
+            .filter(line_items::team_id.eq(DbUuid::of($team)))
+            .filter(line_items::invoice_id.eq(DbUuid::of($id)))
+            .order(line_items::position)
+            .load::<LineRow>(&mut &*shared);
+        let (row, lines) = futures_util::future::try_join(async { lock.await.optional() }, lines).await?;
+        let Some(row) = row else { return Err(TxError::Refused(LedgerError::NotFound)) };
+        lock_invoice!(@rows row, lines)
+    }};
+    (@rows $row:expr, $lines:expr) => {{
+        let lines = $lines
+            .into_iter()
+            .map(LineItem::try_from)
+            .collect::<Result<Vec<_>, StoreError>>()
+            .map_err(|error| TxError::Refused(error.into()))?;
+        invoice_from($row, lines).map_err(|error| TxError::Refused(error.into()))?
+    }};
     (@which $conn:ident, $team:expr, $which:expr, $at:expr) => {{
         let mine = invoices::table.filter(invoices::team_id.eq(DbUuid::of($team))).filter($which);
         let row: Option<InvoiceRow> = diesel::update(mine)
@@ -179,12 +215,7 @@ macro_rules! lock_invoice {
             .order(line_items::position)
             .load($conn)
             .await?;
-        let lines = lines
-            .into_iter()
-            .map(LineItem::try_from)
-            .collect::<Result<Vec<_>, StoreError>>()
-            .map_err(|error| TxError::Refused(error.into()))?;
-        invoice_from(row, lines).map_err(|error| TxError::Refused(error.into()))?
+        lock_invoice!(@rows row, lines)
     }};
 }
 pub(crate) use lock_invoice;
@@ -427,6 +458,42 @@ fn bound(instant: Option<DateTime<Utc>>) -> DateTime<Utc> {
     instant.unwrap_or(DateTime::<Utc>::MIN_UTC)
 }
 
+/// The next reminder of the invoice `current` once its books leave `balance`, when that
+/// takes no read: the one it has while something stays due, none once nothing is. `None`
+/// when the books are due again after nothing was, whose next reminder comes from the
+/// team's policy (`rebalanced!`).
+#[expect(clippy::option_option, reason = "no answer, or the answer that there is no reminder")]
+fn next_reminder_without_policy(
+    current: &Invoice,
+    balance: &billing::Balance,
+) -> Option<Option<DateTime<Utc>>> {
+    let open =
+        |balance: &billing::Balance| notify::reminders::is_open(balance.due().is_zero(), balance.status());
+    match (open(&current.balance), open(balance)) {
+        (false, true) => None,
+        (true, false) => Some(None),
+        _ => Some(current.chasing.next_reminder_at),
+    }
+}
+
+/// Writes the new `$entry` of the locked invoice `$current` (whose status was `$before`),
+/// the `$balance` it leaves and the events it raises, a statement at a time; evaluates to
+/// the invoice after it.
+macro_rules! write_entry {
+    ($conn:ident, $store:expr, $team:expr, $current:expr, $entry:expr, $balance:expr, $before:expr, $at:expr) => {{
+        let current: Invoice = $current;
+        let invoice = current.id;
+        insert_entry!($conn, &$entry);
+        write_balance!($conn, $team, invoice, $balance);
+        let after = rebalanced!($conn, $team, current, $balance);
+        record_events!(
+            $conn,
+            notify::raise::entry_recorded(&$entry, $before, &after).events(&*$store.describe, $at)
+        );
+        after
+    }};
+}
+
 #[async_trait]
 impl LedgerRepository for SqlStore {
     #[tracing::instrument(skip_all, fields(%team, %invoice, kind = %entry.kind.as_str()))]
@@ -436,24 +503,54 @@ impl LedgerRepository for SqlStore {
         invoice: InvoiceId,
         entry: NewEntry,
     ) -> Result<(LedgerEntry, Invoice), LedgerError> {
-        let done = db_run!(self, |conn| conn
-            .transaction(async |conn| {
-                let at = entry.created_at;
-                let current = lock_invoice!(conn, team, invoice, at);
-                let before = current.status;
-                let (entry, balance) = billing::store::record(&current, entry)
-                    .map_err(|rule| TxError::Refused(LedgerError::Rule(rule)))?;
-                insert_entry!(conn, &entry);
-                write_balance!(conn, team, invoice, balance);
-                let after = rebalanced!(conn, team, current, balance);
-                record_events!(
-                    conn,
-                    notify::raise::entry_recorded(&entry, before, &after).events(&*self.describe, at)
-                );
-                Ok::<_, TxError<LedgerError>>((entry, after))
-            })
-            .await
-            .map_err(TxError::into_port));
+        let done = db_run!(self,
+            // Two round trips between BEGIN and COMMIT: the lock with the lines, then the
+            // entry, the balance, the status, the next reminder and the events together.
+            postgres: |conn| conn
+                .transaction(async |conn| {
+                    let at = entry.created_at;
+                    let current = lock_invoice!(pipelined conn, team, invoice, at);
+                    let before = current.status;
+                    let (entry, balance) = billing::store::record(&current, entry)
+                        .map_err(|rule| TxError::Refused(LedgerError::Rule(rule)))?;
+                    let Some(next) = next_reminder_without_policy(&current, &balance) else {
+                        // Books due again read the reminder policy first: the sequential way.
+                        let after = write_entry!(conn, self, team, current, entry, balance, before, at);
+                        return Ok((entry, after));
+                    };
+                    let chasing = billing::Chasing { next_reminder_at: next, ..current.chasing };
+                    let after = Invoice { balance, status: balance.status(), chasing, ..current };
+                    let events = notify::raise::entry_recorded(&entry, before, &after).events(&*self.describe, at);
+                    let shared: &diesel_async::AsyncPgConnection = &*conn;
+                    let insert = diesel::insert_into(ledger_entries::table)
+                        .values(entry_values!(&entry))
+                        .execute(&mut &*shared);
+                    let mine = invoices::table
+                        .filter(invoices::team_id.eq(DbUuid::of(team)))
+                        .filter(invoices::id.eq(DbUuid::of(invoice)));
+                    let update = diesel::update(mine)
+                        .set((balance_values!(balance), invoices::next_reminder_at.eq(next)))
+                        .execute(&mut &*shared);
+                    let rows: Vec<_> = events.iter().map(|event| crate::chasing::event_row!(event)).collect();
+                    let record = diesel::insert_into(events::table).values(rows).execute(&mut &*shared);
+                    futures_util::future::try_join3(insert, update, record).await?;
+                    Ok::<_, TxError<LedgerError>>((entry, after))
+                })
+                .await
+                .map_err(TxError::into_port),
+            sqlite: |conn| conn
+                .transaction(async |conn| {
+                    let at = entry.created_at;
+                    let current = lock_invoice!(conn, team, invoice, at);
+                    let before = current.status;
+                    let (entry, balance) = billing::store::record(&current, entry)
+                        .map_err(|rule| TxError::Refused(LedgerError::Rule(rule)))?;
+                    let after = write_entry!(conn, self, team, current, entry, balance, before, at);
+                    Ok::<_, TxError<LedgerError>>((entry, after))
+                })
+                .await
+                .map_err(TxError::into_port)
+        );
         self.signalling(done)
     }
 
